@@ -1,0 +1,1 @@
+//! User-space models of kernel scheduler data structures.
