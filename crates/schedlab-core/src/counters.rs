@@ -1,0 +1,124 @@
+//! What the runner measures around every iteration of a workload that runs tasks: wall time, the
+//! tasks' user and system CPU and context switches (getrusage), CPU migrations (a perf software
+//! counter, where perf events are available) and rescheduling IPIs (the RES row of
+//! /proc/interrupts, summed over CPUs).
+use crate::metric::{ns_to_sec, secondary, Measurement};
+use crate::sys::{self, Usage, UsageOf};
+
+/// The rescheduling-interrupt count summed over CPUs, from the text of /proc/interrupts.
+pub fn parse_res_interrupts(text: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.trim_start().starts_with("RES:"))?;
+    let counts = line.trim_start()["RES:".len()..]
+        .split_whitespace()
+        .map_while(|field| field.parse::<u64>().ok());
+    Some(counts.sum())
+}
+
+pub fn read_res_interrupts() -> Option<u64> {
+    parse_res_interrupts(&std::fs::read_to_string("/proc/interrupts").ok()?)
+}
+
+/// Usage of the workload's tasks as seen from the main thread: the whole process minus the main
+/// thread itself (worker threads, including finished ones) plus reaped child processes.
+fn task_usage() -> (Usage, Usage, Usage) {
+    (
+        sys::usage(UsageOf::Process),
+        sys::usage(UsageOf::CurrentThread),
+        sys::usage(UsageOf::ReapedChildren),
+    )
+}
+
+/// Counters opened before an iteration and read after it. Opening and reading happen outside the
+/// workload's timed window.
+pub struct IterationCounters {
+    wall_start_ns: u64,
+    usage_start: (Usage, Usage, Usage),
+    migrations: Option<sys::InheritedCounter>,
+    migrations_start: Option<u64>,
+    res_start: Option<u64>,
+}
+
+impl IterationCounters {
+    pub fn start() -> Self {
+        let mut migrations = sys::InheritedCounter::cpu_migrations();
+        let migrations_start = migrations.as_mut().and_then(|c| c.read());
+        let res_start = read_res_interrupts();
+        IterationCounters {
+            wall_start_ns: sys::monotonic_ns(),
+            usage_start: task_usage(),
+            migrations,
+            migrations_start,
+            res_start,
+        }
+    }
+
+    /// The secondary metrics; a counter this machine cannot provide is left out, not zeroed.
+    pub fn finish(mut self) -> Vec<Measurement> {
+        let wall_ns = sys::monotonic_ns().saturating_sub(self.wall_start_ns);
+        let (process, main_thread, children) = task_usage();
+        let (p0, m0, c0) = self.usage_start;
+        let threads = process
+            .saturating_sub(p0)
+            .saturating_sub(main_thread.saturating_sub(m0));
+        let tasks = threads.add(children.saturating_sub(c0));
+        let mut out = vec![
+            secondary::WALL_TIME_SEC.value(ns_to_sec(wall_ns)),
+            secondary::USER_CPU_SEC.value(ns_to_sec(tasks.user_ns)),
+            secondary::SYS_CPU_SEC.value(ns_to_sec(tasks.sys_ns)),
+            secondary::VOLUNTARY_CSW_COUNT.value(tasks.voluntary_csw as f64),
+            secondary::INVOLUNTARY_CSW_COUNT.value(tasks.involuntary_csw as f64),
+        ];
+        if let (Some(counter), Some(start)) = (self.migrations.as_mut(), self.migrations_start) {
+            if let Some(end) = counter.read() {
+                out.push(secondary::CPU_MIGRATIONS_COUNT.value(end.saturating_sub(start) as f64));
+            }
+        }
+        if let (Some(start), Some(end)) = (self.res_start, read_res_interrupts()) {
+            out.push(secondary::RES_IPI_COUNT.value(end.saturating_sub(start) as f64));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sums_res_over_cpus() {
+        let text = "           CPU0       CPU1\n  0:         40          0   IO-APIC   2-edge      timer\n\
+                    NMI:          0          0   Non-maskable interrupts\n\
+                    RES:     811227     833019   Rescheduling interrupts\n\
+                    CAL:       1000       2000   Function call interrupts\n";
+        assert_eq!(parse_res_interrupts(text), Some(811227 + 833019));
+    }
+
+    #[test]
+    fn missing_res_row_is_none() {
+        assert_eq!(
+            parse_res_interrupts("NMI: 0 0 Non-maskable interrupts\n"),
+            None
+        );
+    }
+
+    #[test]
+    fn counts_cpu_of_a_worker_thread() {
+        let counters = IterationCounters::start();
+        std::thread::spawn(|| {
+            let start = sys::monotonic_ns();
+            let mut x = 0u64;
+            while sys::monotonic_ns() - start < 30_000_000 {
+                x = std::hint::black_box(x.wrapping_add(1));
+            }
+        })
+        .join()
+        .unwrap();
+        let m = counters.finish();
+        let cpu: f64 = m
+            .iter()
+            .filter(|m| m.name == "user_cpu_sec" || m.name == "sys_cpu_sec")
+            .map(|m| m.value)
+            .sum();
+        assert!(cpu > 0.0, "worker CPU time not counted: {m:?}");
+    }
+}

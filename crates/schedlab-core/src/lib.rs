@@ -1,0 +1,20 @@
+//! schedlab's core: the validated run plan, the workloads behind one trait, the runner that measures
+//! them, the OS layer they share, and the machine fingerprint stored with every run.
+
+pub mod counters;
+pub mod error;
+pub mod fingerprint;
+pub mod metric;
+pub mod plan;
+pub mod record;
+pub mod runner;
+pub mod suite;
+pub mod sys;
+pub mod workload;
+
+pub use error::{Error, Result};
+
+/// schedlab's version, stored with every run.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// The git commit schedlab was built from (`unknown` outside a checkout; `-dirty` with local edits).
+pub const GIT_COMMIT: &str = env!("SCHEDLAB_GIT_COMMIT");

@@ -1,0 +1,186 @@
+//! The `fake` workload: deterministic synthetic results drawn from a seeded generator, so the
+//! whole pipeline (plan → runner → store → report) can be tested without timing anything. It can
+//! also fail at a chosen iteration or sleep, to exercise failure and interruption handling.
+use serde::{Deserialize, Serialize};
+
+use super::{IterationInfo, Workload};
+use crate::metric::{Better, Measurement, MetricDef};
+use crate::{sys, Error, Result};
+
+pub const USEC_PER_OP: MetricDef = MetricDef::primary("usec_per_op", "usec", Better::Lower);
+pub const OPS_PER_SEC: MetricDef = MetricDef::primary("ops_per_sec", "ops/sec", Better::Higher);
+
+fn default_value_usec() -> f64 {
+    100.0
+}
+fn default_spread_pct() -> f64 {
+    1.0
+}
+fn default_seed() -> u64 {
+    1
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FakeParams {
+    /// The centre of the generated `usec_per_op` values.
+    #[serde(default = "default_value_usec")]
+    pub value_usec: f64,
+    /// Standard deviation of the generated values, in percent of the centre.
+    #[serde(default = "default_spread_pct")]
+    pub spread_pct: f64,
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Fail with a run error at this 0-based iteration (warm-ups count).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fail_at: Option<u32>,
+    /// Sleep this long in every iteration (interruptible), for testing signals.
+    #[serde(default)]
+    pub sleep_ms: u64,
+}
+
+impl Default for FakeParams {
+    fn default() -> Self {
+        FakeParams {
+            value_usec: default_value_usec(),
+            spread_pct: default_spread_pct(),
+            seed: default_seed(),
+            fail_at: None,
+            sleep_ms: 0,
+        }
+    }
+}
+
+impl FakeParams {
+    pub fn validate(&self) -> Result<()> {
+        if !(self.value_usec.is_finite() && self.value_usec > 0.0) {
+            return Err(Error::invalid("--value-usec must be a positive number"));
+        }
+        if !(self.spread_pct.is_finite() && (0.0..=50.0).contains(&self.spread_pct)) {
+            return Err(Error::invalid("--spread-pct must be between 0 and 50"));
+        }
+        if self.sleep_ms > 3_600_000 {
+            return Err(Error::invalid("--sleep-ms must be at most one hour"));
+        }
+        Ok(())
+    }
+
+    pub fn case_name(&self) -> String {
+        format!(
+            "fake:value={} spread={} seed={}",
+            self.value_usec, self.spread_pct, self.seed
+        )
+    }
+}
+
+pub struct FakeWorkload {
+    params: FakeParams,
+}
+
+impl FakeWorkload {
+    pub fn new(params: FakeParams) -> Self {
+        FakeWorkload { params }
+    }
+}
+
+/// splitmix64: a tiny, well-mixed, reproducible generator (the same on every machine).
+fn splitmix64(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+/// An approximately standard normal draw for (seed, index): the sum of 12 uniforms minus 6.
+fn normal_draw(seed: u64, index: u32) -> f64 {
+    let mut state = seed.wrapping_mul(0x1000_0000_01B3) ^ u64::from(index);
+    let mut sum = 0.0;
+    for _ in 0..12 {
+        state = splitmix64(state);
+        sum += (state >> 11) as f64 / (1u64 << 53) as f64;
+    }
+    sum - 6.0
+}
+
+impl Workload for FakeWorkload {
+    fn metrics(&self) -> &'static [MetricDef] {
+        &[USEC_PER_OP, OPS_PER_SEC]
+    }
+
+    fn runs_tasks(&self) -> bool {
+        false
+    }
+
+    fn run_iteration(&mut self, info: IterationInfo) -> Result<Vec<Measurement>> {
+        if self.params.fail_at == Some(info.index) {
+            return Err(Error::failed(format!(
+                "fake workload failed at iteration {} as asked (--fail-at)",
+                info.index
+            )));
+        }
+        let deadline = sys::monotonic_ns() + self.params.sleep_ms * 1_000_000;
+        while sys::monotonic_ns() < deadline {
+            if let Some(signal) = sys::interrupt_signal() {
+                return Err(Error::Interrupted(signal));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let z = normal_draw(self.params.seed, info.index);
+        let usec = self.params.value_usec * (1.0 + self.params.spread_pct / 100.0 * z);
+        let usec = usec.max(self.params.value_usec * 0.01);
+        Ok(vec![USEC_PER_OP.value(usec), OPS_PER_SEC.value(1e6 / usec)])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_seed_same_values() {
+        let run = |seed| {
+            let mut w = FakeWorkload::new(FakeParams {
+                seed,
+                ..Default::default()
+            });
+            (0..5)
+                .map(|i| {
+                    w.run_iteration(IterationInfo {
+                        index: i,
+                        warmup: false,
+                    })
+                    .unwrap()[0]
+                        .value
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(run(7), run(7));
+        assert_ne!(run(7), run(8));
+    }
+
+    #[test]
+    fn fails_where_asked() {
+        let mut w = FakeWorkload::new(FakeParams {
+            fail_at: Some(1),
+            ..Default::default()
+        });
+        assert!(w
+            .run_iteration(IterationInfo {
+                index: 0,
+                warmup: true
+            })
+            .is_ok());
+        assert!(w
+            .run_iteration(IterationInfo {
+                index: 1,
+                warmup: false
+            })
+            .is_err());
+    }
+
+    #[test]
+    fn draws_are_centred() {
+        let mean: f64 = (0..10_000).map(|i| normal_draw(3, i)).sum::<f64>() / 10_000.0;
+        assert!(mean.abs() < 0.05, "mean {mean}");
+    }
+}

@@ -1,0 +1,366 @@
+//! The `messaging` workload (alias `hackbench`), the class of hackbench and `perf bench sched
+//! messaging`: `groups` groups of `fds` senders and `fds` receivers; every sender writes `loops`
+//! messages of `datasize` bytes to every receiver of its group over AF_UNIX stream sockets (or
+//! pipes). The clock starts when every task is ready and stops when all have finished and been
+//! reaped, as hackbench's does. Each receiver must get exactly fds × loops messages.
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use super::tasks::{TaskLaunch, TaskMode};
+use super::{check_range, IterationInfo, Workload};
+use crate::metric::{ns_to_sec, Better, Measurement, MetricDef};
+use crate::sys::{self, task_code, AsFd, OwnedFd, TaskCode};
+use crate::{Error, Result};
+
+pub const TIME_SEC: MetricDef = MetricDef::primary("time_sec", "sec", Better::Lower);
+
+const MAX_GROUPS: u64 = 10_000;
+const MAX_FDS: u64 = 1_000;
+const MAX_LOOPS: u64 = 1_000_000_000;
+const MAX_DATASIZE: u64 = 16 * 1024 * 1024;
+/// Buffers across all tasks; beyond this a run is more likely a typo than an experiment.
+const MAX_TOTAL_BUFFER_BYTES: u64 = 4 * 1024 * 1024 * 1024;
+/// Descriptors schedlab itself keeps open besides the workload's (store, barrier pipes, stdio).
+const FD_HEADROOM: u64 = 32;
+
+fn default_groups() -> u64 {
+    10
+}
+fn default_fds() -> u64 {
+    20
+}
+fn default_loops() -> u64 {
+    100
+}
+fn default_datasize() -> u64 {
+    100
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MessagingParams {
+    #[serde(default = "default_groups")]
+    pub groups: u64,
+    /// Senders and receivers per group (each group has this many of each).
+    #[serde(default = "default_fds")]
+    pub fds: u64,
+    /// Messages each sender writes to each receiver.
+    #[serde(default = "default_loops")]
+    pub loops: u64,
+    /// Bytes per message.
+    #[serde(default = "default_datasize")]
+    pub datasize: u64,
+    /// Pipes instead of AF_UNIX stream sockets.
+    #[serde(default)]
+    pub pipe: bool,
+    /// Threads instead of processes.
+    #[serde(default)]
+    pub threads: bool,
+}
+
+impl Default for MessagingParams {
+    fn default() -> Self {
+        MessagingParams {
+            groups: default_groups(),
+            fds: default_fds(),
+            loops: default_loops(),
+            datasize: default_datasize(),
+            pipe: false,
+            threads: false,
+        }
+    }
+}
+
+impl MessagingParams {
+    pub fn task_count(&self) -> u64 {
+        self.groups * self.fds * 2
+    }
+
+    fn transport(&self) -> &'static str {
+        if self.pipe {
+            "pipe"
+        } else {
+            "sockets"
+        }
+    }
+
+    /// Descriptors open at once: processes need one group's channels in the parent at a time;
+    /// threads keep every group's open in the one process.
+    pub fn descriptors_needed(&self) -> u64 {
+        let per_group = self.fds * 2;
+        let channels = if self.threads {
+            per_group * self.groups
+        } else {
+            per_group
+        };
+        channels + FD_HEADROOM
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        check_range("groups", self.groups, 1, MAX_GROUPS)?;
+        check_range("fds", self.fds, 1, MAX_FDS)?;
+        check_range("loops", self.loops, 1, MAX_LOOPS)?;
+        check_range("datasize", self.datasize, 1, MAX_DATASIZE)?;
+        let buffers = self.task_count() * self.datasize;
+        if buffers > MAX_TOTAL_BUFFER_BYTES {
+            return Err(Error::invalid(format!(
+                "{} tasks × --datasize {} needs {} MiB of message buffers; the limit is {} MiB",
+                self.task_count(),
+                self.datasize,
+                buffers >> 20,
+                MAX_TOTAL_BUFFER_BYTES >> 20
+            )));
+        }
+        self.check_system_limits()
+    }
+
+    /// Refuses up front what the machine's limits cannot hold, naming the limit.
+    fn check_system_limits(&self) -> Result<()> {
+        let tasks = self.task_count();
+        let files = sys::open_files_limit();
+        let needed = self.descriptors_needed();
+        if let Some(hard) = files.hard {
+            if needed > hard {
+                return Err(Error::invalid(format!(
+                    "{} groups × {} fds with {} need about {needed} open descriptors, over \
+                     RLIMIT_NOFILE (hard limit {hard}); raise it with `ulimit -n` or use fewer \
+                     groups",
+                    self.groups,
+                    self.fds,
+                    TaskMode::from_threads_flag(self.threads).as_str()
+                )));
+            }
+        }
+        for (path, what) in [
+            ("/proc/sys/kernel/threads-max", "kernel.threads-max"),
+            ("/proc/sys/kernel/pid_max", "kernel.pid_max"),
+        ] {
+            if let Some(max) = read_u64(path) {
+                if tasks > max {
+                    return Err(Error::invalid(format!(
+                        "{tasks} tasks exceed {what} = {max}; use fewer groups or fds"
+                    )));
+                }
+            }
+        }
+        if !sys::effective_uid_is_root() {
+            if let Some(soft) = sys::process_count_limit().soft {
+                if tasks > soft {
+                    return Err(Error::invalid(format!(
+                        "{tasks} tasks exceed RLIMIT_NPROC = {soft} (`ulimit -u`); use fewer \
+                         groups or fds"
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn case_name(&self) -> String {
+        format!(
+            "messaging:{}-{} fds={} groups={} loops={} datasize={}",
+            TaskMode::from_threads_flag(self.threads).as_str(),
+            self.transport(),
+            self.fds,
+            self.groups,
+            self.loops,
+            self.datasize
+        )
+    }
+}
+
+fn read_u64(path: &str) -> Option<u64> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+pub struct MessagingWorkload {
+    params: MessagingParams,
+}
+
+impl MessagingWorkload {
+    pub fn new(params: MessagingParams) -> Result<Self> {
+        let limit = sys::raise_open_files_limit();
+        if let Some(soft) = limit.soft {
+            if params.descriptors_needed() > soft {
+                return Err(Error::invalid(format!(
+                    "this run needs about {} open descriptors but RLIMIT_NOFILE is {soft}",
+                    params.descriptors_needed()
+                )));
+            }
+        }
+        Ok(MessagingWorkload { params })
+    }
+}
+
+/// One group's channels: receiver r reads `receive[r]`; every sender writes to all of `send`.
+struct GroupChannels {
+    receive: Vec<OwnedFd>,
+    send: Vec<OwnedFd>,
+}
+
+impl GroupChannels {
+    fn open(fds: u64, pipe: bool) -> Result<Self> {
+        let mut receive = Vec::with_capacity(fds as usize);
+        let mut send = Vec::with_capacity(fds as usize);
+        for _ in 0..fds {
+            let pair = if pipe {
+                sys::pipe()
+            } else {
+                sys::unix_stream_pair()
+            };
+            let (r, w) = pair.map_err(|e| channel_error(&e))?;
+            receive.push(r);
+            send.push(w);
+        }
+        Ok(GroupChannels { receive, send })
+    }
+}
+
+fn channel_error(e: &std::io::Error) -> Error {
+    if e.raw_os_error() == Some(libc::EMFILE) || e.raw_os_error() == Some(libc::ENFILE) {
+        let soft = sys::open_files_limit()
+            .soft
+            .map_or("unlimited".into(), |v| v.to_string());
+        Error::failed(format!(
+            "cannot open another descriptor: {e} (RLIMIT_NOFILE = {soft}, see also fs.file-max)"
+        ))
+    } else {
+        Error::failed(format!("cannot create a channel: {e}"))
+    }
+}
+
+fn receive_all(channel: &OwnedFd, buffer: &mut [u8], messages: u64) -> TaskCode {
+    for _ in 0..messages {
+        match sys::read_full(channel.as_fd(), buffer) {
+            Ok(true) => {}
+            Ok(false) => return task_code::SHORT_COUNT,
+            Err(e) => return task_code::from_io_error(&e),
+        }
+    }
+    task_code::OK
+}
+
+fn send_all(channels: &[OwnedFd], message: &[u8], loops: u64) -> TaskCode {
+    for _ in 0..loops {
+        for channel in channels {
+            if let Err(e) = sys::write_full(channel.as_fd(), message) {
+                return task_code::from_io_error(&e);
+            }
+        }
+    }
+    task_code::OK
+}
+
+impl Workload for MessagingWorkload {
+    fn metrics(&self) -> &'static [MetricDef] {
+        &[TIME_SEC]
+    }
+
+    fn run_iteration(&mut self, _info: IterationInfo) -> Result<Vec<Measurement>> {
+        let p = &self.params;
+        let mut launch = TaskLaunch::new(TaskMode::from_threads_flag(p.threads))?;
+        let datasize = p.datasize as usize;
+        let messages_per_receiver = p.fds * p.loops;
+        for group in 0..p.groups {
+            let channels = Arc::new(GroupChannels::open(p.fds, p.pipe)?);
+            for r in 0..p.fds as usize {
+                let channels = Arc::clone(&channels);
+                let mut buffer = vec![0u8; datasize];
+                launch.spawn(format!("receiver {r} of group {group}"), move || {
+                    receive_all(&channels.receive[r], &mut buffer, messages_per_receiver)
+                })?;
+            }
+            for s in 0..p.fds {
+                let channels = Arc::clone(&channels);
+                let message = vec![b'x'; datasize];
+                let loops = p.loops;
+                launch.spawn(format!("sender {s} of group {group}"), move || {
+                    send_all(&channels.send, &message, loops)
+                })?;
+            }
+            // For processes the parent's copies close here, group by group, keeping its
+            // descriptor count at one group's worth; threads hold their own references.
+        }
+        let start = launch.start()?;
+        let stop = launch.wait_all()?;
+        Ok(vec![TIME_SEC.value(ns_to_sec(stop.saturating_sub(start)))])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(params: MessagingParams) -> Result<Vec<Measurement>> {
+        let mut w = MessagingWorkload::new(params)?;
+        w.run_iteration(IterationInfo {
+            index: 0,
+            warmup: false,
+        })
+    }
+
+    #[test]
+    fn every_mode_and_transport_completes() {
+        for (pipe, threads) in [(false, false), (true, false), (false, true), (true, true)] {
+            let params = MessagingParams {
+                groups: 2,
+                fds: 3,
+                loops: 20,
+                datasize: 100,
+                pipe,
+                threads,
+            };
+            let m = run(params).unwrap();
+            assert_eq!(m[0].name, "time_sec");
+            assert!(m[0].value > 0.0);
+        }
+    }
+
+    #[test]
+    fn receiver_reports_short_count() {
+        let (r, w) = sys::unix_stream_pair().unwrap();
+        sys::write_full(w.as_fd(), &[0u8; 150]).unwrap();
+        drop(w);
+        let mut buf = vec![0u8; 100];
+        assert_eq!(receive_all(&r, &mut buf, 2), task_code::SHORT_COUNT);
+    }
+
+    #[test]
+    fn receiver_accepts_exact_count() {
+        let (r, w) = sys::pipe().unwrap();
+        sys::write_full(w.as_fd(), &[0u8; 300]).unwrap();
+        let mut buf = vec![0u8; 100];
+        assert_eq!(receive_all(&r, &mut buf, 3), task_code::OK);
+    }
+
+    #[test]
+    fn rejects_absurd_sizes() {
+        let p = MessagingParams {
+            datasize: 1 << 30,
+            ..Default::default()
+        };
+        assert!(p.validate().unwrap_err().to_string().contains("--datasize"));
+        let p = MessagingParams {
+            groups: 10_000,
+            fds: 1_000,
+            datasize: 1000,
+            ..Default::default()
+        };
+        assert!(p.validate().is_err());
+        let p = MessagingParams {
+            groups: 0,
+            ..Default::default()
+        };
+        assert!(p.validate().unwrap_err().to_string().contains("--groups"));
+    }
+
+    #[test]
+    fn case_name_spells_out_every_parameter() {
+        let name = MessagingParams::default().case_name();
+        assert_eq!(
+            name,
+            "messaging:process-sockets fds=20 groups=10 loops=100 datasize=100"
+        );
+    }
+}

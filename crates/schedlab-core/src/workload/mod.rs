@@ -1,0 +1,116 @@
+//! Workloads: one file each behind the [`Workload`] trait, and [`WorkloadSpec`], the serialisable
+//! parameters that name a workload in plans, suite files and stored runs.
+use serde::{Deserialize, Serialize};
+
+use crate::metric::{Measurement, MetricDef};
+use crate::Result;
+
+pub mod fake;
+pub mod messaging;
+pub mod pipe;
+pub mod tasks;
+
+/// Where an iteration sits in its case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IterationInfo {
+    /// 0-based, counting warm-up iterations first.
+    pub index: u32,
+    pub warmup: bool,
+}
+
+/// A measurement that can be repeated. Each iteration starts its tasks, times its own window
+/// (nothing is allocated, logged or drawn inside it), checks its work, and returns its metrics.
+pub trait Workload {
+    /// The metrics every successful iteration returns, in order.
+    fn metrics(&self) -> &'static [MetricDef];
+
+    /// Whether the iteration runs tasks whose CPU time, context switches and migrations the runner
+    /// should measure (the fake workload does not).
+    fn runs_tasks(&self) -> bool {
+        true
+    }
+
+    fn run_iteration(&mut self, info: IterationInfo) -> Result<Vec<Measurement>>;
+}
+
+/// A workload and its parameters, as written in suite files (`workload = "pipe"` plus the
+/// workload's own keys) and stored with every run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "workload", rename_all = "lowercase")]
+pub enum WorkloadSpec {
+    Pipe(pipe::PipeParams),
+    #[serde(alias = "hackbench")]
+    Messaging(messaging::MessagingParams),
+    Fake(fake::FakeParams),
+}
+
+impl WorkloadSpec {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            WorkloadSpec::Pipe(_) => "pipe",
+            WorkloadSpec::Messaging(_) => "messaging",
+            WorkloadSpec::Fake(_) => "fake",
+        }
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        match self {
+            WorkloadSpec::Pipe(p) => p.validate(),
+            WorkloadSpec::Messaging(p) => p.validate(),
+            WorkloadSpec::Fake(p) => p.validate(),
+        }
+    }
+
+    /// The canonical case name: the workload and every parameter that changes what is measured.
+    pub fn case_name(&self) -> String {
+        match self {
+            WorkloadSpec::Pipe(p) => p.case_name(),
+            WorkloadSpec::Messaging(p) => p.case_name(),
+            WorkloadSpec::Fake(p) => p.case_name(),
+        }
+    }
+
+    pub fn build(&self) -> Result<Box<dyn Workload>> {
+        Ok(match self {
+            WorkloadSpec::Pipe(p) => Box::new(pipe::PipeWorkload::new(p.clone())),
+            WorkloadSpec::Messaging(p) => Box::new(messaging::MessagingWorkload::new(p.clone())?),
+            WorkloadSpec::Fake(p) => Box::new(fake::FakeWorkload::new(p.clone())),
+        })
+    }
+}
+
+/// One line of `schedlab list`.
+#[derive(Debug, Clone, Copy)]
+pub struct WorkloadInfo {
+    pub name: &'static str,
+    pub aliases: &'static [&'static str],
+    pub summary: &'static str,
+}
+
+pub const WORKLOADS: &[WorkloadInfo] = &[
+    WorkloadInfo {
+        name: "pipe",
+        aliases: &[],
+        summary: "two tasks ping-pong a 4-byte token over two pipes (perf bench sched pipe)",
+    },
+    WorkloadInfo {
+        name: "messaging",
+        aliases: &["hackbench"],
+        summary: "groups of senders and receivers over sockets or pipes (hackbench, perf bench sched messaging)",
+    },
+    WorkloadInfo {
+        name: "fake",
+        aliases: &[],
+        summary: "deterministic synthetic results, for testing the pipeline",
+    },
+];
+
+/// Shared validation of a count-like parameter.
+pub(crate) fn check_range(flag: &str, value: u64, min: u64, max: u64) -> Result<()> {
+    if value < min || value > max {
+        return Err(crate::Error::invalid(format!(
+            "--{flag} must be between {min} and {max}, not {value}"
+        )));
+    }
+    Ok(())
+}
