@@ -1,0 +1,109 @@
+//! schedlab's results store: the [`Store`] trait every backend implements (SQLite now, PostgreSQL
+//! later), the SQLite backend with its migrations, and [`StoreSink`], which lets the runner write
+//! each iteration the moment it finishes.
+use std::path::{Path, PathBuf};
+
+use schedlab_core::fingerprint::Fingerprint;
+use schedlab_core::plan::{CaseSpec, RunPlan};
+use schedlab_core::record::{IterationRecord, RunRecord, RunStatus};
+use schedlab_core::runner::RunSink;
+use thiserror::Error;
+
+mod sqlite;
+
+pub use sqlite::SqliteStore;
+
+#[derive(Debug, Error)]
+pub enum StoreError {
+    #[error("{path} is not a schedlab results database")]
+    NotSchedlab { path: PathBuf },
+    #[error("cannot write the results database {path}: {reason}")]
+    Unwritable { path: PathBuf, reason: String },
+    #[error("{0}")]
+    NotFound(String),
+    #[error("the results database is inconsistent: {0}")]
+    Corrupt(String),
+    #[error("database error: {0}")]
+    Database(#[from] rusqlite::Error),
+}
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// One line of `schedlab runs`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSummary {
+    pub id: i64,
+    pub label: Option<String>,
+    pub suite: Option<String>,
+    /// The first case's name, or the suite's, to say what ran.
+    pub what: String,
+    pub case_count: usize,
+    pub measured_iterations: usize,
+    pub status: RunStatus,
+    pub started_at_ns: i64,
+    pub ended_at_ns: Option<i64>,
+    pub kernel_release: String,
+    pub boot_id: String,
+}
+
+/// A results store. Every method is one transaction: an interrupted process leaves the store as
+/// it was after the last completed call.
+pub trait Store {
+    /// Records a new run (status `running`) with its plan and fingerprint; returns its id.
+    fn begin_run(
+        &mut self,
+        plan: &RunPlan,
+        fingerprint: &Fingerprint,
+        started_at_ns: i64,
+    ) -> Result<i64>;
+    fn record_iteration(
+        &mut self,
+        run_id: i64,
+        case_index: usize,
+        iteration: &IterationRecord,
+    ) -> Result<()>;
+    fn finish_run(
+        &mut self,
+        run_id: i64,
+        status: RunStatus,
+        ended_at_ns: i64,
+        error: Option<&str>,
+    ) -> Result<()>;
+    /// Stored runs, newest first.
+    fn list_runs(&self, limit: Option<usize>) -> Result<Vec<RunSummary>>;
+    fn load_run(&self, run_id: i64) -> Result<RunRecord>;
+    /// Run ids for a run id or a label (a label may name many runs), oldest first.
+    fn resolve(&self, id_or_label: &str) -> Result<Vec<i64>>;
+}
+
+/// Adapts a store to the runner's sink for one run.
+pub struct StoreSink<'a> {
+    pub store: &'a mut dyn Store,
+    pub run_id: i64,
+}
+
+impl RunSink for StoreSink<'_> {
+    fn record_iteration(
+        &mut self,
+        case_index: usize,
+        _case: &CaseSpec,
+        iteration: &IterationRecord,
+    ) -> std::result::Result<(), String> {
+        self.store
+            .record_iteration(self.run_id, case_index, iteration)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// The default database path: `$SCHEDLAB_DB`, else `$XDG_DATA_HOME/schedlab/results.db`, else
+/// `~/.local/share/schedlab/results.db`.
+pub fn default_db_path() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("SCHEDLAB_DB").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(path));
+    }
+    let data_home = std::env::var_os("XDG_DATA_HOME")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".local/share")))?;
+    Some(data_home.join("schedlab").join("results.db"))
+}

@@ -1,0 +1,514 @@
+//! The SQLite backend: one file, migrated by refinery, marked with an application id so schedlab
+//! never writes into somebody else's database, in WAL mode so a killed run loses nothing committed.
+use std::path::{Path, PathBuf};
+
+use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
+use schedlab_core::fingerprint::Fingerprint;
+use schedlab_core::metric::{Better, Measurement, Role};
+use schedlab_core::plan::{CaseSpec, RunPlan};
+use schedlab_core::record::{CaseRecord, IterationRecord, RunRecord, RunStatus};
+
+use crate::{Result, RunSummary, Store, StoreError};
+
+mod embedded {
+    refinery::embed_migrations!("migrations/sqlite");
+}
+
+/// `PRAGMA application_id` of schedlab databases ("SchL").
+const APPLICATION_ID: i32 = 0x5363_684C;
+
+pub struct SqliteStore {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) a results database at `path`, migrating it to the current
+    /// schema. Refuses files that are not schedlab databases.
+    pub fn open(path: &Path) -> Result<Self> {
+        let unwritable = |reason: String| StoreError::Unwritable {
+            path: path.to_path_buf(),
+            reason,
+        };
+        if path.is_dir() {
+            return Err(unwritable("it is a directory".into()));
+        }
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| unwritable(e.to_string()))?;
+        }
+        let mut conn = Connection::open(path).map_err(|e| classify(path, e))?;
+        let store_path = path.to_path_buf();
+        check_is_schedlab(&conn, path)?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(|e| classify(path, e))?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(|e| classify(path, e))?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(|e| classify(path, e))?;
+        embedded::migrations::runner()
+            .run(&mut conn)
+            .map_err(|e| unwritable(format!("migration failed: {e}")))?;
+        conn.pragma_update(None, "application_id", APPLICATION_ID)
+            .map_err(|e| classify(path, e))?;
+        Ok(SqliteStore {
+            conn,
+            path: store_path,
+        })
+    }
+
+    /// Opens a database that must already exist (for commands that only read).
+    pub fn open_existing(path: &Path) -> Result<Self> {
+        if !path.exists() {
+            return Err(StoreError::NotFound(format!(
+                "no results database at {} (nothing has been stored yet)",
+                path.display()
+            )));
+        }
+        SqliteStore::open(path)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Runs SQLite's own consistency check; `Ok(())` when it answers "ok".
+    pub fn integrity_check(&self) -> Result<()> {
+        let answer: String = self
+            .conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))?;
+        if answer == "ok" {
+            Ok(())
+        } else {
+            Err(StoreError::Corrupt(answer))
+        }
+    }
+}
+
+fn classify(path: &Path, e: rusqlite::Error) -> StoreError {
+    match e.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase) => StoreError::NotSchedlab {
+            path: path.to_path_buf(),
+        },
+        Some(ErrorCode::CannotOpen | ErrorCode::ReadOnly | ErrorCode::PermissionDenied) => {
+            StoreError::Unwritable {
+                path: path.to_path_buf(),
+                reason: e.to_string(),
+            }
+        }
+        _ => StoreError::Database(e),
+    }
+}
+
+/// A database that already has tables must carry schedlab's application id.
+fn check_is_schedlab(conn: &Connection, path: &Path) -> Result<()> {
+    let app_id: i32 = conn
+        .query_row("PRAGMA application_id", [], |r| r.get(0))
+        .map_err(|e| classify(path, e))?;
+    let tables: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(|e| classify(path, e))?;
+    if tables > 0 && app_id != APPLICATION_ID {
+        return Err(StoreError::NotSchedlab {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(())
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> Result<String> {
+    serde_json::to_string(value).map_err(|e| StoreError::Corrupt(format!("cannot encode: {e}")))
+}
+
+fn from_json<T: serde::de::DeserializeOwned>(text: &str, what: &str) -> Result<T> {
+    serde_json::from_str(text)
+        .map_err(|e| StoreError::Corrupt(format!("cannot decode {what}: {e}")))
+}
+
+impl Store for SqliteStore {
+    fn begin_run(
+        &mut self,
+        plan: &RunPlan,
+        fingerprint: &Fingerprint,
+        started_at_ns: i64,
+    ) -> Result<i64> {
+        let tx = self.conn.transaction()?;
+        tx.execute(
+            "INSERT INTO runs (label, suite, plan_json, fingerprint_json, boot_id, kernel_release,
+                               hostname, started_at_ns, status, schedlab_version)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'running', ?9)",
+            params![
+                plan.label,
+                plan.suite,
+                to_json(plan)?,
+                to_json(fingerprint)?,
+                fingerprint.boot_id,
+                fingerprint.kernel_release,
+                fingerprint.hostname,
+                started_at_ns,
+                fingerprint.schedlab_version,
+            ],
+        )?;
+        let run_id = tx.last_insert_rowid();
+        for (position, case) in plan.cases.iter().enumerate() {
+            tx.execute(
+                "INSERT INTO cases (run_id, position, name, workload, spec_json)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![
+                    run_id,
+                    position as i64,
+                    case.name,
+                    case.workload.kind(),
+                    to_json(case)?
+                ],
+            )?;
+        }
+        tx.commit()?;
+        Ok(run_id)
+    }
+
+    fn record_iteration(
+        &mut self,
+        run_id: i64,
+        case_index: usize,
+        iteration: &IterationRecord,
+    ) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        let case_id: i64 = tx
+            .query_row(
+                "SELECT id FROM cases WHERE run_id = ?1 AND position = ?2",
+                params![run_id, case_index as i64],
+                |r| r.get(0),
+            )
+            .optional()?
+            .ok_or_else(|| StoreError::NotFound(format!("case {case_index} of run {run_id}")))?;
+        tx.execute(
+            "INSERT INTO iterations (case_id, position, warmup, started_at_ns) VALUES (?1, ?2, ?3, ?4)",
+            params![case_id, iteration.index, iteration.warmup, iteration.started_at_ns],
+        )?;
+        let iteration_id = tx.last_insert_rowid();
+        {
+            let mut insert = tx.prepare(
+                "INSERT INTO measurements (iteration_id, name, unit, better, role, value)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?;
+            for m in &iteration.measurements {
+                insert.execute(params![
+                    iteration_id,
+                    m.name,
+                    m.unit,
+                    m.better.as_str(),
+                    m.role.as_str(),
+                    m.value
+                ])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn finish_run(
+        &mut self,
+        run_id: i64,
+        status: RunStatus,
+        ended_at_ns: i64,
+        error: Option<&str>,
+    ) -> Result<()> {
+        let changed = self.conn.execute(
+            "UPDATE runs SET status = ?2, ended_at_ns = ?3, error = ?4 WHERE id = ?1",
+            params![run_id, status.as_str(), ended_at_ns, error],
+        )?;
+        if changed != 1 {
+            return Err(StoreError::NotFound(format!("run {run_id}")));
+        }
+        Ok(())
+    }
+
+    fn list_runs(&self, limit: Option<usize>) -> Result<Vec<RunSummary>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT r.id, r.label, r.suite, r.status, r.started_at_ns, r.ended_at_ns,
+                    r.kernel_release, r.boot_id,
+                    (SELECT count(*) FROM cases c WHERE c.run_id = r.id),
+                    (SELECT count(*) FROM iterations i JOIN cases c ON i.case_id = c.id
+                      WHERE c.run_id = r.id AND i.warmup = 0),
+                    (SELECT c.name FROM cases c WHERE c.run_id = r.id ORDER BY c.position LIMIT 1)
+             FROM runs r ORDER BY r.started_at_ns DESC, r.id DESC LIMIT ?1",
+        )?;
+        let limit = limit.map_or(-1, |l| l as i64);
+        let rows = stmt.query_map([limit], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, Option<String>>(1)?,
+                r.get::<_, Option<String>>(2)?,
+                r.get::<_, String>(3)?,
+                r.get::<_, i64>(4)?,
+                r.get::<_, Option<i64>>(5)?,
+                r.get::<_, String>(6)?,
+                r.get::<_, String>(7)?,
+                r.get::<_, i64>(8)?,
+                r.get::<_, i64>(9)?,
+                r.get::<_, Option<String>>(10)?,
+            ))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, label, suite, status, started, ended, kernel, boot, cases, measured, first) =
+                row?;
+            let what = match (&suite, first) {
+                (Some(s), _) => format!("suite {s}"),
+                (None, Some(name)) => name,
+                (None, None) => String::new(),
+            };
+            out.push(RunSummary {
+                id,
+                label,
+                suite,
+                what,
+                case_count: cases as usize,
+                measured_iterations: measured as usize,
+                status: parse_status(&status)?,
+                started_at_ns: started,
+                ended_at_ns: ended,
+                kernel_release: kernel,
+                boot_id: boot,
+            });
+        }
+        Ok(out)
+    }
+
+    fn load_run(&self, run_id: i64) -> Result<RunRecord> {
+        let row = self
+            .conn
+            .query_row(
+                "SELECT label, plan_json, fingerprint_json, started_at_ns, ended_at_ns, status, error
+                 FROM runs WHERE id = ?1",
+                [run_id],
+                |r| {
+                    Ok((
+                        r.get::<_, Option<String>>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, i64>(3)?,
+                        r.get::<_, Option<i64>>(4)?,
+                        r.get::<_, String>(5)?,
+                        r.get::<_, Option<String>>(6)?,
+                    ))
+                },
+            )
+            .optional()?
+            .ok_or_else(|| StoreError::NotFound(format!("no run with id {run_id}")))?;
+        let (label, plan_json, fingerprint_json, started_at_ns, ended_at_ns, status, error) = row;
+        let plan: RunPlan = from_json(&plan_json, "the run plan")?;
+        let fingerprint: Fingerprint = from_json(&fingerprint_json, "the fingerprint")?;
+
+        let mut cases_stmt = self
+            .conn
+            .prepare("SELECT id, spec_json FROM cases WHERE run_id = ?1 ORDER BY position")?;
+        let mut iterations_stmt = self.conn.prepare(
+            "SELECT id, position, warmup, started_at_ns FROM iterations WHERE case_id = ?1 ORDER BY position",
+        )?;
+        let mut measurements_stmt = self.conn.prepare(
+            "SELECT name, unit, better, role, value FROM measurements WHERE iteration_id = ?1 ORDER BY rowid",
+        )?;
+        let case_rows: Vec<(i64, String)> = cases_stmt
+            .query_map([run_id], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut cases = Vec::with_capacity(case_rows.len());
+        for (case_id, spec_json) in case_rows {
+            let spec: CaseSpec = from_json(&spec_json, "a case")?;
+            let iteration_rows: Vec<(i64, u32, bool, i64)> = iterations_stmt
+                .query_map([case_id], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+                })?
+                .collect::<rusqlite::Result<_>>()?;
+            let mut iterations = Vec::with_capacity(iteration_rows.len());
+            for (iteration_id, index, warmup, started_at_ns) in iteration_rows {
+                let raw: Vec<(String, String, String, String, f64)> = measurements_stmt
+                    .query_map([iteration_id], |r| {
+                        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+                    })?
+                    .collect::<rusqlite::Result<_>>()?;
+                let measurements = raw
+                    .into_iter()
+                    .map(|(name, unit, better, role, value)| {
+                        Ok(Measurement {
+                            better: Better::parse(&better).ok_or_else(|| {
+                                StoreError::Corrupt(format!("direction {better:?}"))
+                            })?,
+                            role: Role::parse(&role)
+                                .ok_or_else(|| StoreError::Corrupt(format!("role {role:?}")))?,
+                            name,
+                            unit,
+                            value,
+                        })
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                iterations.push(IterationRecord {
+                    index,
+                    warmup,
+                    started_at_ns,
+                    measurements,
+                });
+            }
+            cases.push(CaseRecord { spec, iterations });
+        }
+        Ok(RunRecord {
+            id: Some(run_id),
+            label,
+            plan,
+            fingerprint,
+            started_at_ns,
+            ended_at_ns,
+            status: parse_status(&status)?,
+            error,
+            cases,
+        })
+    }
+
+    fn resolve(&self, id_or_label: &str) -> Result<Vec<i64>> {
+        if !id_or_label.is_empty() && id_or_label.chars().all(|c| c.is_ascii_digit()) {
+            let id: i64 = id_or_label
+                .parse()
+                .map_err(|_| StoreError::NotFound(format!("no run with id {id_or_label}")))?;
+            let exists: Option<i64> = self
+                .conn
+                .query_row("SELECT id FROM runs WHERE id = ?1", [id], |r| r.get(0))
+                .optional()?;
+            return exists
+                .map(|id| vec![id])
+                .ok_or_else(|| StoreError::NotFound(format!("no run with id {id}")));
+        }
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id FROM runs WHERE label = ?1 ORDER BY started_at_ns, id")?;
+        let ids: Vec<i64> = stmt
+            .query_map([id_or_label], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        if ids.is_empty() {
+            return Err(StoreError::NotFound(format!(
+                "no run with id or label {id_or_label:?}"
+            )));
+        }
+        Ok(ids)
+    }
+}
+
+fn parse_status(text: &str) -> Result<RunStatus> {
+    RunStatus::parse(text)
+        .ok_or_else(|| StoreError::Corrupt(format!("unknown run status {text:?}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use schedlab_core::runner::{execute, Silent};
+    use schedlab_core::workload::fake::FakeParams;
+    use schedlab_core::workload::WorkloadSpec;
+
+    use crate::StoreSink;
+
+    fn plan(label: &str) -> RunPlan {
+        let fake = WorkloadSpec::Fake(FakeParams::default());
+        RunPlan::new(None, Some(label.into()), 3, 1, vec![fake]).unwrap()
+    }
+
+    fn run_into(store: &mut SqliteStore, plan: &RunPlan) -> i64 {
+        let fp = Fingerprint::collect();
+        let id = store.begin_run(plan, &fp, 1_000).unwrap();
+        let outcome = execute(plan, &mut StoreSink { store, run_id: id }, &mut Silent);
+        store.finish_run(id, outcome.status, 2_000, None).unwrap();
+        id
+    }
+
+    #[test]
+    fn run_round_trips_with_every_sample() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = SqliteStore::open(&dir.path().join("r.db")).unwrap();
+        let plan = plan("base");
+        let id = run_into(&mut store, &plan);
+        let run = store.load_run(id).unwrap();
+        assert_eq!(run.status, RunStatus::Complete);
+        assert_eq!(run.plan, plan);
+        assert_eq!(run.cases[0].iterations.len(), 4);
+        assert!(run.cases[0].iterations[0].warmup);
+        assert_eq!(
+            run.cases[0].iterations[1].measurements[0].name,
+            "usec_per_op"
+        );
+        store.integrity_check().unwrap();
+    }
+
+    #[test]
+    fn labels_name_many_runs_and_ids_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = SqliteStore::open(&dir.path().join("r.db")).unwrap();
+        let a = run_into(&mut store, &plan("kernel-a"));
+        let b = run_into(&mut store, &plan("kernel-a"));
+        let c = run_into(&mut store, &plan("kernel-b"));
+        assert_eq!(store.resolve("kernel-a").unwrap(), vec![a, b]);
+        assert_eq!(store.resolve(&c.to_string()).unwrap(), vec![c]);
+        assert!(store.resolve("kernel-z").is_err());
+        assert!(store.resolve("999").is_err());
+        let listed: Vec<i64> = store
+            .list_runs(None)
+            .unwrap()
+            .iter()
+            .map(|r| r.id)
+            .collect();
+        assert_eq!(listed, vec![c, b, a]);
+        assert_eq!(store.list_runs(Some(1)).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn survives_reopening() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        let id = run_into(&mut SqliteStore::open(&path).unwrap(), &plan("x"));
+        let store = SqliteStore::open_existing(&path).unwrap();
+        assert_eq!(store.load_run(id).unwrap().cases[0].measured().count(), 3);
+    }
+
+    #[test]
+    fn refuses_foreign_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = dir.path().join("notes.txt");
+        std::fs::write(
+            &text,
+            "this is not a database, just some text that is long enough",
+        )
+        .unwrap();
+        assert!(matches!(
+            SqliteStore::open(&text),
+            Err(StoreError::NotSchedlab { .. })
+        ));
+
+        let other = dir.path().join("other.db");
+        Connection::open(&other)
+            .unwrap()
+            .execute("CREATE TABLE t (x)", [])
+            .unwrap();
+        assert!(matches!(
+            SqliteStore::open(&other),
+            Err(StoreError::NotSchedlab { .. })
+        ));
+    }
+
+    #[test]
+    fn reports_unwritable_paths() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("plain");
+        std::fs::write(&file, "x").unwrap();
+        // A path below a regular file cannot be created.
+        assert!(matches!(
+            SqliteStore::open(&file.join("r.db")),
+            Err(StoreError::Unwritable { .. })
+        ));
+        assert!(matches!(
+            SqliteStore::open(dir.path()),
+            Err(StoreError::Unwritable { .. })
+        ));
+    }
+}
