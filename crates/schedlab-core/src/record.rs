@@ -48,6 +48,20 @@ pub struct IterationRecord {
     /// Wall-clock start, nanoseconds since the Unix epoch.
     pub started_at_ns: i64,
     pub measurements: Vec<Measurement>,
+    /// Binary data kept with the iteration, e.g. serialized latency histograms that can be merged
+    /// and re-quantiled later.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<Attachment>,
+}
+
+/// A named binary blob of an iteration, with the encoding that reads it back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attachment {
+    pub name: String,
+    /// How `data` is encoded, e.g. `hdrhistogram-v2-deflate`.
+    pub encoding: String,
+    #[serde(skip)]
+    pub data: Vec<u8>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

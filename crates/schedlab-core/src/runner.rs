@@ -107,16 +107,17 @@ pub fn execute(
             let counters = workload.runs_tasks().then(IterationCounters::start);
             let result = workload.run_iteration(info);
             let secondary = counters.map(IterationCounters::finish).unwrap_or_default();
-            let mut measurements = match result {
-                Ok(m) => m,
+            let mut output = match result {
+                Ok(output) => output,
                 Err(e) => return RunOutcome::stop(status_of(&e), e, cases),
             };
-            measurements.extend(secondary);
+            output.measurements.extend(secondary);
             let record = IterationRecord {
                 index,
                 warmup: info.warmup,
                 started_at_ns,
-                measurements,
+                measurements: output.measurements,
+                attachments: output.attachments,
             };
             if let Err(e) = sink.record_iteration(case_index, case, &record) {
                 let error = Error::failed(format!("cannot store the iteration: {e}"));

@@ -6,7 +6,7 @@ use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
 use schedlab_core::fingerprint::Fingerprint;
 use schedlab_core::metric::{Better, Measurement, Role};
 use schedlab_core::plan::{CaseSpec, RunPlan};
-use schedlab_core::record::{CaseRecord, IterationRecord, RunRecord, RunStatus};
+use schedlab_core::record::{Attachment, CaseRecord, IterationRecord, RunRecord, RunStatus};
 
 use crate::{Result, RunSummary, Store, StoreError};
 
@@ -206,6 +206,14 @@ impl Store for SqliteStore {
                 ])?;
             }
         }
+        {
+            let mut insert = tx.prepare(
+                "INSERT INTO attachments (iteration_id, name, encoding, data) VALUES (?1, ?2, ?3, ?4)",
+            )?;
+            for a in &iteration.attachments {
+                insert.execute(params![iteration_id, a.name, a.encoding, a.data])?;
+            }
+        }
         tx.commit()?;
         Ok(())
     }
@@ -313,6 +321,9 @@ impl Store for SqliteStore {
         let mut measurements_stmt = self.conn.prepare(
             "SELECT name, unit, better, role, value FROM measurements WHERE iteration_id = ?1 ORDER BY rowid",
         )?;
+        let mut attachments_stmt = self.conn.prepare(
+            "SELECT name, encoding, data FROM attachments WHERE iteration_id = ?1 ORDER BY rowid",
+        )?;
         let case_rows: Vec<(i64, String)> = cases_stmt
             .query_map([run_id], |r| Ok((r.get(0)?, r.get(1)?)))?
             .collect::<rusqlite::Result<_>>()?;
@@ -346,11 +357,21 @@ impl Store for SqliteStore {
                         })
                     })
                     .collect::<Result<Vec<_>>>()?;
+                let attachments = attachments_stmt
+                    .query_map([iteration_id], |r| {
+                        Ok(Attachment {
+                            name: r.get(0)?,
+                            encoding: r.get(1)?,
+                            data: r.get(2)?,
+                        })
+                    })?
+                    .collect::<rusqlite::Result<Vec<_>>>()?;
                 iterations.push(IterationRecord {
                     index,
                     warmup,
                     started_at_ns,
                     measurements,
+                    attachments,
                 });
             }
             cases.push(CaseRecord { spec, iterations });
@@ -439,6 +460,28 @@ mod tests {
             "usec_per_op"
         );
         store.integrity_check().unwrap();
+    }
+
+    #[test]
+    fn attachments_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = SqliteStore::open(&dir.path().join("r.db")).unwrap();
+        let plan = plan("blobs");
+        let id = store.begin_run(&plan, &Fingerprint::collect(), 5).unwrap();
+        let iteration = IterationRecord {
+            index: 0,
+            warmup: false,
+            started_at_ns: 6,
+            measurements: vec![],
+            attachments: vec![Attachment {
+                name: "wakeup_latency".into(),
+                encoding: "hdrhistogram-v2-deflate".into(),
+                data: vec![0, 1, 2, 255],
+            }],
+        };
+        store.record_iteration(id, 0, &iteration).unwrap();
+        let run = store.load_run(id).unwrap();
+        assert_eq!(run.cases[0].iterations[0], iteration);
     }
 
     #[test]

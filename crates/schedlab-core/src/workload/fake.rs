@@ -3,8 +3,8 @@
 //! also fail at a chosen iteration or sleep, to exercise failure and interruption handling.
 use serde::{Deserialize, Serialize};
 
-use super::{IterationInfo, Workload};
-use crate::metric::{Better, Measurement, MetricDef};
+use super::{IterationInfo, IterationOutput, Workload};
+use crate::metric::{Better, MetricDef};
 use crate::{sys, Error, Result};
 
 pub const USEC_PER_OP: MetricDef = MetricDef::primary("usec_per_op", "usec", Better::Lower);
@@ -111,7 +111,7 @@ impl Workload for FakeWorkload {
         false
     }
 
-    fn run_iteration(&mut self, info: IterationInfo) -> Result<Vec<Measurement>> {
+    fn run_iteration(&mut self, info: IterationInfo) -> Result<IterationOutput> {
         if self.params.fail_at == Some(info.index) {
             return Err(Error::failed(format!(
                 "fake workload failed at iteration {} as asked (--fail-at)",
@@ -128,7 +128,7 @@ impl Workload for FakeWorkload {
         let z = normal_draw(self.params.seed, info.index);
         let usec = self.params.value_usec * (1.0 + self.params.spread_pct / 100.0 * z);
         let usec = usec.max(self.params.value_usec * 0.01);
-        Ok(vec![USEC_PER_OP.value(usec), OPS_PER_SEC.value(1e6 / usec)])
+        Ok(vec![USEC_PER_OP.value(usec), OPS_PER_SEC.value(1e6 / usec)].into())
     }
 }
 
@@ -149,7 +149,8 @@ mod tests {
                         index: i,
                         warmup: false,
                     })
-                    .unwrap()[0]
+                    .unwrap()
+                    .measurements[0]
                         .value
                 })
                 .collect::<Vec<_>>()

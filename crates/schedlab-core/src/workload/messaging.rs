@@ -8,8 +8,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::tasks::{TaskLaunch, TaskMode};
-use super::{check_range, IterationInfo, Workload};
-use crate::metric::{ns_to_sec, Better, Measurement, MetricDef};
+use super::{check_range, IterationInfo, IterationOutput, Workload};
+use crate::metric::{ns_to_sec, Better, MetricDef};
 use crate::sys::{self, task_code, AsFd, OwnedFd, TaskCode};
 use crate::{Error, Result};
 
@@ -257,7 +257,7 @@ impl Workload for MessagingWorkload {
         &[TIME_SEC]
     }
 
-    fn run_iteration(&mut self, _info: IterationInfo) -> Result<Vec<Measurement>> {
+    fn run_iteration(&mut self, _info: IterationInfo) -> Result<IterationOutput> {
         let p = &self.params;
         let mut launch = TaskLaunch::new(TaskMode::from_threads_flag(p.threads))?;
         let datasize = p.datasize as usize;
@@ -284,20 +284,22 @@ impl Workload for MessagingWorkload {
         }
         let start = launch.start()?;
         let stop = launch.wait_all()?;
-        Ok(vec![TIME_SEC.value(ns_to_sec(stop.saturating_sub(start)))])
+        Ok(vec![TIME_SEC.value(ns_to_sec(stop.saturating_sub(start)))].into())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metric::Measurement;
 
     fn run(params: MessagingParams) -> Result<Vec<Measurement>> {
         let mut w = MessagingWorkload::new(params)?;
-        w.run_iteration(IterationInfo {
+        Ok(w.run_iteration(IterationInfo {
             index: 0,
             warmup: false,
-        })
+        })?
+        .measurements)
     }
 
     #[test]

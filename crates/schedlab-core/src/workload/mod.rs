@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::metric::{Measurement, MetricDef};
+use crate::record::Attachment;
 use crate::Result;
 
 pub mod fake;
@@ -18,6 +19,22 @@ pub struct IterationInfo {
     pub warmup: bool,
 }
 
+/// What one iteration produced: its metrics and any binary attachments (histograms).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct IterationOutput {
+    pub measurements: Vec<Measurement>,
+    pub attachments: Vec<Attachment>,
+}
+
+impl From<Vec<Measurement>> for IterationOutput {
+    fn from(measurements: Vec<Measurement>) -> Self {
+        IterationOutput {
+            measurements,
+            attachments: Vec::new(),
+        }
+    }
+}
+
 /// A measurement that can be repeated. Each iteration starts its tasks, times its own window
 /// (nothing is allocated, logged or drawn inside it), checks its work, and returns its metrics.
 pub trait Workload {
@@ -30,7 +47,7 @@ pub trait Workload {
         true
     }
 
-    fn run_iteration(&mut self, info: IterationInfo) -> Result<Vec<Measurement>>;
+    fn run_iteration(&mut self, info: IterationInfo) -> Result<IterationOutput>;
 }
 
 /// A workload and its parameters, as written in suite files (`workload = "pipe"` plus the

@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::tasks::{TaskLaunch, TaskMode};
-use super::{check_range, IterationInfo, Workload};
-use crate::metric::{Better, Measurement, MetricDef};
+use super::{check_range, IterationInfo, IterationOutput, Workload};
+use crate::metric::{Better, MetricDef};
 use crate::sys::{self, task_code, AsFd, OwnedFd, TaskCode};
 use crate::{Error, Result};
 
@@ -137,7 +137,7 @@ impl Workload for PipeWorkload {
         &[USEC_PER_OP, OPS_PER_SEC]
     }
 
-    fn run_iteration(&mut self, _info: IterationInfo) -> Result<Vec<Measurement>> {
+    fn run_iteration(&mut self, _info: IterationInfo) -> Result<IterationOutput> {
         let pipe = || sys::pipe().map_err(|e| Error::failed(format!("cannot create a pipe: {e}")));
         let (forward_read, forward_write) = pipe()?;
         let (back_read, back_write) = pipe()?;
@@ -160,13 +160,15 @@ impl Workload for PipeWorkload {
         Ok(vec![
             USEC_PER_OP.value(usec_per_op),
             OPS_PER_SEC.value(loops as f64 * 1e9 / elapsed_ns as f64),
-        ])
+        ]
+        .into())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metric::Measurement;
 
     fn run(params: PipeParams) -> Vec<Measurement> {
         let mut w = PipeWorkload::new(params);
@@ -175,6 +177,7 @@ mod tests {
             warmup: false,
         })
         .unwrap()
+        .measurements
     }
 
     #[test]
