@@ -60,7 +60,7 @@ impl IterationCounters {
         let threads = process
             .saturating_sub(p0)
             .saturating_sub(main_thread.saturating_sub(m0));
-        let tasks = threads.add(children.saturating_sub(c0));
+        let tasks = threads + children.saturating_sub(c0);
         let mut out = vec![
             secondary::WALL_TIME_SEC.value(ns_to_sec(wall_ns)),
             secondary::USER_CPU_SEC.value(ns_to_sec(tasks.user_ns)),

@@ -116,7 +116,12 @@ impl Usage {
         }
     }
 
-    pub fn add(self, other: Usage) -> Usage {
+}
+
+impl std::ops::Add for Usage {
+    type Output = Usage;
+
+    fn add(self, other: Usage) -> Usage {
         Usage {
             user_ns: self.user_ns + other.user_ns,
             sys_ns: self.sys_ns + other.sys_ns,

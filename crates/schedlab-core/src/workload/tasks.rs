@@ -1,7 +1,7 @@
 //! Starting a workload's tasks as processes or threads behind hackbench's start barrier: every
 //! task reports ready on a pipe and waits in poll() on a wake pipe; the clock starts when all are
-//! ready, one byte wakes them all, and the clock stops when the last one has finished (reaped,
-//! for processes, as hackbench's window includes exit and wait).
+//! ready, one byte wakes them all, and the clock stops when the last one has exited and been
+//! reaped or joined, as hackbench's window includes exit and wait.
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -240,11 +240,12 @@ impl TaskLaunch {
                 Err(e) => return Err(Error::failed(format!("waiting for threads: {e}"))),
             }
         }
-        let stop = sys::monotonic_ns();
+        // Every body has returned; joining now only waits for thread exit, which hackbench's
+        // window includes (it stops the clock after pthread_join), so ours does too.
         for handle in self.threads.drain(..) {
             let _ = handle.join();
         }
-        Ok(stop)
+        Ok(sys::monotonic_ns())
     }
 
     /// Before the start, a task that has already exited can only have failed.
