@@ -1,0 +1,27 @@
+//! schedlab's reports: one model built from stored runs ([`model`]), and one module per output
+//! format, each writing the model to any `io::Write`.
+
+pub mod json;
+pub mod model;
+pub mod text;
+
+pub use model::{RunReport, SCHEMA_VERSION};
+
+/// The output formats of `run` and `show`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+/// Writes `report` in `format`.
+pub fn write(
+    report: &RunReport,
+    format: Format,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    match format {
+        Format::Text => text::write(report, out),
+        Format::Json => json::write(report, out),
+    }
+}

@@ -1,0 +1,142 @@
+//! The report model: runs as users read them — each case's metrics with every iteration's value
+//! and a summary (median, min, max, std%) over the measured iterations. All formats render this.
+use serde::Serialize;
+
+use schedlab_core::fingerprint::Fingerprint;
+use schedlab_core::metric::{Better, Role};
+use schedlab_core::record::{CaseRecord, RunRecord, RunStatus};
+use schedlab_stats::summary::{summarize, Summary};
+
+/// Bumped whenever a field is renamed or removed (adding fields keeps the version); see
+/// docs/json-schema.md.
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunReport {
+    pub schema_version: u32,
+    pub runs: Vec<RunView>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunView {
+    pub id: Option<i64>,
+    pub label: Option<String>,
+    pub suite: Option<String>,
+    pub status: RunStatus,
+    pub error: Option<String>,
+    /// RFC 3339, UTC.
+    pub started_at: String,
+    pub ended_at: Option<String>,
+    pub iterations: u32,
+    pub warmup: u32,
+    pub fingerprint: Fingerprint,
+    pub cases: Vec<CaseView>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CaseView {
+    pub name: String,
+    pub workload: String,
+    /// The workload's parameters, as in suite files.
+    pub params: serde_json::Value,
+    pub measured_iterations: usize,
+    pub warmup_iterations: usize,
+    pub metrics: Vec<MetricView>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MetricView {
+    pub name: String,
+    pub unit: String,
+    pub better: Better,
+    pub role: Role,
+    /// One value per measured iteration, in order.
+    pub values: Vec<f64>,
+    /// One value per warm-up iteration (not summarised).
+    pub warmup_values: Vec<f64>,
+    /// Over `values`; absent when no measured iteration finished.
+    pub summary: Option<Summary>,
+}
+
+pub fn format_time_ns(ns: i64) -> String {
+    let time = std::time::UNIX_EPOCH + std::time::Duration::from_nanos(ns.max(0) as u64);
+    humantime::format_rfc3339_seconds(time).to_string()
+}
+
+impl RunReport {
+    pub fn new(runs: &[RunRecord]) -> Self {
+        RunReport {
+            schema_version: SCHEMA_VERSION,
+            runs: runs.iter().map(RunView::new).collect(),
+        }
+    }
+}
+
+impl RunView {
+    fn new(run: &RunRecord) -> Self {
+        RunView {
+            id: run.id,
+            label: run.label.clone(),
+            suite: run.plan.suite.clone(),
+            status: run.status,
+            error: run.error.clone(),
+            started_at: format_time_ns(run.started_at_ns),
+            ended_at: run.ended_at_ns.map(format_time_ns),
+            iterations: run.plan.iterations,
+            warmup: run.plan.warmup,
+            fingerprint: run.fingerprint.clone(),
+            cases: run.cases.iter().map(CaseView::new).collect(),
+        }
+    }
+}
+
+impl CaseView {
+    fn new(case: &CaseRecord) -> Self {
+        let mut metrics: Vec<MetricView> = Vec::new();
+        for iteration in &case.iterations {
+            for m in &iteration.measurements {
+                let view = match metrics.iter_mut().find(|v| v.name == m.name) {
+                    Some(view) => view,
+                    None => {
+                        metrics.push(MetricView {
+                            name: m.name.clone(),
+                            unit: m.unit.clone(),
+                            better: m.better,
+                            role: m.role,
+                            values: Vec::new(),
+                            warmup_values: Vec::new(),
+                            summary: None,
+                        });
+                        metrics.last_mut().expect("just pushed")
+                    }
+                };
+                if iteration.warmup {
+                    view.warmup_values.push(m.value);
+                } else {
+                    view.values.push(m.value);
+                }
+            }
+        }
+        // Primary metrics first, each group in the order the workload reported them.
+        metrics.sort_by_key(|m| m.role == Role::Secondary);
+        for m in &mut metrics {
+            m.summary = summarize(&m.values).ok();
+        }
+        CaseView {
+            name: case.spec.name.clone(),
+            workload: case.spec.workload.kind().to_string(),
+            params: params_of(case),
+            measured_iterations: case.measured().count(),
+            warmup_iterations: case.iterations.iter().filter(|i| i.warmup).count(),
+            metrics,
+        }
+    }
+}
+
+fn params_of(case: &CaseRecord) -> serde_json::Value {
+    let mut value = serde_json::to_value(&case.spec.workload).unwrap_or(serde_json::Value::Null);
+    if let Some(map) = value.as_object_mut() {
+        map.remove("workload");
+    }
+    value
+}

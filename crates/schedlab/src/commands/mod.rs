@@ -1,0 +1,55 @@
+//! One module per subcommand; `dispatch` routes the parsed command line to them.
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::cli::{Cli, Command, DbArg, OutputFormat};
+use crate::failure::Failure;
+
+mod env;
+mod list;
+mod run;
+mod runs;
+mod show;
+
+pub fn dispatch(cli: Cli) -> Result<ExitCode, Failure> {
+    match cli.command {
+        Command::List => list::list(),
+        Command::Run(args) => run::run(&args),
+        Command::Runs(args) => runs::runs(&args),
+        Command::Show(args) => show::show(&args),
+        Command::Env(args) => env::env(&args),
+    }
+}
+
+pub(crate) fn db_path(arg: &DbArg) -> Result<PathBuf, Failure> {
+    arg.db
+        .clone()
+        .filter(|p| !p.as_os_str().is_empty())
+        .or_else(schedlab_store::default_db_path)
+        .ok_or_else(|| {
+            Failure::bad_input(
+                "no results database path: set --db, SCHEDLAB_DB, XDG_DATA_HOME or HOME",
+            )
+        })
+}
+
+pub(crate) fn report_format(format: OutputFormat) -> schedlab_report::Format {
+    match format {
+        OutputFormat::Text => schedlab_report::Format::Text,
+        OutputFormat::Json => schedlab_report::Format::Json,
+    }
+}
+
+/// Writes command output to stdout; a closed pipe (`| head`) is not an error.
+pub(crate) fn emit(
+    render: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), Failure> {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match render(&mut out).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(Failure::failed(format!("cannot write output: {e}"))),
+    }
+}

@@ -1,0 +1,68 @@
+//! `schedlab runs`: stored runs, newest first.
+use std::process::ExitCode;
+
+use schedlab_report::model::format_time_ns;
+use schedlab_store::{SqliteStore, Store};
+
+use super::{db_path, emit};
+use crate::cli::{OutputFormat, RunsArgs};
+use crate::failure::Failure;
+
+pub fn runs(args: &RunsArgs) -> Result<ExitCode, Failure> {
+    let path = db_path(&args.db)?;
+    let runs = if path.exists() {
+        SqliteStore::open_existing(&path)?.list_runs(args.limit)?
+    } else {
+        Vec::new()
+    };
+    emit(|out| match args.format {
+        OutputFormat::Json => {
+            let rows: Vec<serde_json::Value> = runs
+                .iter()
+                .map(|r| {
+                    serde_json::json!({
+                        "id": r.id,
+                        "label": r.label,
+                        "suite": r.suite,
+                        "what": r.what,
+                        "status": r.status.as_str(),
+                        "started_at": format_time_ns(r.started_at_ns),
+                        "ended_at": r.ended_at_ns.map(format_time_ns),
+                        "cases": r.case_count,
+                        "measured_iterations": r.measured_iterations,
+                        "kernel_release": r.kernel_release,
+                        "boot_id": r.boot_id,
+                    })
+                })
+                .collect();
+            serde_json::to_writer_pretty(&mut *out, &rows)?;
+            writeln!(out)
+        }
+        OutputFormat::Text => {
+            if runs.is_empty() {
+                return writeln!(out, "no stored runs in {}", path.display());
+            }
+            writeln!(
+                out,
+                "{:>5}  {:<20}  {:<11}  {:<20}  {:>5}  {:>6}  {:<24}  what",
+                "id", "label", "status", "started", "cases", "iters", "kernel"
+            )?;
+            for r in &runs {
+                writeln!(
+                    out,
+                    "{:>5}  {:<20}  {:<11}  {:<20}  {:>5}  {:>6}  {:<24}  {}",
+                    r.id,
+                    r.label.as_deref().unwrap_or("-"),
+                    r.status.as_str(),
+                    format_time_ns(r.started_at_ns),
+                    r.case_count,
+                    r.measured_iterations,
+                    r.kernel_release,
+                    r.what
+                )?;
+            }
+            Ok(())
+        }
+    })?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,66 @@
+//! The binary's error: a one-line message plus the exit code that tells scripts what happened —
+//! 2 for bad input, 1 for a run or store that failed, 128 + signal for an interruption.
+use std::fmt;
+use std::process::ExitCode;
+
+use schedlab_store::StoreError;
+
+#[derive(Debug)]
+pub struct Failure {
+    pub message: String,
+    pub code: u8,
+}
+
+pub const EXIT_FAILED: u8 = 1;
+pub const EXIT_BAD_INPUT: u8 = 2;
+
+impl Failure {
+    pub fn bad_input(message: impl Into<String>) -> Self {
+        Failure {
+            message: message.into(),
+            code: EXIT_BAD_INPUT,
+        }
+    }
+
+    pub fn failed(message: impl Into<String>) -> Self {
+        Failure {
+            message: message.into(),
+            code: EXIT_FAILED,
+        }
+    }
+
+    pub fn exit_code(&self) -> ExitCode {
+        ExitCode::from(self.code)
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl From<schedlab_core::Error> for Failure {
+    fn from(e: schedlab_core::Error) -> Self {
+        use schedlab_core::Error;
+        match e {
+            Error::InvalidInput(m) => Failure::bad_input(m),
+            Error::RunFailed(m) => Failure::failed(m),
+            Error::Interrupted(signal) => Failure {
+                message: format!("interrupted by signal {signal}"),
+                code: 128u8.saturating_add(signal.clamp(0, 127) as u8),
+            },
+        }
+    }
+}
+
+impl From<StoreError> for Failure {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::NotSchedlab { .. }
+            | StoreError::Unwritable { .. }
+            | StoreError::NotFound(_) => Failure::bad_input(e.to_string()),
+            StoreError::Corrupt(_) | StoreError::Database(_) => Failure::failed(e.to_string()),
+        }
+    }
+}

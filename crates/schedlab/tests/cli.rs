@@ -1,0 +1,386 @@
+//! End-to-end tests of the schedlab binary on temporary databases: the run → store → show pipeline
+//! with the fake workload, real short pipe and messaging runs, bad input, failure and interruption.
+use std::path::{Path, PathBuf};
+use std::process::{Command as StdCommand, Stdio};
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+fn schedlab(db: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("schedlab").unwrap();
+    cmd.env("SCHEDLAB_DB", db).env_remove("XDG_DATA_HOME");
+    cmd
+}
+
+fn temp_db() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    (dir, db)
+}
+
+fn json_of(output: &[u8]) -> Value {
+    serde_json::from_slice(output).unwrap_or_else(|e| {
+        panic!("not JSON ({e}): {}", String::from_utf8_lossy(output));
+    })
+}
+
+fn metric<'a>(case: &'a Value, name: &str) -> &'a Value {
+    case["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == name)
+        .unwrap_or_else(|| panic!("no metric {name} in {case}"))
+}
+
+#[test]
+fn list_names_workloads_and_suites() {
+    let (_d, db) = temp_db();
+    schedlab(&db)
+        .arg("list")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("pipe"))
+        .stdout(predicate::str::contains("messaging"))
+        .stdout(predicate::str::contains("hackbench"))
+        .stdout(predicate::str::contains("quick"));
+}
+
+#[test]
+fn fake_run_is_stored_and_shown_identically() {
+    let (_d, db) = temp_db();
+    let run = |label: &str| {
+        let out = schedlab(&db)
+            .args([
+                "run",
+                "fake",
+                "--seed",
+                "42",
+                "--iterations",
+                "4",
+                "--warmup",
+                "1",
+            ])
+            .args(["--label", label, "--format", "json"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        json_of(&out.stdout)
+    };
+    let first = run("aa");
+    let second = run("aa");
+    let values = |doc: &Value| metric(&doc["runs"][0]["cases"][0], "usec_per_op")["values"].clone();
+    // Deterministic: the same seed gives the same samples in every run.
+    assert_eq!(values(&first), values(&second));
+    assert_eq!(values(&first).as_array().unwrap().len(), 4);
+    assert_eq!(first["schema_version"], 1);
+    assert_eq!(first["runs"][0]["status"], "complete");
+
+    let shown = schedlab(&db)
+        .args(["show", "1", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(shown.status.success());
+    let shown = json_of(&shown.stdout);
+    assert_eq!(shown["runs"][0], first["runs"][0]);
+
+    // A label names every run that carries it.
+    let by_label = json_of(
+        &schedlab(&db)
+            .args(["show", "aa", "--format", "json"])
+            .output()
+            .unwrap()
+            .stdout,
+    );
+    assert_eq!(by_label["runs"].as_array().unwrap().len(), 2);
+
+    schedlab(&db)
+        .arg("runs")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("aa"))
+        .stdout(predicate::str::contains("complete"));
+}
+
+#[test]
+fn text_summary_has_median_min_max_and_spread() {
+    let (_d, db) = temp_db();
+    schedlab(&db)
+        .args(["run", "fake", "--iterations", "3"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("median"))
+        .stdout(predicate::str::contains("std%"))
+        .stdout(predicate::str::contains("usec_per_op"));
+}
+
+#[test]
+fn pipe_run_verifies_and_reports_secondary_metrics() {
+    let (_d, db) = temp_db();
+    let out = schedlab(&db)
+        .args([
+            "run",
+            "pipe",
+            "--loops",
+            "5000",
+            "--iterations",
+            "2",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc = json_of(&out.stdout);
+    let case = &doc["runs"][0]["cases"][0];
+    assert_eq!(metric(case, "usec_per_op")["better"], "lower");
+    assert_eq!(metric(case, "ops_per_sec")["better"], "higher");
+    for name in [
+        "wall_time_sec",
+        "user_cpu_sec",
+        "sys_cpu_sec",
+        "voluntary_csw_count",
+    ] {
+        let m = metric(case, name);
+        assert_eq!(m["role"], "secondary");
+        assert_eq!(m["values"].as_array().unwrap().len(), 2);
+    }
+    assert!(
+        metric(case, "voluntary_csw_count")["values"][0]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+}
+
+#[test]
+fn hackbench_alias_and_threads_pipe_mode() {
+    let (_d, db) = temp_db();
+    schedlab(&db)
+        .args([
+            "run",
+            "hackbench",
+            "-g",
+            "2",
+            "-f",
+            "5",
+            "-l",
+            "20",
+            "-p",
+            "-T",
+            "--iterations",
+            "1",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "messaging:threads-pipe fds=5 groups=2",
+        ));
+}
+
+#[test]
+fn no_store_leaves_no_database() {
+    let (_d, db) = temp_db();
+    schedlab(&db)
+        .args(["run", "fake", "--iterations", "2", "--no-store"])
+        .assert()
+        .success();
+    assert!(!db.exists());
+}
+
+/// Every bad input gets one line on stderr, exit code 2, and never a panic.
+#[test]
+fn bad_input_gets_one_line_and_exit_code_2() {
+    let (dir, db) = temp_db();
+    let not_a_db = dir.path().join("notes.txt");
+    std::fs::write(
+        &not_a_db,
+        "shopping list: eggs, flour, and a scheduler that never regresses\n",
+    )
+    .unwrap();
+    let not_a_db = not_a_db.to_str().unwrap().to_string();
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["run", "nosuchworkload"],
+        vec!["run", "pipe", "--bogus-flag"],
+        vec!["run", "pipe", "--loops", "0"],
+        vec!["run", "pipe", "--loops", "-5"],
+        vec!["run", "pipe", "--cpus", "0"],
+        vec!["run", "pipe", "--cpus", "0,99999"],
+        vec!["run", "messaging", "--groups", "0"],
+        vec!["run", "messaging", "--datasize", "1000000000"],
+        vec!["run", "messaging", "--groups", "10000", "--fds", "1000"],
+        vec!["run", "fake", "--iterations", "0"],
+        vec!["run", "fake", "--label", "123"],
+        vec!["run"],
+        vec!["run", "--suite", "nosuchsuite"],
+        vec!["run", "--suite", "quick", "pipe"],
+        vec!["run", "fake", "--db", "/proc/no-such-dir/results.db"],
+        vec!["run", "fake", "--db", &not_a_db],
+        vec!["show", "424242"],
+        vec!["show", "no-such-label"],
+    ];
+    // Make the database exist so `show` reaches the lookup.
+    schedlab(&db)
+        .args(["run", "fake", "--iterations", "1"])
+        .assert()
+        .success();
+    for args in cases {
+        let out = schedlab(&db).args(&args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(
+            stderr.trim_end().lines().count(),
+            1,
+            "{args:?} printed more than one line: {stderr}"
+        );
+        assert!(stderr.starts_with("schedlab: "), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn failed_run_keeps_finished_iterations() {
+    let (_d, db) = temp_db();
+    let out = schedlab(&db)
+        .args([
+            "run",
+            "fake",
+            "--fail-at",
+            "3",
+            "--iterations",
+            "5",
+            "--warmup",
+            "1",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("3 finished iterations kept"));
+    let doc = json_of(
+        &schedlab(&db)
+            .args(["show", "1", "--format", "json"])
+            .output()
+            .unwrap()
+            .stdout,
+    );
+    let run = &doc["runs"][0];
+    assert_eq!(run["status"], "failed");
+    assert_eq!(run["cases"][0]["measured_iterations"], 2);
+    assert_eq!(run["cases"][0]["warmup_iterations"], 1);
+}
+
+/// Processes whose command line mentions `marker` (forked tasks share their parent's).
+fn processes_mentioning(marker: &str) -> Vec<i32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
+            if String::from_utf8_lossy(&cmdline).contains(marker) {
+                found.push(pid);
+            }
+        }
+    }
+    found
+}
+
+fn stored_iterations(db: &Path) -> i64 {
+    let Ok(conn) =
+        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+    else {
+        return 0;
+    };
+    conn.query_row("SELECT count(*) FROM iterations", [], |r| r.get(0))
+        .unwrap_or(0)
+}
+
+/// Starts a long messaging run, interrupts it with `signal` after its first stored iteration, and
+/// checks the exit code, that no task survives, and that the database is consistent.
+fn interrupt_messaging_run(signal: i32, threads: bool) {
+    let (_d, db) = temp_db();
+    let mut cmd = StdCommand::new(assert_cmd::cargo::cargo_bin("schedlab"));
+    cmd.args([
+        "run",
+        "messaging",
+        "--groups",
+        "2",
+        "--fds",
+        "10",
+        "--loops",
+        "3000",
+    ])
+    .args(["--iterations", "200", "--warmup", "0", "--db"])
+    .arg(&db)
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped());
+    if threads {
+        cmd.arg("--threads");
+    }
+    let mut child = cmd.spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while stored_iterations(&db) < 1 {
+        assert!(Instant::now() < deadline, "no iteration was stored in time");
+        assert!(child.try_wait().unwrap().is_none(), "run ended early");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Land inside an iteration rather than between two.
+    std::thread::sleep(Duration::from_millis(150));
+    // SAFETY: sending a signal to our own child.
+    unsafe { libc::kill(child.id() as i32, signal) };
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(128 + signal), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+
+    let marker = db.to_str().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !processes_mentioning(marker).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "stray tasks: {:?}",
+            processes_mentioning(marker)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let check: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(check, "ok");
+    let status: String = conn
+        .query_row("SELECT status FROM runs", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(status, "interrupted");
+    let kept: i64 = conn
+        .query_row("SELECT count(*) FROM iterations", [], |r| r.get(0))
+        .unwrap();
+    assert!(kept >= 1);
+    let measured: i64 = conn
+        .query_row("SELECT count(*) FROM measurements", [], |r| r.get(0))
+        .unwrap();
+    assert!(measured >= kept, "iterations without measurements");
+}
+
+#[test]
+fn sigint_reaps_processes_and_keeps_results() {
+    interrupt_messaging_run(libc::SIGINT, false);
+}
+
+#[test]
+fn sigterm_during_threaded_run_keeps_results() {
+    interrupt_messaging_run(libc::SIGTERM, true);
+}
