@@ -115,7 +115,6 @@ impl Usage {
             involuntary_csw: self.involuntary_csw.saturating_sub(earlier.involuntary_csw),
         }
     }
-
 }
 
 impl std::ops::Add for Usage {
