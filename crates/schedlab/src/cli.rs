@@ -27,6 +27,10 @@ pub enum Command {
     Runs(RunsArgs),
     /// Show stored runs by run id or label (a label may name several runs).
     Show(ShowArgs),
+    /// Compare stored runs: a baseline and one or more candidates (run ids or labels).
+    Compare(CompareArgs),
+    /// Compare plain data files, one number per line (ministat-compatible).
+    Stat(StatArgs),
     /// Print this machine's fingerprint, as stored with every run.
     Env(EnvArgs),
 }
@@ -130,9 +134,17 @@ pub struct FakeArgs {
     /// Standard deviation of the values, percent of the centre.
     #[arg(long, value_name = "PCT", default_value_t = 1.0)]
     pub spread_pct: f64,
-    /// Seed of the generator.
+    /// Seed of the generator (run-to-run noise; not part of the case name).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Make every value this many percent larger, as a slower kernel would (not part of the case name).
+    #[arg(
+        long,
+        value_name = "PCT",
+        default_value_t = 0.0,
+        allow_negative_numbers = true
+    )]
+    pub effect_pct: f64,
     /// Fail at this 0-based iteration (warm-ups count).
     #[arg(long, value_name = "N")]
     pub fail_at: Option<u32>,
@@ -167,4 +179,111 @@ pub struct ShowArgs {
 pub struct EnvArgs {
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompareStyle {
+    /// case, load, baseline(std%), compare%(std%), mark (as kernel developers post schedtests tables)
+    Schedtests,
+    /// Min, Amean or Hmean, Stddev, CoeffVar, Max rows with * marks (compare-mmtests)
+    Mmtests,
+    /// ministat's plot, vitals and Student's t difference
+    Ministat,
+    /// benchstat's median ± CI and `vs base` column
+    Benchstat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompareFormat {
+    Text,
+    Markdown,
+    Csv,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AdjustArg {
+    /// Benjamini-Hochberg (false discovery rate)
+    Bh,
+    /// Benjamini-Yekutieli (false discovery rate under any dependence)
+    By,
+    /// Holm (family-wise error rate; strict gates)
+    Holm,
+}
+
+/// Options shared by `compare` and `stat`: how rows are decided and shown.
+#[derive(Debug, Args)]
+pub struct DecisionArgs {
+    /// Smallest change worth a mark, in percent (δ).
+    #[arg(long, value_name = "PCT", default_value_t = 1.0)]
+    pub min_effect: f64,
+    /// False discovery rate q for the multiple-comparison adjustment.
+    #[arg(long, value_name = "Q", default_value_t = 0.05)]
+    pub fdr: f64,
+    /// Multiple-comparison adjustment over every row of the report.
+    #[arg(long, value_enum, default_value_t = AdjustArg::Bh)]
+    pub adjust: AdjustArg,
+    /// A side whose std exceeds this percent of its mean is marked ?? (too noisy).
+    #[arg(long, value_name = "PCT", default_value_t = 10.0)]
+    pub noise_cap: f64,
+    /// Confidence level in percent: one of ministat's 80, 90, 95, 98, 99, 99.5.
+    #[arg(long, short = 'c', value_name = "PCT", default_value_t = 95.0)]
+    pub confidence: f64,
+    /// Exit with status 1 when any row is marked a regression (for CI gates).
+    #[arg(long)]
+    pub fail_on_regression: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The baseline: a run id or a label (a label may span runs from several boots).
+    #[arg(value_name = "BASE")]
+    pub base: String,
+    /// One or more candidates, each a run id or a label.
+    #[arg(value_name = "CAND", required = true)]
+    pub candidates: Vec<String>,
+    #[arg(long, value_enum, default_value_t = CompareStyle::Schedtests)]
+    pub style: CompareStyle,
+    #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
+    pub format: CompareFormat,
+    /// Compare only this metric (repeatable) [default: every primary metric]
+    #[arg(long = "metric", value_name = "NAME")]
+    pub metrics: Vec<String>,
+    /// Compare secondary metrics too (CPU time, context switches, migrations, RES IPIs).
+    #[arg(long)]
+    pub all_metrics: bool,
+    /// Compare even when CPU model, CPU count, SMT or governor differ between the runs.
+    #[arg(long)]
+    pub allow_fingerprint_mismatch: bool,
+    #[command(flatten)]
+    pub decision: DecisionArgs,
+    #[command(flatten)]
+    pub db: DbArg,
+}
+
+#[derive(Debug, Args)]
+pub struct StatArgs {
+    /// Data files: one number per line (`#` starts a comment); the first is the baseline.
+    #[arg(value_name = "FILE", required = true, num_args = 2..)]
+    pub files: Vec<std::path::PathBuf>,
+    /// Column to read (1-based), as ministat's -C.
+    #[arg(long = "column", short = 'C', value_name = "N", default_value_t = 1)]
+    pub column: usize,
+    /// Column delimiters, as ministat's -d.
+    #[arg(
+        long = "delimiter",
+        short = 'd',
+        value_name = "CHARS",
+        default_value = " \t"
+    )]
+    pub delimiters: String,
+    /// The numbers improve when they grow (default: lower is better, like times).
+    #[arg(long)]
+    pub higher_is_better: bool,
+    #[arg(long, value_enum, default_value_t = CompareStyle::Ministat)]
+    pub style: CompareStyle,
+    #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
+    pub format: CompareFormat,
+    #[command(flatten)]
+    pub decision: DecisionArgs,
 }

@@ -70,6 +70,7 @@ fn workload_spec(command: &WorkloadCommand) -> Result<WorkloadSpec, Failure> {
             value_usec: a.value_usec,
             spread_pct: a.spread_pct,
             seed: a.seed,
+            effect_pct: a.effect_pct,
             fail_at: a.fail_at,
             sleep_ms: a.sleep_ms,
         }),

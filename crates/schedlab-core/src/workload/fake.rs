@@ -29,8 +29,13 @@ pub struct FakeParams {
     /// Standard deviation of the generated values, in percent of the centre.
     #[serde(default = "default_spread_pct")]
     pub spread_pct: f64,
+    /// Generator seed: run-to-run noise, so it is not part of the case name.
     #[serde(default = "default_seed")]
     pub seed: u64,
+    /// Makes every value this much larger, as a slower kernel would: the "change" a comparison
+    /// should find. Not part of the case name either.
+    #[serde(default)]
+    pub effect_pct: f64,
     /// Fail with a run error at this 0-based iteration (warm-ups count).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fail_at: Option<u32>,
@@ -45,6 +50,7 @@ impl Default for FakeParams {
             value_usec: default_value_usec(),
             spread_pct: default_spread_pct(),
             seed: default_seed(),
+            effect_pct: 0.0,
             fail_at: None,
             sleep_ms: 0,
         }
@@ -59,6 +65,9 @@ impl FakeParams {
         if !(self.spread_pct.is_finite() && (0.0..=50.0).contains(&self.spread_pct)) {
             return Err(Error::invalid("--spread-pct must be between 0 and 50"));
         }
+        if !(self.effect_pct.is_finite() && self.effect_pct > -90.0 && self.effect_pct < 1000.0) {
+            return Err(Error::invalid("--effect-pct must be between -90 and 1000"));
+        }
         if self.sleep_ms > 3_600_000 {
             return Err(Error::invalid("--sleep-ms must be at most one hour"));
         }
@@ -66,10 +75,7 @@ impl FakeParams {
     }
 
     pub fn case_name(&self) -> String {
-        format!(
-            "fake:value={} spread={} seed={}",
-            self.value_usec, self.spread_pct, self.seed
-        )
+        format!("fake:value={} spread={}", self.value_usec, self.spread_pct)
     }
 }
 
@@ -126,8 +132,9 @@ impl Workload for FakeWorkload {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
         let z = normal_draw(self.params.seed, info.index);
-        let usec = self.params.value_usec * (1.0 + self.params.spread_pct / 100.0 * z);
-        let usec = usec.max(self.params.value_usec * 0.01);
+        let centre = self.params.value_usec * (1.0 + self.params.effect_pct / 100.0);
+        let usec = centre * (1.0 + self.params.spread_pct / 100.0 * z);
+        let usec = usec.max(centre * 0.01);
         Ok(vec![USEC_PER_OP.value(usec), OPS_PER_SEC.value(1e6 / usec)].into())
     }
 }

@@ -6,11 +6,13 @@ use std::process::ExitCode;
 use crate::cli::{Cli, Command, DbArg, OutputFormat};
 use crate::failure::Failure;
 
+mod compare;
 mod env;
 mod list;
 mod run;
 mod runs;
 mod show;
+mod stat;
 
 pub fn dispatch(cli: Cli) -> Result<ExitCode, Failure> {
     match cli.command {
@@ -18,6 +20,8 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Run(args) => run::run(&args),
         Command::Runs(args) => runs::runs(&args),
         Command::Show(args) => show::show(&args),
+        Command::Compare(args) => compare::compare(&args),
+        Command::Stat(args) => stat::stat(&args),
         Command::Env(args) => env::env(&args),
     }
 }

@@ -1,0 +1,46 @@
+//! The Markdown format of comparisons: tabular styles as Markdown tables, ministat's plot-bearing
+//! report as a fenced block, and the footer as a list.
+use std::io::Write;
+
+use super::text::Style;
+use super::{benchstat, ministat, mmtests, schedtests, Comparison};
+
+pub fn write(c: &Comparison, style: Style, out: &mut dyn Write) -> std::io::Result<()> {
+    match style {
+        Style::Schedtests => {
+            for (title, table) in schedtests::tables(c) {
+                writeln!(out, "**{title}**\n")?;
+                table.write_markdown(out)?;
+                writeln!(out)?;
+            }
+        }
+        Style::Mmtests => {
+            for (_, table) in mmtests::tables(c) {
+                table.write_markdown(out)?;
+                writeln!(out)?;
+            }
+        }
+        Style::Ministat => {
+            writeln!(out, "```")?;
+            ministat::write(c, out)?;
+            writeln!(out, "```\n")?;
+        }
+        Style::Benchstat => {
+            for (metric, table, notes) in benchstat::tables(c) {
+                writeln!(out, "**{metric}**\n")?;
+                table.write_markdown(out)?;
+                for note in notes {
+                    writeln!(out, "\n{note}")?;
+                }
+                writeln!(out)?;
+            }
+        }
+    }
+    for line in &c.footer.text {
+        writeln!(out, "- {line}")?;
+    }
+    for missing in &c.unmatched {
+        writeln!(out, "- unmatched: {missing}")?;
+    }
+    Ok(())
+}

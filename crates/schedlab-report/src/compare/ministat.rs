@@ -1,0 +1,263 @@
+//! The ministat style: for each case and metric, every side as one ministat dataset — the legend,
+//! the ASCII distribution plot, N/Min/Max/Median/Avg/Stddev, and for each candidate "Difference at
+//! 95.0% confidence … (Student's t, pooled s = …)" or "No difference proven …", the same digits
+//! FreeBSD ministat prints — followed by schedlab's own verdict on that row.
+use std::io::Write;
+
+use schedlab_stats::ministat::{ministat_difference, ministat_vitals};
+
+use super::{Comparison, Row};
+
+/// ministat's dataset symbols; plot cells holding several datasets OR their indices together.
+const SYMBOLS: [char; 8] = [' ', 'x', '+', '*', '%', '#', '@', 'O'];
+/// ministat's width when its output is not a terminal.
+pub const DEFAULT_WIDTH: usize = 74;
+
+const VITALS_HEAD: &str =
+    "    N           Min           Max        Median           Avg        Stddev";
+
+fn mean(xs: &[f64]) -> f64 {
+    xs.iter().sum::<f64>() / xs.len() as f64
+}
+
+fn stddev(xs: &[f64]) -> f64 {
+    if xs.len() < 2 {
+        return f64::NAN;
+    }
+    let m = mean(xs);
+    (xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (xs.len() - 1) as f64).sqrt()
+}
+
+/// The plot ministat draws for `datasets` (each sorted ascending), as lines without newlines.
+/// Implemented from ministat's description: the x range covers every dataset's min, max and
+/// mean ± one standard deviation; points stack upwards in their column; one bar line shows each
+/// dataset's mean ± sd (`|___|`), median (`M`) and mean (`A`).
+pub fn plot(datasets: &[Vec<f64>], width: usize) -> Vec<String> {
+    let width = width.max(2);
+    let (mut min, mut max) = (f64::INFINITY, f64::NEG_INFINITY);
+    for ds in datasets {
+        let (avg, sd) = (mean(ds), stddev(ds));
+        for v in [ds[0], ds[ds.len() - 1], avg - sd, avg + sd] {
+            if v.is_nan() {
+                continue;
+            }
+            min = min.min(v);
+            max = max.max(v);
+        }
+    }
+    let span = max - min;
+    if span.is_nan() || span <= 0.0 || span.is_infinite() {
+        return vec!["[no plot, span is zero width]".to_string()];
+    }
+    let dx = span / (width as f64 - 1.0);
+    let x0 = min - 0.5 * dx;
+    let column = |v: f64| (((v - x0) / dx) as usize).min(width - 1);
+
+    let mut rows: Vec<Vec<u8>> = vec![vec![0; width]];
+    let mut height = 0;
+    let mut bar = vec![0u8; width];
+    for (index, ds) in datasets.iter().enumerate() {
+        let val = (index + 1) as u8;
+        // The tallest stack of this dataset decides the plot's height, as in ministat.
+        let mut tallest = 1;
+        let mut run = 0;
+        let mut previous = usize::MAX;
+        for &v in ds {
+            let x = column(v);
+            run = if x == previous { run + 1 } else { 1 };
+            previous = x;
+            tallest = tallest.max(run);
+        }
+        height = tallest + 1;
+        while rows.len() < height {
+            rows.push(vec![0; width]);
+        }
+        previous = usize::MAX;
+        run = 0;
+        for &v in ds {
+            let x = column(v);
+            run = if x == previous { run + 1 } else { 1 };
+            previous = x;
+            rows[run][x] |= val;
+        }
+        let (avg, sd) = (mean(ds), stddev(ds));
+        if !sd.is_nan() {
+            let (low, high) = (column(avg - sd), column(avg + sd));
+            bar[high] = b'|';
+            bar[low] = b'|';
+            for cell in bar.iter_mut().take(high).skip(low + 1) {
+                if *cell == 0 {
+                    *cell = b'_';
+                }
+            }
+        }
+        bar[column(ds[ds.len() / 2])] = b'M';
+        bar[column(avg)] = b'A';
+    }
+    let border = format!("+{}+", "-".repeat(width));
+    let mut lines = vec![border.clone()];
+    for i in 1..height {
+        let row = &rows[height - i];
+        let cells: String = row
+            .iter()
+            .map(|&k| SYMBOLS.get(k as usize).copied().unwrap_or('?'))
+            .collect();
+        lines.push(format!("|{cells}|"));
+    }
+    let bar: String = bar
+        .iter()
+        .map(|&k| if k == 0 { ' ' } else { k as char })
+        .collect();
+    lines.push(format!("|{bar}|"));
+    lines.push(border);
+    lines
+}
+
+/// One ministat report for `names[i]` ↔ `datasets[i]`, the first being the reference.
+pub fn write_block(
+    names: &[String],
+    datasets: &[Vec<f64>],
+    confidence: f64,
+    width: usize,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let sorted: Vec<Vec<f64>> = datasets
+        .iter()
+        .map(|d| {
+            let mut d = d.clone();
+            d.sort_by(f64::total_cmp);
+            d
+        })
+        .collect();
+    for (i, name) in names.iter().enumerate() {
+        writeln!(out, "{} {name}", SYMBOLS[(i + 1).min(SYMBOLS.len() - 1)])?;
+    }
+    if sorted.iter().all(|d| !d.is_empty()) {
+        for line in plot(&sorted, width) {
+            writeln!(out, "{line}")?;
+        }
+    }
+    writeln!(out, "{VITALS_HEAD}")?;
+    for (i, ds) in sorted.iter().enumerate() {
+        let symbol = SYMBOLS[(i + 1).min(SYMBOLS.len() - 1)];
+        match ministat_vitals(ds) {
+            Ok(v) => writeln!(out, "{}", v.to_ministat_line(symbol))?,
+            Err(e) => writeln!(out, "{symbol} {e}")?,
+        }
+        if i > 0 {
+            match ministat_difference(&sorted[0], ds, confidence) {
+                Ok(d) => write!(out, "{}", d.to_ministat_text())?,
+                Err(e) => writeln!(out, "no test: {e}")?,
+            }
+        }
+    }
+    Ok(())
+}
+
+pub fn write(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
+    let mut keys: Vec<(&str, &str)> = Vec::new();
+    for row in &c.rows {
+        if !keys.contains(&(row.case.as_str(), row.metric.as_str())) {
+            keys.push((row.case.as_str(), row.metric.as_str()));
+        }
+    }
+    for (i, (case, metric)) in keys.iter().enumerate() {
+        if i > 0 {
+            writeln!(out)?;
+        }
+        let rows: Vec<&Row> = c
+            .rows
+            .iter()
+            .filter(|r| r.case == *case && r.metric == *metric)
+            .collect();
+        writeln!(
+            out,
+            "{case} · {metric} ({} is better)",
+            rows[0].better.as_str()
+        )?;
+        let mut names = vec![c.base.name.clone()];
+        let mut datasets = vec![rows[0].base_samples.clone()];
+        for row in &rows {
+            names.push(row.candidate.clone());
+            datasets.push(row.candidate_samples.clone());
+        }
+        write_block(
+            &names,
+            &datasets,
+            c.settings.ministat_confidence,
+            DEFAULT_WIDTH,
+            out,
+        )?;
+        for row in &rows {
+            writeln!(out, "schedlab: {} {}", row.candidate, verdict_phrase(row))?;
+        }
+    }
+    Ok(())
+}
+
+/// "regression +25.83% [CI +15.1%, +37.6%] q=0.0010" and the like.
+pub fn verdict_phrase(row: &Row) -> String {
+    let change = row
+        .change_pct
+        .map_or("-".to_string(), |p| format!("{p:+.2}%"));
+    let ci = row.ratio_ci.map_or(String::new(), |ci| {
+        format!(
+            " [{:+.2}%, {:+.2}%]",
+            (ci.low - 1.0) * 100.0,
+            (ci.high - 1.0) * 100.0
+        )
+    });
+    let q = row.q_value.map_or(String::new(), |q| format!(" q={q:.4}"));
+    let note = row
+        .note
+        .as_ref()
+        .map_or(String::new(), |n| format!(" ({n})"));
+    format!(
+        "{} {} {change}{ci}{q}{note}",
+        row.verdict.mark(),
+        row.verdict.as_str()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The plot ministat 20150715 drew for these two data files at its default width.
+    #[test]
+    fn plot_matches_ministat() {
+        let x = vec![1.843, 1.975, 1.991, 2.038, 2.046];
+        let plus = vec![2.354, 2.378, 2.420, 2.462, 2.834];
+        let lines = plot(&[x, plus], DEFAULT_WIDTH);
+        let expected = [
+            "+--------------------------------------------------------------------------+",
+            "|x         xx  xx                      ++   +  +                          +|",
+            "|    |_____AM____|                |_________M____A_____________|           |",
+            "+--------------------------------------------------------------------------+",
+        ];
+        assert_eq!(lines, expected);
+    }
+
+    #[test]
+    fn overlapping_datasets_stack_and_merge() {
+        let x = vec![1.843, 1.975, 1.991, 2.038, 2.046];
+        let plus = vec![2.354, 2.378, 2.420, 2.462, 2.834];
+        let lines = plot(&[x.clone(), plus, x], 40);
+        let expected = [
+            "+----------------------------------------+",
+            "|        *                               |",
+            "|*    ** *           ++ ++              +|",
+            "|  |__AM__|        |____M_A_______|      |",
+            "+----------------------------------------+",
+        ];
+        assert_eq!(lines, expected);
+    }
+
+    #[test]
+    fn zero_span_says_so() {
+        assert_eq!(
+            plot(&[vec![1.0, 1.0, 1.0]], 74),
+            vec!["[no plot, span is zero width]"]
+        );
+    }
+}

@@ -1,0 +1,697 @@
+//! Comparisons that do not cry wolf: the model behind `schedlab compare` and `schedlab stat`.
+//!
+//! Each side (a baseline and one or more candidates) is a set of sample groups per case × metric.
+//! The unit of replication follows the design in docs/statistics.md: when a side spans several
+//! boots, each boot's iterations are first summarised (the median of the log metric) and boots are
+//! the samples; within one boot, iterations are the samples. Every row gets a Welch t test on the
+//! log values (a ratio and its CI), a seeded bootstrap CI of the ratio of medians, TOST
+//! equivalence within ±δ and a minimum detectable effect; then q-values over every row of the
+//! report decide, together with the δ floor, which rows are marked.
+use serde::Serialize;
+
+use schedlab_core::metric::{Better, Role};
+use schedlab_core::record::RunRecord;
+use schedlab_stats::bootstrap::{bootstrap_ratio_of_medians, BootstrapSettings};
+use schedlab_stats::equivalence::tost_log_ratio_two_sample;
+use schedlab_stats::multiplicity::{adjust_p_values, Adjustment};
+use schedlab_stats::power::mde_two_sample;
+use schedlab_stats::summary::{summarize, Summary};
+use schedlab_stats::ttest::welch_t_test;
+use schedlab_stats::ConfidenceInterval;
+
+pub mod benchstat;
+pub mod csv;
+pub mod json;
+pub mod markdown;
+pub mod ministat;
+pub mod mmtests;
+pub mod schedtests;
+pub mod table;
+pub mod text;
+
+/// Bumped when a field of the comparison JSON is renamed or removed.
+pub const COMPARISON_SCHEMA_VERSION: u32 = 1;
+
+/// How rows are decided; the defaults are the documented ones.
+#[derive(Debug, Clone, Serialize)]
+pub struct Settings {
+    /// δ: the smallest relative change worth a mark (0.01 = 1 %).
+    pub min_effect: f64,
+    /// The false-discovery rate q for the multiple-comparison adjustment.
+    pub fdr: f64,
+    pub adjustment: AdjustmentName,
+    /// Confidence level of the intervals shown.
+    pub confidence: f64,
+    /// A side whose samples vary more than this (std % of the mean) is too noisy to judge.
+    pub noise_cap_pct: f64,
+    /// Fewer samples than this on a side make a row `??`.
+    pub min_samples: usize,
+    pub bootstrap_resamples: usize,
+    pub bootstrap_seed: u64,
+    /// Confidence of ministat's own test (one of its table's levels).
+    pub ministat_confidence: f64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            min_effect: 0.01,
+            fdr: 0.05,
+            adjustment: AdjustmentName::Bh,
+            confidence: 0.95,
+            noise_cap_pct: 10.0,
+            min_samples: 3,
+            bootstrap_resamples: 2000,
+            bootstrap_seed: 0x5C4E_D1AB,
+            ministat_confidence: 0.95,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AdjustmentName {
+    Bh,
+    By,
+    Holm,
+}
+
+impl AdjustmentName {
+    fn method(self) -> Adjustment {
+        match self {
+            AdjustmentName::Bh => Adjustment::BenjaminiHochberg,
+            AdjustmentName::By => Adjustment::BenjaminiYekutieli,
+            AdjustmentName::Holm => Adjustment::Holm,
+        }
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            AdjustmentName::Bh => "Benjamini-Hochberg",
+            AdjustmentName::By => "Benjamini-Yekutieli",
+            AdjustmentName::Holm => "Holm",
+        }
+    }
+}
+
+/// What a row concluded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Regression,
+    Improvement,
+    Inconclusive,
+    Equivalent,
+    Noisy,
+}
+
+impl Verdict {
+    /// The mark printed in tables.
+    pub fn mark(self) -> &'static str {
+        match self {
+            Verdict::Regression | Verdict::Improvement => "**",
+            Verdict::Inconclusive => "~",
+            Verdict::Equivalent => "≈",
+            Verdict::Noisy => "??",
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Regression => "regression",
+            Verdict::Improvement => "improvement",
+            Verdict::Inconclusive => "inconclusive",
+            Verdict::Equivalent => "equivalent",
+            Verdict::Noisy => "noisy",
+        }
+    }
+}
+
+/// What one sample of a row stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Replication {
+    /// Iterations of a single boot.
+    Iterations,
+    /// Per-boot summaries (the median of the log metric over that boot's iterations).
+    Boots,
+}
+
+/// One metric of one case on one side, as groups of raw values (one group per boot).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SampleGroups {
+    pub unit: String,
+    pub better: Better,
+    pub groups: Vec<Vec<f64>>,
+}
+
+impl SampleGroups {
+    /// The samples a test sees, and what they stand for.
+    pub fn samples(&self) -> (Vec<f64>, Replication) {
+        let non_empty: Vec<&Vec<f64>> = self.groups.iter().filter(|g| !g.is_empty()).collect();
+        if non_empty.len() >= 2 {
+            (
+                non_empty.iter().map(|g| boot_summary(g)).collect(),
+                Replication::Boots,
+            )
+        } else {
+            (
+                non_empty.first().map(|g| g.to_vec()).unwrap_or_default(),
+                Replication::Iterations,
+            )
+        }
+    }
+}
+
+/// A boot's value: the median on the log scale (the geometric centre), which one slow iteration
+/// cannot drag; plain median where values are not all positive.
+fn boot_summary(values: &[f64]) -> f64 {
+    let median = |xs: &[f64]| summarize(xs).map(|s| s.median).unwrap_or(f64::NAN);
+    if values.iter().all(|v| *v > 0.0) {
+        let logs: Vec<f64> = values.iter().map(|v| v.ln()).collect();
+        median(&logs).exp()
+    } else {
+        median(values)
+    }
+}
+
+/// A case as shown in schedtests-style tables: the configuration and the load.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CaseLabel {
+    pub name: String,
+    pub short: String,
+    pub load: String,
+}
+
+/// One side of a comparison.
+#[derive(Debug, Clone)]
+pub struct Side {
+    pub name: String,
+    pub run_ids: Vec<i64>,
+    pub boots: usize,
+    pub kernels: Vec<String>,
+    /// In the order cases and metrics first appear.
+    pub series: Vec<(CaseLabel, String, SampleGroups)>,
+}
+
+impl Side {
+    fn get(&self, case: &str, metric: &str) -> Option<&SampleGroups> {
+        self.series
+            .iter()
+            .find(|(c, m, _)| c.name == case && m == metric)
+            .map(|(_, _, g)| g)
+    }
+
+    /// A side made of stored runs; `metrics` picks metrics by name, else every primary metric.
+    pub fn from_runs(name: &str, runs: &[RunRecord], metrics: &MetricFilter) -> Side {
+        let mut boots: Vec<String> = Vec::new();
+        let mut kernels: Vec<String> = Vec::new();
+        let mut series: Vec<(CaseLabel, String, SampleGroups)> = Vec::new();
+        for run in runs {
+            let boot = run.fingerprint.boot_id.clone();
+            let boot_index = match boots.iter().position(|b| *b == boot) {
+                Some(i) => i,
+                None => {
+                    boots.push(boot);
+                    boots.len() - 1
+                }
+            };
+            if !kernels.contains(&run.fingerprint.kernel_release) {
+                kernels.push(run.fingerprint.kernel_release.clone());
+            }
+            for case in &run.cases {
+                let label = case_label(&case.spec.name, &case.spec.workload);
+                for iteration in case.measured() {
+                    for m in &iteration.measurements {
+                        if !metrics.accepts(&m.name, m.role) {
+                            continue;
+                        }
+                        let position = series
+                            .iter()
+                            .position(|(c, name, _)| c.name == label.name && *name == m.name);
+                        let index = position.unwrap_or_else(|| {
+                            series.push((
+                                label.clone(),
+                                m.name.clone(),
+                                SampleGroups {
+                                    unit: m.unit.clone(),
+                                    better: m.better,
+                                    groups: Vec::new(),
+                                },
+                            ));
+                            series.len() - 1
+                        });
+                        let groups = &mut series[index].2.groups;
+                        if groups.len() <= boot_index {
+                            groups.resize(boot_index + 1, Vec::new());
+                        }
+                        groups[boot_index].push(m.value);
+                    }
+                }
+            }
+        }
+        Side {
+            name: name.to_string(),
+            run_ids: runs.iter().filter_map(|r| r.id).collect(),
+            boots: boots.len(),
+            kernels,
+            series,
+        }
+    }
+}
+
+/// Which metrics a comparison covers.
+#[derive(Debug, Clone, Default)]
+pub struct MetricFilter {
+    /// Metric names; empty means every primary metric (or every metric with `all`).
+    pub names: Vec<String>,
+    pub all: bool,
+}
+
+impl MetricFilter {
+    fn accepts(&self, name: &str, role: Role) -> bool {
+        if !self.names.is_empty() {
+            return self.names.iter().any(|n| n == name);
+        }
+        self.all || role == Role::Primary
+    }
+}
+
+/// Splits a canonical case name into schedtests' "case" and "load" columns where the workload has
+/// a natural load parameter (hackbench groups, schbench threads); elsewhere the load is `-`.
+fn case_label(name: &str, workload: &schedlab_core::workload::WorkloadSpec) -> CaseLabel {
+    let params = serde_json::to_value(workload).unwrap_or_default();
+    let get = |key: &str| {
+        params
+            .get(key)
+            .map(|v| v.to_string().trim_matches('"').to_string())
+    };
+    let (short, load) = match workload.kind() {
+        "messaging" => {
+            let mode = if params["threads"] == true {
+                "threads"
+            } else {
+                "process"
+            };
+            let transport = if params["pipe"] == true {
+                "pipe"
+            } else {
+                "sockets"
+            };
+            (
+                format!("{mode}-{transport}-{}", get("fds").unwrap_or_default()),
+                format!("{}-groups", get("groups").unwrap_or_default()),
+            )
+        }
+        _ => (name.to_string(), "-".to_string()),
+    };
+    CaseLabel {
+        name: name.to_string(),
+        short,
+        load,
+    }
+}
+
+/// One case × metric × candidate.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub case: String,
+    #[serde(skip)]
+    pub label: CaseLabel,
+    pub metric: String,
+    pub unit: String,
+    pub better: Better,
+    /// The candidate side's name.
+    pub candidate: String,
+    pub replication: Replication,
+    pub base_samples: Vec<f64>,
+    pub candidate_samples: Vec<f64>,
+    pub base: Option<Summary>,
+    pub candidate_summary: Option<Summary>,
+    /// Candidate ÷ baseline (ratio of geometric means; of means where values are not positive).
+    pub ratio: Option<f64>,
+    pub change_pct: Option<f64>,
+    pub ratio_ci: Option<ConfidenceInterval>,
+    /// Bootstrap (BCa, else percentile) CI of the ratio of medians.
+    pub ratio_of_medians: Option<f64>,
+    pub ratio_of_medians_ci: Option<ConfidenceInterval>,
+    pub test: &'static str,
+    pub p_value: Option<f64>,
+    pub q_value: Option<f64>,
+    pub equivalence_p_value: Option<f64>,
+    /// The smallest change this row could detect (80 % power at the adjusted level).
+    pub mde_pct: Option<f64>,
+    pub verdict: Verdict,
+    /// Why a row is `??`, or other caveats.
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SideSummary {
+    pub name: String,
+    pub run_ids: Vec<i64>,
+    pub boots: usize,
+    pub kernels: Vec<String>,
+}
+
+/// The whole comparison: every row, and what a reader needs to judge the marks.
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    pub schema_version: u32,
+    pub settings: Settings,
+    pub base: SideSummary,
+    pub candidates: Vec<SideSummary>,
+    pub rows: Vec<Row>,
+    /// Cases × metrics present on one side only.
+    pub unmatched: Vec<String>,
+    pub footer: Footer,
+    #[serde(skip)]
+    pub sides: Vec<Side>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Footer {
+    pub test: String,
+    pub comparisons: usize,
+    pub marked: usize,
+    /// The bound on false marks if nothing changed, as text.
+    pub false_marks_if_nothing_changed: String,
+    pub text: Vec<String>,
+}
+
+const TEST_LOG_WELCH: &str = "welch-t-log";
+const TEST_RAW_WELCH: &str = "welch-t-raw";
+
+/// Compares every candidate with the baseline.
+pub fn compare(base: Side, candidates: Vec<Side>, settings: Settings) -> Comparison {
+    let mut rows = Vec::new();
+    let mut unmatched = Vec::new();
+    for candidate in &candidates {
+        for (label, metric, base_groups) in &base.series {
+            match candidate.get(&label.name, metric) {
+                Some(cand_groups) => rows.push(row(
+                    label,
+                    metric,
+                    base_groups,
+                    cand_groups,
+                    &candidate.name,
+                    &settings,
+                )),
+                None => unmatched.push(format!(
+                    "{} {metric}: not in {}",
+                    label.name, candidate.name
+                )),
+            }
+        }
+        for (label, metric, _) in &candidate.series {
+            if base.get(&label.name, metric).is_none() {
+                unmatched.push(format!("{} {metric}: not in {}", label.name, base.name));
+            }
+        }
+    }
+    decide(&mut rows, &settings);
+    let footer = footer(&rows, &settings);
+    let summary = |s: &Side| SideSummary {
+        name: s.name.clone(),
+        run_ids: s.run_ids.clone(),
+        boots: s.boots,
+        kernels: s.kernels.clone(),
+    };
+    Comparison {
+        schema_version: COMPARISON_SCHEMA_VERSION,
+        base: summary(&base),
+        candidates: candidates.iter().map(summary).collect(),
+        settings,
+        rows,
+        unmatched,
+        footer,
+        sides: std::iter::once(base).chain(candidates).collect(),
+    }
+}
+
+fn row(
+    label: &CaseLabel,
+    metric: &str,
+    base: &SampleGroups,
+    cand: &SampleGroups,
+    candidate: &str,
+    settings: &Settings,
+) -> Row {
+    let (base_samples, base_rep) = base.samples();
+    let (cand_samples, cand_rep) = cand.samples();
+    let replication = if base_rep == Replication::Boots || cand_rep == Replication::Boots {
+        Replication::Boots
+    } else {
+        Replication::Iterations
+    };
+    let positive = base_samples.iter().chain(&cand_samples).all(|v| *v > 0.0);
+    let mut row = Row {
+        case: label.name.clone(),
+        label: label.clone(),
+        metric: metric.to_string(),
+        unit: base.unit.clone(),
+        better: base.better,
+        candidate: candidate.to_string(),
+        replication,
+        base_samples: base_samples.clone(),
+        candidate_samples: cand_samples.clone(),
+        base: summarize(&base_samples).ok(),
+        candidate_summary: summarize(&cand_samples).ok(),
+        ratio: None,
+        change_pct: None,
+        ratio_ci: None,
+        ratio_of_medians: None,
+        ratio_of_medians_ci: None,
+        test: if positive {
+            TEST_LOG_WELCH
+        } else {
+            TEST_RAW_WELCH
+        },
+        p_value: None,
+        q_value: None,
+        equivalence_p_value: None,
+        mde_pct: None,
+        verdict: Verdict::Noisy,
+        note: None,
+    };
+    if base_samples.len() < 2 || cand_samples.len() < 2 {
+        return row;
+    }
+    if positive {
+        let ln = |xs: &[f64]| xs.iter().map(|v| v.ln()).collect::<Vec<f64>>();
+        let (lb, lc) = (ln(&base_samples), ln(&cand_samples));
+        if let Ok(t) = welch_t_test(&lb, &lc, settings.confidence) {
+            row.ratio = Some(t.estimate.exp());
+            row.ratio_ci = Some(ConfidenceInterval {
+                low: t.ci.low.exp(),
+                high: t.ci.high.exp(),
+                level: t.ci.level,
+            });
+            row.p_value = Some(t.p_value);
+        }
+        if let Ok(e) = tost_log_ratio_two_sample(
+            &base_samples,
+            &cand_samples,
+            settings.min_effect,
+            1.0 - settings.confidence,
+        ) {
+            row.equivalence_p_value = Some(e.p_value);
+        }
+        let boot = BootstrapSettings {
+            resamples: settings.bootstrap_resamples,
+            confidence: settings.confidence,
+            seed: settings.bootstrap_seed ^ fnv1a(&row.case) ^ fnv1a(metric).rotate_left(17),
+        };
+        if let Ok(b) = bootstrap_ratio_of_medians(&base_samples, &cand_samples, boot) {
+            row.ratio_of_medians = Some(b.ratio);
+            row.ratio_of_medians_ci = Some(b.bca.map_or(b.percentile, |bca| bca.ci));
+        }
+    } else if let Ok(t) = welch_t_test(&base_samples, &cand_samples, settings.confidence) {
+        let mean_b = row.base.map_or(0.0, |s| s.mean);
+        if mean_b != 0.0 {
+            row.ratio = Some(1.0 + t.estimate / mean_b);
+            row.ratio_ci = Some(ConfidenceInterval {
+                low: 1.0 + t.ci.low / mean_b,
+                high: 1.0 + t.ci.high / mean_b,
+                level: t.ci.level,
+            });
+        }
+        row.p_value = Some(t.p_value);
+    }
+    row.change_pct = row.ratio.map(|r| (r - 1.0) * 100.0);
+    row
+}
+
+/// 64-bit FNV-1a, so every row's bootstrap stream is fixed by its names alone.
+fn fnv1a(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// q-values over every row, then the verdicts.
+fn decide(rows: &mut [Row], settings: &Settings) {
+    let tested: Vec<usize> = (0..rows.len())
+        .filter(|&i| rows[i].p_value.is_some())
+        .collect();
+    let p: Vec<f64> = tested
+        .iter()
+        .map(|&i| rows[i].p_value.unwrap_or(1.0))
+        .collect();
+    if let Ok(q) = adjust_p_values(&p, settings.adjustment.method()) {
+        for (&i, q) in tested.iter().zip(q) {
+            rows[i].q_value = Some(q);
+        }
+    }
+    let comparisons = tested.len().max(1);
+    for row in rows.iter_mut() {
+        row.mde_pct = mde_pct(row, settings, comparisons);
+        let (verdict, note) = verdict(row, settings);
+        row.verdict = verdict;
+        row.note = note;
+    }
+}
+
+fn mde_pct(row: &Row, settings: &Settings, comparisons: usize) -> Option<f64> {
+    if row.test != TEST_LOG_WELCH {
+        return None;
+    }
+    let sd = |xs: &[f64]| {
+        let logs: Vec<f64> = xs.iter().map(|v| v.ln()).collect();
+        summarize(&logs).ok().and_then(|s| s.std)
+    };
+    let (sb, sc) = (sd(&row.base_samples)?, sd(&row.candidate_samples)?);
+    let pooled = ((sb * sb + sc * sc) / 2.0).sqrt();
+    let n = row.base_samples.len().min(row.candidate_samples.len());
+    // The level the most significant row must reach under the adjustment: q / m.
+    let alpha = settings.fdr / comparisons as f64;
+    mde_two_sample(n, pooled, alpha, 0.8)
+        .ok()
+        .map(|m| m.pct_increase)
+}
+
+fn verdict(row: &Row, settings: &Settings) -> (Verdict, Option<String>) {
+    let (nb, nc) = (row.base_samples.len(), row.candidate_samples.len());
+    if nb < settings.min_samples || nc < settings.min_samples {
+        return (
+            Verdict::Noisy,
+            Some(format!(
+                "too few samples ({nb} vs {nc}; need {} per side)",
+                settings.min_samples
+            )),
+        );
+    }
+    let (Some(q), Some(ratio)) = (row.q_value, row.ratio) else {
+        return (Verdict::Noisy, Some("no test was possible".to_string()));
+    };
+    if q <= settings.fdr && (ratio - 1.0).abs() >= settings.min_effect {
+        let worse = match row.better {
+            Better::Lower => ratio > 1.0,
+            Better::Higher => ratio < 1.0,
+        };
+        return (
+            if worse {
+                Verdict::Regression
+            } else {
+                Verdict::Improvement
+            },
+            None,
+        );
+    }
+    if row
+        .equivalence_p_value
+        .is_some_and(|p| p <= 1.0 - settings.confidence)
+    {
+        return (Verdict::Equivalent, None);
+    }
+    let noisiest = [row.base, row.candidate_summary]
+        .iter()
+        .filter_map(|s| s.and_then(|s| s.std_pct))
+        .fold(0.0_f64, |a, b| a.max(b.abs()));
+    if noisiest > settings.noise_cap_pct {
+        return (
+            Verdict::Noisy,
+            Some(format!(
+                "std {noisiest:.1}% exceeds the noise cap of {}%",
+                settings.noise_cap_pct
+            )),
+        );
+    }
+    (
+        Verdict::Inconclusive,
+        row.mde_pct.map(|m| format!("MDE {m:.1}%")),
+    )
+}
+
+fn footer(rows: &[Row], settings: &Settings) -> Footer {
+    let comparisons = rows.iter().filter(|r| r.p_value.is_some()).count();
+    let marked = rows
+        .iter()
+        .filter(|r| matches!(r.verdict, Verdict::Regression | Verdict::Improvement))
+        .count();
+    let replication = if rows.iter().any(|r| r.replication == Replication::Boots) {
+        "per-boot medians of the log metric where a side spans several boots, else iterations"
+    } else {
+        "iterations of one boot per side"
+    };
+    let delta = settings.min_effect * 100.0;
+    let q = settings.fdr;
+    let false_marks = format!(
+        "if nothing changed, P(any false mark) <= {q} ({})",
+        settings.adjustment.describe()
+    );
+    let text = vec![
+        format!(
+            "test: Welch's t on log values (ratio of geometric means, {:.0}% CI); samples: {replication}",
+            settings.confidence * 100.0
+        ),
+        format!(
+            "marks: ** q <= {q} ({} over {comparisons} comparisons) and |change| >= {delta}%; ≈ equivalent within ±{delta}% (TOST); ~ inconclusive (MDE: smallest change detectable at 80% power); ?? fewer than {} samples or std > {}%",
+            settings.adjustment.describe(),
+            settings.min_samples,
+            settings.noise_cap_pct
+        ),
+        format!("{marked} of {comparisons} comparisons marked; {false_marks}"),
+    ];
+    Footer {
+        test: TEST_LOG_WELCH.to_string(),
+        comparisons,
+        marked,
+        false_marks_if_nothing_changed: false_marks,
+        text,
+    }
+}
+
+/// A side built from plain numbers (for `schedlab stat` and tests): one entry per case × metric,
+/// each with its groups of values (one group per boot).
+pub fn side_from_samples(name: &str, series: Vec<(String, String, Better, Vec<Vec<f64>>)>) -> Side {
+    let series = series
+        .into_iter()
+        .map(|(case, metric, better, groups)| {
+            let label = CaseLabel {
+                name: case.clone(),
+                short: case,
+                load: "-".into(),
+            };
+            (
+                label,
+                metric,
+                SampleGroups {
+                    unit: String::new(),
+                    better,
+                    groups,
+                },
+            )
+        })
+        .collect();
+    Side {
+        name: name.to_string(),
+        run_ids: Vec::new(),
+        boots: 1,
+        kernels: Vec::new(),
+        series,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,55 @@
+//! The text format of comparisons: the chosen style, then the statistics footer.
+use std::io::Write;
+
+use super::{benchstat, ministat, mmtests, schedtests, Comparison};
+
+/// How the comparison table looks: the layouts kernel developers already post.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    Schedtests,
+    Mmtests,
+    Ministat,
+    Benchstat,
+}
+
+pub fn write(c: &Comparison, style: Style, out: &mut dyn Write) -> std::io::Result<()> {
+    match style {
+        Style::Schedtests => {
+            for (title, table) in schedtests::tables(c) {
+                writeln!(out, "{title}")?;
+                table.write_text(out)?;
+                writeln!(out)?;
+            }
+        }
+        Style::Mmtests => {
+            for (_, table) in mmtests::tables(c) {
+                table.write_text(out)?;
+                writeln!(out)?;
+            }
+        }
+        Style::Ministat => {
+            ministat::write(c, out)?;
+            writeln!(out)?;
+        }
+        Style::Benchstat => {
+            for (_, table, notes) in benchstat::tables(c) {
+                table.write_text(out)?;
+                for note in notes {
+                    writeln!(out, "{note}")?;
+                }
+                writeln!(out)?;
+            }
+        }
+    }
+    write_footer(c, out)
+}
+
+pub fn write_footer(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
+    for line in &c.footer.text {
+        writeln!(out, "{line}")?;
+    }
+    for missing in &c.unmatched {
+        writeln!(out, "unmatched: {missing}")?;
+    }
+    Ok(())
+}

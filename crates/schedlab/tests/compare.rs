@@ -1,0 +1,257 @@
+//! End-to-end tests of `schedlab compare` and `schedlab stat`: every style and format snapshotted
+//! from fake-workload runs (deterministic), fingerprint refusal, CI gating, and bad input.
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn schedlab(db: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("schedlab").unwrap();
+    cmd.env("SCHEDLAB_DB", db).env_remove("XDG_DATA_HOME");
+    cmd
+}
+
+/// A baseline and a candidate of three fake cases: the candidate is 5 % slower in the first,
+/// unchanged in the second and 5 % faster in the third; the sides differ in seed (noise) too.
+fn stored_pair() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let suite = |seed: u64, effects: [f64; 3]| {
+        let mut text =
+            String::from("description = \"three fake cases\"\niterations = 8\nwarmup = 1\n");
+        for (i, (value, effect)) in [100.0, 200.0, 50.0].iter().zip(effects).enumerate() {
+            text.push_str(&format!(
+                "[[case]]\nworkload = \"fake\"\nvalue_usec = {value}\nspread_pct = 0.5\nseed = {}\neffect_pct = {effect}\n",
+                seed + i as u64
+            ));
+        }
+        text
+    };
+    let base = dir.path().join("base.toml");
+    let cand = dir.path().join("cand.toml");
+    std::fs::write(&base, suite(1, [0.0, 0.0, 0.0])).unwrap();
+    std::fs::write(&cand, suite(11, [5.0, 0.0, -5.0])).unwrap();
+    for (file, label) in [(&base, "base"), (&cand, "cand")] {
+        schedlab(&db)
+            .args(["run", "--suite"])
+            .arg(file)
+            .args(["--label", label])
+            .assert()
+            .success();
+    }
+    (dir, db)
+}
+
+fn output(db: &Path, args: &[&str]) -> String {
+    let out = schedlab(db).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn unmatched_cases_are_not_compared() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    schedlab(&db)
+        .args(["run", "fake", "--value-usec", "10", "--label", "a"])
+        .assert()
+        .success();
+    schedlab(&db)
+        .args(["run", "fake", "--value-usec", "20", "--label", "b"])
+        .assert()
+        .success();
+    let out = schedlab(&db).args(["compare", "a", "b"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing to compare"));
+}
+
+#[test]
+fn every_style_and_format_snapshot() {
+    let (_dir, db) = stored_pair();
+    for style in ["schedtests", "mmtests", "ministat", "benchstat"] {
+        for format in ["text", "markdown", "csv"] {
+            let text = output(
+                &db,
+                &[
+                    "compare", "base", "cand", "--style", style, "--format", format,
+                ],
+            );
+            insta::assert_snapshot!(format!("compare_{style}_{format}"), text);
+        }
+    }
+    // The kernel release is this machine's; everything else is deterministic. The text is not
+    // parsed and re-printed: float parsing differs with serde_json's features.
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+    let json = output(&db, &["compare", "base", "cand", "--format", "json"]);
+    insta::assert_snapshot!("compare_json", json.replace(kernel.trim(), "<kernel>"));
+}
+
+#[test]
+fn json_rows_carry_the_documented_fields() {
+    let (_dir, db) = stored_pair();
+    let json = output(&db, &["compare", "base", "cand", "--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(doc["schema_version"], 1);
+    let rows = doc["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 6, "3 cases x 2 primary metrics");
+    for row in rows {
+        for field in [
+            "case",
+            "metric",
+            "change_pct",
+            "ratio_ci",
+            "p_value",
+            "q_value",
+            "verdict",
+        ] {
+            assert!(row.get(field).is_some(), "row lacks {field}: {row}");
+        }
+        let verdict = row["verdict"].as_str().unwrap();
+        assert!([
+            "regression",
+            "improvement",
+            "inconclusive",
+            "equivalent",
+            "noisy"
+        ]
+        .contains(&verdict));
+    }
+    assert!(doc["footer"]["text"].as_array().unwrap().len() >= 3);
+}
+
+#[test]
+fn a_regression_fails_the_gate() {
+    let (_dir, db) = stored_pair();
+    schedlab(&db)
+        .args(["compare", "base", "cand", "--fail-on-regression"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("**"))
+        .stderr(predicate::str::contains("regression"));
+    schedlab(&db)
+        .args(["compare", "base", "cand"])
+        .assert()
+        .success();
+}
+
+#[test]
+fn refuses_different_machines_unless_told() {
+    let (_dir, db) = stored_pair();
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute(
+        "UPDATE runs SET fingerprint_json = json_set(fingerprint_json, '$.cpu_model', 'Other CPU') WHERE label = 'cand'",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    schedlab(&db)
+        .args(["compare", "base", "cand"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("CPU model differs"));
+    schedlab(&db)
+        .args(["compare", "base", "cand", "--allow-fingerprint-mismatch"])
+        .assert()
+        .success();
+}
+
+#[test]
+fn compare_bad_input_is_one_line_exit_2() {
+    let (_dir, db) = stored_pair();
+    for args in [
+        vec!["compare", "base"],
+        vec!["compare", "base", "no-such-label"],
+        vec!["compare", "base", "cand", "--confidence", "97"],
+        vec!["compare", "base", "cand", "--fdr", "0"],
+        vec!["compare", "base", "cand", "--min-effect", "-1"],
+        vec!["compare", "base", "cand", "--style", "fancy"],
+        vec!["compare", "base", "cand", "--metric", "no_such_metric"],
+    ] {
+        let out = schedlab(&db).args(&args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn stat_matches_ministat_on_hackbench_times() {
+    let dir = tempfile::tempdir().unwrap();
+    let x = dir.path().join("hb_proc.txt");
+    let plus = dir.path().join("hb_thr.txt");
+    std::fs::write(
+        &x,
+        "# hackbench -g 4 -l 1000\n1.843\n1.975\n1.991\n2.038\n2.046\n",
+    )
+    .unwrap();
+    std::fs::write(&plus, "2.354\n2.378\n2.420\n2.462\n2.834\n").unwrap();
+    let out = schedlab(&dir.path().join("unused.db"))
+        .arg("stat")
+        .arg(&x)
+        .arg(&plus)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    // ministat 20150715's own output for these files, line for line.
+    for line in [
+        "x   5         1.843         2.046         1.991        1.9786   0.081586151",
+        "+   5         2.354         2.834          2.42        2.4896    0.19688779",
+        "Difference at 95.0% confidence",
+        "\t0.511 +/- 0.219788",
+        "\t25.8263% +/- 11.1082%",
+        "\t(Student's t, pooled s = 0.1507)",
+        "|x         xx  xx                      ++   +  +                          +|",
+    ] {
+        assert!(
+            text.lines().any(|l| l == line),
+            "missing {line:?} in\n{text}"
+        );
+    }
+    let bench = schedlab(&dir.path().join("unused.db"))
+        .args(["stat", "--style", "benchstat"])
+        .arg(&x)
+        .arg(&plus)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&bench.stdout).contains("+21.55% (p=0.008 n=5)"));
+}
+
+#[test]
+fn stat_rejects_bad_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.txt");
+    let bad = dir.path().join("bad.txt");
+    let short = dir.path().join("short.txt");
+    std::fs::write(&good, "1\n2\n3\n").unwrap();
+    std::fs::write(&bad, "1\n2\nthree\n").unwrap();
+    std::fs::write(&short, "1\n2\n").unwrap();
+    let db = dir.path().join("unused.db");
+    for other in [&bad, &short, &dir.path().join("missing.txt")] {
+        let out = schedlab(&db)
+            .arg("stat")
+            .arg(&good)
+            .arg(other)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr)
+                .trim_end()
+                .lines()
+                .count(),
+            1
+        );
+    }
+    let out = schedlab(&db)
+        .args(["stat", "-c", "97"])
+        .arg(&good)
+        .arg(&good)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
