@@ -1,0 +1,73 @@
+//! A request's CPU work, as schbench does it: naive multiplies of N×N u64 matrices sized by the
+//! cache footprint (three matrices fill it), under the per-CPU lock unless locking is off.
+use super::sync::{lock_this_cpu, unlock, CpuLock};
+use crate::sys::ZeroPageWords;
+
+/// schbench's matrix size: N = sqrt(footprint / 3 matrices / 8 bytes), rounded down.
+pub fn matrix_size(cache_footprint_kb: u64) -> usize {
+    let elements = cache_footprint_kb * 1024 / 3 / 8;
+    elements.isqrt() as usize
+}
+
+/// The three matrices of one worker, or why they cannot be had. They live in a private
+/// anonymous mapping of their own, like schbench's malloc'd buffer (above glibc's mmap
+/// threshold): never-written input matrices stay mapped to the kernel's zero page, so only the
+/// product matrix really occupies its share of the footprint, exactly as in schbench.
+pub fn allocate_matrices(n: usize) -> Result<ZeroPageWords, String> {
+    ZeroPageWords::new(3 * n * n).map_err(|e| e.to_string())
+}
+
+/// One multiply of m1 × m2 into m3, schbench's naive triple loop (iterators keep bounds checks
+/// out of the inner loop).
+pub fn multiply(data: &mut [u64], n: usize) {
+    let (m1, rest) = data.split_at_mut(n * n);
+    let (m2, m3) = rest.split_at_mut(n * n);
+    for (row, out) in m1.chunks_exact(n).zip(m3.chunks_exact_mut(n)) {
+        for (j, cell) in out.iter_mut().enumerate() {
+            let mut sum = 0u64;
+            for (a, column) in row.iter().zip(m2.chunks_exact(n)) {
+                sum = sum.wrapping_add(a.wrapping_mul(column[j]));
+            }
+            *cell = sum;
+        }
+    }
+    std::hint::black_box(m3);
+}
+
+/// A request's work: `operations` multiplies, under this CPU's lock when `locks` is given.
+pub fn do_work(data: &mut [u64], n: usize, operations: u64, locks: Option<&[CpuLock]>) {
+    let held = locks.map(lock_this_cpu);
+    for _ in 0..operations {
+        multiply(data, n);
+    }
+    if let Some(lock) = held {
+        unlock(lock);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matrix_size_matches_schbench() {
+        // schbench: sqrt(256 * 1024 / 3 / 8) = sqrt(10922) = 104.
+        assert_eq!(matrix_size(256), 104);
+        assert_eq!(matrix_size(1), 6);
+    }
+
+    #[test]
+    fn multiply_computes_the_product() {
+        let n = 2;
+        let mut matrices = allocate_matrices(n).unwrap();
+        let data = matrices.as_mut_slice();
+        assert_eq!(data.len(), 12);
+        assert!(data.iter().all(|&x| x == 0));
+        data[..8].copy_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8]);
+        multiply(data, n);
+        assert_eq!(&data[8..], &[19, 22, 43, 50]);
+        let locks: Vec<CpuLock> = (0..2).map(|_| CpuLock::new()).collect();
+        do_work(data, n, 2, Some(&locks));
+        assert_eq!(&data[8..], &[19, 22, 43, 50]);
+    }
+}
