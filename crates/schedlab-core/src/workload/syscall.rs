@@ -1,0 +1,378 @@
+//! The `syscall` workload (seeds 001 and 003): `threads` threads each make `calls` system calls of
+//! one kind in a tight loop, as real system calls every time (nothing a libc could answer from a
+//! cache): `getpid` (`syscall(SYS_getpid)`), `getrlimit` (prlimit64 on RLIMIT_NOFILE, rump's
+//! "rlimit syscalls in a tight loop"), `write-devnull` (30-byte writes to /dev/null, Jiny's
+//! file.go) and `read-devzero` (30-byte reads from /dev/zero). Each thread opens its own
+//! descriptor, so threads do not contend on one open file's reference count.
+//!
+//! Verification: every call's result is checked (the pid, the limit read before the run, the byte
+//! count, zero bytes read), and every thread must report all its calls done.
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use super::tasks::{TaskLaunch, TaskMode};
+use super::{check_range, IterationInfo, IterationOutput, Workload};
+use crate::metric::{Better, MetricDef};
+use crate::sys::{self, task_code, AsFd, OwnedFd, TaskCode};
+use crate::{Error, Result};
+
+pub const NSEC_PER_CALL: MetricDef = MetricDef::primary("nsec_per_call", "nsec", Better::Lower);
+pub const CALLS_PER_SEC: MetricDef =
+    MetricDef::primary("calls_per_sec", "calls/sec", Better::Higher);
+
+const DEFAULT_CALLS: u64 = 1_000_000;
+const MAX_CALLS: u64 = 10_000_000_000;
+const MAX_THREADS: u64 = 4_096;
+/// Bytes per read or write, as Jiny's file.go writes.
+pub const IO_BYTES: usize = 30;
+
+/// Which system call the threads make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SyscallKind {
+    Getpid,
+    Getrlimit,
+    WriteDevnull,
+    ReadDevzero,
+}
+
+impl SyscallKind {
+    pub const ALL: [SyscallKind; 4] = [
+        SyscallKind::Getpid,
+        SyscallKind::Getrlimit,
+        SyscallKind::WriteDevnull,
+        SyscallKind::ReadDevzero,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SyscallKind::Getpid => "getpid",
+            SyscallKind::Getrlimit => "getrlimit",
+            SyscallKind::WriteDevnull => "write-devnull",
+            SyscallKind::ReadDevzero => "read-devzero",
+        }
+    }
+
+    pub fn parse(text: &str) -> Result<Self> {
+        SyscallKind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == text)
+            .ok_or_else(|| {
+                Error::invalid(format!(
+                    "--kind must be getpid, getrlimit, write-devnull or read-devzero, not {text:?}"
+                ))
+            })
+    }
+
+    fn device(self) -> Option<&'static str> {
+        match self {
+            SyscallKind::WriteDevnull => Some("/dev/null"),
+            SyscallKind::ReadDevzero => Some("/dev/zero"),
+            SyscallKind::Getpid | SyscallKind::Getrlimit => None,
+        }
+    }
+}
+
+fn default_threads() -> u64 {
+    1
+}
+fn default_calls() -> u64 {
+    DEFAULT_CALLS
+}
+fn default_kind() -> SyscallKind {
+    SyscallKind::Getpid
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SyscallParams {
+    /// Threads calling at once.
+    #[serde(default = "default_threads")]
+    pub threads: u64,
+    /// System calls per thread per iteration.
+    #[serde(default = "default_calls")]
+    pub calls: u64,
+    #[serde(default = "default_kind")]
+    pub kind: SyscallKind,
+}
+
+impl Default for SyscallParams {
+    fn default() -> Self {
+        SyscallParams {
+            threads: default_threads(),
+            calls: DEFAULT_CALLS,
+            kind: SyscallKind::Getpid,
+        }
+    }
+}
+
+impl SyscallParams {
+    pub fn validate(&self) -> Result<()> {
+        check_range("threads", self.threads, 1, MAX_THREADS)?;
+        check_range("calls", self.calls, 1, MAX_CALLS)?;
+        if self.kind.device().is_some() {
+            check_descriptors(self.threads, "--threads")?;
+        }
+        Ok(())
+    }
+
+    pub fn case_name(&self) -> String {
+        format!(
+            "syscall:{} threads={} calls={}",
+            self.kind.as_str(),
+            self.threads,
+            self.calls
+        )
+    }
+}
+
+/// Descriptors schedlab keeps open besides a workload's own (store, barrier pipes, stdio).
+const FD_HEADROOM: u64 = 32;
+
+/// Refuses up front a run whose one-descriptor-per-thread cannot fit under RLIMIT_NOFILE's hard
+/// limit (the soft limit is raised to it before the run).
+pub(crate) fn check_descriptors(descriptors: u64, flag: &str) -> Result<()> {
+    if let Some(hard) = sys::open_files_limit().hard {
+        if descriptors + FD_HEADROOM > hard {
+            return Err(Error::invalid(format!(
+                "{flag}: {descriptors} threads need one open descriptor each, {} with schedlab's \
+                 own, over RLIMIT_NOFILE (hard limit {hard}); raise it with `ulimit -n` or use \
+                 fewer",
+                descriptors + FD_HEADROOM
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// What a thread reports: calls completed and its own time for them.
+#[derive(Default)]
+struct ThreadReport {
+    calls: AtomicU64,
+    elapsed_ns: AtomicU64,
+}
+
+/// What every call must return, read once before the run.
+#[derive(Clone, Copy)]
+struct Expected {
+    pid: i64,
+    nofile: u64,
+}
+
+/// The timed loop of one thread. Results are checked on every call (a compare and a branch the
+/// predictor always gets right).
+fn call_loop(
+    kind: SyscallKind,
+    calls: u64,
+    fd: Option<&OwnedFd>,
+    expected: Expected,
+    report: &ThreadReport,
+) -> TaskCode {
+    let mut buf = [0u8; IO_BYTES];
+    let start = sys::monotonic_ns();
+    let mut done = 0u64;
+    let code = (|| -> std::result::Result<(), TaskCode> {
+        match (kind, fd) {
+            (SyscallKind::Getpid, _) => {
+                for _ in 0..calls {
+                    if sys::raw_getpid() != expected.pid {
+                        return Err(task_code::VERIFY_FAILED);
+                    }
+                    done += 1;
+                }
+            }
+            (SyscallKind::Getrlimit, _) => {
+                for _ in 0..calls {
+                    match sys::raw_getrlimit_nofile() {
+                        Ok(v) if v == expected.nofile => {}
+                        Ok(_) => return Err(task_code::VERIFY_FAILED),
+                        Err(e) => return Err(task_code::from_io_error(&e)),
+                    }
+                    done += 1;
+                }
+            }
+            (SyscallKind::WriteDevnull, Some(fd)) => {
+                buf.fill(b'x');
+                for _ in 0..calls {
+                    match sys::write_once(fd.as_fd(), &buf) {
+                        Ok(IO_BYTES) => {}
+                        Ok(_) => return Err(task_code::SHORT_COUNT),
+                        Err(e) => return Err(task_code::from_io_error(&e)),
+                    }
+                    done += 1;
+                }
+            }
+            (SyscallKind::ReadDevzero, Some(fd)) => {
+                for _ in 0..calls {
+                    buf[0] = 1;
+                    buf[IO_BYTES - 1] = 1;
+                    match sys::read_interruptible(fd.as_fd(), &mut buf) {
+                        Ok(IO_BYTES) if buf[0] == 0 && buf[IO_BYTES - 1] == 0 => {}
+                        Ok(IO_BYTES) => return Err(task_code::VERIFY_FAILED),
+                        Ok(_) => return Err(task_code::SHORT_COUNT),
+                        Err(e) => return Err(task_code::from_io_error(&e)),
+                    }
+                    done += 1;
+                }
+            }
+            (SyscallKind::WriteDevnull | SyscallKind::ReadDevzero, None) => {
+                return Err(task_code::SHORT_COUNT)
+            }
+        }
+        Ok(())
+    })();
+    let stop = sys::monotonic_ns();
+    report.calls.store(done, Ordering::SeqCst);
+    report
+        .elapsed_ns
+        .store(stop.saturating_sub(start), Ordering::SeqCst);
+    match code {
+        Ok(()) => task_code::OK,
+        Err(c) => c,
+    }
+}
+
+pub struct SyscallWorkload {
+    params: SyscallParams,
+}
+
+impl SyscallWorkload {
+    pub fn new(params: SyscallParams) -> Self {
+        SyscallWorkload { params }
+    }
+}
+
+impl Workload for SyscallWorkload {
+    fn metrics(&self) -> &'static [MetricDef] {
+        &[NSEC_PER_CALL, CALLS_PER_SEC]
+    }
+
+    fn run_iteration(&mut self, _info: IterationInfo) -> Result<IterationOutput> {
+        let p = &self.params;
+        let expected = Expected {
+            pid: sys::raw_getpid(),
+            nofile: sys::raw_getrlimit_nofile()
+                .map_err(|e| Error::failed(format!("getrlimit failed before the run: {e}")))?,
+        };
+        if p.kind.device().is_some() {
+            sys::raise_open_files_limit();
+        }
+        let reports: Arc<Vec<ThreadReport>> =
+            Arc::new((0..p.threads).map(|_| ThreadReport::default()).collect());
+        let mut launch = TaskLaunch::new(TaskMode::Threads)?;
+        for t in 0..p.threads as usize {
+            let fd = match p.kind.device() {
+                Some(path) => Some(sys::open_device(path).map_err(|e| {
+                    Error::failed(format!("cannot open {path} for thread {t}: {e}"))
+                })?),
+                None => None,
+            };
+            let (kind, calls, reports) = (p.kind, p.calls, Arc::clone(&reports));
+            launch.spawn(format!("syscall {t}"), move || {
+                call_loop(kind, calls, fd.as_ref(), expected, &reports[t])
+            })?;
+        }
+        let start = launch.start()?;
+        let stop = launch.wait_all()?;
+        drop(launch);
+        let mut per_call_ns = 0.0;
+        for (t, r) in reports.iter().enumerate() {
+            let done = r.calls.load(Ordering::SeqCst);
+            if done != p.calls {
+                return Err(Error::failed(format!(
+                    "syscall thread {t} made {done} of {} calls",
+                    p.calls
+                )));
+            }
+            per_call_ns += r.elapsed_ns.load(Ordering::SeqCst) as f64 / p.calls as f64;
+        }
+        let elapsed_ns = stop.saturating_sub(start).max(1);
+        let total_calls = p.calls as f64 * p.threads as f64;
+        Ok(vec![
+            NSEC_PER_CALL.value(per_call_ns / p.threads as f64),
+            CALLS_PER_SEC.value(total_calls * 1e9 / elapsed_ns as f64),
+        ]
+        .into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_runs_and_reports() {
+        for kind in SyscallKind::ALL {
+            for threads in [1, 3] {
+                let params = SyscallParams {
+                    threads,
+                    calls: 2_000,
+                    kind,
+                };
+                params.validate().unwrap();
+                let m = SyscallWorkload::new(params)
+                    .run_iteration(IterationInfo {
+                        index: 0,
+                        warmup: false,
+                    })
+                    .unwrap()
+                    .measurements;
+                assert_eq!(m[0].name, "nsec_per_call");
+                assert!(m[0].value > 0.0, "{kind:?}");
+                assert!(m[1].value > 0.0, "{kind:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_wrong_answer_fails_the_thread() {
+        let report = ThreadReport::default();
+        let wrong = Expected {
+            pid: sys::raw_getpid() + 1,
+            nofile: 0,
+        };
+        let code = call_loop(SyscallKind::Getpid, 10, None, wrong, &report);
+        assert_eq!(code, task_code::VERIFY_FAILED);
+        assert_eq!(report.calls.load(Ordering::SeqCst), 0);
+        let code = call_loop(SyscallKind::Getrlimit, 10, None, wrong, &report);
+        assert_eq!(code, task_code::VERIFY_FAILED);
+    }
+
+    #[test]
+    fn raw_calls_answer_like_the_libc_ones() {
+        assert_eq!(sys::raw_getpid(), i64::from(std::process::id()));
+        assert_eq!(
+            Some(sys::raw_getrlimit_nofile().unwrap()),
+            sys::open_files_limit().soft.or(Some(u64::MAX))
+        );
+    }
+
+    #[test]
+    fn kinds_parse_and_bad_input_names_the_flag() {
+        for kind in SyscallKind::ALL {
+            assert_eq!(SyscallKind::parse(kind.as_str()).unwrap(), kind);
+        }
+        assert!(SyscallKind::parse("fork")
+            .unwrap_err()
+            .to_string()
+            .starts_with("--kind must be"));
+        let err = SyscallParams {
+            threads: 0,
+            ..Default::default()
+        }
+        .validate()
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("--threads"), "{err}");
+        assert!(SyscallParams {
+            calls: 0,
+            ..Default::default()
+        }
+        .validate()
+        .is_err());
+        let back: SyscallParams = toml::from_str("kind = \"write-devnull\"\nthreads = 2").unwrap();
+        assert_eq!(back.kind, SyscallKind::WriteDevnull);
+    }
+}
