@@ -1,0 +1,376 @@
+//! The sides' machine fingerprints side by side: every field of `Fingerprint` (enumerated through
+//! its serde form, so a field added there shows up here), each side's distinct values over its
+//! runs, and every difference from the baseline classed by what it means for the comparison.
+use std::fmt::{self, Write};
+
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+
+use super::escape::Esc;
+use schedlab_core::fingerprint::Fingerprint;
+
+/// What a difference from the baseline means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Difference {
+    Same,
+    /// The kernel and the boot: what a comparison of kernels is about.
+    Expected,
+    /// Hardware and tuning that `schedlab compare` refuses to mix without
+    /// `--allow-fingerprint-mismatch` (commands/compare.rs, `check_comparable`).
+    Refused,
+    /// Anything else: worth a look before trusting the numbers.
+    Differs,
+}
+
+impl Difference {
+    pub fn class(self) -> &'static str {
+        match self {
+            Difference::Same => "fp-same",
+            Difference::Expected => "fp-expected",
+            Difference::Refused => "fp-refused",
+            Difference::Differs => "fp-differs",
+        }
+    }
+
+    fn badge(self) -> &'static str {
+        match self {
+            Difference::Same => "",
+            Difference::Expected => "expected",
+            Difference::Refused => "mismatch",
+            Difference::Differs => "differs",
+        }
+    }
+}
+
+const EXPECTED: [&str; 4] = [
+    "kernel_release",
+    "kernel_version",
+    "kernel_cmdline",
+    "boot_id",
+];
+const REFUSED: [&str; 4] = [
+    "cpu_model",
+    "online_cpu_count",
+    "smt_active",
+    "cpufreq_governors",
+];
+
+pub fn classify(field: &str) -> Difference {
+    if EXPECTED.contains(&field) {
+        Difference::Expected
+    } else if REFUSED.contains(&field) {
+        Difference::Refused
+    } else {
+        Difference::Differs
+    }
+}
+
+/// A JSON object's fields in the order they were written. `serde_json::Value` sorts keys (the
+/// `preserve_order` feature is off), and the struct's order (hostname, kernel, CPUs, …) reads
+/// better than the alphabet.
+struct Ordered(Vec<(String, serde_json::Value)>);
+
+impl<'de> Deserialize<'de> for Ordered {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Ordered;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Ordered, A::Error> {
+                let mut fields = Vec::new();
+                while let Some(entry) = map.next_entry()? {
+                    fields.push(entry);
+                }
+                Ok(Ordered(fields))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// Every field of a fingerprint with its value as shown.
+pub fn fields(fp: &Fingerprint) -> Vec<(String, String)> {
+    let json = serde_json::to_string(fp).unwrap_or_default();
+    let Ok(Ordered(fields)) = serde_json::from_str::<Ordered>(&json) else {
+        return Vec::new();
+    };
+    fields
+        .into_iter()
+        .map(|(name, value)| (name, show(&value)))
+        .collect()
+}
+
+fn show(value: &serde_json::Value) -> String {
+    use serde_json::Value;
+    match value {
+        Value::Null => "—".to_string(),
+        Value::Bool(b) => if *b { "yes" } else { "no" }.to_string(),
+        Value::String(s) if s.is_empty() => "(empty)".to_string(),
+        Value::String(s) => s.clone(),
+        Value::Array(items) if items.is_empty() => "(none)".to_string(),
+        Value::Array(items) => items.iter().map(show).collect::<Vec<_>>().join(", "),
+        other => other.to_string(),
+    }
+}
+
+/// One side as the table shows it: for each field, the distinct values over its runs.
+pub struct SideValues {
+    pub name: String,
+    pub fields: Vec<(String, Vec<String>)>,
+}
+
+impl SideValues {
+    pub fn new(name: &str, fingerprints: &[&Fingerprint]) -> Self {
+        let mut out: Vec<(String, Vec<String>)> = Vec::new();
+        for fp in fingerprints {
+            for (field, value) in fields(fp) {
+                let values = match out.iter_mut().position(|(f, _)| *f == field) {
+                    Some(i) => &mut out[i].1,
+                    None => {
+                        out.push((field, Vec::new()));
+                        &mut out.last_mut().expect("just pushed").1
+                    }
+                };
+                if !values.contains(&value) {
+                    values.push(value);
+                }
+            }
+        }
+        SideValues {
+            name: name.to_string(),
+            fields: out,
+        }
+    }
+
+    fn get(&self, field: &str) -> &[String] {
+        self.fields
+            .iter()
+            .find(|(f, _)| f == field)
+            .map_or(&[], |(_, v)| v.as_slice())
+    }
+}
+
+/// How a side's values for `field` relate to the baseline's. A side whose own runs disagree
+/// differs too, except in the boot id (a label may span several boots of one kernel); a side
+/// spanning two kernels is not what "expected" means.
+pub fn difference(field: &str, base: &[String], side: &[String]) -> Difference {
+    if base != side {
+        classify(field)
+    } else if side.len() <= 1 || field == "boot_id" {
+        Difference::Same
+    } else if REFUSED.contains(&field) {
+        Difference::Refused
+    } else {
+        Difference::Differs
+    }
+}
+
+/// One sentence naming the fields that differ, by class, so the reader need not scan the table.
+pub fn summary(s: &mut String, sides: &[SideValues]) -> fmt::Result {
+    let Some(base) = sides.first() else {
+        return Ok(());
+    };
+    let mut by_class: Vec<(Difference, Vec<&str>)> = [
+        Difference::Refused,
+        Difference::Differs,
+        Difference::Expected,
+    ]
+    .into_iter()
+    .map(|d| (d, Vec::new()))
+    .collect();
+    for (field, base_values) in &base.fields {
+        for side in sides {
+            let d = difference(field, base_values, side.get(field));
+            if let Some((_, fields)) = by_class.iter_mut().find(|(c, _)| *c == d) {
+                if !fields.contains(&field.as_str()) {
+                    fields.push(field);
+                }
+            }
+        }
+    }
+    by_class.retain(|(_, fields)| !fields.is_empty());
+    s.push_str(r#"<p class="fp-summary">"#);
+    if by_class.is_empty() {
+        s.push_str(
+            "Machines: every fingerprint field is the same on every side (one kernel, one boot).",
+        );
+    } else {
+        s.push_str("Machines differ from the baseline in ");
+        for (i, (d, fields)) in by_class.iter().enumerate() {
+            if i > 0 {
+                s.push_str("; ");
+            }
+            write!(
+                s,
+                r#"<span class="badge {}">{}</span> "#,
+                d.class(),
+                d.badge()
+            )?;
+            let names: Vec<String> = fields
+                .iter()
+                .map(|f| format!("<code>{}</code>", Esc(f)))
+                .collect();
+            s.push_str(&names.join(", "));
+        }
+        s.push('.');
+    }
+    s.push_str("</p>");
+    Ok(())
+}
+
+/// The table: a row per field, a column per side (baseline first).
+pub fn table(s: &mut String, sides: &[SideValues]) -> fmt::Result {
+    let Some(base) = sides.first() else {
+        return Ok(());
+    };
+    summary(s, sides)?;
+    s.push_str(r#"<table id="fingerprints" class="fingerprints"><colgroup><col style="width:180px"></colgroup><thead><tr><th><span class="role">field</span></th>"#);
+    for (i, side) in sides.iter().enumerate() {
+        let role = if i == 0 { "baseline" } else { "candidate" };
+        write!(
+            s,
+            r#"<th><span class="role">{role}</span><br><span class="side-name">{}</span></th>"#,
+            Esc(&side.name)
+        )?;
+    }
+    s.push_str("</tr></thead><tbody>");
+    for (field, _) in &base.fields {
+        let cells: Vec<(Difference, &[String])> = sides
+            .iter()
+            .map(|side| {
+                let values = side.get(field);
+                (difference(field, base.get(field), values), values)
+            })
+            .collect();
+        let worst = cells
+            .iter()
+            .map(|(d, _)| *d)
+            .max_by_key(|d| match d {
+                Difference::Same => 0,
+                Difference::Expected => 1,
+                Difference::Differs => 2,
+                Difference::Refused => 3,
+            })
+            .unwrap_or(Difference::Same);
+        write!(
+            s,
+            r#"<tr class="{}"><th scope="row">{}</th>"#,
+            worst.class(),
+            Esc(field)
+        )?;
+        for (difference, values) in cells {
+            write!(s, r#"<td class="{}">"#, difference.class())?;
+            let mut first = true;
+            for v in values {
+                if !first {
+                    s.push_str("<br>");
+                }
+                first = false;
+                write!(s, "{}", Esc(v))?;
+            }
+            if difference != Difference::Same {
+                write!(
+                    s,
+                    r#" <span class="badge {}">{}</span>"#,
+                    difference.class(),
+                    difference.badge()
+                )?;
+            }
+            s.push_str("</td>");
+        }
+        s.push_str("</tr>");
+    }
+    s.push_str("</tbody></table>");
+    s.push_str(
+        r#"<p class="legend"><span class="badge fp-expected">expected</span> kernel and boot: what a comparison of kernels is about · <span class="badge fp-refused">mismatch</span> hardware or tuning that <code>compare</code> refuses to mix without <code>--allow-fingerprint-mismatch</code> · <span class="badge fp-differs">differs</span> anything else: check it before trusting the numbers</p>"#,
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fingerprint() -> Fingerprint {
+        Fingerprint {
+            hostname: "<b>host</b>".into(),
+            kernel_release: "6.18.0".into(),
+            kernel_cmdline: "root=/dev/sda1 quiet & \"x\"".into(),
+            boot_id: "a".into(),
+            cpu_model: "CPU".into(),
+            online_cpu_count: 4,
+            smt_active: Some(true),
+            cpufreq_governors: vec!["performance".into()],
+            ..Fingerprint::default()
+        }
+    }
+
+    #[test]
+    fn enumerates_every_field_in_declaration_order() {
+        let f = fields(&fingerprint());
+        let names: Vec<&str> = f.iter().map(|(n, _)| n.as_str()).collect();
+        let all = serde_json::to_value(fingerprint()).unwrap();
+        assert_eq!(names.len(), all.as_object().unwrap().len());
+        assert_eq!(
+            &names[..3],
+            ["hostname", "kernel_release", "kernel_version"]
+        );
+        let value = |n: &str| f.iter().find(|(k, _)| k == n).unwrap().1.clone();
+        assert_eq!(value("smt_active"), "yes");
+        assert_eq!(value("cpuidle_driver"), "—");
+        assert_eq!(value("kernel_version"), "(empty)");
+        assert_eq!(value("online_cpu_count"), "4");
+    }
+
+    #[test]
+    fn classes_differences_by_meaning() {
+        let base = fingerprint();
+        let mut other = fingerprint();
+        other.kernel_release = "6.19.0".into();
+        other.boot_id = "b".into();
+        other.cpu_model = "Other CPU".into();
+        other.libc = "musl".into();
+        let sides = [
+            SideValues::new("base", &[&base]),
+            SideValues::new("<i>cand</i>", &[&other]),
+        ];
+        let mut s = String::new();
+        table(&mut s, &sides).unwrap();
+        let row = |field: &str| {
+            let start = s.find(&format!(">{field}</th>")).unwrap();
+            let end = start + s[start..].find("</tr>").unwrap();
+            let row_start = s[..start].rfind("<tr").unwrap();
+            s[row_start..end].to_string()
+        };
+        assert!(row("kernel_release").starts_with(r#"<tr class="fp-expected""#));
+        assert!(row("boot_id").starts_with(r#"<tr class="fp-expected""#));
+        assert!(row("cpu_model").starts_with(r#"<tr class="fp-refused""#));
+        assert!(row("libc").starts_with(r#"<tr class="fp-differs""#));
+        assert!(row("numa_nodes").starts_with(r#"<tr class="fp-same""#));
+        assert!(s.contains("&lt;b&gt;host&lt;/b&gt;"));
+        assert!(s.contains("quiet &amp; &quot;x&quot;"));
+        assert!(s.contains("&lt;i&gt;cand&lt;/i&gt;"));
+        assert!(!s.contains("<b>") && !s.contains("<i>"));
+    }
+
+    #[test]
+    fn several_boots_on_one_side_are_not_a_difference_in_boot_id() {
+        let (a, mut b) = (fingerprint(), fingerprint());
+        b.boot_id = "b".into();
+        let side = SideValues::new("x", &[&a, &b]);
+        assert_eq!(side.get("boot_id"), ["a", "b"]);
+        assert_eq!(
+            difference("boot_id", side.get("boot_id"), side.get("boot_id")),
+            Difference::Same
+        );
+        assert_eq!(
+            difference(
+                "hostname",
+                &["h1".into(), "h2".into()],
+                &["h1".into(), "h2".into()]
+            ),
+            Difference::Differs
+        );
+    }
+}

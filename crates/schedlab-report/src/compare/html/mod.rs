@@ -1,0 +1,583 @@
+//! The HTML format of comparisons (`schedlab report --html`): one self-contained page — inline
+//! CSS and SVG, no script, no font or file fetched — with the compare table, a forest plot of
+//! change % with CIs, each row's samples as strip plots, latency percentile curves for cases
+//! with percentile metrics, the sides' fingerprints side by side, the runs, and the statistics
+//! footer.
+//!
+//! Written by hand rather than with a template engine (minijinja) and a plotting library
+//! (plotters): the page is one fixed layout whose loops are easier to read in Rust than in a
+//! template, the three plots are a few dozen lines each, and so the crate gains no dependency.
+//! Nothing is interpolated except through [`escape::Esc`] or numbers we format ourselves, and
+//! the tests render hostile strings everywhere a user can put one.
+use std::fmt::{self, Write as _};
+use std::io;
+
+use schedlab_core::metric::Better;
+use schedlab_core::record::{RunRecord, RunStatus};
+
+use super::{Comparison, MetricFilter, Replication, Row, Side, Verdict};
+use crate::model::format_time_ns;
+use escape::Esc;
+use svg::{fmt_num, side_color};
+
+pub mod escape;
+pub mod fingerprints;
+pub mod latency;
+pub mod svg;
+
+/// Writes the page. `candidate_runs` are in the order of `c.candidates`; the runs give the
+/// fingerprints, the run list and the latency curves (which use every metric, whatever the
+/// comparison's metric filter).
+pub fn write(
+    c: &Comparison,
+    base_runs: &[RunRecord],
+    candidate_runs: &[Vec<RunRecord>],
+    out: &mut dyn io::Write,
+) -> io::Result<()> {
+    let mut page = String::new();
+    write_page(&mut page, c, base_runs, candidate_runs)
+        .map_err(|_| io::Error::other("formatting the HTML report failed"))?;
+    out.write_all(page.as_bytes())
+}
+
+/// A side as the page shows it: name, colour and stored runs.
+struct SideView<'a> {
+    name: &'a str,
+    color: &'static str,
+    runs: &'a [RunRecord],
+}
+
+fn write_page(
+    s: &mut String,
+    c: &Comparison,
+    base_runs: &[RunRecord],
+    candidate_runs: &[Vec<RunRecord>],
+) -> fmt::Result {
+    let sides: Vec<SideView> = std::iter::once((c.base.name.as_str(), base_runs))
+        .chain(
+            c.candidates
+                .iter()
+                .map(|s| s.name.as_str())
+                .zip(candidate_runs.iter().map(Vec::as_slice)),
+        )
+        .enumerate()
+        .map(|(i, (name, runs))| SideView {
+            name,
+            color: side_color(i),
+            runs,
+        })
+        .collect();
+    let title = format!(
+        "{} vs {}",
+        c.candidates
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        c.base.name
+    );
+    let curve_sides: Vec<Side> = sides
+        .iter()
+        .map(|side| {
+            let every_metric = MetricFilter {
+                names: Vec::new(),
+                all: true,
+            };
+            Side::from_runs(side.name, side.runs, &[], &every_metric)
+        })
+        .collect();
+    let curves = latency::curves(&curve_sides);
+    let machines_values: Vec<fingerprints::SideValues> = sides
+        .iter()
+        .map(|side| {
+            let fps: Vec<_> = side.runs.iter().map(|r| &r.fingerprint).collect();
+            fingerprints::SideValues::new(side.name, &fps)
+        })
+        .collect();
+
+    write!(
+        s,
+        r#"<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="schedlab {}">
+<title>schedlab report: {}</title>
+<style>{CSS}</style>
+</head>
+<body>
+<main>
+"#,
+        Esc(schedlab_core::VERSION),
+        Esc(&title)
+    )?;
+    header(s, c, &sides, &title, &machines_values)?;
+    s.push_str(r##"<nav><a href="#comparison">Comparison</a><a href="#change">Change</a>"##);
+    if !curves.is_empty() {
+        s.push_str(r##"<a href="#latency">Latency percentiles</a>"##);
+    }
+    s.push_str(r##"<a href="#distributions">Distributions</a><a href="#machines">Machines</a><a href="#runs">Runs</a><a href="#statistics">Statistics</a></nav>"##);
+    compare_table(s, c)?;
+    forest_section(s, c)?;
+    // Curves before the strip plots: fewer, and what a latency review looks for first.
+    if !curves.is_empty() {
+        latency_section(s, &curves, &sides)?;
+    }
+    distributions(s, c, &sides)?;
+    machines(s, &machines_values)?;
+    runs(s, &sides)?;
+    statistics(s, c)?;
+    s.push_str("</main>\n</body>\n</html>\n");
+    Ok(())
+}
+
+fn verdict_class(v: Verdict) -> String {
+    format!("v-{}", v.as_str())
+}
+
+fn header(
+    s: &mut String,
+    c: &Comparison,
+    sides: &[SideView],
+    title: &str,
+    machines: &[fingerprints::SideValues],
+) -> fmt::Result {
+    write!(
+        s,
+        r#"<header class="top"><h1>schedlab report <span class="title">{}</span></h1><div class="sides">"#,
+        Esc(title)
+    )?;
+    let summaries = std::iter::once(&c.base).chain(&c.candidates);
+    for (i, (side, summary)) in sides.iter().zip(summaries).enumerate() {
+        let role = if i == 0 { "baseline" } else { "candidate" };
+        let ids: Vec<String> = summary.run_ids.iter().map(i64::to_string).collect();
+        write!(
+            s,
+            r#"<div class="side-card" style="border-color:{color}"><div class="muted">{role}</div><div class="side-name" style="color:{color}">{}</div><div class="muted">run{} {} · {} boot{} · kernel {}</div></div>"#,
+            Esc(side.name),
+            if ids.len() == 1 { "" } else { "s" },
+            Esc(&ids.join(", ")),
+            summary.boots,
+            if summary.boots == 1 { "" } else { "s" },
+            Esc(&summary.kernels.join(", ")),
+            color = side.color,
+        )?;
+    }
+    s.push_str(r#"</div><div class="chips">"#);
+    for v in [
+        Verdict::Regression,
+        Verdict::Improvement,
+        Verdict::Equivalent,
+        Verdict::Inconclusive,
+        Verdict::Noisy,
+    ] {
+        let n = c.rows.iter().filter(|r| r.verdict == v).count();
+        write!(
+            s,
+            r#"<span class="chip {}{}"><b>{n}</b> {} {}</span>"#,
+            verdict_class(v),
+            if n == 0 { " zero" } else { "" },
+            v.mark(),
+            v.as_str()
+        )?;
+    }
+    write!(
+        s,
+        r#"<span class="chip-note">{} of {} comparisons marked; {}</span></div>"#,
+        c.footer.marked,
+        c.footer.comparisons,
+        Esc(&c.footer.false_marks_if_nothing_changed)
+    )?;
+    fingerprints::summary(s, machines)?;
+    s.push_str("</header>");
+    Ok(())
+}
+
+fn arrow(better: Better) -> &'static str {
+    match better {
+        Better::Lower => r#"<span class="dir" title="lower is better">↓</span>"#,
+        Better::Higher => r#"<span class="dir" title="higher is better">↑</span>"#,
+    }
+}
+
+fn summary_cell(s: &mut String, summary: Option<schedlab_stats::summary::Summary>) -> fmt::Result {
+    match summary {
+        Some(sum) => write!(
+            s,
+            r#"<td class="num">{}<div class="muted">{} n={}</div></td>"#,
+            fmt_num(sum.median),
+            sum.std_pct.map_or(String::new(), |p| format!("±{p:.2}% ·")),
+            sum.n
+        ),
+        None => write!(s, r#"<td class="num">—</td>"#),
+    }
+}
+
+fn fmt_p(q: Option<f64>) -> String {
+    match q {
+        Some(q) if q < 0.001 => format!("{q:.1e}"),
+        Some(q) => format!("{q:.3}"),
+        None => "—".to_string(),
+    }
+}
+
+fn compare_table(s: &mut String, c: &Comparison) -> fmt::Result {
+    let several = c.candidates.len() > 1;
+    let level = c.settings.confidence * 100.0;
+    s.push_str(r#"<section id="comparison"><h2>Comparison</h2><table id="compare" class="compare"><thead><tr><th>case · metric</th>"#);
+    if several {
+        s.push_str("<th>candidate</th>");
+    }
+    write!(
+        s,
+        r#"<th class="num">baseline median</th><th class="num">candidate median</th><th class="num">change</th><th class="num">{level:.0}% CI</th><th class="num">q</th><th class="num">MDE</th><th>verdict</th></tr></thead><tbody>"#
+    )?;
+    let columns = if several { 9 } else { 8 };
+    let mut previous: Option<&str> = None;
+    for r in &c.rows {
+        // The case once above its metrics: case names are long, and repeating them in every
+        // row would squeeze the numbers.
+        if previous != Some(r.case.as_str()) {
+            write!(
+                s,
+                r#"<tr class="case-head"><th colspan="{columns}">{}</th></tr>"#,
+                Esc(&r.case)
+            )?;
+            previous = Some(&r.case);
+        }
+        write!(
+            s,
+            r#"<tr class="row {}"><td class="metric">{} {}<span class="muted unit">{}</span></td>"#,
+            verdict_class(r.verdict),
+            Esc(&r.metric),
+            arrow(r.better),
+            Esc(&r.unit)
+        )?;
+        if several {
+            write!(s, "<td>{}</td>", Esc(&r.candidate))?;
+        }
+        summary_cell(s, r.base)?;
+        summary_cell(s, r.candidate_summary)?;
+        match r.change_pct {
+            Some(p) => write!(s, r#"<td class="num change">{p:+.2}%</td>"#)?,
+            None => s.push_str(r#"<td class="num change">—</td>"#),
+        }
+        match r.ratio_ci {
+            Some(ci) => write!(
+                s,
+                r#"<td class="num">[{:+.2}, {:+.2}]</td>"#,
+                (ci.low - 1.0) * 100.0,
+                (ci.high - 1.0) * 100.0
+            )?,
+            None => s.push_str(r#"<td class="num">—</td>"#),
+        }
+        write!(s, r#"<td class="num">{}</td>"#, fmt_p(r.q_value))?;
+        match r.mde_pct {
+            Some(m) => write!(s, r#"<td class="num">{m:.1}%</td>"#)?,
+            None => s.push_str(r#"<td class="num">—</td>"#),
+        }
+        write!(
+            s,
+            r#"<td><span class="verdict {}">{} {}</span>"#,
+            verdict_class(r.verdict),
+            r.verdict.mark(),
+            r.verdict.as_str()
+        )?;
+        if let Some(note) = &r.note {
+            write!(s, r#"<div class="muted">{}</div>"#, Esc(note))?;
+        }
+        s.push_str("</td></tr>");
+    }
+    s.push_str("</tbody></table>");
+    if !c.unmatched.is_empty() {
+        write!(
+            s,
+            r#"<p class="muted">{} case × metric pair(s) present on one side only; see the statistics at the end.</p>"#,
+            c.unmatched.len()
+        )?;
+    }
+    s.push_str("</section>");
+    Ok(())
+}
+
+fn forest_section(s: &mut String, c: &Comparison) -> fmt::Result {
+    s.push_str(r#"<section id="change"><h2>Change with confidence intervals</h2><p class="note">Each line is one row of the table: the dot is the change of the candidate's geometric mean over the baseline's, the bar its confidence interval, coloured by verdict. Rows whose interval stays inside the shaded ±δ band are equivalent; a bar clear of zero is significant before the adjustment for multiple comparisons (the marks use q).</p>"#);
+    svg::forest(s, c)?;
+    s.push_str("</section>");
+    Ok(())
+}
+
+fn replication_text(r: &Row) -> String {
+    match r.replication {
+        Replication::Iterations => "samples: iterations".to_string(),
+        Replication::Boots => "samples: per-boot medians (one per boot)".to_string(),
+        Replication::Pairs => "samples: A/B pairs of interleaved runs".to_string(),
+    }
+}
+
+fn distributions(s: &mut String, c: &Comparison, sides: &[SideView]) -> fmt::Result {
+    s.push_str(r#"<section id="distributions"><h2>Distributions</h2><p class="note">Every sample the test saw, per case and metric: dots are samples, the box spans the middle half, the bar is the median.</p><div class="grid">"#);
+    let mut groups: Vec<(&str, &str)> = Vec::new();
+    for r in &c.rows {
+        if !groups.contains(&(r.case.as_str(), r.metric.as_str())) {
+            groups.push((r.case.as_str(), r.metric.as_str()));
+        }
+    }
+    for (case, metric) in groups {
+        let rows: Vec<&Row> = c
+            .rows
+            .iter()
+            .filter(|r| r.case == case && r.metric == metric)
+            .collect();
+        let first = rows[0];
+        let mut lanes = vec![svg::Lane {
+            name: sides[0].name,
+            color: sides[0].color,
+            values: &first.base_samples,
+        }];
+        for side in &sides[1..] {
+            if let Some(r) = rows.iter().find(|r| r.candidate == side.name) {
+                lanes.push(svg::Lane {
+                    name: side.name,
+                    color: side.color,
+                    values: &r.candidate_samples,
+                });
+            }
+        }
+        let better = match first.better {
+            Better::Lower => "lower is better",
+            Better::Higher => "higher is better",
+        };
+        write!(
+            s,
+            r#"<figure class="dist"><figcaption><b>{}</b><br>{} <span class="muted">({better}; {})</span></figcaption>"#,
+            Esc(case),
+            Esc(metric),
+            Esc(&replication_text(first))
+        )?;
+        svg::strip(s, &lanes, &first.unit, &format!("{case} {metric}"))?;
+        s.push_str("</figure>");
+    }
+    s.push_str("</div></section>");
+    Ok(())
+}
+
+fn latency_section(s: &mut String, curves: &[latency::Curve], sides: &[SideView]) -> fmt::Result {
+    s.push_str(r#"<section id="latency"><h2>Latency percentiles</h2><p class="note">Per case with percentile metrics: the median over samples of each percentile, per side. The x axis spreads the tail (p50, p90, p99, p99.9 at equal steps of −log₁₀(1 − p)), then the maximum.</p><div class="grid">"#);
+    for curve in curves {
+        let x = latency::x_position(&curve.points);
+        let points: Vec<(String, f64)> = curve.points.iter().map(|p| p.label()).zip(x).collect();
+        let series: Vec<svg::CurveSeries> = sides
+            .iter()
+            .zip(&curve.values)
+            .map(|(side, values)| svg::CurveSeries {
+                name: side.name,
+                color: side.color,
+                values: values.clone(),
+            })
+            .collect();
+        write!(
+            s,
+            r#"<figure class="latency"><figcaption><b>{}</b><br>{} latency</figcaption>"#,
+            Esc(&curve.case),
+            Esc(&curve.family)
+        )?;
+        svg::curve(
+            s,
+            &points,
+            &series,
+            "usec",
+            &format!("{} {} latency", curve.case, curve.family),
+        )?;
+        percentile_table(s, curve, &points, sides)?;
+        s.push_str("</figure>");
+    }
+    s.push_str("</div></section>");
+    Ok(())
+}
+
+/// The curve's numbers, since lines a few percent apart overlap on a log axis: a row per side,
+/// candidates with their change from the baseline.
+fn percentile_table(
+    s: &mut String,
+    curve: &latency::Curve,
+    points: &[(String, f64)],
+    sides: &[SideView],
+) -> fmt::Result {
+    s.push_str(r#"<table class="pct"><thead><tr><th>usec</th>"#);
+    for (name, _) in points {
+        write!(s, r#"<th class="num">{}</th>"#, Esc(name))?;
+    }
+    s.push_str("</tr></thead><tbody>");
+    let base = curve.values.first();
+    for (i, (side, values)) in sides.iter().zip(&curve.values).enumerate() {
+        write!(
+            s,
+            r#"<tr><td><span class="dot" style="background:{}"></span>{}</td>"#,
+            side.color,
+            Esc(&svg::truncate(side.name, 24))
+        )?;
+        for (j, v) in values.iter().enumerate() {
+            let Some(v) = v else {
+                s.push_str(r#"<td class="num">—</td>"#);
+                continue;
+            };
+            write!(s, r#"<td class="num">{}"#, fmt_num(*v))?;
+            let b = base.and_then(|b| b[j]).filter(|b| *b != 0.0);
+            if let (true, Some(b)) = (i > 0, b) {
+                let change = (v / b - 1.0) * 100.0;
+                write!(s, r#"<div class="muted">{change:+.1}%</div>"#)?;
+            }
+            s.push_str("</td>");
+        }
+        s.push_str("</tr>");
+    }
+    s.push_str("</tbody></table>");
+    Ok(())
+}
+
+fn machines(s: &mut String, values: &[fingerprints::SideValues]) -> fmt::Result {
+    s.push_str(r#"<section id="machines"><h2>Machines</h2><p class="note">Every fingerprint field of each side's runs (several values where a side's runs differ), compared with the baseline.</p>"#);
+    fingerprints::table(s, values)?;
+    s.push_str("</section>");
+    Ok(())
+}
+
+fn runs(s: &mut String, sides: &[SideView]) -> fmt::Result {
+    s.push_str(r#"<section id="runs"><h2>Runs</h2><table class="runs"><thead><tr><th>side</th><th class="num">run</th><th>label</th><th>status</th><th>started (UTC)</th><th class="num">cases</th><th class="num">iterations</th><th>kernel</th><th>error</th></tr></thead><tbody>"#);
+    for side in sides {
+        for run in side.runs {
+            let status_class = match run.status {
+                RunStatus::Complete => "ok",
+                _ => "bad",
+            };
+            write!(
+                s,
+                r#"<tr><td><span class="dot" style="background:{}"></span>{}</td><td class="num">{}</td><td>{}</td><td class="status {status_class}">{}</td><td class="when">{}</td><td class="num">{}</td><td class="num">{} + {} warm-up</td><td class="kernel">{}</td><td class="error">{}</td></tr>"#,
+                side.color,
+                Esc(side.name),
+                run.id.map_or("—".to_string(), |i| i.to_string()),
+                Esc(run.label.as_deref().unwrap_or("—")),
+                run.status.as_str(),
+                Esc(&format_time_ns(run.started_at_ns)),
+                run.cases.len(),
+                run.plan.iterations,
+                run.plan.warmup,
+                Esc(&run.fingerprint.kernel_release),
+                Esc(run.error.as_deref().unwrap_or(""))
+            )?;
+        }
+    }
+    s.push_str("</tbody></table></section>");
+    Ok(())
+}
+
+fn statistics(s: &mut String, c: &Comparison) -> fmt::Result {
+    s.push_str(r#"<footer id="statistics"><h2>Statistics</h2><ul>"#);
+    for line in &c.footer.text {
+        write!(s, "<li>{}</li>", Esc(line))?;
+    }
+    s.push_str("</ul>");
+    if !c.unmatched.is_empty() {
+        s.push_str(r#"<p><b>Unmatched</b> (present on one side only, not compared):</p><ul class="unmatched">"#);
+        for m in &c.unmatched {
+            write!(s, "<li>{}</li>", Esc(m))?;
+        }
+        s.push_str("</ul>");
+    }
+    write!(
+        s,
+        r#"<p class="muted">schedlab {} · see docs/statistics.md for how rows are decided.</p></footer>"#,
+        Esc(schedlab_core::VERSION)
+    )?;
+    Ok(())
+}
+
+/// The page's only styling. System fonts only: nothing is fetched.
+const CSS: &str = r#"
+:root { --fg:#0f172a; --muted:#64748b; --line:#e2e8f0; --panel:#fff; }
+* { box-sizing:border-box; }
+body { margin:0; background:#f1f5f9; color:var(--fg);
+  font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans","DejaVu Sans",Arial,sans-serif; }
+main { max-width:1200px; margin:0 auto; padding:20px 20px 40px; }
+h1 { font-size:22px; margin:0 0 12px; font-weight:650; }
+h1 .title { color:var(--muted); font-weight:500; overflow-wrap:anywhere; }
+h2 { font-size:17px; margin:0 0 8px; }
+header.top, section, footer { background:var(--panel); border:1px solid var(--line); border-radius:10px;
+  padding:16px 20px; margin:14px 0; }
+.sides { display:flex; flex-wrap:wrap; gap:12px; margin-bottom:12px; }
+.side-card { border-left:4px solid; padding:4px 12px; min-width:220px; max-width:100%; }
+.side-name { font-size:16px; font-weight:650; overflow-wrap:anywhere; }
+.chips { display:flex; flex-wrap:wrap; gap:8px; align-items:center; }
+.chip { padding:3px 10px; border-radius:999px; font-size:13px; border:1px solid currentColor; }
+.chip.zero { opacity:.45; }
+.chip-note { color:var(--muted); font-size:13px; margin-left:6px; }
+nav { display:flex; flex-wrap:wrap; gap:4px 18px; padding:0 4px; font-size:13px; }
+nav a { color:#1d4ed8; text-decoration:none; }
+p.note { color:#334155; margin:0 0 10px; max-width:90ch; }
+.muted { color:var(--muted); font-size:12px; }
+table { border-collapse:collapse; width:100%; }
+th, td { padding:6px 8px; border-bottom:1px solid var(--line); text-align:left; vertical-align:top; }
+thead th { font-size:11.5px; color:var(--muted); border-bottom:2px solid #cbd5e1; white-space:nowrap; }
+.compare thead th, .runs thead th, .pct thead th, .fingerprints .role { text-transform:uppercase;
+  letter-spacing:.04em; }
+.num { text-align:right; font-variant-numeric:tabular-nums; white-space:nowrap; }
+tbody tr:nth-child(even) { background:#f8fafc; }
+.compare tbody tr.row { background:none; }
+.compare tr.case-head th { background:#f1f5f9; font-weight:600; font-size:13px; padding:5px 8px;
+  overflow-wrap:anywhere; border-bottom:1px solid #cbd5e1; }
+.compare td.metric { padding-left:18px; }
+.compare .unit { margin-left:6px; }
+.dir { color:var(--muted); }
+.verdict { display:inline-block; padding:1px 9px; border-radius:999px; font-size:12px; font-weight:600;
+  white-space:nowrap; }
+.v-regression { color:#991b1b; } .verdict.v-regression, .chip.v-regression { background:#fee2e2; }
+.v-improvement { color:#166534; } .verdict.v-improvement, .chip.v-improvement { background:#dcfce7; }
+.v-equivalent { color:#075985; } .verdict.v-equivalent, .chip.v-equivalent { background:#e0f2fe; }
+.v-inconclusive { color:#475569; } .verdict.v-inconclusive, .chip.v-inconclusive { background:#f1f5f9; }
+.v-noisy { color:#92400e; } .verdict.v-noisy, .chip.v-noisy { background:#fef3c7; }
+tr.row td { color:var(--fg); }
+tr.row td.change { font-weight:650; }
+tr.v-regression td.change { color:#b91c1c; } tr.v-improvement td.change { color:#15803d; }
+tr.v-regression td:first-child { box-shadow:inset 3px 0 #dc2626; }
+tr.v-improvement td:first-child { box-shadow:inset 3px 0 #16a34a; }
+.grid { display:grid; grid-template-columns:repeat(auto-fill,minmax(540px,1fr)); gap:12px; }
+figure { margin:0; border:1px solid var(--line); border-radius:8px; padding:8px 10px; min-width:0; }
+figcaption { font-size:13px; margin-bottom:4px; overflow-wrap:anywhere; }
+svg { max-width:100%; height:auto; display:block; }
+svg text { font-size:12px; }
+svg .tick { fill:#64748b; font-size:11px; font-variant-numeric:tabular-nums; }
+svg .axis-title { fill:#475569; font-size:11.5px; }
+svg .row-value { font-variant-numeric:tabular-nums; font-weight:600; }
+svg .lane-label { font-weight:600; }
+.fingerprints { table-layout:fixed; }
+.fingerprints thead th { white-space:normal; overflow-wrap:anywhere; }
+.fingerprints thead th .side-name { font-size:13px; color:var(--fg); text-transform:none; }
+.fingerprints th[scope=row] { font-weight:500; white-space:nowrap; font-family:ui-monospace,"DejaVu Sans Mono",monospace; font-size:12px; }
+.fingerprints td { font-family:ui-monospace,"DejaVu Sans Mono",monospace; font-size:12px; overflow-wrap:anywhere;
+  word-break:break-word; }
+.fingerprints td.fp-expected { background:#e0f2fe; }
+.fingerprints td.fp-differs { background:#fef3c7; }
+.fingerprints td.fp-refused { background:#fee2e2; }
+.badge { display:inline-block; font:600 10.5px/1.6 system-ui,sans-serif; padding:0 6px; border-radius:4px;
+  text-transform:uppercase; letter-spacing:.04em; white-space:nowrap; }
+.badge.fp-expected { background:#bae6fd; color:#075985; }
+.badge.fp-differs { background:#fde68a; color:#92400e; }
+.badge.fp-refused { background:#fecaca; color:#991b1b; }
+p.legend { font-size:12px; color:#334155; margin:10px 0 0; }
+code { font-family:ui-monospace,"DejaVu Sans Mono",monospace; font-size:12px; }
+.dot { display:inline-block; width:9px; height:9px; border-radius:50%; margin-right:6px; }
+td.status.bad { color:#b91c1c; font-weight:600; }
+.runs td.when, .runs td.kernel { white-space:nowrap; }
+table.pct { margin-top:6px; font-size:12.5px; }
+table.pct th, table.pct td { padding:3px 6px; }
+p.fp-summary { margin:0 0 10px; }
+header.top p.fp-summary { margin:10px 0 0; font-size:13px; color:#334155; }
+td.error { color:#b91c1c; overflow-wrap:anywhere; }
+footer ul { margin:0 0 8px; padding-left:20px; }
+footer li { margin:2px 0; }
+"#;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,730 @@
+//! The report's plots as inline SVG, written by hand: a forest plot of change % with CIs, strip
+//! plots with boxes of each row's samples, and latency percentile curves. Each is a few dozen
+//! lines of axes, lines and circles, so a plotting library would add dependencies without
+//! removing much code; every string drawn goes through [`Esc`].
+use std::fmt::{self, Write};
+
+use super::escape::Esc;
+use crate::compare::{Comparison, Verdict};
+use schedlab_core::metric::Better;
+
+/// Colours of the verdicts: red and green only for marked rows, so a glance finds them.
+pub fn verdict_color(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Regression => "#b91c1c",
+        Verdict::Improvement => "#15803d",
+        Verdict::Equivalent => "#0369a1",
+        Verdict::Inconclusive => "#6b7280",
+        Verdict::Noisy => "#b45309",
+    }
+}
+
+/// Colours of the sides: the baseline grey, candidates in hues that are neither the regression
+/// red nor the improvement green.
+pub fn side_color(index: usize) -> &'static str {
+    const CANDIDATES: [&str; 5] = ["#2563eb", "#d97706", "#7c3aed", "#0d9488", "#db2777"];
+    if index == 0 {
+        "#475569"
+    } else {
+        CANDIDATES[(index - 1) % CANDIDATES.len()]
+    }
+}
+
+/// A number with about four significant digits, without exponent for everyday magnitudes.
+pub fn fmt_num(v: f64) -> String {
+    if !v.is_finite() {
+        return "—".to_string();
+    }
+    if v == 0.0 {
+        return "0".to_string();
+    }
+    let magnitude = v.abs().log10().floor() as i32;
+    if !(-4..9).contains(&magnitude) {
+        return format!("{v:.3e}");
+    }
+    let decimals = (3 - magnitude).clamp(0, 6) as usize;
+    format!("{v:.decimals$}")
+}
+
+/// A tick label: as many decimals as the step needs, and no `-0`.
+fn fmt_tick(v: f64, step: f64) -> String {
+    let mut decimals = (-step.log10().floor()).max(0.0) as usize;
+    while decimals < 6 {
+        let scaled = step * 10f64.powi(decimals as i32);
+        if (scaled - scaled.round()).abs() < 1e-6 {
+            break;
+        }
+        decimals += 1;
+    }
+    let text = format!("{v:.decimals$}");
+    if text
+        .trim_start_matches('-')
+        .chars()
+        .all(|c| c == '0' || c == '.')
+    {
+        text.trim_start_matches('-').to_string()
+    } else {
+        text
+    }
+}
+
+/// Shortens `text` to `max` characters with an ellipsis; the full text goes in a `<title>`.
+pub fn truncate(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_string()
+    } else {
+        let mut short: String = text.chars().take(max.saturating_sub(1)).collect();
+        short.push('…');
+        short
+    }
+}
+
+/// A linear domain widened to round steps, with its ticks.
+pub fn nice_domain(lo: f64, hi: f64, target: usize) -> (f64, f64, Vec<f64>, f64) {
+    let (lo, hi) = if hi > lo {
+        (lo, hi)
+    } else {
+        let pad = if lo == 0.0 { 1.0 } else { lo.abs() * 0.01 };
+        (lo - pad, hi + pad)
+    };
+    let span = hi - lo;
+    let raw = span / target.max(1) as f64;
+    let magnitude = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 2.5, 5.0, 10.0]
+        .iter()
+        .map(|m| m * magnitude)
+        .find(|s| span / s <= target as f64)
+        .unwrap_or(10.0 * magnitude);
+    let start = (lo / step).floor() * step;
+    let end = (hi / step).ceil() * step;
+    let count = ((end - start) / step).round() as usize;
+    let ticks = (0..=count).map(|i| start + i as f64 * step).collect();
+    (start, end, ticks, step)
+}
+
+/// A log domain from the 1-2-5 step at or below `lo` to the one at or above `hi`; its ticks are
+/// every 1-2-5 step in between, or only the decades and the ends when that would crowd.
+fn log_domain(lo: f64, hi: f64) -> (f64, f64, Vec<f64>) {
+    let steps: Vec<f64> = ((lo.log10().floor() as i32 - 1)..=(hi.log10().ceil() as i32))
+        .flat_map(|e| [1.0, 2.0, 5.0].map(|m| m * 10f64.powi(e)))
+        .collect();
+    let close = |a: f64, b: f64| (a - b).abs() <= b.abs() * 1e-9;
+    let d0 = steps
+        .iter()
+        .copied()
+        .filter(|t| *t <= lo || close(*t, lo))
+        .fold(lo, |_, t| t);
+    let d1 = steps
+        .iter()
+        .copied()
+        .find(|t| *t >= hi || close(*t, hi))
+        .unwrap_or(hi);
+    let mut ticks: Vec<f64> = steps
+        .into_iter()
+        .filter(|t| (*t >= d0 || close(*t, d0)) && (*t <= d1 || close(*t, d1)))
+        .collect();
+    if ticks.len() > 7 {
+        let decade = |t: f64| close(10f64.powf(t.log10().round()), t);
+        ticks.retain(|t| decade(*t) || close(*t, d0) || close(*t, d1));
+    }
+    (d0, d1, ticks)
+}
+
+/// A number without trailing zeros: `100`, not `100.0`; for log-axis ticks.
+fn fmt_plain(v: f64) -> String {
+    let text = fmt_num(v);
+    if text.contains('.') && !text.contains('e') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    }
+}
+
+/// Maps a domain onto pixels, linearly or on log10.
+#[derive(Debug, Clone, Copy)]
+struct Scale {
+    d0: f64,
+    d1: f64,
+    r0: f64,
+    r1: f64,
+    log: bool,
+}
+
+impl Scale {
+    fn map(&self, v: f64) -> f64 {
+        let (v, d0, d1) = if self.log {
+            (
+                v.max(f64::MIN_POSITIVE).log10(),
+                self.d0.log10(),
+                self.d1.log10(),
+            )
+        } else {
+            (v, self.d0, self.d1)
+        };
+        let t = if d1 > d0 { (v - d0) / (d1 - d0) } else { 0.5 };
+        self.r0 + t * (self.r1 - self.r0)
+    }
+}
+
+/// Type-7 quantile (numpy's default) of sorted values.
+fn quantile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let h = (sorted.len() - 1) as f64 * q;
+    let (i, frac) = (h.floor() as usize, h - h.floor());
+    let next = sorted[(i + 1).min(sorted.len() - 1)];
+    sorted[i] + frac * (next - sorted[i])
+}
+
+fn svg_open(s: &mut String, width: f64, height: f64, class: &str, label: &str) -> fmt::Result {
+    write!(
+        s,
+        r#"<svg class="{class}" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" aria-label="{}">"#,
+        Esc(label)
+    )
+}
+
+const FOREST_WIDTH: f64 = 1140.0;
+const FOREST_LABEL: f64 = 400.0;
+const FOREST_TEXT: f64 = 240.0;
+const FOREST_ROW: f64 = 24.0;
+
+fn direction_arrow(better: Better) -> &'static str {
+    match better {
+        Better::Lower => "↓",
+        Better::Higher => "↑",
+    }
+}
+
+/// One line per row: its change % (candidate ÷ base − 1) as a dot and the CI as a line, on a
+/// shared axis with 0 and the ±δ band marked. Rows without a test get a dash instead.
+pub fn forest(s: &mut String, c: &Comparison) -> fmt::Result {
+    let several = c.candidates.len() > 1;
+    let delta = c.settings.min_effect * 100.0;
+    let ci_pct = |r: &crate::compare::Row| {
+        r.ratio_ci
+            .map(|ci| ((ci.low - 1.0) * 100.0, (ci.high - 1.0) * 100.0))
+    };
+    let (mut lo, mut hi) = (-delta, delta);
+    for r in &c.rows {
+        for v in r
+            .change_pct
+            .into_iter()
+            .chain(ci_pct(r).into_iter().flat_map(|(a, b)| [a, b]))
+        {
+            if v.is_finite() {
+                lo = lo.min(v);
+                hi = hi.max(v);
+            }
+        }
+    }
+    let pad = (hi - lo) * 0.05;
+    let (d0, d1, ticks, step) = nice_domain(lo - pad, hi + pad, 8);
+    let top = 8.0;
+    let plot_height = FOREST_ROW * c.rows.len().max(1) as f64;
+    let height = top + plot_height + 46.0;
+    let x = Scale {
+        d0,
+        d1,
+        r0: FOREST_LABEL,
+        r1: FOREST_WIDTH - FOREST_TEXT,
+        log: false,
+    };
+    svg_open(
+        s,
+        FOREST_WIDTH,
+        height,
+        "forest",
+        "change in percent of every row, with confidence intervals",
+    )?;
+    for (i, _) in c.rows.iter().enumerate().filter(|(i, _)| i % 2 == 1) {
+        write!(
+            s,
+            r##"<rect x="0" y="{}" width="{FOREST_WIDTH}" height="{FOREST_ROW}" fill="#f8fafc"/>"##,
+            top + i as f64 * FOREST_ROW
+        )?;
+    }
+    let (band0, band1) = (x.map(-delta), x.map(delta));
+    write!(
+        s,
+        r##"<rect class="delta-band" x="{band0:.1}" y="{top}" width="{:.1}" height="{plot_height}" fill="#e0f2fe" opacity="0.7"><title>±δ = ±{delta}%: changes this small are not marked</title></rect>"##,
+        band1 - band0
+    )?;
+    let bottom = top + plot_height;
+    for t in &ticks {
+        let px = x.map(*t);
+        let (stroke, width) = if t.abs() < step * 1e-9 {
+            ("#334155", 1.2)
+        } else {
+            ("#e2e8f0", 1.0)
+        };
+        write!(
+            s,
+            r#"<line x1="{px:.1}" x2="{px:.1}" y1="{top}" y2="{bottom}" stroke="{stroke}" stroke-width="{width}"/><text x="{px:.1}" y="{:.1}" text-anchor="middle" class="tick">{}</text>"#,
+            bottom + 16.0,
+            fmt_tick(*t, step)
+        )?;
+    }
+    write!(
+        s,
+        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" class="axis-title">change % (candidate ÷ base − 1), {:.0}% CI · shaded: ±δ ({delta}%) · ↓ lower is better, ↑ higher is better</text>"#,
+        (x.r0 + x.r1) / 2.0,
+        bottom + 36.0,
+        c.settings.confidence * 100.0
+    )?;
+    for (i, r) in c.rows.iter().enumerate() {
+        let y = top + (i as f64 + 0.5) * FOREST_ROW;
+        let color = verdict_color(r.verdict);
+        let mut label = format!("{} · {} {}", r.case, r.metric, direction_arrow(r.better));
+        if several {
+            label.push_str(&format!(" · {}", r.candidate));
+        }
+        write!(
+            s,
+            r#"<text x="6" y="{:.1}" class="row-label"><title>{}</title>{}</text>"#,
+            y + 4.0,
+            Esc(&label),
+            Esc(&truncate(&label, 60))
+        )?;
+        let text = match (r.change_pct, ci_pct(r)) {
+            (Some(p), Some((a, b))) => format!("{p:+.2}% [{a:+.2}, {b:+.2}] {}", r.verdict.mark()),
+            (Some(p), None) => format!("{p:+.2}% {}", r.verdict.mark()),
+            _ => format!("— {}", r.verdict.mark()),
+        };
+        write!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" class="row-value" fill="{color}">{}</text>"#,
+            FOREST_WIDTH - FOREST_TEXT + 10.0,
+            y + 4.0,
+            Esc(&text)
+        )?;
+        // A NaN coordinate is an SVG error Chromium reports on the console: draw finite CIs only.
+        if let Some((a, b)) = ci_pct(r).filter(|(a, b)| a.is_finite() && b.is_finite()) {
+            let (xa, xb) = (x.map(a), x.map(b));
+            write!(
+                s,
+                r#"<line class="ci" x1="{xa:.1}" x2="{xb:.1}" y1="{y:.1}" y2="{y:.1}" stroke="{color}" stroke-width="2"/><line x1="{xa:.1}" x2="{xa:.1}" y1="{:.1}" y2="{:.1}" stroke="{color}" stroke-width="1.5"/><line x1="{xb:.1}" x2="{xb:.1}" y1="{:.1}" y2="{:.1}" stroke="{color}" stroke-width="1.5"/>"#,
+                y - 5.0,
+                y + 5.0,
+                y - 5.0,
+                y + 5.0
+            )?;
+        }
+        if let Some(p) = r.change_pct.filter(|p| p.is_finite()) {
+            write!(
+                s,
+                r#"<circle class="estimate" cx="{:.1}" cy="{y:.1}" r="4.5" fill="{color}"><title>{}: {p:+.2}% ({})</title></circle>"#,
+                x.map(p),
+                Esc(&label),
+                r.verdict.as_str()
+            )?;
+        }
+    }
+    s.push_str("</svg>");
+    Ok(())
+}
+
+/// One side's samples in a strip plot.
+pub struct Lane<'a> {
+    pub name: &'a str,
+    pub color: &'a str,
+    pub values: &'a [f64],
+}
+
+const STRIP_WIDTH: f64 = 560.0;
+const STRIP_LABEL: f64 = 150.0;
+const STRIP_LANE: f64 = 34.0;
+
+/// Every sample as a dot (spread vertically so equal values stay visible), over a box from the
+/// first to the third quartile with a bar at the median.
+pub fn strip(s: &mut String, lanes: &[Lane], unit: &str, title: &str) -> fmt::Result {
+    let all = lanes.iter().flat_map(|l| l.values.iter().copied());
+    let (lo, hi) = all
+        .filter(|v| v.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+            (a.min(v), b.max(v))
+        });
+    let (lo, hi) = if lo.is_finite() { (lo, hi) } else { (0.0, 1.0) };
+    let pad = (hi - lo) * 0.04;
+    let (d0, d1, ticks, step) = nice_domain(lo - pad, hi + pad, 5);
+    let top = 6.0;
+    let bottom = top + STRIP_LANE * lanes.len() as f64;
+    let height = bottom + 36.0;
+    let x = Scale {
+        d0,
+        d1,
+        r0: STRIP_LABEL,
+        r1: STRIP_WIDTH - 26.0,
+        log: false,
+    };
+    svg_open(s, STRIP_WIDTH, height, "strip", title)?;
+    for t in &ticks {
+        let px = x.map(*t);
+        write!(
+            s,
+            r##"<line x1="{px:.1}" x2="{px:.1}" y1="{top}" y2="{bottom}" stroke="#e2e8f0"/><text x="{px:.1}" y="{:.1}" text-anchor="middle" class="tick">{}</text>"##,
+            bottom + 15.0,
+            fmt_tick(*t, step)
+        )?;
+    }
+    write!(
+        s,
+        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" class="axis-title">{}</text>"#,
+        (x.r0 + x.r1) / 2.0,
+        bottom + 31.0,
+        Esc(unit)
+    )?;
+    for (i, lane) in lanes.iter().enumerate() {
+        let y = top + (i as f64 + 0.5) * STRIP_LANE;
+        write!(
+            s,
+            r#"<text x="6" y="{:.1}" class="lane-label" fill="{}"><title>{}</title>{}</text>"#,
+            y + 4.0,
+            lane.color,
+            Esc(lane.name),
+            Esc(&truncate(lane.name, 20))
+        )?;
+        let mut sorted: Vec<f64> = lane
+            .values
+            .iter()
+            .copied()
+            .filter(|v| v.is_finite())
+            .collect();
+        sorted.sort_by(f64::total_cmp);
+        if sorted.is_empty() {
+            continue;
+        }
+        let (q1, q2, q3) = (
+            quantile(&sorted, 0.25),
+            quantile(&sorted, 0.5),
+            quantile(&sorted, 0.75),
+        );
+        let (x1, x3) = (x.map(q1), x.map(q3));
+        write!(
+            s,
+            r#"<rect class="box" x="{x1:.1}" y="{:.1}" width="{:.1}" height="22" fill="{}" fill-opacity="0.12" stroke="{}" stroke-opacity="0.5"><title>quartiles {} – {}</title></rect><line class="median" x1="{m:.1}" x2="{m:.1}" y1="{:.1}" y2="{:.1}" stroke="{}" stroke-width="2.5"><title>median {}</title></line>"#,
+            y - 11.0,
+            (x3 - x1).max(1.0),
+            lane.color,
+            lane.color,
+            fmt_num(q1),
+            fmt_num(q3),
+            y - 13.0,
+            y + 13.0,
+            lane.color,
+            fmt_num(q2),
+            m = x.map(q2),
+        )?;
+        for (j, v) in lane
+            .values
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| v.is_finite())
+        {
+            // A low-discrepancy vertical spread (golden-ratio steps) instead of random jitter,
+            // so the same data always draw the same picture.
+            let jitter = ((j as f64 * 0.618_034) % 1.0 - 0.5) * 16.0;
+            write!(
+                s,
+                r#"<circle class="sample" cx="{:.1}" cy="{:.1}" r="3" fill="{}" fill-opacity="0.75"><title>{}</title></circle>"#,
+                x.map(*v),
+                y + jitter,
+                lane.color,
+                fmt_num(*v)
+            )?;
+        }
+    }
+    s.push_str("</svg>");
+    Ok(())
+}
+
+/// One side's latency curve: a value (or a gap) per point of the x axis.
+pub struct CurveSeries<'a> {
+    pub name: &'a str,
+    pub color: &'a str,
+    pub values: Vec<Option<f64>>,
+}
+
+const CURVE_WIDTH: f64 = 560.0;
+const CURVE_HEIGHT: f64 = 300.0;
+
+/// Latency (y) against percentile (x, at the positions given: see `latency::x_position`), one
+/// line per side. The y axis is logarithmic when the values span more than a factor of ten, as
+/// tails usually do.
+pub fn curve(
+    s: &mut String,
+    points: &[(String, f64)],
+    series: &[CurveSeries],
+    unit: &str,
+    title: &str,
+) -> fmt::Result {
+    let values: Vec<f64> = series
+        .iter()
+        .flat_map(|c| c.values.iter().flatten().copied())
+        .filter(|v| v.is_finite())
+        .collect();
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let (left, right, top, bottom) = (64.0, CURVE_WIDTH - 20.0, 28.0, CURVE_HEIGHT - 44.0);
+    let log = lo > 0.0 && hi / lo > 10.0;
+    let (d0, d1, ticks, step) = if !lo.is_finite() {
+        nice_domain(0.0, 1.0, 5)
+    } else if log {
+        let (a, b, t) = log_domain(lo, hi);
+        (a, b, t, 0.0)
+    } else {
+        nice_domain(0.0, hi, 5)
+    };
+    let y = Scale {
+        d0,
+        d1,
+        r0: bottom,
+        r1: top,
+        log,
+    };
+    let x0 = points.first().map_or(0.0, |p| p.1);
+    let x1 = points.last().map_or(1.0, |p| p.1);
+    let x = Scale {
+        d0: x0,
+        d1: x1,
+        r0: left + 16.0,
+        r1: right - 16.0,
+        log: false,
+    };
+    svg_open(s, CURVE_WIDTH, CURVE_HEIGHT, "curve", title)?;
+    for t in &ticks {
+        let py = y.map(*t);
+        let label = if log {
+            fmt_plain(*t)
+        } else {
+            fmt_tick(*t, step)
+        };
+        write!(
+            s,
+            r##"<line x1="{left}" x2="{right}" y1="{py:.1}" y2="{py:.1}" stroke="#e2e8f0"/><text x="{:.1}" y="{:.1}" text-anchor="end" class="tick">{label}</text>"##,
+            left - 6.0,
+            py + 4.0
+        )?;
+    }
+    for (name, px) in points {
+        let px = x.map(*px);
+        write!(
+            s,
+            r##"<line x1="{px:.1}" x2="{px:.1}" y1="{top}" y2="{bottom}" stroke="#f1f5f9"/><text x="{px:.1}" y="{:.1}" text-anchor="middle" class="tick">{}</text>"##,
+            bottom + 16.0,
+            Esc(name)
+        )?;
+    }
+    write!(
+        s,
+        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" class="axis-title">percentile</text><text x="14" y="{:.1}" text-anchor="middle" class="axis-title" transform="rotate(-90 14 {:.1})">{}{}</text>"#,
+        (left + right) / 2.0,
+        bottom + 34.0,
+        (top + bottom) / 2.0,
+        (top + bottom) / 2.0,
+        Esc(unit),
+        if log { " (log scale)" } else { "" }
+    )?;
+    for (i, c) in series.iter().enumerate() {
+        let lx = left + 10.0 + i as f64 * 150.0;
+        write!(
+            s,
+            r#"<line x1="{lx:.1}" x2="{:.1}" y1="12" y2="12" stroke="{}" stroke-width="2.5"/><text x="{:.1}" y="16" class="legend"><title>{}</title>{}</text>"#,
+            lx + 18.0,
+            c.color,
+            lx + 24.0,
+            Esc(c.name),
+            Esc(&truncate(c.name, 18))
+        )?;
+        // Gaps (a point one side lacks) break the line rather than bridge it.
+        let mut path = String::new();
+        let mut pen_down = false;
+        for ((_, px), v) in points.iter().zip(&c.values) {
+            match v.filter(|v| v.is_finite()) {
+                Some(v) => {
+                    let cmd = if pen_down { 'L' } else { 'M' };
+                    write!(path, "{cmd}{:.1},{:.1} ", x.map(*px), y.map(v))?;
+                    pen_down = true;
+                }
+                None => pen_down = false,
+            }
+        }
+        write!(
+            s,
+            r#"<path class="latency-line" d="{}" fill="none" stroke="{}" stroke-width="2.5"/>"#,
+            path.trim_end(),
+            c.color
+        )?;
+        for ((name, px), v) in points.iter().zip(&c.values) {
+            if let Some(v) = v.filter(|v| v.is_finite()) {
+                write!(
+                    s,
+                    r#"<circle cx="{:.1}" cy="{:.1}" r="3.5" fill="{}"><title>{} {}: {} {}</title></circle>"#,
+                    x.map(*px),
+                    y.map(v),
+                    c.color,
+                    Esc(c.name),
+                    Esc(name),
+                    fmt_num(v),
+                    Esc(unit)
+                )?;
+            }
+        }
+    }
+    s.push_str("</svg>");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::{compare, side_from_samples, Settings};
+
+    fn render(f: impl FnOnce(&mut String) -> fmt::Result) -> String {
+        let mut s = String::new();
+        f(&mut s).unwrap();
+        s
+    }
+
+    fn comparison() -> Comparison {
+        let series = |shift: f64| {
+            (0..5)
+                .map(|i| {
+                    let values: Vec<f64> = (0..8)
+                        .map(|j| 100.0 * (1.0 + shift * i as f64) + (j % 3) as f64 * 0.3)
+                        .collect();
+                    (
+                        format!("case<{i}>"),
+                        "usec_per_op".to_string(),
+                        Better::Lower,
+                        vec![values],
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        compare(
+            side_from_samples("base", series(0.0)),
+            vec![side_from_samples("cand", series(0.02))],
+            Settings::default(),
+        )
+    }
+
+    #[test]
+    fn forest_draws_one_ci_line_and_one_dot_per_row() {
+        let c = comparison();
+        assert_eq!(c.rows.len(), 5);
+        assert!(c.rows.iter().all(|r| r.ratio_ci.is_some()));
+        let svg = render(|s| forest(s, &c));
+        assert_eq!(svg.matches(r#"class="ci""#).count(), c.rows.len());
+        assert_eq!(svg.matches(r#"class="estimate""#).count(), c.rows.len());
+        assert_eq!(svg.matches(r#"class="delta-band""#).count(), 1);
+        assert!(svg.contains("case&lt;3&gt;"), "case names are escaped");
+        assert!(!svg.contains("case<"));
+        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
+    }
+
+    #[test]
+    fn forest_places_the_ci_around_the_estimate() {
+        let c = comparison();
+        let svg = render(|s| forest(s, &c));
+        // The last row (+8 %) has its CI line's ends on either side of its dot.
+        let line = svg.rsplit(r#"class="ci" x1=""#).next().unwrap();
+        let x1: f64 = line.split('"').next().unwrap().parse().unwrap();
+        let x2: f64 = line
+            .split("x2=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let dot = svg.rsplit(r#"class="estimate" cx=""#).next().unwrap();
+        let cx: f64 = dot.split('"').next().unwrap().parse().unwrap();
+        assert!(x1 < cx && cx < x2, "{x1} {cx} {x2}");
+    }
+
+    #[test]
+    fn strip_draws_every_sample_and_a_box_per_lane() {
+        let base = [1.0, 2.0, 3.0, 4.0];
+        let cand = [2.0, 2.5, 3.0];
+        let lanes = [
+            Lane {
+                name: "<b>base</b>",
+                color: side_color(0),
+                values: &base,
+            },
+            Lane {
+                name: "cand",
+                color: side_color(1),
+                values: &cand,
+            },
+        ];
+        let svg = render(|s| strip(s, &lanes, "usec", "t"));
+        assert_eq!(svg.matches(r#"class="sample""#).count(), 7);
+        assert_eq!(svg.matches(r#"class="box""#).count(), 2);
+        assert_eq!(svg.matches(r#"class="median""#).count(), 2);
+        assert!(svg.contains("&lt;b&gt;base&lt;/b&gt;") && !svg.contains("<b>"));
+    }
+
+    #[test]
+    fn strip_survives_identical_values() {
+        let same = [5.0, 5.0, 5.0];
+        let lanes = [Lane {
+            name: "a",
+            color: side_color(0),
+            values: &same,
+        }];
+        let svg = render(|s| strip(s, &lanes, "usec", "t"));
+        assert!(!svg.contains("NaN") && !svg.contains("inf"));
+    }
+
+    #[test]
+    fn curve_breaks_lines_at_gaps_and_uses_log_for_tails() {
+        let points: Vec<(String, f64)> = [("p50", 0.301), ("p99", 2.0), ("max", 3.0)]
+            .iter()
+            .map(|(n, x)| (n.to_string(), *x))
+            .collect();
+        let series = [
+            CurveSeries {
+                name: "base",
+                color: side_color(0),
+                values: vec![Some(5.0), Some(50.0), Some(900.0)],
+            },
+            CurveSeries {
+                name: "cand",
+                color: side_color(1),
+                values: vec![Some(6.0), None, Some(700.0)],
+            },
+        ];
+        let svg = render(|s| curve(s, &points, &series, "usec", "t"));
+        assert!(svg.contains("(log scale)"));
+        let paths: Vec<&str> = svg.split(r#"class="latency-line" d=""#).skip(1).collect();
+        assert_eq!(paths.len(), 2);
+        assert_eq!(paths[0].split('"').next().unwrap().matches('M').count(), 1);
+        assert_eq!(paths[1].split('"').next().unwrap().matches('M').count(), 2);
+    }
+
+    #[test]
+    fn numbers_and_ticks_read_well() {
+        assert_eq!(fmt_num(123.456), "123.5");
+        assert_eq!(fmt_num(0.012345), "0.01235");
+        assert_eq!(fmt_num(1_234_567.0), "1234567");
+        assert_eq!(fmt_tick(-0.0, 0.5), "0.0");
+        assert_eq!(fmt_tick(2.5, 2.5), "2.5");
+        assert_eq!(fmt_tick(10.0, 5.0), "10");
+        let (lo, hi, ticks, _) = nice_domain(-3.2, 7.9, 8);
+        assert!(lo <= -3.2 && hi >= 7.9 && ticks.len() <= 10, "{ticks:?}");
+        assert!(ticks.contains(&0.0));
+        let (lo, hi, ticks) = log_domain(3.0, 3000.0);
+        assert_eq!((lo, hi), (2.0, 5000.0));
+        assert_eq!(ticks, vec![2.0, 10.0, 100.0, 1000.0, 5000.0]);
+        let (lo, hi, ticks) = log_domain(5.0, 60.0);
+        assert_eq!((lo, hi), (5.0, 100.0));
+        assert_eq!(ticks, vec![5.0, 10.0, 20.0, 50.0, 100.0]);
+        assert_eq!(fmt_plain(1000.0), "1000");
+        assert_eq!(fmt_plain(0.5), "0.5");
+        assert_eq!(truncate("abcdef", 4), "abc…");
+    }
+}

@@ -1,0 +1,211 @@
+//! Tests of the whole page: hostile strings in every user-controlled place come out escaped,
+//! nothing is fetched, the table has a row per comparison row, and the latency section appears
+//! exactly when percentile metrics exist.
+use schedlab_core::fingerprint::Fingerprint;
+use schedlab_core::metric::{Better, Measurement, Role};
+use schedlab_core::plan::RunPlan;
+use schedlab_core::record::{CaseRecord, IterationRecord, RunRecord, RunStatus};
+use schedlab_core::workload::fake::FakeParams;
+use schedlab_core::workload::WorkloadSpec;
+
+use crate::compare::{compare, MetricFilter, Settings, Side};
+
+const HOSTILE: &str = r#"<script>alert(1)</script>&"'"#;
+
+fn fingerprint(kernel: &str) -> Fingerprint {
+    Fingerprint {
+        hostname: format!("host{HOSTILE}"),
+        kernel_release: kernel.into(),
+        kernel_cmdline: format!("root=/dev/vda1 {HOSTILE}"),
+        boot_id: format!("boot-{kernel}"),
+        cpu_model: "Test CPU".into(),
+        online_cpu_count: 4,
+        ..Fingerprint::default()
+    }
+}
+
+fn measurement(name: &str, value: f64) -> Measurement {
+    Measurement {
+        name: name.into(),
+        unit: "usec".into(),
+        better: Better::Lower,
+        role: Role::Primary,
+        value,
+    }
+}
+
+/// A run of two fake cases (the second renamed to something hostile) with 6 iterations each;
+/// `scale` multiplies every value, `latency` adds wakeup percentile metrics to the first case.
+fn run(id: i64, label: &str, kernel: &str, scale: f64, latency: bool) -> RunRecord {
+    let workloads = [100.0, 200.0]
+        .iter()
+        .map(|v| {
+            WorkloadSpec::Fake(FakeParams {
+                value_usec: *v,
+                ..FakeParams::default()
+            })
+        })
+        .collect();
+    let plan = RunPlan::new(None, None, 6, 0, workloads).unwrap();
+    let cases = plan
+        .cases
+        .iter()
+        .enumerate()
+        .map(|(c, spec)| {
+            let mut spec = spec.clone();
+            if c == 1 {
+                spec.name = format!("case {HOSTILE}");
+            }
+            let iterations = (0..6)
+                .map(|i| {
+                    let noise = 1.0 + (i % 3) as f64 * 0.002;
+                    let mut measurements = vec![measurement(
+                        "usec_per_op",
+                        (100.0 + 100.0 * c as f64) * scale * noise,
+                    )];
+                    if latency && c == 0 {
+                        for (name, v) in [
+                            ("wakeup_p50_usec", 5.0),
+                            ("wakeup_p90_usec", 9.0),
+                            ("wakeup_p99_usec", 40.0),
+                            ("wakeup_p99_9_usec", 120.0),
+                            ("wakeup_max_usec", 900.0),
+                        ] {
+                            measurements.push(measurement(name, v * scale * noise));
+                        }
+                    }
+                    IterationRecord {
+                        index: i,
+                        warmup: false,
+                        started_at_ns: 1_700_000_000_000_000_000,
+                        measurements,
+                        attachments: Vec::new(),
+                    }
+                })
+                .collect();
+            CaseRecord { spec, iterations }
+        })
+        .collect();
+    RunRecord {
+        id: Some(id),
+        label: Some(label.into()),
+        plan,
+        fingerprint: fingerprint(kernel),
+        started_at_ns: 1_700_000_000_000_000_000,
+        ended_at_ns: Some(1_700_000_060_000_000_000),
+        status: if id == 2 {
+            RunStatus::Failed
+        } else {
+            RunStatus::Complete
+        },
+        error: (id == 2).then(|| format!("iteration 3 failed: {HOSTILE}")),
+        cases,
+    }
+}
+
+fn page(latency: bool) -> (String, usize) {
+    let base = vec![run(1, "base", "6.18.0", 1.0, latency)];
+    let cand = vec![run(2, HOSTILE, "6.19.0", 1.05, latency)];
+    let filter = MetricFilter {
+        names: vec!["usec_per_op".into()],
+        all: false,
+    };
+    let c = compare(
+        Side::from_runs("base", &base, &[], &filter),
+        vec![Side::from_runs(HOSTILE, &cand, &[], &filter)],
+        Settings::default(),
+    );
+    let mut out = Vec::new();
+    super::write(&c, &base, &[cand], &mut out).unwrap();
+    (String::from_utf8(out).unwrap(), c.rows.len())
+}
+
+#[test]
+fn every_user_string_is_escaped() {
+    let (html, _) = page(true);
+    assert!(!html.contains("<script"), "no script element at all");
+    assert!(!html.contains("alert(1)</script>"));
+    let escaped = "&lt;script&gt;alert(1)&lt;/script&gt;&amp;&quot;&#39;";
+    // Label (title, header, table, plots, fingerprint header, runs), case name, hostname,
+    // command line and error text.
+    assert!(html.matches(escaped).count() >= 10, "{html}");
+    assert!(html.contains(&format!(
+        "<title>schedlab report: {escaped} vs base</title>"
+    )));
+    assert!(html.contains(&format!("host{escaped}")));
+    assert!(html.contains(&format!("root=/dev/vda1 {escaped}")));
+    assert!(html.contains(&format!("iteration 3 failed: {escaped}")));
+    assert!(html.contains(&format!("case {escaped}")));
+}
+
+#[test]
+fn the_page_fetches_nothing() {
+    let (html, _) = page(true);
+    for needle in [
+        "src=", "@import", "url(", "<link", "<script", "<iframe", "<img",
+    ] {
+        assert!(!html.contains(needle), "{needle}");
+    }
+    // The only URL is the SVG namespace, which is a name, not a fetch.
+    let urls = html.matches("http").count();
+    assert_eq!(urls, html.matches("http://www.w3.org/2000/svg").count());
+}
+
+#[test]
+fn the_table_has_a_row_per_comparison_row_and_tags_balance() {
+    let (html, rows) = page(false);
+    assert_eq!(rows, 2);
+    assert_eq!(html.matches(r#"<tr class="row "#).count(), rows);
+    for (open, close) in [
+        ("<section", "</section>"),
+        ("<svg", "</svg>"),
+        ("<table", "</table>"),
+        ("<tr", "</tr>"),
+        ("<figure", "</figure>"),
+        ("<text", "</text>"),
+    ] {
+        assert_eq!(
+            html.matches(open).count(),
+            html.matches(close).count(),
+            "{open}"
+        );
+    }
+    let tds = html.matches("<td>").count() + html.matches("<td ").count();
+    assert_eq!(tds, html.matches("</td>").count());
+    assert!(html.starts_with("<!DOCTYPE html>") && html.ends_with("</html>\n"));
+}
+
+#[test]
+fn forest_and_distributions_cover_every_row() {
+    let (html, rows) = page(false);
+    assert_eq!(html.matches(r#"class="ci""#).count(), rows);
+    assert_eq!(html.matches(r#"<figure class="dist">"#).count(), rows);
+    // 6 samples per side, two sides, per row.
+    assert_eq!(html.matches(r#"class="sample""#).count(), rows * 12);
+}
+
+#[test]
+fn latency_curves_appear_only_with_percentile_metrics() {
+    let (without, _) = page(false);
+    assert!(!without.contains(r#"id="latency""#));
+    let (with, _) = page(true);
+    assert!(with.contains(r#"id="latency""#));
+    assert_eq!(with.matches(r#"<figure class="latency">"#).count(), 1);
+    assert_eq!(with.matches(r#"class="latency-line""#).count(), 2);
+    for label in ["p50", "p90", "p99", "p99.9", "max"] {
+        assert!(with.contains(&format!(">{label}</text>")), "{label}");
+    }
+}
+
+#[test]
+fn kernel_differences_are_marked_expected() {
+    let (html, _) = page(false);
+    let row = html.split(">kernel_release</th>").next().unwrap();
+    assert!(
+        row.ends_with(r#"<tr class="fp-expected"><th scope="row""#),
+        "{}",
+        &row[row.len() - 80..]
+    );
+    let row = html.split(">cpu_model</th>").next().unwrap();
+    assert!(row.ends_with(r#"<tr class="fp-same"><th scope="row""#));
+}
