@@ -1,21 +1,30 @@
 //! What the runner measures around every iteration of a workload that runs tasks: wall time, the
 //! tasks' user and system CPU and context switches (getrusage), CPU migrations (a perf software
-//! counter, where perf events are available) and rescheduling IPIs (the RES row of
-//! /proc/interrupts, summed over CPUs).
+//! counter, where perf events are available) and IPIs from /proc/interrupts summed over CPUs:
+//! rescheduling (RES) and function-call (CAL) interrupts — current kernels deliver many remote
+//! wake-ups through the wake list as CAL, not RES.
 use crate::metric::{ns_to_sec, secondary, Measurement};
 use crate::sys::{self, Usage, UsageOf};
 
-/// The rescheduling-interrupt count summed over CPUs, from the text of /proc/interrupts.
-pub fn parse_res_interrupts(text: &str) -> Option<u64> {
-    let line = text.lines().find(|l| l.trim_start().starts_with("RES:"))?;
-    let counts = line.trim_start()["RES:".len()..]
+/// A row of /proc/interrupts (`RES`, `CAL`, ...) summed over CPUs.
+pub fn parse_interrupt_row(text: &str, row: &str) -> Option<u64> {
+    let prefix = format!("{row}:");
+    let line = text.lines().find(|l| l.trim_start().starts_with(&prefix))?;
+    let counts = line.trim_start()[prefix.len()..]
         .split_whitespace()
         .map_while(|field| field.parse::<u64>().ok());
     Some(counts.sum())
 }
 
-pub fn read_res_interrupts() -> Option<u64> {
-    parse_res_interrupts(&std::fs::read_to_string("/proc/interrupts").ok()?)
+/// The RES and CAL rows, read together.
+fn read_ipis() -> (Option<u64>, Option<u64>) {
+    match std::fs::read_to_string("/proc/interrupts") {
+        Ok(text) => (
+            parse_interrupt_row(&text, "RES"),
+            parse_interrupt_row(&text, "CAL"),
+        ),
+        Err(_) => (None, None),
+    }
 }
 
 /// Usage of the workload's tasks as seen from the main thread: the whole process minus the main
@@ -35,20 +44,20 @@ pub struct IterationCounters {
     usage_start: (Usage, Usage, Usage),
     migrations: Option<sys::InheritedCounter>,
     migrations_start: Option<u64>,
-    res_start: Option<u64>,
+    ipis_start: (Option<u64>, Option<u64>),
 }
 
 impl IterationCounters {
     pub fn start() -> Self {
         let mut migrations = sys::InheritedCounter::cpu_migrations();
         let migrations_start = migrations.as_mut().and_then(|c| c.read());
-        let res_start = read_res_interrupts();
+        let ipis_start = read_ipis();
         IterationCounters {
             wall_start_ns: sys::monotonic_ns(),
             usage_start: task_usage(),
             migrations,
             migrations_start,
-            res_start,
+            ipis_start,
         }
     }
 
@@ -73,8 +82,13 @@ impl IterationCounters {
                 out.push(secondary::CPU_MIGRATIONS_COUNT.value(end.saturating_sub(start) as f64));
             }
         }
-        if let (Some(start), Some(end)) = (self.res_start, read_res_interrupts()) {
+        let (res_end, cal_end) = read_ipis();
+        let (res_start, cal_start) = self.ipis_start;
+        if let (Some(start), Some(end)) = (res_start, res_end) {
             out.push(secondary::RES_IPI_COUNT.value(end.saturating_sub(start) as f64));
+        }
+        if let (Some(start), Some(end)) = (cal_start, cal_end) {
+            out.push(secondary::CAL_IPI_COUNT.value(end.saturating_sub(start) as f64));
         }
         out
     }
@@ -90,13 +104,14 @@ mod tests {
                     NMI:          0          0   Non-maskable interrupts\n\
                     RES:     811227     833019   Rescheduling interrupts\n\
                     CAL:       1000       2000   Function call interrupts\n";
-        assert_eq!(parse_res_interrupts(text), Some(811227 + 833019));
+        assert_eq!(parse_interrupt_row(text, "RES"), Some(811227 + 833019));
+        assert_eq!(parse_interrupt_row(text, "CAL"), Some(3000));
     }
 
     #[test]
     fn missing_res_row_is_none() {
         assert_eq!(
-            parse_res_interrupts("NMI: 0 0 Non-maskable interrupts\n"),
+            parse_interrupt_row("NMI: 0 0 Non-maskable interrupts\n", "RES"),
             None
         );
     }

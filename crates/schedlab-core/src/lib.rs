@@ -3,6 +3,7 @@
 
 pub mod counters;
 pub mod error;
+pub mod estimate;
 pub mod fingerprint;
 pub mod metric;
 pub mod plan;

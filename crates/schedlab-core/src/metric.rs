@@ -125,6 +125,8 @@ pub mod secondary {
         MetricDef::secondary("cpu_migrations_count", "count", Better::Lower);
     pub const RES_IPI_COUNT: MetricDef =
         MetricDef::secondary("res_ipi_count", "count", Better::Lower);
+    pub const CAL_IPI_COUNT: MetricDef =
+        MetricDef::secondary("cal_ipi_count", "count", Better::Lower);
 }
 
 #[cfg(test)]

@@ -37,6 +37,25 @@ pub struct RunPlan {
     pub iterations: u32,
     pub warmup: u32,
     pub cases: Vec<CaseSpec>,
+    /// Pause between cases, milliseconds.
+    #[serde(default)]
+    pub cooldown_ms: u64,
+    /// The seed the case order was shuffled with; `None` when cases run as listed.
+    #[serde(default)]
+    pub order_seed: Option<u64>,
+    /// The `--scale` factor already applied to the cases' work sizes.
+    #[serde(default = "one")]
+    pub scale: f64,
+    /// Adaptive stopping: add iterations until each case's CI half-width is under this percent.
+    #[serde(default)]
+    pub until_ci_pct: Option<f64>,
+    /// Adaptive stopping: the most measured iterations a case may get.
+    #[serde(default)]
+    pub max_iterations: Option<u32>,
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 impl RunPlan {
@@ -73,7 +92,55 @@ impl RunPlan {
             iterations,
             warmup,
             cases,
+            cooldown_ms: 0,
+            order_seed: None,
+            scale: 1.0,
+            until_ci_pct: None,
+            max_iterations: None,
         })
+    }
+
+    pub fn with_cooldown_ms(mut self, cooldown_ms: u64) -> Self {
+        self.cooldown_ms = cooldown_ms;
+        self
+    }
+
+    pub fn with_scale(mut self, scale: f64) -> Self {
+        self.scale = scale;
+        self
+    }
+
+    /// Shuffles the cases with `seed` (Fisher–Yates over splitmix64) and records the seed, so the
+    /// same seed gives the same order on every machine.
+    pub fn shuffled(mut self, seed: u64) -> Self {
+        let mut state = seed;
+        for i in (1..self.cases.len()).rev() {
+            state = crate::workload::fake::splitmix64(state);
+            let j = (state % (i as u64 + 1)) as usize;
+            self.cases.swap(i, j);
+        }
+        self.order_seed = Some(seed);
+        self
+    }
+
+    /// Adaptive stopping: after the planned iterations, keep adding iterations to every case
+    /// whose confidence interval is still wider than `ci_pct` percent, up to `max_iterations`.
+    /// It stops on interval width, never on a p-value.
+    pub fn with_adaptive_stopping(mut self, ci_pct: f64, max_iterations: u32) -> Result<Self> {
+        if !(ci_pct.is_finite() && ci_pct > 0.0 && ci_pct < 100.0) {
+            return Err(Error::invalid(format!(
+                "--until-ci must be a percentage above 0 and below 100, not {ci_pct}"
+            )));
+        }
+        if max_iterations < self.iterations || max_iterations > MAX_ITERATIONS {
+            return Err(Error::invalid(format!(
+                "--max-iterations must be between --iterations ({}) and {MAX_ITERATIONS}, not {max_iterations}",
+                self.iterations
+            )));
+        }
+        self.until_ci_pct = Some(ci_pct);
+        self.max_iterations = Some(max_iterations);
+        Ok(self)
     }
 }
 
@@ -119,6 +186,40 @@ mod tests {
     fn rejects_numeric_label() {
         let err = RunPlan::new(None, Some("123".into()), 1, 0, vec![fake()]).unwrap_err();
         assert!(err.to_string().contains("run id"));
+    }
+
+    #[test]
+    fn shuffling_is_reproducible_and_recorded() {
+        let specs: Vec<WorkloadSpec> = (0..10)
+            .map(|i| {
+                WorkloadSpec::Fake(FakeParams {
+                    value_usec: 1.0 + f64::from(i),
+                    ..Default::default()
+                })
+            })
+            .collect();
+        let plan = RunPlan::new(None, None, 1, 0, specs).unwrap();
+        let names = |p: &RunPlan| p.cases.iter().map(|c| c.name.clone()).collect::<Vec<_>>();
+        let a = plan.clone().shuffled(42);
+        assert_eq!(names(&a), names(&plan.clone().shuffled(42)));
+        assert_ne!(names(&a), names(&plan));
+        assert_eq!(a.order_seed, Some(42));
+        let mut sorted = names(&a);
+        sorted.sort();
+        let mut original = names(&plan);
+        original.sort();
+        assert_eq!(sorted, original);
+    }
+
+    #[test]
+    fn adaptive_stopping_needs_sane_bounds() {
+        let plan = RunPlan::new(None, None, 5, 1, vec![fake()]).unwrap();
+        assert!(plan.clone().with_adaptive_stopping(2.0, 4).is_err());
+        assert!(plan.clone().with_adaptive_stopping(0.0, 10).is_err());
+        assert_eq!(
+            plan.with_adaptive_stopping(2.0, 10).unwrap().max_iterations,
+            Some(10)
+        );
     }
 
     #[test]

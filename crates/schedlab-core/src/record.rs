@@ -91,3 +91,37 @@ pub struct RunRecord {
     pub error: Option<String>,
     pub cases: Vec<CaseRecord>,
 }
+
+/// Which arm of an interleaved experiment a run belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Arm {
+    A,
+    B,
+}
+
+impl Arm {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Arm::A => "a",
+            Arm::B => "b",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "a" => Some(Arm::A),
+            "b" => Some(Arm::B),
+            _ => None,
+        }
+    }
+}
+
+/// A run's place in an interleaved experiment (`schedlab ab`, `schedlab campaign`): runs of arm A
+/// and arm B with the same round were made next to each other and are compared as a pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ExperimentTag {
+    pub experiment_id: i64,
+    pub arm: Arm,
+    pub round: u32,
+}

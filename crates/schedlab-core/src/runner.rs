@@ -33,6 +33,7 @@ impl RunSink for NoSink {
 
 /// Hooks for progress display. They are called between iterations, never inside one.
 pub trait RunObserver {
+    fn run_starting(&mut self, _plan: &RunPlan) {}
     fn iteration_starting(&mut self, _progress: &Progress<'_>) {}
     fn iteration_finished(&mut self, _progress: &Progress<'_>, _iteration: &IterationRecord) {}
 }
@@ -70,72 +71,157 @@ impl RunOutcome {
 }
 
 /// Runs every case of `plan`: `plan.warmup` warm-up iterations then `plan.iterations` measured
-/// ones. Stops at the first failure or interruption, keeping everything finished before it.
+/// ones, pausing `plan.cooldown_ms` between cases; then, with adaptive stopping, more iterations
+/// of the cases whose confidence interval is still too wide. Stops at the first failure or
+/// interruption, keeping everything finished before it.
 pub fn execute(
     plan: &RunPlan,
     sink: &mut dyn RunSink,
     observer: &mut dyn RunObserver,
 ) -> RunOutcome {
-    let mut cases: Vec<CaseRecord> = Vec::with_capacity(plan.cases.len());
-    let total = plan.warmup + plan.iterations;
-    for (case_index, case) in plan.cases.iter().enumerate() {
-        cases.push(CaseRecord {
-            spec: case.clone(),
-            iterations: Vec::with_capacity(total as usize),
-        });
-        let mut workload = match case.workload.build() {
-            Ok(w) => w,
-            Err(e) => return RunOutcome::stop(status_of(&e), e, cases),
-        };
-        for index in 0..total {
-            if let Some(signal) = sys::interrupt_signal() {
-                return RunOutcome::stop(RunStatus::Interrupted, Error::Interrupted(signal), cases);
+    let mut run = Execution {
+        plan,
+        sink,
+        observer,
+        cases: plan
+            .cases
+            .iter()
+            .map(|spec| CaseRecord {
+                spec: spec.clone(),
+                iterations: Vec::new(),
+            })
+            .collect(),
+        workloads: Vec::with_capacity(plan.cases.len()),
+    };
+    match run.all() {
+        Ok(()) => RunOutcome {
+            status: RunStatus::Complete,
+            error: None,
+            cases: run.cases,
+        },
+        Err(e) => RunOutcome::stop(status_of(&e), e, run.cases),
+    }
+}
+
+/// The state of one execution: what has been recorded so far and the workloads built for it.
+struct Execution<'a> {
+    plan: &'a RunPlan,
+    sink: &'a mut dyn RunSink,
+    observer: &'a mut dyn RunObserver,
+    cases: Vec<CaseRecord>,
+    workloads: Vec<Box<dyn crate::workload::Workload>>,
+}
+
+impl Execution<'_> {
+    fn all(&mut self) -> Result<(), Error> {
+        self.observer.run_starting(self.plan);
+        let total = self.plan.warmup + self.plan.iterations;
+        for case_index in 0..self.plan.cases.len() {
+            if case_index > 0 {
+                cool_down(self.plan.cooldown_ms)?;
             }
-            let info = IterationInfo {
-                index,
-                warmup: index < plan.warmup,
-            };
-            let progress = Progress {
-                case_index,
-                case_count: plan.cases.len(),
-                case,
-                iteration: info,
-                iterations_in_case: total,
-            };
-            observer.iteration_starting(&progress);
-            let started_at_ns = sys::realtime_ns();
-            let counters = workload.runs_tasks().then(IterationCounters::start);
-            let result = workload.run_iteration(info);
-            let secondary = counters.map(IterationCounters::finish).unwrap_or_default();
-            let mut output = match result {
-                Ok(output) => output,
-                Err(e) => return RunOutcome::stop(status_of(&e), e, cases),
-            };
-            output.measurements.extend(secondary);
-            let record = IterationRecord {
-                index,
-                warmup: info.warmup,
-                started_at_ns,
-                measurements: output.measurements,
-                attachments: output.attachments,
-            };
-            if let Err(e) = sink.record_iteration(case_index, case, &record) {
-                let error = Error::failed(format!("cannot store the iteration: {e}"));
-                return RunOutcome::stop(RunStatus::Failed, error, cases);
+            self.workloads
+                .push(self.plan.cases[case_index].workload.build()?);
+            for index in 0..total {
+                self.iteration(case_index, index, index < self.plan.warmup)?;
             }
-            observer.iteration_finished(&progress, &record);
-            cases
-                .last_mut()
-                .expect("case pushed above")
-                .iterations
-                .push(record);
         }
+        if let (Some(ci_pct), Some(max)) = (self.plan.until_ci_pct, self.plan.max_iterations) {
+            loop {
+                let unresolved: Vec<usize> = (0..self.cases.len())
+                    .filter(|&i| {
+                        let case = &self.cases[i];
+                        case.measured().count() < max as usize
+                            && widest_ci_pct(case).is_none_or(|w| w > ci_pct)
+                    })
+                    .collect();
+                if unresolved.is_empty() {
+                    break;
+                }
+                for case_index in unresolved {
+                    let index = self.cases[case_index].iterations.len() as u32;
+                    self.iteration(case_index, index, false)?;
+                }
+            }
+        }
+        Ok(())
     }
-    RunOutcome {
-        status: RunStatus::Complete,
-        error: None,
-        cases,
+
+    fn iteration(&mut self, case_index: usize, index: u32, warmup: bool) -> Result<(), Error> {
+        if let Some(signal) = sys::interrupt_signal() {
+            return Err(Error::Interrupted(signal));
+        }
+        let case = &self.plan.cases[case_index];
+        let info = IterationInfo { index, warmup };
+        let progress = Progress {
+            case_index,
+            case_count: self.plan.cases.len(),
+            case,
+            iteration: info,
+            iterations_in_case: (self.plan.warmup + self.plan.iterations).max(index + 1),
+        };
+        self.observer.iteration_starting(&progress);
+        let workload = &mut self.workloads[case_index];
+        let started_at_ns = sys::realtime_ns();
+        let counters = workload.runs_tasks().then(IterationCounters::start);
+        let result = workload.run_iteration(info);
+        let secondary = counters.map(IterationCounters::finish).unwrap_or_default();
+        let mut output = result?;
+        output.measurements.extend(secondary);
+        let record = IterationRecord {
+            index,
+            warmup,
+            started_at_ns,
+            measurements: output.measurements,
+            attachments: output.attachments,
+        };
+        self.sink
+            .record_iteration(case_index, case, &record)
+            .map_err(|e| Error::failed(format!("cannot store the iteration: {e}")))?;
+        self.observer.iteration_finished(&progress, &record);
+        self.cases[case_index].iterations.push(record);
+        Ok(())
     }
+}
+
+/// Sleeps between cases; a signal ends the pause and the run.
+fn cool_down(ms: u64) -> Result<(), Error> {
+    let deadline = sys::monotonic_ns() + ms * 1_000_000;
+    loop {
+        if let Some(signal) = sys::interrupt_signal() {
+            return Err(Error::Interrupted(signal));
+        }
+        let now = sys::monotonic_ns();
+        if now >= deadline {
+            return Ok(());
+        }
+        std::thread::sleep(std::time::Duration::from_nanos(
+            (deadline - now).min(50_000_000),
+        ));
+    }
+}
+
+/// The widest 95 % CI half-width, in percent, over the case's primary metrics: the t interval of
+/// the mean of the log values, so it reads as a relative precision. `None` before it can be known.
+pub fn widest_ci_pct(case: &CaseRecord) -> Option<f64> {
+    let mut widest: Option<f64> = None;
+    let first = case.measured().next()?;
+    for m in first
+        .measurements
+        .iter()
+        .filter(|m| m.role == crate::metric::Role::Primary)
+    {
+        let logs: Vec<f64> = case
+            .measured()
+            .filter_map(|it| it.measurements.iter().find(|x| x.name == m.name))
+            .filter(|x| x.value > 0.0)
+            .map(|x| x.value.ln())
+            .collect();
+        let ci = schedlab_stats::ttest::one_sample_t_test(&logs, 0.95).ok()?;
+        let half = ((ci.ci.high - ci.ci.low) / 2.0).exp_m1() * 100.0;
+        widest = Some(widest.map_or(half, |w: f64| w.max(half)));
+    }
+    widest
 }
 
 fn status_of(error: &Error) -> RunStatus {
@@ -188,6 +274,39 @@ mod tests {
         assert_eq!(outcome.cases[1].measured().count(), 3);
         // The fake runs no tasks, so only its own metrics are recorded.
         assert_eq!(outcome.cases[0].iterations[0].measurements.len(), 2);
+    }
+
+    #[test]
+    fn adaptive_stopping_adds_iterations_only_where_the_ci_is_wide() {
+        let tight = WorkloadSpec::Fake(FakeParams {
+            value_usec: 10.0,
+            spread_pct: 0.0,
+            ..Default::default()
+        });
+        let loose = WorkloadSpec::Fake(FakeParams {
+            value_usec: 20.0,
+            spread_pct: 20.0,
+            ..Default::default()
+        });
+        let plan = RunPlan::new(None, None, 3, 0, vec![tight, loose])
+            .unwrap()
+            .with_adaptive_stopping(1.0, 9)
+            .unwrap();
+        let mut sink = Collect::default();
+        let outcome = execute(&plan, &mut sink, &mut Silent);
+        assert_eq!(outcome.status, RunStatus::Complete);
+        assert_eq!(
+            outcome.cases[0].measured().count(),
+            3,
+            "a zero-width CI needs no more"
+        );
+        assert_eq!(
+            outcome.cases[1].measured().count(),
+            9,
+            "a 20 % spread never reaches 1 %"
+        );
+        assert!(widest_ci_pct(&outcome.cases[1]).unwrap() > 1.0);
+        assert_eq!(outcome.cases[1].iterations.last().unwrap().index, 8);
     }
 
     #[test]

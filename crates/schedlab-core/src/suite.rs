@@ -1,40 +1,148 @@
-//! Suites: named lists of cases in TOML. The built-in ones are files embedded in the binary; a
-//! user's own suite file has the same format (docs/suites.md).
+//! Suites: named lists of cases in TOML, with parameter matrices (products), iterations, warm-up,
+//! cool-down between cases and a listed or seeded random case order. The built-in ones are files
+//! embedded in the binary; a user's own suite file has the same format (docs/suites.md).
 use serde::Deserialize;
 
 use crate::workload::WorkloadSpec;
 use crate::{Error, Result};
 
-/// A parsed suite file.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// In which order a run visits the cases.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CaseOrder {
+    /// As listed (matrix combinations in the order their keys and values are written).
+    #[default]
+    Listed,
+    /// Shuffled with a seed that is recorded with the run.
+    Random,
+}
+
+/// A parsed suite: its settings and its cases, every matrix expanded.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Suite {
-    #[serde(skip)]
     pub name: String,
     pub description: String,
     /// Measured iterations per case, unless the command line says otherwise.
     pub iterations: Option<u32>,
     /// Warm-up iterations per case, unless the command line says otherwise.
     pub warmup: Option<u32>,
-    #[serde(rename = "case")]
+    /// Pause between cases, so one case's heat and queues do not carry into the next.
+    pub cooldown_sec: f64,
+    pub order: CaseOrder,
+    /// Seed of the random order; drawn at run time (and recorded) when absent.
+    pub seed: Option<u64>,
     pub cases: Vec<WorkloadSpec>,
 }
 
+/// The file as written, before matrices are expanded.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SuiteFile {
+    description: String,
+    iterations: Option<u32>,
+    warmup: Option<u32>,
+    #[serde(default)]
+    cooldown_sec: f64,
+    #[serde(default)]
+    order: CaseOrder,
+    seed: Option<u64>,
+    #[serde(rename = "case", default)]
+    cases: Vec<toml::Spanned<toml::Table>>,
+}
+
+/// Keys that `--scale` multiplies: each workload's measure of how much work one iteration does.
+pub const SCALED_KEYS: &[&str] = &[
+    "loops",
+    "runtime",
+    "items",
+    "calls",
+    "rounds",
+    "ops",
+    "iterations",
+];
+
+/// The longest cool-down a suite may ask for.
+const MAX_COOLDOWN_SEC: f64 = 3600.0;
+
 /// The suites compiled into schedlab, by name.
-pub const BUILTIN_SUITES: &[(&str, &str)] = &[("quick", include_str!("../suites/quick.toml"))];
+pub const BUILTIN_SUITES: &[(&str, &str)] = &[
+    ("quick", include_str!("../suites/quick.toml")),
+    (
+        "hackbench-matrix",
+        include_str!("../suites/hackbench-matrix.toml"),
+    ),
+    ("ipc-wait", include_str!("../suites/ipc-wait.toml")),
+    (
+        "syscall-scaling",
+        include_str!("../suites/syscall-scaling.toml"),
+    ),
+    ("cpudl-sweep", include_str!("../suites/cpudl-sweep.toml")),
+    (
+        "schbench-matrix",
+        include_str!("../suites/schbench-matrix.toml"),
+    ),
+    ("vcpu-preempt", include_str!("../suites/vcpu-preempt.toml")),
+];
 
 impl Suite {
-    /// Parses suite text; errors name the line and column.
+    /// Parses suite text and expands every `[case.matrix]`; errors name the line and column.
     pub fn parse(name: &str, text: &str) -> Result<Self> {
-        let mut suite: Suite = toml::from_str(text)
+        let file: SuiteFile = toml::from_str(text)
             .map_err(|e| Error::invalid(format!("suite {name}: {}", one_line(&e, text))))?;
-        suite.name = name.to_string();
-        if suite.cases.is_empty() {
+        if file.cases.is_empty() {
             return Err(Error::invalid(format!(
                 "suite {name} has no [[case]] entries"
             )));
         }
-        Ok(suite)
+        if !(file.cooldown_sec.is_finite() && (0.0..=MAX_COOLDOWN_SEC).contains(&file.cooldown_sec))
+        {
+            return Err(Error::invalid(format!(
+                "suite {name}: cooldown_sec must be between 0 and {MAX_COOLDOWN_SEC}"
+            )));
+        }
+        let mut cases = Vec::new();
+        for spanned in &file.cases {
+            let at = position(text, spanned.span().start);
+            for table in expand_matrix(spanned.get_ref())
+                .map_err(|e| Error::invalid(format!("suite {name}: {at}: {e}")))?
+            {
+                let spec: WorkloadSpec =
+                    toml::Value::Table(table)
+                        .try_into()
+                        .map_err(|e: toml::de::Error| {
+                            let reason = e.message().trim().replace('\n', " ");
+                            let at = unknown_field(&reason)
+                                .and_then(|key| key_position(text, spanned.span(), key))
+                                .unwrap_or_else(|| at.clone());
+                            Error::invalid(format!("suite {name}: {at}: {reason}"))
+                        })?;
+                cases.push(spec);
+            }
+        }
+        Ok(Suite {
+            name: name.to_string(),
+            description: file.description,
+            iterations: file.iterations,
+            warmup: file.warmup,
+            cooldown_sec: file.cooldown_sec,
+            order: file.order,
+            seed: file.seed,
+            cases,
+        })
+    }
+
+    /// Multiplies every case's work size (`SCALED_KEYS`) by `factor`, keeping at least 1, so a
+    /// suite written for minutes on 2 CPUs can be shrunk for a smoke test or grown for a big box.
+    pub fn scaled(mut self, factor: f64) -> Result<Self> {
+        if !(factor.is_finite() && factor > 0.0 && factor <= 1000.0) {
+            return Err(Error::invalid(format!(
+                "--scale must be above 0 and at most 1000, not {factor}"
+            )));
+        }
+        for case in &mut self.cases {
+            *case = scale_case(case, factor)?;
+        }
+        Ok(self)
     }
 
     pub fn builtin(name: &str) -> Option<Self> {
@@ -61,6 +169,86 @@ impl Suite {
             .map_err(|e| Error::invalid(format!("cannot read suite file {name_or_path}: {e}")))?;
         Suite::parse(name_or_path, &text)
     }
+}
+
+/// `line L, column C` of a byte offset.
+fn position(text: &str, offset: usize) -> String {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    format!("line {line}, column {column}")
+}
+
+/// Where `key` is written inside the case table starting at `span` (or in its matrix). toml's
+/// span of an array-of-tables entry may cover only its header, so the search runs to the next
+/// `[[` header.
+fn key_position(text: &str, span: std::ops::Range<usize>, key: &str) -> Option<String> {
+    let rest = text.get(span.start..)?;
+    let end = rest.get(1..)?.find("\n[[").map_or(rest.len(), |i| i + 1);
+    let table = &rest[..end];
+    let offset = table
+        .match_indices(key)
+        .find(|(i, _)| {
+            let before = &table[..*i];
+            let line_start = before.rfind('\n').map_or(0, |n| n + 1);
+            table[line_start..*i].trim().is_empty()
+        })?
+        .0;
+    Some(position(text, span.start + offset))
+}
+
+/// One table per combination of the case's `matrix` values (a cartesian product in the order the
+/// keys and values are written); the case itself when it has no matrix.
+fn expand_matrix(case: &toml::Table) -> std::result::Result<Vec<toml::Table>, String> {
+    let mut base = case.clone();
+    let Some(matrix) = base.remove("matrix") else {
+        return Ok(vec![base]);
+    };
+    let toml::Value::Table(matrix) = matrix else {
+        return Err(
+            "`matrix` must be a table of arrays, e.g. [case.matrix] groups = [1, 2]".into(),
+        );
+    };
+    let mut combinations = vec![base];
+    for (key, values) in matrix {
+        let toml::Value::Array(values) = values else {
+            return Err(format!("matrix key `{key}` must be an array of values"));
+        };
+        if values.is_empty() {
+            return Err(format!("matrix key `{key}` has no values"));
+        }
+        if combinations[0].contains_key(&key) {
+            return Err(format!("`{key}` is set both in the case and in its matrix"));
+        }
+        let mut expanded = Vec::with_capacity(combinations.len() * values.len());
+        for table in &combinations {
+            for value in &values {
+                let mut table = table.clone();
+                table.insert(key.clone(), value.clone());
+                expanded.push(table);
+            }
+        }
+        combinations = expanded;
+    }
+    Ok(combinations)
+}
+
+fn scale_case(case: &WorkloadSpec, factor: f64) -> Result<WorkloadSpec> {
+    let mut value = serde_json::to_value(case).map_err(|e| Error::invalid(e.to_string()))?;
+    if let Some(map) = value.as_object_mut() {
+        for key in SCALED_KEYS {
+            let Some(v) = map.get_mut(*key) else { continue };
+            if let Some(n) = v.as_u64() {
+                *v = serde_json::json!(((n as f64 * factor).round() as u64).max(1));
+            } else if let Some(x) = v.as_f64() {
+                *v = serde_json::json!(x * factor);
+            }
+        }
+    }
+    let scaled: WorkloadSpec =
+        serde_json::from_value(value).map_err(|e| Error::invalid(e.to_string()))?;
+    scaled.validate()?;
+    Ok(scaled)
 }
 
 /// toml's messages span several lines with a source excerpt; keep the position and the reason.
@@ -121,6 +309,55 @@ mod tests {
         let err = Suite::parse("mine.toml", text).unwrap_err().to_string();
         assert!(err.contains("line 4"), "{err}");
         assert!(err.contains("loopz"), "{err}");
+    }
+
+    #[test]
+    fn matrices_expand_in_written_order() {
+        let text = "description = \"m\"\ncooldown_sec = 2\norder = \"random\"\nseed = 9\n\
+                    [[case]]\nworkload = \"messaging\"\nloops = 10\n\
+                    [case.matrix]\ngroups = [1, 2]\nthreads = [false, true]\n";
+        let suite = Suite::parse("m", text).unwrap();
+        let names: Vec<String> = suite.cases.iter().map(WorkloadSpec::case_name).collect();
+        assert_eq!(names.len(), 4);
+        assert!(
+            names[0].contains("process") && names[0].contains("groups=1"),
+            "{names:?}"
+        );
+        assert!(
+            names[1].contains("threads") && names[1].contains("groups=1"),
+            "{names:?}"
+        );
+        assert!(
+            names[3].contains("threads") && names[3].contains("groups=2"),
+            "{names:?}"
+        );
+        assert_eq!(
+            (suite.cooldown_sec, suite.order, suite.seed),
+            (2.0, CaseOrder::Random, Some(9))
+        );
+    }
+
+    #[test]
+    fn matrix_errors_point_at_the_case() {
+        let both = "description = \"m\"\n[[case]]\nworkload = \"pipe\"\nloops = 1\n[case.matrix]\nloops = [1, 2]\n";
+        let err = Suite::parse("m", both).unwrap_err().to_string();
+        assert!(err.contains("line 2") && err.contains("both"), "{err}");
+        let unknown =
+            "description = \"m\"\n[[case]]\nworkload = \"pipe\"\n[case.matrix]\nloopz = [1, 2]\n";
+        let err = Suite::parse("m", unknown).unwrap_err().to_string();
+        assert!(err.contains("line 5") && err.contains("loopz"), "{err}");
+    }
+
+    #[test]
+    fn scaling_multiplies_work_and_keeps_at_least_one() {
+        let quick = Suite::builtin("quick").unwrap().scaled(0.1).unwrap();
+        let text = serde_json::to_string(&quick.cases[0]).unwrap();
+        assert!(text.contains("\"loops\":20000"), "{text}");
+        let tiny = Suite::builtin("quick").unwrap().scaled(1e-9).unwrap();
+        assert!(serde_json::to_string(&tiny.cases[0])
+            .unwrap()
+            .contains("\"loops\":1"));
+        assert!(Suite::builtin("quick").unwrap().scaled(0.0).is_err());
     }
 
     #[test]

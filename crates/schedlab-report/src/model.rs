@@ -5,6 +5,7 @@ use serde::Serialize;
 use schedlab_core::fingerprint::Fingerprint;
 use schedlab_core::metric::{Better, Role};
 use schedlab_core::record::{CaseRecord, RunRecord, RunStatus};
+use schedlab_core::workload::wakeup::{latency_tables, LatencyTable};
 use schedlab_stats::summary::{summarize, Summary};
 
 /// Bumped whenever a field is renamed or removed (adding fields keeps the version); see
@@ -42,6 +43,10 @@ pub struct CaseView {
     pub measured_iterations: usize,
     pub warmup_iterations: usize,
     pub metrics: Vec<MetricView>,
+    /// schbench-style percentile tables (with sample counts) decoded from the latency histograms
+    /// the measured iterations stored, merged; absent for workloads that store none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub latency_tables: Vec<LatencyTable>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -129,6 +134,7 @@ impl CaseView {
             measured_iterations: case.measured().count(),
             warmup_iterations: case.iterations.iter().filter(|i| i.warmup).count(),
             metrics,
+            latency_tables: latency_tables(case),
         }
     }
 }

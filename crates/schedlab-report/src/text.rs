@@ -7,6 +7,7 @@ use schedlab_core::metric::Role;
 
 use crate::model::{CaseView, MetricView, RunView};
 use crate::RunReport;
+use schedlab_core::workload::wakeup::LatencyTable;
 
 pub fn write(report: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
     for (i, run) in report.runs.iter().enumerate() {
@@ -99,7 +100,46 @@ fn write_case(case: &CaseView, out: &mut dyn Write) -> std::io::Result<()> {
         }
         write_metric(metric, width, out)?;
     }
+    for table in &case.latency_tables {
+        write_latency_table(table, out)?;
+    }
     Ok(())
+}
+
+/// schbench's percentile block, from the merged histograms: each percentile with the samples
+/// since the previous one, the starred one schbench wants you to read, then min and max.
+fn write_latency_table(table: &LatencyTable, out: &mut dyn Write) -> std::io::Result<()> {
+    // Whole numbers like schbench's for request rates; latencies keep their sub-µs part.
+    let show = |v: f64| match table.unit.as_str() {
+        "usec" if v < 1.0 => format!("{v:.3}"),
+        "usec" => format!("{v:.1}"),
+        _ => format!("{v:.0}"),
+    };
+    let merged = match table.iterations {
+        1 => String::new(),
+        n => format!(" × {n} iterations"),
+    };
+    writeln!(
+        out,
+        "  {} percentiles ({}) runtime {} (s){merged} ({} total samples)",
+        table.title, table.unit, table.runtime_sec, table.total_samples
+    )?;
+    for row in &table.rows {
+        let value = show(row.value);
+        writeln!(
+            out,
+            "    {}{:2.1}th: {value:<10} ({} samples)",
+            if row.starred { "* " } else { "  " },
+            row.percentile,
+            row.samples
+        )?;
+    }
+    writeln!(
+        out,
+        "      min={}, max={}",
+        show(table.min),
+        show(table.max)
+    )
 }
 
 fn write_metric(metric: &MetricView, width: usize, out: &mut dyn Write) -> std::io::Result<()> {
@@ -137,6 +177,37 @@ pub fn format_value(value: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn latency_table_reads_like_schbench() {
+        use schedlab_core::workload::wakeup::LatencyRow;
+        let row = |percentile, value, samples, starred| LatencyRow {
+            percentile,
+            value,
+            samples,
+            starred,
+        };
+        let table = LatencyTable {
+            title: "Wakeup Latencies".into(),
+            unit: "usec".into(),
+            attachment: "wakeup_latency_ns".into(),
+            iterations: 5,
+            runtime_sec: 10,
+            total_samples: 1000,
+            rows: vec![row(50.0, 9.3, 500, false), row(99.0, 52.0, 490, true)],
+            min: 0.042,
+            max: 8057.0,
+        };
+        let mut out = Vec::new();
+        write_latency_table(&table, &mut out).unwrap();
+        let expected = concat!(
+            "  Wakeup Latencies percentiles (usec) runtime 10 (s) × 5 iterations (1000 total samples)\n",
+            "      50.0th: 9.3        (500 samples)\n",
+            "    * 99.0th: 52.0       (490 samples)\n",
+            "      min=0.042, max=8057.0\n",
+        );
+        assert_eq!(String::from_utf8(out).unwrap(), expected);
+    }
 
     #[test]
     fn formats_values_by_magnitude() {

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use schedlab_core::fingerprint::Fingerprint;
 use schedlab_core::plan::{CaseSpec, RunPlan};
-use schedlab_core::record::{IterationRecord, RunRecord, RunStatus};
+use schedlab_core::record::{ExperimentTag, IterationRecord, RunRecord, RunStatus};
 use schedlab_core::runner::RunSink;
 use thiserror::Error;
 
@@ -21,6 +21,8 @@ pub enum StoreError {
     Unwritable { path: PathBuf, reason: String },
     #[error("{0}")]
     NotFound(String),
+    #[error("{0}")]
+    Exists(String),
     #[error("the results database is inconsistent: {0}")]
     Corrupt(String),
     #[error("database error: {0}")]
@@ -74,6 +76,50 @@ pub trait Store {
     fn load_run(&self, run_id: i64) -> Result<RunRecord>;
     /// Run ids for a run id or a label (a label may name many runs), oldest first.
     fn resolve(&self, id_or_label: &str) -> Result<Vec<i64>>;
+    /// The median wall time of the newest (up to 50) measured iterations of a case, by its
+    /// canonical name; `None` when the case never ran here.
+    fn median_wall_time_sec(&self, case_name: &str) -> Result<Option<f64>>;
+    /// Records a new experiment; its (kind, name) must be new.
+    fn create_experiment(&mut self, experiment: &Experiment) -> Result<i64>;
+    fn experiment(&self, kind: ExperimentKind, name: &str) -> Result<Option<Experiment>>;
+    fn update_experiment(
+        &mut self,
+        id: i64,
+        state: &serde_json::Value,
+        status: RunStatus,
+    ) -> Result<()>;
+    /// Places a run in an experiment.
+    fn tag_run(&mut self, run_id: i64, tag: ExperimentTag) -> Result<()>;
+    fn run_tag(&self, run_id: i64) -> Result<Option<ExperimentTag>>;
+}
+
+/// `schedlab ab` (settings interleaved within a boot) or `schedlab campaign` (kernels across boots).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExperimentKind {
+    Ab,
+    Campaign,
+}
+
+impl ExperimentKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExperimentKind::Ab => "ab",
+            ExperimentKind::Campaign => "campaign",
+        }
+    }
+}
+
+/// An interleaved experiment: what it runs (`spec`) and how far it got (`state`), both JSON owned by
+/// the command that drives it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Experiment {
+    pub id: Option<i64>,
+    pub kind: ExperimentKind,
+    pub name: String,
+    pub spec: serde_json::Value,
+    pub state: serde_json::Value,
+    pub status: RunStatus,
+    pub created_at_ns: i64,
 }
 
 /// Adapts a store to the runner's sink for one run.

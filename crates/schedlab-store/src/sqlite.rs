@@ -6,9 +6,11 @@ use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
 use schedlab_core::fingerprint::Fingerprint;
 use schedlab_core::metric::{Better, Measurement, Role};
 use schedlab_core::plan::{CaseSpec, RunPlan};
-use schedlab_core::record::{Attachment, CaseRecord, IterationRecord, RunRecord, RunStatus};
+use schedlab_core::record::{
+    Arm, Attachment, CaseRecord, ExperimentTag, IterationRecord, RunRecord, RunStatus,
+};
 
-use crate::{Result, RunSummary, Store, StoreError};
+use crate::{Experiment, ExperimentKind, Result, RunSummary, Store, StoreError};
 
 mod embedded {
     refinery::embed_migrations!("migrations/sqlite");
@@ -414,6 +416,139 @@ impl Store for SqliteStore {
             )));
         }
         Ok(ids)
+    }
+
+    fn create_experiment(&mut self, e: &Experiment) -> Result<i64> {
+        let exists: Option<i64> = self
+            .conn
+            .query_row(
+                "SELECT id FROM experiments WHERE kind = ?1 AND name = ?2",
+                params![e.kind.as_str(), e.name],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if exists.is_some() {
+            return Err(StoreError::Exists(format!(
+                "a {} named {:?} already exists",
+                e.kind.as_str(),
+                e.name
+            )));
+        }
+        self.conn.execute(
+            "INSERT INTO experiments (kind, name, spec_json, state_json, status, created_at_ns)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![
+                e.kind.as_str(),
+                e.name,
+                e.spec.to_string(),
+                e.state.to_string(),
+                e.status.as_str(),
+                e.created_at_ns
+            ],
+        )?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    fn experiment(&self, kind: ExperimentKind, name: &str) -> Result<Option<Experiment>> {
+        let row = self
+            .conn
+            .query_row(
+                "SELECT id, spec_json, state_json, status, created_at_ns FROM experiments
+                  WHERE kind = ?1 AND name = ?2",
+                params![kind.as_str(), name],
+                |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, String>(3)?,
+                        r.get::<_, i64>(4)?,
+                    ))
+                },
+            )
+            .optional()?;
+        let Some((id, spec, state, status, created_at_ns)) = row else {
+            return Ok(None);
+        };
+        Ok(Some(Experiment {
+            id: Some(id),
+            kind,
+            name: name.to_string(),
+            spec: from_json(&spec, "an experiment's spec")?,
+            state: from_json(&state, "an experiment's state")?,
+            status: parse_status(&status)?,
+            created_at_ns,
+        }))
+    }
+
+    fn update_experiment(
+        &mut self,
+        id: i64,
+        state: &serde_json::Value,
+        status: RunStatus,
+    ) -> Result<()> {
+        let changed = self.conn.execute(
+            "UPDATE experiments SET state_json = ?2, status = ?3 WHERE id = ?1",
+            params![id, state.to_string(), status.as_str()],
+        )?;
+        if changed != 1 {
+            return Err(StoreError::NotFound(format!("experiment {id}")));
+        }
+        Ok(())
+    }
+
+    fn tag_run(&mut self, run_id: i64, tag: ExperimentTag) -> Result<()> {
+        let changed = self.conn.execute(
+            "UPDATE runs SET experiment_id = ?2, experiment_side = ?3, experiment_round = ?4 WHERE id = ?1",
+            params![run_id, tag.experiment_id, tag.arm.as_str(), tag.round],
+        )?;
+        if changed != 1 {
+            return Err(StoreError::NotFound(format!("run {run_id}")));
+        }
+        Ok(())
+    }
+
+    fn run_tag(&self, run_id: i64) -> Result<Option<ExperimentTag>> {
+        let row: Option<(Option<i64>, Option<String>, Option<u32>)> = self
+            .conn
+            .query_row(
+                "SELECT experiment_id, experiment_side, experiment_round FROM runs WHERE id = ?1",
+                [run_id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .optional()?;
+        Ok(match row {
+            Some((Some(experiment_id), Some(side), Some(round))) => Some(ExperimentTag {
+                experiment_id,
+                arm: Arm::parse(&side)
+                    .ok_or_else(|| StoreError::Corrupt(format!("experiment side {side:?}")))?,
+                round,
+            }),
+            _ => None,
+        })
+    }
+
+    fn median_wall_time_sec(&self, case_name: &str) -> Result<Option<f64>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT m.value FROM measurements m
+               JOIN iterations i ON m.iteration_id = i.id
+               JOIN cases c ON i.case_id = c.id
+              WHERE c.name = ?1 AND m.name = 'wall_time_sec' AND i.warmup = 0
+              ORDER BY i.id DESC LIMIT 50",
+        )?;
+        let mut values: Vec<f64> = stmt
+            .query_map([case_name], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        if values.is_empty() {
+            return Ok(None);
+        }
+        values.sort_by(f64::total_cmp);
+        let mid = values.len() / 2;
+        Ok(Some(if values.len().is_multiple_of(2) {
+            (values[mid - 1] + values[mid]) / 2.0
+        } else {
+            values[mid]
+        }))
     }
 }
 

@@ -27,8 +27,14 @@ pub enum Command {
     Runs(RunsArgs),
     /// Show stored runs by run id or label (a label may name several runs).
     Show(ShowArgs),
+    /// Interleave two settings A and B in ABBA order and store the runs as one paired experiment.
+    Ab(AbArgs),
+    /// Drive a per-boot kernel A/B campaign (ABBA boots); its state lives in the database.
+    Campaign(CampaignArgs),
     /// Compare stored runs: a baseline and one or more candidates (run ids or labels).
     Compare(CompareArgs),
+    /// Write a comparison of stored runs as one self-contained HTML page (tables and plots).
+    Report(ReportArgs),
     /// Compare plain data files, one number per line (ministat-compatible).
     Stat(StatArgs),
     /// Print this machine's fingerprint, as stored with every run.
@@ -76,8 +82,40 @@ pub struct RunOptions {
     /// Do not store the run.
     #[arg(long, global = true)]
     pub no_store: bool,
+    /// List the cases and an estimated duration, and run nothing.
+    #[arg(long, global = true)]
+    pub dry_run: bool,
+    /// Multiply every case's work size (loops, runtime, items, calls, rounds, ops) by F.
+    #[arg(long, value_name = "F", global = true)]
+    pub scale: Option<f64>,
+    /// Case order [default: the suite's, else listed]
+    #[arg(long, value_enum, global = true)]
+    pub order: Option<OrderArg>,
+    /// Seed of the random case order [default: drawn and recorded with the run]
+    #[arg(long, value_name = "N", global = true)]
+    pub order_seed: Option<u64>,
+    /// Pause between cases, seconds [default: the suite's, else 0]
+    #[arg(long, value_name = "SEC", global = true)]
+    pub cooldown: Option<f64>,
+    /// Add iterations to each case until its 95% CI half-width is under PCT percent.
+    #[arg(long, value_name = "PCT", global = true, requires = "max_iterations")]
+    pub until_ci: Option<f64>,
+    /// With --until-ci: the most measured iterations a case may get.
+    #[arg(long, value_name = "N", global = true, requires = "until_ci")]
+    pub max_iterations: Option<u32>,
+    /// No progress bar on stderr.
+    #[arg(long, short = 'q', global = true)]
+    pub quiet: bool,
     #[command(flatten)]
     pub db: DbArg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OrderArg {
+    /// As written in the suite
+    Listed,
+    /// Shuffled with a recorded seed
+    Random,
 }
 
 #[derive(Debug, Subcommand)]
@@ -89,6 +127,19 @@ pub enum WorkloadCommand {
     Messaging(MessagingArgs),
     /// Deterministic synthetic results, for testing the pipeline.
     Fake(FakeArgs),
+    /// Message threads wake workers through futexes: wakeup and request latency, RPS (schbench).
+    #[command(alias = "schbench")]
+    Wakeup(WakeupArgs),
+    /// A producer and a consumer hand items through two futex semaphores (seed 001's sem test).
+    Semaphore(SemaphoreArgs),
+    /// Threads making raw system calls in a tight loop (seeds 001 and 003).
+    Syscall(SyscallArgs),
+    /// A dispatcher and worker threads over bounded channels (seed 001's server.go).
+    Fanout(FanoutArgs),
+    /// The sched/deadline CPU heap: time a variant, or check two in lock step (cpudl-bench).
+    Cpudl(CpudlArgs),
+    /// RT cpupri priority masks set and searched by many threads (shared or per-node bitmaps).
+    Cpupri(CpupriArgs),
 }
 
 #[derive(Debug, Args)]
@@ -151,6 +202,147 @@ pub struct FakeArgs {
     /// Sleep this long in each iteration.
     #[arg(long, value_name = "MS", default_value_t = 0)]
     pub sleep_ms: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct WakeupArgs {
+    /// Message threads.
+    #[arg(long, short = 'm', value_name = "M", default_value_t = 1)]
+    pub message_threads: u64,
+    /// Workers per message thread [default: ceil(usable CPUs / M)]
+    #[arg(long, short = 't', value_name = "T")]
+    pub workers: Option<u64>,
+    /// Seconds measured per iteration.
+    #[arg(long, short = 'r', value_name = "SEC", default_value_t = 10)]
+    pub runtime: u64,
+    /// Seconds run before each iteration's measured window, samples discarded.
+    #[arg(long, short = 'w', value_name = "SEC", default_value_t = 0)]
+    pub warmup_sec: u64,
+    /// Request mode: sleep at the start of each request [default: 100]
+    #[arg(long, short = 's', value_name = "USEC")]
+    pub sleep_usec: Option<u64>,
+    /// Request mode: matrix multiplies per request [default: 5]
+    #[arg(long, short = 'n', value_name = "N")]
+    pub operations: Option<u64>,
+    /// Request mode: KiB the three matrices of each worker fill [default: 256]
+    #[arg(long, short = 'F', value_name = "KB")]
+    pub cache_footprint: Option<u64>,
+    /// Request mode: no per-CPU lock (and no preemption penalty) around the math.
+    #[arg(long, short = 'L')]
+    pub no_lock: bool,
+    /// Pipe mode: no sleep and no math; worker and message thread exchange BYTES per round (at most 1 MiB).
+    #[arg(long, short = 'p', value_name = "BYTES")]
+    pub pipe: Option<u64>,
+    /// Open-loop mode: N requests per second arrive whatever the service time; latency counts queueing.
+    #[arg(long, short = 'R', value_name = "N")]
+    pub rps: Option<u64>,
+    /// Pin message thread i to the (i mod n)-th CPU of LIST (e.g. 0-1,4).
+    #[arg(long, short = 'M', value_name = "LIST")]
+    pub message_cpus: Option<String>,
+    /// Let every worker run only on the CPUs of LIST (e.g. 2-7).
+    #[arg(long, short = 'W', value_name = "LIST")]
+    pub worker_cpus: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct SemaphoreArgs {
+    /// Items handed from the producer to the consumer per iteration.
+    #[arg(long, value_name = "N", default_value_t = 800_000)]
+    pub items: u64,
+    /// Loop iterations of work per work phase (producer: two per item, consumer: one).
+    #[arg(long, value_name = "K", default_value_t = 2_000)]
+    pub work: u64,
+    /// How a waiting side waits: block, spin, adaptive or adaptive:SPIN_NS.
+    #[arg(long, value_name = "STRATEGY", default_value = "block")]
+    pub wait: String,
+    /// Two processes over shared memory instead of two threads.
+    #[arg(long)]
+    pub processes: bool,
+    /// Pin the producer to CPU A and the consumer to CPU B (`0,0`: both on CPU 0; `0,1`: apart).
+    #[arg(long, value_name = "A,B")]
+    pub cpus: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct SyscallArgs {
+    /// Threads calling at once.
+    #[arg(long, value_name = "T", default_value_t = 1)]
+    pub threads: u64,
+    /// System calls per thread per iteration.
+    #[arg(long, value_name = "N", default_value_t = 1_000_000)]
+    pub calls: u64,
+    /// getpid, getrlimit, write-devnull or read-devzero.
+    #[arg(long, value_name = "KIND", default_value = "getpid")]
+    pub kind: String,
+}
+
+#[derive(Debug, Args)]
+pub struct FanoutArgs {
+    /// Worker threads.
+    #[arg(long, value_name = "W", default_value_t = 50)]
+    pub workers: u64,
+    /// Rounds per iteration (one message to and one reply from every worker).
+    #[arg(long, value_name = "R", default_value_t = 2_000)]
+    pub rounds: u64,
+    /// Loop iterations of work per message in a worker.
+    #[arg(long, value_name = "K", default_value_t = 1_000)]
+    pub work: u64,
+    /// Messages a channel holds before a send blocks (0: rendezvous, like Go's unbuffered).
+    #[arg(long, value_name = "C", default_value_t = 0)]
+    pub capacity: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct CpudlArgs {
+    /// The variant timed: orig, bugfix or fast [default: fast]
+    #[arg(long, value_name = "VARIANT")]
+    pub variant: Option<String>,
+    /// CPUs in the heap.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub cpus: u32,
+    /// Heap operations per iteration.
+    #[arg(long, value_name = "N", default_value_t = 100_000)]
+    pub ops: u64,
+    /// Operation stream: cpudl-bench (its LCG driver, exactly) or realistic.
+    #[arg(long, value_name = "MIX", default_value = "cpudl-bench")]
+    pub mix: String,
+    /// Seed of the realistic mix [default: 1]
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Realistic mix: round deadlines down to multiples of NS (coarse values make ties) [default: 1]
+    #[arg(long, value_name = "NS")]
+    pub deadline_granularity: Option<u64>,
+    /// Replay with every heap invariant checked after every op (untimed).
+    #[arg(long)]
+    pub check: bool,
+    /// Run two variants in lock step and fail at the first op where their heaps differ.
+    #[arg(long)]
+    pub equivalence: bool,
+    /// The two variants of --equivalence [default: bugfix,fast]
+    #[arg(long, value_name = "A,B")]
+    pub variants: Option<String>,
+    /// With --equivalence, a tie-order split does not fail: compare what must still agree.
+    #[arg(long)]
+    pub allow_ties: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CpupriArgs {
+    /// Threads setting and searching at once.
+    #[arg(long, value_name = "T", default_value_t = 2)]
+    pub threads: u64,
+    /// Bitmap layout: shared (one per priority) or per-node.
+    #[arg(long, value_name = "LAYOUT", default_value = "shared")]
+    pub layout: String,
+    /// Modelled NUMA nodes [default: this machine's]
+    #[arg(long, value_name = "N")]
+    pub nodes: Option<u32>,
+    /// Modelled CPUs in the map.
+    #[arg(long, value_name = "N", default_value_t = 480)]
+    pub cpus: u32,
+    /// Set + find pairs per thread per iteration.
+    #[arg(long, value_name = "N", default_value_t = 200_000)]
+    pub ops: u64,
 }
 
 #[derive(Debug, Args)]
@@ -262,6 +454,32 @@ pub struct CompareArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The baseline: a run id or a label (a label may span runs from several boots).
+    #[arg(value_name = "BASE")]
+    pub base: String,
+    /// One or more candidates, each a run id or a label.
+    #[arg(value_name = "CAND", required = true)]
+    pub candidates: Vec<String>,
+    /// Write the report to this HTML file (replaced whole, never left half-written).
+    #[arg(long, value_name = "FILE", required = true)]
+    pub html: PathBuf,
+    /// Compare only this metric (repeatable) [default: every primary metric]
+    #[arg(long = "metric", value_name = "NAME")]
+    pub metrics: Vec<String>,
+    /// Compare secondary metrics too (CPU time, context switches, migrations, RES IPIs).
+    #[arg(long)]
+    pub all_metrics: bool,
+    /// Compare even when CPU model, CPU count, SMT or governor differ between the runs.
+    #[arg(long)]
+    pub allow_fingerprint_mismatch: bool,
+    #[command(flatten)]
+    pub decision: DecisionArgs,
+    #[command(flatten)]
+    pub db: DbArg,
+}
+
+#[derive(Debug, Args)]
 pub struct StatArgs {
     /// Data files: one number per line (`#` starts a comment); the first is the baseline.
     #[arg(value_name = "FILE", required = true, num_args = 2..)]
@@ -286,4 +504,89 @@ pub struct StatArgs {
     pub format: CompareFormat,
     #[command(flatten)]
     pub decision: DecisionArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct AbArgs {
+    /// Shell command that applies setting A (run with `sh -c` before every A visit).
+    #[arg(long = "a", value_name = "SHELL CMD")]
+    pub apply_a: String,
+    /// Shell command that applies setting B.
+    #[arg(long = "b", value_name = "SHELL CMD")]
+    pub apply_b: String,
+    /// Shell command that restores the original setting: run at the end, on Ctrl-C and on failure.
+    #[arg(long, value_name = "SHELL CMD")]
+    pub restore: Option<String>,
+    /// Rounds: each runs every case under A and under B, in ABBA order (AB, BA, AB, ...).
+    #[arg(long, value_name = "R", default_value_t = 4)]
+    pub rounds: u32,
+    /// Run a built-in suite or a suite file instead of one workload.
+    #[arg(long, value_name = "NAME|FILE")]
+    pub suite: Option<String>,
+    #[command(flatten)]
+    pub options: RunOptions,
+    #[command(subcommand)]
+    pub workload: Option<WorkloadCommand>,
+}
+
+#[derive(Debug, Args)]
+pub struct CampaignArgs {
+    #[command(subcommand)]
+    pub action: CampaignAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CampaignAction {
+    /// Plan a campaign: which kernels, how many boots, what to run on each boot.
+    Start(Box<CampaignStartArgs>),
+    /// Run this boot's slot of the campaign if the running kernel is the one it expects.
+    Next(CampaignNextArgs),
+    /// Show a campaign's plan and progress.
+    Status(CampaignStatusArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CampaignStartArgs {
+    /// The campaign's name; its runs are labelled NAME-a and NAME-b.
+    #[arg(value_name = "NAME")]
+    pub name: String,
+    /// Kernel release of arm A, as `uname -r` prints it.
+    #[arg(long, value_name = "RELEASE")]
+    pub a_kernel: String,
+    /// Kernel release of arm B.
+    #[arg(long, value_name = "RELEASE")]
+    pub b_kernel: String,
+    /// Boots in all, in ABBA order (A B B A A B ...); even, at least 4.
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub boots: u32,
+    /// Run a built-in suite or a suite file on each boot instead of one workload.
+    #[arg(long, value_name = "NAME|FILE")]
+    pub suite: Option<String>,
+    #[command(flatten)]
+    pub options: RunOptions,
+    #[command(subcommand)]
+    pub workload: Option<WorkloadCommand>,
+}
+
+#[derive(Debug, Args)]
+pub struct CampaignNextArgs {
+    #[arg(value_name = "NAME")]
+    pub name: String,
+    /// After this boot's slot, run this command to reboot into the next kernel; it gets the
+    /// kernel release in $SCHEDLAB_NEXT_KERNEL. Without it schedlab never reboots anything.
+    #[arg(long, value_name = "SHELL CMD")]
+    pub reboot_cmd: Option<String>,
+    /// No progress bar on stderr.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub db: DbArg,
+}
+
+#[derive(Debug, Args)]
+pub struct CampaignStatusArgs {
+    #[arg(value_name = "NAME")]
+    pub name: String,
+    #[command(flatten)]
+    pub db: DbArg,
 }

@@ -59,7 +59,8 @@ impl From<StoreError> for Failure {
         match e {
             StoreError::NotSchedlab { .. }
             | StoreError::Unwritable { .. }
-            | StoreError::NotFound(_) => Failure::bad_input(e.to_string()),
+            | StoreError::NotFound(_)
+            | StoreError::Exists(_) => Failure::bad_input(e.to_string()),
             StoreError::Corrupt(_) | StoreError::Database(_) => Failure::failed(e.to_string()),
         }
     }

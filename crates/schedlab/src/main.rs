@@ -41,14 +41,24 @@ fn clap_failure(e: clap::Error) -> ExitCode {
             ExitCode::from(EXIT_BAD_INPUT)
         }
         _ => {
+            // clap puts the detail (which argument, a tip) on the lines after the first; keep
+            // all of it up to the usage block, on one line.
             let text = e.to_string();
-            let first = text
+            let message = text
                 .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("invalid arguments");
-            let first = first.strip_prefix("error: ").unwrap_or(first);
-            let _ = writeln!(std::io::stderr(), "schedlab: {first} (see --help)");
-            Failure::bad_input(first).exit_code()
+                .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect::<Vec<_>>()
+                .join(" ");
+            let message = message.strip_prefix("error: ").unwrap_or(&message);
+            let message = if message.is_empty() {
+                "invalid arguments"
+            } else {
+                message
+            };
+            let _ = writeln!(std::io::stderr(), "schedlab: {message} (see --help)");
+            Failure::bad_input(message).exit_code()
         }
     }
 }

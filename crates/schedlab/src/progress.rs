@@ -1,35 +1,59 @@
-//! The progress line on stderr: one line as each iteration starts, printed before its timed window
-//! opens and never redrawn inside it; nothing at all when stderr is not a terminal.
-use std::io::{IsTerminal, Write};
+//! The progress bar on stderr: case, iteration and ETA, updated only between iterations (before a
+//! timed window opens and after it closes) and never by a background tick, so it cannot disturb a
+//! measurement. Hidden when stderr is not a terminal or with --quiet.
+use std::io::IsTerminal;
 
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use schedlab_core::plan::RunPlan;
+use schedlab_core::record::IterationRecord;
 use schedlab_core::runner::{Progress, RunObserver};
 
-pub struct StderrProgress {
-    enabled: bool,
+pub struct ProgressLine {
+    bar: ProgressBar,
 }
 
-impl StderrProgress {
-    pub fn new() -> Self {
-        StderrProgress {
-            enabled: std::io::stderr().is_terminal(),
-        }
+impl ProgressLine {
+    pub fn new(quiet: bool) -> Self {
+        let bar = if quiet || !std::io::stderr().is_terminal() {
+            ProgressBar::hidden()
+        } else {
+            let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
+            bar.set_style(
+                ProgressStyle::with_template("{bar:25} {pos}/{len} iterations · ETA {eta} · {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            bar
+        };
+        ProgressLine { bar }
+    }
+
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
     }
 }
 
-impl RunObserver for StderrProgress {
+impl RunObserver for ProgressLine {
+    fn run_starting(&mut self, plan: &RunPlan) {
+        let per_case = u64::from(plan.warmup + plan.iterations);
+        self.bar.set_length(per_case * plan.cases.len() as u64);
+    }
+
     fn iteration_starting(&mut self, p: &Progress<'_>) {
-        if !self.enabled {
-            return;
+        // Adaptive stopping adds iterations beyond the plan.
+        if self.bar.position() >= self.bar.length().unwrap_or(0) {
+            self.bar.inc_length(1);
         }
-        let kind = if p.iteration.warmup { " (warm-up)" } else { "" };
-        let _ = writeln!(
-            std::io::stderr(),
-            "[case {}/{}] {}  iteration {}/{}{kind}",
+        let kind = if p.iteration.warmup { " warm-up" } else { "" };
+        self.bar.set_message(format!(
+            "case {}/{} {} · iteration {}{kind}",
             p.case_index + 1,
             p.case_count,
             p.case.name,
-            p.iteration.index + 1,
-            p.iterations_in_case
-        );
+            p.iteration.index + 1
+        ));
+    }
+
+    fn iteration_finished(&mut self, _p: &Progress<'_>, _iteration: &IterationRecord) {
+        self.bar.inc(1);
     }
 }

@@ -1,38 +1,18 @@
 //! End-to-end tests of the schedlab binary on temporary databases: the run → store → show pipeline
 //! with the fake workload, real short pipe and messaging runs, bad input, failure and interruption.
-use std::path::{Path, PathBuf};
 use std::process::{Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
 
-fn schedlab(db: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("schedlab").unwrap();
-    cmd.env("SCHEDLAB_DB", db).env_remove("XDG_DATA_HOME");
-    cmd
-}
-
-fn temp_db() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
-    (dir, db)
-}
+mod common;
+use common::*;
 
 fn json_of(output: &[u8]) -> Value {
     serde_json::from_slice(output).unwrap_or_else(|e| {
         panic!("not JSON ({e}): {}", String::from_utf8_lossy(output));
     })
-}
-
-fn metric<'a>(case: &'a Value, name: &str) -> &'a Value {
-    case["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["name"] == name)
-        .unwrap_or_else(|| panic!("no metric {name} in {case}"))
 }
 
 #[test]
@@ -188,6 +168,38 @@ fn hackbench_alias_and_threads_pipe_mode() {
         ));
 }
 
+/// hackbench's big configurations: 8 × 45 fds (720 tasks) and 40 × 20 fds (1,600 tasks), as
+/// processes and as threads; every receiver must get every message.
+#[test]
+fn large_task_counts_work() {
+    let (_d, db) = temp_db();
+    for (groups, fds) in [("8", "45"), ("40", "20")] {
+        for mode in [None, Some("--threads")] {
+            let mut cmd = schedlab(&db);
+            cmd.args([
+                "run",
+                "messaging",
+                "--groups",
+                groups,
+                "--fds",
+                fds,
+                "--loops",
+                "2",
+            ])
+            .args(["--iterations", "1", "--warmup", "0", "--no-store"]);
+            if let Some(flag) = mode {
+                cmd.arg(flag);
+            }
+            let out = cmd.output().unwrap();
+            assert!(
+                out.status.success(),
+                "{groups}x{fds} {mode:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+}
+
 #[test]
 fn no_store_leaves_no_database() {
     let (_d, db) = temp_db();
@@ -279,32 +291,6 @@ fn failed_run_keeps_finished_iterations() {
     assert_eq!(run["status"], "failed");
     assert_eq!(run["cases"][0]["measured_iterations"], 2);
     assert_eq!(run["cases"][0]["warmup_iterations"], 1);
-}
-
-/// Processes whose command line mentions `marker` (forked tasks share their parent's).
-fn processes_mentioning(marker: &str) -> Vec<i32> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
-            if String::from_utf8_lossy(&cmdline).contains(marker) {
-                found.push(pid);
-            }
-        }
-    }
-    found
-}
-
-fn stored_iterations(db: &Path) -> i64 {
-    let Ok(conn) =
-        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-    else {
-        return 0;
-    };
-    conn.query_row("SELECT count(*) FROM iterations", [], |r| r.get(0))
-        .unwrap_or(0)
 }
 
 /// Starts a long messaging run, interrupts it with `signal` after its first stored iteration, and

@@ -2,14 +2,10 @@
 //! from fake-workload runs (deterministic), fingerprint refusal, CI gating, and bad input.
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 
-fn schedlab(db: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("schedlab").unwrap();
-    cmd.env("SCHEDLAB_DB", db).env_remove("XDG_DATA_HOME");
-    cmd
-}
+mod common;
+use common::*;
 
 /// A baseline and a candidate of three fake cases: the candidate is 5 % slower in the first,
 /// unchanged in the second and 5 % faster in the third; the sides differ in seed (noise) too.

@@ -6,10 +6,16 @@ use crate::metric::{Measurement, MetricDef};
 use crate::record::Attachment;
 use crate::Result;
 
+pub mod cpudl;
+pub mod cpupri;
 pub mod fake;
+pub mod fanout;
 pub mod messaging;
 pub mod pipe;
+pub mod semaphore;
+pub mod syscall;
 pub mod tasks;
+pub mod wakeup;
 
 /// Where an iteration sits in its case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,6 +65,13 @@ pub enum WorkloadSpec {
     #[serde(alias = "hackbench")]
     Messaging(messaging::MessagingParams),
     Fake(fake::FakeParams),
+    #[serde(alias = "schbench")]
+    Wakeup(wakeup::WakeupParams),
+    Semaphore(semaphore::SemaphoreParams),
+    Syscall(syscall::SyscallParams),
+    Fanout(fanout::FanoutParams),
+    Cpudl(cpudl::CpudlParams),
+    Cpupri(cpupri::CpupriParams),
 }
 
 impl WorkloadSpec {
@@ -67,6 +80,12 @@ impl WorkloadSpec {
             WorkloadSpec::Pipe(_) => "pipe",
             WorkloadSpec::Messaging(_) => "messaging",
             WorkloadSpec::Fake(_) => "fake",
+            WorkloadSpec::Wakeup(_) => "wakeup",
+            WorkloadSpec::Semaphore(_) => "semaphore",
+            WorkloadSpec::Syscall(_) => "syscall",
+            WorkloadSpec::Fanout(_) => "fanout",
+            WorkloadSpec::Cpudl(_) => "cpudl",
+            WorkloadSpec::Cpupri(_) => "cpupri",
         }
     }
 
@@ -75,6 +94,12 @@ impl WorkloadSpec {
             WorkloadSpec::Pipe(p) => p.validate(),
             WorkloadSpec::Messaging(p) => p.validate(),
             WorkloadSpec::Fake(p) => p.validate(),
+            WorkloadSpec::Wakeup(p) => p.validate(),
+            WorkloadSpec::Semaphore(p) => p.validate(),
+            WorkloadSpec::Syscall(p) => p.validate(),
+            WorkloadSpec::Fanout(p) => p.validate(),
+            WorkloadSpec::Cpudl(p) => p.validate(),
+            WorkloadSpec::Cpupri(p) => p.validate(),
         }
     }
 
@@ -84,6 +109,12 @@ impl WorkloadSpec {
             WorkloadSpec::Pipe(p) => p.case_name(),
             WorkloadSpec::Messaging(p) => p.case_name(),
             WorkloadSpec::Fake(p) => p.case_name(),
+            WorkloadSpec::Wakeup(p) => p.case_name(),
+            WorkloadSpec::Semaphore(p) => p.case_name(),
+            WorkloadSpec::Syscall(p) => p.case_name(),
+            WorkloadSpec::Fanout(p) => p.case_name(),
+            WorkloadSpec::Cpudl(p) => p.case_name(),
+            WorkloadSpec::Cpupri(p) => p.case_name(),
         }
     }
 
@@ -92,6 +123,12 @@ impl WorkloadSpec {
             WorkloadSpec::Pipe(p) => Box::new(pipe::PipeWorkload::new(p.clone())),
             WorkloadSpec::Messaging(p) => Box::new(messaging::MessagingWorkload::new(p.clone())?),
             WorkloadSpec::Fake(p) => Box::new(fake::FakeWorkload::new(p.clone())),
+            WorkloadSpec::Wakeup(p) => Box::new(wakeup::WakeupWorkload::new(p.clone())?),
+            WorkloadSpec::Semaphore(p) => Box::new(semaphore::SemaphoreWorkload::new(p.clone())),
+            WorkloadSpec::Syscall(p) => Box::new(syscall::SyscallWorkload::new(p.clone())),
+            WorkloadSpec::Fanout(p) => Box::new(fanout::FanoutWorkload::new(p.clone())),
+            WorkloadSpec::Cpudl(p) => Box::new(cpudl::CpudlWorkload::new(p.clone())),
+            WorkloadSpec::Cpupri(p) => Box::new(cpupri::CpupriWorkload::new(p.clone())?),
         })
     }
 }
@@ -119,6 +156,36 @@ pub const WORKLOADS: &[WorkloadInfo] = &[
         name: "fake",
         aliases: &[],
         summary: "deterministic synthetic results, for testing the pipeline",
+    },
+    WorkloadInfo {
+        name: "wakeup",
+        aliases: &["schbench"],
+        summary: "message threads wake workers via futexes: wakeup and request latency, RPS (schbench)",
+    },
+    WorkloadInfo {
+        name: "semaphore",
+        aliases: &[],
+        summary: "producer and consumer hand items through two futex semaphores; block, spin or adaptive waits (seed 001, Jiny's sem test)",
+    },
+    WorkloadInfo {
+        name: "syscall",
+        aliases: &[],
+        summary: "threads making raw system calls in a tight loop: getpid, getrlimit, /dev/null writes, /dev/zero reads",
+    },
+    WorkloadInfo {
+        name: "fanout",
+        aliases: &[],
+        summary: "a dispatcher and worker threads over bounded channels, one /dev/null write per message (seed 001's server.go)",
+    },
+    WorkloadInfo {
+        name: "cpudl",
+        aliases: &[],
+        summary: "the sched/deadline CPU heap (orig, bugfix, fast) timed or checked in lock step (cpudl-bench)",
+    },
+    WorkloadInfo {
+        name: "cpupri",
+        aliases: &[],
+        summary: "RT cpupri priority masks set and searched by many threads, shared or per-NUMA-node bitmaps",
     },
 ];
 

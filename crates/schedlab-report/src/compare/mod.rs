@@ -10,17 +10,18 @@
 use serde::Serialize;
 
 use schedlab_core::metric::{Better, Role};
-use schedlab_core::record::RunRecord;
+use schedlab_core::record::{ExperimentTag, RunRecord};
 use schedlab_stats::bootstrap::{bootstrap_ratio_of_medians, BootstrapSettings};
-use schedlab_stats::equivalence::tost_log_ratio_two_sample;
+use schedlab_stats::equivalence::{tost_log_ratio_paired, tost_log_ratio_two_sample};
 use schedlab_stats::multiplicity::{adjust_p_values, Adjustment};
-use schedlab_stats::power::mde_two_sample;
+use schedlab_stats::power::{mde_paired, mde_two_sample};
 use schedlab_stats::summary::{summarize, Summary};
-use schedlab_stats::ttest::welch_t_test;
+use schedlab_stats::ttest::{log_ratio_t_test, welch_t_test};
 use schedlab_stats::ConfidenceInterval;
 
 pub mod benchstat;
 pub mod csv;
+pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod ministat;
@@ -135,9 +136,12 @@ pub enum Replication {
     Iterations,
     /// Per-boot summaries (the median of the log metric over that boot's iterations).
     Boots,
+    /// Per-run summaries of an interleaved experiment, A and B of each round taken as a pair.
+    Pairs,
 }
 
-/// One metric of one case on one side, as groups of raw values (one group per boot).
+/// One metric of one case on one side, as groups of raw values: one group per boot, or per run
+/// of an interleaved experiment (see [`Side::group_keys`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SampleGroups {
     pub unit: String,
@@ -146,7 +150,9 @@ pub struct SampleGroups {
 }
 
 impl SampleGroups {
-    /// The samples a test sees, and what they stand for.
+    /// The samples with every group taken as one boot: per-group summaries when there are
+    /// several groups, the values themselves when there is one. Comparisons use
+    /// [`Side::unpaired_samples`], which knows which groups share a boot.
     pub fn samples(&self) -> (Vec<f64>, Replication) {
         let non_empty: Vec<&Vec<f64>> = self.groups.iter().filter(|g| !g.is_empty()).collect();
         if non_empty.len() >= 2 {
@@ -161,6 +167,16 @@ impl SampleGroups {
             )
         }
     }
+}
+
+/// What a group of values came from: a boot, and the experiment round when the run was made by
+/// `schedlab ab` or `schedlab campaign`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GroupKey {
+    /// Index into the side's distinct boots.
+    pub boot: usize,
+    /// (experiment id, round).
+    pub round: Option<(i64, u32)>,
 }
 
 /// A boot's value: the median on the log scale (the geometric centre), which one slow iteration
@@ -192,6 +208,8 @@ pub struct Side {
     pub kernels: Vec<String>,
     /// In the order cases and metrics first appear.
     pub series: Vec<(CaseLabel, String, SampleGroups)>,
+    /// What each group index of every series stands for.
+    pub group_keys: Vec<GroupKey>,
 }
 
 impl Side {
@@ -202,18 +220,37 @@ impl Side {
             .map(|(_, _, g)| g)
     }
 
-    /// A side made of stored runs; `metrics` picks metrics by name, else every primary metric.
-    pub fn from_runs(name: &str, runs: &[RunRecord], metrics: &MetricFilter) -> Side {
+    /// A side made of stored runs with their experiment tags (`None` for plain runs);
+    /// `metrics` picks metrics by name, else every primary metric.
+    pub fn from_runs(
+        name: &str,
+        runs: &[RunRecord],
+        tags: &[Option<ExperimentTag>],
+        metrics: &MetricFilter,
+    ) -> Side {
         let mut boots: Vec<String> = Vec::new();
         let mut kernels: Vec<String> = Vec::new();
+        let mut group_keys: Vec<GroupKey> = Vec::new();
         let mut series: Vec<(CaseLabel, String, SampleGroups)> = Vec::new();
-        for run in runs {
-            let boot = run.fingerprint.boot_id.clone();
-            let boot_index = match boots.iter().position(|b| *b == boot) {
+        for (run_index, run) in runs.iter().enumerate() {
+            let boot = match boots.iter().position(|b| *b == run.fingerprint.boot_id) {
                 Some(i) => i,
                 None => {
-                    boots.push(boot);
+                    boots.push(run.fingerprint.boot_id.clone());
                     boots.len() - 1
+                }
+            };
+            let round = tags
+                .get(run_index)
+                .copied()
+                .flatten()
+                .map(|t| (t.experiment_id, t.round));
+            let key = GroupKey { boot, round };
+            let group = match group_keys.iter().position(|k| *k == key) {
+                Some(i) => i,
+                None => {
+                    group_keys.push(key);
+                    group_keys.len() - 1
                 }
             };
             if !kernels.contains(&run.fingerprint.kernel_release) {
@@ -228,24 +265,21 @@ impl Side {
                         }
                         let position = series
                             .iter()
-                            .position(|(c, name, _)| c.name == label.name && *name == m.name);
+                            .position(|(c, n, _)| c.name == label.name && *n == m.name);
                         let index = position.unwrap_or_else(|| {
-                            series.push((
-                                label.clone(),
-                                m.name.clone(),
-                                SampleGroups {
-                                    unit: m.unit.clone(),
-                                    better: m.better,
-                                    groups: Vec::new(),
-                                },
-                            ));
+                            let groups = SampleGroups {
+                                unit: m.unit.clone(),
+                                better: m.better,
+                                groups: Vec::new(),
+                            };
+                            series.push((label.clone(), m.name.clone(), groups));
                             series.len() - 1
                         });
                         let groups = &mut series[index].2.groups;
-                        if groups.len() <= boot_index {
-                            groups.resize(boot_index + 1, Vec::new());
+                        if groups.len() <= group {
+                            groups.resize(group + 1, Vec::new());
                         }
-                        groups[boot_index].push(m.value);
+                        groups[group].push(m.value);
                     }
                 }
             }
@@ -256,8 +290,84 @@ impl Side {
             boots: boots.len(),
             kernels,
             series,
+            group_keys,
         }
     }
+
+    /// The samples of an unpaired comparison: groups merged by boot; per-boot summaries when
+    /// there are several boots, the iterations themselves when there is one.
+    pub fn unpaired_samples(&self, groups: &SampleGroups) -> (Vec<f64>, Replication) {
+        let mut by_boot: Vec<(usize, Vec<f64>)> = Vec::new();
+        for (i, values) in groups.groups.iter().enumerate() {
+            let boot = self.group_keys.get(i).map_or(i, |k| k.boot);
+            match by_boot.iter_mut().find(|(b, _)| *b == boot) {
+                Some((_, merged)) => merged.extend(values),
+                None => by_boot.push((boot, values.clone())),
+            }
+        }
+        by_boot.retain(|(_, v)| !v.is_empty());
+        if by_boot.len() >= 2 {
+            (
+                by_boot.iter().map(|(_, v)| boot_summary(v)).collect(),
+                Replication::Boots,
+            )
+        } else {
+            (
+                by_boot.pop().map(|(_, v)| v).unwrap_or_default(),
+                Replication::Iterations,
+            )
+        }
+    }
+
+    /// Per-round summaries keyed by (experiment, round), when every group of this series comes
+    /// from one interleaved experiment.
+    fn rounds(&self, groups: &SampleGroups) -> Option<Vec<((i64, u32), f64)>> {
+        let mut out = Vec::new();
+        for (i, values) in groups.groups.iter().enumerate() {
+            if values.is_empty() {
+                continue;
+            }
+            let round = self.group_keys.get(i)?.round?;
+            out.push((round, boot_summary(values)));
+        }
+        Some(out)
+    }
+}
+
+/// Pairs A and B by experiment round: the runs made next to each other, so drift and boot
+/// effects cancel in each pair's ratio. `None` unless both sides come from the same experiment
+/// and share at least two rounds.
+fn paired_samples(
+    base: &Side,
+    b: &SampleGroups,
+    cand: &Side,
+    c: &SampleGroups,
+) -> Option<(Vec<f64>, Vec<f64>)> {
+    let (base_rounds, cand_rounds) = (base.rounds(b)?, cand.rounds(c)?);
+    let experiment = base_rounds.first()?.0 .0;
+    if base_rounds
+        .iter()
+        .chain(&cand_rounds)
+        .any(|((e, _), _)| *e != experiment)
+    {
+        return None;
+    }
+    let mut pairs: Vec<(u32, f64, f64)> = base_rounds
+        .iter()
+        .filter_map(|((_, r), a)| {
+            cand_rounds
+                .iter()
+                .find(|((_, rc), _)| rc == r)
+                .map(|(_, b)| (*r, *a, *b))
+        })
+        .collect();
+    pairs.sort_by_key(|(r, _, _)| *r);
+    (pairs.len() >= 2).then(|| {
+        (
+            pairs.iter().map(|p| p.1).collect(),
+            pairs.iter().map(|p| p.2).collect(),
+        )
+    })
 }
 
 /// Which metrics a comparison covers.
@@ -381,6 +491,7 @@ pub struct Footer {
 
 const TEST_LOG_WELCH: &str = "welch-t-log";
 const TEST_RAW_WELCH: &str = "welch-t-raw";
+const TEST_PAIRED_LOG: &str = "paired-t-log";
 
 /// Compares every candidate with the baseline.
 pub fn compare(base: Side, candidates: Vec<Side>, settings: Settings) -> Comparison {
@@ -389,14 +500,30 @@ pub fn compare(base: Side, candidates: Vec<Side>, settings: Settings) -> Compari
     for candidate in &candidates {
         for (label, metric, base_groups) in &base.series {
             match candidate.get(&label.name, metric) {
-                Some(cand_groups) => rows.push(row(
-                    label,
-                    metric,
-                    base_groups,
-                    cand_groups,
-                    &candidate.name,
-                    &settings,
-                )),
+                Some(cand_groups) => {
+                    let samples = match paired_samples(&base, base_groups, candidate, cand_groups) {
+                        Some((a, b)) => (a, b, Replication::Pairs),
+                        None => {
+                            let (a, ra) = base.unpaired_samples(base_groups);
+                            let (b, rb) = candidate.unpaired_samples(cand_groups);
+                            let replication =
+                                if ra == Replication::Boots || rb == Replication::Boots {
+                                    Replication::Boots
+                                } else {
+                                    Replication::Iterations
+                                };
+                            (a, b, replication)
+                        }
+                    };
+                    rows.push(row(
+                        label,
+                        metric,
+                        base_groups,
+                        samples,
+                        &candidate.name,
+                        &settings,
+                    ))
+                }
                 None => unmatched.push(format!(
                     "{} {metric}: not in {}",
                     label.name, candidate.name
@@ -433,17 +560,10 @@ fn row(
     label: &CaseLabel,
     metric: &str,
     base: &SampleGroups,
-    cand: &SampleGroups,
+    (base_samples, cand_samples, replication): (Vec<f64>, Vec<f64>, Replication),
     candidate: &str,
     settings: &Settings,
 ) -> Row {
-    let (base_samples, base_rep) = base.samples();
-    let (cand_samples, cand_rep) = cand.samples();
-    let replication = if base_rep == Replication::Boots || cand_rep == Replication::Boots {
-        Replication::Boots
-    } else {
-        Replication::Iterations
-    };
     let positive = base_samples.iter().chain(&cand_samples).all(|v| *v > 0.0);
     let mut row = Row {
         case: label.name.clone(),
@@ -462,10 +582,10 @@ fn row(
         ratio_ci: None,
         ratio_of_medians: None,
         ratio_of_medians_ci: None,
-        test: if positive {
-            TEST_LOG_WELCH
-        } else {
-            TEST_RAW_WELCH
+        test: match (positive, replication) {
+            (true, Replication::Pairs) => TEST_PAIRED_LOG,
+            (true, _) => TEST_LOG_WELCH,
+            (false, _) => TEST_RAW_WELCH,
         },
         p_value: None,
         q_value: None,
@@ -477,7 +597,23 @@ fn row(
     if base_samples.len() < 2 || cand_samples.len() < 2 {
         return row;
     }
-    if positive {
+    if positive && replication == Replication::Pairs {
+        let log_ratios: Vec<f64> = base_samples
+            .iter()
+            .zip(&cand_samples)
+            .map(|(a, b)| b.ln() - a.ln())
+            .collect();
+        if let Ok(t) = log_ratio_t_test(&log_ratios, settings.confidence) {
+            row.ratio = Some(t.ratio);
+            row.ratio_ci = Some(t.ratio_ci);
+            row.p_value = Some(t.p_value);
+        }
+        if let Ok(e) =
+            tost_log_ratio_paired(&log_ratios, settings.min_effect, 1.0 - settings.confidence)
+        {
+            row.equivalence_p_value = Some(e.p_value);
+        }
+    } else if positive {
         let ln = |xs: &[f64]| xs.iter().map(|v| v.ln()).collect::<Vec<f64>>();
         let (lb, lc) = (ln(&base_samples), ln(&cand_samples));
         if let Ok(t) = welch_t_test(&lb, &lc, settings.confidence) {
@@ -553,21 +689,31 @@ fn decide(rows: &mut [Row], settings: &Settings) {
 }
 
 fn mde_pct(row: &Row, settings: &Settings, comparisons: usize) -> Option<f64> {
-    if row.test != TEST_LOG_WELCH {
-        return None;
-    }
-    let sd = |xs: &[f64]| {
-        let logs: Vec<f64> = xs.iter().map(|v| v.ln()).collect();
+    let sd_of_logs = |xs: &mut dyn Iterator<Item = f64>| {
+        let logs: Vec<f64> = xs.collect();
         summarize(&logs).ok().and_then(|s| s.std)
     };
-    let (sb, sc) = (sd(&row.base_samples)?, sd(&row.candidate_samples)?);
-    let pooled = ((sb * sb + sc * sc) / 2.0).sqrt();
-    let n = row.base_samples.len().min(row.candidate_samples.len());
     // The level the most significant row must reach under the adjustment: q / m.
     let alpha = settings.fdr / comparisons as f64;
-    mde_two_sample(n, pooled, alpha, 0.8)
-        .ok()
-        .map(|m| m.pct_increase)
+    let mde = match row.test {
+        TEST_LOG_WELCH => {
+            let sb = sd_of_logs(&mut row.base_samples.iter().map(|v| v.ln()))?;
+            let sc = sd_of_logs(&mut row.candidate_samples.iter().map(|v| v.ln()))?;
+            let n = row.base_samples.len().min(row.candidate_samples.len());
+            mde_two_sample(n, ((sb * sb + sc * sc) / 2.0).sqrt(), alpha, 0.8)
+        }
+        TEST_PAIRED_LOG => {
+            let mut d = row
+                .base_samples
+                .iter()
+                .zip(&row.candidate_samples)
+                .map(|(a, b)| b.ln() - a.ln());
+            let sd = sd_of_logs(&mut d)?;
+            mde_paired(row.base_samples.len(), sd, alpha, 0.8)
+        }
+        _ => return None,
+    };
+    mde.ok().map(|m| m.pct_increase)
 }
 
 fn verdict(row: &Row, settings: &Settings) -> (Verdict, Option<String>) {
@@ -629,7 +775,9 @@ fn footer(rows: &[Row], settings: &Settings) -> Footer {
         .iter()
         .filter(|r| matches!(r.verdict, Verdict::Regression | Verdict::Improvement))
         .count();
-    let replication = if rows.iter().any(|r| r.replication == Replication::Boots) {
+    let replication = if rows.iter().any(|r| r.replication == Replication::Pairs) {
+        "A/B pairs of interleaved runs (paired t on the log ratio of each round's medians)"
+    } else if rows.iter().any(|r| r.replication == Replication::Boots) {
         "per-boot medians of the log metric where a side spans several boots, else iterations"
     } else {
         "iterations of one boot per side"
@@ -641,10 +789,7 @@ fn footer(rows: &[Row], settings: &Settings) -> Footer {
         settings.adjustment.describe()
     );
     let text = vec![
-        format!(
-            "test: Welch's t on log values (ratio of geometric means, {:.0}% CI); samples: {replication}",
-            settings.confidence * 100.0
-        ),
+        format!("test: {}; samples: {replication}", describe_tests(rows, settings.confidence)),
         format!(
             "marks: ** q <= {q} ({} over {comparisons} comparisons) and |change| >= {delta}%; ≈ equivalent within ±{delta}% (TOST); ~ inconclusive (MDE: smallest change detectable at 80% power); ?? fewer than {} samples or std > {}%",
             settings.adjustment.describe(),
@@ -654,7 +799,7 @@ fn footer(rows: &[Row], settings: &Settings) -> Footer {
         format!("{marked} of {comparisons} comparisons marked; {false_marks}"),
     ];
     Footer {
-        test: TEST_LOG_WELCH.to_string(),
+        test: describe_tests(rows, settings.confidence),
         comparisons,
         marked,
         false_marks_if_nothing_changed: false_marks,
@@ -662,10 +807,39 @@ fn footer(rows: &[Row], settings: &Settings) -> Footer {
     }
 }
 
+/// The tests the rows used, in words.
+fn describe_tests(rows: &[Row], confidence: f64) -> String {
+    let level = confidence * 100.0;
+    let mut parts: Vec<String> = Vec::new();
+    for (test, words) in [
+        (
+            TEST_PAIRED_LOG,
+            format!("paired t on log ratios of A/B rounds ({level:.0}% CI)"),
+        ),
+        (
+            TEST_LOG_WELCH,
+            format!("Welch's t on log values (ratio of geometric means, {level:.0}% CI)"),
+        ),
+        (
+            TEST_RAW_WELCH,
+            "Welch's t on raw values where some are not positive".to_string(),
+        ),
+    ] {
+        if rows.iter().any(|r| r.test == test) {
+            parts.push(words);
+        }
+    }
+    if parts.is_empty() {
+        "none possible".to_string()
+    } else {
+        parts.join("; ")
+    }
+}
+
 /// A side built from plain numbers (for `schedlab stat` and tests): one entry per case × metric,
 /// each with its groups of values (one group per boot).
 pub fn side_from_samples(name: &str, series: Vec<(String, String, Better, Vec<Vec<f64>>)>) -> Side {
-    let series = series
+    let series: Vec<(CaseLabel, String, SampleGroups)> = series
         .into_iter()
         .map(|(case, metric, better, groups)| {
             let label = CaseLabel {
@@ -684,12 +858,20 @@ pub fn side_from_samples(name: &str, series: Vec<(String, String, Better, Vec<Ve
             )
         })
         .collect();
+    let groups = series
+        .iter()
+        .map(|(_, _, g)| g.groups.len())
+        .max()
+        .unwrap_or(0);
     Side {
         name: name.to_string(),
         run_ids: Vec::new(),
-        boots: 1,
+        boots: groups.max(1),
         kernels: Vec::new(),
         series,
+        group_keys: (0..groups)
+            .map(|boot| GroupKey { boot, round: None })
+            .collect(),
     }
 }
 

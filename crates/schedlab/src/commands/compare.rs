@@ -1,9 +1,10 @@
 //! `schedlab compare`: load each side's runs, refuse comparisons across machines that differ where
-//! it matters, build the comparison and render it in the chosen style and format.
+//! it matters, build the comparison and render it in the chosen style and format. The loader is
+//! shared with `schedlab report`.
 use std::process::ExitCode;
 
 use schedlab_core::fingerprint::Fingerprint;
-use schedlab_core::record::RunRecord;
+use schedlab_core::record::{ExperimentTag, RunRecord};
 use schedlab_report::compare::text::Style;
 use schedlab_report::compare::{
     self, AdjustmentName, Comparison, MetricFilter, Settings, Side, Verdict,
@@ -11,7 +12,7 @@ use schedlab_report::compare::{
 use schedlab_store::{SqliteStore, Store};
 
 use super::{db_path, emit};
-use crate::cli::{AdjustArg, CompareArgs, CompareFormat, CompareStyle, DecisionArgs};
+use crate::cli::{AdjustArg, CompareArgs, CompareFormat, CompareStyle, DbArg, DecisionArgs};
 use crate::failure::Failure;
 
 /// ministat's confidence levels, the only ones its t table (and so our ministat style) knows.
@@ -77,6 +78,11 @@ pub fn render(
         CompareFormat::Csv => compare::csv::write(comparison, out),
         CompareFormat::Json => compare::json::write(comparison, out),
     })?;
+    Ok(gate(comparison, fail_on_regression))
+}
+
+/// The exit status: 1 when `--fail-on-regression` is given and a row is marked a regression.
+pub fn gate(comparison: &Comparison, fail_on_regression: bool) -> ExitCode {
     let regressions = comparison
         .rows
         .iter()
@@ -84,43 +90,93 @@ pub fn render(
         .count();
     if fail_on_regression && regressions > 0 {
         eprintln!("schedlab: {regressions} regression(s) marked (--fail-on-regression)");
-        return Ok(ExitCode::from(crate::failure::EXIT_FAILED));
+        return ExitCode::from(crate::failure::EXIT_FAILED);
     }
-    Ok(ExitCode::SUCCESS)
+    ExitCode::SUCCESS
 }
 
 pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
-    let settings = settings(&args.decision)?;
-    let store = SqliteStore::open_existing(&db_path(&args.db)?)?;
-    let load = |side: &str| -> Result<Vec<RunRecord>, Failure> {
+    let loaded = load_comparison(&SidesQuery {
+        base: &args.base,
+        candidates: &args.candidates,
+        metrics: &args.metrics,
+        all_metrics: args.all_metrics,
+        allow_fingerprint_mismatch: args.allow_fingerprint_mismatch,
+        decision: &args.decision,
+        db: &args.db,
+    })?;
+    render(
+        &loaded.comparison,
+        args.style,
+        args.format,
+        args.decision.fail_on_regression,
+    )
+}
+
+/// Which stored runs to compare and how: what `compare` and `report` share.
+pub struct SidesQuery<'a> {
+    pub base: &'a str,
+    pub candidates: &'a [String],
+    pub metrics: &'a [String],
+    pub all_metrics: bool,
+    pub allow_fingerprint_mismatch: bool,
+    pub decision: &'a DecisionArgs,
+    pub db: &'a DbArg,
+}
+
+/// A comparison with the stored runs it was built from, for reports that show more than rows.
+pub struct LoadedComparison {
+    pub comparison: Comparison,
+    pub base_runs: Vec<RunRecord>,
+    /// In the order of the candidates.
+    pub candidate_runs: Vec<Vec<RunRecord>>,
+}
+
+/// Loads each side's runs, refuses machines that differ where it matters, and compares; a
+/// comparison without a single row is bad input.
+pub fn load_comparison(args: &SidesQuery) -> Result<LoadedComparison, Failure> {
+    let settings = settings(args.decision)?;
+    let store = SqliteStore::open_existing(&db_path(args.db)?)?;
+    // Each side's runs with their experiment tags: runs of `schedlab ab` or a campaign are
+    // compared as A/B pairs.
+    type Loaded = (Vec<RunRecord>, Vec<Option<ExperimentTag>>);
+    let load = |side: &str| -> Result<Loaded, Failure> {
         let ids = store.resolve(side)?;
-        Ok(ids
-            .into_iter()
-            .map(|id| store.load_run(id))
-            .collect::<Result<Vec<_>, _>>()?)
+        let runs = ids
+            .iter()
+            .map(|&id| store.load_run(id))
+            .collect::<Result<Vec<_>, _>>()?;
+        let tags = ids
+            .iter()
+            .map(|&id| store.run_tag(id))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok((runs, tags))
     };
-    let base_runs = load(&args.base)?;
-    let candidate_runs = args
+    let (base_runs, base_tags) = load(args.base)?;
+    let candidate_runs: Vec<Loaded> = args
         .candidates
         .iter()
         .map(|c| load(c))
         .collect::<Result<Vec<_>, _>>()?;
     if !args.allow_fingerprint_mismatch {
         let reference = &base_runs[0];
-        for run in base_runs.iter().chain(candidate_runs.iter().flatten()) {
+        for run in base_runs
+            .iter()
+            .chain(candidate_runs.iter().flat_map(|(runs, _)| runs))
+        {
             check_comparable(reference, run)?;
         }
     }
     let filter = MetricFilter {
-        names: args.metrics.clone(),
+        names: args.metrics.to_vec(),
         all: args.all_metrics,
     };
-    let base = Side::from_runs(&args.base, &base_runs, &filter);
+    let base = Side::from_runs(args.base, &base_runs, &base_tags, &filter);
     let candidates: Vec<Side> = args
         .candidates
         .iter()
         .zip(&candidate_runs)
-        .map(|(name, runs)| Side::from_runs(name, runs, &filter))
+        .map(|(name, (runs, tags))| Side::from_runs(name, runs, tags, &filter))
         .collect();
     let comparison = compare::compare(base, candidates, settings);
     if comparison.rows.is_empty() {
@@ -133,12 +189,11 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
             }
         )));
     }
-    render(
-        &comparison,
-        args.style,
-        args.format,
-        args.decision.fail_on_regression,
-    )
+    Ok(LoadedComparison {
+        comparison,
+        base_runs,
+        candidate_runs: candidate_runs.into_iter().map(|(runs, _)| runs).collect(),
+    })
 }
 
 /// A fingerprint field that must match, by name and how to read it.

@@ -6,9 +6,12 @@ use std::process::ExitCode;
 use crate::cli::{Cli, Command, DbArg, OutputFormat};
 use crate::failure::Failure;
 
+mod ab;
+mod campaign;
 mod compare;
 mod env;
 mod list;
+mod report;
 mod run;
 mod runs;
 mod show;
@@ -20,7 +23,10 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Run(args) => run::run(&args),
         Command::Runs(args) => runs::runs(&args),
         Command::Show(args) => show::show(&args),
+        Command::Ab(args) => ab::ab(&args),
+        Command::Campaign(args) => campaign::campaign(&args),
         Command::Compare(args) => compare::compare(&args),
+        Command::Report(args) => report::report(&args),
         Command::Stat(args) => stat::stat(&args),
         Command::Env(args) => env::env(&args),
     }

@@ -2,21 +2,26 @@
 //! with every finished iteration committed at once, then print the summary of what was stored.
 use std::process::ExitCode;
 
+use schedlab_core::estimate;
 use schedlab_core::fingerprint::Fingerprint;
-use schedlab_core::record::{RunRecord, RunStatus};
+use schedlab_core::plan::RunPlan;
+use schedlab_core::record::{ExperimentTag, RunRecord, RunStatus};
 use schedlab_core::runner::{self, NoSink, RunOutcome};
 use schedlab_core::sys;
 use schedlab_report::RunReport;
 use schedlab_store::{SqliteStore, Store, StoreSink};
 
 use super::{db_path, emit, report_format};
-use crate::cli::RunArgs;
+use crate::cli::{RunArgs, RunOptions};
 use crate::failure::Failure;
 use crate::plan::run_plan;
-use crate::progress::StderrProgress;
+use crate::progress::ProgressLine;
 
 pub fn run(args: &RunArgs) -> Result<ExitCode, Failure> {
     let plan = run_plan(args)?;
+    if args.options.dry_run {
+        return dry_run(&plan, &args.options);
+    }
     let mut store = if args.options.no_store {
         None
     } else {
@@ -26,26 +31,17 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Failure> {
         .map_err(|e| Failure::failed(format!("cannot install signal handlers: {e}")))?;
     let fingerprint = Fingerprint::collect();
     let started_at_ns = sys::realtime_ns();
-    let mut progress = StderrProgress::new();
+    let mut progress = ProgressLine::new(args.options.quiet);
 
     let (run_id, outcome) = match store.as_mut() {
         Some(store) => {
-            let run_id = store.begin_run(&plan, &fingerprint, started_at_ns)?;
-            let outcome = runner::execute(
-                &plan,
-                &mut StoreSink {
-                    store: &mut *store,
-                    run_id,
-                },
-                &mut progress,
-            );
-            let error = outcome.error.as_ref().map(ToString::to_string);
-            store.finish_run(run_id, outcome.status, sys::realtime_ns(), error.as_deref())?;
+            let (run_id, outcome) = run_stored(store, &plan, &fingerprint, None, &mut progress)?;
             (Some(run_id), outcome)
         }
         None => (None, runner::execute(&plan, &mut NoSink, &mut progress)),
     };
 
+    progress.finish();
     let record = match (store.as_ref(), run_id) {
         (Some(store), Some(id)) => store.load_run(id)?,
         _ => in_memory_record(plan, fingerprint, started_at_ns, &outcome),
@@ -58,13 +54,44 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Failure> {
         )
     })?;
 
+    outcome_result(outcome, run_id).map(|()| ExitCode::SUCCESS)
+}
+
+/// Runs `plan` into the store as one run, placed in an experiment when `tag` says so; every
+/// iteration is committed as it finishes and the run's status at the end.
+pub(crate) fn run_stored(
+    store: &mut SqliteStore,
+    plan: &RunPlan,
+    fingerprint: &Fingerprint,
+    tag: Option<ExperimentTag>,
+    progress: &mut ProgressLine,
+) -> Result<(i64, RunOutcome), Failure> {
+    let run_id = store.begin_run(plan, fingerprint, sys::realtime_ns())?;
+    if let Some(tag) = tag {
+        store.tag_run(run_id, tag)?;
+    }
+    let outcome = runner::execute(
+        plan,
+        &mut StoreSink {
+            store: &mut *store,
+            run_id,
+        },
+        progress,
+    );
+    let error = outcome.error.as_ref().map(ToString::to_string);
+    store.finish_run(run_id, outcome.status, sys::realtime_ns(), error.as_deref())?;
+    Ok((run_id, outcome))
+}
+
+/// A run that did not complete becomes a failure naming what was kept and where.
+pub(crate) fn outcome_result(outcome: RunOutcome, run_id: Option<i64>) -> Result<(), Failure> {
     let RunOutcome {
         status,
         error,
         cases,
     } = outcome;
     match (status, error) {
-        (RunStatus::Complete, _) => Ok(ExitCode::SUCCESS),
+        (RunStatus::Complete, _) => Ok(()),
         (_, Some(error)) => {
             let kept: usize = cases.iter().map(|c| c.iterations.len()).sum();
             let mut failure = Failure::from(error);
@@ -95,5 +122,84 @@ fn in_memory_record(
         status: outcome.status,
         error: outcome.error.as_ref().map(ToString::to_string),
         cases: outcome.cases.clone(),
+    }
+}
+
+/// Lists the cases in the order they would run, with an estimated duration, and runs nothing.
+fn dry_run(plan: &RunPlan, options: &RunOptions) -> Result<ExitCode, Failure> {
+    let path = db_path(&options.db)?;
+    // History is optional: a missing or unreadable database just means rules of thumb.
+    let store = path
+        .exists()
+        .then(|| SqliteStore::open_existing(&path).ok())
+        .flatten();
+    let per_case = u64::from(plan.warmup + plan.iterations);
+    let mut known_total = 0.0;
+    let mut unknown = 0;
+    let mut rows = Vec::new();
+    for (i, case) in plan.cases.iter().enumerate() {
+        let history = store
+            .as_ref()
+            .and_then(|s| s.median_wall_time_sec(&case.name).ok().flatten());
+        let (seconds, source) = estimate::iteration_sec(&case.workload, history);
+        match seconds {
+            Some(sec) => known_total += sec * per_case as f64,
+            None => unknown += 1,
+        }
+        rows.push((i + 1, case.name.clone(), seconds, source));
+    }
+    known_total += plan.cooldown_ms as f64 / 1000.0 * plan.cases.len().saturating_sub(1) as f64;
+    emit(|out| {
+        let what = plan
+            .suite
+            .as_deref()
+            .map_or("run".to_string(), |s| format!("suite {s}"));
+        let order = match plan.order_seed {
+            Some(seed) => format!("random order (--order-seed {seed})"),
+            None => "listed order".to_string(),
+        };
+        writeln!(
+            out,
+            "{what}: {} cases × ({} iterations + {} warm-up), {order}, cool-down {:.1} s, scale {}",
+            plan.cases.len(),
+            plan.iterations,
+            plan.warmup,
+            plan.cooldown_ms as f64 / 1000.0,
+            plan.scale
+        )?;
+        if let (Some(ci), Some(max)) = (plan.until_ci_pct, plan.max_iterations) {
+            writeln!(
+                out,
+                "adaptive stopping: until the 95% CI is within ±{ci}% or {max} iterations"
+            )?;
+        }
+        for (n, name, seconds, source) in &rows {
+            let est = seconds.map_or("?".to_string(), |s| format!("{s:.2} s"));
+            writeln!(
+                out,
+                "{n:>4}  {name}  ~{est}/iteration ({})",
+                source.as_str()
+            )?;
+        }
+        let unknown_note = if unknown > 0 {
+            format!(" + {unknown} cases of unknown duration")
+        } else {
+            String::new()
+        };
+        writeln!(
+            out,
+            "estimated duration: {}{unknown_note}",
+            format_duration(known_total)
+        )
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn format_duration(seconds: f64) -> String {
+    let total = seconds.round() as u64;
+    match (total / 3600, total / 60 % 60, total % 60) {
+        (0, 0, s) => format!("{s} s"),
+        (0, m, s) => format!("{m} min {s} s"),
+        (h, m, _) => format!("{h} h {m} min"),
     }
 }

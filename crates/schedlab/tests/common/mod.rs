@@ -1,0 +1,59 @@
+//! Helpers shared by the end-to-end tests: the binary on a temporary database, metric lookup in
+//! JSON output, and the checks that no task outlives a run.
+// Each test binary uses its own subset of these helpers.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+/// The schedlab binary with its database at `db` and no XDG data home to fall back on.
+pub fn schedlab(db: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("schedlab").unwrap();
+    cmd.env("SCHEDLAB_DB", db).env_remove("XDG_DATA_HOME");
+    cmd
+}
+
+pub fn temp_db() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    (dir, db)
+}
+
+/// A metric of a case in the JSON report, by name.
+pub fn metric<'a>(case: &'a Value, name: &str) -> &'a Value {
+    case["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == name)
+        .unwrap_or_else(|| panic!("no metric {name} in {case}"))
+}
+
+/// Processes whose command line mentions `marker` (forked tasks share their parent's).
+pub fn processes_mentioning(marker: &str) -> Vec<i32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
+            if String::from_utf8_lossy(&cmdline).contains(marker) {
+                found.push(pid);
+            }
+        }
+    }
+    found
+}
+
+/// Iterations stored so far (0 while the database does not exist yet).
+pub fn stored_iterations(db: &Path) -> i64 {
+    let Ok(conn) =
+        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+    else {
+        return 0;
+    };
+    conn.query_row("SELECT count(*) FROM iterations", [], |r| r.get(0))
+        .unwrap_or(0)
+}

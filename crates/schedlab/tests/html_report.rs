@@ -1,0 +1,353 @@
+//! End-to-end tests of `schedlab report --html`: a stored pair of fake runs (the candidate
+//! labelled with HTML special characters, given synthetic wakeup percentiles and another kernel)
+//! is written as a page, which headless Chromium must load without console errors, with one
+//! table row per comparison row and the label shown as text. A screenshot and the page are kept
+//! in `target/test-artefacts/` for reviews. Also: an unwritable path and an empty comparison are
+//! one-line exit-2 errors that leave no file behind.
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command as Process, Stdio};
+use std::time::{Duration, Instant};
+
+mod common;
+use common::*;
+
+const HOSTILE: &str = r#"<script>alert(1)</script>&"'"#;
+
+/// Three fake cases per side: the candidate is 5 % slower in the first, unchanged in the second,
+/// 5 % faster in the third. The first case of each side also gets wakeup percentile metrics
+/// (12 % worse on the candidate), and the candidate a different kernel, as a real A/B would.
+fn stored_pair(dir: &Path) -> PathBuf {
+    let db = dir.join("results.db");
+    let suite = |seed: u64, effects: [f64; 3]| {
+        let mut text =
+            String::from("description = \"three fake cases\"\niterations = 8\nwarmup = 1\n");
+        for (i, (value, effect)) in [100.0, 200.0, 50.0].iter().zip(effects).enumerate() {
+            text.push_str(&format!(
+                "[[case]]\nworkload = \"fake\"\nvalue_usec = {value}\nspread_pct = 0.5\nseed = {}\neffect_pct = {effect}\n",
+                seed + i as u64
+            ));
+        }
+        text
+    };
+    let base = dir.join("base.toml");
+    let cand = dir.join("cand.toml");
+    std::fs::write(&base, suite(1, [0.0, 0.0, 0.0])).unwrap();
+    std::fs::write(&cand, suite(11, [5.0, 0.0, -5.0])).unwrap();
+    for (file, label) in [(&base, "base"), (&cand, HOSTILE)] {
+        schedlab(&db)
+            .args(["run", "--suite"])
+            .arg(file)
+            .args(["--label", label])
+            .assert()
+            .success();
+    }
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    for (label, scale) in [("base", 1.0), (HOSTILE, 1.12)] {
+        for (name, usec) in [
+            ("wakeup_p50_usec", 6.0),
+            ("wakeup_p90_usec", 11.0),
+            ("wakeup_p99_usec", 38.0),
+            ("wakeup_p99_9_usec", 140.0),
+            ("wakeup_max_usec", 850.0),
+        ] {
+            conn.execute(
+                "INSERT INTO measurements (iteration_id, name, unit, better, role, value)
+                 SELECT i.id, ?1, 'usec', 'lower', 'primary', ?2 * (1 + (i.position % 3) * 0.02)
+                 FROM iterations i JOIN cases c ON i.case_id = c.id JOIN runs r ON c.run_id = r.id
+                 WHERE c.position = 0 AND r.label = ?3",
+                rusqlite::params![name, usec * scale, label],
+            )
+            .unwrap();
+        }
+    }
+    conn.execute(
+        "UPDATE runs SET fingerprint_json = json_set(fingerprint_json,
+             '$.kernel_release', '6.19.0-rc1-candidate',
+             '$.kernel_version', '#2 SMP PREEMPT_DYNAMIC candidate build',
+             '$.boot_id', '00000000-0000-4000-8000-000000000002')
+         WHERE label = ?1",
+        [HOSTILE],
+    )
+    .unwrap();
+    db
+}
+
+fn artefacts_dir() -> PathBuf {
+    // CARGO_TARGET_TMPDIR is <target>/tmp; the artefacts sit beside it.
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .unwrap()
+        .join("test-artefacts");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn find_chromium() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    ["chromium", "chromium-browser"].iter().find_map(|name| {
+        std::env::split_paths(&path)
+            .map(|dir| dir.join(name))
+            .find(|p| p.is_file())
+    })
+}
+
+/// Runs headless Chromium on `page` with extra `args`; returns (stdout, stderr). Killed after
+/// two minutes: a hung browser must fail the test, not hang CI.
+fn chromium(binary: &Path, profile: &Path, page: &Path, args: &[&str]) -> (String, String) {
+    let out_dir = tempfile::tempdir().unwrap();
+    let (stdout_path, stderr_path) = (out_dir.path().join("out"), out_dir.path().join("err"));
+    let mut child = Process::new(binary)
+        .args([
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-extensions",
+            "--hide-scrollbars",
+            "--enable-logging=stderr",
+            "--v=0",
+            // Nothing may be fetched; a lookup would fail rather than leave the machine.
+            "--host-resolver-rules=MAP * ~NOTFOUND",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .arg(format!("file://{}", page.display()))
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&stdout_path).unwrap())
+        .stderr(std::fs::File::create(&stderr_path).unwrap())
+        .spawn()
+        .expect("start chromium");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let stderr = std::fs::read_to_string(&stderr_path).unwrap_or_default();
+            assert!(status.success(), "chromium failed ({status}):\n{stderr}");
+            break;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("chromium did not finish within two minutes");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    (
+        std::fs::read_to_string(&stdout_path).unwrap(),
+        std::fs::read_to_string(&stderr_path).unwrap(),
+    )
+}
+
+/// Console messages and uncaught exceptions as Chromium logs them on stderr.
+fn console_lines(stderr: &str) -> Vec<&str> {
+    stderr
+        .lines()
+        .filter(|l| l.contains("CONSOLE") || l.contains("Uncaught"))
+        .collect()
+}
+
+#[test]
+fn report_loads_in_headless_chromium() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = stored_pair(dir.path());
+    let page = dir.path().join("report.html");
+    let out = schedlab(&db)
+        .args(["report", "base", HOSTILE, "--html"])
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.starts_with("wrote "), "{stdout}");
+
+    // The rows `compare` finds are the rows the page must show.
+    let json = schedlab(&db)
+        .args(["compare", "base", HOSTILE, "--format", "json"])
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let rows = doc["rows"].as_array().unwrap().len();
+    assert_eq!(
+        rows,
+        3 * 2 + 5,
+        "3 cases x 2 fake metrics + 5 wakeup percentiles"
+    );
+
+    let html = std::fs::read_to_string(&page).unwrap();
+    let artefacts = artefacts_dir();
+    std::fs::copy(&page, artefacts.join("report.html")).unwrap();
+    assert!(
+        !html.contains("<script"),
+        "the label must not become markup"
+    );
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;&amp;&quot;&#39;"));
+    for fetch in ["src=", "url(", "<link", "@import"] {
+        assert!(
+            !html.contains(fetch),
+            "the page must fetch nothing: {fetch}"
+        );
+    }
+    assert_eq!(html.matches(r#"<tr class="row "#).count(), rows);
+    assert!(
+        html.contains(r#"id="latency""#),
+        "wakeup percentiles make a curve"
+    );
+    assert!(html.contains(r#"<tr class="fp-expected"><th scope="row">kernel_release</th>"#));
+
+    let Some(binary) = find_chromium() else {
+        if std::env::var_os("CI").is_some() {
+            panic!("chromium is not installed, and CI must have it (.ci/run installs it)");
+        }
+        // Straight to stderr, not eprintln!: the test harness captures the macros, and a skip
+        // nobody sees is how a check silently stops running.
+        let banner = "!".repeat(79);
+        let _ = writeln!(
+            std::io::stderr(),
+            "\n{banner}\n!!! SKIPPED the headless-Chromium half of html_report: chromium is not on \
+             PATH.\n!!! Install it (Debian: apt-get install chromium) to run it; under CI it \
+             fails.\n{banner}\n"
+        );
+        return;
+    };
+    let profile = tempfile::tempdir().unwrap();
+
+    // First prove the detector works: a page with a console error must be caught.
+    let probe = dir.path().join("probe.html");
+    std::fs::write(
+        &probe,
+        "<!DOCTYPE html><title>probe</title><script>console.error('schedlab-probe'); missing();</script>",
+    )
+    .unwrap();
+    let (_, stderr) = chromium(&binary, profile.path(), &probe, &["--dump-dom"]);
+    let caught = console_lines(&stderr);
+    assert!(
+        caught.iter().any(|l| l.contains("schedlab-probe"))
+            && caught.iter().any(|l| l.contains("Uncaught")),
+        "this Chromium does not log console messages on stderr as expected:\n{stderr}"
+    );
+
+    let (dom, stderr) = chromium(&binary, profile.path(), &page, &["--dump-dom"]);
+    assert_eq!(
+        console_lines(&stderr),
+        Vec::<&str>::new(),
+        "console errors:\n{stderr}"
+    );
+    let table = dom
+        .split(r#"<table id="compare""#)
+        .nth(1)
+        .and_then(|t| t.split("</table>").next())
+        .expect("the compare table is in the DOM");
+    assert_eq!(table.matches(r#"<tr class="row "#).count(), rows, "{table}");
+    assert!(!dom.contains("<script"), "no script element in the DOM");
+    // In the DOM the label is text: its < and & are serialised as entities, quotes as typed.
+    assert!(dom.contains(r#"&lt;script&gt;alert(1)&lt;/script&gt;&amp;"'"#));
+    assert!(dom.contains(r#"<svg class="forest""#) && dom.contains(r#"<svg class="curve""#));
+
+    let screenshot = artefacts.join("report.png");
+    let _ = std::fs::remove_file(&screenshot);
+    let shot_arg = format!("--screenshot={}", screenshot.display());
+    let (_, stderr) = chromium(
+        &binary,
+        profile.path(),
+        &page,
+        &[&shot_arg, "--window-size=1280,2000"],
+    );
+    assert_eq!(
+        console_lines(&stderr),
+        Vec::<&str>::new(),
+        "console errors:\n{stderr}"
+    );
+    let png = std::fs::read(&screenshot).expect("the screenshot was written");
+    assert!(
+        png.starts_with(b"\x89PNG") && png.len() > 20_000,
+        "{} bytes",
+        png.len()
+    );
+    eprintln!("screenshot: {}", screenshot.display());
+}
+
+#[test]
+fn unwritable_path_is_one_line_exit_2_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = stored_pair(dir.path());
+    // A missing directory: unwritable even for root, which CI runs as.
+    let missing = dir.path().join("no-such-dir").join("report.html");
+    let out = schedlab(&db)
+        .args(["report", "base", HOSTILE, "--html"])
+        .arg(&missing)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("schedlab: cannot write "), "{stderr}");
+
+    // A directory in the way: the rename fails and the temporary file is removed.
+    let in_the_way = dir.path().join("taken");
+    std::fs::create_dir(&in_the_way).unwrap();
+    std::fs::write(in_the_way.join("keep"), "x").unwrap();
+    let out = schedlab(&db)
+        .args(["report", "base", HOSTILE, "--html"])
+        .arg(&in_the_way)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn nothing_to_compare_writes_nothing_and_a_report_replaces_the_old_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = stored_pair(dir.path());
+    let page = dir.path().join("report.html");
+    std::fs::write(&page, "old report").unwrap();
+    let out = schedlab(&db)
+        .args([
+            "report",
+            "base",
+            HOSTILE,
+            "--metric",
+            "no_such_metric",
+            "--html",
+        ])
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(std::fs::read_to_string(&page).unwrap(), "old report");
+
+    schedlab(&db)
+        .args([
+            "report",
+            "base",
+            HOSTILE,
+            "--metric",
+            "usec_per_op",
+            "--html",
+        ])
+        .arg(&page)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(html.matches(r#"<tr class="row "#).count(), 3);
+    // The latency curves use every stored metric, whatever --metric picks for the table.
+    assert!(html.contains(r#"id="latency""#));
+
+    // --fail-on-regression gates as `compare` does, after writing the page.
+    std::fs::remove_file(&page).unwrap();
+    schedlab(&db)
+        .args(["report", "base", HOSTILE, "--fail-on-regression", "--html"])
+        .arg(&page)
+        .assert()
+        .code(1);
+    assert!(page.exists());
+}

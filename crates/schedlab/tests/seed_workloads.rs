@@ -1,0 +1,361 @@
+//! End-to-end tests of the seed-study workloads through the binary: semaphore, syscall, fanout,
+//! cpudl and cpupri run, verify themselves and report their metrics; the cpudl equivalence check
+//! fails with the step and both heaps; bad input is one line and exit code 2; an interrupted
+//! process run leaves no task behind. Heap invariants, variant equivalence on random op streams
+//! (proptest), hand-off counts, fan-out checksums and cpupri finds against the reference are
+//! also tested next to each workload in schedlab-core.
+use std::process::{Command as StdCommand, Stdio};
+use std::time::{Duration, Instant};
+
+use predicates::prelude::*;
+use serde_json::Value;
+
+mod common;
+use common::{processes_mentioning, schedlab, stored_iterations, temp_db};
+
+/// Runs `args` (one iteration, no warm-up, not stored) and returns the first case of the JSON.
+fn run_case(args: &[&str]) -> Value {
+    let (_d, db) = temp_db();
+    let out = schedlab(&db)
+        .arg("run")
+        .args(args)
+        .args([
+            "--iterations",
+            "1",
+            "--warmup",
+            "0",
+            "--no-store",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    doc["runs"][0]["cases"][0].clone()
+}
+
+fn metric(case: &Value, name: &str) -> f64 {
+    case["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == name)
+        .unwrap_or_else(|| panic!("no metric {name} in {case}"))["values"][0]
+        .as_f64()
+        .unwrap()
+}
+
+fn has_metric(case: &Value, name: &str) -> bool {
+    case["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|m| m["name"] == name)
+}
+
+#[test]
+fn list_names_the_seed_workloads_and_suites() {
+    let (_d, db) = temp_db();
+    let mut assert = schedlab(&db).arg("list").assert().success();
+    for name in [
+        "semaphore",
+        "syscall",
+        "fanout",
+        "cpudl",
+        "cpupri",
+        "ipc-wait",
+        "syscall-scaling",
+        "cpudl-sweep",
+    ] {
+        assert = assert.stdout(predicate::str::contains(name));
+    }
+}
+
+#[test]
+fn semaphore_threads_and_processes_hand_off_every_item() {
+    for extra in [&[][..], &["--processes"][..]] {
+        for wait in ["block", "spin", "adaptive:10000"] {
+            let mut args = vec![
+                "semaphore",
+                "--items",
+                "500",
+                "--work",
+                "500",
+                "--wait",
+                wait,
+            ];
+            args.extend_from_slice(extra);
+            let case = run_case(&args);
+            assert!(metric(&case, "usec_per_item") > 0.0);
+            assert!(metric(&case, "time_sec") > 0.0);
+            for name in [
+                "producer_cpu_sec",
+                "consumer_cpu_sec",
+                "futex_sleeps_count",
+                "futex_wakes_count",
+                "voluntary_csw_count",
+                "res_ipi_count",
+            ] {
+                assert!(has_metric(&case, name), "{name} missing for {args:?}");
+            }
+            let mode = if extra.is_empty() {
+                "threads"
+            } else {
+                "process"
+            };
+            assert!(
+                case["name"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with(&format!("semaphore:{mode} wait={wait}")),
+                "{}",
+                case["name"]
+            );
+        }
+    }
+}
+
+#[test]
+fn syscall_kinds_report_per_call_and_aggregate_rates() {
+    for kind in ["getpid", "getrlimit", "write-devnull", "read-devzero"] {
+        let case = run_case(&[
+            "syscall",
+            "--kind",
+            kind,
+            "--threads",
+            "2",
+            "--calls",
+            "5000",
+        ]);
+        assert!(metric(&case, "nsec_per_call") > 0.0, "{kind}");
+        assert!(metric(&case, "calls_per_sec") > 0.0, "{kind}");
+    }
+}
+
+#[test]
+fn fanout_processes_every_message() {
+    let case = run_case(&[
+        "fanout",
+        "--workers",
+        "8",
+        "--rounds",
+        "100",
+        "--work",
+        "100",
+    ]);
+    let per_round = metric(&case, "usec_per_round");
+    let per_handoff = metric(&case, "usec_per_handoff");
+    assert!((per_round / per_handoff - 16.0).abs() < 1e-6);
+}
+
+#[test]
+fn cpudl_times_checks_and_names_the_no_delete_mix() {
+    let case = run_case(&["cpudl", "--variant", "bugfix", "--cpus", "64", "--check"]);
+    assert!(metric(&case, "nsec_per_op") > 0.0);
+    assert_eq!(metric(&case, "checked_ops_count"), 100_000.0);
+    assert_eq!(metric(&case, "deletes_count"), 0.0);
+    assert!(case["name"].as_str().unwrap().contains("no real deletes"));
+    if cfg!(target_arch = "x86_64") {
+        assert!(metric(&case, "cycles_per_op") > 0.0);
+    }
+    let case = run_case(&[
+        "cpudl",
+        "--cpus",
+        "6",
+        "--ops",
+        "20000",
+        "--mix",
+        "realistic",
+        "--seed",
+        "9",
+    ]);
+    assert!(metric(&case, "deletes_count") > 0.0);
+    let case = run_case(&["cpudl", "--equivalence", "--cpus", "256"]);
+    assert_eq!(metric(&case, "identical_ops_count"), 100_000.0);
+}
+
+#[test]
+fn cpudl_orig_against_bugfix_fails_with_the_step_and_both_heaps() {
+    let (_d, db) = temp_db();
+    let out = schedlab(&db)
+        .args([
+            "run",
+            "cpudl",
+            "--equivalence",
+            "--variants",
+            "orig,bugfix",
+            "--cpus",
+            "32",
+            "--no-store",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    for needle in [
+        "orig and bugfix diverge at op #2",
+        "real divergence",
+        "orig heap (size 2)",
+        "bugfix heap (size 2)",
+    ] {
+        assert!(stderr.contains(needle), "{needle}: {stderr}");
+    }
+}
+
+#[test]
+fn cpudl_tie_order_splits_are_named_and_can_be_allowed() {
+    let (_d, db) = temp_db();
+    let tied = [
+        "run",
+        "cpudl",
+        "--equivalence",
+        "--cpus",
+        "16",
+        "--ops",
+        "5000",
+        "--mix",
+        "realistic",
+        "--seed",
+        "7",
+        "--deadline-granularity",
+        "10000000",
+        "--no-store",
+        "--iterations",
+        "1",
+        "--warmup",
+        "0",
+    ];
+    let out = schedlab(&db).args(tied).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("tie-order difference only"), "{stderr}");
+    schedlab(&db)
+        .args(tied)
+        .arg("--allow-ties")
+        .assert()
+        .success();
+}
+
+#[test]
+fn cpupri_layouts_agree_with_the_reference() {
+    for layout in ["shared", "per-node"] {
+        let case = run_case(&[
+            "cpupri",
+            "--layout",
+            layout,
+            "--nodes",
+            "2",
+            "--cpus",
+            "128",
+            "--threads",
+            "2",
+            "--ops",
+            "5000",
+        ]);
+        assert!(metric(&case, "nsec_per_set") > 0.0, "{layout}");
+        assert!(metric(&case, "nsec_per_find") > 0.0, "{layout}");
+        assert!(case["name"].as_str().unwrap().contains("nodes=2"));
+    }
+}
+
+#[test]
+fn bad_input_gets_one_line_and_exit_code_2() {
+    let (_d, db) = temp_db();
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["run", "semaphore", "--items", "0"],
+        vec!["run", "semaphore", "--wait", "nap"],
+        vec!["run", "semaphore", "--wait", "adaptive:0"],
+        vec!["run", "semaphore", "--work", "-1"],
+        vec!["run", "semaphore", "--cpus", "0"],
+        vec!["run", "semaphore", "--cpus", "0,99999"],
+        vec!["run", "syscall", "--threads", "0"],
+        vec!["run", "syscall", "--kind", "fork"],
+        vec!["run", "syscall", "--calls", "0"],
+        vec!["run", "fanout", "--workers", "0"],
+        vec!["run", "fanout", "--rounds", "0"],
+        vec!["run", "cpudl", "--cpus", "0"],
+        vec!["run", "cpudl", "--cpus", "4097"],
+        vec!["run", "cpudl", "--ops", "0"],
+        vec!["run", "cpudl", "--variant", "best"],
+        vec!["run", "cpudl", "--mix", "random"],
+        vec!["run", "cpudl", "--seed", "3"],
+        vec!["run", "cpudl", "--variants", "orig,fast"],
+        vec!["run", "cpudl", "--equivalence", "--variants", "orig"],
+        vec!["run", "cpudl", "--equivalence", "--variants", "fast,fast"],
+        vec!["run", "cpudl", "--equivalence", "--check"],
+        vec!["run", "cpudl", "--allow-ties"],
+        vec![
+            "run", "cpudl", "--check", "--cpus", "4096", "--ops", "10000000",
+        ],
+        vec!["run", "cpupri", "--threads", "0"],
+        vec!["run", "cpupri", "--layout", "numa"],
+        vec!["run", "cpupri", "--nodes", "0"],
+        vec!["run", "cpupri", "--cpus", "4", "--threads", "5"],
+    ];
+    for args in cases {
+        let out = schedlab(&db).args(&args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(
+            stderr.trim_end().lines().count(),
+            1,
+            "{args:?} printed more than one line: {stderr}"
+        );
+        assert!(stderr.starts_with("schedlab: "), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}
+
+/// Ctrl-C in the middle of a semaphore run over processes: exit 130, both sides reaped.
+#[test]
+fn interrupted_semaphore_processes_leave_nothing_behind() {
+    let (_d, db) = temp_db();
+    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("schedlab"))
+        .args([
+            "run",
+            "semaphore",
+            "--processes",
+            "--items",
+            "20000",
+            "--work",
+            "2000",
+            "--iterations",
+            "500",
+            "--warmup",
+            "0",
+            "--db",
+        ])
+        .arg(&db)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while stored_iterations(&db) < 1 {
+        assert!(Instant::now() < deadline, "no iteration was stored in time");
+        assert!(child.try_wait().unwrap().is_none(), "run ended early");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    // SAFETY: sending a signal to our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    let marker = db.to_str().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !processes_mentioning(marker).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "stray tasks: {:?}",
+            processes_mentioning(marker)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

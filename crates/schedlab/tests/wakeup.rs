@@ -1,0 +1,284 @@
+//! End-to-end tests of the `wakeup` workload (alias `schbench`) through the binary: the JSON
+//! shape, the schbench-style text tables decoded from stored histograms, the built-in suites, bad
+//! input, and Ctrl-C in the middle of an iteration. Runtimes are 1 s; nothing asserts timing.
+use std::path::Path;
+use std::process::{Command as StdCommand, Stdio};
+use std::time::{Duration, Instant};
+
+use predicates::prelude::*;
+use serde_json::Value;
+
+mod common;
+use common::*;
+
+fn json_run(db: &Path, args: &[&str]) -> Value {
+    let out = schedlab(db)
+        .arg("run")
+        .args(args)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn request_mode_json_carries_quantiles_counts_and_tables() {
+    let (_d, db) = temp_db();
+    let doc = json_run(
+        &db,
+        &[
+            "wakeup",
+            "-m",
+            "1",
+            "-t",
+            "2",
+            "-r",
+            "1",
+            "--cache-footprint",
+            "32",
+            "--iterations",
+            "2",
+            "--warmup",
+            "0",
+        ],
+    );
+    let case = &doc["runs"][0]["cases"][0];
+    assert_eq!(case["workload"], "wakeup");
+    assert_eq!(
+        case["name"],
+        "wakeup:request m=1 t=2 runtime=1 sleep=100 ops=5 footprint=32"
+    );
+    assert_eq!(case["params"]["workers"], 2);
+    assert_eq!(case["params"]["cache_footprint"], 32);
+    for prefix in ["wakeup", "request"] {
+        for q in ["p50", "p90", "p99", "p99_9", "max"] {
+            let m = metric(case, &format!("{prefix}_{q}_usec"));
+            assert_eq!(m["unit"], "usec");
+            assert_eq!(m["better"], "lower");
+            assert_eq!(m["role"], "primary");
+            assert_eq!(m["values"].as_array().unwrap().len(), 2);
+        }
+        let count = metric(case, &format!("{prefix}_samples_count"));
+        assert_eq!(count["better"], "higher");
+        assert!(count["values"][0].as_f64().unwrap() >= 1.0);
+    }
+    for name in ["rps_p50", "rps_avg"] {
+        assert_eq!(metric(case, name)["better"], "higher");
+    }
+    // Quantiles are ordered within an iteration.
+    let value = |name: &str| metric(case, name)["values"][0].as_f64().unwrap();
+    assert!(value("wakeup_p50_usec") <= value("wakeup_p99_usec"));
+    assert!(value("wakeup_p99_usec") <= value("wakeup_max_usec"));
+    // The runner's secondary counters are still there.
+    assert_eq!(metric(case, "user_cpu_sec")["role"], "secondary");
+
+    let tables = case["latency_tables"].as_array().unwrap();
+    let titles: Vec<&str> = tables
+        .iter()
+        .map(|t| t["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(titles, ["Wakeup Latencies", "Request Latencies", "RPS"]);
+    let wakeup = &tables[0];
+    assert_eq!(wakeup["iterations"], 2);
+    let rows = wakeup["rows"].as_array().unwrap();
+    let percentiles: Vec<f64> = rows
+        .iter()
+        .map(|r| r["percentile"].as_f64().unwrap())
+        .collect();
+    assert_eq!(percentiles, [50.0, 90.0, 99.0, 99.9]);
+    let counted: u64 = rows.iter().map(|r| r["samples"].as_u64().unwrap()).sum();
+    let total = wakeup["total_samples"].as_u64().unwrap();
+    assert!(
+        counted <= total && counted * 10 >= total * 9,
+        "{counted} of {total}"
+    );
+    // Merged over both iterations: the table holds every sample the metrics counted.
+    let samples: f64 = metric(case, "wakeup_samples_count")["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .sum();
+    assert_eq!(total as f64, samples);
+
+    // `show` decodes the stored histograms into the same schbench-style block.
+    schedlab(&db)
+        .args(["show", "1"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "Wakeup Latencies percentiles (usec) runtime 1 (s) × 2 iterations",
+        ))
+        .stdout(predicate::str::contains("* 99.0th:"))
+        .stdout(predicate::str::contains("RPS percentiles (requests)"))
+        .stdout(predicate::str::contains("min="));
+}
+
+#[test]
+fn pipe_mode_reports_transfers() {
+    let (_d, db) = temp_db();
+    let doc = json_run(
+        &db,
+        &[
+            "schbench",
+            "-m",
+            "2",
+            "-t",
+            "2",
+            "--pipe",
+            "4096",
+            "-r",
+            "1",
+            "--iterations",
+            "1",
+            "--warmup",
+            "0",
+        ],
+    );
+    let case = &doc["runs"][0]["cases"][0];
+    assert_eq!(case["workload"], "wakeup");
+    assert_eq!(case["name"], "wakeup:pipe bytes=4096 m=2 t=2 runtime=1");
+    for name in ["ops_per_sec", "worker_ops_per_sec", "mib_per_sec"] {
+        let m = metric(case, name);
+        assert_eq!(m["better"], "higher");
+        assert!(m["values"][0].as_f64().unwrap() > 0.0);
+    }
+    assert!(case["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|m| m["name"] != "request_p50_usec"));
+    let tables = case["latency_tables"].as_array().unwrap();
+    assert_eq!(tables.len(), 1);
+    assert_eq!(tables[0]["rows"][0]["percentile"], 20.0);
+}
+
+#[test]
+fn open_loop_mode_runs() {
+    let (_d, db) = temp_db();
+    let doc = json_run(
+        &db,
+        &[
+            "wakeup",
+            "-t",
+            "2",
+            "--rps",
+            "200",
+            "-F",
+            "16",
+            "-r",
+            "1",
+            "--iterations",
+            "1",
+            "--warmup",
+            "0",
+        ],
+    );
+    let case = &doc["runs"][0]["cases"][0];
+    assert!(case["name"]
+        .as_str()
+        .unwrap()
+        .starts_with("wakeup:rps rate=200 m=1 t=2"));
+    assert_eq!(metric(case, "requests_dropped_count")["better"], "lower");
+    assert!(
+        metric(case, "request_samples_count")["values"][0]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+}
+
+#[test]
+fn list_names_the_workload_and_its_suites() {
+    let (_d, db) = temp_db();
+    schedlab(&db)
+        .arg("list")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("wakeup"))
+        .stdout(predicate::str::contains("schbench"))
+        .stdout(predicate::str::contains("schbench-matrix"))
+        .stdout(predicate::str::contains("vcpu-preempt"));
+}
+
+#[test]
+fn bad_input_is_refused_with_exit_code_2() {
+    let (_d, db) = temp_db();
+    for (args, needle) in [
+        (&["-t", "0"][..], "--workers"),
+        (&["-m", "0"][..], "--message-threads"),
+        (&["-r", "0"][..], "--runtime"),
+        (&["--pipe", "2000000"][..], "--pipe"),
+        (&["--pipe", "4096", "-s", "50"][..], "no effect with --pipe"),
+        (&["--pipe", "64", "--rps", "10"][..], "cannot be combined"),
+        (&["-t", "64", "-F", "4194304"][..], "--cache-footprint"),
+        (&["--worker-cpus", "x"][..], "--worker-cpus"),
+        (&["--message-cpus", "100000"][..], "--message-cpus"),
+    ] {
+        let out = schedlab(&db)
+            .args(["run", "wakeup"])
+            .args(args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.starts_with("schedlab: "), "{stderr}");
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    }
+}
+
+#[test]
+fn ctrl_c_mid_iteration_joins_every_thread_and_keeps_results() {
+    let (_d, db) = temp_db();
+    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("schedlab"))
+        .args(["run", "wakeup", "-m", "2", "-t", "3", "-F", "16", "-r", "1"])
+        .args(["--iterations", "100", "--warmup", "0", "--db"])
+        .arg(&db)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while stored_iterations(&db) < 1 {
+        assert!(Instant::now() < deadline, "no iteration was stored in time");
+        assert!(child.try_wait().unwrap().is_none(), "run ended early");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Land inside the next iteration's measured second.
+    std::thread::sleep(Duration::from_millis(400));
+    let signalled = Instant::now();
+    // SAFETY: sending a signal to our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        signalled.elapsed() < Duration::from_secs(5),
+        "took {:?} to stop",
+        signalled.elapsed()
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let check: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(check, "ok");
+    let status: String = conn
+        .query_row("SELECT status FROM runs", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(status, "interrupted");
+    let attachments: i64 = conn
+        .query_row("SELECT count(*) FROM attachments", [], |r| r.get(0))
+        .unwrap();
+    assert!(
+        attachments >= 3,
+        "each stored iteration keeps its histograms"
+    );
+}
