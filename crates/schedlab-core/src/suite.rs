@@ -352,7 +352,7 @@ mod tests {
     fn scaling_multiplies_work_and_keeps_at_least_one() {
         let quick = Suite::builtin("quick").unwrap().scaled(0.1).unwrap();
         let text = serde_json::to_string(&quick.cases[0]).unwrap();
-        assert!(text.contains("\"loops\":20000"), "{text}");
+        assert!(text.contains("\"loops\":10000"), "{text}");
         let tiny = Suite::builtin("quick").unwrap().scaled(1e-9).unwrap();
         assert!(serde_json::to_string(&tiny.cases[0])
             .unwrap()

@@ -155,21 +155,11 @@ pub fn write_block(
 }
 
 pub fn write(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
-    let mut keys: Vec<(&str, &str)> = Vec::new();
-    for row in &c.rows {
-        if !keys.contains(&(row.case.as_str(), row.metric.as_str())) {
-            keys.push((row.case.as_str(), row.metric.as_str()));
-        }
-    }
-    for (i, (case, metric)) in keys.iter().enumerate() {
+    for (i, rows) in c.rows_by_case_metric().into_iter().enumerate() {
         if i > 0 {
             writeln!(out)?;
         }
-        let rows: Vec<&Row> = c
-            .rows
-            .iter()
-            .filter(|r| r.case == *case && r.metric == *metric)
-            .collect();
+        let (case, metric) = (&rows[0].case, &rows[0].metric);
         writeln!(
             out,
             "{case} · {metric} ({} is better)",

@@ -5,7 +5,7 @@ use schedlab_core::metric::Better;
 use schedlab_stats::summary::harmonic_mean;
 
 use super::table::{Align, Table};
-use super::{Comparison, Row, Verdict};
+use super::{Comparison, Verdict};
 use crate::text::format_value;
 
 /// A row of the block: its name, which statistic it shows, and which way that statistic improves.
@@ -57,18 +57,8 @@ pub fn tables(c: &Comparison) -> Vec<(String, Table)> {
     }
     let mut table = Table::new(&columns);
     // One block per case × metric, candidates side by side.
-    let mut keys: Vec<(&str, &str)> = Vec::new();
-    for row in &c.rows {
-        if !keys.contains(&(row.case.as_str(), row.metric.as_str())) {
-            keys.push((row.case.as_str(), row.metric.as_str()));
-        }
-    }
-    for (case, metric) in keys {
-        let rows: Vec<&Row> = c
-            .rows
-            .iter()
-            .filter(|r| r.case == case && r.metric == metric)
-            .collect();
+    for rows in c.rows_by_case_metric() {
+        let metric = &rows[0].metric;
         let first = rows[0];
         let Some(base) = stats(&first.base_samples, first.better) else {
             continue;

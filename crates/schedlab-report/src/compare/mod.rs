@@ -489,6 +489,24 @@ pub struct Footer {
     pub text: Vec<String>,
 }
 
+impl Comparison {
+    /// The rows grouped by case × metric (one row per candidate), in the order rows first name
+    /// them: the blocks of the mmtests, ministat and HTML layouts.
+    pub fn rows_by_case_metric(&self) -> Vec<Vec<&Row>> {
+        let mut groups: Vec<Vec<&Row>> = Vec::new();
+        for row in &self.rows {
+            match groups
+                .iter_mut()
+                .find(|g| g[0].case == row.case && g[0].metric == row.metric)
+            {
+                Some(group) => group.push(row),
+                None => groups.push(vec![row]),
+            }
+        }
+        groups
+    }
+}
+
 const TEST_LOG_WELCH: &str = "welch-t-log";
 const TEST_RAW_WELCH: &str = "welch-t-raw";
 const TEST_PAIRED_LOG: &str = "paired-t-log";

@@ -318,19 +318,9 @@ fn replication_text(r: &Row) -> String {
 
 fn distributions(s: &mut String, c: &Comparison, sides: &[SideView]) -> fmt::Result {
     s.push_str(r#"<section id="distributions"><h2>Distributions</h2><p class="note">Every sample the test saw, per case and metric: dots are samples, the box spans the middle half, the bar is the median.</p><div class="grid">"#);
-    let mut groups: Vec<(&str, &str)> = Vec::new();
-    for r in &c.rows {
-        if !groups.contains(&(r.case.as_str(), r.metric.as_str())) {
-            groups.push((r.case.as_str(), r.metric.as_str()));
-        }
-    }
-    for (case, metric) in groups {
-        let rows: Vec<&Row> = c
-            .rows
-            .iter()
-            .filter(|r| r.case == case && r.metric == metric)
-            .collect();
+    for rows in c.rows_by_case_metric() {
         let first = rows[0];
+        let (case, metric) = (&first.case, &first.metric);
         let mut lanes = vec![svg::Lane {
             name: sides[0].name,
             color: sides[0].color,
