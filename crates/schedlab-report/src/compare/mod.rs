@@ -806,7 +806,7 @@ fn footer(rows: &[Row], settings: &Settings) -> Footer {
         "if nothing changed, P(any false mark) <= {q} ({})",
         settings.adjustment.describe()
     );
-    let text = vec![
+    let mut text = vec![
         format!("test: {}; samples: {replication}", describe_tests(rows, settings.confidence)),
         format!(
             "marks: ** q <= {q} ({} over {comparisons} comparisons) and |change| >= {delta}%; ≈ equivalent within ±{delta}% (TOST); ~ inconclusive (MDE: smallest change detectable at 80% power); ?? fewer than {} samples or std > {}%",
@@ -816,6 +816,18 @@ fn footer(rows: &[Row], settings: &Settings) -> Footer {
         ),
         format!("{marked} of {comparisons} comparisons marked; {false_marks}"),
     ];
+    if !rows.is_empty()
+        && rows
+            .iter()
+            .all(|r| r.replication == Replication::Iterations)
+    {
+        text.push(
+            "caution: each side is one boot, so its iterations share that boot's (and run's) conditions and a \
+             difference between two runs of the same kernel can be marked; to judge a kernel or setting, give each \
+             side several boots (one label) or interleave A and B (schedlab ab, schedlab campaign)"
+                .to_string(),
+        );
+    }
     Footer {
         test: describe_tests(rows, settings.confidence),
         comparisons,
