@@ -426,22 +426,19 @@ pub struct DecisionArgs {
     pub fail_on_regression: bool,
 }
 
+/// What `compare` and `report` compare: the sides, which metrics, and how rows are decided.
 #[derive(Debug, Args)]
-pub struct CompareArgs {
+pub struct SidesArgs {
     /// The baseline: a run id or a label (a label may span runs from several boots).
     #[arg(value_name = "BASE")]
     pub base: String,
     /// One or more candidates, each a run id or a label.
     #[arg(value_name = "CAND", required = true)]
     pub candidates: Vec<String>,
-    #[arg(long, value_enum, default_value_t = CompareStyle::Schedtests)]
-    pub style: CompareStyle,
-    #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
-    pub format: CompareFormat,
     /// Compare only this metric (repeatable) [default: every primary metric]
     #[arg(long = "metric", value_name = "NAME")]
     pub metrics: Vec<String>,
-    /// Compare secondary metrics too (CPU time, context switches, migrations, RES IPIs).
+    /// Compare secondary metrics too (CPU time, context switches, migrations, RES and CAL IPIs).
     #[arg(long)]
     pub all_metrics: bool,
     /// Compare even when CPU model, CPU count, SMT or governor differ between the runs.
@@ -454,29 +451,22 @@ pub struct CompareArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct CompareArgs {
+    #[command(flatten)]
+    pub sides: SidesArgs,
+    #[arg(long, value_enum, default_value_t = CompareStyle::Schedtests)]
+    pub style: CompareStyle,
+    #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
+    pub format: CompareFormat,
+}
+
+#[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// The baseline: a run id or a label (a label may span runs from several boots).
-    #[arg(value_name = "BASE")]
-    pub base: String,
-    /// One or more candidates, each a run id or a label.
-    #[arg(value_name = "CAND", required = true)]
-    pub candidates: Vec<String>,
+    #[command(flatten)]
+    pub sides: SidesArgs,
     /// Write the report to this HTML file (replaced whole, never left half-written).
     #[arg(long, value_name = "FILE", required = true)]
     pub html: PathBuf,
-    /// Compare only this metric (repeatable) [default: every primary metric]
-    #[arg(long = "metric", value_name = "NAME")]
-    pub metrics: Vec<String>,
-    /// Compare secondary metrics too (CPU time, context switches, migrations, RES IPIs).
-    #[arg(long)]
-    pub all_metrics: bool,
-    /// Compare even when CPU model, CPU count, SMT or governor differ between the runs.
-    #[arg(long)]
-    pub allow_fingerprint_mismatch: bool,
-    #[command(flatten)]
-    pub decision: DecisionArgs,
-    #[command(flatten)]
-    pub db: DbArg,
 }
 
 #[derive(Debug, Args)]

@@ -12,7 +12,7 @@ use schedlab_report::compare::{
 use schedlab_store::{SqliteStore, Store};
 
 use super::{db_path, emit};
-use crate::cli::{AdjustArg, CompareArgs, CompareFormat, CompareStyle, DbArg, DecisionArgs};
+use crate::cli::{AdjustArg, CompareArgs, CompareFormat, CompareStyle, DecisionArgs, SidesArgs};
 use crate::failure::Failure;
 
 /// ministat's confidence levels, the only ones its t table (and so our ministat style) knows.
@@ -96,32 +96,13 @@ pub fn gate(comparison: &Comparison, fail_on_regression: bool) -> ExitCode {
 }
 
 pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
-    let loaded = load_comparison(&SidesQuery {
-        base: &args.base,
-        candidates: &args.candidates,
-        metrics: &args.metrics,
-        all_metrics: args.all_metrics,
-        allow_fingerprint_mismatch: args.allow_fingerprint_mismatch,
-        decision: &args.decision,
-        db: &args.db,
-    })?;
+    let loaded = load_comparison(&args.sides)?;
     render(
         &loaded.comparison,
         args.style,
         args.format,
-        args.decision.fail_on_regression,
+        args.sides.decision.fail_on_regression,
     )
-}
-
-/// Which stored runs to compare and how: what `compare` and `report` share.
-pub struct SidesQuery<'a> {
-    pub base: &'a str,
-    pub candidates: &'a [String],
-    pub metrics: &'a [String],
-    pub all_metrics: bool,
-    pub allow_fingerprint_mismatch: bool,
-    pub decision: &'a DecisionArgs,
-    pub db: &'a DbArg,
 }
 
 /// A comparison with the stored runs it was built from, for reports that show more than rows.
@@ -134,9 +115,9 @@ pub struct LoadedComparison {
 
 /// Loads each side's runs, refuses machines that differ where it matters, and compares; a
 /// comparison without a single row is bad input.
-pub fn load_comparison(args: &SidesQuery) -> Result<LoadedComparison, Failure> {
-    let settings = settings(args.decision)?;
-    let store = SqliteStore::open_existing(&db_path(args.db)?)?;
+pub fn load_comparison(args: &SidesArgs) -> Result<LoadedComparison, Failure> {
+    let settings = settings(&args.decision)?;
+    let store = SqliteStore::open_existing(&db_path(&args.db)?)?;
     // Each side's runs with their experiment tags: runs of `schedlab ab` or a campaign are
     // compared as A/B pairs.
     type Loaded = (Vec<RunRecord>, Vec<Option<ExperimentTag>>);
@@ -152,7 +133,7 @@ pub fn load_comparison(args: &SidesQuery) -> Result<LoadedComparison, Failure> {
             .collect::<Result<Vec<_>, _>>()?;
         Ok((runs, tags))
     };
-    let (base_runs, base_tags) = load(args.base)?;
+    let (base_runs, base_tags) = load(&args.base)?;
     let candidate_runs: Vec<Loaded> = args
         .candidates
         .iter()
@@ -171,7 +152,7 @@ pub fn load_comparison(args: &SidesQuery) -> Result<LoadedComparison, Failure> {
         names: args.metrics.to_vec(),
         all: args.all_metrics,
     };
-    let base = Side::from_runs(args.base, &base_runs, &base_tags, &filter);
+    let base = Side::from_runs(&args.base, &base_runs, &base_tags, &filter);
     let candidates: Vec<Side> = args
         .candidates
         .iter()

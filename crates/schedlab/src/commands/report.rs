@@ -8,20 +8,12 @@ use std::process::ExitCode;
 
 use schedlab_report::compare::html;
 
-use super::compare::{gate, load_comparison, SidesQuery};
+use super::compare::{gate, load_comparison};
 use crate::cli::ReportArgs;
 use crate::failure::Failure;
 
 pub fn report(args: &ReportArgs) -> Result<ExitCode, Failure> {
-    let loaded = load_comparison(&SidesQuery {
-        base: &args.base,
-        candidates: &args.candidates,
-        metrics: &args.metrics,
-        all_metrics: args.all_metrics,
-        allow_fingerprint_mismatch: args.allow_fingerprint_mismatch,
-        decision: &args.decision,
-        db: &args.db,
-    })?;
+    let loaded = load_comparison(&args.sides)?;
     write_atomically(&args.html, |out| {
         html::write(
             &loaded.comparison,
@@ -38,7 +30,7 @@ pub fn report(args: &ReportArgs) -> Result<ExitCode, Failure> {
         c.footer.marked,
         c.footer.comparisons
     );
-    Ok(gate(c, args.decision.fail_on_regression))
+    Ok(gate(c, args.sides.decision.fail_on_regression))
 }
 
 /// Writes `path` through a temporary file in the same directory (so the rename cannot cross
