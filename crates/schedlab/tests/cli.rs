@@ -247,16 +247,7 @@ fn bad_input_gets_one_line_and_exit_code_2() {
         .assert()
         .success();
     for args in cases {
-        let out = schedlab(&db).args(&args).output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert_eq!(
-            stderr.trim_end().lines().count(),
-            1,
-            "{args:?} printed more than one line: {stderr}"
-        );
-        assert!(stderr.starts_with("schedlab: "), "{args:?}: {stderr}");
-        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_bad_input(&db, &args);
     }
 }
 

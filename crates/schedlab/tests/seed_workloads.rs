@@ -11,7 +11,7 @@ use predicates::prelude::*;
 use serde_json::Value;
 
 mod common;
-use common::{processes_mentioning, schedlab, stored_iterations, temp_db};
+use common::{assert_bad_input, processes_mentioning, schedlab, stored_iterations, temp_db};
 
 /// Runs `args` (one iteration, no warm-up, not stored) and returns the first case of the JSON.
 fn run_case(args: &[&str]) -> Value {
@@ -299,16 +299,7 @@ fn bad_input_gets_one_line_and_exit_code_2() {
         vec!["run", "cpupri", "--cpus", "4", "--threads", "5"],
     ];
     for args in cases {
-        let out = schedlab(&db).args(&args).output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert_eq!(
-            stderr.trim_end().lines().count(),
-            1,
-            "{args:?} printed more than one line: {stderr}"
-        );
-        assert!(stderr.starts_with("schedlab: "), "{args:?}: {stderr}");
-        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_bad_input(&db, &args);
     }
 }
 

@@ -57,3 +57,18 @@ pub fn stored_iterations(db: &Path) -> i64 {
     conn.query_row("SELECT count(*) FROM iterations", [], |r| r.get(0))
         .unwrap_or(0)
 }
+
+/// Runs schedlab with `args` and checks it refused them as bad input: exit code 2 and exactly
+/// one line on stderr, starting `schedlab: `, never a panic.
+pub fn assert_bad_input(db: &Path, args: &[&str]) {
+    let out = schedlab(db).args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert_eq!(
+        stderr.trim_end().lines().count(),
+        1,
+        "{args:?} printed more than one line: {stderr}"
+    );
+    assert!(stderr.starts_with("schedlab: "), "{args:?}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+}
