@@ -91,6 +91,23 @@ pub trait Store {
     /// Places a run in an experiment.
     fn tag_run(&mut self, run_id: i64, tag: ExperimentTag) -> Result<()>;
     fn run_tag(&self, run_id: i64) -> Result<Option<ExperimentTag>>;
+    fn experiment_by_id(&self, id: i64) -> Result<Option<Experiment>>;
+    /// Records a calibration; returns its id.
+    fn save_calibration(&mut self, calibration: &StoredCalibration) -> Result<i64>;
+    /// Every stored calibration, newest first.
+    fn calibrations(&self) -> Result<Vec<StoredCalibration>>;
+}
+
+/// A calibration as the store keeps it: who and when, and the model as JSON owned by the
+/// analysis (`schedlab_analysis::Calibration`), so the store needs no statistics.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredCalibration {
+    pub id: Option<i64>,
+    pub created_at_ns: i64,
+    pub label: String,
+    pub hostname: String,
+    pub run_ids: Vec<i64>,
+    pub model: serde_json::Value,
 }
 
 /// `schedlab ab` (settings interleaved within a boot) or `schedlab campaign` (kernels across boots).

@@ -10,7 +10,9 @@ use schedlab_core::record::{
     Arm, Attachment, CaseRecord, ExperimentTag, IterationRecord, RunRecord, RunStatus,
 };
 
-use crate::{Experiment, ExperimentKind, Result, RunSummary, Store, StoreError};
+use crate::{
+    Experiment, ExperimentKind, Result, RunSummary, Store, StoreError, StoredCalibration,
+};
 
 mod embedded {
     refinery::embed_migrations!("migrations/sqlite");
@@ -450,35 +452,57 @@ impl Store for SqliteStore {
     }
 
     fn experiment(&self, kind: ExperimentKind, name: &str) -> Result<Option<Experiment>> {
-        let row = self
-            .conn
-            .query_row(
-                "SELECT id, spec_json, state_json, status, created_at_ns FROM experiments
-                  WHERE kind = ?1 AND name = ?2",
-                params![kind.as_str(), name],
-                |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, String>(2)?,
-                        r.get::<_, String>(3)?,
-                        r.get::<_, i64>(4)?,
-                    ))
-                },
-            )
-            .optional()?;
-        let Some((id, spec, state, status, created_at_ns)) = row else {
-            return Ok(None);
-        };
-        Ok(Some(Experiment {
-            id: Some(id),
-            kind,
-            name: name.to_string(),
-            spec: from_json(&spec, "an experiment's spec")?,
-            state: from_json(&state, "an experiment's state")?,
-            status: parse_status(&status)?,
-            created_at_ns,
-        }))
+        self.experiment_where("kind = ?1 AND name = ?2", params![kind.as_str(), name])
+    }
+
+    fn experiment_by_id(&self, id: i64) -> Result<Option<Experiment>> {
+        self.experiment_where("id = ?1", params![id])
+    }
+
+    fn save_calibration(&mut self, c: &StoredCalibration) -> Result<i64> {
+        self.conn.execute(
+            "INSERT INTO calibrations (created_at_ns, label, hostname, run_ids_json, model_json)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![
+                c.created_at_ns,
+                c.label,
+                c.hostname,
+                to_json(&c.run_ids)?,
+                c.model.to_string()
+            ],
+        )?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    fn calibrations(&self) -> Result<Vec<StoredCalibration>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT id, created_at_ns, label, hostname, run_ids_json, model_json FROM calibrations
+              ORDER BY created_at_ns DESC, id DESC",
+        )?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, String>(4)?,
+                    r.get::<_, String>(5)?,
+                ))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        rows.into_iter()
+            .map(|(id, created_at_ns, label, hostname, run_ids, model)| {
+                Ok(StoredCalibration {
+                    id: Some(id),
+                    created_at_ns,
+                    label,
+                    hostname,
+                    run_ids: from_json(&run_ids, "a calibration's runs")?,
+                    model: from_json(&model, "a calibration")?,
+                })
+            })
+            .collect()
     }
 
     fn update_experiment(
@@ -548,6 +572,53 @@ impl Store for SqliteStore {
             (values[mid - 1] + values[mid]) / 2.0
         } else {
             values[mid]
+        }))
+    }
+}
+
+impl SqliteStore {
+    fn experiment_where(
+        &self,
+        condition: &str,
+        args: impl rusqlite::Params,
+    ) -> Result<Option<Experiment>> {
+        let row = self
+            .conn
+            .query_row(
+                &format!(
+                    "SELECT id, kind, name, spec_json, state_json, status, created_at_ns
+                       FROM experiments WHERE {condition}"
+                ),
+                args,
+                |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, String>(3)?,
+                        r.get::<_, String>(4)?,
+                        r.get::<_, String>(5)?,
+                        r.get::<_, i64>(6)?,
+                    ))
+                },
+            )
+            .optional()?;
+        let Some((id, kind, name, spec, state, status, created_at_ns)) = row else {
+            return Ok(None);
+        };
+        let kind = match kind.as_str() {
+            "ab" => ExperimentKind::Ab,
+            "campaign" => ExperimentKind::Campaign,
+            other => return Err(StoreError::Corrupt(format!("experiment kind {other:?}"))),
+        };
+        Ok(Some(Experiment {
+            id: Some(id),
+            kind,
+            name,
+            spec: from_json(&spec, "an experiment's spec")?,
+            state: from_json(&state, "an experiment's state")?,
+            status: parse_status(&status)?,
+            created_at_ns,
         }))
     }
 }
@@ -638,6 +709,29 @@ mod tests {
             .collect();
         assert_eq!(listed, vec![c, b, a]);
         assert_eq!(store.list_runs(Some(1)).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn calibrations_round_trip_newest_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = SqliteStore::open(&dir.path().join("r.db")).unwrap();
+        let calibration = |at: i64| StoredCalibration {
+            id: None,
+            created_at_ns: at,
+            label: "cal".into(),
+            hostname: "h".into(),
+            run_ids: vec![1, 2, 3],
+            model: serde_json::json!({ "cases": [] }),
+        };
+        let old = store.save_calibration(&calibration(10)).unwrap();
+        let new = store.save_calibration(&calibration(20)).unwrap();
+        let stored = store.calibrations().unwrap();
+        assert_eq!(
+            stored.iter().map(|c| c.id).collect::<Vec<_>>(),
+            vec![Some(new), Some(old)]
+        );
+        assert_eq!(stored[1].run_ids, vec![1, 2, 3]);
+        assert_eq!(stored[1].model, serde_json::json!({ "cases": [] }));
     }
 
     #[test]
