@@ -5,7 +5,7 @@
 //! tails come from libm's `erfc` and the t quantile is polished by Newton
 //! steps because statrs' own loses digits for large degrees of freedom.
 
-use statrs::distribution::{Continuous, ContinuousCDF, Normal, StudentsT};
+use statrs::distribution::{Continuous, ContinuousCDF, FisherSnedecor, Normal, StudentsT};
 
 /// Beyond this many degrees of freedom the t and normal distributions agree
 /// to double precision, and statrs' incomplete beta gets slow and inexact.
@@ -107,6 +107,17 @@ pub(crate) fn t_quantile(p: f64, df: f64) -> f64 {
         }
     }
     t
+}
+
+/// Quantile of the F distribution with `d1` and `d2` degrees of freedom (fractional allowed);
+/// NaN where it is undefined. The stale-calibration guard divides by its median, the value a
+/// variance ratio takes half the time when nothing changed.
+pub fn f_quantile(p: f64, d1: f64, d2: f64) -> f64 {
+    let usable = p > 0.0 && p < 1.0 && d1 > 0.0 && d2 > 0.0;
+    if !usable || d1.is_infinite() || d2.is_infinite() {
+        return f64::NAN;
+    }
+    FisherSnedecor::new(d1, d2).map_or(f64::NAN, |f| f.inverse_cdf(p))
 }
 
 /// Sample quantile with linear interpolation between order statistics

@@ -66,6 +66,27 @@ pub fn tost_log_ratio_paired(log_ratios: &[f64], delta: f64, alpha: f64) -> Resu
     two_one_sided(mean, std_err, n - 1.0, delta, alpha)
 }
 
+/// TOST of a log-ratio `estimate` whose standard error and degrees of
+/// freedom come from elsewhere (runs, a calibration, or both).
+pub fn tost_from_estimate(
+    estimate: f64,
+    std_err: f64,
+    df: f64,
+    delta: f64,
+    alpha: f64,
+) -> Result<Equivalence> {
+    require_finite_result(estimate)?;
+    require_finite_result(std_err)?;
+    if std_err < 0.0 || df.is_nan() || df <= 0.0 {
+        return Err(StatsError::InvalidParameter {
+            name: "df",
+            value: df,
+            expected: "> 0 with a standard error >= 0",
+        });
+    }
+    two_one_sided(estimate, std_err, df, delta, alpha)
+}
+
 fn two_one_sided(
     estimate: f64,
     std_err: f64,
@@ -138,6 +159,18 @@ mod tests {
         assert!(inside.equivalent);
         let outside = tost_log_ratio_paired(&[0.5; 4], 0.01, 0.05).unwrap();
         assert!(!outside.equivalent);
+    }
+
+    #[test]
+    fn from_estimate_agrees_with_the_paired_test() {
+        let d = [0.01, -0.004, 0.007, 0.002, -0.001];
+        let paired = tost_log_ratio_paired(&d, 0.02, 0.05).unwrap();
+        let n = d.len() as f64;
+        let mean = d.iter().sum::<f64>() / n;
+        let var = d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        let direct = tost_from_estimate(mean, (var / n).sqrt(), n - 1.0, 0.02, 0.05).unwrap();
+        assert!((paired.p_value - direct.p_value).abs() < 1e-15);
+        assert!(tost_from_estimate(0.0, 0.01, 0.0, 0.02, 0.05).is_err());
     }
 
     #[test]

@@ -47,15 +47,17 @@
 //! ```
 
 pub mod bootstrap;
-mod dist;
+pub mod dist;
 pub mod equivalence;
 mod error;
 pub mod ministat;
 pub mod multiplicity;
 pub mod power;
 pub mod rank;
+pub mod sequential;
 pub mod summary;
 pub mod ttest;
+pub mod variance;
 
 use serde::Serialize;
 

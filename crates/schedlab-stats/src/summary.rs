@@ -71,6 +71,25 @@ pub fn sample_std(xs: &[f64]) -> Result<f64> {
     require_finite_result(variance_unchecked(xs, mean).sqrt())
 }
 
+/// A robust scale of values that should follow Student's t with `df`
+/// degrees of freedom: their median absolute deviation from the median,
+/// divided by the MAD t itself has (its 0.75 quantile), so 1 means "spread
+/// as t predicts". At least two finite values; `df > 0`.
+pub fn t_scaled_mad(xs: &[f64], df: f64) -> Result<f64> {
+    require_sample(xs, 2, "sample")?;
+    if df.is_nan() || df <= 0.0 {
+        return Err(crate::StatsError::InvalidParameter {
+            name: "df",
+            value: df,
+            expected: "> 0",
+        });
+    }
+    let center = median_of_sorted(&sorted_copy(xs));
+    let deviations: Vec<f64> = xs.iter().map(|x| (x - center).abs()).collect();
+    let mad = median_of_sorted(&sorted_copy(&deviations));
+    require_finite_result(mad / crate::dist::t_quantile(0.75, df))
+}
+
 /// Geometric mean `exp(mean(ln x))`; every value must be > 0.
 pub fn geometric_mean(xs: &[f64]) -> Result<f64> {
     require_sample(xs, 1, "sample")?;
@@ -304,6 +323,20 @@ pub(crate) fn variance_unchecked(xs: &[f64], mean: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn t_scaled_mad_is_one_for_t_quantiles_and_scales_with_them() {
+        let df = 6.0;
+        let n = 2001;
+        let xs: Vec<f64> = (0..n)
+            .map(|i| crate::dist::t_quantile((i as f64 + 0.5) / n as f64, df))
+            .collect();
+        let scale = t_scaled_mad(&xs, df).unwrap();
+        assert!((scale - 1.0).abs() < 0.01, "{scale}");
+        let wide: Vec<f64> = xs.iter().map(|x| 3.0 * x + 7.0).collect();
+        assert!((t_scaled_mad(&wide, df).unwrap() / scale - 3.0).abs() < 1e-9);
+        assert!(t_scaled_mad(&xs, 0.0).is_err());
+    }
 
     #[test]
     fn constant_sample_has_zero_spread() {

@@ -85,6 +85,26 @@ pub(crate) fn t_test_from_parts(
     })
 }
 
+/// The t test of an estimate whose standard error and degrees of freedom
+/// come from elsewhere: a variance pooled over runs, a calibration, or both.
+/// `df` may be fractional (Satterthwaite).
+pub fn t_test_from_estimate(
+    estimate: f64,
+    std_err: f64,
+    df: f64,
+    confidence: f64,
+) -> Result<TTest> {
+    require_open_unit(confidence, "confidence")?;
+    if std_err.is_nan() || std_err < 0.0 {
+        return Err(StatsError::InvalidParameter {
+            name: "std_err",
+            value: std_err,
+            expected: ">= 0",
+        });
+    }
+    t_test_from_parts(estimate, std_err, df, confidence)
+}
+
 /// Two-sample Student's t test with pooled variance (equal variances
 /// assumed), as `scipy.stats.ttest_ind(candidate, baseline)`. Each sample
 /// needs at least two values.
