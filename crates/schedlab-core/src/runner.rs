@@ -118,7 +118,7 @@ impl Execution<'_> {
         let total = self.plan.warmup + self.plan.iterations;
         for case_index in 0..self.plan.cases.len() {
             if case_index > 0 {
-                cool_down(self.plan.cooldown_ms)?;
+                pause(self.plan.cooldown_ms)?;
             }
             self.workloads
                 .push(self.plan.cases[case_index].workload.build()?);
@@ -184,8 +184,8 @@ impl Execution<'_> {
     }
 }
 
-/// Sleeps between cases; a signal ends the pause and the run.
-fn cool_down(ms: u64) -> Result<(), Error> {
+/// Sleeps between cases (or between runs); a signal ends the pause with `Interrupted`.
+pub fn pause(ms: u64) -> Result<(), Error> {
     let deadline = sys::monotonic_ns() + ms * 1_000_000;
     loop {
         if let Some(signal) = sys::interrupt_signal() {

@@ -1,6 +1,7 @@
 //! schedlab's reports: one model built from stored runs ([`model`]), and one module per output
 //! format, each writing the model to any `io::Write`.
 
+pub mod calibration;
 pub mod compare;
 pub mod json;
 pub mod model;

@@ -31,6 +31,9 @@ pub enum Command {
     Ab(AbArgs),
     /// Drive a per-boot kernel A/B campaign (ABBA boots); its state lives in the database.
     Campaign(CampaignArgs),
+    /// Measure this machine's run-to-run noise: run the same cases several times and store a
+    /// calibration that `compare` uses when a side has too few runs of its own.
+    Calibrate(CalibrateArgs),
     /// Compare stored runs: a baseline and one or more candidates (run ids or labels).
     Compare(CompareArgs),
     /// Write a comparison of stored runs as one self-contained HTML page (tables and plots).
@@ -444,6 +447,13 @@ pub struct SidesArgs {
     /// Compare even when CPU model, CPU count, SMT or governor differ between the runs.
     #[arg(long)]
     pub allow_fingerprint_mismatch: bool,
+    /// Use runs that did not complete (interrupted, failed) too; by default they are left out.
+    #[arg(long)]
+    pub include_incomplete: bool,
+    /// The calibration that supplies the noise model: `auto` (the newest one of this machine for
+    /// each case and iteration count), `none`, or a calibration id.
+    #[arg(long, value_name = "auto|none|ID", default_value = "auto")]
+    pub calibration: String,
     #[command(flatten)]
     pub decision: DecisionArgs,
     #[command(flatten)]
@@ -508,9 +518,50 @@ pub struct AbArgs {
     #[arg(long, value_name = "SHELL CMD")]
     pub restore: Option<String>,
     /// Rounds: each runs every case under A and under B, in ABBA order (AB, BA, AB, ...).
-    #[arg(long, value_name = "R", default_value_t = 4)]
+    #[arg(
+        long,
+        value_name = "R",
+        default_value_t = 4,
+        conflicts_with = "until_decided"
+    )]
     pub rounds: u32,
+    /// Add rounds until every row is decided (`**` or `≈`) or --max-rounds are spent, deciding
+    /// after each round with O'Brien–Fleming alpha spending so stopping early keeps the error rates.
+    #[arg(long, requires = "max_rounds")]
+    pub until_decided: bool,
+    /// With --until-decided: the most rounds to run (the plan the alpha spending is made for).
+    #[arg(long, value_name = "N", requires = "until_decided")]
+    pub max_rounds: Option<u32>,
+    /// With --until-decided: how rows are decided after each round.
+    #[command(flatten)]
+    pub decision: DecisionArgs,
     /// Run a built-in suite or a suite file instead of one workload.
+    #[arg(long, value_name = "NAME|FILE")]
+    pub suite: Option<String>,
+    #[command(flatten)]
+    pub options: RunOptions,
+    #[command(subcommand)]
+    pub workload: Option<WorkloadCommand>,
+}
+
+#[derive(Debug, Args)]
+pub struct CalibrateArgs {
+    /// Runs of the same cases to make (at least 3).
+    #[arg(long, value_name = "C", default_value_t = 6)]
+    pub runs: u32,
+    /// Pause between runs, seconds, so the runs sample the machine apart in time.
+    #[arg(long, value_name = "SEC", default_value_t = 5.0)]
+    pub pause: f64,
+    /// Compute a calibration from the stored complete runs of LABEL instead of running anything.
+    #[arg(long, value_name = "LABEL", conflicts_with_all = ["list", "show", "suite"])]
+    pub from: Option<String>,
+    /// List stored calibrations.
+    #[arg(long, conflicts_with_all = ["show", "suite"])]
+    pub list: bool,
+    /// Show one stored calibration.
+    #[arg(long, value_name = "ID", conflicts_with = "suite")]
+    pub show: Option<i64>,
+    /// Calibrate a built-in suite or a suite file instead of one workload.
     #[arg(long, value_name = "NAME|FILE")]
     pub suite: Option<String>,
     #[command(flatten)]

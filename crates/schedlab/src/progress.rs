@@ -30,6 +30,11 @@ impl ProgressLine {
     pub fn finish(&self) {
         self.bar.finish_and_clear();
     }
+
+    /// Prints between iterations without tearing the bar.
+    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.bar.suspend(f)
+    }
 }
 
 impl RunObserver for ProgressLine {

@@ -1,5 +1,6 @@
 //! End-to-end tests of `schedlab compare` and `schedlab stat`: every style and format snapshotted
 //! from fake-workload runs (deterministic), fingerprint refusal, CI gating, and bad input.
+//! Each side is three runs under one label, so rows are judged on runs without a calibration.
 use std::path::{Path, PathBuf};
 
 use predicates::prelude::*;
@@ -7,8 +8,9 @@ use predicates::prelude::*;
 mod common;
 use common::*;
 
-/// A baseline and a candidate of three fake cases: the candidate is 5 % slower in the first,
-/// unchanged in the second and 5 % faster in the third; the sides differ in seed (noise) too.
+/// A baseline and a candidate of three fake cases, three runs each: the candidate is 5 % slower
+/// in the first, unchanged in the second and 5 % faster in the third; every run has its own seed
+/// (noise).
 fn stored_pair() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("results.db");
@@ -23,17 +25,20 @@ fn stored_pair() -> (tempfile::TempDir, PathBuf) {
         }
         text
     };
-    let base = dir.path().join("base.toml");
-    let cand = dir.path().join("cand.toml");
-    std::fs::write(&base, suite(1, [0.0, 0.0, 0.0])).unwrap();
-    std::fs::write(&cand, suite(11, [5.0, 0.0, -5.0])).unwrap();
-    for (file, label) in [(&base, "base"), (&cand, "cand")] {
-        schedlab(&db)
-            .args(["run", "--suite"])
-            .arg(file)
-            .args(["--label", label])
-            .assert()
-            .success();
+    for run in 0..3 {
+        for (seed, effects, label) in [
+            (1 + 100 * run, [0.0, 0.0, 0.0], "base"),
+            (11 + 100 * run, [5.0, 0.0, -5.0], "cand"),
+        ] {
+            let file = dir.path().join(format!("{label}-{run}.toml"));
+            std::fs::write(&file, suite(seed, effects)).unwrap();
+            schedlab(&db)
+                .args(["run", "--suite"])
+                .arg(&file)
+                .args(["--label", label])
+                .assert()
+                .success();
+        }
     }
     (dir, db)
 }
@@ -91,17 +96,21 @@ fn json_rows_carry_the_documented_fields() {
     let (_dir, db) = stored_pair();
     let json = output(&db, &["compare", "base", "cand", "--format", "json"]);
     let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
-    assert_eq!(doc["schema_version"], 1);
+    assert_eq!(doc["schema_version"], 2);
     let rows = doc["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 6, "3 cases x 2 primary metrics");
     for row in rows {
         for field in [
             "case",
             "metric",
+            "design",
             "change_pct",
             "ratio_ci",
+            "test",
+            "variance",
             "p_value",
             "q_value",
+            "mde_pct",
             "verdict",
         ] {
             assert!(row.get(field).is_some(), "row lacks {field}: {row}");
@@ -112,9 +121,12 @@ fn json_rows_carry_the_documented_fields() {
             "improvement",
             "inconclusive",
             "equivalent",
-            "noisy"
+            "noisy",
+            "not_judged"
         ]
         .contains(&verdict));
+        assert_eq!(row["design"], "runs");
+        assert_eq!(row["base_side"]["n"], 3, "three runs, not 24 iterations");
     }
     assert!(doc["footer"]["text"].as_array().unwrap().len() >= 3);
 }

@@ -53,8 +53,14 @@ fn ab_runs_abba_restores_and_compares_as_pairs() {
         String::from_utf8_lossy(&json.stderr)
     );
     let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
-    assert_eq!(doc["rows"][0]["replication"], "pairs");
-    assert_eq!(doc["rows"][0]["base_samples"].as_array().unwrap().len(), 3);
+    assert_eq!(doc["rows"][0]["design"], "pairs");
+    assert_eq!(
+        doc["rows"][0]["base_side"]["units"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
     // A name is taken once.
     schedlab(&db)
         .args(["ab", "--a", "true", "--b", "true", "--label", "gov", "fake"])

@@ -30,17 +30,20 @@ fn stored_pair(dir: &Path) -> PathBuf {
         }
         text
     };
-    let base = dir.join("base.toml");
-    let cand = dir.join("cand.toml");
-    std::fs::write(&base, suite(1, [0.0, 0.0, 0.0])).unwrap();
-    std::fs::write(&cand, suite(11, [5.0, 0.0, -5.0])).unwrap();
-    for (file, label) in [(&base, "base"), (&cand, HOSTILE)] {
-        schedlab(&db)
-            .args(["run", "--suite"])
-            .arg(file)
-            .args(["--label", label])
-            .assert()
-            .success();
+    // Two runs per side, so the rows are judged on the runs' own spread.
+    for run in 0..2u64 {
+        let base = dir.join(format!("base{run}.toml"));
+        let cand = dir.join(format!("cand{run}.toml"));
+        std::fs::write(&base, suite(1 + 100 * run, [0.0, 0.0, 0.0])).unwrap();
+        std::fs::write(&cand, suite(11 + 100 * run, [5.0, 0.0, -5.0])).unwrap();
+        for (file, label) in [(&base, "base"), (&cand, HOSTILE)] {
+            schedlab(&db)
+                .args(["run", "--suite"])
+                .arg(file)
+                .args(["--label", label])
+                .assert()
+                .success();
+        }
     }
     let conn = rusqlite::Connection::open(&db).unwrap();
     for (label, scale) in [("base", 1.0), (HOSTILE, 1.12)] {
@@ -64,10 +67,16 @@ fn stored_pair(dir: &Path) -> PathBuf {
     conn.execute(
         "UPDATE runs SET fingerprint_json = json_set(fingerprint_json,
              '$.kernel_release', '6.19.0-rc1-candidate',
-             '$.kernel_version', '#2 SMP PREEMPT_DYNAMIC candidate build',
-             '$.boot_id', '00000000-0000-4000-8000-000000000002')
+             '$.kernel_version', '#2 SMP PREEMPT_DYNAMIC candidate build')
          WHERE label = ?1",
         [HOSTILE],
+    )
+    .unwrap();
+    // Every run on a boot of its own, as a kernel comparison has them: two boots per side.
+    conn.execute(
+        "UPDATE runs SET fingerprint_json = json_set(fingerprint_json,
+             '$.boot_id', printf('00000000-0000-4000-8000-%012d', id))",
+        [],
     )
     .unwrap();
     db

@@ -1,63 +1,50 @@
 //! The benchstat style: per metric, each side's median ± the half-width of its order-statistic
-//! confidence interval, and per candidate `vs base`: `~` when Mann–Whitney's p exceeds 0.05,
-//! otherwise the change of medians, always with `(p=… n=…)`; a geomean row when there are several
-//! cases. The numbers are benchstat's own, so its reading and schedlab's marks can be set side by
-//! side.
-use schedlab_stats::rank::mann_whitney_u;
-use schedlab_stats::summary::{geometric_mean, median_ci};
+//! confidence interval over the row's units, and per candidate `vs base`: `~` when Mann–Whitney's
+//! p exceeds 0.05, otherwise the change of medians, always with `(p=… n=…)`; a geomean row when
+//! there are several cases. The numbers are benchstat's own readings, computed in the model, so
+//! they can be set beside schedlab's marks.
+use schedlab_analysis::model::{Comparison, Row};
 
 use super::table::{Align, Table};
-use super::{Comparison, Row};
 use crate::text::format_value;
-
-/// benchstat's defaults.
-const ALPHA: f64 = 0.05;
-const CONFIDENCE: f64 = 0.95;
-/// benchstat cannot detect a difference with fewer samples than this on a side.
-const MIN_DETECT: usize = 4;
 
 pub const NOTE_CI: &str = "¹ need >= 6 samples for confidence interval at level 0.95";
 pub const NOTE_DETECT: &str = "² need >= 4 samples to detect a difference at alpha level 0.05";
 
-fn center_cell(samples: &[f64], notes: &mut Vec<&'static str>) -> String {
-    match median_ci(samples, CONFIDENCE) {
-        Ok(Some(ci)) if ci.median != 0.0 => {
-            let spread =
-                (ci.ci.high - ci.median).max(ci.median - ci.ci.low) / ci.median.abs() * 100.0;
-            format!("{} ± {spread:.0}%", format_value(ci.median))
-        }
-        _ => {
+fn center_cell(median: Option<f64>, spread: Option<f64>, notes: &mut Vec<&'static str>) -> String {
+    let median = median.map_or("-".to_string(), format_value);
+    match spread {
+        Some(spread) => format!("{median} ± {spread:.0}%"),
+        None => {
             if !notes.contains(&NOTE_CI) {
                 notes.push(NOTE_CI);
             }
-            let median = schedlab_stats::summary::median(samples).unwrap_or(f64::NAN);
-            format!("{} ± ∞ ¹", format_value(median))
+            format!("{median} ± ∞ ¹")
         }
     }
 }
 
 fn delta_cell(row: &Row, notes: &mut Vec<&'static str>) -> String {
-    let (nb, nc) = (row.base_samples.len(), row.candidate_samples.len());
+    let (nb, nc) = (row.base_side.n, row.candidate_side.n);
     let n = if nb == nc {
         format!("n={nb}")
     } else {
         format!("n={nb}+{nc}")
     };
-    let Ok(test) = mann_whitney_u(&row.base_samples, &row.candidate_samples) else {
+    let b = &row.styles.benchstat;
+    let Some(p) = b.p_value else {
         return "?".to_string();
     };
-    if nb.min(nc) < MIN_DETECT {
+    if b.too_few_to_detect {
         if !notes.contains(&NOTE_DETECT) {
             notes.push(NOTE_DETECT);
         }
-        return format!("~ (p={:.3} {n}) ²", test.p_value);
+        return format!("~ (p={p:.3} {n}) ²");
     }
-    if test.p_value > ALPHA {
-        return format!("~ (p={:.3} {n})", test.p_value);
+    match b.change_pct {
+        Some(change) => format!("{change:+.2}% (p={p:.3} {n})"),
+        None => format!("~ (p={p:.3} {n})"),
     }
-    let median = |xs: &[f64]| schedlab_stats::summary::median(xs).unwrap_or(f64::NAN);
-    let change = (median(&row.candidate_samples) / median(&row.base_samples) - 1.0) * 100.0;
-    format!("{change:+.2}% (p={:.3} {n})", test.p_value)
 }
 
 pub fn tables(c: &Comparison) -> Vec<(String, Table, Vec<&'static str>)> {
@@ -88,25 +75,26 @@ pub fn tables(c: &Comparison) -> Vec<(String, Table, Vec<&'static str>)> {
                 cases.push(&row.case);
             }
         }
-        let mut base_centers = Vec::new();
-        let mut cand_centers: Vec<Vec<f64>> = vec![Vec::new(); c.candidates.len()];
         for case in &cases {
             let rows: Vec<&Row> = c
                 .rows
                 .iter()
                 .filter(|r| r.metric == metric && r.case == *case)
                 .collect();
-            let base_samples = &rows[0].base_samples;
-            base_centers.push(schedlab_stats::summary::median(base_samples).unwrap_or(f64::NAN));
-            let mut cells = vec![case.to_string(), center_cell(base_samples, &mut notes)];
-            for (i, candidate) in c.candidates.iter().enumerate() {
+            let first = &rows[0].styles.benchstat;
+            let mut cells = vec![
+                case.to_string(),
+                center_cell(first.base_median, first.base_spread_pct, &mut notes),
+            ];
+            for candidate in &c.candidates {
                 match rows.iter().find(|r| r.candidate == candidate.name) {
                     Some(row) => {
-                        cand_centers[i].push(
-                            schedlab_stats::summary::median(&row.candidate_samples)
-                                .unwrap_or(f64::NAN),
-                        );
-                        cells.push(center_cell(&row.candidate_samples, &mut notes));
+                        let b = &row.styles.benchstat;
+                        cells.push(center_cell(
+                            b.candidate_median,
+                            b.candidate_spread_pct,
+                            &mut notes,
+                        ));
                         cells.push(delta_cell(row, &mut notes));
                     }
                     None => cells.extend(["-".to_string(), "-".to_string()]),
@@ -115,18 +103,19 @@ pub fn tables(c: &Comparison) -> Vec<(String, Table, Vec<&'static str>)> {
             table.push(cells);
         }
         if cases.len() > 1 {
-            let base_geo = geometric_mean(&base_centers).ok();
-            let mut cells = vec![
-                "geomean".to_string(),
-                base_geo.map_or("-".into(), format_value),
-            ];
-            for centers in &cand_centers {
-                let geo = geometric_mean(centers).ok();
-                cells.push(geo.map_or("-".into(), format_value));
-                cells.push(match (base_geo, geo) {
-                    (Some(b), Some(g)) if b != 0.0 => format!("{:+.2}%", (g / b - 1.0) * 100.0),
-                    _ => "-".into(),
-                });
+            let geomeans: Vec<_> = c.geomeans.iter().filter(|g| g.metric == metric).collect();
+            let base = geomeans.first().and_then(|g| g.base);
+            let mut cells = vec!["geomean".to_string(), base.map_or("-".into(), format_value)];
+            for candidate in &c.candidates {
+                let g = geomeans.iter().find(|g| g.candidate == candidate.name);
+                cells.push(
+                    g.and_then(|g| g.candidate_value)
+                        .map_or("-".into(), format_value),
+                );
+                cells.push(
+                    g.and_then(|g| g.change_pct)
+                        .map_or("-".into(), |p| format!("{p:+.2}%")),
+                );
             }
             table.push(cells);
         }

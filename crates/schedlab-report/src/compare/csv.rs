@@ -1,9 +1,10 @@
-//! The CSV format of comparisons: one flat line per row with every figure, whatever the style.
+//! The CSV format of comparisons: one flat line per row with every figure, whatever the style
+//! (columns documented in docs/json-schema.md).
 use std::io::Write;
 
-use super::Comparison;
+use schedlab_analysis::model::Comparison;
 
-const HEADER: [&str; 28] = [
+const HEADER: [&str; 31] = [
     "candidate",
     "case",
     "case_short",
@@ -11,7 +12,8 @@ const HEADER: [&str; 28] = [
     "metric",
     "unit",
     "better",
-    "replication",
+    "design",
+    "scale",
     "n_base",
     "n_candidate",
     "base_median",
@@ -24,12 +26,14 @@ const HEADER: [&str; 28] = [
     "change_pct",
     "ci_low_pct",
     "ci_high_pct",
-    "ratio_of_medians",
-    "bootstrap_low_pct",
-    "bootstrap_high_pct",
+    "variance_source",
+    "df",
     "p_value",
     "q_value",
+    "equivalence_p_value",
     "mde_pct",
+    "units_needed",
+    "decided_at_round",
     "verdict",
     "note",
 ];
@@ -46,33 +50,44 @@ pub fn write(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
         writer.write_record([
             r.candidate.clone(),
             r.case.clone(),
-            r.label.short.clone(),
-            r.label.load.clone(),
+            r.case_short.clone(),
+            r.load.clone(),
             r.metric.clone(),
             r.unit.clone(),
             r.better.as_str().to_string(),
-            format!("{:?}", r.replication).to_lowercase(),
-            r.base_samples.len().to_string(),
-            r.candidate_samples.len().to_string(),
-            num(r.base.map(|s| s.median)),
-            num(r.base.map(|s| s.mean)),
-            num(r.base.and_then(|s| s.std_pct)),
-            num(r.candidate_summary.map(|s| s.median)),
-            num(r.candidate_summary.map(|s| s.mean)),
-            num(r.candidate_summary.and_then(|s| s.std_pct)),
+            r.design.noun().to_string(),
+            serde_name(&r.scale),
+            r.base_side.n.to_string(),
+            r.candidate_side.n.to_string(),
+            num(r.base_side.median),
+            num(r.base_side.mean),
+            num(r.base_side.std_pct),
+            num(r.candidate_side.median),
+            num(r.candidate_side.mean),
+            num(r.candidate_side.std_pct),
             num(r.ratio),
             num(r.change_pct),
             num(r.ratio_ci.map(|ci| pct(ci.low))),
             num(r.ratio_ci.map(|ci| pct(ci.high))),
-            num(r.ratio_of_medians),
-            num(r.ratio_of_medians_ci.map(|ci| pct(ci.low))),
-            num(r.ratio_of_medians_ci.map(|ci| pct(ci.high))),
+            serde_name(&r.variance.source),
+            num(r.test.df()),
             num(r.p_value),
             num(r.q_value),
+            num(r.equivalence_p_value),
             num(r.mde_pct),
-            r.verdict.as_str().to_string(),
+            r.units_needed.map_or(String::new(), |k| k.to_string()),
+            r.decided_at_round.map_or(String::new(), |k| k.to_string()),
+            serde_name(&r.verdict),
             r.note.clone().unwrap_or_default(),
         ])?;
     }
     writer.flush()
+}
+
+/// An enum's JSON name, so CSV and JSON spell values alike.
+fn serde_name<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
 }

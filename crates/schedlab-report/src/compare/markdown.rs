@@ -3,7 +3,9 @@
 use std::io::Write;
 
 use super::text::Style;
-use super::{benchstat, ministat, mmtests, schedtests, Comparison};
+use schedlab_analysis::model::Comparison;
+
+use super::{benchstat, ministat, mmtests, schedtests};
 
 pub fn write(c: &Comparison, style: Style, out: &mut dyn Write) -> std::io::Result<()> {
     match style {

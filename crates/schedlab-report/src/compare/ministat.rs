@@ -1,12 +1,13 @@
 //! The ministat style: for each case and metric, every side as one ministat dataset — the legend,
 //! the ASCII distribution plot, N/Min/Max/Median/Avg/Stddev, and for each candidate "Difference at
 //! 95.0% confidence … (Student's t, pooled s = …)" or "No difference proven …", the same digits
-//! FreeBSD ministat prints — followed by schedlab's own verdict on that row.
+//! FreeBSD ministat prints — followed by schedlab's own verdict on that row. The datasets are the
+//! row's units (one value per run, boot or A/B round), never the iterations of one run.
 use std::io::Write;
 
-use schedlab_stats::ministat::{ministat_difference, ministat_vitals};
-
-use super::{Comparison, Row};
+use schedlab_analysis::model::{Comparison, MinistatFigures, Row};
+use schedlab_analysis::units::Design;
+use schedlab_stats::ministat::MinistatVitals;
 
 /// ministat's dataset symbols; plot cells holding several datasets OR their indices together.
 const SYMBOLS: [char; 8] = [' ', 'x', '+', '*', '%', '#', '@', 'O'];
@@ -113,11 +114,13 @@ pub fn plot(datasets: &[Vec<f64>], width: usize) -> Vec<String> {
     lines
 }
 
-/// One ministat report for `names[i]` ↔ `datasets[i]`, the first being the reference.
+/// One ministat report: the legend, the plot of each dataset and the vitals and differences the
+/// model computed.
 pub fn write_block(
     names: &[String],
     datasets: &[Vec<f64>],
-    confidence: f64,
+    vitals: &[Option<MinistatVitals>],
+    differences: &[&MinistatFigures],
     width: usize,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
@@ -140,14 +143,16 @@ pub fn write_block(
     writeln!(out, "{VITALS_HEAD}")?;
     for (i, ds) in sorted.iter().enumerate() {
         let symbol = SYMBOLS[(i + 1).min(SYMBOLS.len() - 1)];
-        match ministat_vitals(ds) {
-            Ok(v) => writeln!(out, "{}", v.to_ministat_line(symbol))?,
-            Err(e) => writeln!(out, "{symbol} {e}")?,
+        match vitals.get(i).copied().flatten() {
+            Some(v) => writeln!(out, "{}", v.to_ministat_line(symbol))?,
+            None => writeln!(out, "{symbol} {:>3} (too few to describe)", ds.len())?,
         }
         if i > 0 {
-            match ministat_difference(&sorted[0], ds, confidence) {
-                Ok(d) => write!(out, "{}", d.to_ministat_text())?,
-                Err(e) => writeln!(out, "no test: {e}")?,
+            let figures = differences[i - 1];
+            match (&figures.difference, &figures.no_test) {
+                (Some(d), _) => write!(out, "{}", d.to_ministat_text())?,
+                (None, Some(why)) => writeln!(out, "no test: {why}")?,
+                (None, None) => writeln!(out, "no test")?,
             }
         }
     }
@@ -159,30 +164,40 @@ pub fn write(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
         if i > 0 {
             writeln!(out)?;
         }
-        let (case, metric) = (&rows[0].case, &rows[0].metric);
+        let first = rows[0];
         writeln!(
             out,
-            "{case} · {metric} ({} is better)",
-            rows[0].better.as_str()
+            "{} · {} ({} is better; one value per {})",
+            first.case,
+            first.metric,
+            first.better.as_str(),
+            unit_noun(first.design)
         )?;
         let mut names = vec![c.base.name.clone()];
-        let mut datasets = vec![rows[0].base_samples.clone()];
+        let mut datasets = vec![first.base_side.units.clone()];
+        let mut vitals = vec![first.base_side.ministat];
+        let mut differences = Vec::new();
         for row in &rows {
             names.push(row.candidate.clone());
-            datasets.push(row.candidate_samples.clone());
+            datasets.push(row.candidate_side.units.clone());
+            vitals.push(row.candidate_side.ministat);
+            differences.push(&row.styles.ministat);
         }
-        write_block(
-            &names,
-            &datasets,
-            c.settings.ministat_confidence,
-            DEFAULT_WIDTH,
-            out,
-        )?;
+        write_block(&names, &datasets, &vitals, &differences, DEFAULT_WIDTH, out)?;
         for row in &rows {
             writeln!(out, "schedlab: {} {}", row.candidate, verdict_phrase(row))?;
         }
     }
     Ok(())
+}
+
+fn unit_noun(design: Design) -> &'static str {
+    match design {
+        Design::Runs => "run",
+        Design::Boots => "boot",
+        Design::Pairs => "A/B round",
+        Design::Values => "value",
+    }
 }
 
 /// "regression +25.83% [CI +15.1%, +37.6%] q=0.0010" and the like.

@@ -1,50 +1,11 @@
 //! The mmtests style (compare-mmtests.pl): per case and metric, rows Min, Amean (Hmean when higher
-//! is better), Stddev, CoeffVar and Max, each candidate's value with its gain over the baseline in
-//! percent (positive is better); the mean row carries `*` marks where schedlab marks the change.
-use schedlab_core::metric::Better;
-use schedlab_stats::summary::harmonic_mean;
+//! is better), Stddev, CoeffVar and Max over the row's units, each candidate's value with its gain
+//! over the baseline in percent (positive is better); the mean row carries `*` marks where
+//! schedlab marks the change.
+use schedlab_analysis::model::Comparison;
 
 use super::table::{Align, Table};
-use super::{Comparison, Verdict};
 use crate::text::format_value;
-
-/// A row of the block: its name, which statistic it shows, and which way that statistic improves.
-type StatLine<'a> = (&'a str, fn(&Stats) -> f64, Better);
-
-struct Stats {
-    min: f64,
-    mean: f64,
-    stddev: f64,
-    coeff_var: f64,
-    max: f64,
-}
-
-fn stats(samples: &[f64], better: Better) -> Option<Stats> {
-    let s = schedlab_stats::summary::summarize(samples).ok()?;
-    let mean = match better {
-        Better::Higher => harmonic_mean(samples).unwrap_or(s.mean),
-        Better::Lower => s.mean,
-    };
-    let stddev = s.std.unwrap_or(0.0);
-    Some(Stats {
-        min: s.min,
-        mean,
-        stddev,
-        coeff_var: s.std_pct.unwrap_or(0.0),
-        max: s.max,
-    })
-}
-
-/// mmtests' gain: positive when the candidate is better.
-fn gain(base: f64, cand: f64, better: Better) -> f64 {
-    if base == 0.0 {
-        return 0.0;
-    }
-    match better {
-        Better::Lower => (base - cand) / base * 100.0,
-        Better::Higher => (cand - base) / base * 100.0,
-    }
-}
 
 pub fn tables(c: &Comparison) -> Vec<(String, Table)> {
     let mut columns = vec![
@@ -58,47 +19,28 @@ pub fn tables(c: &Comparison) -> Vec<(String, Table)> {
     let mut table = Table::new(&columns);
     // One block per case × metric, candidates side by side.
     for rows in c.rows_by_case_metric() {
-        let metric = &rows[0].metric;
         let first = rows[0];
-        let Some(base) = stats(&first.base_samples, first.better) else {
-            continue;
-        };
-        let name = if first.label.load == "-" {
-            format!("{} {metric}", first.label.short)
+        let name = if first.load == "-" {
+            format!("{} {}", first.case_short, first.metric)
         } else {
-            format!("{}-{} {metric}", first.label.short, first.label.load)
+            format!("{}-{} {}", first.case_short, first.load, first.metric)
         };
-        let mean_name = if first.better == Better::Higher {
-            "Hmean"
-        } else {
-            "Amean"
-        };
-        let lines: [StatLine; 5] = [
-            ("Min", |s| s.min, first.better),
-            (mean_name, |s| s.mean, first.better),
-            ("Stddev", |s| s.stddev, Better::Lower),
-            ("CoeffVar", |s| s.coeff_var, Better::Lower),
-            ("Max", |s| s.max, first.better),
-        ];
-        for (line, pick, better) in lines {
+        for (i, line) in first.styles.mmtests.iter().enumerate() {
             let mut cells = vec![
-                line.to_string(),
+                line.name.to_string(),
                 name.clone(),
-                format!("{} (   0.00%)", format_value(pick(&base))),
+                format!("{} (   0.00%)", format_value(line.base)),
             ];
             for candidate in &c.candidates {
                 let cell = rows
                     .iter()
                     .find(|r| r.candidate == candidate.name)
-                    .and_then(|r| stats(&r.candidate_samples, r.better).map(|s| (r, s)))
-                    .map(|(r, s)| {
-                        let g = gain(pick(&base), pick(&s), better);
-                        let marked = line == mean_name
-                            && matches!(r.verdict, Verdict::Regression | Verdict::Improvement);
-                        if marked {
-                            format!("{} *{g:7.2}%*", format_value(pick(&s)))
+                    .and_then(|r| r.styles.mmtests.get(i))
+                    .map(|l| {
+                        if l.marked {
+                            format!("{} *{:7.2}%*", format_value(l.candidate), l.gain_pct)
                         } else {
-                            format!("{} ({g:7.2}%)", format_value(pick(&s)))
+                            format!("{} ({:7.2}%)", format_value(l.candidate), l.gain_pct)
                         }
                     })
                     .unwrap_or_else(|| "-".to_string());

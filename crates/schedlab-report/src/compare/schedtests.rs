@@ -1,28 +1,18 @@
 //! The schedtests style (as kernel developers post it, seed 004): per candidate, one line per
 //! case — case, load, `baseline(std%)` normalised to 1.00, `compare%(std%)` with schedtests' sign
 //! (positive is better whatever the metric's direction), and schedlab's mark.
-use schedlab_core::metric::Better;
+use schedlab_analysis::model::{Comparison, Row, SideFigures, Verdict};
 
 use super::table::{Align, Table};
-use super::{Comparison, Row, Verdict};
 
-/// schedtests' compare%: `(1 - c/b)·100` when lower is better, `(c/b - 1)·100` otherwise.
-pub fn better_pct(row: &Row) -> Option<f64> {
-    let ratio = row.ratio?;
-    Some(match row.better {
-        Better::Lower => (1.0 - ratio) * 100.0,
-        Better::Higher => (ratio - 1.0) * 100.0,
-    })
-}
-
-fn std_pct(s: Option<schedlab_stats::summary::Summary>) -> String {
-    s.and_then(|s| s.std_pct)
+fn std_cell(side: &SideFigures) -> String {
+    side.spread_pct
         .map_or("  -  ".to_string(), |p| format!("{p:6.2}"))
 }
 
 pub fn mark_text(row: &Row) -> String {
     match (row.verdict, &row.note) {
-        (Verdict::Inconclusive | Verdict::Noisy, Some(note)) => {
+        (Verdict::Inconclusive | Verdict::Noisy | Verdict::NotJudged, Some(note)) => {
             format!("{} ({note})", row.verdict.mark())
         }
         _ => row.verdict.mark().to_string(),
@@ -48,13 +38,13 @@ pub fn tables(c: &Comparison) -> Vec<(String, Table)> {
         columns.push(("mark", Align::Left));
         let mut table = Table::new(&columns);
         for row in c.rows.iter().filter(|r| r.candidate == candidate.name) {
-            let mut cells = vec![row.label.short.clone(), row.label.load.clone()];
+            let mut cells = vec![row.case_short.clone(), row.load.clone()];
             if several_metrics {
                 cells.push(row.metric.clone());
             }
-            cells.push(format!("1.00 ({})", std_pct(row.base)));
-            cells.push(match better_pct(row) {
-                Some(p) => format!("{p:+.2} ({})", std_pct(row.candidate_summary)),
+            cells.push(format!("1.00 ({})", std_cell(&row.base_side)));
+            cells.push(match row.styles.schedtests_pct {
+                Some(p) => format!("{p:+.2} ({})", std_cell(&row.candidate_side)),
                 None => "-".to_string(),
             });
             cells.push(mark_text(row));

@@ -1,7 +1,9 @@
 //! The text format of comparisons: the chosen style, then the statistics footer.
 use std::io::Write;
 
-use super::{benchstat, ministat, mmtests, schedtests, Comparison};
+use schedlab_analysis::model::Comparison;
+
+use super::{benchstat, ministat, mmtests, schedtests};
 
 /// How the comparison table looks: the layouts kernel developers already post.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,14 +4,18 @@
 //! pairs. The original setting is restored at the end, on Ctrl-C and on failure.
 use std::process::{Command, ExitCode, Stdio};
 
+use schedlab_analysis::model::{Comparison, Verdict};
+use schedlab_analysis::{MetricFilter, SequentialPlan};
 use schedlab_core::fingerprint::Fingerprint;
 use schedlab_core::plan::{validate_label, RunPlan};
 use schedlab_core::record::{Arm, ExperimentTag, RunStatus};
 use schedlab_core::sys;
+use schedlab_stats::sequential::Spending;
 use schedlab_store::{Experiment, ExperimentKind, SqliteStore, Store};
 
-use super::db_path;
+use super::compare::{gate, load_with, settings, CalibrationChoice, Query};
 use super::run::{outcome_result, run_stored};
+use super::{db_path, emit};
 use crate::cli::AbArgs;
 use crate::failure::Failure;
 use crate::plan::plan_from_parts;
@@ -60,12 +64,26 @@ pub fn ab(args: &AbArgs) -> Result<ExitCode, Failure> {
             "ab has no --dry-run; use `schedlab run … --dry-run` for the cases",
         ));
     }
-    if args.rounds == 0 || args.rounds > 1000 {
+    let sequential = match (args.until_decided, args.max_rounds) {
+        (true, Some(max)) if (2..=1000).contains(&max) => Some(SequentialPlan {
+            max_rounds: max,
+            spending: Spending::OBrienFleming,
+        }),
+        (true, Some(max)) => {
+            return Err(Failure::bad_input(format!(
+                "--max-rounds must be between 2 and 1000, not {max}"
+            )))
+        }
+        _ => None,
+    };
+    let rounds = sequential.map_or(args.rounds, |s| s.max_rounds);
+    if rounds == 0 || rounds > 1000 {
         return Err(Failure::bad_input(format!(
-            "--rounds must be between 1 and 1000, not {}",
-            args.rounds
+            "--rounds must be between 1 and 1000, not {rounds}"
         )));
     }
+    // Checked before anything runs, so a typo never costs a night.
+    settings(&args.decision)?;
     let plan = plan_from_parts(args.suite.as_ref(), args.workload.as_ref(), &args.options)?;
     let name = match &args.options.label {
         Some(label) => label.clone(),
@@ -77,8 +95,9 @@ pub fn ab(args: &AbArgs) -> Result<ExitCode, Failure> {
         "a": args.apply_a,
         "b": args.apply_b,
         "restore": args.restore,
-        "rounds": args.rounds,
+        "rounds": rounds,
         "plan": plan,
+        "sequential": sequential,
     });
     let experiment_id = store.create_experiment(&Experiment {
         id: None,
@@ -92,7 +111,7 @@ pub fn ab(args: &AbArgs) -> Result<ExitCode, Failure> {
     sys::install_interrupt_handlers()
         .map_err(|e| Failure::failed(format!("cannot install signal handlers: {e}")))?;
 
-    let result = visit_all(args, &plan, &name, experiment_id, &mut store);
+    let result = visit_all(args, &plan, &name, experiment_id, rounds, &mut store);
     // Restore whatever happened; a failing restore is reported but does not hide the run's own
     // failure.
     let restored = args
@@ -105,37 +124,80 @@ pub fn ab(args: &AbArgs) -> Result<ExitCode, Failure> {
         Err(f) if f.code > 128 => RunStatus::Interrupted,
         Err(_) => RunStatus::Failed,
     };
-    let done = result.as_ref().map_or(0, |v| *v);
+    let done = result.as_ref().map_or(0, |(visits, _)| *visits);
     store.update_experiment(
         experiment_id,
         &serde_json::json!({ "visits_done": done }),
         status,
     )?;
-    result?;
+    let (visits, comparison) = result?;
     restored?;
+    let comparison = match comparison {
+        Some(c) => c,
+        None => decide(args, &name, &store)?,
+    };
+    emit(|out| {
+        schedlab_report::compare::text::write(
+            &comparison,
+            schedlab_report::compare::text::Style::Schedtests,
+            out,
+        )
+    })?;
     println!(
-        "ab experiment {name}: {} rounds × 2 arms stored as labels {} and {}; compare with:\n  schedlab compare {} {}",
-        args.rounds,
+        "ab experiment {name}: {} rounds × 2 arms stored as labels {} and {}; compare again with:\n  schedlab compare {} {}",
+        visits / 2,
         arm_label(&name, Arm::A),
         arm_label(&name, Arm::B),
         arm_label(&name, Arm::A),
         arm_label(&name, Arm::B)
     );
-    Ok(ExitCode::SUCCESS)
+    Ok(gate(&comparison, args.decision.fail_on_regression))
 }
 
-/// Every round's two visits; returns how many visits completed.
+/// The experiment's comparison so far, decided as `compare` would (sequentially for
+/// `--until-decided`: the plan is in the experiment's spec).
+fn decide(args: &AbArgs, name: &str, store: &SqliteStore) -> Result<Comparison, Failure> {
+    let candidates = [arm_label(name, Arm::B)];
+    let loaded = load_with(
+        store,
+        Query {
+            base: &arm_label(name, Arm::A),
+            candidates: &candidates,
+            filter: MetricFilter::default(),
+            settings: settings(&args.decision)?,
+            calibration: CalibrationChoice::Auto,
+            allow_fingerprint_mismatch: false,
+        },
+    )?;
+    Ok(loaded.comparison)
+}
+
+/// Every row has reached `**` or `≈`.
+fn all_decided(c: &Comparison) -> bool {
+    !c.rows.is_empty()
+        && c.rows.iter().all(|r| {
+            matches!(
+                r.verdict,
+                Verdict::Regression | Verdict::Improvement | Verdict::Equivalent
+            )
+        })
+}
+
+/// Every round's two visits; returns how many visits completed and, with `--until-decided`, the
+/// comparison it stopped on.
 fn visit_all(
     args: &AbArgs,
     plan: &RunPlan,
     name: &str,
     experiment_id: i64,
+    rounds: u32,
     store: &mut SqliteStore,
-) -> Result<u32, Failure> {
+) -> Result<(u32, Option<Comparison>), Failure> {
     let fingerprint = Fingerprint::collect();
     let mut progress = ProgressLine::new(args.options.quiet);
     let mut visits = 0;
-    for round in 0..args.rounds {
+    let mut last = None;
+    for round in 0..rounds {
         for arm in abba(round) {
             if let Some(signal) = sys::interrupt_signal() {
                 return Err(Failure::from(schedlab_core::Error::Interrupted(signal)));
@@ -167,9 +229,36 @@ fn visit_all(
                 RunStatus::Running,
             )?;
         }
+        if args.until_decided {
+            let c = decide(args, name, store)?;
+            let decided = c
+                .rows
+                .iter()
+                .filter(|r| {
+                    matches!(
+                        r.verdict,
+                        Verdict::Regression | Verdict::Improvement | Verdict::Equivalent
+                    )
+                })
+                .count();
+            if !args.options.quiet {
+                progress.suspend(|| {
+                    eprintln!(
+                        "schedlab: round {} of at most {rounds}: {decided} of {} rows decided",
+                        round + 1,
+                        c.rows.len()
+                    )
+                });
+            }
+            let done = all_decided(&c);
+            last = Some(c);
+            if done {
+                break;
+            }
+        }
     }
     progress.finish();
-    Ok(visits)
+    Ok((visits, last))
 }
 
 #[cfg(test)]

@@ -1,14 +1,19 @@
 //! `schedlab compare`: load each side's runs, refuse comparisons across machines that differ where
-//! it matters, build the comparison and render it in the chosen style and format. The loader is
-//! shared with `schedlab report`.
+//! it matters, find the calibrations that apply, build the comparison and render it in the chosen
+//! style and format. The loader is shared with `schedlab report` and `schedlab ab`.
 use std::process::ExitCode;
 
-use schedlab_core::fingerprint::Fingerprint;
-use schedlab_core::record::{ExperimentTag, RunRecord};
-use schedlab_report::compare::text::Style;
-use schedlab_report::compare::{
-    self, AdjustmentName, Comparison, MetricFilter, Settings, Side, Verdict,
+use schedlab_analysis::calibration::Calibration;
+use schedlab_analysis::latency::curves;
+use schedlab_analysis::model::{Comparison, Verdict};
+use schedlab_analysis::{
+    AdjustmentName, CalibrationSet, MachineKey, MetricFilter, RunInput, SequentialPlan, Settings,
+    Side,
 };
+use schedlab_core::fingerprint::Fingerprint;
+use schedlab_core::record::{ExperimentTag, RunRecord, RunStatus};
+use schedlab_report::compare::text::Style;
+use schedlab_report::compare::{self};
 use schedlab_store::{SqliteStore, Store};
 
 use super::{db_path, emit};
@@ -19,9 +24,9 @@ use crate::failure::Failure;
 const CONFIDENCE_LEVELS: [f64; 6] = [80.0, 90.0, 95.0, 98.0, 99.0, 99.5];
 
 pub fn settings(args: &DecisionArgs) -> Result<Settings, Failure> {
-    if !(args.min_effect.is_finite() && (0.0..100.0).contains(&args.min_effect)) {
+    if !(args.min_effect.is_finite() && args.min_effect > 0.0 && args.min_effect < 100.0) {
         return Err(Failure::bad_input(
-            "--min-effect must be a percentage from 0 to 100",
+            "--min-effect must be a percentage above 0 and below 100",
         ));
     }
     if !(args.fdr > 0.0 && args.fdr < 1.0) {
@@ -51,7 +56,7 @@ pub fn settings(args: &DecisionArgs) -> Result<Settings, Failure> {
         confidence: args.confidence / 100.0,
         noise_cap_pct: args.noise_cap,
         ministat_confidence: args.confidence / 100.0,
-        ..Settings::default()
+        include_incomplete: false,
     })
 }
 
@@ -83,11 +88,7 @@ pub fn render(
 
 /// The exit status: 1 when `--fail-on-regression` is given and a row is marked a regression.
 pub fn gate(comparison: &Comparison, fail_on_regression: bool) -> ExitCode {
-    let regressions = comparison
-        .rows
-        .iter()
-        .filter(|r| r.verdict == Verdict::Regression)
-        .count();
+    let regressions = comparison.count(Verdict::Regression);
     if fail_on_regression && regressions > 0 {
         eprintln!("schedlab: {regressions} regression(s) marked (--fail-on-regression)");
         return ExitCode::from(crate::failure::EXIT_FAILED);
@@ -113,11 +114,75 @@ pub struct LoadedComparison {
     pub candidate_runs: Vec<Vec<RunRecord>>,
 }
 
+/// Which calibrations a comparison may use (`--calibration`).
+pub enum CalibrationChoice {
+    Auto,
+    None,
+    Id(i64),
+}
+
+impl CalibrationChoice {
+    pub fn parse(text: &str) -> Result<Self, Failure> {
+        match text {
+            "auto" => Ok(CalibrationChoice::Auto),
+            "none" => Ok(CalibrationChoice::None),
+            id => id
+                .parse::<i64>()
+                .ok()
+                .filter(|id| *id > 0)
+                .map(CalibrationChoice::Id)
+                .ok_or_else(|| {
+                    Failure::bad_input(format!(
+                        "--calibration takes auto, none or a calibration id, not {id:?}"
+                    ))
+                }),
+        }
+    }
+}
+
+/// The comparison of stored sides, as `compare`, `report` and `ab --until-decided` read them.
+pub struct Query<'a> {
+    pub base: &'a str,
+    pub candidates: &'a [String],
+    pub filter: MetricFilter,
+    pub settings: Settings,
+    pub calibration: CalibrationChoice,
+    pub allow_fingerprint_mismatch: bool,
+}
+
 /// Loads each side's runs, refuses machines that differ where it matters, and compares; a
 /// comparison without a single row is bad input.
 pub fn load_comparison(args: &SidesArgs) -> Result<LoadedComparison, Failure> {
-    let settings = settings(&args.decision)?;
+    let mut settings = settings(&args.decision)?;
+    settings.include_incomplete = args.include_incomplete;
     let store = SqliteStore::open_existing(&db_path(&args.db)?)?;
+    let query = Query {
+        base: &args.base,
+        candidates: &args.candidates,
+        filter: MetricFilter {
+            names: args.metrics.to_vec(),
+            all: args.all_metrics,
+        },
+        settings,
+        calibration: CalibrationChoice::parse(&args.calibration)?,
+        allow_fingerprint_mismatch: args.allow_fingerprint_mismatch,
+    };
+    let loaded = load_with(&store, query)?;
+    if loaded.comparison.rows.is_empty() {
+        return Err(Failure::bad_input(format!(
+            "nothing to compare: no case and metric is present on both sides{}",
+            if args.metrics.is_empty() {
+                ""
+            } else {
+                " (check --metric)"
+            }
+        )));
+    }
+    Ok(loaded)
+}
+
+/// Builds a comparison from an open store.
+pub fn load_with(store: &dyn Store, query: Query<'_>) -> Result<LoadedComparison, Failure> {
     // Each side's runs with their experiment tags: runs of `schedlab ab` or a campaign are
     // compared as A/B pairs.
     type Loaded = (Vec<RunRecord>, Vec<Option<ExperimentTag>>);
@@ -133,13 +198,31 @@ pub fn load_comparison(args: &SidesArgs) -> Result<LoadedComparison, Failure> {
             .collect::<Result<Vec<_>, _>>()?;
         Ok((runs, tags))
     };
-    let (base_runs, base_tags) = load(&args.base)?;
-    let candidate_runs: Vec<Loaded> = args
+    let (base_runs, base_tags) = load(query.base)?;
+    let candidate_runs: Vec<Loaded> = query
         .candidates
         .iter()
         .map(|c| load(c))
         .collect::<Result<Vec<_>, _>>()?;
-    if !args.allow_fingerprint_mismatch {
+    let include = query.settings.include_incomplete;
+    for (name, runs) in std::iter::once((query.base, &base_runs)).chain(
+        query
+            .candidates
+            .iter()
+            .map(String::as_str)
+            .zip(candidate_runs.iter().map(|(r, _)| r)),
+    ) {
+        if !include && !runs.iter().any(|r| r.status == RunStatus::Complete) {
+            return Err(Failure::bad_input(format!(
+                "{name} has no complete run ({}); pass --include-incomplete to compare what they kept",
+                runs.iter()
+                    .map(|r| format!("run {} {}", r.id.unwrap_or_default(), r.status.as_str()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+    }
+    if !query.allow_fingerprint_mismatch {
         let reference = &base_runs[0];
         for run in base_runs
             .iter()
@@ -148,33 +231,119 @@ pub fn load_comparison(args: &SidesArgs) -> Result<LoadedComparison, Failure> {
             check_comparable(reference, run)?;
         }
     }
-    let filter = MetricFilter {
-        names: args.metrics.to_vec(),
-        all: args.all_metrics,
+    fn inputs<'a>(runs: &'a [RunRecord], tags: &[Option<ExperimentTag>]) -> Vec<RunInput<'a>> {
+        runs.iter()
+            .zip(tags)
+            .map(|(record, tag)| RunInput { record, tag: *tag })
+            .collect()
+    }
+    let base_inputs = inputs(&base_runs, &base_tags);
+    let candidate_inputs: Vec<Vec<RunInput>> = candidate_runs
+        .iter()
+        .map(|(runs, tags)| inputs(runs, tags))
+        .collect();
+    let side = |name: &str, runs: &[RunInput], filter: &MetricFilter| {
+        Side::from_runs(name, runs, filter, include)
     };
-    let base = Side::from_runs(&args.base, &base_runs, &base_tags, &filter);
-    let candidates: Vec<Side> = args
+    let base = side(query.base, &base_inputs, &query.filter);
+    let candidates: Vec<Side> = query
         .candidates
         .iter()
-        .zip(&candidate_runs)
-        .map(|(name, (runs, tags))| Side::from_runs(name, runs, tags, &filter))
+        .zip(&candidate_inputs)
+        .map(|(name, runs)| side(name, runs, &query.filter))
         .collect();
-    let comparison = compare::compare(base, candidates, settings);
-    if comparison.rows.is_empty() {
-        return Err(Failure::bad_input(format!(
-            "nothing to compare: no case and metric is present on both sides{}",
-            if args.metrics.is_empty() {
-                ""
-            } else {
-                " (check --metric)"
-            }
-        )));
-    }
+    let calibrations = calibrations(store, &query.calibration, &base_runs)?;
+    let sequential = sequential_plan(store, &base_tags, &candidate_runs)?;
+    let mut comparison =
+        schedlab_analysis::compare(base, candidates, &calibrations, query.settings, sequential);
+    let every = MetricFilter::every_metric();
+    let curve_sides: Vec<Side> = std::iter::once((query.base, &base_inputs))
+        .chain(
+            query
+                .candidates
+                .iter()
+                .map(String::as_str)
+                .zip(&candidate_inputs),
+        )
+        .map(|(name, runs)| side(name, runs, &every))
+        .collect();
+    comparison.latency_curves = curves(&curve_sides.iter().collect::<Vec<_>>());
     Ok(LoadedComparison {
         comparison,
         base_runs,
         candidate_runs: candidate_runs.into_iter().map(|(runs, _)| runs).collect(),
     })
+}
+
+/// The calibrations `--calibration` allows. A calibration chosen by id must be of the machine
+/// the runs ran on.
+fn calibrations(
+    store: &dyn Store,
+    choice: &CalibrationChoice,
+    base_runs: &[RunRecord],
+) -> Result<CalibrationSet, Failure> {
+    if matches!(choice, CalibrationChoice::None) {
+        return Ok(CalibrationSet::default());
+    }
+    let mut all = Vec::new();
+    for stored in store.calibrations()? {
+        let id = stored.id;
+        match serde_json::from_value::<Calibration>(stored.model) {
+            Ok(mut c) => {
+                c.id = id;
+                all.push(c);
+            }
+            Err(e) => {
+                return Err(Failure::failed(format!(
+                    "calibration {} is unreadable: {e}",
+                    id.unwrap_or_default()
+                )))
+            }
+        }
+    }
+    if let CalibrationChoice::Id(id) = choice {
+        let chosen = all
+            .into_iter()
+            .find(|c| c.id == Some(*id))
+            .ok_or_else(|| Failure::bad_input(format!("no calibration with id {id}")))?;
+        if let Some(run) = base_runs.first() {
+            let here = MachineKey::of(&run.fingerprint);
+            let differences = chosen.machine.differences(&here);
+            if !differences.is_empty() {
+                return Err(Failure::bad_input(format!(
+                    "calibration {id} was made on another machine ({} differ)",
+                    differences.join(", ")
+                )));
+            }
+        }
+        return Ok(CalibrationSet::new(vec![chosen]));
+    }
+    Ok(CalibrationSet::new(all))
+}
+
+/// The sequential plan of an adaptive `ab` experiment, when both sides are its two arms.
+fn sequential_plan(
+    store: &dyn Store,
+    base_tags: &[Option<ExperimentTag>],
+    candidates: &[(Vec<RunRecord>, Vec<Option<ExperimentTag>>)],
+) -> Result<Option<SequentialPlan>, Failure> {
+    let mut ids = base_tags
+        .iter()
+        .chain(candidates.iter().flat_map(|(_, tags)| tags))
+        .map(|t| t.map(|t| t.experiment_id));
+    let Some(Some(first)) = ids.next() else {
+        return Ok(None);
+    };
+    if !ids.all(|id| id == Some(first)) {
+        return Ok(None);
+    }
+    let Some(experiment) = store.experiment_by_id(first)? else {
+        return Ok(None);
+    };
+    Ok(experiment
+        .spec
+        .get("sequential")
+        .and_then(|s| serde_json::from_value::<SequentialPlan>(s.clone()).ok()))
 }
 
 /// A fingerprint field that must match, by name and how to read it.

@@ -7,6 +7,7 @@ use crate::cli::{Cli, Command, DbArg, OutputFormat};
 use crate::failure::Failure;
 
 mod ab;
+mod calibrate;
 mod campaign;
 mod compare;
 mod env;
@@ -25,6 +26,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Show(args) => show::show(&args),
         Command::Ab(args) => ab::ab(&args),
         Command::Campaign(args) => campaign::campaign(&args),
+        Command::Calibrate(args) => calibrate::calibrate(&args),
         Command::Compare(args) => compare::compare(&args),
         Command::Report(args) => report::report(&args),
         Command::Stat(args) => stat::stat(&args),

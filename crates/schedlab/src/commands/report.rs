@@ -24,11 +24,12 @@ pub fn report(args: &ReportArgs) -> Result<ExitCode, Failure> {
     })?;
     let c = &loaded.comparison;
     println!(
-        "wrote {}: {} rows, {} of {} comparisons marked",
+        "wrote {}: {} rows, {} of {} judged rows marked, {} not judged",
         args.html.display(),
         c.rows.len(),
         c.footer.marked,
-        c.footer.comparisons
+        c.footer.comparisons,
+        c.footer.not_judged
     );
     Ok(gate(c, args.sides.decision.fail_on_regression))
 }

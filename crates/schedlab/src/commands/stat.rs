@@ -1,11 +1,12 @@
 //! `schedlab stat`: ministat-compatible comparison of plain data files — one number per line,
 //! `#` comments, `-C` column, `-d` delimiters — rendered in any comparison style (ministat's by
-//! default).
+//! default). Each number is taken as one independent unit, as ministat takes it: the user says
+//! what the numbers are (one per run or per boot, to be meaningful).
 use std::path::Path;
 use std::process::ExitCode;
 
+use schedlab_analysis::{CalibrationSet, Side};
 use schedlab_core::metric::Better;
-use schedlab_report::compare::{self, side_from_samples};
 
 use super::compare::{render, settings};
 use crate::cli::StatArgs;
@@ -70,18 +71,14 @@ pub fn stat(args: &StatArgs) -> Result<ExitCode, Failure> {
         let name = path.display().to_string();
         let text = read_file(path)?;
         let values = read_column(&text, &name, args.column, &args.delimiters)?;
-        sides.push(side_from_samples(
+        sides.push(Side::from_values(
             &name,
-            vec![(
-                "data".to_string(),
-                "value".to_string(),
-                better,
-                vec![values],
-            )],
+            vec![("data".to_string(), "value".to_string(), better, values)],
         ));
     }
     let base = sides.remove(0);
-    let comparison = compare::compare(base, sides, settings);
+    let comparison =
+        schedlab_analysis::compare(base, sides, &CalibrationSet::default(), settings, None);
     render(
         &comparison,
         args.style,

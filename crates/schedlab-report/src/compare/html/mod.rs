@@ -12,17 +12,18 @@
 use std::fmt::{self, Write as _};
 use std::io;
 
+use schedlab_analysis::latency::Curve;
+use schedlab_analysis::model::{Comparison, Row, SideFigures, Verdict};
+use schedlab_analysis::units::Design;
 use schedlab_core::metric::Better;
 use schedlab_core::record::{RunRecord, RunStatus};
 
-use super::{Comparison, MetricFilter, Replication, Row, Side, Verdict};
 use crate::model::format_time_ns;
 use escape::Esc;
 use svg::{fmt_num, side_color};
 
 pub mod escape;
 pub mod fingerprints;
-pub mod latency;
 pub mod svg;
 
 /// Writes the page. `candidate_runs` are in the order of `c.candidates`; the runs give the
@@ -76,17 +77,7 @@ fn write_page(
             .join(", "),
         c.base.name
     );
-    let curve_sides: Vec<Side> = sides
-        .iter()
-        .map(|side| {
-            let every_metric = MetricFilter {
-                names: Vec::new(),
-                all: true,
-            };
-            Side::from_runs(side.name, side.runs, &[], &every_metric)
-        })
-        .collect();
-    let curves = latency::curves(&curve_sides);
+    let curves = &c.latency_curves;
     let machines_values: Vec<fingerprints::SideValues> = sides
         .iter()
         .map(|side| {
@@ -122,7 +113,7 @@ fn write_page(
     forest_section(s, c)?;
     // Curves before the strip plots: fewer, and what a latency review looks for first.
     if !curves.is_empty() {
-        latency_section(s, &curves, &sides)?;
+        latency_section(s, curves, &sides)?;
     }
     distributions(s, c, &sides)?;
     machines(s, &machines_values)?;
@@ -165,14 +156,8 @@ fn header(
         )?;
     }
     s.push_str(r#"</div><div class="chips">"#);
-    for v in [
-        Verdict::Regression,
-        Verdict::Improvement,
-        Verdict::Equivalent,
-        Verdict::Inconclusive,
-        Verdict::Noisy,
-    ] {
-        let n = c.rows.iter().filter(|r| r.verdict == v).count();
+    for v in Verdict::ALL {
+        let n = c.count(v);
         write!(
             s,
             r#"<span class="chip {}{}"><b>{n}</b> {} {}</span>"#,
@@ -184,10 +169,13 @@ fn header(
     }
     write!(
         s,
-        r#"<span class="chip-note">{} of {} comparisons marked; {}</span></div>"#,
+        r#"<span class="chip-note">{} of {} judged rows marked{}</span></div>"#,
         c.footer.marked,
         c.footer.comparisons,
-        Esc(&c.footer.false_marks_if_nothing_changed)
+        c.footer
+            .false_marks_if_nothing_changed
+            .as_deref()
+            .map_or(String::new(), |b| format!("; {}", Esc(b)))
     )?;
     fingerprints::summary(s, machines)?;
     s.push_str("</header>");
@@ -201,14 +189,16 @@ fn arrow(better: Better) -> &'static str {
     }
 }
 
-fn summary_cell(s: &mut String, summary: Option<schedlab_stats::summary::Summary>) -> fmt::Result {
-    match summary {
-        Some(sum) => write!(
+fn summary_cell(s: &mut String, side: &SideFigures, design: Design) -> fmt::Result {
+    match side.median {
+        Some(median) => write!(
             s,
-            r#"<td class="num">{}<div class="muted">{} n={}</div></td>"#,
-            fmt_num(sum.median),
-            sum.std_pct.map_or(String::new(), |p| format!("±{p:.2}% ·")),
-            sum.n
+            r#"<td class="num">{}<div class="muted">{} n={} {}</div></td>"#,
+            fmt_num(median),
+            side.spread_pct
+                .map_or(String::new(), |p| format!("±{p:.2}% ·")),
+            side.n,
+            design.noun()
         ),
         None => write!(s, r#"<td class="num">—</td>"#),
     }
@@ -231,7 +221,7 @@ fn compare_table(s: &mut String, c: &Comparison) -> fmt::Result {
     }
     write!(
         s,
-        r#"<th class="num">baseline median</th><th class="num">candidate median</th><th class="num">change</th><th class="num">{level:.0}% CI</th><th class="num">q</th><th class="num">MDE</th><th>verdict</th></tr></thead><tbody>"#
+        r#"<th class="num">baseline</th><th class="num">candidate</th><th class="num">change</th><th class="num">{level:.0}% CI</th><th class="num">q</th><th class="num">MDE</th><th>verdict</th></tr></thead><tbody>"#
     )?;
     let columns = if several { 9 } else { 8 };
     let mut previous: Option<&str> = None;
@@ -257,8 +247,8 @@ fn compare_table(s: &mut String, c: &Comparison) -> fmt::Result {
         if several {
             write!(s, "<td>{}</td>", Esc(&r.candidate))?;
         }
-        summary_cell(s, r.base)?;
-        summary_cell(s, r.candidate_summary)?;
+        summary_cell(s, &r.base_side, r.design)?;
+        summary_cell(s, &r.candidate_side, r.design)?;
         match r.change_pct {
             Some(p) => write!(s, r#"<td class="num change">{p:+.2}%</td>"#)?,
             None => s.push_str(r#"<td class="num change">—</td>"#),
@@ -302,36 +292,39 @@ fn compare_table(s: &mut String, c: &Comparison) -> fmt::Result {
 }
 
 fn forest_section(s: &mut String, c: &Comparison) -> fmt::Result {
-    s.push_str(r#"<section id="change"><h2>Change with confidence intervals</h2><p class="note">Each line is one row of the table: the dot is the change of the candidate's geometric mean over the baseline's, the bar its confidence interval, coloured by verdict. Rows whose interval stays inside the shaded ±δ band are equivalent; a bar clear of zero is significant before the adjustment for multiple comparisons (the marks use q).</p>"#);
+    s.push_str(r#"<section id="change"><h2>Change with confidence intervals</h2><p class="note">Each line is one row of the table: the dot is the change of the candidate's geometric mean over the baseline's, the bar the interval its verdict used, coloured by verdict — the test's confidence interval, or for a ≈ row the equivalence test's interval, which lies inside the shaded ±δ band. A bar clear of zero is significant before the adjustment for multiple comparisons (the marks use q). Rows that are not judged show their change without a bar.</p>"#);
     svg::forest(s, c)?;
     s.push_str("</section>");
     Ok(())
 }
 
-fn replication_text(r: &Row) -> String {
-    match r.replication {
-        Replication::Iterations => "samples: iterations".to_string(),
-        Replication::Boots => "samples: per-boot medians (one per boot)".to_string(),
-        Replication::Pairs => "samples: A/B pairs of interleaved runs".to_string(),
+fn replication_text(r: &Row) -> &'static str {
+    match r.design {
+        Design::Runs => "one dot per run: the geometric mean of its iterations",
+        Design::Boots => "one dot per boot: the mean of its runs",
+        Design::Pairs => "one dot per A/B round and arm",
+        Design::Values => "one dot per value",
     }
 }
 
 fn distributions(s: &mut String, c: &Comparison, sides: &[SideView]) -> fmt::Result {
-    s.push_str(r#"<section id="distributions"><h2>Distributions</h2><p class="note">Every sample the test saw, per case and metric: dots are samples, the box spans the middle half, the bar is the median.</p><div class="grid">"#);
+    s.push_str(r#"<section id="distributions"><h2>Distributions</h2><p class="note">Every unit the test saw, per case and metric: dots are units (runs, boots or rounds), the box spans the middle half, the bar is the median.</p><div class="grid">"#);
     for rows in c.rows_by_case_metric() {
         let first = rows[0];
         let (case, metric) = (&first.case, &first.metric);
         let mut lanes = vec![svg::Lane {
             name: sides[0].name,
             color: sides[0].color,
-            values: &first.base_samples,
+            values: &first.base_side.units,
+            quartiles: first.base_side.quartiles,
         }];
         for side in &sides[1..] {
             if let Some(r) = rows.iter().find(|r| r.candidate == side.name) {
                 lanes.push(svg::Lane {
                     name: side.name,
                     color: side.color,
-                    values: &r.candidate_samples,
+                    values: &r.candidate_side.units,
+                    quartiles: r.candidate_side.quartiles,
                 });
             }
         }
@@ -344,7 +337,7 @@ fn distributions(s: &mut String, c: &Comparison, sides: &[SideView]) -> fmt::Res
             r#"<figure class="dist"><figcaption><b>{}</b><br>{} <span class="muted">({better}; {})</span></figcaption>"#,
             Esc(case),
             Esc(metric),
-            Esc(&replication_text(first))
+            Esc(replication_text(first))
         )?;
         svg::strip(s, &lanes, &first.unit, &format!("{case} {metric}"))?;
         s.push_str("</figure>");
@@ -353,11 +346,15 @@ fn distributions(s: &mut String, c: &Comparison, sides: &[SideView]) -> fmt::Res
     Ok(())
 }
 
-fn latency_section(s: &mut String, curves: &[latency::Curve], sides: &[SideView]) -> fmt::Result {
-    s.push_str(r#"<section id="latency"><h2>Latency percentiles</h2><p class="note">Per case with percentile metrics: the median over samples of each percentile, per side. The x axis spreads the tail (p50, p90, p99, p99.9 at equal steps of −log₁₀(1 − p)), then the maximum.</p><div class="grid">"#);
+fn latency_section(s: &mut String, curves: &[Curve], sides: &[SideView]) -> fmt::Result {
+    s.push_str(r#"<section id="latency"><h2>Latency percentiles</h2><p class="note">Per case with percentile metrics: the median over runs of each percentile, per side. The x axis spreads the tail (p50, p90, p99, p99.9 at equal steps of −log₁₀(1 − p)), then the maximum.</p><div class="grid">"#);
     for curve in curves {
-        let x = latency::x_position(&curve.points);
-        let points: Vec<(String, f64)> = curve.points.iter().map(|p| p.label()).zip(x).collect();
+        let points: Vec<(String, f64)> = curve
+            .points
+            .iter()
+            .map(|p| p.label())
+            .zip(curve.x.iter().copied())
+            .collect();
         let series: Vec<svg::CurveSeries> = sides
             .iter()
             .zip(&curve.values)
@@ -391,7 +388,7 @@ fn latency_section(s: &mut String, curves: &[latency::Curve], sides: &[SideView]
 /// candidates with their change from the baseline.
 fn percentile_table(
     s: &mut String,
-    curve: &latency::Curve,
+    curve: &Curve,
     points: &[(String, f64)],
     sides: &[SideView],
 ) -> fmt::Result {
@@ -400,7 +397,6 @@ fn percentile_table(
         write!(s, r#"<th class="num">{}</th>"#, Esc(name))?;
     }
     s.push_str("</tr></thead><tbody>");
-    let base = curve.values.first();
     for (i, (side, values)) in sides.iter().zip(&curve.values).enumerate() {
         write!(
             s,
@@ -414,9 +410,7 @@ fn percentile_table(
                 continue;
             };
             write!(s, r#"<td class="num">{}"#, fmt_num(*v))?;
-            let b = base.and_then(|b| b[j]).filter(|b| *b != 0.0);
-            if let (true, Some(b)) = (i > 0, b) {
-                let change = (v / b - 1.0) * 100.0;
+            if let Some(change) = curve.changes.get(i).and_then(|c| c[j]) {
                 write!(s, r#"<div class="muted">{change:+.1}%</div>"#)?;
             }
             s.push_str("</td>");

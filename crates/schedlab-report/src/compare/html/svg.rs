@@ -5,7 +5,7 @@
 use std::fmt::{self, Write};
 
 use super::escape::Esc;
-use crate::compare::{Comparison, Verdict};
+use schedlab_analysis::model::{Comparison, Row, Verdict};
 use schedlab_core::metric::Better;
 
 /// Colours of the verdicts: red and green only for marked rows, so a glance finds them.
@@ -16,6 +16,7 @@ pub fn verdict_color(v: Verdict) -> &'static str {
         Verdict::Equivalent => "#0369a1",
         Verdict::Inconclusive => "#6b7280",
         Verdict::Noisy => "#b45309",
+        Verdict::NotJudged => "#9ca3af",
     }
 }
 
@@ -166,17 +167,6 @@ impl Scale {
     }
 }
 
-/// Type-7 quantile (numpy's default) of sorted values.
-fn quantile(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let h = (sorted.len() - 1) as f64 * q;
-    let (i, frac) = (h.floor() as usize, h - h.floor());
-    let next = sorted[(i + 1).min(sorted.len() - 1)];
-    sorted[i] + frac * (next - sorted[i])
-}
-
 fn svg_open(s: &mut String, width: f64, height: f64, class: &str, label: &str) -> fmt::Result {
     write!(
         s,
@@ -202,8 +192,8 @@ fn direction_arrow(better: Better) -> &'static str {
 pub fn forest(s: &mut String, c: &Comparison) -> fmt::Result {
     let several = c.candidates.len() > 1;
     let delta = c.settings.min_effect * 100.0;
-    let ci_pct = |r: &crate::compare::Row| {
-        r.ratio_ci
+    let ci_pct = |r: &Row| {
+        r.interval_used
             .map(|ci| ((ci.low - 1.0) * 100.0, (ci.high - 1.0) * 100.0))
     };
     let (mut lo, mut hi) = (-delta, delta);
@@ -268,7 +258,7 @@ pub fn forest(s: &mut String, c: &Comparison) -> fmt::Result {
     }
     write!(
         s,
-        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" class="axis-title">change % (candidate ÷ base − 1), {:.0}% CI · shaded: ±δ ({delta}%) · ↓ lower is better, ↑ higher is better</text>"#,
+        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" class="axis-title">change % (candidate ÷ base − 1) · bar: {:.0}% CI of the test, or TOST's 90% interval for ≈ · shaded: ±δ ({delta}%) · ↓ lower is better, ↑ higher is better</text>"#,
         (x.r0 + x.r1) / 2.0,
         bottom + 36.0,
         c.settings.confidence * 100.0
@@ -330,6 +320,8 @@ pub struct Lane<'a> {
     pub name: &'a str,
     pub color: &'a str,
     pub values: &'a [f64],
+    /// First quartile, median and third quartile, from the model.
+    pub quartiles: Option<[f64; 3]>,
 }
 
 const STRIP_WIDTH: f64 = 560.0;
@@ -385,37 +377,24 @@ pub fn strip(s: &mut String, lanes: &[Lane], unit: &str, title: &str) -> fmt::Re
             Esc(lane.name),
             Esc(&truncate(lane.name, 20))
         )?;
-        let mut sorted: Vec<f64> = lane
-            .values
-            .iter()
-            .copied()
-            .filter(|v| v.is_finite())
-            .collect();
-        sorted.sort_by(f64::total_cmp);
-        if sorted.is_empty() {
-            continue;
+        if let Some([q1, q2, q3]) = lane.quartiles.filter(|q| q.iter().all(|v| v.is_finite())) {
+            let (x1, x3) = (x.map(q1), x.map(q3));
+            write!(
+                s,
+                r#"<rect class="box" x="{x1:.1}" y="{:.1}" width="{:.1}" height="22" fill="{}" fill-opacity="0.12" stroke="{}" stroke-opacity="0.5"><title>quartiles {} – {}</title></rect><line class="median" x1="{m:.1}" x2="{m:.1}" y1="{:.1}" y2="{:.1}" stroke="{}" stroke-width="2.5"><title>median {}</title></line>"#,
+                y - 11.0,
+                (x3 - x1).max(1.0),
+                lane.color,
+                lane.color,
+                fmt_num(q1),
+                fmt_num(q3),
+                y - 13.0,
+                y + 13.0,
+                lane.color,
+                fmt_num(q2),
+                m = x.map(q2),
+            )?;
         }
-        let (q1, q2, q3) = (
-            quantile(&sorted, 0.25),
-            quantile(&sorted, 0.5),
-            quantile(&sorted, 0.75),
-        );
-        let (x1, x3) = (x.map(q1), x.map(q3));
-        write!(
-            s,
-            r#"<rect class="box" x="{x1:.1}" y="{:.1}" width="{:.1}" height="22" fill="{}" fill-opacity="0.12" stroke="{}" stroke-opacity="0.5"><title>quartiles {} – {}</title></rect><line class="median" x1="{m:.1}" x2="{m:.1}" y1="{:.1}" y2="{:.1}" stroke="{}" stroke-width="2.5"><title>median {}</title></line>"#,
-            y - 11.0,
-            (x3 - x1).max(1.0),
-            lane.color,
-            lane.color,
-            fmt_num(q1),
-            fmt_num(q3),
-            y - 13.0,
-            y + 13.0,
-            lane.color,
-            fmt_num(q2),
-            m = x.map(q2),
-        )?;
         for (j, v) in lane
             .values
             .iter()
@@ -579,7 +558,7 @@ pub fn curve(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::{compare, side_from_samples, Settings};
+    use schedlab_analysis::{compare, CalibrationSet, Settings, Side};
 
     fn render(f: impl FnOnce(&mut String) -> fmt::Result) -> String {
         let mut s = String::new();
@@ -587,26 +566,38 @@ mod tests {
         s
     }
 
+    /// Five cases, three runs per side on one boot; the candidate is 2 % slower per case index.
     fn comparison() -> Comparison {
         let series = |shift: f64| {
             (0..5)
                 .map(|i| {
-                    let values: Vec<f64> = (0..8)
-                        .map(|j| 100.0 * (1.0 + shift * i as f64) + (j % 3) as f64 * 0.3)
+                    let runs: Vec<(String, Vec<f64>)> = (0..3)
+                        .map(|r| {
+                            let values = (0..8)
+                                .map(|j| {
+                                    100.0 * (1.0 + shift * i as f64)
+                                        + (j % 3) as f64 * 0.3
+                                        + r as f64 * 0.2
+                                })
+                                .collect();
+                            ("boot".to_string(), values)
+                        })
                         .collect();
                     (
                         format!("case<{i}>"),
                         "usec_per_op".to_string(),
                         Better::Lower,
-                        vec![values],
+                        runs,
                     )
                 })
                 .collect::<Vec<_>>()
         };
         compare(
-            side_from_samples("base", series(0.0)),
-            vec![side_from_samples("cand", series(0.02))],
+            Side::from_run_values("base", series(0.0)),
+            vec![Side::from_run_values("cand", series(0.02))],
+            &CalibrationSet::default(),
             Settings::default(),
+            None,
         )
     }
 
@@ -614,7 +605,7 @@ mod tests {
     fn forest_draws_one_ci_line_and_one_dot_per_row() {
         let c = comparison();
         assert_eq!(c.rows.len(), 5);
-        assert!(c.rows.iter().all(|r| r.ratio_ci.is_some()));
+        assert!(c.rows.iter().all(|r| r.interval_used.is_some()));
         let svg = render(|s| forest(s, &c));
         assert_eq!(svg.matches(r#"class="ci""#).count(), c.rows.len());
         assert_eq!(svg.matches(r#"class="estimate""#).count(), c.rows.len());
@@ -654,11 +645,13 @@ mod tests {
                 name: "<b>base</b>",
                 color: side_color(0),
                 values: &base,
+                quartiles: Some([1.75, 2.5, 3.25]),
             },
             Lane {
                 name: "cand",
                 color: side_color(1),
                 values: &cand,
+                quartiles: Some([2.25, 2.5, 2.75]),
             },
         ];
         let svg = render(|s| strip(s, &lanes, "usec", "t"));
@@ -675,6 +668,7 @@ mod tests {
             name: "a",
             color: side_color(0),
             values: &same,
+            quartiles: Some([5.0, 5.0, 5.0]),
         }];
         let svg = render(|s| strip(s, &lanes, "usec", "t"));
         assert!(!svg.contains("NaN") && !svg.contains("inf"));

@@ -8,16 +8,17 @@ use schedlab_core::record::{CaseRecord, IterationRecord, RunRecord, RunStatus};
 use schedlab_core::workload::fake::FakeParams;
 use schedlab_core::workload::WorkloadSpec;
 
-use crate::compare::{compare, MetricFilter, Settings, Side};
+use schedlab_analysis::latency::curves;
+use schedlab_analysis::{compare, CalibrationSet, MetricFilter, RunInput, Settings, Side};
 
 const HOSTILE: &str = r#"<script>alert(1)</script>&"'"#;
 
-fn fingerprint(kernel: &str) -> Fingerprint {
+fn fingerprint(kernel: &str, run: i64) -> Fingerprint {
     Fingerprint {
         hostname: format!("host{HOSTILE}"),
         kernel_release: kernel.into(),
         kernel_cmdline: format!("root=/dev/vda1 {HOSTILE}"),
-        boot_id: format!("boot-{kernel}"),
+        boot_id: format!("boot-{kernel}-{run}"),
         cpu_model: "Test CPU".into(),
         online_cpu_count: 4,
         ..Fingerprint::default()
@@ -58,7 +59,7 @@ fn run(id: i64, label: &str, kernel: &str, scale: f64, latency: bool) -> RunReco
             }
             let iterations = (0..6)
                 .map(|i| {
-                    let noise = 1.0 + (i % 3) as f64 * 0.002;
+                    let noise = (1.0 + (i % 3) as f64 * 0.002) * (1.0 + id as f64 * 0.001);
                     let mut measurements = vec![measurement(
                         "usec_per_op",
                         (100.0 + 100.0 * c as f64) * scale * noise,
@@ -90,7 +91,7 @@ fn run(id: i64, label: &str, kernel: &str, scale: f64, latency: bool) -> RunReco
         id: Some(id),
         label: Some(label.into()),
         plan,
-        fingerprint: fingerprint(kernel),
+        fingerprint: fingerprint(kernel, id),
         started_at_ns: 1_700_000_000_000_000_000,
         ended_at_ns: Some(1_700_000_060_000_000_000),
         status: if id == 2 {
@@ -104,17 +105,41 @@ fn run(id: i64, label: &str, kernel: &str, scale: f64, latency: bool) -> RunReco
 }
 
 fn page(latency: bool) -> (String, usize) {
-    let base = vec![run(1, "base", "6.18.0", 1.0, latency)];
-    let cand = vec![run(2, HOSTILE, "6.19.0", 1.05, latency)];
+    // Two runs per side on one boot each, so every row is judged.
+    let base = vec![
+        run(1, "base", "6.18.0", 1.0, latency),
+        run(3, "base", "6.18.0", 1.0, latency),
+    ];
+    let cand = vec![
+        run(2, HOSTILE, "6.19.0", 1.05, latency),
+        run(4, HOSTILE, "6.19.0", 1.05, latency),
+    ];
     let filter = MetricFilter {
         names: vec!["usec_per_op".into()],
         all: false,
     };
-    let c = compare(
-        Side::from_runs("base", &base, &[], &filter),
-        vec![Side::from_runs(HOSTILE, &cand, &[], &filter)],
-        Settings::default(),
+    fn inputs(runs: &[RunRecord]) -> Vec<RunInput<'_>> {
+        runs.iter()
+            .map(|record| RunInput { record, tag: None })
+            .collect()
+    }
+    // The failed candidate run is shown: its error text is one more hostile string.
+    let settings = Settings {
+        include_incomplete: true,
+        ..Settings::default()
+    };
+    let mut c = compare(
+        Side::from_runs("base", &inputs(&base), &filter, true),
+        vec![Side::from_runs(HOSTILE, &inputs(&cand), &filter, true)],
+        &CalibrationSet::default(),
+        settings,
+        None,
     );
+    let every = MetricFilter::every_metric();
+    c.latency_curves = curves(&[
+        &Side::from_runs("base", &inputs(&base), &every, true),
+        &Side::from_runs(HOSTILE, &inputs(&cand), &every, true),
+    ]);
     let mut out = Vec::new();
     super::write(&c, &base, &[cand], &mut out).unwrap();
     (String::from_utf8(out).unwrap(), c.rows.len())
@@ -180,8 +205,8 @@ fn forest_and_distributions_cover_every_row() {
     let (html, rows) = page(false);
     assert_eq!(html.matches(r#"class="ci""#).count(), rows);
     assert_eq!(html.matches(r#"<figure class="dist">"#).count(), rows);
-    // 6 samples per side, two sides, per row.
-    assert_eq!(html.matches(r#"class="sample""#).count(), rows * 12);
+    // One dot per run: two runs per side, two sides, per row.
+    assert_eq!(html.matches(r#"class="sample""#).count(), rows * 4);
 }
 
 #[test]

@@ -1,13 +1,18 @@
 //! Latency percentile curves from metric names: any `<family>_p<N>[_<M>]_usec` metric (the
 //! wakeup workload's `wakeup_p99_9_usec`, `request_p50_usec`, …) is a point of its family's
 //! curve at percentile N.M, and `<family>_max_usec` closes it. Each side's value at a point is the
-//! median of the side's unpaired samples (iterations, or per-boot summaries): a curve describes
-//! a side, so A/B pairing plays no part.
-use crate::compare::Side;
+//! median over the side's runs of each run's geometric mean: a curve describes a side, so A/B
+//! pairing plays no part. The x position of each point and each candidate's change from the
+//! baseline are part of the model, so the page only draws them.
+use serde::Serialize;
+
+use crate::series::Side;
+use crate::units::Scale;
 use schedlab_stats::summary::median;
 
 /// Where on a latency curve a metric lies.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(tag = "kind", content = "percentile", rename_all = "lowercase")]
 pub enum Point {
     /// A percentile in (0, 100).
     Percentile(f64),
@@ -84,21 +89,27 @@ pub fn x_position(points: &[Point]) -> Vec<f64> {
 }
 
 /// One family's curve in one case: the points in order and, per side, a value at each.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Curve {
     pub case: String,
     pub family: String,
     pub points: Vec<Point>,
+    /// Each point's place on the x axis (see [`x_position`]).
+    pub x: Vec<f64>,
     /// Per side (base first), per point: the median, or `None` where the side lacks the metric.
     pub values: Vec<Vec<Option<f64>>>,
+    /// Per side, per point: the change from the baseline's value in percent (`None` for the
+    /// baseline itself and where either value is missing or the baseline's is zero).
+    pub changes: Vec<Vec<Option<f64>>>,
 }
 
 /// The curves of every case that has at least two points of one family, in the order cases
 /// and families first appear (base first).
-pub fn curves(sides: &[Side]) -> Vec<Curve> {
+pub fn curves(sides: &[&Side]) -> Vec<Curve> {
     let mut curves: Vec<Curve> = Vec::new();
     for side in sides {
-        for (label, metric, _) in &side.series {
+        for series in &side.series {
+            let (label, metric) = (&series.case, &series.metric);
             let Some((family, point)) = parse_metric(metric) else {
                 continue;
             };
@@ -112,7 +123,9 @@ pub fn curves(sides: &[Side]) -> Vec<Curve> {
                         case: label.name.clone(),
                         family: family.to_string(),
                         points: Vec::new(),
+                        x: Vec::new(),
                         values: Vec::new(),
+                        changes: Vec::new(),
                     });
                     curves.last_mut().expect("just pushed")
                 }
@@ -137,22 +150,46 @@ pub fn curves(sides: &[Side]) -> Vec<Curve> {
                     .collect()
             })
             .collect();
+        curve.x = x_position(&curve.points);
+        let base = curve.values.first().cloned().unwrap_or_default();
+        curve.changes = curve
+            .values
+            .iter()
+            .enumerate()
+            .map(|(i, values)| {
+                values
+                    .iter()
+                    .zip(&base)
+                    .map(|(v, b)| match (i, v, b) {
+                        (0, _, _) => None,
+                        (_, Some(v), Some(b)) if *b != 0.0 => Some((v / b - 1.0) * 100.0),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .collect();
     }
     curves
 }
 
 fn side_median(side: &Side, case: &str, family: &str, point: Point) -> Option<f64> {
-    let (_, _, groups) = side.series.iter().find(|(label, metric, _)| {
-        label.name == case && parse_metric(metric) == Some((family, point))
-    })?;
-    let (samples, _) = side.unpaired_samples(groups);
-    median(&samples).ok()
+    let series = side
+        .series
+        .iter()
+        .find(|s| s.case.name == case && parse_metric(&s.metric) == Some((family, point)))?;
+    let scale = Scale::of(series.runs.iter().flat_map(|(_, v)| v.iter().copied()));
+    let per_run: Vec<f64> = series
+        .runs
+        .iter()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(_, v)| scale.back(v.iter().map(|x| scale.forward(*x)).sum::<f64>() / v.len() as f64))
+        .collect();
+    median(&per_run).ok()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::side_from_samples;
     use schedlab_core::metric::Better;
 
     #[test]
@@ -211,18 +248,13 @@ mod tests {
         }
     }
 
-    fn row(case: &str, metric: &str, values: &[f64]) -> (String, String, Better, Vec<Vec<f64>>) {
-        (
-            case.into(),
-            metric.into(),
-            Better::Lower,
-            vec![values.to_vec()],
-        )
+    fn row(case: &str, metric: &str, values: &[f64]) -> (String, String, Better, Vec<f64>) {
+        (case.into(), metric.into(), Better::Lower, values.to_vec())
     }
 
     #[test]
     fn builds_curves_from_synthetic_rows() {
-        let base = side_from_samples(
+        let base = Side::from_values(
             "base",
             vec![
                 row("w", "wakeup_max_usec", &[900.0, 1000.0, 1100.0]),
@@ -236,14 +268,14 @@ mod tests {
                 row("f", "lonely_p50_usec", &[1.0, 2.0, 3.0]),
             ],
         );
-        let cand = side_from_samples(
+        let cand = Side::from_values(
             "cand",
             vec![
                 row("w", "wakeup_p50_usec", &[6.0, 7.0, 8.0]),
                 row("w", "wakeup_p99_9_usec", &[300.0, 310.0, 320.0]),
             ],
         );
-        let curves = curves(&[base, cand]);
+        let curves = curves(&[&base, &cand]);
         assert_eq!(curves.len(), 2, "{curves:?}");
         let wakeup = &curves[0];
         assert_eq!(
@@ -254,8 +286,21 @@ mod tests {
             wakeup.points,
             vec![Point::Percentile(50.0), Point::Percentile(99.9), Point::Max]
         );
-        assert_eq!(wakeup.values[0], vec![Some(5.0), Some(100.0), Some(1000.0)]);
-        assert_eq!(wakeup.values[1], vec![Some(7.0), Some(310.0), None]);
+        // Medians go through the log scale and back, so they are equal to a few ulps.
+        let close = |got: &[Option<f64>], want: &[Option<f64>]| {
+            assert_eq!(got.len(), want.len(), "{got:?}");
+            for (g, w) in got.iter().zip(want) {
+                match (g, w) {
+                    (Some(g), Some(w)) => assert!((g / w - 1.0).abs() < 1e-12, "{got:?}"),
+                    _ => assert_eq!(g, w, "{got:?}"),
+                }
+            }
+        };
+        close(&wakeup.values[0], &[Some(5.0), Some(100.0), Some(1000.0)]);
+        close(&wakeup.values[1], &[Some(7.0), Some(310.0), None]);
+        assert_eq!(wakeup.changes[0], vec![None, None, None]);
+        close(&wakeup.changes[1][..1], &[Some(40.0)]);
+        assert_eq!(wakeup.changes[1][2], None);
         assert_eq!(curves[1].family, "request");
         assert_eq!(curves[1].values[1], vec![None, None]);
     }

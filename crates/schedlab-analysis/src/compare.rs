@@ -1,0 +1,987 @@
+//! The decision procedure, per case × metric, on y = ln x (docs/statistics.md):
+//!
+//! 1. units per side (runs, boots or A/B pairs; see [`crate::units`]);
+//! 2. the effect: the difference of the sides' mean units (for pairs, the mean difference);
+//! 3. the variance of one unit: from today's units when a side has two or more (pooled between
+//!    units within each side, ν = k_A + k_B − 2; for pairs, the variance of the differences,
+//!    ν = K − 1), from a calibration of this machine when there is one (ν from its runs), and
+//!    their df-weighted pool when both exist; a stale-calibration guard widens the calibrated
+//!    variance when today's spread is larger;
+//! 4. Student's t with ν df; Benjamini–Hochberg (or the chosen adjustment) over every judged row;
+//! 5. verdicts: `**` when q ≤ fdr and |change| ≥ δ; `≈` by TOST at a fixed α = 0.05; `?` when
+//!    ν = 0 (no variance estimate: no p, out of the family); `??` when the units spread more than
+//!    the noise cap; `~` otherwise, with an exact MDE and the units per side needed to see δ.
+//!
+//! A sequential experiment (`schedlab ab --until-decided`) is decided look by look (one look per
+//! round) at levels from an alpha-spending function, a row keeping the verdict of the first look
+//! that decided it.
+use schedlab_stats::equivalence::{tost_from_estimate, Equivalence};
+use schedlab_stats::multiplicity::adjust_p_values;
+use schedlab_stats::power::{mde_t, required_pairs_t, required_runs_two_sample};
+use schedlab_stats::sequential::spent_alpha;
+use schedlab_stats::ttest::{t_test_from_estimate, TTest};
+use schedlab_stats::ConfidenceInterval;
+
+use crate::calibration::{CalibrationSet, MachineKey, UnitKind, VarianceEstimate};
+use crate::figures::{geomeans, side_figures, style_figures};
+use crate::guard::{guard, GuardInput};
+use crate::model::{
+    CalibrationSummary, CalibrationUse, Comparison, ExcludedRun, Footer, Guard, Look, Row,
+    RowVariance, Sequential, SideSummary, Test, UsedInterval, VarianceSource, Verdict,
+    COMPARISON_SCHEMA_VERSION,
+};
+use crate::series::{CaseLabel, Origin, Side};
+use crate::settings::{SequentialPlan, Settings, EQUIVALENCE_ALPHA, MAX_RUNS_NEEDED, MDE_POWER};
+use crate::units::{row_units, Design, RowUnits, Scale};
+
+/// A row before any look: what it compares and the calibration it may draw on.
+#[derive(Debug, Clone)]
+struct Prepared {
+    label: CaseLabel,
+    metric: String,
+    unit: String,
+    better: schedlab_core::metric::Better,
+    candidate: String,
+    units: RowUnits,
+    /// (calibration id, the calibrated variance of one unit of this row's design).
+    calibration: Option<(i64, VarianceEstimate)>,
+}
+
+/// A row's numbers at one look, before its verdict.
+#[derive(Debug, Clone)]
+struct Tested {
+    prepared: Prepared,
+    effect: f64,
+    /// The base side's mean unit on the analysis scale (the raw-scale ratio divides by it).
+    base_mean: f64,
+    variance: RowVariance,
+    test: Option<TTest>,
+    tost: Option<Equivalence>,
+}
+
+/// Compares every candidate with the baseline.
+pub fn compare(
+    base: Side,
+    candidates: Vec<Side>,
+    calibrations: &CalibrationSet,
+    settings: Settings,
+    sequential: Option<SequentialPlan>,
+) -> Comparison {
+    let machine = common_machine(std::iter::once(&base).chain(&candidates));
+    let mut prepared = Vec::new();
+    let mut unmatched = Vec::new();
+    for candidate in &candidates {
+        for b in &base.series {
+            match candidate.get(&b.case.name, &b.metric) {
+                Some(c) => {
+                    let units = row_units(&base, b, candidate, c);
+                    if units.base.is_empty() || units.candidate.is_empty() {
+                        unmatched.push(format!(
+                            "{} {}: no complete unit on both sides",
+                            b.case.name, b.metric
+                        ));
+                        continue;
+                    }
+                    let calibration = machine.as_ref().and_then(|m| {
+                        calibrated_variance(calibrations, m, &b.case.name, &b.metric, &units)
+                    });
+                    prepared.push(Prepared {
+                        label: b.case.clone(),
+                        metric: b.metric.clone(),
+                        unit: b.unit.clone(),
+                        better: b.better,
+                        candidate: candidate.name.clone(),
+                        units,
+                        calibration,
+                    });
+                }
+                None => unmatched.push(format!(
+                    "{} {}: not in {}",
+                    b.case.name, b.metric, candidate.name
+                )),
+            }
+        }
+        for c in &candidate.series {
+            if base.get(&c.case.name, &c.metric).is_none() {
+                unmatched.push(format!(
+                    "{} {}: not in {}",
+                    c.case.name, c.metric, base.name
+                ));
+            }
+        }
+    }
+    let sequential_plan = sequential.filter(|_| {
+        !prepared.is_empty() && prepared.iter().all(|p| p.units.design == Design::Pairs)
+    });
+    let (rows, guard_used, looks) = match sequential_plan {
+        Some(plan) => decide_sequential(&prepared, &settings, plan),
+        None => {
+            let (rows, guard_used) = decide_fixed(&prepared, &settings);
+            (rows, guard_used, Vec::new())
+        }
+    };
+    let calibrations_used = calibration_summaries(calibrations, &rows);
+    let footer = footer(
+        &rows,
+        &settings,
+        &guard_used,
+        &calibrations_used,
+        sequential_plan,
+        std::iter::once(&base).chain(&candidates),
+    );
+    let summary = |s: &Side| SideSummary {
+        name: s.name.clone(),
+        origin: s.origin,
+        run_ids: s.runs.iter().filter_map(|r| r.id).collect(),
+        excluded: s
+            .excluded
+            .iter()
+            .map(|r| ExcludedRun {
+                id: r.id,
+                status: r.status.as_str(),
+            })
+            .collect(),
+        boots: s.boots().len(),
+        kernels: s.kernels().into_iter().map(String::from).collect(),
+        runs: s.runs.clone(),
+    };
+    let rounds = prepared
+        .iter()
+        .flat_map(|p| p.units.base.iter().filter_map(|u| u.round))
+        .max()
+        .map_or(0, |r| r + 1);
+    Comparison {
+        schema_version: COMPARISON_SCHEMA_VERSION,
+        base: summary(&base),
+        candidates: candidates.iter().map(summary).collect(),
+        calibrations: calibrations_used,
+        guard: guard_used,
+        sequential: sequential_plan.map(|plan| Sequential {
+            plan,
+            rounds,
+            looks,
+        }),
+        geomeans: geomeans(&rows),
+        rows,
+        unmatched,
+        latency_curves: Vec::new(),
+        footer,
+        settings,
+    }
+}
+
+/// The hardware-and-tuning key every run of the comparison shares, if they all share one.
+fn common_machine<'a>(sides: impl Iterator<Item = &'a Side>) -> Option<MachineKey> {
+    let mut key: Option<&MachineKey> = None;
+    for side in sides {
+        for run in &side.runs {
+            let k = run.machine.as_ref()?;
+            match key {
+                None => key = Some(k),
+                Some(existing) if existing != k => return None,
+                Some(_) => {}
+            }
+        }
+    }
+    key.cloned()
+}
+
+fn calibrated_variance(
+    calibrations: &CalibrationSet,
+    machine: &MachineKey,
+    case: &str,
+    metric: &str,
+    units: &RowUnits,
+) -> Option<(i64, VarianceEstimate)> {
+    let iterations = units.common_iterations()?;
+    let (cal, m) = calibrations.find(machine, case, metric, units.scale, iterations)?;
+    let estimate = match units.design {
+        Design::Runs => m.unit_variance(UnitKind::RunWithinBoot)?,
+        Design::Boots => m.unit_variance(UnitKind::BootMean {
+            runs: units.runs_per_unit,
+        })?,
+        Design::Pairs => {
+            // d = B − A: twice the variance of one arm's unit.
+            let arm = if units.pairs_share_boots {
+                m.unit_variance(UnitKind::RunWithinBoot)?
+            } else {
+                m.unit_variance(UnitKind::BootMean { runs: 1.0 })?
+            };
+            VarianceEstimate {
+                variance: 2.0 * arm.variance,
+                df: arm.df,
+            }
+        }
+        Design::Values => return None,
+    };
+    Some((cal.id?, estimate))
+}
+
+/// Today's estimate of the row's unit variance, and the units per side.
+fn today(units: &RowUnits) -> (Option<VarianceEstimate>, (usize, usize)) {
+    if units.design == Design::Pairs {
+        let d = &units.differences;
+        let k = d.len();
+        let estimate = (k >= 2).then(|| {
+            let mean = d.iter().sum::<f64>() / k as f64;
+            VarianceEstimate {
+                variance: d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (k - 1) as f64,
+                df: (k - 1) as f64,
+            }
+        });
+        return (estimate, (k, k));
+    }
+    let values = |u: &[crate::units::Unit]| u.iter().map(|x| x.value).collect::<Vec<f64>>();
+    let (a, b) = (values(&units.base), values(&units.candidate));
+    let estimate = schedlab_stats::variance::pooled_within_groups(&[&a, &b])
+        .ok()
+        .filter(|p| p.df > 0.0)
+        .map(|p| VarianceEstimate {
+            variance: p.variance,
+            df: p.df,
+        });
+    (estimate, (a.len(), b.len()))
+}
+
+fn effect_of(units: &RowUnits) -> (f64, f64) {
+    let mean = |u: &[crate::units::Unit]| u.iter().map(|x| x.value).sum::<f64>() / u.len() as f64;
+    let base_mean = mean(&units.base);
+    let effect = if units.design == Design::Pairs {
+        units.differences.iter().sum::<f64>() / units.differences.len() as f64
+    } else {
+        mean(&units.candidate) - base_mean
+    };
+    (effect, base_mean)
+}
+
+/// Tests every row at one look: the guard first (it needs every row), then each row's t test
+/// and equivalence test at `equivalence_alpha`.
+fn test_rows(
+    prepared: &[Prepared],
+    settings: &Settings,
+    equivalence_alpha: f64,
+) -> (Vec<Tested>, Guard) {
+    let parts: Vec<_> = prepared
+        .iter()
+        .map(|p| {
+            let (today, counts) = today(&p.units);
+            let (effect, base_mean) = effect_of(&p.units);
+            (today, counts, effect, base_mean)
+        })
+        .collect();
+    let guard_inputs: Vec<GuardInput> = prepared
+        .iter()
+        .zip(&parts)
+        .filter_map(|(p, (today, counts, effect, _))| {
+            let (_, cal) = p.calibration?;
+            Some(GuardInput {
+                today: *today,
+                calibrated: cal,
+                effect: *effect,
+                se_factor: se_factor(p.units.design, *counts),
+            })
+        })
+        .collect();
+    let guard = guard(&guard_inputs);
+    let tested = prepared
+        .iter()
+        .zip(parts)
+        .map(|(p, (today, counts, effect, base_mean))| {
+            let calibration = p.calibration.map(|(id, cal)| CalibrationUse {
+                id,
+                variance: cal.variance,
+                df: cal.df,
+                guard_factor: guard.factor,
+            });
+            let used = match (today, calibration) {
+                (Some(t), Some(c)) => Some(VarianceEstimate {
+                    variance: (t.df * t.variance + c.df * c.guard_factor * c.variance)
+                        / (t.df + c.df),
+                    df: t.df + c.df,
+                }),
+                (Some(t), None) => Some(t),
+                (None, Some(c)) => Some(VarianceEstimate {
+                    variance: c.guard_factor * c.variance,
+                    df: c.df,
+                }),
+                (None, None) => None,
+            };
+            let source = match (today, calibration) {
+                (Some(_), Some(_)) => VarianceSource::Pooled,
+                (Some(_), None) => VarianceSource::Today,
+                (None, Some(_)) => VarianceSource::Calibration,
+                (None, None) => VarianceSource::None,
+            };
+            let (test, tost) = match used {
+                Some(v) if v.df > 0.0 => {
+                    let se = (v.variance * se_factor(p.units.design, counts)).sqrt();
+                    let test = t_test_from_estimate(effect, se, v.df, settings.confidence).ok();
+                    let tost = relative(p.units.scale, effect, se, base_mean).and_then(
+                        |(estimate, se)| {
+                            tost_from_estimate(
+                                estimate,
+                                se,
+                                v.df,
+                                equivalence_delta(p.units.scale, settings.min_effect),
+                                equivalence_alpha,
+                            )
+                            .ok()
+                        },
+                    );
+                    (test, tost)
+                }
+                _ => (None, None),
+            };
+            Tested {
+                prepared: p.clone(),
+                effect,
+                base_mean,
+                variance: RowVariance {
+                    source,
+                    today,
+                    calibration,
+                    used,
+                },
+                test,
+                tost,
+            }
+        })
+        .collect();
+    (tested, guard)
+}
+
+/// Var(effect) = unit variance × this: 1/k_A + 1/k_B, or 1/K for pairs.
+fn se_factor(design: Design, (a, b): (usize, usize)) -> f64 {
+    match design {
+        Design::Pairs => 1.0 / a as f64,
+        _ => 1.0 / a as f64 + 1.0 / b as f64,
+    }
+}
+
+/// The effect and its standard error as a relative change the equivalence test can read: logs
+/// already are; raw differences are divided by the baseline's mean.
+fn relative(scale: Scale, effect: f64, se: f64, base_mean: f64) -> Option<(f64, f64)> {
+    match scale {
+        Scale::Log => Some((effect, se)),
+        Scale::Raw => (base_mean != 0.0).then(|| (effect / base_mean.abs(), se / base_mean.abs())),
+    }
+}
+
+/// TOST's margin is ln(1 + δ) on the log scale; on the raw scale the relative margin is δ
+/// itself, which is ln(1 + (e^δ − 1)).
+fn equivalence_delta(scale: Scale, min_effect: f64) -> f64 {
+    match scale {
+        Scale::Log => min_effect,
+        Scale::Raw => min_effect.exp_m1(),
+    }
+}
+
+fn to_ratio(scale: Scale, y: f64, base_mean: f64) -> Option<f64> {
+    match scale {
+        Scale::Log => Some(y.exp()),
+        Scale::Raw => (base_mean != 0.0).then(|| 1.0 + y / base_mean.abs()),
+    }
+}
+
+fn ratio_interval(
+    scale: Scale,
+    ci: ConfidenceInterval,
+    base_mean: f64,
+) -> Option<ConfidenceInterval> {
+    Some(ConfidenceInterval {
+        low: to_ratio(scale, ci.low, base_mean)?,
+        high: to_ratio(scale, ci.high, base_mean)?,
+        level: ci.level,
+    })
+}
+
+/// q-values at one look over every row with a test, in row order (`None` where untested).
+fn q_values(tested: &[Tested], settings: &Settings) -> Vec<Option<f64>> {
+    let judged: Vec<usize> = (0..tested.len())
+        .filter(|&i| tested[i].test.is_some())
+        .collect();
+    let p: Vec<f64> = judged
+        .iter()
+        .map(|&i| tested[i].test.map_or(1.0, |t| t.p_value))
+        .collect();
+    let mut out = vec![None; tested.len()];
+    if let Ok(q) = adjust_p_values(&p, settings.adjustment.method()) {
+        for (&i, q) in judged.iter().zip(q) {
+            out[i] = Some(q);
+        }
+    }
+    out
+}
+
+/// What a row's verdict rests on at the look that settles it.
+struct Decision {
+    verdict: Verdict,
+    note: Option<String>,
+    q_value: Option<f64>,
+    /// The level its q was held to, for the MDE.
+    level: f64,
+    judged_rows: usize,
+    round: Option<u32>,
+}
+
+fn decide_fixed(prepared: &[Prepared], settings: &Settings) -> (Vec<Row>, Guard) {
+    let (tested, guard) = test_rows(prepared, settings, EQUIVALENCE_ALPHA);
+    let q = q_values(&tested, settings);
+    let judged = q.iter().filter(|q| q.is_some()).count();
+    let rows = tested
+        .iter()
+        .zip(q)
+        .map(|(t, q)| {
+            let verdict = verdict(t, q, settings.fdr, EQUIVALENCE_ALPHA, settings);
+            let (verdict, note) = match verdict {
+                Some(v) => (v, None),
+                None => undecided(t, settings),
+            };
+            build_row(
+                t,
+                Decision {
+                    verdict,
+                    note,
+                    q_value: q,
+                    level: settings.fdr,
+                    judged_rows: judged,
+                    round: None,
+                },
+                settings,
+            )
+        })
+        .collect();
+    (rows, guard)
+}
+
+/// `**` or `≈` when the row is decided at this level, else `None`.
+fn verdict(
+    t: &Tested,
+    q: Option<f64>,
+    level: f64,
+    equivalence_alpha: f64,
+    settings: &Settings,
+) -> Option<Verdict> {
+    let q = q?;
+    let ratio = to_ratio(t.prepared.units.scale, t.effect, t.base_mean)?;
+    if q <= level && (ratio - 1.0).abs() >= settings.min_effect {
+        let worse = match t.prepared.better {
+            schedlab_core::metric::Better::Lower => ratio > 1.0,
+            schedlab_core::metric::Better::Higher => ratio < 1.0,
+        };
+        return Some(if worse {
+            Verdict::Regression
+        } else {
+            Verdict::Improvement
+        });
+    }
+    if t.tost.is_some_and(|e| e.p_value < equivalence_alpha) {
+        return Some(Verdict::Equivalent);
+    }
+    None
+}
+
+/// The verdict of a row that is neither marked nor equivalent: not judged, noisy or
+/// inconclusive, with the note that says why or what it could detect.
+fn undecided(t: &Tested, settings: &Settings) -> (Verdict, Option<String>) {
+    let units = &t.prepared.units;
+    if t.test.is_none() {
+        return (Verdict::NotJudged, Some(not_judged_note(units)));
+    }
+    let noisiest = [units.base.len(), units.candidate.len()]
+        .iter()
+        .zip([&units.base, &units.candidate])
+        .filter(|(k, _)| **k >= 2)
+        .filter_map(|(_, u)| {
+            let values: Vec<f64> = u.iter().map(|x| units.scale.back(x.value)).collect();
+            schedlab_stats::summary::summarize(&values)
+                .ok()
+                .and_then(|s| s.std_pct)
+        })
+        .fold(0.0_f64, |a, b| a.max(b.abs()));
+    if noisiest > settings.noise_cap_pct {
+        return (
+            Verdict::Noisy,
+            Some(format!(
+                "{} vary by {noisiest:.1}%, over the noise cap of {}%",
+                units.design.noun(),
+                settings.noise_cap_pct
+            )),
+        );
+    }
+    (Verdict::Inconclusive, None)
+}
+
+fn not_judged_note(units: &RowUnits) -> String {
+    match units.design {
+        Design::Runs => "one run per side and no calibration: run `schedlab calibrate`, more runs under one label, or `schedlab ab`".to_string(),
+        Design::Boots => "one boot per side and no calibration across boots: boot-to-boot variation is unknown; give each side several boots, or calibrate over several boots".to_string(),
+        Design::Pairs => "one A/B round and no calibration: run more rounds or `schedlab calibrate`".to_string(),
+        Design::Values => "one value per side: nothing to estimate the spread from".to_string(),
+    }
+}
+
+/// A finished row: its numbers at its deciding look, its verdict, MDE and figures.
+fn build_row(t: &Tested, d: Decision, settings: &Settings) -> Row {
+    let p = &t.prepared;
+    let units = &p.units;
+    let scale = units.scale;
+    let ratio = to_ratio(scale, t.effect, t.base_mean);
+    let ratio_ci = t
+        .test
+        .and_then(|test| ratio_interval(scale, test.ci, t.base_mean));
+    let equivalence_ci = t.tost.map(|e| e.ratio_ci);
+    let test = match t.test {
+        None => Test::None,
+        Some(tt) if units.design == Design::Pairs => Test::PairedT {
+            df: tt.df,
+            std_err: tt.std_err,
+            t: tt.t,
+        },
+        Some(tt) => Test::StudentT {
+            df: tt.df,
+            std_err: tt.std_err,
+            t: tt.t,
+        },
+    };
+    let mde_alpha = d.level / d.judged_rows.max(1) as f64;
+    let (mde_pct, units_needed) = match (t.test, t.variance.used) {
+        (Some(tt), Some(v)) if tt.std_err > 0.0 => {
+            let mde = mde_t(tt.std_err, tt.df, mde_alpha, MDE_POWER)
+                .ok()
+                .map(|m| match scale {
+                    Scale::Log => m.pct_increase,
+                    Scale::Raw if t.base_mean != 0.0 => m.log_effect / t.base_mean.abs() * 100.0,
+                    Scale::Raw => f64::NAN,
+                })
+                .filter(|m| m.is_finite());
+            let delta = match scale {
+                Scale::Log => settings.min_effect.ln_1p(),
+                Scale::Raw => settings.min_effect * t.base_mean.abs(),
+            };
+            let extra_df = t.variance.calibration.map_or(0.0, |c| c.df);
+            let needed = if delta > 0.0 {
+                match units.design {
+                    Design::Pairs => required_pairs_t(
+                        v.variance,
+                        extra_df,
+                        delta,
+                        mde_alpha,
+                        MDE_POWER,
+                        MAX_RUNS_NEEDED,
+                    ),
+                    _ => required_runs_two_sample(
+                        v.variance,
+                        extra_df,
+                        delta,
+                        mde_alpha,
+                        MDE_POWER,
+                        MAX_RUNS_NEEDED,
+                    ),
+                }
+                .ok()
+                .flatten()
+            } else {
+                None
+            };
+            (mde, needed)
+        }
+        _ => (None, None),
+    };
+    let note = match (d.verdict, d.note) {
+        (_, Some(note)) => Some(note),
+        (Verdict::Inconclusive, None) => Some(match (mde_pct, units_needed) {
+            (Some(m), Some(k)) => format!(
+                "MDE {m:.1}%; {k} {} per side to see ±{}%",
+                units.design.noun(),
+                settings.min_effect * 100.0
+            ),
+            (Some(m), None) => format!(
+                "MDE {m:.1}%; more than {MAX_RUNS_NEEDED} {} per side to see ±{}%",
+                units.design.noun(),
+                settings.min_effect * 100.0
+            ),
+            _ => "no detectable effect could be computed".to_string(),
+        }),
+        (_, None) => None,
+    };
+    let interval_used = match d.verdict {
+        Verdict::Equivalent => equivalence_ci.map(|ci| UsedInterval {
+            low: ci.low,
+            high: ci.high,
+            level: ci.level,
+            kind: "equivalence",
+        }),
+        _ => ratio_ci.map(|ci| UsedInterval {
+            low: ci.low,
+            high: ci.high,
+            level: ci.level,
+            kind: "test",
+        }),
+    };
+    let base_side = side_figures(&units.base, &units.base_runs, scale);
+    let candidate_side = side_figures(&units.candidate, &units.candidate_runs, scale);
+    let styles = style_figures(
+        &base_side,
+        &candidate_side,
+        ratio,
+        p.better,
+        d.verdict,
+        units,
+        settings.ministat_confidence,
+    );
+    Row {
+        case: p.label.name.clone(),
+        label: p.label.clone(),
+        case_short: p.label.short.clone(),
+        load: p.label.load.clone(),
+        metric: p.metric.clone(),
+        unit: p.unit.clone(),
+        better: p.better,
+        candidate: p.candidate.clone(),
+        design: units.design,
+        scale,
+        base_side,
+        candidate_side,
+        change_pct: ratio.map(|r| (r - 1.0) * 100.0),
+        ratio,
+        ratio_ci,
+        test,
+        variance: t.variance,
+        p_value: t.test.map(|tt| tt.p_value),
+        q_value: d.q_value,
+        equivalence_p_value: t.tost.map(|e| e.p_value),
+        equivalence_ci,
+        interval_used,
+        mde_pct,
+        units_needed,
+        decided_at_round: d.round,
+        verdict: d.verdict,
+        note,
+        styles,
+    }
+}
+
+/// Decides a sequential experiment look by look: look L sees the first L rounds; each look
+/// spends the increment of the spending function at L / max_rounds, for the marks (BH at that
+/// level) and for equivalence alike; a row keeps the verdict of the first look that decided it.
+fn decide_sequential(
+    prepared: &[Prepared],
+    settings: &Settings,
+    plan: SequentialPlan,
+) -> (Vec<Row>, Guard, Vec<Look>) {
+    let mut rounds: Vec<u32> = prepared
+        .iter()
+        .flat_map(|p| p.units.base.iter().filter_map(|u| u.round))
+        .collect();
+    rounds.sort_unstable();
+    rounds.dedup();
+    let mut decided: Vec<Option<Row>> = vec![None; prepared.len()];
+    let mut looks = Vec::new();
+    let (mut spent, mut spent_eq) = (0.0, 0.0);
+    let mut last: Option<(Vec<Row>, Guard)> = None;
+    for look in 1..=rounds.len() {
+        let seen = &rounds[..look];
+        let restricted: Vec<Prepared> = prepared.iter().map(|p| restrict(p, seen)).collect();
+        let fraction = (look as f64 / f64::from(plan.max_rounds.max(1))).min(1.0);
+        let cumulative = spent_alpha(plan.spending, fraction, settings.fdr).unwrap_or(0.0);
+        let cumulative_eq = spent_alpha(plan.spending, fraction, EQUIVALENCE_ALPHA).unwrap_or(0.0);
+        let (level, level_eq) = (cumulative - spent, cumulative_eq - spent_eq);
+        let (tested, guard) = test_rows(&restricted, settings, level_eq.max(f64::MIN_POSITIVE));
+        if tested.iter().all(|t| t.test.is_none()) {
+            // Nothing can be judged yet: this look spends nothing.
+            last = Some((
+                tested
+                    .iter()
+                    .map(|t| final_row(t, None, settings, level, 0))
+                    .collect(),
+                guard,
+            ));
+            continue;
+        }
+        spent = cumulative;
+        spent_eq = cumulative_eq;
+        let q = q_values(&tested, settings);
+        let judged = q.iter().filter(|q| q.is_some()).count();
+        let round = seen.last().map(|r| r + 1);
+        let mut rows = Vec::new();
+        for (i, (t, q)) in tested.iter().zip(&q).enumerate() {
+            if decided[i].is_none() {
+                if let Some(v) = verdict(t, *q, level, level_eq, settings) {
+                    decided[i] = Some(build_row(
+                        t,
+                        Decision {
+                            verdict: v,
+                            note: None,
+                            q_value: *q,
+                            level,
+                            judged_rows: judged,
+                            round,
+                        },
+                        settings,
+                    ));
+                }
+            }
+            rows.push(final_row(t, *q, settings, level, judged));
+        }
+        looks.push(Look {
+            rounds: look as u32,
+            level,
+            equivalence_level: level_eq,
+            decided: decided.iter().filter(|d| d.is_some()).count(),
+        });
+        last = Some((rows, guard));
+    }
+    let (last_rows, guard) = last.unwrap_or_else(|| {
+        let (rows, guard) = decide_fixed(prepared, settings);
+        (rows, guard)
+    });
+    let rows = last_rows
+        .into_iter()
+        .zip(decided)
+        .map(|(undecided, decided)| decided.unwrap_or(undecided))
+        .collect();
+    (rows, guard, looks)
+}
+
+/// A row left undecided at a look: not judged, noisy or inconclusive.
+fn final_row(t: &Tested, q: Option<f64>, settings: &Settings, level: f64, judged: usize) -> Row {
+    let (verdict, note) = undecided(t, settings);
+    build_row(
+        t,
+        Decision {
+            verdict,
+            note,
+            q_value: q,
+            level: level.max(f64::MIN_POSITIVE),
+            judged_rows: judged,
+            round: None,
+        },
+        settings,
+    )
+}
+
+/// The row as it stood after the rounds in `seen`.
+fn restrict(p: &Prepared, seen: &[u32]) -> Prepared {
+    let mut p = p.clone();
+    let keep: Vec<bool> = p
+        .units
+        .base
+        .iter()
+        .map(|u| u.round.is_some_and(|r| seen.contains(&r)))
+        .collect();
+    let filter = |v: &mut Vec<crate::units::Unit>| {
+        let mut i = 0;
+        v.retain(|_| {
+            i += 1;
+            keep[i - 1]
+        });
+    };
+    filter(&mut p.units.base);
+    filter(&mut p.units.candidate);
+    let mut i = 0;
+    p.units.differences.retain(|_| {
+        i += 1;
+        keep[i - 1]
+    });
+    let runs_of = |units: &[crate::units::Unit], all: &[crate::units::RunSummary]| {
+        all.iter()
+            .filter(|r| units.iter().any(|u| u.runs.contains(&r.run)))
+            .copied()
+            .collect::<Vec<_>>()
+    };
+    p.units.base_runs = runs_of(&p.units.base, &p.units.base_runs);
+    p.units.candidate_runs = runs_of(&p.units.candidate, &p.units.candidate_runs);
+    p
+}
+
+fn calibration_summaries(calibrations: &CalibrationSet, rows: &[Row]) -> Vec<CalibrationSummary> {
+    let mut out: Vec<CalibrationSummary> = Vec::new();
+    for row in rows {
+        let Some(used) = row.variance.calibration else {
+            continue;
+        };
+        match out.iter_mut().find(|c| c.id == used.id) {
+            Some(c) => c.rows += 1,
+            None => {
+                if let Some(cal) = calibrations
+                    .calibrations
+                    .iter()
+                    .find(|c| c.id == Some(used.id))
+                {
+                    out.push(CalibrationSummary {
+                        id: used.id,
+                        created_at_ns: cal.created_at_ns,
+                        label: cal.label.clone(),
+                        runs: cal.run_ids.len(),
+                        boots: cal.boots,
+                        rows: 1,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+fn footer<'a>(
+    rows: &[Row],
+    settings: &Settings,
+    guard: &Guard,
+    calibrations: &[CalibrationSummary],
+    sequential: Option<SequentialPlan>,
+    sides: impl Iterator<Item = &'a Side>,
+) -> Footer {
+    let comparisons = rows.iter().filter(|r| r.p_value.is_some()).count();
+    let marked = rows.iter().filter(|r| r.verdict.is_marked()).count();
+    let not_judged = rows
+        .iter()
+        .filter(|r| r.verdict == Verdict::NotJudged)
+        .count();
+    let q = settings.fdr;
+    let delta = settings.min_effect * 100.0;
+    let adjustment = settings.adjustment.describe();
+    let mut designs: Vec<Design> = rows.iter().map(|r| r.design).collect();
+    designs.dedup();
+    designs.sort_by_key(|d| d.noun());
+    designs.dedup();
+    let units_text = designs
+        .iter()
+        .map(|d| match d {
+            Design::Runs => {
+                "runs (each run's mean of ln x over its iterations; all runs on one boot)"
+            }
+            Design::Boots => "boots (the mean of each boot's run summaries)",
+            Design::Pairs => {
+                "A/B pairs of interleaved runs (the difference of each round's run summaries)"
+            }
+            Design::Values => "the values as given",
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    let test = if comparisons == 0 {
+        "none possible".to_string()
+    } else {
+        format!(
+            "Student's t on ln x with the df of the variance estimate ({:.0}% CI)",
+            settings.confidence * 100.0
+        )
+    };
+    let mut text = vec![
+        format!("units: {units_text}; test: {test}"),
+        format!(
+            "marks: ** q <= {q} ({adjustment} over {comparisons} judged rows) and |change| >= {delta}%; \
+             ≈ within ±{delta}% (TOST, α = {EQUIVALENCE_ALPHA}); ~ inconclusive (MDE: smallest change \
+             detectable at 80% power); ? not judged (no variance estimate); ?? units vary more than {}%",
+            settings.noise_cap_pct
+        ),
+        format!("{marked} of {comparisons} judged rows marked; {not_judged} not judged"),
+    ];
+    if let Some(plan) = sequential {
+        text.push(format!(
+            "sequential (schedlab ab --until-decided): one look per round over at most {} rounds, \
+             {} alpha spending for the marks (BH within each look) and for ≈ alike; a row keeps \
+             the verdict of the first look that decided it",
+            plan.max_rounds,
+            match plan.spending {
+                schedlab_stats::sequential::Spending::OBrienFleming => "O'Brien–Fleming-type",
+                schedlab_stats::sequential::Spending::Pocock => "Pocock-type",
+            }
+        ));
+    }
+    let calibrated_rows = rows
+        .iter()
+        .filter(|r| r.p_value.is_some() && r.variance.calibration.is_some())
+        .count();
+    let bound = (comparisons > 0).then(|| {
+        let mut bound = format!("if nothing changed, P(any false mark) <= {q} ({adjustment})");
+        if calibrated_rows > 0 {
+            let names: Vec<String> = calibrations
+                .iter()
+                .map(|c| {
+                    format!(
+                        "calibration {} ({}, {} runs on {} boot{})",
+                        c.id,
+                        format_time_ns(c.created_at_ns),
+                        c.runs,
+                        c.boots,
+                        if c.boots == 1 { "" } else { "s" }
+                    )
+                })
+                .collect();
+            bound.push_str(&format!(
+                ", assuming {} still describe{} this machine",
+                names.join(" and "),
+                if names.len() == 1 { "s" } else { "" }
+            ));
+        }
+        bound
+    });
+    if let Some(b) = &bound {
+        text.push(b.clone());
+    }
+    match guard.method {
+        "variance-ratio" | "z-scale" => text.push(format!(
+            "stale-calibration guard: today's spread is {:.2}× the calibrated one ({} over {} rows); calibrated variances {}",
+            guard.factor,
+            if guard.method == "variance-ratio" {
+                "median variance ratio"
+            } else {
+                "robust scale of the rows' z-scores"
+            },
+            guard.rows,
+            if guard.factor > 1.0 {
+                format!("widened ×{:.2}", guard.factor)
+            } else {
+                "used as they are".to_string()
+            }
+        )),
+        "too-few-rows" => text.push(format!(
+            "stale-calibration guard not applied: with one unit per side it needs at least {} calibrated rows (this report has {})",
+            crate::settings::GUARD_MIN_ROWS,
+            guard.rows
+        )),
+        _ => {}
+    }
+    if not_judged > 0 {
+        text.push(
+            "? rows have one unit per side and no calibration: `schedlab calibrate` the cases on this machine, \
+             give each side more runs under one label, or interleave A and B with `schedlab ab`"
+                .to_string(),
+        );
+    }
+    for side in sides {
+        if side.origin == Origin::Runs && !side.excluded.is_empty() {
+            let runs: Vec<String> = side
+                .excluded
+                .iter()
+                .map(|r| {
+                    format!(
+                        "run {} ({})",
+                        r.id.map_or("?".into(), |i| i.to_string()),
+                        r.status.as_str()
+                    )
+                })
+                .collect();
+            text.push(format!(
+                "left out of {}: {} (--include-incomplete uses them)",
+                side.name,
+                runs.join(", ")
+            ));
+        }
+    }
+    Footer {
+        test,
+        comparisons,
+        marked,
+        not_judged,
+        false_marks_if_nothing_changed: bound,
+        text,
+    }
+}
+
+/// RFC 3339 UTC to the second.
+pub fn format_time_ns(ns: i64) -> String {
+    let time = std::time::UNIX_EPOCH + std::time::Duration::from_nanos(ns.max(0) as u64);
+    humantime::format_rfc3339_seconds(time).to_string()
+}

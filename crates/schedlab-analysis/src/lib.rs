@@ -1,0 +1,31 @@
+//! schedlab's analysis: from stored runs to decisions, with no I/O.
+//!
+//! - [`series`]: a comparison's sides — each side's runs and, per case × metric, their values.
+//! - [`units`]: the unit of replication of a row (runs, boots, A/B pairs or plain values) and
+//!   the run summaries (the mean of ln x over a run's iterations) it is built from.
+//! - [`calibration`]: a machine's noise model (`schedlab calibrate`): between-run, within-run and
+//!   boot-to-boot variance per case × metric, and how a comparison finds the one that applies.
+//! - [`compare`]: the decision procedure — variance from today's units and/or a calibration, the
+//!   stale-calibration guard ([`guard`]), Student's t, multiplicity, verdicts, sequential looks.
+//! - [`figures`] and [`latency`]: every descriptive number the report styles print.
+//! - [`model`]: the comparison model the reports render and the JSON serialises.
+//!
+//! Iterations within a run are not independent evidence about a kernel; runs (and boots) are.
+//! Nothing here prints a verdict the data cannot support: a row without a variance estimate is
+//! shown but not judged.
+
+pub mod calibration;
+pub mod compare;
+pub mod figures;
+pub mod guard;
+pub mod latency;
+pub mod model;
+pub mod series;
+pub mod settings;
+pub mod units;
+
+pub use calibration::{Calibration, CalibrationSet, MachineKey};
+pub use compare::compare;
+pub use model::{Comparison, Row, Verdict};
+pub use series::{MetricFilter, RunInput, Side};
+pub use settings::{AdjustmentName, SequentialPlan, Settings};

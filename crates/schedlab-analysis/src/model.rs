@@ -1,0 +1,383 @@
+//! The comparison model: every number any report style or format prints, decided here and
+//! serialised as the comparison JSON (docs/json-schema.md). Renderers format these values; they
+//! compute nothing.
+use serde::Serialize;
+
+use schedlab_core::metric::Better;
+use schedlab_stats::ministat::{MinistatDifference, MinistatVitals};
+use schedlab_stats::ConfidenceInterval;
+
+use crate::calibration::VarianceEstimate;
+use crate::latency::Curve;
+use crate::series::{CaseLabel, Origin, RunMeta};
+use crate::settings::{SequentialPlan, Settings};
+use crate::units::{Design, Scale};
+
+/// Bumped when a field of the comparison JSON is renamed or removed.
+/// 2: the run is the unit (designs, variance sources, calibrations, `not judged`), style figures.
+pub const COMPARISON_SCHEMA_VERSION: u32 = 2;
+
+/// What a row concluded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Regression,
+    Improvement,
+    Equivalent,
+    Inconclusive,
+    /// Too noisy to call: the units vary more than the noise cap.
+    Noisy,
+    /// No variance estimate (one unit per side and no calibration): the change is shown, with no
+    /// test, and the row stays out of the multiple-comparison family.
+    NotJudged,
+}
+
+impl Verdict {
+    /// The mark printed in tables.
+    pub fn mark(self) -> &'static str {
+        match self {
+            Verdict::Regression | Verdict::Improvement => "**",
+            Verdict::Equivalent => "≈",
+            Verdict::Inconclusive => "~",
+            Verdict::Noisy => "??",
+            Verdict::NotJudged => "?",
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Regression => "regression",
+            Verdict::Improvement => "improvement",
+            Verdict::Equivalent => "equivalent",
+            Verdict::Inconclusive => "inconclusive",
+            Verdict::Noisy => "noisy",
+            Verdict::NotJudged => "not judged",
+        }
+    }
+
+    pub fn is_marked(self) -> bool {
+        matches!(self, Verdict::Regression | Verdict::Improvement)
+    }
+
+    pub const ALL: [Verdict; 6] = [
+        Verdict::Regression,
+        Verdict::Improvement,
+        Verdict::Equivalent,
+        Verdict::Inconclusive,
+        Verdict::Noisy,
+        Verdict::NotJudged,
+    ];
+}
+
+/// The test a row got.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Test {
+    /// No variance estimate: no test.
+    None,
+    /// Student's t on the difference of the sides' mean units, with the row's variance.
+    StudentT { df: f64, std_err: f64, t: f64 },
+    /// Student's t on the mean of paired differences (A/B rounds).
+    PairedT { df: f64, std_err: f64, t: f64 },
+}
+
+impl Test {
+    pub fn df(self) -> Option<f64> {
+        match self {
+            Test::None => None,
+            Test::StudentT { df, .. } | Test::PairedT { df, .. } => Some(df),
+        }
+    }
+}
+
+/// Where a row's variance came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VarianceSource {
+    /// The spread of this comparison's own units.
+    Today,
+    /// A calibration of this machine.
+    Calibration,
+    /// Both, weighted by their degrees of freedom.
+    Pooled,
+    /// Neither: the row is not judged.
+    None,
+}
+
+/// A calibration's part in a row.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct CalibrationUse {
+    pub id: i64,
+    /// The unit variance the calibration gives, before the guard.
+    pub variance: f64,
+    pub df: f64,
+    /// The stale-calibration guard's factor applied to `variance` (≥ 1).
+    pub guard_factor: f64,
+}
+
+/// A row's variance of one unit, and how it was made.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct RowVariance {
+    pub source: VarianceSource,
+    /// From this comparison's units (pooled between units within each side; for pairs, the
+    /// variance of the differences).
+    pub today: Option<VarianceEstimate>,
+    pub calibration: Option<CalibrationUse>,
+    /// What the test used.
+    pub used: Option<VarianceEstimate>,
+}
+
+/// An interval a verdict rests on, as ratios (candidate ÷ base).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct UsedInterval {
+    pub low: f64,
+    pub high: f64,
+    pub level: f64,
+    /// `test` for the test's interval, `equivalence` for TOST's (1 − 2α) interval of a `≈` row.
+    pub kind: &'static str,
+}
+
+/// One side of one row, described.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SideFigures {
+    /// The unit values on the metric's own scale: per run (or boot, or round) the geometric mean
+    /// of its iterations (the arithmetic mean on the raw scale).
+    pub units: Vec<f64>,
+    /// Measured iterations behind the units.
+    pub iterations: usize,
+    pub n: usize,
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+    pub mean: Option<f64>,
+    pub harmonic_mean: Option<f64>,
+    pub median: Option<f64>,
+    pub stddev: Option<f64>,
+    /// Standard deviation of the units in percent of their mean.
+    pub std_pct: Option<f64>,
+    /// The iterations' spread within a run, in percent (pooled over the side's runs).
+    pub within_run_std_pct: Option<f64>,
+    /// The spread the tables print as std%: between units when the side has two or more, else
+    /// within its one run (marked as such in docs/statistics.md).
+    pub spread_pct: Option<f64>,
+    /// First quartile, median, third quartile of the units (for box plots).
+    pub quartiles: Option<[f64; 3]>,
+    /// benchstat's order-statistic confidence interval of the median, when there are enough units.
+    pub median_ci: Option<ConfidenceInterval>,
+    /// ministat's vitals of the units.
+    pub ministat: Option<MinistatVitals>,
+}
+
+/// A line of the mmtests style.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MmtestsLine {
+    pub name: &'static str,
+    pub base: f64,
+    pub candidate: f64,
+    /// mmtests' gain in percent: positive when the candidate is better.
+    pub gain_pct: f64,
+    pub marked: bool,
+}
+
+/// benchstat's reading of a row.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BenchstatFigures {
+    pub base_median: Option<f64>,
+    pub candidate_median: Option<f64>,
+    /// The wider half of each side's median CI, in percent of its median; `None` = ± ∞.
+    pub base_spread_pct: Option<f64>,
+    pub candidate_spread_pct: Option<f64>,
+    /// Mann–Whitney U's p-value on the units.
+    pub p_value: Option<f64>,
+    /// Change of medians in percent, when p ≤ 0.05 and both sides have enough units.
+    pub change_pct: Option<f64>,
+    /// Both sides have fewer units than benchstat needs to detect a difference.
+    pub too_few_to_detect: bool,
+}
+
+/// The ministat style's Student's t (pooled) on the units, as ministat prints it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MinistatFigures {
+    pub difference: Option<MinistatDifference>,
+    /// Why there is no difference block.
+    pub no_test: Option<String>,
+}
+
+/// Numbers particular to the layouts that reproduce other tools.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StyleFigures {
+    /// schedtests' compare%: positive is better whatever the metric's direction.
+    pub schedtests_pct: Option<f64>,
+    pub mmtests: Vec<MmtestsLine>,
+    pub benchstat: BenchstatFigures,
+    pub ministat: MinistatFigures,
+}
+
+/// One case × metric × candidate.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub case: String,
+    #[serde(skip)]
+    pub label: CaseLabel,
+    pub case_short: String,
+    pub load: String,
+    pub metric: String,
+    pub unit: String,
+    pub better: Better,
+    /// The candidate side's name.
+    pub candidate: String,
+    pub design: Design,
+    pub scale: Scale,
+    pub base_side: SideFigures,
+    pub candidate_side: SideFigures,
+    /// Candidate ÷ base: the ratio of the sides' geometric means (of means on the raw scale).
+    pub ratio: Option<f64>,
+    pub change_pct: Option<f64>,
+    pub ratio_ci: Option<ConfidenceInterval>,
+    pub test: Test,
+    pub variance: RowVariance,
+    pub p_value: Option<f64>,
+    pub q_value: Option<f64>,
+    /// TOST's p-value against ±δ, and its (1 − 2α) interval of the ratio.
+    pub equivalence_p_value: Option<f64>,
+    pub equivalence_ci: Option<ConfidenceInterval>,
+    /// The interval the verdict used (the HTML forest plot draws it).
+    pub interval_used: Option<UsedInterval>,
+    /// The smallest change this row could detect with 80 % power at the level the most
+    /// significant row must reach (exact noncentral t).
+    pub mde_pct: Option<f64>,
+    /// Units per side (runs, boots or pairs) this row would need to detect a change of δ with
+    /// 80 % power; `None` beyond 1000.
+    pub units_needed: Option<usize>,
+    /// In a sequential experiment, the round at which the verdict was reached.
+    pub decided_at_round: Option<u32>,
+    pub verdict: Verdict,
+    /// Why a row is `?` or `??`, or what `~` could detect.
+    pub note: Option<String>,
+    pub styles: StyleFigures,
+}
+
+/// A run the comparison left out, and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExcludedRun {
+    pub id: Option<i64>,
+    pub status: &'static str,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SideSummary {
+    pub name: String,
+    pub origin: Origin,
+    pub run_ids: Vec<i64>,
+    pub excluded: Vec<ExcludedRun>,
+    pub boots: usize,
+    pub kernels: Vec<String>,
+    #[serde(skip)]
+    pub runs: Vec<RunMeta>,
+}
+
+/// A calibration a comparison used.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CalibrationSummary {
+    pub id: i64,
+    pub created_at_ns: i64,
+    pub label: String,
+    pub runs: usize,
+    pub boots: usize,
+    /// Rows that drew on it.
+    pub rows: usize,
+}
+
+/// The stale-calibration guard: how much wider today's spread is than the calibration's.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Guard {
+    /// The factor the calibrated variances were multiplied by (1 when not widened).
+    pub factor: f64,
+    /// `variance-ratio` (rows with ≥ 2 units per side), `z-scale` (one unit per side),
+    /// `too-few-rows`, or `unused` (no calibration).
+    pub method: &'static str,
+    /// Rows the factor was estimated from.
+    pub rows: usize,
+}
+
+/// benchstat's geomean line of a metric for one candidate.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Geomean {
+    pub metric: String,
+    pub candidate: String,
+    pub base: Option<f64>,
+    pub candidate_value: Option<f64>,
+    pub change_pct: Option<f64>,
+}
+
+/// One look of a sequential experiment.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Look {
+    /// Rounds seen at this look.
+    pub rounds: u32,
+    /// The false-discovery level spent at this look (BH within it).
+    pub level: f64,
+    /// The equivalence test's level spent at this look.
+    pub equivalence_level: f64,
+    /// Rows decided (`**` or `≈`) by the end of this look.
+    pub decided: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Sequential {
+    pub plan: SequentialPlan,
+    pub rounds: u32,
+    pub looks: Vec<Look>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Footer {
+    pub test: String,
+    /// Rows judged (in the multiple-comparison family).
+    pub comparisons: usize,
+    pub marked: usize,
+    pub not_judged: usize,
+    /// The bound on false marks if nothing changed, with its assumption; `None` where no bound
+    /// holds (nothing was judged).
+    pub false_marks_if_nothing_changed: Option<String>,
+    pub text: Vec<String>,
+}
+
+/// The whole comparison.
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    pub schema_version: u32,
+    pub settings: Settings,
+    pub base: SideSummary,
+    pub candidates: Vec<SideSummary>,
+    pub calibrations: Vec<CalibrationSummary>,
+    pub guard: Guard,
+    pub sequential: Option<Sequential>,
+    pub rows: Vec<Row>,
+    /// Cases × metrics present on one side only.
+    pub unmatched: Vec<String>,
+    pub geomeans: Vec<Geomean>,
+    pub latency_curves: Vec<Curve>,
+    pub footer: Footer,
+}
+
+impl Comparison {
+    /// The rows grouped by case × metric (one row per candidate), in the order rows first name
+    /// them: the blocks of the mmtests, ministat and HTML layouts.
+    pub fn rows_by_case_metric(&self) -> Vec<Vec<&Row>> {
+        let mut groups: Vec<Vec<&Row>> = Vec::new();
+        for row in &self.rows {
+            match groups
+                .iter_mut()
+                .find(|g| g[0].case == row.case && g[0].metric == row.metric)
+            {
+                Some(group) => group.push(row),
+                None => groups.push(vec![row]),
+            }
+        }
+        groups
+    }
+
+    pub fn count(&self, verdict: Verdict) -> usize {
+        self.rows.iter().filter(|r| r.verdict == verdict).count()
+    }
+}

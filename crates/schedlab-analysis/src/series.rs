@@ -1,0 +1,319 @@
+//! A comparison's sides as the analysis sees them: each side's runs (who ran them, on which boot,
+//! in which experiment round, how they ended) and, per case × metric, each run's measured values.
+//! Nothing is summarised here; the units a row is judged on are chosen in [`crate::units`].
+use serde::Serialize;
+
+use schedlab_core::metric::{Better, Role};
+use schedlab_core::record::{Arm, ExperimentTag, RunRecord, RunStatus};
+use schedlab_core::workload::WorkloadSpec;
+
+use crate::calibration::MachineKey;
+
+/// A stored run with its place in an interleaved experiment, as the loader hands it over.
+#[derive(Debug, Clone, Copy)]
+pub struct RunInput<'a> {
+    pub record: &'a RunRecord,
+    pub tag: Option<ExperimentTag>,
+}
+
+/// What the analysis keeps of a run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunMeta {
+    pub id: Option<i64>,
+    pub boot_id: String,
+    pub kernel: String,
+    pub status: RunStatus,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub experiment_id: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arm: Option<Arm>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub round: Option<u32>,
+    /// The machine's hardware-and-tuning key (`None` for plain numbers).
+    #[serde(skip)]
+    pub machine: Option<MachineKey>,
+}
+
+/// Where a side's numbers came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Origin {
+    /// Stored runs.
+    Runs,
+    /// Plain numbers (`schedlab stat`): every value is taken as one independent unit.
+    Values,
+}
+
+/// A case as shown in schedtests-style tables: the configuration and the load.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CaseLabel {
+    pub name: String,
+    pub short: String,
+    pub load: String,
+}
+
+/// One metric of one case on one side: each run's measured (non-warm-up) values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    pub case: CaseLabel,
+    pub metric: String,
+    pub unit: String,
+    pub better: Better,
+    /// (index into [`Side::runs`], that run's values), in the side's run order.
+    pub runs: Vec<(usize, Vec<f64>)>,
+}
+
+/// One side of a comparison.
+#[derive(Debug, Clone)]
+pub struct Side {
+    pub name: String,
+    pub origin: Origin,
+    pub runs: Vec<RunMeta>,
+    /// Runs the side named but the analysis left out (incomplete ones, unless asked for).
+    pub excluded: Vec<RunMeta>,
+    /// In the order cases and metrics first appear.
+    pub series: Vec<Series>,
+}
+
+/// Which metrics a comparison covers.
+#[derive(Debug, Clone, Default)]
+pub struct MetricFilter {
+    /// Metric names; empty means every primary metric (or every metric with `all`).
+    pub names: Vec<String>,
+    pub all: bool,
+}
+
+impl MetricFilter {
+    pub fn every_metric() -> Self {
+        MetricFilter {
+            names: Vec::new(),
+            all: true,
+        }
+    }
+
+    fn accepts(&self, name: &str, role: Role) -> bool {
+        if !self.names.is_empty() {
+            return self.names.iter().any(|n| n == name);
+        }
+        self.all || role == Role::Primary
+    }
+}
+
+/// One case × metric of [`Side::from_run_values`]: case, metric, direction, and per run its
+/// (boot id, measured values).
+pub type RunValuesSeries = (String, String, Better, Vec<(String, Vec<f64>)>);
+
+impl Side {
+    /// A side made of stored runs. Runs that did not complete are left out (and listed in
+    /// `excluded`) unless `include_incomplete`: an interrupted run's iterations saw conditions
+    /// its missing ones did not.
+    pub fn from_runs(
+        name: &str,
+        inputs: &[RunInput<'_>],
+        metrics: &MetricFilter,
+        include_incomplete: bool,
+    ) -> Side {
+        let mut side = Side {
+            name: name.to_string(),
+            origin: Origin::Runs,
+            runs: Vec::new(),
+            excluded: Vec::new(),
+            series: Vec::new(),
+        };
+        for input in inputs {
+            let run = input.record;
+            let meta = RunMeta {
+                id: run.id,
+                boot_id: run.fingerprint.boot_id.clone(),
+                kernel: run.fingerprint.kernel_release.clone(),
+                status: run.status,
+                experiment_id: input.tag.map(|t| t.experiment_id),
+                arm: input.tag.map(|t| t.arm),
+                round: input.tag.map(|t| t.round),
+                machine: Some(MachineKey::of(&run.fingerprint)),
+            };
+            if run.status != RunStatus::Complete && !include_incomplete {
+                side.excluded.push(meta);
+                continue;
+            }
+            let run_index = side.runs.len();
+            side.runs.push(meta);
+            for case in &run.cases {
+                let label = case_label(&case.spec.name, &case.spec.workload);
+                for iteration in case.measured() {
+                    for m in &iteration.measurements {
+                        if !metrics.accepts(&m.name, m.role) {
+                            continue;
+                        }
+                        let series = side.series_mut(&label, &m.name, &m.unit, m.better);
+                        match series.runs.last_mut() {
+                            Some((i, values)) if *i == run_index => values.push(m.value),
+                            _ => series.runs.push((run_index, vec![m.value])),
+                        }
+                    }
+                }
+            }
+        }
+        side
+    }
+
+    /// A side of plain numbers (for `schedlab stat` and tests): per case × metric, the values,
+    /// each taken as one independent unit.
+    pub fn from_values(name: &str, series: Vec<(String, String, Better, Vec<f64>)>) -> Side {
+        let units = series.iter().map(|s| s.3.len()).max().unwrap_or(0);
+        let runs = (0..units)
+            .map(|_| RunMeta {
+                id: None,
+                boot_id: String::new(),
+                kernel: String::new(),
+                status: RunStatus::Complete,
+                experiment_id: None,
+                arm: None,
+                round: None,
+                machine: None,
+            })
+            .collect();
+        let series = series
+            .into_iter()
+            .map(|(case, metric, better, values)| Series {
+                case: CaseLabel {
+                    name: case.clone(),
+                    short: case,
+                    load: "-".into(),
+                },
+                metric,
+                unit: String::new(),
+                better,
+                runs: values
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, v)| (i, vec![v]))
+                    .collect(),
+            })
+            .collect();
+        Side {
+            name: name.to_string(),
+            origin: Origin::Values,
+            runs,
+            excluded: Vec::new(),
+            series,
+        }
+    }
+
+    /// A side of runs given as values (for tests and simulations): per case × metric, per run
+    /// (boot id, values). The runs' machine is [`MachineKey::default`], so calibrations made for
+    /// that key apply.
+    pub fn from_run_values(name: &str, series: Vec<RunValuesSeries>) -> Side {
+        let mut side = Side {
+            name: name.to_string(),
+            origin: Origin::Runs,
+            runs: Vec::new(),
+            excluded: Vec::new(),
+            series: Vec::new(),
+        };
+        for (case, metric, better, runs) in series {
+            let label = CaseLabel {
+                name: case.clone(),
+                short: case,
+                load: "-".into(),
+            };
+            let mut entry = Series {
+                case: label,
+                metric,
+                unit: String::new(),
+                better,
+                runs: Vec::new(),
+            };
+            for (i, (boot, values)) in runs.into_iter().enumerate() {
+                if side.runs.len() <= i {
+                    side.runs.push(RunMeta {
+                        id: Some(i as i64 + 1),
+                        boot_id: boot,
+                        kernel: String::new(),
+                        status: RunStatus::Complete,
+                        experiment_id: None,
+                        arm: None,
+                        round: None,
+                        machine: Some(MachineKey::default()),
+                    });
+                }
+                entry.runs.push((i, values));
+            }
+            side.series.push(entry);
+        }
+        side
+    }
+
+    fn series_mut(
+        &mut self,
+        label: &CaseLabel,
+        metric: &str,
+        unit: &str,
+        better: Better,
+    ) -> &mut Series {
+        let position = self
+            .series
+            .iter()
+            .position(|s| s.case.name == label.name && s.metric == metric);
+        let index = position.unwrap_or_else(|| {
+            self.series.push(Series {
+                case: label.clone(),
+                metric: metric.to_string(),
+                unit: unit.to_string(),
+                better,
+                runs: Vec::new(),
+            });
+            self.series.len() - 1
+        });
+        &mut self.series[index]
+    }
+
+    pub fn get(&self, case: &str, metric: &str) -> Option<&Series> {
+        self.series
+            .iter()
+            .find(|s| s.case.name == case && s.metric == metric)
+    }
+
+    /// Distinct boot ids of the side's runs, in order of appearance.
+    pub fn boots(&self) -> Vec<&str> {
+        let mut boots: Vec<&str> = Vec::new();
+        for run in &self.runs {
+            if !boots.contains(&run.boot_id.as_str()) {
+                boots.push(&run.boot_id);
+            }
+        }
+        boots
+    }
+
+    pub fn kernels(&self) -> Vec<&str> {
+        let mut kernels: Vec<&str> = Vec::new();
+        for run in &self.runs {
+            if !run.kernel.is_empty() && !kernels.contains(&run.kernel.as_str()) {
+                kernels.push(&run.kernel);
+            }
+        }
+        kernels
+    }
+}
+
+/// Splits a canonical case name into schedtests' "case" and "load" columns where the workload has
+/// a natural load parameter (hackbench groups); elsewhere the load is `-`.
+pub fn case_label(name: &str, workload: &WorkloadSpec) -> CaseLabel {
+    let (short, load) = match workload {
+        WorkloadSpec::Messaging(p) => (
+            format!(
+                "{}-{}-{}",
+                if p.threads { "threads" } else { "process" },
+                if p.pipe { "pipe" } else { "sockets" },
+                p.fds
+            ),
+            format!("{}-groups", p.groups),
+        ),
+        _ => (name.to_string(), "-".to_string()),
+    };
+    CaseLabel {
+        name: name.to_string(),
+        short,
+        load,
+    }
+}

@@ -1,0 +1,296 @@
+//! The decision procedure on generated matrices that drift from run to run, as real machines do:
+//! a 48-case matrix where every run has its own offset (τ, 2–10 % per case) on top of its
+//! iterations' noise (σ, 1–5 %), 5 iterations per run. A test without that run-level component
+//! cannot fail for the bug that matters — iterations of one run taken as independent samples —
+//! and the last test shows this generator does catch it.
+//!
+//! No timing is involved: the data are synthetic and the seeds fixed.
+use schedlab_analysis::calibration::{CaseCalibration, MetricCalibration};
+use schedlab_analysis::{
+    compare, Calibration, CalibrationSet, MachineKey, Settings, Side, Verdict,
+};
+use schedlab_core::metric::Better;
+
+const CASES: usize = 48;
+const ITERATIONS: usize = 5;
+const REPORTS: usize = 500;
+const METRIC: &str = "time_sec";
+
+/// splitmix64 + Box–Muller: reproducible normal draws without a dependency.
+struct Gen(u64);
+
+impl Gen {
+    fn uniform(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    fn normal(&mut self) -> f64 {
+        let (u1, u2) = (self.uniform().max(1e-300), self.uniform());
+        (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+    }
+
+    fn between(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * self.uniform()
+    }
+}
+
+/// One case of the matrix: its centre and its noise on the log scale.
+#[derive(Clone, Copy)]
+struct Case {
+    centre: f64,
+    tau: f64,
+    sigma: f64,
+}
+
+fn matrix(g: &mut Gen) -> Vec<Case> {
+    (0..CASES)
+        .map(|i| Case {
+            centre: (1.0 + i as f64).ln(),
+            tau: g.between(0.02, 0.10),
+            sigma: g.between(0.01, 0.05),
+        })
+        .collect()
+}
+
+/// One run's iterations: the run's own offset, then each iteration's noise.
+fn run(g: &mut Gen, case: Case, tau: f64, shift: f64) -> Vec<f64> {
+    let offset = tau * g.normal();
+    (0..ITERATIONS)
+        .map(|_| (case.centre + shift + offset + case.sigma * g.normal()).exp())
+        .collect()
+}
+
+fn case_name(i: usize) -> String {
+    format!("case-{i:02}")
+}
+
+/// A side of `k` runs per case on one boot; `shift(i)` moves case i (log scale).
+fn side(g: &mut Gen, name: &str, cases: &[Case], k: usize, shift: impl Fn(usize) -> f64) -> Side {
+    let series = cases
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let runs = (0..k)
+                .map(|_| ("boot".to_string(), run(g, *c, c.tau, shift(i))))
+                .collect();
+            (case_name(i), METRIC.to_string(), Better::Lower, runs)
+        })
+        .collect();
+    Side::from_run_values(name, series)
+}
+
+/// A calibration of `runs` runs per case on one boot, made while each case's run offset was
+/// `tau_factor` × its true τ.
+fn calibration(g: &mut Gen, cases: &[Case], runs: usize, tau_factor: f64) -> CalibrationSet {
+    let cases = cases
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let values: Vec<(&str, Vec<f64>)> = (0..runs)
+                .map(|_| ("boot", run(g, *c, c.tau * tau_factor, 0.0)))
+                .collect();
+            CaseCalibration {
+                case: case_name(i),
+                spec: serde_json::Value::Null,
+                iterations: ITERATIONS,
+                metrics: vec![MetricCalibration::from_run_values(METRIC, &values).unwrap()],
+            }
+        })
+        .collect();
+    CalibrationSet::new(vec![Calibration {
+        id: Some(1),
+        created_at_ns: 0,
+        label: "calibration".into(),
+        machine: MachineKey::default(),
+        run_ids: (1..=runs as i64).collect(),
+        boots: 1,
+        cases,
+    }])
+}
+
+/// Generates `REPORTS` A/A reports (or A/B with `shift`) and returns each report's rows.
+fn reports(
+    seed: u64,
+    k: usize,
+    calibration_runs: Option<usize>,
+    tau_factor: f64,
+    shift: impl Fn(&[Case], usize) -> f64 + Copy,
+    mut per_report: impl FnMut(&[Case], &schedlab_analysis::Comparison),
+) {
+    let mut g = Gen(seed);
+    for _ in 0..REPORTS {
+        let cases = matrix(&mut g);
+        let cals = match calibration_runs {
+            Some(c) => calibration(&mut g, &cases, c, tau_factor),
+            None => CalibrationSet::default(),
+        };
+        let base = side(&mut g, "base", &cases, k, |_| 0.0);
+        let cand = side(&mut g, "cand", &cases, k, |i| shift(&cases, i));
+        let c = compare(base, vec![cand], &cals, Settings::default(), None);
+        assert_eq!(c.rows.len(), CASES);
+        per_report(&cases, &c);
+    }
+}
+
+fn marks(c: &schedlab_analysis::Comparison) -> usize {
+    c.rows.iter().filter(|r| r.verdict.is_marked()).count()
+}
+
+#[test]
+fn aa_false_marks_stay_rare_whatever_the_runs_and_calibration() {
+    let mut failures = Vec::new();
+    for k in [1, 2, 3, 5] {
+        for calibration_runs in [None, Some(6), Some(20)] {
+            let seed = 1000 * k as u64 + calibration_runs.unwrap_or(0) as u64;
+            let (mut total, mut judged) = (0usize, 0usize);
+            reports(
+                seed,
+                k,
+                calibration_runs,
+                1.0,
+                |_, _| 0.0,
+                |_, c| {
+                    total += marks(c);
+                    judged += c.footer.comparisons;
+                },
+            );
+            let per_report = total as f64 / REPORTS as f64;
+            eprintln!(
+                "k={k} calibration={calibration_runs:?}: {per_report:.3} false marks per report ({judged} judged rows)"
+            );
+            if k == 1 && calibration_runs.is_none() {
+                assert_eq!(
+                    judged, 0,
+                    "one run per side without calibration is not judged"
+                );
+            } else {
+                assert!(judged > 0);
+            }
+            if per_report > 0.06 {
+                failures.push(format!(
+                    "k={k} calibration={calibration_runs:?}: {per_report}"
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "too many false marks: {failures:?}");
+}
+
+#[test]
+fn a_stale_calibration_is_widened_by_the_guard() {
+    for calibration_runs in [6, 20] {
+        let mut total = 0;
+        let mut factors = Vec::new();
+        reports(
+            77 + calibration_runs as u64,
+            1,
+            Some(calibration_runs),
+            0.5,
+            |_, _| 0.0,
+            |_, c| {
+                total += marks(c);
+                factors.push(c.guard.factor);
+            },
+        );
+        let per_report = total as f64 / REPORTS as f64;
+        factors.sort_by(f64::total_cmp);
+        let median_factor = factors[factors.len() / 2];
+        eprintln!(
+            "stale calibration of {calibration_runs} runs (τ half the true one): {per_report:.3} false marks per report, median guard factor {median_factor:.2}"
+        );
+        assert!(
+            median_factor > 1.5,
+            "the guard did not notice: {median_factor}"
+        );
+        assert!(per_report <= 0.25, "{per_report} false marks per report");
+    }
+}
+
+#[test]
+fn ten_percent_changes_in_quiet_cases_are_found() {
+    let quiet = |c: &Case| c.tau <= 0.04;
+    let shift = |cases: &[Case], i: usize| {
+        if quiet(&cases[i]) {
+            1.10_f64.ln()
+        } else {
+            0.0
+        }
+    };
+    let (mut found, mut changed, mut false_marks) = (0usize, 0usize, 0usize);
+    reports(4242, 5, Some(20), 1.0, shift, |cases, c| {
+        for (case, row) in cases.iter().zip(&c.rows) {
+            if quiet(case) {
+                changed += 1;
+                found += usize::from(row.verdict == Verdict::Regression);
+            } else {
+                false_marks += usize::from(row.verdict.is_marked());
+            }
+        }
+    });
+    let power = found as f64 / changed as f64;
+    eprintln!(
+        "10 % regressions in {changed} quiet cases: {:.1} % marked; {false_marks} marks among unchanged cases",
+        power * 100.0
+    );
+    assert!(power >= 0.70, "power {power}");
+}
+
+#[test]
+fn two_runs_per_side_can_mark_a_large_change() {
+    let mut found = 0;
+    reports(
+        99,
+        2,
+        None,
+        1.0,
+        |_, _| 1.5_f64.ln(),
+        |_, c| {
+            found += marks(c);
+        },
+    );
+    let rate = found as f64 / (REPORTS * CASES) as f64;
+    eprintln!(
+        "+50 % everywhere with two runs per side and no calibration: {:.1} % of rows marked",
+        rate * 100.0
+    );
+    assert!(rate > 0.5, "{rate}");
+}
+
+/// The negative control: the same data with each run's iterations taken as independent samples
+/// (today's mistake, made here on purpose) cries wolf — so the tests above can fail for it.
+#[test]
+fn iterations_taken_as_units_cry_wolf_on_this_generator() {
+    let mut g = Gen(31337);
+    let mut total = 0;
+    let reports = 50;
+    for _ in 0..reports {
+        let cases = matrix(&mut g);
+        let pooled = |g: &mut Gen, name: &str| {
+            let series = cases
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    let values: Vec<f64> = (0..3).flat_map(|_| run(g, *c, c.tau, 0.0)).collect();
+                    (case_name(i), METRIC.to_string(), Better::Lower, values)
+                })
+                .collect();
+            Side::from_values(name, series)
+        };
+        let (base, cand) = (pooled(&mut g, "base"), pooled(&mut g, "cand"));
+        let c = compare(
+            base,
+            vec![cand],
+            &CalibrationSet::default(),
+            Settings::default(),
+            None,
+        );
+        total += marks(&c);
+    }
+    let per_report = total as f64 / reports as f64;
+    eprintln!("iterations as units: {per_report:.1} false marks per report");
+    assert!(per_report > 5.0, "{per_report}");
+}

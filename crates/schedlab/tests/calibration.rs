@@ -1,0 +1,243 @@
+//! End to end on a temporary database, with a real workload (threads making getpid calls): two
+//! runs of the same case are not judged without a calibration; after `schedlab calibrate` of
+//! that case they are judged and not marked; a run made beside two CPU hogs is marked. Also the
+//! calibrate command's own surface: --list, --show, --from, bad input.
+use std::path::Path;
+use std::process::{Child, Command};
+
+use serde_json::Value;
+
+mod common;
+use common::*;
+
+/// A small real case: two threads of getpid calls, quick enough for tests.
+const CASE: [&str; 7] = [
+    "syscall",
+    "--threads",
+    "2",
+    "--calls",
+    "100000",
+    "--kind",
+    "getpid",
+];
+
+fn run(db: &Path, label: &str) {
+    schedlab(db)
+        .args(["run", "-q", "--iterations", "5", "--label", label])
+        .args(CASE)
+        .assert()
+        .success();
+}
+
+fn compare_json(db: &Path, base: &str, cand: &str) -> Value {
+    let out = schedlab(db)
+        .args(["compare", base, cand, "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn calibrate(db: &Path) -> Value {
+    let out = schedlab(db)
+        .args([
+            "calibrate",
+            "--runs",
+            "4",
+            "--pause",
+            "0",
+            "-q",
+            "--iterations",
+            "5",
+            "--format",
+            "json",
+        ])
+        .args(CASE)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn rows(doc: &Value) -> &Vec<Value> {
+    doc["rows"].as_array().unwrap()
+}
+
+/// Busy loops pinned one per CPU, killed when dropped.
+struct Hogs(Vec<Child>);
+
+impl Hogs {
+    fn start() -> Hogs {
+        let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+        Hogs(
+            (0..cpus)
+                .map(|cpu| {
+                    Command::new("taskset")
+                        .args(["-c", &cpu.to_string(), "sh", "-c", "while :; do :; done"])
+                        .spawn()
+                        .expect("taskset and sh")
+                })
+                .collect(),
+        )
+    }
+}
+
+impl Drop for Hogs {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+#[test]
+fn two_runs_are_not_judged_then_judged_after_calibrate_and_a_hog_is_marked() {
+    let (_dir, db) = temp_db();
+    run(&db, "a");
+    run(&db, "b");
+    let doc = compare_json(&db, "a", "b");
+    assert_eq!(doc["schema_version"], 2);
+    for row in rows(&doc) {
+        assert_eq!(row["verdict"], "not_judged", "{row}");
+        assert!(row["p_value"].is_null() && row["q_value"].is_null());
+        assert!(row["change_pct"].is_number(), "the change is still shown");
+    }
+    assert_eq!(doc["footer"]["comparisons"], 0);
+    assert!(doc["footer"]["false_marks_if_nothing_changed"].is_null());
+    let text = schedlab(&db).args(["compare", "a", "b"]).output().unwrap();
+    assert!(text.status.success());
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("schedlab calibrate"), "{text}");
+
+    let report = calibrate(&db);
+    let calibration_id = report["id"].as_i64().unwrap();
+    assert_eq!(report["runs"], 4);
+    assert!(!report["rows"].as_array().unwrap().is_empty());
+
+    let doc = compare_json(&db, "a", "b");
+    assert_eq!(doc["calibrations"][0]["id"], calibration_id);
+    for row in rows(&doc) {
+        assert!(row["p_value"].is_number(), "judged after calibrate: {row}");
+        assert_eq!(row["variance"]["source"], "calibration");
+        assert_ne!(row["verdict"], "regression", "{row}");
+        assert_ne!(row["verdict"], "improvement", "{row}");
+    }
+    let bound = doc["footer"]["false_marks_if_nothing_changed"]
+        .as_str()
+        .unwrap();
+    assert!(
+        bound.contains(&format!("calibration {calibration_id}")),
+        "{bound}"
+    );
+
+    {
+        let _hogs = Hogs::start();
+        run(&db, "hogged");
+    }
+    let doc = compare_json(&db, "a", "hogged");
+    let marked: Vec<&Value> = rows(&doc)
+        .iter()
+        .filter(|r| r["verdict"] == "regression")
+        .collect();
+    assert!(
+        !marked.is_empty(),
+        "a run beside CPU hogs must be marked: {}",
+        serde_json::to_string_pretty(rows(&doc)).unwrap()
+    );
+    // Ignoring the calibration makes the same pair unjudgeable again.
+    let out = schedlab(&db)
+        .args([
+            "compare",
+            "a",
+            "hogged",
+            "--calibration",
+            "none",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(rows(&doc).iter().all(|r| r["verdict"] == "not_judged"));
+}
+
+#[test]
+fn calibrations_are_listed_shown_and_computed_from_stored_runs() {
+    let (_dir, db) = temp_db();
+    for _ in 0..3 {
+        schedlab(&db)
+            .args([
+                "run",
+                "-q",
+                "fake",
+                "--label",
+                "cal",
+                "--iterations",
+                "4",
+                "--seed",
+            ])
+            .arg(format!("{}", rand_seed()))
+            .assert()
+            .success();
+    }
+    let out = schedlab(&db)
+        .args(["calibrate", "--from", "cal"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("calibration 1 "), "{text}");
+    assert!(text.contains("usec_per_op"), "{text}");
+    let list = schedlab(&db)
+        .args(["calibrate", "--list"])
+        .output()
+        .unwrap();
+    let list = String::from_utf8_lossy(&list.stdout);
+    assert!(list.contains("cal") && list.lines().count() == 2, "{list}");
+    let show = schedlab(&db)
+        .args(["calibrate", "--show", "1", "--format", "json"])
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&show.stdout).unwrap();
+    assert_eq!(doc["id"], 1);
+    assert_eq!(doc["runs"], 3);
+}
+
+/// Distinct seeds per run, so the fake runs differ as real ones do.
+fn rand_seed() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(11);
+    NEXT.fetch_add(7, Ordering::Relaxed)
+}
+
+#[test]
+fn calibrate_refuses_bad_input() {
+    let (_dir, db) = temp_db();
+    for args in [
+        &["calibrate", "--runs", "2", "fake"][..],
+        &["calibrate", "--runs", "5000", "fake"],
+        &["calibrate", "--pause", "-1", "fake"],
+        &["calibrate", "--pause", "nan", "fake"],
+        &["calibrate", "--no-store", "fake"],
+        &["calibrate", "--show", "7"],
+        &["calibrate", "--from", "nobody"],
+        &["calibrate"],
+        &["compare", "a", "b", "--calibration", "latest"],
+        &["compare", "a", "b", "--calibration", "-3"],
+    ] {
+        assert_bad_input(&db, args);
+    }
+}
