@@ -69,6 +69,61 @@ fn ab_runs_abba_restores_and_compares_as_pairs() {
         .stderr(predicate::str::contains("already exists"));
 }
 
+/// `ab --until-decided` with a real CPU hog started by arm B on every CPU and stopped by arm A:
+/// the rows are decided (marked) before the plan runs out, each row says at which round, and no
+/// hog survives the experiment.
+#[test]
+fn ab_until_decided_stops_once_a_cpu_hog_is_marked() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let pids = dir.path().join("hog.pids");
+    let start = format!(
+        "for c in $(seq 0 $(($(nproc) - 1))); do \
+           taskset -c $c sh -c 'while :; do :; done' >/dev/null 2>&1 & echo $! >> '{0}'; done",
+        pids.display()
+    );
+    let stop = format!(
+        "if [ -f '{0}' ]; then xargs -r kill < '{0}'; rm -f '{0}'; fi; true",
+        pids.display()
+    );
+    schedlab(&db)
+        .args(["ab", "--a", &stop, "--b", &start, "--restore", &stop])
+        .args(["--until-decided", "--max-rounds", "6", "--label", "hog"])
+        .args(["syscall", "--threads", "2", "--calls", "200000"])
+        .args(["--iterations", "3", "--warmup", "0"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("rows decided"));
+    assert!(!pids.exists(), "the restore stopped the hog");
+    let out = schedlab(&db)
+        .args(["compare", "hog-a", "hog-b", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let sequential = &doc["sequential"];
+    assert_eq!(sequential["plan"]["max_rounds"], 6);
+    assert_eq!(sequential["plan"]["spending"], "obrien-fleming");
+    let rounds = sequential["rounds"].as_u64().unwrap();
+    assert!((2..6).contains(&rounds), "stopped early: {sequential}");
+    // A round that can judge nothing yet (one pair, no calibration) spends nothing and is no look.
+    let looks = sequential["looks"].as_array().unwrap();
+    assert!(
+        !looks.is_empty() && looks.len() as u64 <= rounds,
+        "{sequential}"
+    );
+    assert_eq!(looks.last().unwrap()["rounds"].as_u64(), Some(rounds));
+    let row = doc["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["metric"] == "nsec_per_call")
+        .unwrap();
+    assert_eq!(row["verdict"], "regression", "{row}");
+    assert_eq!(row["design"], "pairs");
+    assert!(row["decided_at_round"].as_u64().unwrap() <= rounds);
+}
+
 #[test]
 fn ab_restores_when_a_setting_fails() {
     let dir = tempfile::tempdir().unwrap();
@@ -140,6 +195,49 @@ fn ab_rejects_bad_input() {
         vec!["ab", "--a", "true", "--b", "true", "--no-store", "fake"],
         vec!["ab", "--a", "true", "fake"],
         vec!["ab", "--a", "true", "--b", "true"],
+        vec![
+            "ab",
+            "--a",
+            "true",
+            "--b",
+            "true",
+            "--until-decided",
+            "fake",
+        ],
+        vec![
+            "ab",
+            "--a",
+            "true",
+            "--b",
+            "true",
+            "--max-rounds",
+            "4",
+            "fake",
+        ],
+        vec![
+            "ab",
+            "--a",
+            "true",
+            "--b",
+            "true",
+            "--until-decided",
+            "--max-rounds",
+            "4",
+            "--rounds",
+            "2",
+            "fake",
+        ],
+        vec![
+            "ab",
+            "--a",
+            "true",
+            "--b",
+            "true",
+            "--until-decided",
+            "--max-rounds",
+            "0",
+            "fake",
+        ],
     ] {
         let out = schedlab(&db).args(&args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
