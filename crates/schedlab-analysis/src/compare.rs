@@ -43,8 +43,17 @@ struct Prepared {
     better: schedlab_core::metric::Better,
     candidate: String,
     units: RowUnits,
-    /// (calibration id, the calibrated variance of one unit of this row's design).
-    calibration: Option<(i64, VarianceEstimate)>,
+    calibration: Option<RowCalibration>,
+}
+
+/// What a calibration says about one row.
+#[derive(Debug, Clone, Copy)]
+struct RowCalibration {
+    id: i64,
+    /// The variance of one unit of the row's design.
+    unit: VarianceEstimate,
+    /// σ², the variance of iterations within a run, for the guard.
+    within: Option<VarianceEstimate>,
 }
 
 /// A row's numbers at one look, before its verdict.
@@ -192,7 +201,7 @@ fn calibrated_variance(
     case: &str,
     metric: &str,
     units: &RowUnits,
-) -> Option<(i64, VarianceEstimate)> {
+) -> Option<RowCalibration> {
     let iterations = units.common_iterations()?;
     let (cal, m) = calibrations.find(machine, case, metric, units.scale, iterations)?;
     let estimate = match units.design {
@@ -214,7 +223,41 @@ fn calibrated_variance(
         }
         Design::Values => return None,
     };
-    Some((cal.id?, estimate))
+    Some(RowCalibration {
+        id: cal.id?,
+        unit: estimate,
+        within: (m.sigma2_df > 0.0).then_some(VarianceEstimate {
+            variance: m.sigma2,
+            df: m.sigma2_df,
+        }),
+    })
+}
+
+/// How much more today's runs vary inside than the calibration's did, as variance of the effect:
+/// per side, the excess of its pooled within-run variance over the calibrated σ², divided by the
+/// iterations behind the side's mean. Zero when today's runs are as quiet as calibrated or
+/// quieter (the calibration's own variance then covers them).
+fn within_excess(units: &RowUnits, calibrated: Option<VarianceEstimate>) -> f64 {
+    let Some(sigma2) = calibrated.map(|c| c.variance) else {
+        return 0.0;
+    };
+    [&units.base_runs, &units.candidate_runs]
+        .into_iter()
+        .map(|runs| {
+            let (mut sum, mut df, mut iterations) = (0.0, 0.0, 0usize);
+            for r in runs.iter() {
+                iterations += r.n;
+                if let Some(v) = r.variance {
+                    sum += v * (r.n - 1) as f64;
+                    df += (r.n - 1) as f64;
+                }
+            }
+            if df == 0.0 || iterations == 0 {
+                return 0.0;
+            }
+            (sum / df - sigma2).max(0.0) / iterations as f64
+        })
+        .sum()
 }
 
 /// Today's estimate of the row's unit variance, and the units per side.
@@ -273,10 +316,10 @@ fn test_rows(
         .iter()
         .zip(&parts)
         .filter_map(|(p, (today, counts, effect, _))| {
-            let (_, cal) = p.calibration?;
+            let cal = p.calibration?;
             Some(GuardInput {
                 today: *today,
-                calibrated: cal,
+                calibrated: cal.unit,
                 effect: *effect,
                 se_factor: se_factor(p.units.design, *counts),
             })
@@ -287,10 +330,16 @@ fn test_rows(
         .iter()
         .zip(parts)
         .map(|(p, (today, counts, effect, base_mean))| {
-            let calibration = p.calibration.map(|(id, cal)| CalibrationUse {
-                id,
-                variance: cal.variance,
-                df: cal.df,
+            // Judged on the calibration alone, a run can still show that it was noisier inside
+            // than the calibration's runs were: its own iterations' excess joins the variance.
+            let within_excess = match (today, p.calibration) {
+                (None, Some(cal)) => within_excess(&p.units, cal.within),
+                _ => 0.0,
+            };
+            let calibration = p.calibration.map(|cal| CalibrationUse {
+                id: cal.id,
+                variance: cal.unit.variance,
+                df: cal.unit.df,
                 guard_factor: guard.factor,
             });
             let used = match (today, calibration) {
@@ -301,7 +350,8 @@ fn test_rows(
                 }),
                 (Some(t), None) => Some(t),
                 (None, Some(c)) => Some(VarianceEstimate {
-                    variance: c.guard_factor * c.variance,
+                    variance: c.guard_factor * c.variance
+                        + within_excess / se_factor(p.units.design, counts),
                     df: c.df,
                 }),
                 (None, None) => None,
@@ -340,6 +390,7 @@ fn test_rows(
                     source,
                     today,
                     calibration,
+                    within_excess,
                     used,
                 },
                 test,
@@ -512,13 +563,15 @@ fn undecided(t: &Tested, settings: &Settings) -> (Verdict, Option<String>) {
     (Verdict::Inconclusive, None)
 }
 
+/// Why a row is `?`, short: the footer says how to make such rows judgeable.
 fn not_judged_note(units: &RowUnits) -> String {
     match units.design {
-        Design::Runs => "one run per side and no calibration: run `schedlab calibrate`, more runs under one label, or `schedlab ab`".to_string(),
-        Design::Boots => "one boot per side and no calibration across boots: boot-to-boot variation is unknown; give each side several boots, or calibrate over several boots".to_string(),
-        Design::Pairs => "one A/B round and no calibration: run more rounds or `schedlab calibrate`".to_string(),
-        Design::Values => "one value per side: nothing to estimate the spread from".to_string(),
+        Design::Runs => "one run per side, no calibration",
+        Design::Boots => "one boot per side, no calibration across boots",
+        Design::Pairs => "one A/B round, no calibration",
+        Design::Values => "one value per side",
     }
+    .to_string()
 }
 
 /// A finished row: its numbers at its deciding look, its verdict, MDE and figures.
@@ -945,8 +998,9 @@ fn footer<'a>(
     }
     if not_judged > 0 {
         text.push(
-            "? rows have one unit per side and no calibration: `schedlab calibrate` the cases on this machine, \
-             give each side more runs under one label, or interleave A and B with `schedlab ab`"
+            "? rows have one unit per side and no calibration: `schedlab calibrate` the cases on this machine \
+             (on several boots for kernels), give each side more runs or boots under one label, or interleave \
+             A and B with `schedlab ab` (settings) or `schedlab campaign` (kernels)"
                 .to_string(),
         );
     }

@@ -123,6 +123,10 @@ pub struct RowVariance {
     /// variance of the differences).
     pub today: Option<VarianceEstimate>,
     pub calibration: Option<CalibrationUse>,
+    /// Judged on a calibration alone: the variance of the effect added because today's runs
+    /// varied more inside than the calibration's (each side's within-run variance above the
+    /// calibrated σ², over its iterations); 0 otherwise. Included in `used`.
+    pub within_excess: f64,
     /// What the test used.
     pub used: Option<VarianceEstimate>,
 }

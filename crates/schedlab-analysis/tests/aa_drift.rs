@@ -294,3 +294,49 @@ fn iterations_taken_as_units_cry_wolf_on_this_generator() {
     eprintln!("iterations as units: {per_report:.1} false marks per report");
     assert!(per_report > 5.0, "{per_report}");
 }
+
+/// One run per side judged on a calibration: a run that is far noisier inside than the
+/// calibration's runs were brings its own noise into the test (`within_excess`), so a shift
+/// it cannot support is not marked, while the same shift between quiet runs is.
+#[test]
+fn a_run_noisier_inside_than_calibrated_brings_its_own_noise() {
+    let mut g = Gen(7);
+    let case = Case {
+        centre: 3.0,
+        tau: 0.01,
+        sigma: 0.01,
+    };
+    let cals = calibration(&mut g, &[case], 6, 1.0);
+    let one_run = |g: &mut Gen, name: &str, sigma: f64, shift: f64| {
+        let noisy = Case { sigma, ..case };
+        let runs = vec![("boot".to_string(), run(g, noisy, case.tau, shift))];
+        Side::from_run_values(
+            name,
+            vec![(case_name(0), METRIC.to_string(), Better::Lower, runs)],
+        )
+    };
+    let settings = Settings::default();
+    let base = one_run(&mut g, "base", 0.01, 0.0);
+    let quiet = one_run(&mut g, "quiet", 0.01, 0.10);
+    let noisy = one_run(&mut g, "noisy", 0.30, 0.10);
+    let report = compare(base, vec![quiet, noisy], &cals, settings, None);
+    let row = |name: &str| {
+        report
+            .rows
+            .iter()
+            .find(|r| r.candidate == name)
+            .expect("row")
+    };
+    assert_eq!(row("quiet").verdict, Verdict::Regression);
+    let quiet = &row("quiet").variance;
+    assert!(quiet.within_excess < quiet.calibration.expect("calibrated").variance);
+    let noisy = row("noisy");
+    assert!(noisy.variance.within_excess > 0.0);
+    let used = noisy.variance.used.expect("judged").variance;
+    assert!(used > 10.0 * noisy.variance.calibration.expect("calibrated").variance);
+    assert!(
+        !matches!(noisy.verdict, Verdict::Regression | Verdict::Improvement),
+        "{:?}",
+        noisy.verdict
+    );
+}
