@@ -5,7 +5,7 @@
 //! Readers and writers open the database differently: [`SqliteStore::open_existing`] is read-only
 //! (it writes nothing, migrates nothing and never blocks a run), [`SqliteStore::open`] and
 //! [`SqliteStore::open_existing_writer`] create or upgrade the schema in one exclusive transaction
-//! and retry busy writes with backoff.
+//! and retry busy writes with backoff. [`Location`] turns a `--db` value into a backend or an error.
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -16,10 +16,12 @@ use schedlab_core::runner::RunSink;
 use thiserror::Error;
 
 mod check;
+mod location;
 pub mod schema;
 mod sqlite;
 
 pub use check::{AbandonedRun, CheckReport};
+pub use location::{Location, KNOWN_SCHEMES};
 pub use schema::{known_version, OLDEST_READABLE_VERSION};
 pub use sqlite::{Patience, SqliteStore};
 
@@ -47,6 +49,9 @@ pub enum StoreError {
         version: i64,
         oldest: i64,
     },
+    /// A `--db` value that names no store this schedlab has.
+    #[error("--db {0}")]
+    BadLocation(String),
     /// Another process held the write lock for longer than the store's patience.
     #[error("the results database {path} stayed busy for {} s ({detail}); another process holds it", waited.as_secs())]
     Busy {

@@ -64,6 +64,7 @@ impl From<StoreError> for Failure {
             | StoreError::Damaged { .. }
             | StoreError::Newer { .. }
             | StoreError::NeedsUpgrade { .. }
+            | StoreError::BadLocation(_)
             | StoreError::NotFound(_)
             | StoreError::Exists(_) => Failure::bad_input(e.to_string()),
             StoreError::Busy { .. }
