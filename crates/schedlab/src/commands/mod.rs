@@ -11,6 +11,7 @@ use crate::failure::Failure;
 mod ab;
 mod campaign;
 mod compare;
+mod db;
 mod env;
 mod list;
 mod report;
@@ -31,6 +32,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Report(args) => report::report(&args),
         Command::Stat(args) => stat::stat(&args),
         Command::Env(args) => env::env(&args),
+        Command::Db(args) => db::db(&args),
     }
 }
 
