@@ -270,6 +270,7 @@ fn store_urls_are_stores_or_errors() {
     ] {
         for args in [
             &["run", "fake", "--iterations", "1"][..],
+            &["run", "fake", "--iterations", "1", "--no-store"],
             &["runs"],
             &["show", "1"],
             &["db", "check"],
