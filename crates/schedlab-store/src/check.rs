@@ -23,7 +23,7 @@ pub struct CheckReport {
     pub schema_version: Option<i64>,
     /// Why the schema cannot be trusted (a damaged history), if it cannot.
     pub schema_problem: Option<String>,
-    /// Stored runs by status, every known status listed, in the order of [`STATUSES`].
+    /// Stored runs by status, every known status listed (running, complete, interrupted, failed), then any other.
     pub runs_by_status: Vec<(String, i64)>,
     /// Runs whose process is gone while they still say `running`.
     pub abandoned_runs: Vec<AbandonedRun>,

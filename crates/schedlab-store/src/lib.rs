@@ -17,7 +17,7 @@ use thiserror::Error;
 
 mod check;
 mod location;
-pub mod schema;
+mod schema;
 mod sqlite;
 
 pub use check::{AbandonedRun, CheckReport};

@@ -33,6 +33,7 @@ pub const HISTORY_TABLE: &str = "refinery_schema_history";
 pub const OLDEST_READABLE_VERSION: i64 = 1;
 
 /// The versions in which tables readers query arrived.
+pub const V_RUNS: i64 = 1;
 pub const V_ATTACHMENTS: i64 = 2;
 pub const V_EXPERIMENTS: i64 = 3;
 pub const V_CALIBRATIONS: i64 = 4;

@@ -23,7 +23,7 @@ use schedlab_core::record::{
 };
 
 use crate::check::CheckReport;
-use crate::schema::{self, Shape, V_ATTACHMENTS, V_CALIBRATIONS, V_EXPERIMENTS};
+use crate::schema::{self, Shape, V_ATTACHMENTS, V_CALIBRATIONS, V_EXPERIMENTS, V_RUNS};
 use crate::{Experiment, ExperimentKind, Result, RunSummary, Store, StoreError, StoredCalibration};
 
 /// How long the store waits on other processes' locks.
@@ -79,7 +79,7 @@ impl SqliteStore {
 
     /// Opens an existing results database read-only, for commands that only read. It writes
     /// nothing to the file, so it never blocks or fails a writer; a schema older than this
-    /// schedlab's is read as far as it goes (see [`schema::OLDEST_READABLE_VERSION`]); a file
+    /// schedlab's is read as far as it goes (see [`crate::OLDEST_READABLE_VERSION`]); a file
     /// with no schema yet reads as an empty store. A missing file is an error and is not created.
     pub fn open_existing(path: &Path) -> Result<Self> {
         if !path.exists() {
@@ -436,7 +436,7 @@ impl Store for SqliteStore {
     }
 
     fn list_runs(&self, limit: Option<usize>) -> Result<Vec<RunSummary>> {
-        if !self.has(1) {
+        if !self.has(V_RUNS) {
             return Ok(Vec::new());
         }
         self.read(|conn| {
@@ -493,7 +493,7 @@ impl Store for SqliteStore {
     }
 
     fn load_run(&self, run_id: i64) -> Result<RunRecord> {
-        if !self.has(1) {
+        if !self.has(V_RUNS) {
             return Err(StoreError::NotFound(format!("no run with id {run_id}")));
         }
         let with_attachments = self.has(V_ATTACHMENTS);
@@ -506,7 +506,7 @@ impl Store for SqliteStore {
             let id: i64 = id_or_label
                 .parse()
                 .map_err(|_| StoreError::NotFound(format!("no run with id {id_or_label}")))?;
-            let exists: Option<i64> = if self.has(1) {
+            let exists: Option<i64> = if self.has(V_RUNS) {
                 self.read(|conn| {
                     Ok(conn
                         .query_row("SELECT id FROM runs WHERE id = ?1", [id], |r| r.get(0))
@@ -519,7 +519,7 @@ impl Store for SqliteStore {
                 .map(|id| vec![id])
                 .ok_or_else(|| StoreError::NotFound(format!("no run with id {id}")));
         }
-        let ids: Vec<i64> = if self.has(1) {
+        let ids: Vec<i64> = if self.has(V_RUNS) {
             self.read(|conn| {
                 let mut stmt = conn
                     .prepare("SELECT id FROM runs WHERE label = ?1 ORDER BY started_at_ns, id")?;
@@ -690,7 +690,7 @@ impl Store for SqliteStore {
     }
 
     fn median_wall_time_sec(&self, case_name: &str) -> Result<Option<f64>> {
-        if !self.has(1) {
+        if !self.has(V_RUNS) {
             return Ok(None);
         }
         let mut values: Vec<f64> = self.read(|conn| {
