@@ -91,6 +91,21 @@ pub fn check(path: &Path, quick: bool) -> Result<CheckReport> {
     })?;
     conn.busy_timeout(std::time::Duration::from_secs(30))?;
 
+    // The schema first: a file that cannot be judged at all is an error, not a damage report.
+    match schema::inspect(&conn, path) {
+        Ok(Shape::Empty) => report.schema_version = Some(0),
+        Ok(Shape::Schedlab { version }) => report.schema_version = Some(version),
+        Err(StoreError::Damaged { detail, .. }) => report.schema_problem = Some(detail),
+        Err(StoreError::Unwritable { reason, .. } | StoreError::Unopenable { reason, .. }) => {
+            return Err(StoreError::Unopenable {
+                path: path.to_path_buf(),
+                reason,
+            })
+        }
+        Err(e @ (StoreError::NotSchedlab { .. } | StoreError::Newer { .. })) => return Err(e),
+        Err(e) => report.schema_problem = Some(e.to_string()),
+    }
+
     let pragma = if quick {
         "PRAGMA quick_check"
     } else {
@@ -101,14 +116,6 @@ pub fn check(path: &Path, quick: bool) -> Result<CheckReport> {
         Err(e) => report
             .integrity_problems
             .push(format!("SQLite: {}", schema::sqlite_text(&e))),
-    }
-
-    match schema::inspect(&conn, path) {
-        Ok(Shape::Empty) => report.schema_version = Some(0),
-        Ok(Shape::Schedlab { version }) => report.schema_version = Some(version),
-        Err(StoreError::Damaged { detail, .. }) => report.schema_problem = Some(detail),
-        Err(e @ (StoreError::NotSchedlab { .. } | StoreError::Newer { .. })) => return Err(e),
-        Err(e) => report.schema_problem = Some(e.to_string()),
     }
 
     if let Some(version) = report.schema_version.filter(|&v| v > 0) {

@@ -87,8 +87,9 @@ pub enum Shape {
     Schedlab { version: i64 },
 }
 
-/// Turns an SQLite error met while reading `path` into what the user must hear: a damaged file,
-/// a file that is not a database, or (busy, locked, anything else) the error itself.
+/// Turns an SQLite error met on `path` into what the user must hear: a damaged file, a file that
+/// is not a database, one that cannot be written or opened, or (busy, locked, anything else) the
+/// error itself.
 pub fn classify(path: &Path, e: rusqlite::Error) -> StoreError {
     match e.sqlite_error_code() {
         Some(ErrorCode::DatabaseCorrupt) => damaged(path, format!("SQLite: {}", sqlite_text(&e))),
@@ -102,6 +103,15 @@ pub fn classify(path: &Path, e: rusqlite::Error) -> StoreError {
                 }
             }
         }
+        // SQLite opens a file it may not write read-only without a word; the first write says so.
+        Some(ErrorCode::ReadOnly) => StoreError::Unwritable {
+            path: path.to_path_buf(),
+            reason: sqlite_text(&e),
+        },
+        Some(ErrorCode::CannotOpen | ErrorCode::PermissionDenied) => StoreError::Unopenable {
+            path: path.to_path_buf(),
+            reason: sqlite_text(&e),
+        },
         _ => StoreError::Database(e),
     }
 }

@@ -261,8 +261,19 @@ impl SqliteStore {
     }
 
     fn classify(&self, e: StoreError) -> StoreError {
-        match e {
+        let e = match e {
             StoreError::Database(e) => schema::classify(&self.path, e),
+            other => other,
+        };
+        match e {
+            // A reader writes nothing, but SQLite must create the WAL index beside the file.
+            StoreError::Unwritable { path, reason } if !self.writer => StoreError::Unopenable {
+                reason: format!(
+                    "{reason} (reading a WAL database needs its -wal and -shm files, or a \
+                     directory this user may create them in)"
+                ),
+                path,
+            },
             other => other,
         }
     }
