@@ -1,7 +1,13 @@
 //! schedlab's results store: the [`Store`] trait every backend implements (SQLite now, PostgreSQL
 //! later), the SQLite backend with its migrations, and [`StoreSink`], which lets the runner write
 //! each iteration the moment it finishes.
+//!
+//! Readers and writers open the database differently: [`SqliteStore::open_existing`] is read-only
+//! (it writes nothing, migrates nothing and never blocks a run), [`SqliteStore::open`] and
+//! [`SqliteStore::open_existing_writer`] create or upgrade the schema in one exclusive transaction
+//! and retry busy writes with backoff. [`Location`] turns a `--db` value into a backend or an error.
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use schedlab_core::fingerprint::Fingerprint;
 use schedlab_core::plan::{CaseSpec, RunPlan};
@@ -9,16 +15,53 @@ use schedlab_core::record::{ExperimentTag, IterationRecord, RunRecord, RunStatus
 use schedlab_core::runner::RunSink;
 use thiserror::Error;
 
+mod check;
+mod location;
+mod schema;
 mod sqlite;
 
-pub use sqlite::SqliteStore;
+pub use check::{AbandonedRun, CheckReport};
+pub use location::{Location, KNOWN_SCHEMES};
+pub use schema::{known_version, OLDEST_READABLE_VERSION};
+pub use sqlite::{Patience, SqliteStore};
 
 #[derive(Debug, Error)]
 pub enum StoreError {
-    #[error("{path} is not a schedlab results database")]
-    NotSchedlab { path: PathBuf },
+    #[error("{path} is not a schedlab results database ({why}); choose another file with --db or SCHEDLAB_DB")]
+    NotSchedlab { path: PathBuf, why: String },
     #[error("cannot write the results database {path}: {reason}")]
     Unwritable { path: PathBuf, reason: String },
+    #[error("cannot open the results database {path}: {reason}")]
+    Unopenable { path: PathBuf, reason: String },
+    /// The file is (or was) an SQLite database but SQLite, or its schema history, says it is
+    /// broken.
+    #[error("{path} is damaged ({detail}); `schedlab db check` says more")]
+    Damaged { path: PathBuf, detail: String },
+    #[error("{path}: this database has schema version {version}; this schedlab knows up to {known} — upgrade schedlab")]
+    Newer {
+        path: PathBuf,
+        version: i64,
+        known: i64,
+    },
+    #[error("{path}: this database has schema version {version} and this schedlab reads {oldest} and newer; a writer must upgrade it first: `schedlab db upgrade --db {path}`")]
+    NeedsUpgrade {
+        path: PathBuf,
+        version: i64,
+        oldest: i64,
+    },
+    /// A `--db` value that names no store this schedlab has.
+    #[error("--db {0}")]
+    BadLocation(String),
+    /// Another process held the write lock for longer than the store's patience.
+    #[error("the results database {path} stayed busy for {} s ({detail}); another process holds it", waited.as_secs())]
+    Busy {
+        path: PathBuf,
+        waited: Duration,
+        detail: String,
+    },
+    /// A write through a store opened read-only: a bug in the caller, not in the file.
+    #[error("the results database {path} was opened read-only and cannot store anything")]
+    ReadOnly { path: PathBuf },
     #[error("{0}")]
     NotFound(String),
     #[error("{0}")]

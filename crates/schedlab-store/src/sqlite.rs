@@ -1,8 +1,20 @@
-//! The SQLite backend: one file, migrated by refinery, marked with an application id so schedlab
-//! never writes into somebody else's database, in WAL mode so a killed run loses nothing committed.
+//! The SQLite backend: one file, marked with an application id so schedlab never writes into
+//! somebody else's database, in WAL mode so readers never wait for a run and a killed run loses
+//! nothing committed.
+//!
+//! A store is opened as a reader or a writer. A reader opens the file `SQLITE_OPEN_READONLY` and
+//! writes nothing at all — no migration, no pragma that writes, no journal mode — so any number of
+//! `runs`, `show` or `compare` beside a benchmark cannot make its writes fail. A writer begins
+//! every transaction IMMEDIATE (a deferred transaction that turns into a write gets SQLITE_BUSY at
+//! once in WAL mode, whatever the busy timeout) and, when SQLite still answers busy, retries the
+//! whole transaction with backoff for minutes: the caller's data stays in memory meanwhile.
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
-use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
+use rusqlite::{
+    params, Connection, ErrorCode, OpenFlags, OptionalExtension, Transaction, TransactionBehavior,
+};
 use schedlab_core::fingerprint::Fingerprint;
 use schedlab_core::metric::{Better, Measurement, Role};
 use schedlab_core::plan::{CaseSpec, RunPlan};
@@ -10,24 +22,102 @@ use schedlab_core::record::{
     Arm, Attachment, CaseRecord, ExperimentTag, IterationRecord, RunRecord, RunStatus,
 };
 
+use crate::check::CheckReport;
+use crate::schema::{self, Shape, V_ATTACHMENTS, V_CALIBRATIONS, V_EXPERIMENTS, V_RUNS};
 use crate::{Experiment, ExperimentKind, Result, RunSummary, Store, StoreError, StoredCalibration};
 
-mod embedded {
-    refinery::embed_migrations!("migrations/sqlite");
+/// How long the store waits on other processes' locks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Patience {
+    /// How long SQLite itself waits for a lock before answering busy.
+    pub busy_timeout: Duration,
+    /// How long a transaction is retried, with backoff, after SQLite answered busy. A run's
+    /// iteration waits this long in memory before the run gives up on storing it.
+    pub total: Duration,
 }
 
-/// `PRAGMA application_id` of schedlab databases ("SchL").
-const APPLICATION_ID: i32 = 0x5363_684C;
+impl Default for Patience {
+    fn default() -> Self {
+        Patience {
+            busy_timeout: Duration::from_secs(5),
+            total: Duration::from_secs(15 * 60),
+        }
+    }
+}
+
+/// The longest pause between two attempts of a busy transaction.
+const MAX_BACKOFF: Duration = Duration::from_secs(2);
 
 pub struct SqliteStore {
     conn: Connection,
     path: PathBuf,
+    writer: bool,
+    /// The schema version readers query against; 0 for a file without a schema yet.
+    version: i64,
+    /// The version the file had when it was opened, before a writer upgraded it.
+    found_version: i64,
+    patience: Patience,
+    busy_retries: Cell<u64>,
 }
 
 impl SqliteStore {
-    /// Opens (creating if needed) a results database at `path`, migrating it to the current
-    /// schema. Refuses files that are not schedlab databases.
+    /// Opens a results database for writing at `path`, creating the file (and its directory) if
+    /// needed and bringing its schema to the current version. Refuses files that are not
+    /// schedlab databases, damaged ones and ones a newer schedlab wrote.
     pub fn open(path: &Path) -> Result<Self> {
+        SqliteStore::open_writer(path, true)
+    }
+
+    /// Opens an existing results database for writing (upgrading its schema); a missing file is
+    /// an error, not a new database.
+    pub fn open_existing_writer(path: &Path) -> Result<Self> {
+        if !path.exists() {
+            return Err(missing(path));
+        }
+        SqliteStore::open_writer(path, false)
+    }
+
+    /// Opens an existing results database read-only, for commands that only read. It writes
+    /// nothing to the file, so it never blocks or fails a writer; a schema older than this
+    /// schedlab's is read as far as it goes (see [`crate::OLDEST_READABLE_VERSION`]); a file
+    /// with no schema yet reads as an empty store. A missing file is an error and is not created.
+    pub fn open_existing(path: &Path) -> Result<Self> {
+        if !path.exists() {
+            return Err(missing(path));
+        }
+        if path.is_dir() {
+            return Err(StoreError::Unopenable {
+                path: path.to_path_buf(),
+                reason: "it is a directory".into(),
+            });
+        }
+        // No SQLITE_OPEN_URI: a path is a path, never `file:` parameters.
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn =
+            Connection::open_with_flags(path, flags).map_err(|e| StoreError::Unopenable {
+                path: path.to_path_buf(),
+                reason: schema::sqlite_text(&e),
+            })?;
+        let mut store = SqliteStore::new(conn, path, false)?;
+        let shape = store.read(|conn| schema::inspect(conn, path))?;
+        store.version = match shape {
+            Shape::Empty => 0,
+            Shape::Schedlab { version } => {
+                schema::check_readable(path, version)?;
+                version
+            }
+        };
+        store.found_version = store.version;
+        Ok(store)
+    }
+
+    /// Checks the database at `path` read-only: SQLite's integrity check (`quick_check` when
+    /// `quick`), the schema version and the runs by status.
+    pub fn check(path: &Path, quick: bool) -> Result<CheckReport> {
+        crate::check::check(path, quick)
+    }
+
+    fn open_writer(path: &Path, create: bool) -> Result<Self> {
         let unwritable = |reason: String| StoreError::Unwritable {
             path: path.to_path_buf(),
             reason,
@@ -35,90 +125,202 @@ impl SqliteStore {
         if path.is_dir() {
             return Err(unwritable("it is a directory".into()));
         }
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|e| unwritable(e.to_string()))?;
+        if create {
+            if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                std::fs::create_dir_all(parent).map_err(|e| unwritable(e.to_string()))?;
+            }
         }
-        let mut conn = Connection::open(path).map_err(|e| classify(path, e))?;
-        let store_path = path.to_path_buf();
-        check_is_schedlab(&conn, path)?;
-        conn.busy_timeout(std::time::Duration::from_secs(10))
-            .map_err(|e| classify(path, e))?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(|e| classify(path, e))?;
-        conn.pragma_update(None, "foreign_keys", "ON")
-            .map_err(|e| classify(path, e))?;
-        embedded::migrations::runner()
-            .run(&mut conn)
-            .map_err(|e| unwritable(format!("migration failed: {e}")))?;
-        conn.pragma_update(None, "application_id", APPLICATION_ID)
-            .map_err(|e| classify(path, e))?;
-        Ok(SqliteStore {
-            conn,
-            path: store_path,
-        })
+        let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        if create {
+            flags |= OpenFlags::SQLITE_OPEN_CREATE;
+        }
+        let conn = Connection::open_with_flags(path, flags)
+            .map_err(|e| unwritable(schema::sqlite_text(&e)))?;
+        let mut store = SqliteStore::new(conn, path, true)?;
+        // Look before touching anything: a foreign or newer file is refused unchanged.
+        let shape = store.read(|conn| schema::inspect(conn, path))?;
+        store.found_version = match shape {
+            Shape::Empty => 0,
+            Shape::Schedlab { version } => version,
+        };
+        store.retry(|| {
+            let mode: String = store
+                .conn
+                .query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
+            if !mode.eq_ignore_ascii_case("wal") {
+                store.conn.pragma_update(None, "journal_mode", "WAL")?;
+            }
+            Ok(())
+        })?;
+        if store.found_version < schema::known_version() {
+            // EXCLUSIVE, and the schema inspected again inside: of N processes opening one new
+            // file, the first creates schema and mark in one commit and the others find it done.
+            store.retry(|| {
+                let tx = Transaction::new_unchecked(&store.conn, TransactionBehavior::Exclusive)?;
+                schema::migrate_in(&tx, path)?;
+                tx.commit()?;
+                Ok(())
+            })?;
+        }
+        store.version = schema::known_version();
+        Ok(store)
     }
 
-    /// Opens a database that must already exist (for commands that only read).
-    pub fn open_existing(path: &Path) -> Result<Self> {
-        if !path.exists() {
-            return Err(StoreError::NotFound(format!(
-                "no results database at {} (nothing has been stored yet)",
-                path.display()
-            )));
+    fn new(conn: Connection, path: &Path, writer: bool) -> Result<Self> {
+        let patience = Patience::default();
+        let classify = |e| schema::classify(path, e);
+        conn.busy_timeout(patience.busy_timeout).map_err(classify)?;
+        if writer {
+            // A connection setting, not a write to the file.
+            conn.pragma_update(None, "foreign_keys", "ON")
+                .map_err(classify)?;
         }
-        SqliteStore::open(path)
+        Ok(SqliteStore {
+            conn,
+            path: path.to_path_buf(),
+            writer,
+            version: 0,
+            found_version: 0,
+            patience,
+            busy_retries: Cell::new(0),
+        })
     }
 
     pub fn path(&self) -> &Path {
         &self.path
     }
 
+    /// Whether this store was opened for writing.
+    pub fn is_writer(&self) -> bool {
+        self.writer
+    }
+
+    /// The schema version queries run against (0: an empty file seen by a reader).
+    pub fn schema_version(&self) -> i64 {
+        self.version
+    }
+
+    /// The schema version the file had when it was opened, before a writer upgraded it.
+    pub fn found_version(&self) -> i64 {
+        self.found_version
+    }
+
+    /// Changes how long this store waits for other processes' locks.
+    pub fn set_patience(&mut self, patience: Patience) -> Result<()> {
+        self.conn
+            .busy_timeout(patience.busy_timeout)
+            .map_err(|e| schema::classify(&self.path, e))?;
+        self.patience = patience;
+        Ok(())
+    }
+
+    /// How many times a transaction was retried because the database was busy.
+    pub fn busy_retries(&self) -> u64 {
+        self.busy_retries.get()
+    }
+
     /// Runs SQLite's own consistency check; `Ok(())` when it answers "ok".
     pub fn integrity_check(&self) -> Result<()> {
-        let answer: String = self
-            .conn
-            .query_row("PRAGMA integrity_check", [], |r| r.get(0))?;
+        let answer: String =
+            self.read(|conn| Ok(conn.query_row("PRAGMA integrity_check", [], |r| r.get(0))?))?;
         if answer == "ok" {
             Ok(())
         } else {
             Err(StoreError::Corrupt(answer))
         }
     }
-}
 
-fn classify(path: &Path, e: rusqlite::Error) -> StoreError {
-    match e.sqlite_error_code() {
-        Some(ErrorCode::NotADatabase) => StoreError::NotSchedlab {
-            path: path.to_path_buf(),
-        },
-        Some(ErrorCode::CannotOpen | ErrorCode::ReadOnly | ErrorCode::PermissionDenied) => {
-            StoreError::Unwritable {
-                path: path.to_path_buf(),
-                reason: e.to_string(),
+    /// Runs `attempt` until it does not fail with busy or locked, pausing between attempts with
+    /// jittered exponential backoff, for at most the store's patience.
+    fn retry<T>(&self, mut attempt: impl FnMut() -> Result<T>) -> Result<T> {
+        let started = Instant::now();
+        let mut pause = Duration::from_millis(10);
+        loop {
+            let error = match attempt() {
+                Err(StoreError::Database(e)) if is_busy(&e) => e,
+                other => return other.map_err(|e| self.classify(e)),
+            };
+            let waited = started.elapsed();
+            if waited >= self.patience.total {
+                return Err(StoreError::Busy {
+                    path: self.path.clone(),
+                    waited,
+                    detail: format!("SQLite: {}", schema::sqlite_text(&error)),
+                });
             }
+            self.busy_retries.set(self.busy_retries.get() + 1);
+            // Jitter keeps writers that collided once from colliding again in step.
+            let seed = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.subsec_nanos())
+                ^ std::process::id();
+            let jittered = pause.mul_f64(1.0 + f64::from(seed % 1000) / 2000.0);
+            std::thread::sleep(jittered.min(self.patience.total - waited));
+            pause = (pause * 2).min(MAX_BACKOFF);
         }
-        _ => StoreError::Database(e),
+    }
+
+    fn classify(&self, e: StoreError) -> StoreError {
+        let e = match e {
+            StoreError::Database(e) => schema::classify(&self.path, e),
+            other => other,
+        };
+        match e {
+            // A reader writes nothing, but SQLite must create the WAL index beside the file.
+            StoreError::Unwritable { path, reason } if !self.writer => StoreError::Unopenable {
+                reason: format!(
+                    "{reason} (reading a WAL database needs its -wal and -shm files, or a \
+                     directory this user may create them in)"
+                ),
+                path,
+            },
+            other => other,
+        }
+    }
+
+    /// One write transaction, begun IMMEDIATE, retried whole while the database is busy.
+    fn write<T>(&self, body: impl Fn(&Transaction<'_>) -> Result<T>) -> Result<T> {
+        if !self.writer {
+            return Err(StoreError::ReadOnly {
+                path: self.path.clone(),
+            });
+        }
+        self.retry(|| {
+            let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
+            let value = body(&tx)?;
+            tx.commit()?;
+            Ok(value)
+        })
+    }
+
+    /// One read, in a deferred transaction so it sees one snapshot, retried while busy.
+    fn read<T>(&self, body: impl Fn(&Connection) -> Result<T>) -> Result<T> {
+        self.retry(|| {
+            let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Deferred)?;
+            let value = body(&tx)?;
+            tx.commit()?;
+            Ok(value)
+        })
+    }
+
+    /// Whether the schema has what arrived in `version` (a reader may hold an older file).
+    fn has(&self, version: i64) -> bool {
+        self.version >= version
     }
 }
 
-/// A database that already has tables must carry schedlab's application id.
-fn check_is_schedlab(conn: &Connection, path: &Path) -> Result<()> {
-    let app_id: i32 = conn
-        .query_row("PRAGMA application_id", [], |r| r.get(0))
-        .map_err(|e| classify(path, e))?;
-    let tables: i64 = conn
-        .query_row(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
-            [],
-            |r| r.get(0),
-        )
-        .map_err(|e| classify(path, e))?;
-    if tables > 0 && app_id != APPLICATION_ID {
-        return Err(StoreError::NotSchedlab {
-            path: path.to_path_buf(),
-        });
-    }
-    Ok(())
+fn missing(path: &Path) -> StoreError {
+    StoreError::NotFound(format!(
+        "no results database at {} (nothing has been stored there yet)",
+        path.display()
+    ))
+}
+
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+    )
 }
 
 fn to_json<T: serde::Serialize>(value: &T) -> Result<String> {
@@ -137,39 +339,46 @@ impl Store for SqliteStore {
         fingerprint: &Fingerprint,
         started_at_ns: i64,
     ) -> Result<i64> {
-        let tx = self.conn.transaction()?;
-        tx.execute(
-            "INSERT INTO runs (label, suite, plan_json, fingerprint_json, boot_id, kernel_release,
-                               hostname, started_at_ns, status, schedlab_version)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'running', ?9)",
-            params![
-                plan.label,
-                plan.suite,
-                to_json(plan)?,
-                to_json(fingerprint)?,
-                fingerprint.boot_id,
-                fingerprint.kernel_release,
-                fingerprint.hostname,
-                started_at_ns,
-                fingerprint.schedlab_version,
-            ],
-        )?;
-        let run_id = tx.last_insert_rowid();
-        for (position, case) in plan.cases.iter().enumerate() {
+        let plan_json = to_json(plan)?;
+        let fingerprint_json = to_json(fingerprint)?;
+        let cases = plan
+            .cases
+            .iter()
+            .map(|case| Ok((case, to_json(case)?)))
+            .collect::<Result<Vec<_>>>()?;
+        self.write(|tx| {
             tx.execute(
-                "INSERT INTO cases (run_id, position, name, workload, spec_json)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                "INSERT INTO runs (label, suite, plan_json, fingerprint_json, boot_id, kernel_release,
+                                   hostname, started_at_ns, status, schedlab_version)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'running', ?9)",
                 params![
-                    run_id,
-                    position as i64,
-                    case.name,
-                    case.workload.kind(),
-                    to_json(case)?
+                    plan.label,
+                    plan.suite,
+                    plan_json,
+                    fingerprint_json,
+                    fingerprint.boot_id,
+                    fingerprint.kernel_release,
+                    fingerprint.hostname,
+                    started_at_ns,
+                    fingerprint.schedlab_version,
                 ],
             )?;
-        }
-        tx.commit()?;
-        Ok(run_id)
+            let run_id = tx.last_insert_rowid();
+            for (position, (case, spec_json)) in cases.iter().enumerate() {
+                tx.execute(
+                    "INSERT INTO cases (run_id, position, name, workload, spec_json)
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                    params![
+                        run_id,
+                        position as i64,
+                        case.name,
+                        case.workload.kind(),
+                        spec_json
+                    ],
+                )?;
+            }
+            Ok(run_id)
+        })
     }
 
     fn record_iteration(
@@ -178,22 +387,23 @@ impl Store for SqliteStore {
         case_index: usize,
         iteration: &IterationRecord,
     ) -> Result<()> {
-        let tx = self.conn.transaction()?;
-        let case_id: i64 = tx
-            .query_row(
-                "SELECT id FROM cases WHERE run_id = ?1 AND position = ?2",
-                params![run_id, case_index as i64],
-                |r| r.get(0),
-            )
-            .optional()?
-            .ok_or_else(|| StoreError::NotFound(format!("case {case_index} of run {run_id}")))?;
-        tx.execute(
-            "INSERT INTO iterations (case_id, position, warmup, started_at_ns) VALUES (?1, ?2, ?3, ?4)",
-            params![case_id, iteration.index, iteration.warmup, iteration.started_at_ns],
-        )?;
-        let iteration_id = tx.last_insert_rowid();
-        {
-            let mut insert = tx.prepare(
+        self.write(|tx| {
+            let case_id: i64 = tx
+                .query_row(
+                    "SELECT id FROM cases WHERE run_id = ?1 AND position = ?2",
+                    params![run_id, case_index as i64],
+                    |r| r.get(0),
+                )
+                .optional()?
+                .ok_or_else(|| {
+                    StoreError::NotFound(format!("case {case_index} of run {run_id}"))
+                })?;
+            tx.execute(
+                "INSERT INTO iterations (case_id, position, warmup, started_at_ns) VALUES (?1, ?2, ?3, ?4)",
+                params![case_id, iteration.index, iteration.warmup, iteration.started_at_ns],
+            )?;
+            let iteration_id = tx.last_insert_rowid();
+            let mut insert = tx.prepare_cached(
                 "INSERT INTO measurements (iteration_id, name, unit, better, role, value)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )?;
@@ -207,17 +417,14 @@ impl Store for SqliteStore {
                     m.value
                 ])?;
             }
-        }
-        {
-            let mut insert = tx.prepare(
+            let mut insert = tx.prepare_cached(
                 "INSERT INTO attachments (iteration_id, name, encoding, data) VALUES (?1, ?2, ?3, ?4)",
             )?;
             for a in &iteration.attachments {
                 insert.execute(params![iteration_id, a.name, a.encoding, a.data])?;
             }
-        }
-        tx.commit()?;
-        Ok(())
+            Ok(())
+        })
     }
 
     fn finish_run(
@@ -227,10 +434,12 @@ impl Store for SqliteStore {
         ended_at_ns: i64,
         error: Option<&str>,
     ) -> Result<()> {
-        let changed = self.conn.execute(
-            "UPDATE runs SET status = ?2, ended_at_ns = ?3, error = ?4 WHERE id = ?1",
-            params![run_id, status.as_str(), ended_at_ns, error],
-        )?;
+        let changed = self.write(|tx| {
+            Ok(tx.execute(
+                "UPDATE runs SET status = ?2, ended_at_ns = ?3, error = ?4 WHERE id = ?1",
+                params![run_id, status.as_str(), ended_at_ns, error],
+            )?)
+        })?;
         if changed != 1 {
             return Err(StoreError::NotFound(format!("run {run_id}")));
         }
@@ -238,178 +447,101 @@ impl Store for SqliteStore {
     }
 
     fn list_runs(&self, limit: Option<usize>) -> Result<Vec<RunSummary>> {
-        let mut stmt = self.conn.prepare(
-            "SELECT r.id, r.label, r.suite, r.status, r.started_at_ns, r.ended_at_ns,
-                    r.kernel_release, r.boot_id,
-                    (SELECT count(*) FROM cases c WHERE c.run_id = r.id),
-                    (SELECT count(*) FROM iterations i JOIN cases c ON i.case_id = c.id
-                      WHERE c.run_id = r.id AND i.warmup = 0),
-                    (SELECT c.name FROM cases c WHERE c.run_id = r.id ORDER BY c.position LIMIT 1)
-             FROM runs r ORDER BY r.started_at_ns DESC, r.id DESC LIMIT ?1",
-        )?;
-        let limit = limit.map_or(-1, |l| l as i64);
-        let rows = stmt.query_map([limit], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, Option<String>>(1)?,
-                r.get::<_, Option<String>>(2)?,
-                r.get::<_, String>(3)?,
-                r.get::<_, i64>(4)?,
-                r.get::<_, Option<i64>>(5)?,
-                r.get::<_, String>(6)?,
-                r.get::<_, String>(7)?,
-                r.get::<_, i64>(8)?,
-                r.get::<_, i64>(9)?,
-                r.get::<_, Option<String>>(10)?,
-            ))
-        })?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (id, label, suite, status, started, ended, kernel, boot, cases, measured, first) =
-                row?;
-            let what = match (&suite, first) {
-                (Some(s), _) => format!("suite {s}"),
-                (None, Some(name)) => name,
-                (None, None) => String::new(),
-            };
-            out.push(RunSummary {
-                id,
-                label,
-                suite,
-                what,
-                case_count: cases as usize,
-                measured_iterations: measured as usize,
-                status: parse_status(&status)?,
-                started_at_ns: started,
-                ended_at_ns: ended,
-                kernel_release: kernel,
-                boot_id: boot,
-            });
+        if !self.has(V_RUNS) {
+            return Ok(Vec::new());
         }
-        Ok(out)
-    }
-
-    fn load_run(&self, run_id: i64) -> Result<RunRecord> {
-        let row = self
-            .conn
-            .query_row(
-                "SELECT label, plan_json, fingerprint_json, started_at_ns, ended_at_ns, status, error
-                 FROM runs WHERE id = ?1",
-                [run_id],
-                |r| {
-                    Ok((
-                        r.get::<_, Option<String>>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, String>(2)?,
-                        r.get::<_, i64>(3)?,
-                        r.get::<_, Option<i64>>(4)?,
-                        r.get::<_, String>(5)?,
-                        r.get::<_, Option<String>>(6)?,
-                    ))
-                },
-            )
-            .optional()?
-            .ok_or_else(|| StoreError::NotFound(format!("no run with id {run_id}")))?;
-        let (label, plan_json, fingerprint_json, started_at_ns, ended_at_ns, status, error) = row;
-        let plan: RunPlan = from_json(&plan_json, "the run plan")?;
-        let fingerprint: Fingerprint = from_json(&fingerprint_json, "the fingerprint")?;
-
-        let mut cases_stmt = self
-            .conn
-            .prepare("SELECT id, spec_json FROM cases WHERE run_id = ?1 ORDER BY position")?;
-        let mut iterations_stmt = self.conn.prepare(
-            "SELECT id, position, warmup, started_at_ns FROM iterations WHERE case_id = ?1 ORDER BY position",
-        )?;
-        let mut measurements_stmt = self.conn.prepare(
-            "SELECT name, unit, better, role, value FROM measurements WHERE iteration_id = ?1 ORDER BY rowid",
-        )?;
-        let mut attachments_stmt = self.conn.prepare(
-            "SELECT name, encoding, data FROM attachments WHERE iteration_id = ?1 ORDER BY rowid",
-        )?;
-        let case_rows: Vec<(i64, String)> = cases_stmt
-            .query_map([run_id], |r| Ok((r.get(0)?, r.get(1)?)))?
-            .collect::<rusqlite::Result<_>>()?;
-        let mut cases = Vec::with_capacity(case_rows.len());
-        for (case_id, spec_json) in case_rows {
-            let spec: CaseSpec = from_json(&spec_json, "a case")?;
-            let iteration_rows: Vec<(i64, u32, bool, i64)> = iterations_stmt
-                .query_map([case_id], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-                })?
-                .collect::<rusqlite::Result<_>>()?;
-            let mut iterations = Vec::with_capacity(iteration_rows.len());
-            for (iteration_id, index, warmup, started_at_ns) in iteration_rows {
-                let raw: Vec<(String, String, String, String, f64)> = measurements_stmt
-                    .query_map([iteration_id], |r| {
-                        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
-                    })?
-                    .collect::<rusqlite::Result<_>>()?;
-                let measurements = raw
-                    .into_iter()
-                    .map(|(name, unit, better, role, value)| {
-                        Ok(Measurement {
-                            better: Better::parse(&better).ok_or_else(|| {
-                                StoreError::Corrupt(format!("direction {better:?}"))
-                            })?,
-                            role: Role::parse(&role)
-                                .ok_or_else(|| StoreError::Corrupt(format!("role {role:?}")))?,
-                            name,
-                            unit,
-                            value,
-                        })
-                    })
-                    .collect::<Result<Vec<_>>>()?;
-                let attachments = attachments_stmt
-                    .query_map([iteration_id], |r| {
-                        Ok(Attachment {
-                            name: r.get(0)?,
-                            encoding: r.get(1)?,
-                            data: r.get(2)?,
-                        })
-                    })?
-                    .collect::<rusqlite::Result<Vec<_>>>()?;
-                iterations.push(IterationRecord {
-                    index,
-                    warmup,
-                    started_at_ns,
-                    measurements,
-                    attachments,
+        self.read(|conn| {
+            let mut stmt = conn.prepare(
+                "SELECT r.id, r.label, r.suite, r.status, r.started_at_ns, r.ended_at_ns,
+                        r.kernel_release, r.boot_id,
+                        (SELECT count(*) FROM cases c WHERE c.run_id = r.id),
+                        (SELECT count(*) FROM iterations i JOIN cases c ON i.case_id = c.id
+                          WHERE c.run_id = r.id AND i.warmup = 0),
+                        (SELECT c.name FROM cases c WHERE c.run_id = r.id ORDER BY c.position LIMIT 1)
+                 FROM runs r ORDER BY r.started_at_ns DESC, r.id DESC LIMIT ?1",
+            )?;
+            let limit = limit.map_or(-1, |l| i64::try_from(l).unwrap_or(i64::MAX));
+            let rows = stmt.query_map([limit], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, Option<String>>(1)?,
+                    r.get::<_, Option<String>>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, i64>(4)?,
+                    r.get::<_, Option<i64>>(5)?,
+                    r.get::<_, String>(6)?,
+                    r.get::<_, String>(7)?,
+                    r.get::<_, i64>(8)?,
+                    r.get::<_, i64>(9)?,
+                    r.get::<_, Option<String>>(10)?,
+                ))
+            })?;
+            let mut out = Vec::new();
+            for row in rows {
+                let (id, label, suite, status, started, ended, kernel, boot, cases, measured, first) =
+                    row?;
+                let what = match (&suite, first) {
+                    (Some(s), _) => format!("suite {s}"),
+                    (None, Some(name)) => name,
+                    (None, None) => String::new(),
+                };
+                out.push(RunSummary {
+                    id,
+                    label,
+                    suite,
+                    what,
+                    case_count: cases as usize,
+                    measured_iterations: measured as usize,
+                    status: parse_status(&status)?,
+                    started_at_ns: started,
+                    ended_at_ns: ended,
+                    kernel_release: kernel,
+                    boot_id: boot,
                 });
             }
-            cases.push(CaseRecord { spec, iterations });
-        }
-        Ok(RunRecord {
-            id: Some(run_id),
-            label,
-            plan,
-            fingerprint,
-            started_at_ns,
-            ended_at_ns,
-            status: parse_status(&status)?,
-            error,
-            cases,
+            Ok(out)
         })
     }
 
+    fn load_run(&self, run_id: i64) -> Result<RunRecord> {
+        if !self.has(V_RUNS) {
+            return Err(StoreError::NotFound(format!("no run with id {run_id}")));
+        }
+        let with_attachments = self.has(V_ATTACHMENTS);
+        self.read(|conn| load_run_in(conn, run_id, with_attachments))
+    }
+
     fn resolve(&self, id_or_label: &str) -> Result<Vec<i64>> {
-        if !id_or_label.is_empty() && id_or_label.chars().all(|c| c.is_ascii_digit()) {
+        let by_id = !id_or_label.is_empty() && id_or_label.chars().all(|c| c.is_ascii_digit());
+        if by_id {
             let id: i64 = id_or_label
                 .parse()
                 .map_err(|_| StoreError::NotFound(format!("no run with id {id_or_label}")))?;
-            let exists: Option<i64> = self
-                .conn
-                .query_row("SELECT id FROM runs WHERE id = ?1", [id], |r| r.get(0))
-                .optional()?;
+            let exists: Option<i64> = if self.has(V_RUNS) {
+                self.read(|conn| {
+                    Ok(conn
+                        .query_row("SELECT id FROM runs WHERE id = ?1", [id], |r| r.get(0))
+                        .optional()?)
+                })?
+            } else {
+                None
+            };
             return exists
                 .map(|id| vec![id])
                 .ok_or_else(|| StoreError::NotFound(format!("no run with id {id}")));
         }
-        let mut stmt = self
-            .conn
-            .prepare("SELECT id FROM runs WHERE label = ?1 ORDER BY started_at_ns, id")?;
-        let ids: Vec<i64> = stmt
-            .query_map([id_or_label], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
+        let ids: Vec<i64> = if self.has(V_RUNS) {
+            self.read(|conn| {
+                let mut stmt = conn
+                    .prepare("SELECT id FROM runs WHERE label = ?1 ORDER BY started_at_ns, id")?;
+                let ids = stmt
+                    .query_map([id_or_label], |r| r.get(0))?
+                    .collect::<rusqlite::Result<_>>()?;
+                Ok(ids)
+            })?
+        } else {
+            Vec::new()
+        };
         if ids.is_empty() {
             return Err(StoreError::NotFound(format!(
                 "no run with id or label {id_or_label:?}"
@@ -419,34 +551,35 @@ impl Store for SqliteStore {
     }
 
     fn create_experiment(&mut self, e: &Experiment) -> Result<i64> {
-        let exists: Option<i64> = self
-            .conn
-            .query_row(
-                "SELECT id FROM experiments WHERE kind = ?1 AND name = ?2",
-                params![e.kind.as_str(), e.name],
-                |r| r.get(0),
-            )
-            .optional()?;
-        if exists.is_some() {
-            return Err(StoreError::Exists(format!(
-                "a {} named {:?} already exists",
-                e.kind.as_str(),
-                e.name
-            )));
-        }
-        self.conn.execute(
-            "INSERT INTO experiments (kind, name, spec_json, state_json, status, created_at_ns)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![
-                e.kind.as_str(),
-                e.name,
-                e.spec.to_string(),
-                e.state.to_string(),
-                e.status.as_str(),
-                e.created_at_ns
-            ],
-        )?;
-        Ok(self.conn.last_insert_rowid())
+        self.write(|tx| {
+            let exists: Option<i64> = tx
+                .query_row(
+                    "SELECT id FROM experiments WHERE kind = ?1 AND name = ?2",
+                    params![e.kind.as_str(), e.name],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            if exists.is_some() {
+                return Err(StoreError::Exists(format!(
+                    "a {} named {:?} already exists",
+                    e.kind.as_str(),
+                    e.name
+                )));
+            }
+            tx.execute(
+                "INSERT INTO experiments (kind, name, spec_json, state_json, status, created_at_ns)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![
+                    e.kind.as_str(),
+                    e.name,
+                    e.spec.to_string(),
+                    e.state.to_string(),
+                    e.status.as_str(),
+                    e.created_at_ns
+                ],
+            )?;
+            Ok(tx.last_insert_rowid())
+        })
     }
 
     fn experiment(&self, kind: ExperimentKind, name: &str) -> Result<Option<Experiment>> {
@@ -458,37 +591,46 @@ impl Store for SqliteStore {
     }
 
     fn save_calibration(&mut self, c: &StoredCalibration) -> Result<i64> {
-        self.conn.execute(
-            "INSERT INTO calibrations (created_at_ns, label, hostname, run_ids_json, model_json)
-             VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![
-                c.created_at_ns,
-                c.label,
-                c.hostname,
-                to_json(&c.run_ids)?,
-                c.model.to_string()
-            ],
-        )?;
-        Ok(self.conn.last_insert_rowid())
+        let run_ids = to_json(&c.run_ids)?;
+        self.write(|tx| {
+            tx.execute(
+                "INSERT INTO calibrations (created_at_ns, label, hostname, run_ids_json, model_json)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![
+                    c.created_at_ns,
+                    c.label,
+                    c.hostname,
+                    run_ids,
+                    c.model.to_string()
+                ],
+            )?;
+            Ok(tx.last_insert_rowid())
+        })
     }
 
     fn calibrations(&self) -> Result<Vec<StoredCalibration>> {
-        let mut stmt = self.conn.prepare(
-            "SELECT id, created_at_ns, label, hostname, run_ids_json, model_json FROM calibrations
-              ORDER BY created_at_ns DESC, id DESC",
-        )?;
-        let rows = stmt
-            .query_map([], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, String>(3)?,
-                    r.get::<_, String>(4)?,
-                    r.get::<_, String>(5)?,
-                ))
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
+        if !self.has(V_CALIBRATIONS) {
+            return Ok(Vec::new());
+        }
+        let rows = self.read(|conn| {
+            let mut stmt = conn.prepare(
+                "SELECT id, created_at_ns, label, hostname, run_ids_json, model_json FROM calibrations
+                  ORDER BY created_at_ns DESC, id DESC",
+            )?;
+            let rows = stmt
+                .query_map([], |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, i64>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, String>(3)?,
+                        r.get::<_, String>(4)?,
+                        r.get::<_, String>(5)?,
+                    ))
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(rows)
+        })?;
         rows.into_iter()
             .map(|(id, created_at_ns, label, hostname, run_ids, model)| {
                 Ok(StoredCalibration {
@@ -509,10 +651,12 @@ impl Store for SqliteStore {
         state: &serde_json::Value,
         status: RunStatus,
     ) -> Result<()> {
-        let changed = self.conn.execute(
-            "UPDATE experiments SET state_json = ?2, status = ?3 WHERE id = ?1",
-            params![id, state.to_string(), status.as_str()],
-        )?;
+        let changed = self.write(|tx| {
+            Ok(tx.execute(
+                "UPDATE experiments SET state_json = ?2, status = ?3 WHERE id = ?1",
+                params![id, state.to_string(), status.as_str()],
+            )?)
+        })?;
         if changed != 1 {
             return Err(StoreError::NotFound(format!("experiment {id}")));
         }
@@ -520,10 +664,12 @@ impl Store for SqliteStore {
     }
 
     fn tag_run(&mut self, run_id: i64, tag: ExperimentTag) -> Result<()> {
-        let changed = self.conn.execute(
-            "UPDATE runs SET experiment_id = ?2, experiment_side = ?3, experiment_round = ?4 WHERE id = ?1",
-            params![run_id, tag.experiment_id, tag.arm.as_str(), tag.round],
-        )?;
+        let changed = self.write(|tx| {
+            Ok(tx.execute(
+                "UPDATE runs SET experiment_id = ?2, experiment_side = ?3, experiment_round = ?4 WHERE id = ?1",
+                params![run_id, tag.experiment_id, tag.arm.as_str(), tag.round],
+            )?)
+        })?;
         if changed != 1 {
             return Err(StoreError::NotFound(format!("run {run_id}")));
         }
@@ -531,14 +677,18 @@ impl Store for SqliteStore {
     }
 
     fn run_tag(&self, run_id: i64) -> Result<Option<ExperimentTag>> {
-        let row: Option<(Option<i64>, Option<String>, Option<u32>)> = self
-            .conn
-            .query_row(
-                "SELECT experiment_id, experiment_side, experiment_round FROM runs WHERE id = ?1",
-                [run_id],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )
-            .optional()?;
+        if !self.has(V_EXPERIMENTS) {
+            return Ok(None);
+        }
+        let row: Option<(Option<i64>, Option<String>, Option<u32>)> = self.read(|conn| {
+            Ok(conn
+                .query_row(
+                    "SELECT experiment_id, experiment_side, experiment_round FROM runs WHERE id = ?1",
+                    [run_id],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )
+                .optional()?)
+        })?;
         Ok(match row {
             Some((Some(experiment_id), Some(side), Some(round))) => Some(ExperimentTag {
                 experiment_id,
@@ -551,16 +701,22 @@ impl Store for SqliteStore {
     }
 
     fn median_wall_time_sec(&self, case_name: &str) -> Result<Option<f64>> {
-        let mut stmt = self.conn.prepare(
-            "SELECT m.value FROM measurements m
-               JOIN iterations i ON m.iteration_id = i.id
-               JOIN cases c ON i.case_id = c.id
-              WHERE c.name = ?1 AND m.name = 'wall_time_sec' AND i.warmup = 0
-              ORDER BY i.id DESC LIMIT 50",
-        )?;
-        let mut values: Vec<f64> = stmt
-            .query_map([case_name], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
+        if !self.has(V_RUNS) {
+            return Ok(None);
+        }
+        let mut values: Vec<f64> = self.read(|conn| {
+            let mut stmt = conn.prepare(
+                "SELECT m.value FROM measurements m
+                   JOIN iterations i ON m.iteration_id = i.id
+                   JOIN cases c ON i.case_id = c.id
+                  WHERE c.name = ?1 AND m.name = 'wall_time_sec' AND i.warmup = 0
+                  ORDER BY i.id DESC LIMIT 50",
+            )?;
+            let values = stmt
+                .query_map([case_name], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            Ok(values)
+        })?;
         if values.is_empty() {
             return Ok(None);
         }
@@ -574,33 +730,144 @@ impl Store for SqliteStore {
     }
 }
 
+/// One run with every case, iteration, measurement and (from V2) attachment, read on `conn`.
+fn load_run_in(conn: &Connection, run_id: i64, with_attachments: bool) -> Result<RunRecord> {
+    let row = conn
+        .query_row(
+            "SELECT label, plan_json, fingerprint_json, started_at_ns, ended_at_ns, status, error
+             FROM runs WHERE id = ?1",
+            [run_id],
+            |r| {
+                Ok((
+                    r.get::<_, Option<String>>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, i64>(3)?,
+                    r.get::<_, Option<i64>>(4)?,
+                    r.get::<_, String>(5)?,
+                    r.get::<_, Option<String>>(6)?,
+                ))
+            },
+        )
+        .optional()?
+        .ok_or_else(|| StoreError::NotFound(format!("no run with id {run_id}")))?;
+    let (label, plan_json, fingerprint_json, started_at_ns, ended_at_ns, status, error) = row;
+    let plan: RunPlan = from_json(&plan_json, "the run plan")?;
+    let fingerprint: Fingerprint = from_json(&fingerprint_json, "the fingerprint")?;
+
+    let mut cases_stmt =
+        conn.prepare("SELECT id, spec_json FROM cases WHERE run_id = ?1 ORDER BY position")?;
+    let mut iterations_stmt = conn.prepare(
+        "SELECT id, position, warmup, started_at_ns FROM iterations WHERE case_id = ?1 ORDER BY position",
+    )?;
+    let mut measurements_stmt = conn.prepare(
+        "SELECT name, unit, better, role, value FROM measurements WHERE iteration_id = ?1 ORDER BY rowid",
+    )?;
+    let mut attachments_stmt = if with_attachments {
+        Some(conn.prepare(
+            "SELECT name, encoding, data FROM attachments WHERE iteration_id = ?1 ORDER BY rowid",
+        )?)
+    } else {
+        None
+    };
+    let case_rows: Vec<(i64, String)> = cases_stmt
+        .query_map([run_id], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut cases = Vec::with_capacity(case_rows.len());
+    for (case_id, spec_json) in case_rows {
+        let spec: CaseSpec = from_json(&spec_json, "a case")?;
+        let iteration_rows: Vec<(i64, u32, bool, i64)> = iterations_stmt
+            .query_map([case_id], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut iterations = Vec::with_capacity(iteration_rows.len());
+        for (iteration_id, index, warmup, started_at_ns) in iteration_rows {
+            let raw: Vec<(String, String, String, String, f64)> = measurements_stmt
+                .query_map([iteration_id], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+                })?
+                .collect::<rusqlite::Result<_>>()?;
+            let measurements = raw
+                .into_iter()
+                .map(|(name, unit, better, role, value)| {
+                    Ok(Measurement {
+                        better: Better::parse(&better)
+                            .ok_or_else(|| StoreError::Corrupt(format!("direction {better:?}")))?,
+                        role: Role::parse(&role)
+                            .ok_or_else(|| StoreError::Corrupt(format!("role {role:?}")))?,
+                        name,
+                        unit,
+                        value,
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let attachments = match attachments_stmt.as_mut() {
+                Some(stmt) => stmt
+                    .query_map([iteration_id], |r| {
+                        Ok(Attachment {
+                            name: r.get(0)?,
+                            encoding: r.get(1)?,
+                            data: r.get(2)?,
+                        })
+                    })?
+                    .collect::<rusqlite::Result<Vec<_>>>()?,
+                None => Vec::new(),
+            };
+            iterations.push(IterationRecord {
+                index,
+                warmup,
+                started_at_ns,
+                measurements,
+                attachments,
+            });
+        }
+        cases.push(CaseRecord { spec, iterations });
+    }
+    Ok(RunRecord {
+        id: Some(run_id),
+        label,
+        plan,
+        fingerprint,
+        started_at_ns,
+        ended_at_ns,
+        status: parse_status(&status)?,
+        error,
+        cases,
+    })
+}
+
 impl SqliteStore {
     fn experiment_where(
         &self,
         condition: &str,
-        args: impl rusqlite::Params,
+        args: impl rusqlite::Params + Clone,
     ) -> Result<Option<Experiment>> {
-        let row = self
-            .conn
-            .query_row(
-                &format!(
-                    "SELECT id, kind, name, spec_json, state_json, status, created_at_ns
-                       FROM experiments WHERE {condition}"
-                ),
-                args,
-                |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, String>(2)?,
-                        r.get::<_, String>(3)?,
-                        r.get::<_, String>(4)?,
-                        r.get::<_, String>(5)?,
-                        r.get::<_, i64>(6)?,
-                    ))
-                },
-            )
-            .optional()?;
+        if !self.has(V_EXPERIMENTS) {
+            return Ok(None);
+        }
+        let row = self.read(|conn| {
+            Ok(conn
+                .query_row(
+                    &format!(
+                        "SELECT id, kind, name, spec_json, state_json, status, created_at_ns
+                           FROM experiments WHERE {condition}"
+                    ),
+                    args.clone(),
+                    |r| {
+                        Ok((
+                            r.get::<_, i64>(0)?,
+                            r.get::<_, String>(1)?,
+                            r.get::<_, String>(2)?,
+                            r.get::<_, String>(3)?,
+                            r.get::<_, String>(4)?,
+                            r.get::<_, String>(5)?,
+                            r.get::<_, i64>(6)?,
+                        ))
+                    },
+                )
+                .optional()?)
+        })?;
         let Some((id, kind, name, spec, state, status, created_at_ns)) = row else {
             return Ok(None);
         };
@@ -764,6 +1031,328 @@ mod tests {
             SqliteStore::open(&other),
             Err(StoreError::NotSchedlab { .. })
         ));
+    }
+
+    /// A finished run in a new database at `path`, written and closed (the WAL checkpointed).
+    fn stored_db(path: &Path) -> i64 {
+        let mut store = SqliteStore::open(path).unwrap();
+        run_into(&mut store, &plan("stored"))
+    }
+
+    fn raw(path: &Path) -> Connection {
+        Connection::open(path).unwrap()
+    }
+
+    #[test]
+    fn readers_write_nothing_and_cannot_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        let id = stored_db(&path);
+        let before = std::fs::read(&path).unwrap();
+        {
+            let mut reader = SqliteStore::open_existing(&path).unwrap();
+            assert!(!reader.is_writer());
+            assert_eq!(reader.list_runs(None).unwrap().len(), 1);
+            assert_eq!(reader.load_run(id).unwrap().cases[0].measured().count(), 3);
+            assert!(reader.calibrations().unwrap().is_empty());
+            assert!(matches!(
+                reader.begin_run(&plan("x"), &Fingerprint::collect(), 1),
+                Err(StoreError::ReadOnly { .. })
+            ));
+        }
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+    }
+
+    #[test]
+    fn readers_never_create_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("missing.db");
+        assert!(matches!(
+            SqliteStore::open_existing(&path),
+            Err(StoreError::NotFound(_))
+        ));
+        assert!(matches!(
+            SqliteStore::open_existing_writer(&path),
+            Err(StoreError::NotFound(_))
+        ));
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn an_empty_file_reads_as_an_empty_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("empty.db");
+        std::fs::write(&path, b"").unwrap();
+        let reader = SqliteStore::open_existing(&path).unwrap();
+        assert_eq!(reader.schema_version(), 0);
+        assert!(reader.list_runs(None).unwrap().is_empty());
+        assert!(matches!(reader.resolve("1"), Err(StoreError::NotFound(_))));
+        assert!(matches!(reader.resolve("x"), Err(StoreError::NotFound(_))));
+        assert_eq!(reader.median_wall_time_sec("fake").unwrap(), None);
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 0);
+        // A writer fills it.
+        let mut writer = SqliteStore::open(&path).unwrap();
+        assert_eq!(writer.found_version(), 0);
+        run_into(&mut writer, &plan("now"));
+    }
+
+    #[test]
+    fn older_schemas_are_read_and_upgraded_by_writers() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v1.db");
+        let plan = plan("old");
+        {
+            let conn = raw(&path);
+            conn.pragma_update(None, "journal_mode", "WAL").unwrap();
+            let tx = conn.unchecked_transaction().unwrap();
+            schema::migrate_to(&tx, &path, 1).unwrap();
+            tx.commit().unwrap();
+            conn.execute(
+                "INSERT INTO runs (plan_json, fingerprint_json, boot_id, kernel_release, hostname,
+                                   started_at_ns, status, schedlab_version)
+                 VALUES (?1, ?2, 'b', 'k', 'h', 5, 'complete', 'old')",
+                params![
+                    to_json(&plan).unwrap(),
+                    to_json(&Fingerprint::collect()).unwrap()
+                ],
+            )
+            .unwrap();
+            conn.execute(
+                "INSERT INTO cases (run_id, position, name, workload, spec_json) VALUES (1, 0, ?1, 'fake', ?2)",
+                params![plan.cases[0].name, to_json(&plan.cases[0]).unwrap()],
+            )
+            .unwrap();
+            conn.execute(
+                "INSERT INTO iterations (case_id, position, warmup, started_at_ns) VALUES (1, 0, 0, 6)",
+                [],
+            )
+            .unwrap();
+        }
+        let reader = SqliteStore::open_existing(&path).unwrap();
+        assert_eq!(reader.schema_version(), 1);
+        assert_eq!(reader.list_runs(None).unwrap().len(), 1);
+        let run = reader.load_run(1).unwrap();
+        assert!(run.cases[0].iterations[0].attachments.is_empty());
+        assert_eq!(reader.run_tag(1).unwrap(), None);
+        assert_eq!(reader.experiment(ExperimentKind::Ab, "x").unwrap(), None);
+        assert!(reader.calibrations().unwrap().is_empty());
+        drop(reader);
+
+        let writer = SqliteStore::open(&path).unwrap();
+        assert_eq!(writer.found_version(), 1);
+        assert_eq!(writer.schema_version(), schema::known_version());
+        assert_eq!(writer.load_run(1).unwrap().cases[0].iterations.len(), 1);
+        let history: i64 = writer
+            .conn
+            .query_row("SELECT count(*) FROM refinery_schema_history", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(history, schema::known_version());
+    }
+
+    #[test]
+    fn a_newer_schema_is_refused_by_readers_and_writers() {
+        let dir = tempfile::tempdir().unwrap();
+        for how in [
+            "INSERT INTO refinery_schema_history VALUES (999, 'future', '2030-01-01T00:00:00Z', '1')",
+            "PRAGMA user_version = 999",
+        ] {
+            let path = dir.path().join(format!("future{}.db", how.len()));
+            stored_db(&path);
+            raw(&path).execute_batch(how).unwrap();
+            let before = std::fs::read(&path).unwrap();
+            for result in [
+                SqliteStore::open_existing(&path).map(drop),
+                SqliteStore::open(&path).map(drop),
+            ] {
+                let e = result.unwrap_err();
+                assert!(matches!(e, StoreError::Newer { version: 999, .. }), "{e}");
+                assert!(e.to_string().contains("upgrade schedlab"), "{e}");
+            }
+            assert_eq!(std::fs::read(&path).unwrap(), before);
+        }
+    }
+
+    #[test]
+    fn damaged_history_rows_are_reported_without_panicking() {
+        let dir = tempfile::tempdir().unwrap();
+        for (n, damage) in [
+            "UPDATE refinery_schema_history SET checksum = 'garbage' WHERE version = 2",
+            "UPDATE refinery_schema_history SET applied_on = 'yesterday' WHERE version = 1",
+            "UPDATE refinery_schema_history SET version = 'two' WHERE version = 2",
+            "UPDATE refinery_schema_history SET name = NULL WHERE version = 3",
+            "UPDATE refinery_schema_history SET name = 'other' WHERE version = 3",
+            "UPDATE refinery_schema_history SET checksum = '12345' WHERE version = 1",
+            "DELETE FROM refinery_schema_history WHERE version = 2",
+            "DELETE FROM refinery_schema_history",
+            "DROP TABLE refinery_schema_history",
+            "ALTER TABLE refinery_schema_history RENAME COLUMN checksum TO sum",
+        ]
+        .iter()
+        .enumerate()
+        {
+            let path = dir.path().join(format!("damaged{n}.db"));
+            stored_db(&path);
+            raw(&path).execute_batch(damage).unwrap();
+            for result in [
+                SqliteStore::open_existing(&path).map(drop),
+                SqliteStore::open(&path).map(drop),
+            ] {
+                let e = result.unwrap_err();
+                assert!(matches!(e, StoreError::Damaged { .. }), "{damage}: {e}");
+                assert!(e.to_string().contains("schedlab db check"), "{damage}: {e}");
+            }
+            let report = SqliteStore::check(&path, false).unwrap();
+            assert!(report.schema_problem.is_some(), "{damage}");
+            assert!(!report.ok());
+        }
+    }
+
+    #[test]
+    fn writers_leave_foreign_databases_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let other = dir.path().join("other.db");
+        raw(&other).execute("CREATE TABLE t (x)", []).unwrap();
+        let before = std::fs::read(&other).unwrap();
+        for result in [
+            SqliteStore::open(&other).map(drop),
+            SqliteStore::open_existing(&other).map(drop),
+        ] {
+            assert!(matches!(result, Err(StoreError::NotSchedlab { .. })));
+        }
+        assert_eq!(std::fs::read(&other).unwrap(), before);
+        let mode: String = raw(&other)
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "delete");
+    }
+
+    #[test]
+    fn damaged_files_say_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("good.db");
+        stored_db(&path);
+        let good = std::fs::read(&path).unwrap();
+
+        let truncated = dir.path().join("truncated.db");
+        std::fs::write(&truncated, &good[..good.len() / 2]).unwrap();
+        let scribbled = dir.path().join("scribbled.db");
+        let mut bytes = good.clone();
+        for (i, b) in bytes[100..4096].iter_mut().enumerate() {
+            *b = (i as u8).wrapping_mul(151).wrapping_add(17);
+        }
+        std::fs::write(&scribbled, &bytes).unwrap();
+        for path in [&truncated, &scribbled] {
+            for result in [
+                SqliteStore::open_existing(path).map(drop),
+                SqliteStore::open(path).map(drop),
+            ] {
+                let e = result.unwrap_err();
+                assert!(matches!(e, StoreError::Damaged { .. }), "{e}");
+            }
+            let report = SqliteStore::check(path, false).unwrap();
+            assert!(!report.integrity_problems.is_empty());
+        }
+    }
+
+    #[test]
+    fn check_reports_runs_by_status() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        let mut store = SqliteStore::open(&path).unwrap();
+        run_into(&mut store, &plan("a"));
+        let id = store
+            .begin_run(&plan("b"), &Fingerprint::collect(), 3)
+            .unwrap();
+        store
+            .finish_run(id, RunStatus::Failed, 4, Some("boom"))
+            .unwrap();
+        drop(store);
+        let report = SqliteStore::check(&path, false).unwrap();
+        assert!(report.ok(), "{report:?}");
+        assert_eq!(report.schema_version, Some(schema::known_version()));
+        let count = |status: &str| {
+            report
+                .runs_by_status
+                .iter()
+                .find(|(s, _)| s == status)
+                .map(|(_, n)| *n)
+        };
+        assert_eq!(count("complete"), Some(1));
+        assert_eq!(count("failed"), Some(1));
+        assert_eq!(count("running"), Some(0));
+        assert!(report.abandoned_runs.is_empty());
+        assert!(SqliteStore::check(&path, true).unwrap().ok());
+    }
+
+    #[test]
+    fn writers_opening_one_new_file_at_once_all_succeed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("new.db");
+        let writers = 8;
+        let barrier = std::sync::Barrier::new(writers);
+        std::thread::scope(|scope| {
+            for i in 0..writers {
+                let (path, barrier) = (&path, &barrier);
+                scope.spawn(move || {
+                    barrier.wait();
+                    let mut store = SqliteStore::open(path).unwrap();
+                    run_into(&mut store, &plan(&format!("w{i}")));
+                });
+            }
+        });
+        let store = SqliteStore::open_existing(&path).unwrap();
+        assert_eq!(store.list_runs(None).unwrap().len(), writers);
+        store.integrity_check().unwrap();
+    }
+
+    #[test]
+    fn busy_writes_are_retried_until_the_lock_is_free() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        let mut store = SqliteStore::open(&path).unwrap();
+        let id = store
+            .begin_run(&plan("p"), &Fingerprint::collect(), 1)
+            .unwrap();
+        let iteration = |index| IterationRecord {
+            index,
+            warmup: false,
+            started_at_ns: 2,
+            measurements: vec![],
+            attachments: vec![],
+        };
+
+        // Held for the whole attempt: the store gives up after its patience, saying why.
+        let holder = raw(&path);
+        holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+        store
+            .set_patience(Patience {
+                busy_timeout: Duration::from_millis(5),
+                total: Duration::from_millis(100),
+            })
+            .unwrap();
+        let e = store.record_iteration(id, 0, &iteration(0)).unwrap_err();
+        assert!(matches!(e, StoreError::Busy { .. }), "{e}");
+        assert!(store.busy_retries() > 0);
+
+        // Released while the store waits: the write lands.
+        store
+            .set_patience(Patience {
+                busy_timeout: Duration::from_millis(5),
+                total: Duration::from_secs(600),
+            })
+            .unwrap();
+        let retries_before = store.busy_retries();
+        let stored = std::thread::scope(|scope| {
+            let writer = scope.spawn(|| store.record_iteration(id, 0, &iteration(0)));
+            std::thread::sleep(Duration::from_millis(300));
+            holder.execute_batch("COMMIT").unwrap();
+            writer.join().unwrap()
+        });
+        stored.unwrap();
+        assert!(store.busy_retries() > retries_before);
+        assert_eq!(store.load_run(id).unwrap().cases[0].iterations.len(), 1);
     }
 
     #[test]

@@ -42,6 +42,8 @@ pub enum Command {
     Stat(StatArgs),
     /// Print this machine's fingerprint, as stored with every run.
     Env(EnvArgs),
+    /// Check the results database, or upgrade its schema.
+    Db(DbArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -628,6 +630,38 @@ pub struct CampaignNextArgs {
 pub struct CampaignStatusArgs {
     #[arg(value_name = "NAME")]
     pub name: String,
+    #[command(flatten)]
+    pub db: DbArg,
+}
+
+#[derive(Debug, Args)]
+pub struct DbArgs {
+    #[command(subcommand)]
+    pub action: DbAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DbAction {
+    /// Check the database read-only: SQLite's integrity check, schema version, runs by status,
+    /// abandoned runs. Exit 0 when sound, 1 when damaged.
+    Check(DbCheckArgs),
+    /// Bring the database's schema up to this schedlab's (readers never change it).
+    Upgrade(DbUpgradeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DbCheckArgs {
+    /// Run SQLite's quick_check instead of the full integrity_check (faster on big files).
+    #[arg(long)]
+    pub quick: bool,
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub format: OutputFormat,
+    #[command(flatten)]
+    pub db: DbArg,
+}
+
+#[derive(Debug, Args)]
+pub struct DbUpgradeArgs {
     #[command(flatten)]
     pub db: DbArg,
 }

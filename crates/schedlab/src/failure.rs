@@ -57,11 +57,20 @@ impl From<schedlab_core::Error> for Failure {
 impl From<StoreError> for Failure {
     fn from(e: StoreError) -> Self {
         match e {
+            // What the user gave or must fix: a path, a file, a schema, a name.
             StoreError::NotSchedlab { .. }
             | StoreError::Unwritable { .. }
+            | StoreError::Unopenable { .. }
+            | StoreError::Damaged { .. }
+            | StoreError::Newer { .. }
+            | StoreError::NeedsUpgrade { .. }
+            | StoreError::BadLocation(_)
             | StoreError::NotFound(_)
             | StoreError::Exists(_) => Failure::bad_input(e.to_string()),
-            StoreError::Corrupt(_) | StoreError::Database(_) => Failure::failed(e.to_string()),
+            StoreError::Busy { .. }
+            | StoreError::ReadOnly { .. }
+            | StoreError::Corrupt(_)
+            | StoreError::Database(_) => Failure::failed(e.to_string()),
         }
     }
 }

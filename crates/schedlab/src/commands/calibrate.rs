@@ -42,7 +42,7 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<ExitCode, Failure> {
         return show(args, id);
     }
     if let Some(label) = &args.from {
-        let mut store = SqliteStore::open_existing(&db_path(&args.options.db)?)?;
+        let mut store = SqliteStore::open_existing_writer(&db_path(&args.options.db)?)?;
         return compute_and_store(&mut store, label, None, args.options.format);
     }
     measure(args)

@@ -189,7 +189,7 @@ fn load(
 }
 
 fn next(args: &CampaignNextArgs) -> Result<ExitCode, Failure> {
-    let mut store = SqliteStore::open_existing(&db_path(&args.db)?)?;
+    let mut store = SqliteStore::open_existing_writer(&db_path(&args.db)?)?;
     let (experiment, spec, mut state) = load(&store, &args.name)?;
     let experiment_id = experiment.id.unwrap_or_default();
     let fingerprint = Fingerprint::collect();

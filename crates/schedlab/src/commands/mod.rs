@@ -3,6 +3,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use schedlab_store::Location;
+
 use crate::cli::{Cli, Command, DbArg, OutputFormat};
 use crate::failure::Failure;
 
@@ -10,6 +12,7 @@ mod ab;
 mod calibrate;
 mod campaign;
 mod compare;
+mod db;
 mod env;
 mod list;
 mod report;
@@ -31,19 +34,27 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Report(args) => report::report(&args),
         Command::Stat(args) => stat::stat(&args),
         Command::Env(args) => env::env(&args),
+        Command::Db(args) => db::db(&args),
     }
 }
 
+/// The SQLite file `--db` (or `$SCHEDLAB_DB`, or the default) names. A `--db` value with a URL
+/// scheme is parsed, never taken as a file name: `sqlite:` gives a path, others are refused.
 pub(crate) fn db_path(arg: &DbArg) -> Result<PathBuf, Failure> {
-    arg.db
+    let given = arg
+        .db
         .clone()
-        .filter(|p| !p.as_os_str().is_empty())
-        .or_else(schedlab_store::default_db_path)
-        .ok_or_else(|| {
-            Failure::bad_input(
-                "no results database path: set --db, SCHEDLAB_DB, XDG_DATA_HOME or HOME",
-            )
-        })
+        .map(PathBuf::into_os_string)
+        .or_else(|| std::env::var_os("SCHEDLAB_DB"))
+        .filter(|v| !v.is_empty());
+    if let Some(value) = given {
+        return match Location::parse(&value)? {
+            Location::Sqlite(path) => Ok(path),
+        };
+    }
+    schedlab_store::default_db_path().ok_or_else(|| {
+        Failure::bad_input("no results database path: set --db, SCHEDLAB_DB, XDG_DATA_HOME or HOME")
+    })
 }
 
 pub(crate) fn report_format(format: OutputFormat) -> schedlab_report::Format {

@@ -23,6 +23,10 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Failure> {
         return dry_run(&plan, &args.options);
     }
     let mut store = if args.options.no_store {
+        // Unused, a --db value must still name a store: a mistyped URL should not pass silently.
+        if args.options.db.db.is_some() {
+            db_path(&args.options.db)?;
+        }
         None
     } else {
         Some(SqliteStore::open(&db_path(&args.options.db)?)?)

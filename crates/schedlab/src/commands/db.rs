@@ -1,0 +1,154 @@
+//! `schedlab db check` and `schedlab db upgrade`: the results database itself. `check` only reads
+//! (it may run beside a benchmark) and says what is wrong and what to do; `upgrade` is the one
+//! place an older schema is brought up to date on purpose, since readers never write.
+use std::process::ExitCode;
+
+use schedlab_report::model::format_time_ns;
+use schedlab_store::{known_version, CheckReport, SqliteStore, OLDEST_READABLE_VERSION};
+
+use super::{db_path, emit};
+use crate::cli::{DbAction, DbArgs, DbCheckArgs, DbUpgradeArgs, OutputFormat};
+use crate::failure::{Failure, EXIT_FAILED};
+
+pub fn db(args: &DbArgs) -> Result<ExitCode, Failure> {
+    match &args.action {
+        DbAction::Check(a) => check(a),
+        DbAction::Upgrade(a) => upgrade(a),
+    }
+}
+
+fn check(args: &DbCheckArgs) -> Result<ExitCode, Failure> {
+    let path = db_path(&args.db)?;
+    let report = SqliteStore::check(&path, args.quick)?;
+    emit(|out| match args.format {
+        OutputFormat::Json => {
+            serde_json::to_writer_pretty(&mut *out, &to_json(&report))?;
+            writeln!(out)
+        }
+        OutputFormat::Text => write_text(out, &report),
+    })?;
+    Ok(if report.ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_FAILED)
+    })
+}
+
+fn pragma_name(report: &CheckReport) -> &'static str {
+    if report.quick {
+        "quick_check"
+    } else {
+        "integrity_check"
+    }
+}
+
+fn to_json(report: &CheckReport) -> serde_json::Value {
+    let runs: serde_json::Map<String, serde_json::Value> = report
+        .runs_by_status
+        .iter()
+        .map(|(status, n)| (status.clone(), (*n).into()))
+        .collect();
+    let abandoned: Vec<serde_json::Value> = report
+        .abandoned_runs
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "id": r.id,
+                "label": r.label,
+                "started_at": format_time_ns(r.started_at_ns),
+                "reason": r.reason,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "path": report.path.display().to_string(),
+        "ok": report.ok(),
+        "check": pragma_name(report),
+        "integrity_problems": report.integrity_problems,
+        "database_schema_version": report.schema_version,
+        "known_schema_version": known_version(),
+        "oldest_readable_schema_version": OLDEST_READABLE_VERSION,
+        "schema_problem": report.schema_problem,
+        "runs_by_status": runs,
+        "abandoned_runs": abandoned,
+    })
+}
+
+fn write_text(out: &mut dyn std::io::Write, report: &CheckReport) -> std::io::Result<()> {
+    writeln!(out, "database   {}", report.path.display())?;
+    if report.integrity_problems.is_empty() {
+        writeln!(out, "integrity  ok ({})", pragma_name(report))?;
+    } else {
+        writeln!(
+            out,
+            "integrity  {} problem(s) found by {}:",
+            report.integrity_problems.len(),
+            pragma_name(report)
+        )?;
+        for problem in &report.integrity_problems {
+            writeln!(out, "  {problem}")?;
+        }
+    }
+    match (report.schema_version, &report.schema_problem) {
+        (_, Some(problem)) => writeln!(out, "schema     cannot be trusted: {problem}")?,
+        (Some(0), None) => writeln!(
+            out,
+            "schema     none yet (an empty file; the first run creates it)"
+        )?,
+        (Some(version), None) => writeln!(
+            out,
+            "schema     version {version} (this schedlab writes {} and reads {} and newer)",
+            known_version(),
+            OLDEST_READABLE_VERSION
+        )?,
+        (None, None) => writeln!(out, "schema     unreadable")?,
+    }
+    if !report.runs_by_status.is_empty() {
+        let total: i64 = report.runs_by_status.iter().map(|(_, n)| n).sum();
+        let parts: Vec<String> = report
+            .runs_by_status
+            .iter()
+            .map(|(status, n)| format!("{n} {status}"))
+            .collect();
+        writeln!(out, "runs       {total}: {}", parts.join(", "))?;
+    }
+    if report.abandoned_runs.is_empty() {
+        writeln!(out, "abandoned  none found")?;
+    } else {
+        writeln!(out, "abandoned  {}:", report.abandoned_runs.len())?;
+        for r in &report.abandoned_runs {
+            writeln!(
+                out,
+                "  run {} ({}) started {}: {}",
+                r.id,
+                r.label.as_deref().unwrap_or("-"),
+                format_time_ns(r.started_at_ns),
+                r.reason
+            )?;
+        }
+    }
+    if report.ok() {
+        writeln!(out, "result     ok")
+    } else {
+        writeln!(
+            out,
+            "result     damaged: stop writing to it and keep a copy; `sqlite3 {} .recover | sqlite3 NEW.db` may salvage the rows",
+            report.path.display()
+        )
+    }
+}
+
+fn upgrade(args: &DbUpgradeArgs) -> Result<ExitCode, Failure> {
+    let path = db_path(&args.db)?;
+    let store = SqliteStore::open_existing_writer(&path)?;
+    let (from, to) = (store.found_version(), store.schema_version());
+    if from == to {
+        println!(
+            "{}: schema version {to}, nothing to upgrade",
+            path.display()
+        );
+    } else {
+        println!("{}: schema version {from} → {to}", path.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}

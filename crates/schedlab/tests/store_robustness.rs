@@ -1,0 +1,619 @@
+//! End-to-end tests of the results database under the conditions of a long benchmark: readers
+//! polling beside a run, many writers creating one new file at once, `--db` values that look
+//! like URLs, damaged, foreign and newer databases, and `schedlab db check` / `db upgrade`. Every
+//! process is the real binary; nothing here asserts how long anything took.
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command as StdCommand, Output, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+mod common;
+use common::*;
+
+fn bin() -> StdCommand {
+    let mut cmd = StdCommand::new(assert_cmd::cargo::cargo_bin("schedlab"));
+    cmd.env_remove("SCHEDLAB_DB").env_remove("XDG_DATA_HOME");
+    cmd
+}
+
+/// Runs schedlab with `args` on `db` in the working directory `cwd`.
+fn run_in(cwd: &Path, db: &Path, args: &[&str]) -> Output {
+    bin()
+        .current_dir(cwd)
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .output()
+        .unwrap()
+}
+
+fn stderr_of(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Exit code 2 and exactly one `schedlab: ` line on stderr, no panic; returns that line.
+fn assert_one_line_exit_2(out: &Output, what: &str) -> String {
+    let stderr = stderr_of(out);
+    assert_eq!(out.status.code(), Some(2), "{what}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{what}: {stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{what}: {stderr}");
+    assert!(stderr.starts_with("schedlab: "), "{what}: {stderr}");
+    stderr.trim_end().to_string()
+}
+
+fn assert_success(out: &Output, what: &str) {
+    assert_eq!(out.status.code(), Some(0), "{what}: {}", stderr_of(out));
+}
+
+fn json_of(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+fn ro(db: &Path) -> rusqlite::Connection {
+    rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap()
+}
+
+fn integrity(db: &Path) -> String {
+    ro(db)
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap()
+}
+
+/// Names in `dir`, sorted.
+fn listing(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// A database with one complete fake run labelled `label`, written and closed.
+fn stored_run(dir: &Path, db: &Path, label: &str) {
+    let out = run_in(
+        dir,
+        db,
+        &["run", "fake", "--iterations", "3", "--label", label, "-q"],
+    );
+    assert_success(&out, "storing a run");
+}
+
+#[test]
+fn readers_beside_a_writer_never_fail_it() {
+    let (dir, db) = temp_db();
+    let dir = dir.path();
+    stored_run(dir, &db, "base");
+    let out = run_in(
+        dir,
+        &db,
+        &[
+            "run",
+            "fake",
+            "--iterations",
+            "3",
+            "--effect-pct",
+            "5",
+            "--label",
+            "cand",
+            "-q",
+        ],
+    );
+    assert_success(&out, "storing the candidate");
+
+    let iterations = 300;
+    let mut writer = bin()
+        .current_dir(dir)
+        .args(["run", "fake", "--sleep-ms", "5", "--warmup", "0", "-q"])
+        .args(["--iterations", &iterations.to_string(), "--label", "w"])
+        .arg("--db")
+        .arg(&db)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    // Readers start once the writer is storing, so they poll during its run.
+    while stored_iterations_of(&db, "w") < 5 {
+        assert!(Instant::now() < deadline, "the writer stored nothing");
+        if writer.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+
+    let done = AtomicBool::new(false);
+    let readers: [&[&str]; 5] = [
+        &["runs"],
+        &["show", "w"],
+        &["compare", "base", "cand"],
+        &["runs", "--format", "json"],
+        &["show", "base", "--format", "json"],
+    ];
+    let (writer_out, reader_results) = std::thread::scope(|scope| {
+        let handles: Vec<_> = readers
+            .iter()
+            .map(|args| {
+                let (done, db) = (&done, &db);
+                scope.spawn(move || {
+                    let mut calls = 0;
+                    let mut failures = Vec::new();
+                    loop {
+                        let out = run_in(dir, db, args);
+                        calls += 1;
+                        if !out.status.success() {
+                            failures.push(format!("{args:?}: {}", stderr_of(&out)));
+                        }
+                        if done.load(Ordering::SeqCst) {
+                            return (calls, failures);
+                        }
+                    }
+                })
+            })
+            .collect();
+        let out = writer.wait_with_output().unwrap();
+        done.store(true, Ordering::SeqCst);
+        let results: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        (out, results)
+    });
+
+    assert_success(&writer_out, "the writer");
+    for (calls, failures) in &reader_results {
+        assert!(*calls >= 1);
+        assert!(failures.is_empty(), "readers failed: {failures:#?}");
+    }
+    assert_eq!(stored_iterations_of(&db, "w"), iterations);
+    let status: String = ro(&db)
+        .query_row("SELECT status FROM runs WHERE label = 'w'", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(status, "complete");
+    assert_eq!(integrity(&db), "ok");
+}
+
+/// Iterations stored so far for runs labelled `label` (0 while there are none).
+fn stored_iterations_of(db: &Path, label: &str) -> i64 {
+    ro(db)
+        .query_row(
+            "SELECT count(*) FROM iterations i JOIN cases c ON i.case_id = c.id
+               JOIN runs r ON c.run_id = r.id WHERE r.label = ?1",
+            [label],
+            |r| r.get(0),
+        )
+        .unwrap_or(0)
+}
+
+/// Whether process `pid` is stopped (state `T` in /proc).
+fn is_stopped(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let after_name = stat.rsplit_once(')')?.1.trim_start().to_string();
+            after_name.chars().next()
+        })
+        == Some('T')
+}
+
+#[test]
+fn eight_writers_on_one_new_file_all_store_their_run() {
+    let (dir, db) = temp_db();
+    let writers = 8;
+    // Each writer stops itself before exec'ing schedlab; SIGCONT to all at once is the start
+    // line, so they open the new file together rather than one after the other.
+    let children: Vec<Child> = (0..writers)
+        .map(|i| {
+            StdCommand::new("sh")
+                .arg("-c")
+                .arg("kill -STOP $$; exec \"$0\" \"$@\"")
+                .arg(assert_cmd::cargo::cargo_bin("schedlab"))
+                .args(["run", "fake", "--iterations", "5", "-q", "--label"])
+                .arg(format!("w{i}"))
+                .arg("--db")
+                .arg(&db)
+                .current_dir(dir.path())
+                .env_remove("SCHEDLAB_DB")
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !children.iter().all(|c| is_stopped(c.id())) {
+        assert!(Instant::now() < deadline, "the writers never stopped");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(!db.exists());
+    for child in &children {
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(child.id() as i32, libc::SIGCONT) };
+    }
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert_success(&out, "a writer");
+    }
+
+    let conn = ro(&db);
+    let complete: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM runs WHERE status = 'complete'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(complete, writers);
+    let iterations: i64 = conn
+        .query_row("SELECT count(*) FROM iterations", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(iterations, writers * 6);
+    assert_eq!(integrity(&db), "ok");
+    let out = run_in(dir.path(), &db, &["db", "check"]);
+    assert_success(&out, "db check");
+}
+
+#[test]
+fn store_urls_are_stores_or_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path();
+    for url in [
+        "postgres://u@host/x",
+        "postgresql://host/results",
+        "file:results.db",
+        "file:///tmp/results.db",
+        "http://example.invalid/results.db",
+        "mysql://host/db",
+        "results:2024.db",
+    ] {
+        for args in [
+            &["run", "fake", "--iterations", "1"][..],
+            &["run", "fake", "--iterations", "1", "--no-store"],
+            &["runs"],
+            &["show", "1"],
+            &["db", "check"],
+        ] {
+            let out = run_in(cwd, Path::new(url), args);
+            let line = assert_one_line_exit_2(&out, url);
+            assert!(line.contains("sqlite:PATH"), "{url}: {line}");
+        }
+        // The same from the environment.
+        let out = bin()
+            .current_dir(cwd)
+            .env("SCHEDLAB_DB", url)
+            .args(["run", "fake", "--iterations", "1"])
+            .output()
+            .unwrap();
+        assert_one_line_exit_2(&out, url);
+        assert_eq!(listing(cwd), Vec::<String>::new(), "{url} created files");
+    }
+    let out = run_in(cwd, Path::new("postgres://u@host/x"), &["runs"]);
+    assert!(stderr_of(&out).contains("PostgreSQL is not supported yet"));
+
+    for (url, file) in [
+        ("sqlite:plain.db", "plain.db"),
+        ("sqlite://slashes.db", "slashes.db"),
+        ("./a:b.db", "a:b.db"),
+    ] {
+        let out = run_in(cwd, Path::new(url), &["run", "fake", "--iterations", "1"]);
+        assert_success(&out, url);
+        assert!(cwd.join(file).is_file(), "{url}: {:?}", listing(cwd));
+        let out = run_in(cwd, Path::new(url), &["show", "1"]);
+        assert_success(&out, url);
+    }
+    let absolute = cwd.join("abs.db");
+    let url = format!("sqlite://{}", absolute.display());
+    let out = run_in(cwd, Path::new(&url), &["run", "fake", "--iterations", "1"]);
+    assert_success(&out, &url);
+    assert!(absolute.is_file());
+    assert!(listing(cwd).iter().all(|name| !name.contains("sqlite")));
+}
+
+/// The damaged, foreign and newer databases of the test below, made from a good one.
+/// Each is (what, file, what its error says, whether every command meets the damage): damage
+/// inside one table is met only by the commands that read that table.
+fn damaged_variants(dir: &Path, good: &Path) -> Vec<(&'static str, PathBuf, &'static str, bool)> {
+    let bytes = std::fs::read(good).unwrap();
+    let page = 4096;
+    assert!(bytes.len() > 4 * page, "the fixture is too small");
+    let write = |name: &str, data: &[u8]| {
+        let path = dir.join(name);
+        std::fs::write(&path, data).unwrap();
+        path
+    };
+    // Deterministic "random" bytes (an LCG), so a failure can be reproduced.
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut noise = |n: usize| -> Vec<u8> {
+        (0..n)
+            .map(|_| {
+                seed = seed
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                (seed >> 56) as u8
+            })
+            .collect()
+    };
+    let mut variants = Vec::new();
+    variants.push((
+        "truncated",
+        write("truncated.db", &bytes[..bytes.len() / 2]),
+        "is damaged",
+        true,
+    ));
+    variants.push((
+        "truncated to its header",
+        write("header.db", &bytes[..100]),
+        "is damaged",
+        true,
+    ));
+    let mut scribbled = bytes.clone();
+    scribbled[100..page].copy_from_slice(&noise(page - 100));
+    variants.push((
+        "random bytes in the schema page",
+        write("scribbled-schema.db", &scribbled),
+        "is damaged",
+        true,
+    ));
+    let runs_root: usize = ro(good)
+        .query_row(
+            "SELECT rootpage FROM sqlite_master WHERE name = 'runs'",
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+        .unwrap() as usize;
+    let mut scribbled = bytes.clone();
+    let at = (runs_root - 1) * page;
+    scribbled[at..at + page].copy_from_slice(&noise(page));
+    variants.push((
+        "random bytes in the runs table",
+        write("scribbled-runs.db", &scribbled),
+        "is damaged",
+        false,
+    ));
+    let mut header = bytes.clone();
+    header[16..100].copy_from_slice(&noise(84));
+    variants.push((
+        "random bytes in the file header",
+        write("scribbled-header.db", &header),
+        "is damaged",
+        true,
+    ));
+
+    let copy_then = |name: &str, sql: &str| {
+        let path = write(name, &bytes);
+        rusqlite::Connection::open(&path)
+            .unwrap()
+            .execute_batch(sql)
+            .unwrap();
+        path
+    };
+    variants.push((
+        "a history row from the future",
+        copy_then(
+            "future-history.db",
+            "INSERT INTO refinery_schema_history VALUES (999, 'future', '2031-01-01T00:00:00Z', '42')",
+        ),
+        "upgrade schedlab",
+        true,
+    ));
+    variants.push((
+        "a user_version from the future",
+        copy_then("future-user-version.db", "PRAGMA user_version = 999"),
+        "upgrade schedlab",
+        true,
+    ));
+    variants.push((
+        "a damaged history row",
+        copy_then(
+            "damaged-history.db",
+            "UPDATE refinery_schema_history SET checksum = 'garbage', applied_on = 'yesterday'
+              WHERE version = 2",
+        ),
+        "is damaged",
+        true,
+    ));
+    variants.push((
+        "a history row of another migration",
+        copy_then(
+            "divergent-history.db",
+            "UPDATE refinery_schema_history SET name = 'something_else' WHERE version = 1",
+        ),
+        "is damaged",
+        true,
+    ));
+    let foreign = dir.join("foreign.db");
+    rusqlite::Connection::open(&foreign)
+        .unwrap()
+        .execute_batch("CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('hello');")
+        .unwrap();
+    variants.push((
+        "another application's SQLite file",
+        foreign,
+        "not a schedlab results database",
+        true,
+    ));
+    variants.push((
+        "a text file",
+        write(
+            "notes.txt",
+            b"shopping list: eggs, flour, a scheduler that never regresses\n",
+        ),
+        "not a schedlab results database",
+        true,
+    ));
+    variants
+}
+
+#[test]
+fn damaged_foreign_and_newer_databases_get_one_line_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.db");
+    // Enough iterations for the runs table to sit on a page of its own, away from the schema.
+    let out = run_in(
+        dir.path(),
+        &good,
+        &["run", "fake", "--iterations", "200", "--label", "x", "-q"],
+    );
+    assert_success(&out, "the fixture");
+    let html = dir.path().join("report.html");
+    let html = html.to_str().unwrap();
+    let commands: [&[&str]; 9] = [
+        &["runs"],
+        &["show", "x"],
+        &["compare", "x", "x"],
+        &["report", "x", "x", "--html", html],
+        &["campaign", "status", "c"],
+        &["campaign", "next", "c"],
+        &["run", "fake", "--iterations", "1", "-q"],
+        &["run", "fake", "--iterations", "1", "-q", "--dry-run"],
+        &["db", "upgrade"],
+    ];
+    for (what, path, expected, everywhere) in damaged_variants(dir.path(), &good) {
+        let before = std::fs::read(&path).unwrap();
+        for args in commands {
+            let reads_runs = matches!(args[0], "runs" | "show" | "compare" | "report" | "run");
+            if !everywhere && !reads_runs {
+                continue;
+            }
+            if args.contains(&"--dry-run") {
+                // A dry run only borrows history for estimates; a bad file means rules of thumb.
+                let out = run_in(dir.path(), &path, args);
+                assert_success(&out, what);
+                continue;
+            }
+            let out = run_in(dir.path(), &path, args);
+            let line = assert_one_line_exit_2(&out, &format!("{what}: {args:?}"));
+            assert!(line.contains(expected), "{what}: {args:?}: {line}");
+        }
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            before,
+            "{what}: file changed"
+        );
+        assert!(!Path::new(html).exists(), "{what}: a report was written");
+
+        let out = run_in(dir.path(), &path, &["db", "check", "--format", "json"]);
+        let stderr = stderr_of(&out);
+        assert!(!stderr.contains("panicked"), "{what}: {stderr}");
+        match expected {
+            "is damaged" => {
+                assert_eq!(out.status.code(), Some(1), "{what}: {stderr}");
+                assert_eq!(json_of(&out)["ok"], false, "{what}");
+            }
+            _ => {
+                assert_one_line_exit_2(&out, what);
+            }
+        }
+    }
+}
+
+#[test]
+fn db_check_reports_a_sound_database() {
+    let (dir, db) = temp_db();
+    stored_run(dir.path(), &db, "ok");
+    let failed = run_in(
+        dir.path(),
+        &db,
+        &["run", "fake", "--iterations", "3", "--fail-at", "2", "-q"],
+    );
+    assert_eq!(failed.status.code(), Some(1));
+
+    let out = run_in(dir.path(), &db, &["db", "check", "--format", "json"]);
+    assert_success(&out, "db check");
+    let report = json_of(&out);
+    assert_eq!(report["ok"], true);
+    assert_eq!(report["check"], "integrity_check");
+    assert_eq!(report["integrity_problems"], serde_json::json!([]));
+    assert_eq!(
+        report["database_schema_version"],
+        report["known_schema_version"]
+    );
+    assert_eq!(report["runs_by_status"]["complete"], 1);
+    assert_eq!(report["runs_by_status"]["failed"], 1);
+    assert_eq!(report["runs_by_status"]["running"], 0);
+    assert_eq!(report["abandoned_runs"], serde_json::json!([]));
+
+    let out = run_in(dir.path(), &db, &["db", "check", "--quick"]);
+    assert_success(&out, "db check --quick");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("integrity  ok (quick_check)"), "{text}");
+    assert!(text.contains("runs       2:"), "{text}");
+    assert!(text.contains("result     ok"), "{text}");
+}
+
+#[test]
+fn readers_of_a_missing_database_create_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("sub").join("results.db");
+    for args in [
+        &["show", "1"][..],
+        &["compare", "a", "b"],
+        &["campaign", "status", "c"],
+        &["campaign", "next", "c"],
+        &["db", "check"],
+        &["db", "upgrade"],
+    ] {
+        let out = run_in(dir.path(), &db, args);
+        let line = assert_one_line_exit_2(&out, &format!("{args:?}"));
+        assert!(line.contains("no results database"), "{args:?}: {line}");
+    }
+    let out = run_in(dir.path(), &db, &["runs"]);
+    assert_success(&out, "runs");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("no stored runs"));
+    assert_eq!(listing(dir.path()), Vec::<String>::new());
+}
+
+/// Makes `db` a version-3 database: what a schedlab from before calibrations left behind.
+fn downgrade_to_v3(db: &Path) {
+    rusqlite::Connection::open(db)
+        .unwrap()
+        .execute_batch(
+            "DROP TABLE calibrations;
+             DELETE FROM refinery_schema_history WHERE version > 3;
+             PRAGMA user_version = 0;",
+        )
+        .unwrap();
+}
+
+fn history_rows(db: &Path) -> i64 {
+    ro(db)
+        .query_row("SELECT count(*) FROM refinery_schema_history", [], |r| {
+            r.get(0)
+        })
+        .unwrap()
+}
+
+#[test]
+fn readers_read_an_older_schema_as_it_is_and_db_upgrade_brings_it_up() {
+    let (dir, db) = temp_db();
+    stored_run(dir.path(), &db, "old");
+    downgrade_to_v3(&db);
+    for args in [&["runs"][..], &["show", "old"], &["compare", "old", "old"]] {
+        let out = run_in(dir.path(), &db, args);
+        assert_success(&out, &format!("{args:?}"));
+    }
+    let out = run_in(dir.path(), &db, &["db", "check", "--format", "json"]);
+    assert_success(&out, "db check");
+    assert_eq!(json_of(&out)["database_schema_version"], 3);
+    assert_eq!(history_rows(&db), 3, "a reader migrated the database");
+
+    let out = run_in(dir.path(), &db, &["db", "upgrade"]);
+    assert_success(&out, "db upgrade");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("schema version 3 → "), "{said}");
+    let out = run_in(dir.path(), &db, &["db", "check", "--format", "json"]);
+    let report = json_of(&out);
+    assert_eq!(
+        report["database_schema_version"],
+        report["known_schema_version"]
+    );
+    assert_eq!(
+        Some(history_rows(&db)),
+        report["known_schema_version"].as_i64()
+    );
+    let out = run_in(dir.path(), &db, &["db", "upgrade"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("nothing to upgrade"));
+    assert_eq!(integrity(&db), "ok");
+}
