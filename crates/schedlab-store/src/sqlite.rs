@@ -10,9 +10,7 @@ use schedlab_core::record::{
     Arm, Attachment, CaseRecord, ExperimentTag, IterationRecord, RunRecord, RunStatus,
 };
 
-use crate::{
-    Experiment, ExperimentKind, Result, RunSummary, Store, StoreError, StoredCalibration,
-};
+use crate::{Experiment, ExperimentKind, Result, RunSummary, Store, StoreError, StoredCalibration};
 
 mod embedded {
     refinery::embed_migrations!("migrations/sqlite");
