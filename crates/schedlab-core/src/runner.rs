@@ -15,6 +15,16 @@ pub trait RunSink {
         case: &CaseSpec,
         iteration: &IterationRecord,
     ) -> Result<(), String>;
+
+    /// A case failed (its workload, or the watchdog): keep why with the case.
+    fn record_case_failure(
+        &mut self,
+        _case_index: usize,
+        _case: &CaseSpec,
+        _message: &str,
+    ) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// Sinks that keep nothing (`--no-store`).
@@ -89,6 +99,7 @@ pub fn execute(
             .map(|spec| CaseRecord {
                 spec: spec.clone(),
                 iterations: Vec::new(),
+                error: None,
             })
             .collect(),
         workloads: Vec::with_capacity(plan.cases.len()),
