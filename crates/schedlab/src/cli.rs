@@ -103,6 +103,13 @@ pub struct RunOptions {
     /// With --until-ci: the most measured iterations a case may get.
     #[arg(long, value_name = "N", global = true, requires = "until_ci")]
     pub max_iterations: Option<u32>,
+    /// Deadline of every iteration, seconds: at it the tasks that had not finished are named and
+    /// stopped, and the case fails [default: 10 × the case's median iteration or estimate, at least 30]
+    #[arg(long, value_name = "SEC", global = true, allow_negative_numbers = true)]
+    pub iteration_timeout: Option<f64>,
+    /// When a case fails (an error, or its deadline), record it and go on to the next case.
+    #[arg(long, global = true)]
+    pub keep_going: bool,
     /// No progress bar on stderr.
     #[arg(long, short = 'q', global = true)]
     pub quiet: bool,

@@ -79,7 +79,10 @@ pub fn plan_from_parts(
     if let (Some(ci), Some(max)) = (options.until_ci, options.max_iterations) {
         plan = plan.with_adaptive_stopping(ci, max)?;
     }
-    Ok(plan)
+    if let Some(seconds) = options.iteration_timeout {
+        plan = plan.with_iteration_timeout_sec(seconds)?;
+    }
+    Ok(plan.with_keep_going(options.keep_going))
 }
 
 /// A seed for a random order nobody chose; it is recorded with the run, so the order can be

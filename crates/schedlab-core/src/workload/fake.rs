@@ -126,9 +126,7 @@ impl Workload for FakeWorkload {
         }
         let deadline = sys::monotonic_ns() + self.params.sleep_ms * 1_000_000;
         while sys::monotonic_ns() < deadline {
-            if let Some(signal) = sys::interrupt_signal() {
-                return Err(Error::Interrupted(signal));
-            }
+            crate::error::check_stop()?;
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
         let z = normal_draw(self.params.seed, info.index);
