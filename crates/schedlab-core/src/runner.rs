@@ -273,8 +273,10 @@ impl Execution<'_> {
             let left = self.wait_for_task_threads();
             if left > 0 {
                 return Err(Error::failed(format!(
-                    "{message}; {left} of its threads are still running and cannot be stopped, so \
-                     the run ends here despite --keep-going (schedlab exits, which ends them)"
+                    "{message}; the run ends here despite --keep-going: {} of the case still \
+                     running cannot be stopped, and measuring beside them would be wrong \
+                     (they end when schedlab exits)",
+                    tasks::threads(left)
                 )));
             }
         }

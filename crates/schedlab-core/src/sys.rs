@@ -880,6 +880,15 @@ pub fn thread_stat(tid: i32) -> Option<TaskStat> {
     parse_task_stat(&std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).ok()?)
 }
 
+/// Stops the calling process as SIGSTOP from outside would (a test hook: the fake workload's
+/// stalled task); it runs on after SIGCONT, and dies of SIGTERM or SIGKILL as any stopped task.
+pub fn stop_self() -> io::Result<()> {
+    Ok(rustix::process::kill_process(
+        rustix::process::getpid(),
+        rustix::process::Signal::STOP,
+    )?)
+}
+
 /// This process's id and start time, which together name it for the whole boot.
 pub fn this_process() -> (i32, Option<u64>) {
     let pid = rustix::process::getpid().as_raw_nonzero().get();

@@ -209,6 +209,22 @@ pub struct FakeArgs {
     /// Sleep this long in each iteration.
     #[arg(long, value_name = "MS", default_value_t = 0)]
     pub sleep_ms: u64,
+    /// Test hook: run two tasks per iteration, and at this 0-based iteration one never finishes.
+    #[arg(long, value_name = "N")]
+    pub stall_at: Option<u32>,
+    /// Test hook: the tasks are threads (the stalled one waits for a wake-up that never comes)
+    /// or processes (the stalled one stops itself with SIGSTOP) [default: thread]
+    #[arg(long, value_enum, value_name = "WHERE", requires = "stall_at")]
+    pub stall_in: Option<StallInArg>,
+    /// Test hook: the stalled task spins in an endless loop instead.
+    #[arg(long, requires = "stall_at")]
+    pub stall_spin: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StallInArg {
+    Thread,
+    Process,
 }
 
 #[derive(Debug, Args)]

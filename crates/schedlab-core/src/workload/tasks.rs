@@ -148,6 +148,14 @@ pub(crate) fn describe_unfinished(tasks: &[(String, Probe)], total: usize) -> St
     )
 }
 
+/// "1 thread", "2 threads".
+pub(crate) fn threads(n: usize) -> String {
+    match n {
+        1 => "1 thread".to_string(),
+        n => format!("{n} threads"),
+    }
+}
+
 /// Sleeps `ns` even though the watchdog's signal keeps interrupting.
 pub(crate) fn sleep_through_signals(ns: u64) {
     let until = sys::monotonic_ns().saturating_add(ns);
@@ -440,8 +448,8 @@ impl TaskLaunch {
                         Error::TimedOut(format!("{report}; they returned during the grace period"))
                     }
                     n => Error::TimedOut(format!(
-                        "{report}; {n} threads were still running after {} s and threads cannot \
-                         be killed",
+                        "{report}; {} still running after {} s, and threads cannot be killed",
+                        threads(n),
                         GRACE_NS / 1_000_000_000
                     )),
                 }

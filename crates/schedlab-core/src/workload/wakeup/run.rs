@@ -713,8 +713,9 @@ impl Crew {
         match left {
             0 => Error::TimedOut(format!("{report}; they stopped when told to")),
             n => Error::TimedOut(format!(
-                "{report}; {n} threads were still running {} s after being told to stop, and \
-                 threads cannot be killed",
+                "{report}; {} still running {} s after being told to stop, and threads cannot \
+                 be killed",
+                tasks::threads(n),
                 tasks::GRACE_NS / NSEC_PER_SEC
             )),
         }
