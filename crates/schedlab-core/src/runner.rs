@@ -53,6 +53,8 @@ pub trait RunObserver {
     fn run_starting(&mut self, _plan: &RunPlan) {}
     fn iteration_starting(&mut self, _progress: &Progress<'_>) {}
     fn iteration_finished(&mut self, _progress: &Progress<'_>, _iteration: &IterationRecord) {}
+    /// A case failed and `keep_going` moves on: `skipped` planned iterations will not run.
+    fn case_failed(&mut self, _case: &CaseSpec, _skipped: u32, _message: &str) {}
 }
 
 /// No progress display.
@@ -280,6 +282,10 @@ impl Execution<'_> {
                 )));
             }
         }
+        let planned = self.plan.warmup + self.plan.iterations;
+        let skipped = planned.saturating_sub(self.cases[case_index].iterations.len() as u32);
+        self.observer
+            .case_failed(&self.plan.cases[case_index], skipped, &message);
         Ok(())
     }
 

@@ -5,7 +5,7 @@
 //!
 //! When the iteration watchdog fires, the waiting main thread wakes with EINTR like for Ctrl-C and
 //! the launch names the tasks that had not finished, with what /proc says of each (stopped,
-//! spinning, blocked), then stops them: processes get SIGTERM and, after a grace period, SIGKILL.
+//! running, blocked), then stops them: processes get SIGTERM and, after a grace period, SIGKILL.
 //! Threads cannot be killed; they are counted ([`live_task_threads`]) so the runner can end the
 //! run, and with it the process, when any are left.
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
