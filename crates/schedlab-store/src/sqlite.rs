@@ -265,16 +265,17 @@ impl Store for SqliteStore {
 
     fn list_runs(&self, limit: Option<usize>) -> Result<Vec<RunSummary>> {
         let here = Here::now();
-        let mut stmt = self.conn.prepare(
+        let mut stmt = self.conn.prepare(&format!(
             "SELECT r.id, r.label, r.suite, r.status, r.started_at_ns, r.ended_at_ns,
                     r.kernel_release, r.boot_id,
                     (SELECT count(*) FROM cases c WHERE c.run_id = r.id),
                     (SELECT count(*) FROM iterations i JOIN cases c ON i.case_id = c.id
                       WHERE c.run_id = r.id AND i.warmup = 0),
                     (SELECT c.name FROM cases c WHERE c.run_id = r.id ORDER BY c.position LIMIT 1),
-                    r.hostname, r.owner_pid, r.owner_start_ticks, r.owner_boot_id, r.owner_host
+                    r.hostname, {}
              FROM runs r ORDER BY r.started_at_ns DESC, r.id DESC LIMIT ?1",
-        )?;
+            self.owner_columns("r.")?
+        ))?;
         let limit = limit.map_or(-1, |l| l as i64);
         let rows = stmt.query_map([limit], |r| {
             Ok((
@@ -336,9 +337,12 @@ impl Store for SqliteStore {
         let row = self
             .conn
             .query_row(
-                "SELECT label, plan_json, fingerprint_json, started_at_ns, ended_at_ns, status, error,
-                        hostname, owner_pid, owner_start_ticks, owner_boot_id, owner_host, boot_id
-                 FROM runs WHERE id = ?1",
+                &format!(
+                    "SELECT label, plan_json, fingerprint_json, started_at_ns, ended_at_ns, status,
+                            error, hostname, {}, boot_id
+                     FROM runs WHERE id = ?1",
+                    self.owner_columns("")?
+                ),
                 [run_id],
                 |r| {
                     Ok((
@@ -376,9 +380,14 @@ impl Store for SqliteStore {
         let plan: RunPlan = from_json(&plan_json, "the run plan")?;
         let fingerprint: Fingerprint = from_json(&fingerprint_json, "the fingerprint")?;
 
-        let mut cases_stmt = self.conn.prepare(
-            "SELECT id, spec_json, error FROM cases WHERE run_id = ?1 ORDER BY position",
-        )?;
+        let case_error = if self.has_column("cases", "error")? {
+            "error"
+        } else {
+            "NULL"
+        };
+        let mut cases_stmt = self.conn.prepare(&format!(
+            "SELECT id, spec_json, {case_error} FROM cases WHERE run_id = ?1 ORDER BY position"
+        ))?;
         let mut iterations_stmt = self.conn.prepare(
             "SELECT id, position, warmup, started_at_ns FROM iterations WHERE case_id = ?1 ORDER BY position",
         )?;
@@ -641,6 +650,28 @@ impl Store for SqliteStore {
 }
 
 impl SqliteStore {
+    /// Whether `table` has `column`. A reader may meet a database a writer has not migrated to
+    /// V5 yet (if it opens without migrating); its runs then read with unknown owners.
+    fn has_column(&self, table: &str, column: &str) -> Result<bool> {
+        let count: i64 = self.conn.query_row(
+            "SELECT count(*) FROM pragma_table_info(?1) WHERE name = ?2",
+            params![table, column],
+            |r| r.get(0),
+        )?;
+        Ok(count > 0)
+    }
+
+    /// The four owner columns of `runs` (prefixed with `alias`), or NULLs before V5.
+    fn owner_columns(&self, alias: &str) -> Result<String> {
+        Ok(if self.has_column("runs", "owner_pid")? {
+            format!(
+                "{alias}owner_pid, {alias}owner_start_ticks, {alias}owner_boot_id, {alias}owner_host"
+            )
+        } else {
+            "NULL, NULL, NULL, NULL".to_string()
+        })
+    }
+
     fn experiment_where(
         &self,
         condition: &str,
@@ -883,6 +914,37 @@ mod tests {
             .unwrap();
         assert_eq!(status(&store).0, RunStatus::Failed);
         assert!(store.finish_run(id, RunStatus::Abandoned, 8, None).is_err());
+    }
+
+    #[test]
+    fn a_database_without_the_v5_columns_still_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = SqliteStore::open(&dir.path().join("r.db")).unwrap();
+        let id = store
+            .begin_run(&plan("old"), &Fingerprint::collect(), 5)
+            .unwrap();
+        for column in [
+            "owner_pid",
+            "owner_start_ticks",
+            "owner_boot_id",
+            "owner_host",
+        ] {
+            store
+                .conn
+                .execute(&format!("ALTER TABLE runs DROP COLUMN {column}"), [])
+                .unwrap();
+        }
+        store
+            .conn
+            .execute("ALTER TABLE cases DROP COLUMN error", [])
+            .unwrap();
+        // This boot's run with no recorded process cannot be judged: it stays running.
+        assert_eq!(store.list_runs(None).unwrap()[0].status, RunStatus::Running);
+        let run = store.load_run(id).unwrap();
+        assert_eq!(
+            (run.status, run.cases[0].error.clone()),
+            (RunStatus::Running, None)
+        );
     }
 
     #[test]
