@@ -11,9 +11,13 @@ pub enum Error {
     /// The run started but a workload could not complete or verify its work (exit code 1).
     #[error("{0}")]
     RunFailed(String),
-    /// SIGINT or SIGTERM arrived; the number is the signal.
-    #[error("interrupted by signal {0}")]
+    /// SIGINT, SIGTERM, SIGHUP or SIGQUIT arrived; the number is the signal.
+    #[error("interrupted by {name} (signal {0})", name = crate::sys::signal_name(*.0))]
     Interrupted(i32),
+    /// An iteration passed its deadline (the watchdog). The text names the tasks that were stuck
+    /// and what was done about them; the runner adds the case and the deadline (exit code 1).
+    #[error("{0}")]
+    TimedOut(String),
 }
 
 impl Error {
@@ -24,6 +28,18 @@ impl Error {
     pub fn failed(msg: impl Into<String>) -> Self {
         Error::RunFailed(msg.into())
     }
+}
+
+/// The check every wait of a workload makes when it wakes: a stop signal ends the run, an expired
+/// deadline ends the iteration (`detail` says what was still running, when the caller knows).
+pub fn check_stop() -> Result<()> {
+    if let Some(signal) = crate::sys::interrupt_signal() {
+        return Err(Error::Interrupted(signal));
+    }
+    if crate::sys::deadline_expired() {
+        return Err(Error::TimedOut(String::new()));
+    }
+    Ok(())
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

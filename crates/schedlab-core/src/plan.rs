@@ -9,6 +9,8 @@ pub const DEFAULT_ITERATIONS: u32 = 5;
 pub const DEFAULT_WARMUP: u32 = 1;
 const MAX_ITERATIONS: u32 = 100_000;
 const MAX_LABEL_CHARS: usize = 200;
+/// The longest `--iteration-timeout`: 30 days.
+const MAX_ITERATION_TIMEOUT_SEC: f64 = 30.0 * 86_400.0;
 
 /// One case: a workload with its parameters, named canonically so the same configuration gets the
 /// same name in every run (which is how runs are matched up for comparison).
@@ -52,6 +54,14 @@ pub struct RunPlan {
     /// Adaptive stopping: the most measured iterations a case may get.
     #[serde(default)]
     pub max_iterations: Option<u32>,
+    /// The watchdog's deadline for every iteration, in milliseconds (`--iteration-timeout`);
+    /// `None` is the default rule ([`crate::runner::default_deadline_ns`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iteration_timeout_ms: Option<u64>,
+    /// A case that fails (its workload, or the watchdog) is recorded and the run goes on to the
+    /// next case (`--keep-going`); the run still ends `failed`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub keep_going: bool,
 }
 
 fn one() -> f64 {
@@ -97,7 +107,26 @@ impl RunPlan {
             scale: 1.0,
             until_ci_pct: None,
             max_iterations: None,
+            iteration_timeout_ms: None,
+            keep_going: false,
         })
+    }
+
+    /// Gives every iteration a deadline of `seconds` instead of the default rule.
+    pub fn with_iteration_timeout_sec(mut self, seconds: f64) -> Result<Self> {
+        if !(seconds.is_finite() && seconds > 0.0 && seconds <= MAX_ITERATION_TIMEOUT_SEC) {
+            return Err(Error::invalid(format!(
+                "--iteration-timeout must be a number of seconds above 0 and at most \
+                 {MAX_ITERATION_TIMEOUT_SEC} (30 days), not {seconds}"
+            )));
+        }
+        self.iteration_timeout_ms = Some(((seconds * 1000.0).round() as u64).max(1));
+        Ok(self)
+    }
+
+    pub fn with_keep_going(mut self, keep_going: bool) -> Self {
+        self.keep_going = keep_going;
+        self
     }
 
     pub fn with_cooldown_ms(mut self, cooldown_ms: u64) -> Self {
@@ -220,6 +249,22 @@ mod tests {
             plan.with_adaptive_stopping(2.0, 10).unwrap().max_iterations,
             Some(10)
         );
+    }
+
+    #[test]
+    fn iteration_timeouts_must_be_sane() {
+        let plan = RunPlan::new(None, None, 5, 1, vec![fake()]).unwrap();
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, 1e12] {
+            let err = plan.clone().with_iteration_timeout_sec(bad).unwrap_err();
+            assert!(err.to_string().contains("--iteration-timeout"), "{bad}");
+        }
+        let plan = plan.with_iteration_timeout_sec(0.25).unwrap();
+        assert_eq!(plan.iteration_timeout_ms, Some(250));
+        // A plan stored before these settings existed still reads.
+        let mut json = serde_json::to_value(&plan).unwrap();
+        json.as_object_mut().unwrap().remove("iteration_timeout_ms");
+        let back: RunPlan = serde_json::from_value(json).unwrap();
+        assert_eq!((back.iteration_timeout_ms, back.keep_going), (None, false));
     }
 
     #[test]

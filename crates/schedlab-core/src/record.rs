@@ -6,8 +6,9 @@ use crate::fingerprint::Fingerprint;
 use crate::metric::Measurement;
 use crate::plan::{CaseSpec, RunPlan};
 
-/// How a run ended. `Running` is what the store holds while a run is in progress (and what remains
-/// if schedlab was killed with SIGKILL).
+/// How a run ended. `Running` is what the store holds while a run is in progress. `Abandoned` is
+/// never stored: it is what a reader sees for a `running` run whose process no longer exists (killed
+/// with SIGKILL, out of memory, power lost) or whose boot has ended; the store derives it on load.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RunStatus {
@@ -15,6 +16,7 @@ pub enum RunStatus {
     Complete,
     Interrupted,
     Failed,
+    Abandoned,
 }
 
 impl RunStatus {
@@ -24,9 +26,11 @@ impl RunStatus {
             RunStatus::Complete => "complete",
             RunStatus::Interrupted => "interrupted",
             RunStatus::Failed => "failed",
+            RunStatus::Abandoned => "abandoned",
         }
     }
 
+    /// A stored status. `abandoned` is not one (it is derived), so it does not parse.
     pub fn parse(text: &str) -> Option<Self> {
         match text {
             "running" => Some(RunStatus::Running),
@@ -34,6 +38,30 @@ impl RunStatus {
             "interrupted" => Some(RunStatus::Interrupted),
             "failed" => Some(RunStatus::Failed),
             _ => None,
+        }
+    }
+}
+
+/// Who runs a run: the process (pid and start time, which together survive pid reuse), the boot
+/// and the host. Stored when the run begins, so a later reader can tell a live run from a dead one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunOwner {
+    pub pid: i32,
+    /// Clock ticks after boot at which the process started (/proc/<pid>/stat field 22).
+    pub start_ticks: Option<u64>,
+    pub boot_id: Option<String>,
+    pub host: String,
+}
+
+impl RunOwner {
+    /// This process.
+    pub fn current() -> Self {
+        let (pid, start_ticks) = crate::sys::this_process();
+        RunOwner {
+            pid,
+            start_ticks,
+            boot_id: crate::sys::boot_id(),
+            host: crate::sys::hostname(),
         }
     }
 }
@@ -68,6 +96,10 @@ pub struct Attachment {
 pub struct CaseRecord {
     pub spec: CaseSpec,
     pub iterations: Vec<IterationRecord>,
+    /// Why the case failed (a workload error, or the watchdog naming what was stuck); `None` for a
+    /// case that completed or never ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 impl CaseRecord {

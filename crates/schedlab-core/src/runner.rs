@@ -1,10 +1,17 @@
 //! The runner: executes a validated plan case by case, iteration by iteration, wrapping each
 //! iteration in the secondary counters and handing it to the sink (the store) as soon as it is
 //! done, so an interruption or failure loses nothing that finished.
+//!
+//! Every iteration runs under a watchdog: a deadline (`--iteration-timeout`, else
+//! [`default_deadline_ns`]) armed just before the workload starts and disarmed as soon as it
+//! returns, so nothing runs beside the timed window. At the deadline the workload's wait wakes,
+//! names the tasks that had not finished and stops them; the case is recorded as failed with that
+//! report, and the run ends or, with `keep_going`, goes on to the next case.
 use crate::counters::IterationCounters;
+use crate::estimate;
 use crate::plan::{CaseSpec, RunPlan};
 use crate::record::{CaseRecord, IterationRecord, RunStatus};
-use crate::workload::IterationInfo;
+use crate::workload::{tasks, IterationInfo};
 use crate::{sys, Error};
 
 /// Where finished iterations go. The store implements it; tests can collect in memory.
@@ -15,6 +22,16 @@ pub trait RunSink {
         case: &CaseSpec,
         iteration: &IterationRecord,
     ) -> Result<(), String>;
+
+    /// A case failed (its workload, or the watchdog): keep why with the case.
+    fn record_case_failure(
+        &mut self,
+        _case_index: usize,
+        _case: &CaseSpec,
+        _message: &str,
+    ) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// Sinks that keep nothing (`--no-store`).
@@ -36,6 +53,8 @@ pub trait RunObserver {
     fn run_starting(&mut self, _plan: &RunPlan) {}
     fn iteration_starting(&mut self, _progress: &Progress<'_>) {}
     fn iteration_finished(&mut self, _progress: &Progress<'_>, _iteration: &IterationRecord) {}
+    /// A case failed and `keep_going` moves on: `skipped` planned iterations will not run.
+    fn case_failed(&mut self, _case: &CaseSpec, _skipped: u32, _message: &str) {}
 }
 
 /// No progress display.
@@ -70,28 +89,82 @@ impl RunOutcome {
     }
 }
 
+/// The default deadline is never shorter than this.
+pub const DEADLINE_FLOOR_NS: u64 = 30_000_000_000;
+/// ... and is this many times the slowest of the case's median iteration and its estimate.
+pub const DEADLINE_FACTOR: u64 = 10;
+/// The first iteration of a case whose workload has no estimate has nothing to scale: it gets
+/// this long.
+pub const DEADLINE_UNKNOWN_NS: u64 = 600_000_000_000;
+
+/// The default deadline of an iteration: [`DEADLINE_FACTOR`] × the slowest of the median wall
+/// time of the case's iterations finished so far (`finished_ns`) and the workload's rule-of-thumb
+/// estimate, at least [`DEADLINE_FLOOR_NS`]; [`DEADLINE_UNKNOWN_NS`] while neither is known.
+/// Generous on purpose: a deadline that fires on a slow but healthy iteration loses a case.
+pub fn default_deadline_ns(finished_ns: &[u64], estimate_sec: Option<f64>) -> u64 {
+    let median = median_ns(finished_ns);
+    let estimate = estimate_sec
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .map(|s| (s * 1e9).min(u64::MAX as f64 / 100.0) as u64);
+    if median.is_none() && estimate.is_none() {
+        return DEADLINE_UNKNOWN_NS;
+    }
+    median
+        .unwrap_or(0)
+        .max(estimate.unwrap_or(0))
+        .saturating_mul(DEADLINE_FACTOR)
+        .max(DEADLINE_FLOOR_NS)
+}
+
+fn median_ns(values: &[u64]) -> Option<u64> {
+    let mut sorted = values.to_vec();
+    sorted.sort_unstable();
+    let mid = sorted.len() / 2;
+    match sorted.len() {
+        0 => None,
+        n if n % 2 == 1 => Some(sorted[mid]),
+        _ => Some(sorted[mid - 1] / 2 + sorted[mid] / 2),
+    }
+}
+
 /// Runs every case of `plan`: `plan.warmup` warm-up iterations then `plan.iterations` measured
 /// ones, pausing `plan.cooldown_ms` between cases; then, with adaptive stopping, more iterations
-/// of the cases whose confidence interval is still too wide. Stops at the first failure or
-/// interruption, keeping everything finished before it.
+/// of the cases whose confidence interval is still too wide. Every iteration runs under the
+/// watchdog. Stops at the first failure or interruption, keeping everything finished before it;
+/// with `plan.keep_going` a failed case is recorded and the next one runs.
 pub fn execute(
     plan: &RunPlan,
     sink: &mut dyn RunSink,
     observer: &mut dyn RunObserver,
 ) -> RunOutcome {
+    let cases: Vec<CaseRecord> = plan
+        .cases
+        .iter()
+        .map(|spec| CaseRecord {
+            spec: spec.clone(),
+            iterations: Vec::new(),
+            error: None,
+        })
+        .collect();
+    let watchdog = match sys::Watchdog::for_current_thread() {
+        Ok(watchdog) => watchdog,
+        Err(e) => {
+            let error = Error::failed(format!(
+                "cannot create the iteration watchdog (a POSIX timer): {e}"
+            ));
+            return RunOutcome::stop(RunStatus::Failed, error, cases);
+        }
+    };
     let mut run = Execution {
         plan,
         sink,
         observer,
-        cases: plan
-            .cases
-            .iter()
-            .map(|spec| CaseRecord {
-                spec: spec.clone(),
-                iterations: Vec::new(),
-            })
-            .collect(),
-        workloads: Vec::with_capacity(plan.cases.len()),
+        cases,
+        workloads: plan.cases.iter().map(|_| None).collect(),
+        watchdog,
+        durations: vec![Vec::new(); plan.cases.len()],
+        failed: Vec::new(),
+        threads_before: 0,
     };
     match run.all() {
         Ok(()) => RunOutcome {
@@ -103,13 +176,28 @@ pub fn execute(
     }
 }
 
+/// Why a step stopped: a case failed (the run may go on), or the run must end (a signal, the
+/// store).
+enum Stop {
+    Case(Error),
+    Run(Error),
+}
+
 /// The state of one execution: what has been recorded so far and the workloads built for it.
 struct Execution<'a> {
     plan: &'a RunPlan,
     sink: &'a mut dyn RunSink,
     observer: &'a mut dyn RunObserver,
     cases: Vec<CaseRecord>,
-    workloads: Vec<Box<dyn crate::workload::Workload>>,
+    /// Built when the case starts; dropped when it fails.
+    workloads: Vec<Option<Box<dyn crate::workload::Workload>>>,
+    watchdog: sys::Watchdog,
+    /// Wall time of every finished iteration, per case, for the default deadline.
+    durations: Vec<Vec<u64>>,
+    /// Cases that failed, in order.
+    failed: Vec<usize>,
+    /// Workload threads alive before the last iteration started.
+    threads_before: usize,
 }
 
 impl Execution<'_> {
@@ -120,18 +208,16 @@ impl Execution<'_> {
             if case_index > 0 {
                 pause(self.plan.cooldown_ms)?;
             }
-            self.workloads
-                .push(self.plan.cases[case_index].workload.build()?);
-            for index in 0..total {
-                self.iteration(case_index, index, index < self.plan.warmup)?;
-            }
+            let result = self.case(case_index, total);
+            self.settle(case_index, result)?;
         }
         if let (Some(ci_pct), Some(max)) = (self.plan.until_ci_pct, self.plan.max_iterations) {
             loop {
                 let unresolved: Vec<usize> = (0..self.cases.len())
                     .filter(|&i| {
                         let case = &self.cases[i];
-                        case.measured().count() < max as usize
+                        !self.failed.contains(&i)
+                            && case.measured().count() < max as usize
                             && widest_ci_pct(case).is_none_or(|w| w > ci_pct)
                     })
                     .collect();
@@ -140,17 +226,109 @@ impl Execution<'_> {
                 }
                 for case_index in unresolved {
                     let index = self.cases[case_index].iterations.len() as u32;
-                    self.iteration(case_index, index, false)?;
+                    let result = self.iteration(case_index, index, false);
+                    self.settle(case_index, result)?;
                 }
             }
+        }
+        self.failures()
+    }
+
+    fn case(&mut self, case_index: usize, total: u32) -> Result<(), Stop> {
+        let workload = self.plan.cases[case_index]
+            .workload
+            .build()
+            .map_err(Stop::Case)?;
+        self.workloads[case_index] = Some(workload);
+        for index in 0..total {
+            self.iteration(case_index, index, index < self.plan.warmup)?;
         }
         Ok(())
     }
 
-    fn iteration(&mut self, case_index: usize, index: u32, warmup: bool) -> Result<(), Error> {
-        if let Some(signal) = sys::interrupt_signal() {
-            return Err(Error::Interrupted(signal));
+    /// After a step of a case: a failed case is recorded with why; the run ends unless
+    /// `keep_going` is set and the case left no thread running (a thread cannot be killed, and a
+    /// stuck one would run beside every later measurement; ending the run ends the process).
+    fn settle(&mut self, case_index: usize, result: Result<(), Stop>) -> Result<(), Error> {
+        let error = match result {
+            Ok(()) => return Ok(()),
+            Err(Stop::Run(error)) => return Err(error),
+            Err(Stop::Case(error)) => error,
+        };
+        let message = error.to_string();
+        self.cases[case_index].error = Some(message.clone());
+        self.failed.push(case_index);
+        let ran_tasks = self.workloads[case_index]
+            .take()
+            .is_some_and(|w| w.runs_tasks());
+        self.sink
+            .record_case_failure(case_index, &self.plan.cases[case_index], &message)
+            .map_err(|e| {
+                Error::failed(format!(
+                    "cannot store the case's failure: {e} (the case failed: {message})"
+                ))
+            })?;
+        if !self.plan.keep_going {
+            return Err(error);
         }
+        if ran_tasks {
+            let left = self.wait_for_task_threads();
+            if left > 0 {
+                return Err(Error::failed(format!(
+                    "{message}; the run ends here despite --keep-going: {} of the case still \
+                     running cannot be stopped, and measuring beside them would be wrong \
+                     (they end when schedlab exits)",
+                    tasks::threads(left)
+                )));
+            }
+        }
+        let planned = self.plan.warmup + self.plan.iterations;
+        let skipped = planned.saturating_sub(self.cases[case_index].iterations.len() as u32);
+        self.observer
+            .case_failed(&self.plan.cases[case_index], skipped, &message);
+        Ok(())
+    }
+
+    /// Gives a failed case's threads the grace period to return; how many are still running.
+    fn wait_for_task_threads(&self) -> usize {
+        let left = || tasks::live_task_threads().saturating_sub(self.threads_before);
+        let until = sys::monotonic_ns().saturating_add(tasks::GRACE_NS);
+        while left() > 0 && sys::monotonic_ns() < until {
+            sys::sleep_ns(10_000_000);
+        }
+        left()
+    }
+
+    /// With `keep_going`, the run still fails when a case did; the error names them.
+    fn failures(&self) -> Result<(), Error> {
+        let error_of = |i: usize| self.cases[i].error.clone().unwrap_or_default();
+        match self.failed.as_slice() {
+            [] => Ok(()),
+            [only] => Err(Error::failed(error_of(*only))),
+            [first, ..] => Err(Error::failed(format!(
+                "{} of {} cases failed (--keep-going ran the others); the first: {}",
+                self.failed.len(),
+                self.cases.len(),
+                error_of(*first)
+            ))),
+        }
+    }
+
+    fn deadline_ns(&self, case_index: usize) -> u64 {
+        match self.plan.iteration_timeout_ms {
+            Some(ms) => ms.saturating_mul(1_000_000),
+            None => default_deadline_ns(
+                &self.durations[case_index],
+                estimate::rule_of_thumb_sec(&self.plan.cases[case_index].workload),
+            ),
+        }
+    }
+
+    fn iteration(&mut self, case_index: usize, index: u32, warmup: bool) -> Result<(), Stop> {
+        if let Some(signal) = sys::interrupt_signal() {
+            return Err(Stop::Run(Error::Interrupted(signal)));
+        }
+        let deadline_ns = self.deadline_ns(case_index);
         let case = &self.plan.cases[case_index];
         let info = IterationInfo { index, warmup };
         let progress = Progress {
@@ -161,12 +339,49 @@ impl Execution<'_> {
             iterations_in_case: (self.plan.warmup + self.plan.iterations).max(index + 1),
         };
         self.observer.iteration_starting(&progress);
-        let workload = &mut self.workloads[case_index];
+        let Some(workload) = self.workloads[case_index].as_mut() else {
+            return Err(Stop::Run(Error::failed(format!(
+                "case `{}` has no workload",
+                case.name
+            ))));
+        };
+        self.threads_before = tasks::live_task_threads();
         let started_at_ns = sys::realtime_ns();
         let counters = workload.runs_tasks().then(IterationCounters::start);
+        self.watchdog.arm(deadline_ns).map_err(|e| {
+            Stop::Run(Error::failed(format!(
+                "cannot arm the iteration watchdog: {e}"
+            )))
+        })?;
+        let began_ns = sys::monotonic_ns();
         let result = workload.run_iteration(info);
+        let took_ns = sys::monotonic_ns().saturating_sub(began_ns);
+        let expired = sys::deadline_expired();
+        let _ = self.watchdog.disarm();
         let secondary = counters.map(IterationCounters::finish).unwrap_or_default();
-        let mut output = result?;
+        let mut output = match result {
+            Ok(output) => output,
+            Err(Error::Interrupted(signal)) => return Err(Stop::Run(Error::Interrupted(signal))),
+            Err(Error::TimedOut(detail)) => {
+                return Err(Stop::Case(self.timed_out(
+                    case_index,
+                    info,
+                    deadline_ns,
+                    &detail,
+                )))
+            }
+            // Whatever a workload made of the watchdog's interruption, the deadline is the cause.
+            Err(e) if expired => {
+                let detail = e.to_string();
+                return Err(Stop::Case(self.timed_out(
+                    case_index,
+                    info,
+                    deadline_ns,
+                    &detail,
+                )));
+            }
+            Err(e) => return Err(Stop::Case(e)),
+        };
         output.measurements.extend(secondary);
         let record = IterationRecord {
             index,
@@ -177,10 +392,39 @@ impl Execution<'_> {
         };
         self.sink
             .record_iteration(case_index, case, &record)
-            .map_err(|e| Error::failed(format!("cannot store the iteration: {e}")))?;
+            .map_err(|e| Stop::Run(Error::failed(format!("cannot store the iteration: {e}"))))?;
         self.observer.iteration_finished(&progress, &record);
         self.cases[case_index].iterations.push(record);
+        self.durations[case_index].push(took_ns);
         Ok(())
+    }
+
+    /// The watchdog's report: which case and iteration, which deadline, and what the workload
+    /// found stuck and did about it.
+    fn timed_out(
+        &self,
+        case_index: usize,
+        info: IterationInfo,
+        deadline_ns: u64,
+        detail: &str,
+    ) -> Error {
+        let kind = if info.warmup { " (warm-up)" } else { "" };
+        let rule = if self.plan.iteration_timeout_ms.is_some() {
+            "--iteration-timeout"
+        } else {
+            "the default deadline; --iteration-timeout sets another"
+        };
+        let detail = if detail.is_empty() {
+            "the workload stopped at its next check"
+        } else {
+            detail
+        };
+        Error::TimedOut(format!(
+            "case `{}`, iteration {}{kind}: no result within {} s ({rule}); {detail}",
+            self.plan.cases[case_index].name,
+            info.index + 1,
+            deadline_ns as f64 / 1e9
+        ))
     }
 }
 
@@ -227,7 +471,7 @@ pub fn widest_ci_pct(case: &CaseRecord) -> Option<f64> {
 fn status_of(error: &Error) -> RunStatus {
     match error {
         Error::Interrupted(_) => RunStatus::Interrupted,
-        Error::InvalidInput(_) | Error::RunFailed(_) => RunStatus::Failed,
+        Error::InvalidInput(_) | Error::RunFailed(_) | Error::TimedOut(_) => RunStatus::Failed,
     }
 }
 
@@ -316,6 +560,85 @@ mod tests {
         assert_eq!(outcome.status, RunStatus::Failed);
         assert_eq!(sink.0.len(), 2);
         assert!(outcome.error.unwrap().to_string().contains("--fail-at"));
+    }
+
+    #[test]
+    fn keep_going_records_a_failed_case_and_runs_the_next() {
+        let failing = WorkloadSpec::Fake(FakeParams {
+            seed: 1,
+            fail_at: Some(1),
+            ..Default::default()
+        });
+        let fine = WorkloadSpec::Fake(FakeParams {
+            value_usec: 7.0,
+            ..Default::default()
+        });
+        #[derive(Default)]
+        struct Failures(Vec<(usize, String)>);
+        impl RunSink for Failures {
+            fn record_iteration(
+                &mut self,
+                _: usize,
+                _: &CaseSpec,
+                _: &IterationRecord,
+            ) -> Result<(), String> {
+                Ok(())
+            }
+            fn record_case_failure(
+                &mut self,
+                case: usize,
+                _: &CaseSpec,
+                message: &str,
+            ) -> Result<(), String> {
+                self.0.push((case, message.to_string()));
+                Ok(())
+            }
+        }
+        let plan = RunPlan::new(None, None, 2, 1, vec![failing, fine]).unwrap();
+        let mut sink = Failures::default();
+        let stopped = execute(&plan, &mut sink, &mut Silent);
+        assert_eq!(stopped.status, RunStatus::Failed);
+        assert_eq!(
+            stopped.cases[1].iterations.len(),
+            0,
+            "the run ended at case 0"
+        );
+        assert_eq!(sink.0.len(), 1);
+
+        let mut sink = Failures::default();
+        let outcome = execute(&plan.with_keep_going(true), &mut sink, &mut Silent);
+        assert_eq!(outcome.status, RunStatus::Failed);
+        assert_eq!(outcome.cases[0].iterations.len(), 1);
+        assert!(outcome.cases[0]
+            .error
+            .as_ref()
+            .unwrap()
+            .contains("--fail-at"));
+        assert_eq!(outcome.cases[1].iterations.len(), 3, "the next case ran");
+        assert_eq!(outcome.cases[1].error, None);
+        assert_eq!(sink.0[0].0, 0);
+        assert!(outcome.error.unwrap().to_string().contains("--fail-at"));
+    }
+
+    #[test]
+    fn default_deadlines_are_generous_and_follow_the_case() {
+        let sec = 1_000_000_000;
+        assert_eq!(default_deadline_ns(&[], None), DEADLINE_UNKNOWN_NS);
+        assert_eq!(default_deadline_ns(&[], Some(0.5)), DEADLINE_FLOOR_NS);
+        assert_eq!(default_deadline_ns(&[], Some(10.0)), 100 * sec);
+        assert_eq!(
+            default_deadline_ns(&[sec, 9 * sec, 2 * sec], None),
+            DEADLINE_FLOOR_NS
+        );
+        assert_eq!(
+            default_deadline_ns(&[5 * sec, 9 * sec, 4 * sec], Some(1.0)),
+            50 * sec
+        );
+        assert_eq!(
+            default_deadline_ns(&[sec], Some(f64::NAN)),
+            DEADLINE_FLOOR_NS
+        );
+        assert!(default_deadline_ns(&[u64::MAX], Some(1e300)) > DEADLINE_FLOOR_NS);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! rustix first; libc where rustix has no call (fork, sigaction, getrusage, prctl) and for the
 //! workloads' read/write data path, which must take the same path as the reference tools.
 use std::io;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
 
 use rustix::event::{PollFd, PollFlags};
 pub use rustix::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
@@ -315,15 +315,22 @@ impl ChildSet {
             // Set the group from both sides so neither order of scheduling leaves a window.
             // SAFETY: setpgid on our own child.
             unsafe { libc::setpgid(pid, group) };
-            self.group.get_or_insert(pid);
+            let group = *self.group.get_or_insert(pid);
+            TASK_GROUP.store(group, Ordering::SeqCst);
             self.live.push(pid);
             return Ok(pid);
         }
         // SAFETY: all calls below are async-signal-safe and operate on this process only.
         unsafe {
             libc::setpgid(0, group);
-            libc::signal(libc::SIGINT, libc::SIG_DFL);
-            libc::signal(libc::SIGTERM, libc::SIG_DFL);
+            // Handlers of the parent would only record a signal in this copy of its memory and
+            // leave the task running; ignored signals stay ignored.
+            let handled = HANDLED_SIGNALS.load(Ordering::SeqCst);
+            for signal in 1..64 {
+                if handled & (1 << signal) != 0 {
+                    libc::signal(signal, libc::SIG_DFL);
+                }
+            }
             let mut empty: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&mut empty);
             libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
@@ -340,6 +347,32 @@ impl ChildSet {
 
     pub fn live_count(&self) -> usize {
         self.live.len()
+    }
+
+    /// The children not reaped yet.
+    pub fn live_pids(&self) -> &[i32] {
+        &self.live
+    }
+
+    /// Stops every live child: SIGTERM with a SIGCONT (a stopped child acts on nothing until it
+    /// runs again), up to `grace_ns` for them to exit, then SIGKILL; all are reaped.
+    pub fn terminate_all(&mut self, grace_ns: u64) {
+        for &pid in &self.live {
+            // SAFETY: kill has no memory effects; pid belongs to a child we have not reaped yet.
+            unsafe {
+                libc::kill(pid, libc::SIGTERM);
+                libc::kill(pid, libc::SIGCONT);
+            }
+        }
+        let deadline = monotonic_ns().saturating_add(grace_ns);
+        while !self.live.is_empty() && monotonic_ns() < deadline {
+            match self.reap_one(true) {
+                Ok(Some(_)) => continue,
+                Ok(None) => sleep_ns(5_000_000),
+                Err(_) => break,
+            }
+        }
+        self.kill_and_reap_all();
     }
 
     pub fn is_empty(&self) -> bool {
@@ -381,6 +414,9 @@ impl ChildSet {
 
     /// SIGKILLs every live child and reaps them all.
     pub fn kill_and_reap_all(&mut self) {
+        if let Some(group) = self.group {
+            let _ = TASK_GROUP.compare_exchange(group, 0, Ordering::SeqCst, Ordering::SeqCst);
+        }
         for &pid in &self.live {
             // SAFETY: kill has no memory effects; pid belongs to a child we have not reaped yet.
             unsafe { libc::kill(pid, libc::SIGKILL) };
@@ -568,24 +604,55 @@ impl Drop for ZeroPageWords {
 
 static INTERRUPT_SIGNAL: AtomicI32 = AtomicI32::new(0);
 
+/// The signals that stop a run: Ctrl-C, `kill`, a hang-up (terminal closed, ssh dropped) and
+/// Ctrl-\. Each is recorded and turns into a clean stop with exit code 128 + N.
+pub const STOP_SIGNALS: [i32; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
+
+/// Bit N set: schedlab installed its own handler for signal N. Forked tasks reset exactly these
+/// to the default action; a signal the parent ignores (SIGHUP under nohup) stays ignored in them.
+static HANDLED_SIGNALS: AtomicU64 = AtomicU64::new(0);
+
 extern "C" fn record_interrupt(signal: libc::c_int) {
     INTERRUPT_SIGNAL.store(signal, Ordering::SeqCst);
 }
 
-/// Installs SIGINT and SIGTERM handlers that only record the signal. They are installed without
-/// SA_RESTART on purpose: a main thread blocked in waitpid or read gets EINTR and can clean up.
+/// Installs `handler` for `signal` without SA_RESTART and marks it as handled (for forked tasks).
+fn install_handler(signal: i32, handler: extern "C" fn(libc::c_int)) -> io::Result<()> {
+    // SAFETY: a zeroed sigaction is valid; we set the handler and an empty mask.
+    let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
+    action.sa_sigaction = handler as *const () as usize;
+    action.sa_flags = 0;
+    // SAFETY: sa_mask is a valid sigset_t inside `action`.
+    unsafe { libc::sigemptyset(&mut action.sa_mask) };
+    // SAFETY: valid signal number and action; the old action is not needed.
+    if unsafe { libc::sigaction(signal, &action, std::ptr::null_mut()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    HANDLED_SIGNALS.fetch_or(1 << signal, Ordering::SeqCst);
+    Ok(())
+}
+
+/// Whether `signal` is ignored now (SIG_IGN), as `nohup` leaves SIGHUP.
+fn is_ignored(signal: i32) -> io::Result<bool> {
+    // SAFETY: a zeroed sigaction is a valid out-parameter.
+    let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+    // SAFETY: a null new action only queries the current one.
+    if unsafe { libc::sigaction(signal, std::ptr::null(), &mut old) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(old.sa_sigaction == libc::SIG_IGN)
+}
+
+/// Installs handlers for the [`STOP_SIGNALS`] that only record the signal. They are installed
+/// without SA_RESTART on purpose: a main thread blocked in waitpid or read gets EINTR and can
+/// clean up. A SIGHUP that is ignored already (`nohup schedlab …`) stays ignored: whoever started
+/// schedlab asked for the run to outlive its terminal.
 pub fn install_interrupt_handlers() -> io::Result<()> {
-    for signal in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: a zeroed sigaction is valid; we set the handler and an empty mask.
-        let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
-        action.sa_sigaction = record_interrupt as *const () as usize;
-        action.sa_flags = 0;
-        // SAFETY: sa_mask is a valid sigset_t inside `action`.
-        unsafe { libc::sigemptyset(&mut action.sa_mask) };
-        // SAFETY: valid signal number and action; the old action is not needed.
-        if unsafe { libc::sigaction(signal, &action, std::ptr::null_mut()) } != 0 {
-            return Err(io::Error::last_os_error());
+    for signal in STOP_SIGNALS {
+        if signal == libc::SIGHUP && is_ignored(signal)? {
+            continue;
         }
+        install_handler(signal, record_interrupt)?;
     }
     Ok(())
 }
@@ -598,21 +665,248 @@ pub fn interrupt_signal() -> Option<i32> {
     }
 }
 
-/// Runs `f` with SIGINT and SIGTERM blocked in the calling thread, so threads spawned inside
-/// inherit the mask and the signals are delivered to the main thread, which is the one waiting.
-pub fn with_interrupts_blocked<T>(f: impl FnOnce() -> T) -> T {
-    // SAFETY: sigset operations on local values; pthread_sigmask affects the calling thread only.
+/// A signal's conventional name (`SIGHUP`), for messages; `signal N` for the ones schedlab does
+/// not expect to see.
+pub fn signal_name(signal: i32) -> String {
+    let name = match signal {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGSTOP => "SIGSTOP",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        _ => return format!("signal {signal}"),
+    };
+    name.to_string()
+}
+
+/// The signals worker threads block so that they reach the main thread, the one that waits.
+fn main_thread_signals() -> libc::sigset_t {
+    // SAFETY: sigset operations on a local value.
     unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGINT);
-        libc::sigaddset(&mut set, libc::SIGTERM);
+        for signal in STOP_SIGNALS {
+            libc::sigaddset(&mut set, signal);
+        }
+        libc::sigaddset(&mut set, WATCHDOG_SIGNAL);
+        set
+    }
+}
+
+/// Runs `f` with the stop signals (and the watchdog's) blocked in the calling thread, so threads
+/// spawned inside inherit the mask and the signals are delivered to the main thread, which is
+/// the one waiting.
+pub fn with_interrupts_blocked<T>(f: impl FnOnce() -> T) -> T {
+    let set = main_thread_signals();
+    // SAFETY: pthread_sigmask affects the calling thread only; both sets are valid.
+    unsafe {
         let mut old: libc::sigset_t = std::mem::zeroed();
         libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
         let result = f();
         libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
         result
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The iteration watchdog
+
+/// The signal of the watchdog's timer. It is aimed at the thread that armed it (the runner's), so
+/// the wait it is blocked in returns EINTR exactly as for Ctrl-C.
+pub const WATCHDOG_SIGNAL: i32 = libc::SIGALRM;
+/// After the deadline the timer keeps firing at this interval: a signal that lands between a
+/// check and the blocking call after it would otherwise be lost, and the wait endless.
+const REFIRE_NS: u64 = 200_000_000;
+/// The last resort: a run still not stopped this long after its deadline (a wait nobody made
+/// interruptible) kills its tasks and exits from the signal handler. The run then shows as
+/// `abandoned`, which at least says what happened.
+const LAST_RESORT_NS: u64 = 60_000_000_000;
+
+static DEADLINE_EXPIRED: AtomicBool = AtomicBool::new(false);
+static WATCHDOG_FIRINGS: AtomicU32 = AtomicU32::new(0);
+/// The process group of the current iteration's forked tasks (0: none), for the last resort.
+static TASK_GROUP: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn watchdog_fired(_signal: libc::c_int) {
+    DEADLINE_EXPIRED.store(true, Ordering::SeqCst);
+    let firings = u64::from(WATCHDOG_FIRINGS.fetch_add(1, Ordering::SeqCst)) + 1;
+    if firings.saturating_sub(1) * REFIRE_NS >= LAST_RESORT_NS {
+        last_resort();
+    }
+}
+
+/// Only async-signal-safe calls: it runs inside the signal handler.
+fn last_resort() {
+    const MESSAGE: &[u8] = b"schedlab: the iteration's deadline passed a minute ago and the run \
+        still did not stop; killing its tasks and exiting (the run will show as abandoned)\n";
+    let group = TASK_GROUP.load(Ordering::SeqCst);
+    // SAFETY: kill, write and _exit are async-signal-safe and touch no memory of ours but MESSAGE.
+    unsafe {
+        if group > 0 {
+            libc::kill(-group, libc::SIGKILL);
+        }
+        libc::write(2, MESSAGE.as_ptr().cast(), MESSAGE.len());
+        libc::_exit(1);
+    }
+}
+
+/// Whether the armed deadline has passed. Workloads check it wherever they check for a stop
+/// signal, and answer with the tasks that are stuck.
+pub fn deadline_expired() -> bool {
+    DEADLINE_EXPIRED.load(Ordering::SeqCst)
+}
+
+/// A POSIX timer on CLOCK_MONOTONIC that signals the thread that created it (SIGEV_THREAD_ID)
+/// when an iteration's deadline passes. No thread of its own: nothing runs beside a measurement
+/// and nothing is added to the process that forks the tasks; arming and disarming are one system
+/// call each, made outside the timed window. rustix has no timer_create, hence libc.
+pub struct Watchdog {
+    timer: libc::timer_t,
+}
+
+impl Watchdog {
+    pub fn for_current_thread() -> io::Result<Self> {
+        install_handler(WATCHDOG_SIGNAL, watchdog_fired)?;
+        // SAFETY: a zeroed sigevent is valid; the fields set below select thread-directed delivery.
+        let mut event: libc::sigevent = unsafe { std::mem::zeroed() };
+        event.sigev_notify = libc::SIGEV_THREAD_ID;
+        event.sigev_signo = WATCHDOG_SIGNAL;
+        event.sigev_notify_thread_id = current_tid();
+        let mut timer: libc::timer_t = std::ptr::null_mut();
+        // SAFETY: both pointers are valid for the call; the timer id is written on success.
+        if unsafe { libc::timer_create(libc::CLOCK_MONOTONIC, &mut event, &mut timer) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Watchdog { timer })
+    }
+
+    /// Starts the countdown: the deadline passes `after_ns` from now.
+    pub fn arm(&mut self, after_ns: u64) -> io::Result<()> {
+        DEADLINE_EXPIRED.store(false, Ordering::SeqCst);
+        WATCHDOG_FIRINGS.store(0, Ordering::SeqCst);
+        self.set(after_ns.max(1), REFIRE_NS)
+    }
+
+    /// Stops the countdown and forgets an expiry.
+    pub fn disarm(&mut self) -> io::Result<()> {
+        let result = self.set(0, 0);
+        DEADLINE_EXPIRED.store(false, Ordering::SeqCst);
+        WATCHDOG_FIRINGS.store(0, Ordering::SeqCst);
+        result
+    }
+
+    fn set(&mut self, value_ns: u64, interval_ns: u64) -> io::Result<()> {
+        let spec = |ns: u64| libc::timespec {
+            tv_sec: (ns / 1_000_000_000) as libc::time_t,
+            tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+        };
+        let new = libc::itimerspec {
+            it_interval: spec(interval_ns),
+            it_value: spec(value_ns),
+        };
+        // SAFETY: `timer` is a live timer of ours; `new` is valid; the old value is not wanted.
+        if unsafe { libc::timer_settime(self.timer, 0, &new, std::ptr::null_mut()) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        let _ = self.disarm();
+        // SAFETY: the timer was created in `for_current_thread` and is deleted once, here.
+        unsafe { libc::timer_delete(self.timer) };
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tasks and processes as /proc sees them
+
+/// A task's line of `/proc/.../stat`: the fields schedlab reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskStat {
+    /// R running, S sleeping, D uninterruptible, T stopped, t traced, Z zombie, ...
+    pub state: char,
+    /// User plus system time so far, in clock ticks (USER_HZ).
+    pub cpu_ticks: u64,
+    /// When the task started, in clock ticks after boot (field 22): with the pid, it names one
+    /// process for as long as the boot lasts, even after the pid is reused.
+    pub start_ticks: u64,
+}
+
+impl TaskStat {
+    pub fn is_stopped(&self) -> bool {
+        matches!(self.state, 'T' | 't')
+    }
+
+    /// Exited but not reaped, or being torn down: no longer runs anything.
+    pub fn is_dead(&self) -> bool {
+        matches!(self.state, 'Z' | 'X' | 'x')
+    }
+}
+
+/// Parses a `stat` line. The command name (field 2) may hold spaces and parentheses, so the
+/// fields are counted from its last `)`.
+pub fn parse_task_stat(text: &str) -> Option<TaskStat> {
+    let rest = &text[text.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_ascii_whitespace().collect();
+    // After the name: field 3 (state) is at index 0, so field N is at index N - 3.
+    let field = |n: usize| fields.get(n - 3).copied();
+    let number = |n: usize| field(n)?.parse::<u64>().ok();
+    Some(TaskStat {
+        state: field(3)?.chars().next()?,
+        cpu_ticks: number(14)? + number(15)?,
+        start_ticks: number(22)?,
+    })
+}
+
+/// A process of this machine, by pid; `None` when there is none.
+pub fn process_stat(pid: i32) -> Option<TaskStat> {
+    if pid <= 0 {
+        return None;
+    }
+    parse_task_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
+/// A thread of this process, by thread id; `None` once it has exited.
+pub fn thread_stat(tid: i32) -> Option<TaskStat> {
+    parse_task_stat(&std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).ok()?)
+}
+
+/// Stops the calling process as SIGSTOP from outside would (a test hook: the fake workload's
+/// stalled task); it runs on after SIGCONT, and dies of SIGTERM or SIGKILL as any stopped task.
+pub fn stop_self() -> io::Result<()> {
+    Ok(rustix::process::kill_process(
+        rustix::process::getpid(),
+        rustix::process::Signal::STOP,
+    )?)
+}
+
+/// This process's id and start time, which together name it for the whole boot.
+pub fn this_process() -> (i32, Option<u64>) {
+    let pid = rustix::process::getpid().as_raw_nonzero().get();
+    (pid, process_stat(pid).map(|s| s.start_ticks))
+}
+
+/// The kernel's id of the current boot (`/proc/sys/kernel/random/boot_id`), new at every boot.
+pub fn boot_id() -> Option<String> {
+    let id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    Some(id.trim().to_string()).filter(|id| !id.is_empty())
+}
+
+/// This machine's host name (uname's nodename).
+pub fn hostname() -> String {
+    rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -868,6 +1162,36 @@ mod tests {
         // SAFETY: kill with signal 0 only checks existence.
         let alive = unsafe { libc::kill(pid, 0) } == 0;
         assert!(!alive, "child {pid} survived its ChildSet");
+    }
+
+    #[test]
+    fn stat_lines_parse_past_odd_command_names() {
+        let line = "4242 (we (ird) name) T 1 4242 4242 0 -1 4194560 100 0 0 0 7 5 0 0 20 0 1 0 \
+                    98765 1000 50 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0";
+        let stat = parse_task_stat(line).unwrap();
+        assert_eq!(stat.state, 'T');
+        assert!(stat.is_stopped());
+        assert_eq!(stat.cpu_ticks, 12);
+        assert_eq!(stat.start_ticks, 98765);
+        assert_eq!(parse_task_stat("12 (x) R 1"), None);
+    }
+
+    #[test]
+    fn this_process_is_found_and_alive() {
+        let (pid, start) = this_process();
+        let stat = process_stat(pid).unwrap();
+        assert_eq!(Some(stat.start_ticks), start);
+        assert!(!stat.is_dead() && !stat.is_stopped());
+        assert!(thread_stat(current_tid()).is_some());
+        assert_eq!(process_stat(0), None);
+        assert_eq!(boot_id().map(|id| id.len()), Some(36));
+    }
+
+    #[test]
+    fn signals_have_names() {
+        assert_eq!(signal_name(libc::SIGHUP), "SIGHUP");
+        assert_eq!(signal_name(libc::SIGQUIT), "SIGQUIT");
+        assert_eq!(signal_name(64), "signal 64");
     }
 
     #[test]

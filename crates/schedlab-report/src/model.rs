@@ -42,6 +42,9 @@ pub struct CaseView {
     pub params: serde_json::Value,
     pub measured_iterations: usize,
     pub warmup_iterations: usize,
+    /// Why the case failed; absent for a case that completed or never ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
     pub metrics: Vec<MetricView>,
     /// schbench-style percentile tables (with sample counts) decoded from the latency histograms
     /// the measured iterations stored, merged; absent for workloads that store none.
@@ -133,6 +136,7 @@ impl CaseView {
             params: params_of(case),
             measured_iterations: case.measured().count(),
             warmup_iterations: case.iterations.iter().filter(|i| i.warmup).count(),
+            error: case.error.clone(),
             metrics,
             latency_tables: latency_tables(case),
         }

@@ -77,6 +77,9 @@ fn write_case(case: &CaseView, out: &mut dyn Write) -> std::io::Result<()> {
         "{}  ({} iterations{warm})",
         case.name, case.measured_iterations
     )?;
+    if let Some(error) = &case.error {
+        writeln!(out, "  failed: {error}")?;
+    }
     if case.metrics.is_empty() {
         return writeln!(out, "  no iteration finished");
     }

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OpenFlags};
 
+use crate::liveness::{judge, Here, Liveness, StoredOwner};
 use crate::schema::{self, Shape};
 use crate::{Result, StoreError};
 
@@ -166,9 +167,60 @@ fn count_runs(conn: &Connection) -> rusqlite::Result<Vec<(String, i64)>> {
     Ok(counts)
 }
 
-/// Extension point for run liveness: schedlab does not yet record which process runs a run, so
-/// no `running` run can be told dead from alive and none is listed. When runs record their owner
-/// (pid, process start time, boot id, host), this lists those whose owner is gone.
-fn find_abandoned_runs(_conn: &Connection, _version: i64) -> Vec<AbandonedRun> {
-    Vec::new()
+/// The runs that say `running` but whose owner (pid and start time, boot, host) is gone, judged
+/// as every reader judges them ([`crate::liveness`]). Runs stored before owners were recorded
+/// still carry their boot id and host, so a run of an earlier boot of this machine is found too.
+/// A file the query cannot read lists none: the integrity check reports the damage.
+fn find_abandoned_runs(conn: &Connection, version: i64) -> Vec<AbandonedRun> {
+    if version < crate::schema::V_RUNS {
+        return Vec::new();
+    }
+    let owner = if version >= crate::schema::V_RUN_OWNER {
+        "owner_pid, owner_start_ticks, owner_boot_id, owner_host"
+    } else {
+        "NULL, NULL, NULL, NULL"
+    };
+    let query = format!(
+        "SELECT id, label, started_at_ns, boot_id, hostname, {owner}
+           FROM runs WHERE status = 'running' ORDER BY id"
+    );
+    let Ok(mut stmt) = conn.prepare(&query) else {
+        return Vec::new();
+    };
+    let rows = stmt.query_map([], |r| {
+        let boot: String = r.get(3)?;
+        let host: String = r.get(4)?;
+        Ok((
+            r.get::<_, i64>(0)?,
+            r.get::<_, Option<String>>(1)?,
+            r.get::<_, i64>(2)?,
+            StoredOwner {
+                pid: r.get(5)?,
+                start_ticks: r.get::<_, Option<i64>>(6)?.map(|t| t as u64),
+                boot_id: r
+                    .get::<_, Option<String>>(7)?
+                    .or((!boot.is_empty()).then_some(boot)),
+                host: r
+                    .get::<_, Option<String>>(8)?
+                    .or((!host.is_empty()).then_some(host)),
+            },
+        ))
+    });
+    let Ok(rows) = rows else {
+        return Vec::new();
+    };
+    let here = Here::now();
+    rows.filter_map(|row| row.ok())
+        .filter_map(|(id, label, started_at_ns, owner)| {
+            match judge(&owner, &here, &schedlab_core::sys::process_stat) {
+                Liveness::Dead(reason) => Some(AbandonedRun {
+                    id,
+                    label,
+                    started_at_ns,
+                    reason,
+                }),
+                Liveness::Alive | Liveness::CannotTell => None,
+            }
+        })
+        .collect()
 }

@@ -16,6 +16,7 @@ use schedlab_core::runner::RunSink;
 use thiserror::Error;
 
 mod check;
+pub mod liveness;
 mod location;
 mod schema;
 mod sqlite;
@@ -107,6 +108,7 @@ pub trait Store {
         case_index: usize,
         iteration: &IterationRecord,
     ) -> Result<()>;
+    /// Records the run's end. `Abandoned` is refused: it is derived when runs are read.
     fn finish_run(
         &mut self,
         run_id: i64,
@@ -114,8 +116,13 @@ pub trait Store {
         ended_at_ns: i64,
         error: Option<&str>,
     ) -> Result<()>;
-    /// Stored runs, newest first.
+    /// Marks a case as failed with why (a workload error, or the watchdog's report).
+    fn record_case_failure(&mut self, run_id: i64, case_index: usize, message: &str) -> Result<()>;
+    /// Stored runs, newest first. A `running` run whose process or boot is gone is listed as
+    /// `abandoned` ([`liveness`]).
     fn list_runs(&self, limit: Option<usize>) -> Result<Vec<RunSummary>>;
+    /// One run with every case and iteration; the status is derived as for [`Store::list_runs`],
+    /// and an abandoned run's error says why it was judged so.
     fn load_run(&self, run_id: i64) -> Result<RunRecord>;
     /// Run ids for a run id or a label (a label may name many runs), oldest first.
     fn resolve(&self, id_or_label: &str) -> Result<Vec<i64>>;
@@ -197,6 +204,17 @@ impl RunSink for StoreSink<'_> {
     ) -> std::result::Result<(), String> {
         self.store
             .record_iteration(self.run_id, case_index, iteration)
+            .map_err(|e| e.to_string())
+    }
+
+    fn record_case_failure(
+        &mut self,
+        case_index: usize,
+        _case: &CaseSpec,
+        message: &str,
+    ) -> std::result::Result<(), String> {
+        self.store
+            .record_case_failure(self.run_id, case_index, message)
             .map_err(|e| e.to_string())
     }
 }

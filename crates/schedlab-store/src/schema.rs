@@ -37,6 +37,8 @@ pub const V_RUNS: i64 = 1;
 pub const V_ATTACHMENTS: i64 = 2;
 pub const V_EXPERIMENTS: i64 = 3;
 pub const V_CALIBRATIONS: i64 = 4;
+/// Who runs a run (pid, start time, boot, host) and each case's error.
+pub const V_RUN_OWNER: i64 = 5;
 
 /// refinery's DDL for the history table, verbatim, so the table looks the same whoever made it.
 const CREATE_HISTORY: &str = "CREATE TABLE IF NOT EXISTS refinery_schema_history(

@@ -19,11 +19,14 @@ use schedlab_core::fingerprint::Fingerprint;
 use schedlab_core::metric::{Better, Measurement, Role};
 use schedlab_core::plan::{CaseSpec, RunPlan};
 use schedlab_core::record::{
-    Arm, Attachment, CaseRecord, ExperimentTag, IterationRecord, RunRecord, RunStatus,
+    Arm, Attachment, CaseRecord, ExperimentTag, IterationRecord, RunOwner, RunRecord, RunStatus,
 };
 
 use crate::check::CheckReport;
-use crate::schema::{self, Shape, V_ATTACHMENTS, V_CALIBRATIONS, V_EXPERIMENTS, V_RUNS};
+use crate::liveness::{effective_status, Here, StoredOwner};
+use crate::schema::{
+    self, Shape, V_ATTACHMENTS, V_CALIBRATIONS, V_EXPERIMENTS, V_RUNS, V_RUN_OWNER,
+};
 use crate::{Experiment, ExperimentKind, Result, RunSummary, Store, StoreError, StoredCalibration};
 
 /// How long the store waits on other processes' locks.
@@ -346,11 +349,14 @@ impl Store for SqliteStore {
             .iter()
             .map(|case| Ok((case, to_json(case)?)))
             .collect::<Result<Vec<_>>>()?;
+        // The process that begins a run is the one that runs it.
+        let owner = RunOwner::current();
         self.write(|tx| {
             tx.execute(
                 "INSERT INTO runs (label, suite, plan_json, fingerprint_json, boot_id, kernel_release,
-                                   hostname, started_at_ns, status, schedlab_version)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'running', ?9)",
+                                   hostname, started_at_ns, status, schedlab_version,
+                                   owner_pid, owner_start_ticks, owner_boot_id, owner_host)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'running', ?9, ?10, ?11, ?12, ?13)",
                 params![
                     plan.label,
                     plan.suite,
@@ -361,6 +367,10 @@ impl Store for SqliteStore {
                     fingerprint.hostname,
                     started_at_ns,
                     fingerprint.schedlab_version,
+                    owner.pid,
+                    owner.start_ticks.map(|t| t as i64),
+                    owner.boot_id,
+                    owner.host,
                 ],
             )?;
             let run_id = tx.last_insert_rowid();
@@ -434,6 +444,11 @@ impl Store for SqliteStore {
         ended_at_ns: i64,
         error: Option<&str>,
     ) -> Result<()> {
+        if status == RunStatus::Abandoned {
+            return Err(StoreError::Corrupt(
+                "`abandoned` is derived when runs are read and is never stored".into(),
+            ));
+        }
         let changed = self.write(|tx| {
             Ok(tx.execute(
                 "UPDATE runs SET status = ?2, ended_at_ns = ?3, error = ?4 WHERE id = ?1",
@@ -446,20 +461,38 @@ impl Store for SqliteStore {
         Ok(())
     }
 
+    fn record_case_failure(&mut self, run_id: i64, case_index: usize, message: &str) -> Result<()> {
+        let changed = self.write(|tx| {
+            Ok(tx.execute(
+                "UPDATE cases SET error = ?3 WHERE run_id = ?1 AND position = ?2",
+                params![run_id, case_index as i64, message],
+            )?)
+        })?;
+        if changed != 1 {
+            return Err(StoreError::NotFound(format!(
+                "case {case_index} of run {run_id}"
+            )));
+        }
+        Ok(())
+    }
+
     fn list_runs(&self, limit: Option<usize>) -> Result<Vec<RunSummary>> {
         if !self.has(V_RUNS) {
             return Ok(Vec::new());
         }
+        let here = Here::now();
+        let owner_columns = self.owner_columns("r.");
         self.read(|conn| {
-            let mut stmt = conn.prepare(
+            let mut stmt = conn.prepare(&format!(
                 "SELECT r.id, r.label, r.suite, r.status, r.started_at_ns, r.ended_at_ns,
                         r.kernel_release, r.boot_id,
                         (SELECT count(*) FROM cases c WHERE c.run_id = r.id),
                         (SELECT count(*) FROM iterations i JOIN cases c ON i.case_id = c.id
                           WHERE c.run_id = r.id AND i.warmup = 0),
-                        (SELECT c.name FROM cases c WHERE c.run_id = r.id ORDER BY c.position LIMIT 1)
-                 FROM runs r ORDER BY r.started_at_ns DESC, r.id DESC LIMIT ?1",
-            )?;
+                        (SELECT c.name FROM cases c WHERE c.run_id = r.id ORDER BY c.position LIMIT 1),
+                        r.hostname, {owner_columns}
+                 FROM runs r ORDER BY r.started_at_ns DESC, r.id DESC LIMIT ?1"
+            ))?;
             let limit = limit.map_or(-1, |l| i64::try_from(l).unwrap_or(i64::MAX));
             let rows = stmt.query_map([limit], |r| {
                 Ok((
@@ -474,12 +507,27 @@ impl Store for SqliteStore {
                     r.get::<_, i64>(8)?,
                     r.get::<_, i64>(9)?,
                     r.get::<_, Option<String>>(10)?,
+                    owner_of(r, 11)?,
                 ))
             })?;
             let mut out = Vec::new();
             for row in rows {
-                let (id, label, suite, status, started, ended, kernel, boot, cases, measured, first) =
-                    row?;
+                let (
+                    id,
+                    label,
+                    suite,
+                    status,
+                    started,
+                    ended,
+                    kernel,
+                    boot,
+                    cases,
+                    measured,
+                    first,
+                    owner,
+                ) = row?;
+                let owner = owner.with_fallback(&boot);
+                let (status, _) = effective_status(parse_status(&status)?, &owner, &here);
                 let what = match (&suite, first) {
                     (Some(s), _) => format!("suite {s}"),
                     (None, Some(name)) => name,
@@ -492,7 +540,7 @@ impl Store for SqliteStore {
                     what,
                     case_count: cases as usize,
                     measured_iterations: measured as usize,
-                    status: parse_status(&status)?,
+                    status,
                     started_at_ns: started,
                     ended_at_ns: ended,
                     kernel_release: kernel,
@@ -507,8 +555,13 @@ impl Store for SqliteStore {
         if !self.has(V_RUNS) {
             return Err(StoreError::NotFound(format!("no run with id {run_id}")));
         }
-        let with_attachments = self.has(V_ATTACHMENTS);
-        self.read(|conn| load_run_in(conn, run_id, with_attachments))
+        let shape = RunShape {
+            attachments: self.has(V_ATTACHMENTS),
+            owner_columns: self.owner_columns(""),
+            case_error: self.has(V_RUN_OWNER),
+        };
+        let here = Here::now();
+        self.read(|conn| load_run_in(conn, run_id, &shape, &here))
     }
 
     fn resolve(&self, id_or_label: &str) -> Result<Vec<i64>> {
@@ -731,11 +784,22 @@ impl Store for SqliteStore {
 }
 
 /// One run with every case, iteration, measurement and (from V2) attachment, read on `conn`.
-fn load_run_in(conn: &Connection, run_id: i64, with_attachments: bool) -> Result<RunRecord> {
+/// What a file's schema lets `load_run_in` read.
+struct RunShape {
+    attachments: bool,
+    owner_columns: String,
+    case_error: bool,
+}
+
+fn load_run_in(conn: &Connection, run_id: i64, shape: &RunShape, here: &Here) -> Result<RunRecord> {
     let row = conn
         .query_row(
-            "SELECT label, plan_json, fingerprint_json, started_at_ns, ended_at_ns, status, error
-             FROM runs WHERE id = ?1",
+            &format!(
+                "SELECT label, plan_json, fingerprint_json, started_at_ns, ended_at_ns, status,
+                        error, hostname, {}, boot_id
+                 FROM runs WHERE id = ?1",
+                shape.owner_columns
+            ),
             [run_id],
             |r| {
                 Ok((
@@ -746,35 +810,52 @@ fn load_run_in(conn: &Connection, run_id: i64, with_attachments: bool) -> Result
                     r.get::<_, Option<i64>>(4)?,
                     r.get::<_, String>(5)?,
                     r.get::<_, Option<String>>(6)?,
+                    owner_of(r, 7)?,
+                    r.get::<_, String>(12)?,
                 ))
             },
         )
         .optional()?
         .ok_or_else(|| StoreError::NotFound(format!("no run with id {run_id}")))?;
-    let (label, plan_json, fingerprint_json, started_at_ns, ended_at_ns, status, error) = row;
+    let (
+        label,
+        plan_json,
+        fingerprint_json,
+        started_at_ns,
+        ended_at_ns,
+        status,
+        error,
+        owner,
+        boot,
+    ) = row;
+    let (status, abandoned) =
+        effective_status(parse_status(&status)?, &owner.with_fallback(&boot), here);
+    let error = error.or(abandoned);
     let plan: RunPlan = from_json(&plan_json, "the run plan")?;
     let fingerprint: Fingerprint = from_json(&fingerprint_json, "the fingerprint")?;
 
-    let mut cases_stmt =
-        conn.prepare("SELECT id, spec_json FROM cases WHERE run_id = ?1 ORDER BY position")?;
+    let case_error = if shape.case_error { "error" } else { "NULL" };
+    let mut cases_stmt = conn.prepare(&format!(
+        "SELECT id, spec_json, {case_error} FROM cases WHERE run_id = ?1 ORDER BY position"
+    ))?;
     let mut iterations_stmt = conn.prepare(
         "SELECT id, position, warmup, started_at_ns FROM iterations WHERE case_id = ?1 ORDER BY position",
     )?;
     let mut measurements_stmt = conn.prepare(
         "SELECT name, unit, better, role, value FROM measurements WHERE iteration_id = ?1 ORDER BY rowid",
     )?;
-    let mut attachments_stmt = if with_attachments {
+    let mut attachments_stmt = if shape.attachments {
         Some(conn.prepare(
             "SELECT name, encoding, data FROM attachments WHERE iteration_id = ?1 ORDER BY rowid",
         )?)
     } else {
         None
     };
-    let case_rows: Vec<(i64, String)> = cases_stmt
-        .query_map([run_id], |r| Ok((r.get(0)?, r.get(1)?)))?
+    let case_rows: Vec<(i64, String, Option<String>)> = cases_stmt
+        .query_map([run_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
         .collect::<rusqlite::Result<_>>()?;
     let mut cases = Vec::with_capacity(case_rows.len());
-    for (case_id, spec_json) in case_rows {
+    for (case_id, spec_json, case_error) in case_rows {
         let spec: CaseSpec = from_json(&spec_json, "a case")?;
         let iteration_rows: Vec<(i64, u32, bool, i64)> = iterations_stmt
             .query_map([case_id], |r| {
@@ -822,7 +903,11 @@ fn load_run_in(conn: &Connection, run_id: i64, with_attachments: bool) -> Result
                 attachments,
             });
         }
-        cases.push(CaseRecord { spec, iterations });
+        cases.push(CaseRecord {
+            spec,
+            iterations,
+            error: case_error,
+        });
     }
     Ok(RunRecord {
         id: Some(run_id),
@@ -831,13 +916,26 @@ fn load_run_in(conn: &Connection, run_id: i64, with_attachments: bool) -> Result
         fingerprint,
         started_at_ns,
         ended_at_ns,
-        status: parse_status(&status)?,
+        status,
         error,
         cases,
     })
 }
 
 impl SqliteStore {
+    /// Whether `table` has `column`. A reader may meet a database a writer has not migrated to
+    /// V5 yet (if it opens without migrating); its runs then read with unknown owners.
+    /// The four owner columns of `runs` (prefixed with `alias`), or NULLs before they arrived.
+    fn owner_columns(&self, alias: &str) -> String {
+        if self.has(V_RUN_OWNER) {
+            format!(
+                "{alias}owner_pid, {alias}owner_start_ticks, {alias}owner_boot_id, {alias}owner_host"
+            )
+        } else {
+            "NULL, NULL, NULL, NULL".to_string()
+        }
+    }
+
     fn experiment_where(
         &self,
         condition: &str,
@@ -885,6 +983,43 @@ impl SqliteStore {
             status: parse_status(&status)?,
             created_at_ns,
         }))
+    }
+}
+
+/// The owner columns of a run row, from `first` on: the fingerprint's host name, then owner pid,
+/// start ticks, boot id and host.
+fn owner_of(r: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<OwnerColumns> {
+    Ok(OwnerColumns {
+        hostname: r.get(first)?,
+        owner: StoredOwner {
+            pid: r.get(first + 1)?,
+            start_ticks: r.get::<_, Option<i64>>(first + 2)?.map(|t| t as u64),
+            boot_id: r.get(first + 3)?,
+            host: r.get(first + 4)?,
+        },
+    })
+}
+
+struct OwnerColumns {
+    hostname: String,
+    owner: StoredOwner,
+}
+
+impl OwnerColumns {
+    /// Runs stored before V5 have no owner columns; the fingerprint's boot id and host name still
+    /// tell whether they ran in an earlier boot of this machine.
+    fn with_fallback(self, boot_id: &str) -> StoredOwner {
+        let OwnerColumns {
+            hostname,
+            mut owner,
+        } = self;
+        if owner.boot_id.is_none() && !boot_id.is_empty() {
+            owner.boot_id = Some(boot_id.to_string());
+        }
+        if owner.host.is_none() && !hostname.is_empty() {
+            owner.host = Some(hostname);
+        }
+        owner
     }
 }
 
@@ -997,6 +1132,109 @@ mod tests {
         );
         assert_eq!(stored[1].run_ids, vec![1, 2, 3]);
         assert_eq!(stored[1].model, serde_json::json!({ "cases": [] }));
+    }
+
+    #[test]
+    fn a_running_run_whose_owner_is_gone_reads_as_abandoned() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = SqliteStore::open(&dir.path().join("r.db")).unwrap();
+        let plan = plan("dead");
+        let id = store.begin_run(&plan, &Fingerprint::collect(), 5).unwrap();
+        let iteration = IterationRecord {
+            index: 0,
+            warmup: false,
+            started_at_ns: 6,
+            measurements: vec![],
+            attachments: vec![],
+        };
+        store.record_iteration(id, 0, &iteration).unwrap();
+        let status = |store: &SqliteStore| {
+            let listed = store.list_runs(None).unwrap()[0].status;
+            let loaded = store.load_run(id).unwrap();
+            assert_eq!(listed, loaded.status);
+            (loaded.status, loaded.error)
+        };
+        // This process runs it: alive.
+        assert_eq!(status(&store), (RunStatus::Running, None));
+        let set = |store: &SqliteStore, sql: &str| store.conn.execute(sql, []).unwrap();
+        // The pid now names another process (start time differs).
+        set(
+            &store,
+            "UPDATE runs SET owner_start_ticks = owner_start_ticks + 1",
+        );
+        let (s, why) = status(&store);
+        assert_eq!(s, RunStatus::Abandoned);
+        assert!(why.unwrap().contains("another process"));
+        assert_eq!(store.load_run(id).unwrap().cases[0].iterations.len(), 1);
+        // Another host's run cannot be judged from here.
+        set(&store, "UPDATE runs SET owner_host = 'elsewhere'");
+        assert_eq!(status(&store), (RunStatus::Running, None));
+        // A run of an earlier boot, stored before owners were recorded.
+        set(
+            &store,
+            "UPDATE runs SET owner_pid = NULL, owner_start_ticks = NULL, owner_boot_id = NULL,
+                             owner_host = NULL, boot_id = 'an-earlier-boot'",
+        );
+        assert_eq!(status(&store).0, RunStatus::Abandoned);
+        // Only `running` runs are judged; the derived status is never written.
+        store
+            .finish_run(id, RunStatus::Failed, 7, Some("x"))
+            .unwrap();
+        assert_eq!(status(&store).0, RunStatus::Failed);
+        assert!(store.finish_run(id, RunStatus::Abandoned, 8, None).is_err());
+    }
+
+    #[test]
+    fn a_database_without_the_v5_columns_still_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = SqliteStore::open(&dir.path().join("r.db")).unwrap();
+        let id = store
+            .begin_run(&plan("old"), &Fingerprint::collect(), 5)
+            .unwrap();
+        for column in [
+            "owner_pid",
+            "owner_start_ticks",
+            "owner_boot_id",
+            "owner_host",
+        ] {
+            store
+                .conn
+                .execute(&format!("ALTER TABLE runs DROP COLUMN {column}"), [])
+                .unwrap();
+        }
+        store
+            .conn
+            .execute_batch(
+                "ALTER TABLE cases DROP COLUMN error;
+                 DELETE FROM refinery_schema_history WHERE version >= 5;
+                 PRAGMA user_version = 4;",
+            )
+            .unwrap();
+        drop(store);
+        // A reader takes the file as the V4 file it now is.
+        let store = SqliteStore::open_existing(&dir.path().join("r.db")).unwrap();
+        // This boot's run with no recorded process cannot be judged: it stays running.
+        assert_eq!(store.list_runs(None).unwrap()[0].status, RunStatus::Running);
+        let run = store.load_run(id).unwrap();
+        assert_eq!(
+            (run.status, run.cases[0].error.clone()),
+            (RunStatus::Running, None)
+        );
+    }
+
+    #[test]
+    fn case_failures_are_kept_with_the_case() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = SqliteStore::open(&dir.path().join("r.db")).unwrap();
+        let id = store
+            .begin_run(&plan("cases"), &Fingerprint::collect(), 5)
+            .unwrap();
+        store
+            .record_case_failure(id, 0, "worker 1 was stopped")
+            .unwrap();
+        assert!(store.record_case_failure(id, 9, "no such case").is_err());
+        let run = store.load_run(id).unwrap();
+        assert_eq!(run.cases[0].error.as_deref(), Some("worker 1 was stopped"));
     }
 
     #[test]

@@ -108,6 +108,13 @@ pub struct RunOptions {
     /// With --until-ci: the most measured iterations a case may get.
     #[arg(long, value_name = "N", global = true, requires = "until_ci")]
     pub max_iterations: Option<u32>,
+    /// Deadline of every iteration, seconds: at it the tasks that had not finished are named and
+    /// stopped, and the case fails [default: 10 × the case's median iteration or estimate, at least 30]
+    #[arg(long, value_name = "SEC", global = true, allow_negative_numbers = true)]
+    pub iteration_timeout: Option<f64>,
+    /// When a case fails (an error, or its deadline), record it and go on to the next case.
+    #[arg(long, global = true)]
+    pub keep_going: bool,
     /// No progress bar on stderr.
     #[arg(long, short = 'q', global = true)]
     pub quiet: bool,
@@ -207,6 +214,22 @@ pub struct FakeArgs {
     /// Sleep this long in each iteration.
     #[arg(long, value_name = "MS", default_value_t = 0)]
     pub sleep_ms: u64,
+    /// Test hook: run two tasks per iteration, and at this 0-based iteration one never finishes.
+    #[arg(long, value_name = "N")]
+    pub stall_at: Option<u32>,
+    /// Test hook: the tasks are threads (the stalled one waits for a wake-up that never comes)
+    /// or processes (the stalled one stops itself with SIGSTOP) [default: thread]
+    #[arg(long, value_enum, value_name = "WHERE", requires = "stall_at")]
+    pub stall_in: Option<StallInArg>,
+    /// Test hook: the stalled task spins in an endless loop instead.
+    #[arg(long, requires = "stall_at")]
+    pub stall_spin: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StallInArg {
+    Thread,
+    Process,
 }
 
 #[derive(Debug, Args)]

@@ -43,12 +43,12 @@ impl fmt::Display for Failure {
 impl From<schedlab_core::Error> for Failure {
     fn from(e: schedlab_core::Error) -> Self {
         use schedlab_core::Error;
-        match e {
-            Error::InvalidInput(m) => Failure::bad_input(m),
-            Error::RunFailed(m) => Failure::failed(m),
+        match &e {
+            Error::InvalidInput(m) => Failure::bad_input(m.clone()),
+            Error::RunFailed(m) | Error::TimedOut(m) => Failure::failed(m.clone()),
             Error::Interrupted(signal) => Failure {
-                message: format!("interrupted by signal {signal}"),
-                code: 128u8.saturating_add(signal.clamp(0, 127) as u8),
+                message: e.to_string(),
+                code: 128u8.saturating_add((*signal).clamp(0, 127) as u8),
             },
         }
     }

@@ -21,7 +21,9 @@ fn main() -> ExitCode {
     match commands::dispatch(cli) {
         Ok(code) => code,
         Err(failure) => {
-            eprintln!("schedlab: {failure}");
+            // Not eprintln!: after a hang-up stderr may be a terminal that is gone (EIO), and a
+            // panic here would replace the exit code that says what happened.
+            let _ = writeln!(std::io::stderr(), "schedlab: {failure}");
             failure.exit_code()
         }
     }

@@ -2,14 +2,14 @@
 //! place: every check of user input for `run` happens here or in the core types it builds.
 use schedlab_core::plan::{RunPlan, DEFAULT_ITERATIONS, DEFAULT_WARMUP};
 use schedlab_core::suite::{CaseOrder, Suite};
-use schedlab_core::workload::fake::FakeParams;
+use schedlab_core::workload::fake::{FakeParams, StallIn};
 use schedlab_core::workload::messaging::MessagingParams;
 use schedlab_core::workload::pipe::PipeParams;
 use schedlab_core::workload::wakeup::{parse_cpu_list, WakeupParams};
 use schedlab_core::workload::WorkloadSpec;
 use schedlab_core::workload::{cpudl, cpupri, fanout, semaphore, syscall};
 
-use crate::cli::{OrderArg, RunArgs, RunOptions, WorkloadCommand};
+use crate::cli::{OrderArg, RunArgs, RunOptions, StallInArg, WorkloadCommand};
 use crate::failure::Failure;
 
 pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Failure> {
@@ -79,7 +79,10 @@ pub fn plan_from_parts(
     if let (Some(ci), Some(max)) = (options.until_ci, options.max_iterations) {
         plan = plan.with_adaptive_stopping(ci, max)?;
     }
-    Ok(plan)
+    if let Some(seconds) = options.iteration_timeout {
+        plan = plan.with_iteration_timeout_sec(seconds)?;
+    }
+    Ok(plan.with_keep_going(options.keep_going))
 }
 
 /// A seed for a random order nobody chose; it is recorded with the run, so the order can be
@@ -111,6 +114,12 @@ fn workload_spec(command: &WorkloadCommand) -> Result<WorkloadSpec, Failure> {
             effect_pct: a.effect_pct,
             fail_at: a.fail_at,
             sleep_ms: a.sleep_ms,
+            stall_at: a.stall_at,
+            stall_in: a.stall_in.map(|s| match s {
+                StallInArg::Thread => StallIn::Thread,
+                StallInArg::Process => StallIn::Process,
+            }),
+            stall_spin: a.stall_spin,
         }),
         WorkloadCommand::Wakeup(a) => {
             let cpus = |flag: &str, text: &Option<String>| {

@@ -4,7 +4,7 @@
 use std::io::IsTerminal;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use schedlab_core::plan::RunPlan;
+use schedlab_core::plan::{CaseSpec, RunPlan};
 use schedlab_core::record::IterationRecord;
 use schedlab_core::runner::{Progress, RunObserver};
 
@@ -60,5 +60,13 @@ impl RunObserver for ProgressLine {
 
     fn iteration_finished(&mut self, _p: &Progress<'_>, _iteration: &IterationRecord) {
         self.bar.inc(1);
+    }
+
+    /// With --keep-going the run goes on; say so above the bar (a hidden bar prints nothing) and
+    /// count the iterations that will not run, so the ETA stays honest.
+    fn case_failed(&mut self, _case: &CaseSpec, skipped: u32, message: &str) {
+        self.bar
+            .println(format!("failed, going on (--keep-going): {message}"));
+        self.bar.inc(u64::from(skipped));
     }
 }

@@ -571,6 +571,11 @@ fn downgrade_to_v3(db: &Path) {
         .unwrap()
         .execute_batch(
             "DROP TABLE calibrations;
+             ALTER TABLE runs DROP COLUMN owner_pid;
+             ALTER TABLE runs DROP COLUMN owner_start_ticks;
+             ALTER TABLE runs DROP COLUMN owner_boot_id;
+             ALTER TABLE runs DROP COLUMN owner_host;
+             ALTER TABLE cases DROP COLUMN error;
              DELETE FROM refinery_schema_history WHERE version > 3;
              PRAGMA user_version = 0;",
         )

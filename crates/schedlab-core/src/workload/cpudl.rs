@@ -452,11 +452,9 @@ fn timed_apply<H: CpuDeadlineHeap>(heap: &mut H, ops: &[Op]) -> Result<Timed> {
     })
 }
 
+/// Between stretches of work on the calling thread: a stop signal or an expired deadline ends it.
 fn check_interrupt() -> Result<()> {
-    match sys::interrupt_signal() {
-        Some(signal) => Err(Error::Interrupted(signal)),
-        None => Ok(()),
-    }
+    crate::error::check_stop()
 }
 
 /// A deadline for messages: as an offset from 2^63 when near it (where the bench's deadlines

@@ -1,10 +1,17 @@
 //! The `fake` workload: deterministic synthetic results drawn from a seeded generator, so the
 //! whole pipeline (plan → runner → store → report) can be tested without timing anything. It can
-//! also fail at a chosen iteration or sleep, to exercise failure and interruption handling.
+//! also fail at a chosen iteration or sleep, to exercise failure and interruption handling, and —
+//! test hooks for the watchdog — run two tasks per iteration, one of which stalls forever at a
+//! chosen iteration: stopped (a process in SIGSTOP), blocked (a thread waiting for a wake-up that
+//! never comes) or spinning (an endless loop), the ways real workers get stuck.
+use std::sync::atomic::AtomicU32;
+
 use serde::{Deserialize, Serialize};
 
+use super::tasks::{TaskLaunch, TaskMode};
 use super::{IterationInfo, IterationOutput, Workload};
 use crate::metric::{Better, MetricDef};
+use crate::sys::{task_code, TaskCode};
 use crate::{sys, Error, Result};
 
 pub const USEC_PER_OP: MetricDef = MetricDef::primary("usec_per_op", "usec", Better::Lower);
@@ -18,6 +25,14 @@ fn default_spread_pct() -> f64 {
 }
 fn default_seed() -> u64 {
     1
+}
+
+/// Where the stalling task of the test hook runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StallIn {
+    Thread,
+    Process,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -42,6 +57,17 @@ pub struct FakeParams {
     /// Sleep this long in every iteration (interruptible), for testing signals.
     #[serde(default)]
     pub sleep_ms: u64,
+    /// Test hook: every iteration runs two tasks, and at this 0-based iteration (warm-ups count)
+    /// the second one never finishes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall_at: Option<u32>,
+    /// Test hook: the tasks are threads (default) or processes. A stalled process stops itself
+    /// with SIGSTOP; a stalled thread waits on a futex nobody wakes (a lost wake-up).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall_in: Option<StallIn>,
+    /// Test hook: the stalled task spins in an endless loop instead.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stall_spin: bool,
 }
 
 impl Default for FakeParams {
@@ -53,6 +79,9 @@ impl Default for FakeParams {
             effect_pct: 0.0,
             fail_at: None,
             sleep_ms: 0,
+            stall_at: None,
+            stall_in: None,
+            stall_spin: false,
         }
     }
 }
@@ -70,6 +99,11 @@ impl FakeParams {
         }
         if self.sleep_ms > 3_600_000 {
             return Err(Error::invalid("--sleep-ms must be at most one hour"));
+        }
+        if self.stall_at.is_none() && (self.stall_in.is_some() || self.stall_spin) {
+            return Err(Error::invalid(
+                "--stall-in and --stall-spin say how a task stalls; --stall-at says when",
+            ));
         }
         Ok(())
     }
@@ -114,10 +148,29 @@ impl Workload for FakeWorkload {
     }
 
     fn runs_tasks(&self) -> bool {
-        false
+        self.params.stall_at.is_some()
     }
 
     fn run_iteration(&mut self, info: IterationInfo) -> Result<IterationOutput> {
+        if let Some(stall_at) = self.params.stall_at {
+            let mode = match self.params.stall_in.unwrap_or(StallIn::Thread) {
+                StallIn::Thread => TaskMode::Threads,
+                StallIn::Process => TaskMode::Process,
+            };
+            let stall = stall_at == info.index;
+            let spin = self.params.stall_spin;
+            let mut launch = TaskLaunch::new(mode)?;
+            launch.spawn("fake worker 0", || task_code::OK)?;
+            launch.spawn("fake worker 1", move || {
+                if stall {
+                    stall_forever(mode, spin)
+                } else {
+                    task_code::OK
+                }
+            })?;
+            launch.start()?;
+            launch.wait_all()?;
+        }
         if self.params.fail_at == Some(info.index) {
             return Err(Error::failed(format!(
                 "fake workload failed at iteration {} as asked (--fail-at)",
@@ -126,9 +179,7 @@ impl Workload for FakeWorkload {
         }
         let deadline = sys::monotonic_ns() + self.params.sleep_ms * 1_000_000;
         while sys::monotonic_ns() < deadline {
-            if let Some(signal) = sys::interrupt_signal() {
-                return Err(Error::Interrupted(signal));
-            }
+            crate::error::check_stop()?;
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
         let z = normal_draw(self.params.seed, info.index);
@@ -136,6 +187,27 @@ impl Workload for FakeWorkload {
         let usec = centre * (1.0 + self.params.spread_pct / 100.0 * z);
         let usec = usec.max(centre * 0.01);
         Ok(vec![USEC_PER_OP.value(usec), OPS_PER_SEC.value(1e6 / usec)].into())
+    }
+}
+
+/// Never returns: the way a worker gets stuck, for the watchdog's tests.
+fn stall_forever(mode: TaskMode, spin: bool) -> TaskCode {
+    if spin {
+        let mut x = 0u64;
+        loop {
+            x = std::hint::black_box(x.wrapping_add(1));
+        }
+    }
+    let never_woken = AtomicU32::new(0);
+    loop {
+        match mode {
+            TaskMode::Process => {
+                let _ = sys::stop_self();
+            }
+            TaskMode::Threads => {
+                let _ = sys::futex_wait(&never_woken, 0, None);
+            }
+        }
     }
 }
 
@@ -184,6 +256,36 @@ mod tests {
                 warmup: false
             })
             .is_err());
+    }
+
+    #[test]
+    fn stall_hooks_need_stall_at_and_run_tasks_otherwise() {
+        let hooks = FakeParams {
+            stall_in: Some(StallIn::Process),
+            ..Default::default()
+        };
+        assert!(hooks
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("--stall-at"));
+        // Before its stall iteration, the fake runs its two tasks and returns.
+        let params = FakeParams {
+            stall_at: Some(5),
+            stall_in: Some(StallIn::Process),
+            ..Default::default()
+        };
+        params.validate().unwrap();
+        let mut w = FakeWorkload::new(params.clone());
+        assert!(w.runs_tasks());
+        let out = w
+            .run_iteration(IterationInfo {
+                index: 0,
+                warmup: false,
+            })
+            .unwrap();
+        assert_eq!(out.measurements.len(), 2);
+        assert_eq!(params.case_name(), FakeParams::default().case_name());
     }
 
     #[test]

@@ -2,12 +2,19 @@
 //! task reports ready on a pipe and waits in poll() on a wake pipe; the clock starts when all are
 //! ready, one byte wakes them all, and the clock stops when the last one has exited and been
 //! reaped or joined, as hackbench's window includes exit and wait.
+//!
+//! When the iteration watchdog fires, the waiting main thread wakes with EINTR like for Ctrl-C and
+//! the launch names the tasks that had not finished, with what /proc says of each (stopped,
+//! running, blocked), then stops them: processes get SIGTERM and, after a grace period, SIGKILL.
+//! Threads cannot be killed; they are counted ([`live_task_threads`]) so the runner can end the
+//! run, and with it the process, when any are left.
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use serde::{Deserialize, Serialize};
 
-use crate::sys::{self, task_code, AsFd, ChildExit, ChildSet, OwnedFd, TaskCode};
+use crate::sys::{self, task_code, AsFd, ChildExit, ChildSet, OwnedFd, TaskCode, TaskStat};
 use crate::{Error, Result};
 
 /// Processes (fork, the default of hackbench and perf bench) or threads.
@@ -42,6 +49,133 @@ const THREAD_STACK_BYTES: usize = 64 * 1024;
 /// How long the untimed start phase sleeps between checks for tasks that died early or a signal.
 const START_POLL_MS: u32 = 100;
 
+/// After a deadline: how long tasks are watched to tell a spinning one from a blocked one.
+const SAMPLE_NS: u64 = 200_000_000;
+/// After a deadline: how long stopped tasks get to exit after SIGTERM (processes) or to finish on
+/// their own (threads) before SIGKILL or giving up on them.
+pub const GRACE_NS: u64 = 1_000_000_000;
+/// Stuck tasks named in a report; the rest are counted.
+const NAMED_AT_MOST: usize = 8;
+
+/// Worker threads of workloads that have not returned yet, over all launches: a thread that is
+/// stuck cannot be killed, and a run must not go on beside it.
+static LIVE_TASK_THREADS: AtomicUsize = AtomicUsize::new(0);
+
+/// How many workload threads are still running.
+pub fn live_task_threads() -> usize {
+    LIVE_TASK_THREADS.load(Ordering::SeqCst)
+}
+
+/// Counts one workload thread from before it is spawned until its body has returned (or the
+/// spawn failed and the closure holding it was dropped).
+pub(crate) struct LiveThread(());
+
+impl LiveThread {
+    pub(crate) fn enter() -> Self {
+        LIVE_TASK_THREADS.fetch_add(1, Ordering::SeqCst);
+        LiveThread(())
+    }
+}
+
+impl Drop for LiveThread {
+    fn drop(&mut self) {
+        LIVE_TASK_THREADS.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Where /proc shows a task: a child process by pid, or a thread of ours by thread id (0 while
+/// it has not started).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Probe {
+    Process(i32),
+    Thread(i32),
+}
+
+impl Probe {
+    fn stat(self) -> Option<TaskStat> {
+        match self {
+            Probe::Process(pid) => sys::process_stat(pid),
+            Probe::Thread(0) => None,
+            Probe::Thread(tid) => sys::thread_stat(tid),
+        }
+    }
+
+    fn id(self) -> String {
+        match self {
+            Probe::Process(pid) => format!("pid {pid}"),
+            Probe::Thread(tid) => format!("tid {tid}"),
+        }
+    }
+}
+
+/// Names the tasks of `tasks` (out of `total`) that have not finished, with what each was doing:
+/// two looks at /proc [`SAMPLE_NS`] apart tell a stopped task from one running on a CPU (an
+/// endless loop, or work that needs longer than the deadline) and one blocked in the kernel (a
+/// lost wake-up, or waiting for another task). The stopped and running ones come first: they are
+/// usually the cause, the blocked ones waiting for them.
+pub(crate) fn describe_unfinished(tasks: &[(String, Probe)], total: usize) -> String {
+    let before: Vec<Option<TaskStat>> = tasks.iter().map(|(_, p)| p.stat()).collect();
+    sleep_through_signals(SAMPLE_NS);
+    let mut found: Vec<(u8, String)> = Vec::new();
+    for ((name, probe), before) in tasks.iter().zip(before) {
+        let (rank, what) = match (probe, before, probe.stat()) {
+            (Probe::Thread(0), _, _) => (3, "not started"),
+            (_, _, None) => continue,
+            (_, _, Some(now)) if now.is_dead() => continue,
+            (_, _, Some(now)) if now.is_stopped() => (0, "stopped"),
+            (_, Some(then), Some(now)) if now.cpu_ticks > then.cpu_ticks => (1, "running"),
+            (_, _, Some(now)) if now.state == 'R' => (2, "runnable, not running"),
+            _ => (2, "blocked"),
+        };
+        found.push((rank, format!("{name} ({}, {what})", probe.id())));
+    }
+    if found.is_empty() {
+        return format!("every one of the {total} tasks had finished by the time it was checked");
+    }
+    found.sort_by_key(|(rank, _)| *rank);
+    let mut list: Vec<String> = found
+        .iter()
+        .take(NAMED_AT_MOST)
+        .map(|(_, t)| t.clone())
+        .collect();
+    if found.len() > NAMED_AT_MOST {
+        list.push(format!("and {} more", found.len() - NAMED_AT_MOST));
+    }
+    format!(
+        "{} of {total} tasks had not finished: {}",
+        found.len(),
+        list.join(", ")
+    )
+}
+
+/// "1 thread", "2 threads".
+pub(crate) fn threads(n: usize) -> String {
+    match n {
+        1 => "1 thread".to_string(),
+        n => format!("{n} threads"),
+    }
+}
+
+/// Sleeps `ns` even though the watchdog's signal keeps interrupting.
+pub(crate) fn sleep_through_signals(ns: u64) {
+    let until = sys::monotonic_ns().saturating_add(ns);
+    loop {
+        let now = sys::monotonic_ns();
+        if now >= until {
+            return;
+        }
+        sys::sleep_interruptible_ns(until - now);
+    }
+}
+
+/// Where a thread of the launch is, for the watchdog: its thread id once it runs, and whether its
+/// body has returned.
+#[derive(Default)]
+struct ThreadSlot {
+    tid: AtomicI32,
+    finished: AtomicBool,
+}
+
 /// The pipes of the start barrier and, for threads, the pipe on which each reports its end.
 struct Barrier {
     ready_read: OwnedFd,
@@ -71,6 +205,7 @@ pub struct TaskLaunch {
     barrier: Arc<Barrier>,
     children: ChildSet,
     threads: Vec<JoinHandle<()>>,
+    thread_slots: Vec<Arc<ThreadSlot>>,
     /// A human name per task, for error messages ("receiver 3 of group 1").
     names: Vec<String>,
     pids: Vec<i32>,
@@ -96,6 +231,7 @@ impl TaskLaunch {
             }),
             children: ChildSet::new(),
             threads: Vec::new(),
+            thread_slots: Vec::new(),
             names: Vec::new(),
             pids: Vec::new(),
             aborted: Arc::new(std::sync::atomic::AtomicBool::new(false)),
@@ -140,19 +276,26 @@ impl TaskLaunch {
             }
             TaskMode::Threads => {
                 let barrier = Arc::clone(&self.barrier);
+                let slot = Arc::new(ThreadSlot::default());
+                let thread_slot = Arc::clone(&slot);
+                let counted = LiveThread::enter();
                 let spawned = sys::with_interrupts_blocked(|| {
                     std::thread::Builder::new()
                         .name(name.chars().take(15).collect())
                         .stack_size(THREAD_STACK_BYTES)
                         .spawn(move || {
+                            let _counted = counted;
+                            thread_slot.tid.store(sys::current_tid(), Ordering::SeqCst);
                             let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run))
                                 .unwrap_or(task_code::PANICKED);
+                            thread_slot.finished.store(true, Ordering::SeqCst);
                             let _ = sys::write_full(barrier.done_write.as_fd(), &[code]);
                         })
                 });
                 let handle =
                     spawned.map_err(|e| spawn_error(&e, "thread creation", self.names.len()))?;
                 self.threads.push(handle);
+                self.thread_slots.push(slot);
             }
         }
         self.names.push(name);
@@ -166,7 +309,7 @@ impl TaskLaunch {
         let mut ready = 0usize;
         let mut buf = [0u8; 512];
         while ready < total {
-            check_interrupt()?;
+            self.check_stop()?;
             if sys::poll_readable(self.barrier.ready_read.as_fd(), Some(START_POLL_MS))
                 .map_err(|e| Error::failed(format!("waiting for tasks to start: {e}")))?
             {
@@ -213,7 +356,7 @@ impl TaskLaunch {
                         describe_exit(exit)
                     )));
                 }
-                None => check_interrupt()?,
+                None => self.check_stop()?,
             }
         }
         Ok(sys::monotonic_ns())
@@ -236,7 +379,7 @@ impl TaskLaunch {
                     }
                     finished += n;
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => check_interrupt()?,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => self.check_stop()?,
                 Err(e) => return Err(Error::failed(format!("waiting for threads: {e}"))),
             }
         }
@@ -246,6 +389,72 @@ impl TaskLaunch {
             let _ = handle.join();
         }
         Ok(sys::monotonic_ns())
+    }
+
+    /// What every wait does when it wakes: a stop signal ends the run; an expired deadline ends
+    /// the iteration, naming and stopping the tasks that had not finished.
+    fn check_stop(&mut self) -> Result<()> {
+        match crate::error::check_stop() {
+            Err(Error::TimedOut(_)) => Err(self.stop_unfinished()),
+            other => other,
+        }
+    }
+
+    fn stop_unfinished(&mut self) -> Error {
+        let unfinished: Vec<(String, Probe)> = match self.mode {
+            TaskMode::Process => self
+                .children
+                .live_pids()
+                .iter()
+                .map(|&pid| (self.name_of_pid(pid), Probe::Process(pid)))
+                .collect(),
+            TaskMode::Threads => self
+                .thread_slots
+                .iter()
+                .zip(&self.names)
+                .filter(|(slot, _)| !slot.finished.load(Ordering::SeqCst))
+                .map(|(slot, name)| (name.clone(), Probe::Thread(slot.tid.load(Ordering::SeqCst))))
+                .collect(),
+        };
+        let report = describe_unfinished(&unfinished, self.names.len());
+        match self.mode {
+            TaskMode::Process => {
+                self.children.terminate_all(GRACE_NS);
+                Error::TimedOut(format!(
+                    "{report}; every task was stopped (SIGTERM, SIGKILL after {} s)",
+                    GRACE_NS / 1_000_000_000
+                ))
+            }
+            TaskMode::Threads => {
+                // Threads at the barrier leave without working; the rest get the grace period
+                // to return on their own, since nothing can make them.
+                if !self.started {
+                    self.aborted.store(true, Ordering::SeqCst);
+                    let _ = sys::write_full(self.barrier.wake_write.as_fd(), &[1]);
+                    self.started = true;
+                }
+                let until = sys::monotonic_ns().saturating_add(GRACE_NS);
+                let running = |slots: &[Arc<ThreadSlot>]| {
+                    slots
+                        .iter()
+                        .filter(|s| !s.finished.load(Ordering::SeqCst))
+                        .count()
+                };
+                while running(&self.thread_slots) > 0 && sys::monotonic_ns() < until {
+                    sleep_through_signals(5_000_000);
+                }
+                match running(&self.thread_slots) {
+                    0 => {
+                        Error::TimedOut(format!("{report}; they returned during the grace period"))
+                    }
+                    n => Error::TimedOut(format!(
+                        "{report}; {} still running after {} s, and threads cannot be killed",
+                        threads(n),
+                        GRACE_NS / 1_000_000_000
+                    )),
+                }
+            }
+        }
     }
 
     /// Before the start, a task that has already exited can only have failed.
@@ -297,13 +506,6 @@ impl Drop for TaskLaunch {
                 let _ = handle.join();
             }
         }
-    }
-}
-
-fn check_interrupt() -> Result<()> {
-    match sys::interrupt_signal() {
-        Some(signal) => Err(Error::Interrupted(signal)),
-        None => Ok(()),
     }
 }
 

@@ -50,15 +50,17 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Failure> {
         (Some(store), Some(id)) => store.load_run(id)?,
         _ => in_memory_record(plan, fingerprint, started_at_ns, &outcome),
     };
-    emit(|out| {
+    let printed = emit(|out| {
         schedlab_report::write(
             &RunReport::new(&[record]),
             report_format(args.options.format),
             out,
         )
-    })?;
-
-    outcome_result(outcome, run_id).map(|()| ExitCode::SUCCESS)
+    });
+    // How the run ended comes first: after a hang-up stdout may be a terminal that is gone, and
+    // that must not turn an interrupted run's 129 into a 1.
+    outcome_result(outcome, run_id)?;
+    printed.map(|()| ExitCode::SUCCESS)
 }
 
 /// Runs `plan` into the store as one run, placed in an experiment when `tag` says so; every

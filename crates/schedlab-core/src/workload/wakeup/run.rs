@@ -9,6 +9,10 @@
 //! runs from that stamp to its first instruction after the futex wait. Open loop: each message
 //! thread is a dispatcher that queues requests at a fixed rate whatever the service time, and a
 //! request's latency runs from its scheduled arrival to its completion, queueing included.
+//!
+//! Stopping never waits without end: threads are joined only once they have returned, and when the
+//! iteration's deadline passes the ones still running are named and, if they do not return after
+//! being told to stop, left behind (threads cannot be killed; the runner then ends the run).
 use std::sync::atomic::{fence, AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -22,6 +26,7 @@ use super::sync::{
 use super::work::{allocate_matrices, do_work};
 use crate::metric::Measurement;
 use crate::sys::{self, AsFd, ZeroPageWords};
+use crate::workload::tasks::{self, LiveThread, Probe};
 use crate::workload::IterationOutput;
 use crate::{Error, Result};
 
@@ -597,10 +602,10 @@ impl Crew {
     }
 
     /// Waits (untimed) until every thread is parked at the gate, watching for signals.
-    fn wait_ready(&self) -> Result<()> {
+    fn wait_ready(&mut self) -> Result<()> {
         let expected = (self.workers.len() + self.messages.len()) as u32;
         while self.shared.ready.load(Ordering::SeqCst) < expected {
-            check_interrupt()?;
+            self.check_stop()?;
             let all = self.workers.iter().map(JoinHandle::is_finished);
             if all
                 .chain(self.messages.iter().map(JoinHandle::is_finished))
@@ -657,10 +662,84 @@ impl Crew {
         }
     }
 
+    fn all_finished(&self) -> bool {
+        self.messages.iter().all(JoinHandle::is_finished)
+            && self.workers.iter().all(JoinHandle::is_finished)
+    }
+
+    /// Sleeps until `deadline_ns`, or until the run or the iteration must stop.
+    fn sleep_until(&mut self, deadline_ns: u64) -> Result<()> {
+        loop {
+            self.check_stop()?;
+            let now = sys::monotonic_ns();
+            if now >= deadline_ns {
+                return Ok(());
+            }
+            sys::sleep_interruptible_ns(deadline_ns - now);
+        }
+    }
+
+    /// A stop signal ends the run; an expired deadline ends the iteration with the threads that
+    /// had not finished named, after they were told to stop and given the grace period.
+    fn check_stop(&mut self) -> Result<()> {
+        match crate::error::check_stop() {
+            Err(Error::TimedOut(_)) => Err(self.stop_unfinished()),
+            other => other,
+        }
+    }
+
+    fn stop_unfinished(&mut self) -> Error {
+        let name = |what: &str, i: usize, tid: &AtomicI32| {
+            (
+                format!("wakeup {what} {i}"),
+                Probe::Thread(tid.load(Ordering::SeqCst)),
+            )
+        };
+        let mut unfinished: Vec<(String, Probe)> = Vec::new();
+        for (i, handle) in self.messages.iter().enumerate() {
+            if !handle.is_finished() {
+                unfinished.push(name("message thread", i, &self.shared.messages[i].tid));
+            }
+        }
+        for (i, handle) in self.workers.iter().enumerate() {
+            if !handle.is_finished() {
+                unfinished.push(name("worker", i, &self.shared.workers[i].tid));
+            }
+        }
+        let total = self.messages.len() + self.workers.len();
+        let report = tasks::describe_unfinished(&unfinished, total);
+        self.signal_stop();
+        let left = self.wait_finished_for(tasks::GRACE_NS);
+        match left {
+            0 => Error::TimedOut(format!("{report}; they stopped when told to")),
+            n => Error::TimedOut(format!(
+                "{report}; {} still running {} s after being told to stop, and threads cannot \
+                 be killed",
+                tasks::threads(n),
+                tasks::GRACE_NS / NSEC_PER_SEC
+            )),
+        }
+    }
+
+    /// Waits up to `ns` for every thread to return; how many have not.
+    fn wait_finished_for(&self, ns: u64) -> usize {
+        let until = sys::monotonic_ns().saturating_add(ns);
+        while !self.all_finished() && sys::monotonic_ns() < until {
+            sys::sleep_interruptible_ns(READY_POLL_NS);
+        }
+        self.messages.iter().filter(|h| !h.is_finished()).count()
+            + self.workers.iter().filter(|h| !h.is_finished()).count()
+    }
+
     /// Stops and joins every thread (message threads first: once they are gone nothing more is
-    /// queued or woken), handing back their state.
+    /// queued or woken), handing back their state. Joins only threads that have returned, so a
+    /// stuck one ends the iteration at its deadline instead of hanging it.
     fn finish(mut self) -> Result<(Vec<WorkerLocal>, Vec<MessageLocal>)> {
         self.signal_stop();
+        while !self.all_finished() {
+            self.check_stop()?;
+            sys::sleep_interruptible_ns(READY_POLL_NS);
+        }
         let messages: Vec<_> = self.messages.drain(..).map(JoinHandle::join).collect();
         let workers: Vec<_> = self.workers.drain(..).map(JoinHandle::join).collect();
         let panicked = || Error::failed("a wakeup thread panicked");
@@ -677,16 +756,24 @@ impl Crew {
 }
 
 impl Drop for Crew {
+    /// On every error path: stop the threads and join the ones that return within the grace
+    /// period; any other is left running (dropping its handle detaches it) rather than hanging the
+    /// run, and the runner sees it in the count of live workload threads.
     fn drop(&mut self) {
         if self.workers.is_empty() && self.messages.is_empty() {
             return;
         }
         self.signal_stop();
+        self.wait_finished_for(tasks::GRACE_NS);
         for handle in self.messages.drain(..) {
-            let _ = handle.join();
+            if handle.is_finished() {
+                let _ = handle.join();
+            }
         }
         for handle in self.workers.drain(..) {
-            let _ = handle.join();
+            if handle.is_finished() {
+                let _ = handle.join();
+            }
         }
     }
 }
@@ -695,33 +782,17 @@ fn spawn<T: Send + 'static>(
     name: String,
     body: impl FnOnce() -> T + Send + 'static,
 ) -> Result<JoinHandle<T>> {
+    let counted = LiveThread::enter();
     sys::with_interrupts_blocked(|| {
         std::thread::Builder::new()
             .name(name)
             .stack_size(THREAD_STACK_BYTES)
-            .spawn(body)
+            .spawn(move || {
+                let _counted = counted;
+                body()
+            })
     })
     .map_err(|e| Error::failed(format!("cannot start a wakeup thread: {e}")))
-}
-
-fn check_interrupt() -> Result<()> {
-    match sys::interrupt_signal() {
-        Some(signal) => Err(Error::Interrupted(signal)),
-        None => Ok(()),
-    }
-}
-
-/// Sleeps until CLOCK_MONOTONIC reaches `deadline_ns`, returning early with the signal that
-/// interrupts it.
-fn sleep_until(deadline_ns: u64) -> Result<()> {
-    loop {
-        check_interrupt()?;
-        let now = sys::monotonic_ns();
-        if now >= deadline_ns {
-            return Ok(());
-        }
-        sys::sleep_interruptible_ns(deadline_ns - now);
-    }
 }
 
 /// The threads' schedstat files, opened before the window and read at both of its ends.
@@ -818,7 +889,7 @@ pub fn run(config: &Config) -> Result<Outcome> {
     }
     crew.open_gate();
     if config.warmup_sec > 0 {
-        sleep_until(gate_ns + config.warmup_sec * NSEC_PER_SEC)?;
+        crew.sleep_until(gate_ns + config.warmup_sec * NSEC_PER_SEC)?;
         shared.phase.store(PHASE_MEASURE, Ordering::SeqCst);
     }
     let window_start = sys::monotonic_ns();
@@ -827,7 +898,7 @@ pub fn run(config: &Config) -> Result<Outcome> {
         .is_some_and(|s| s.read(&mut stats_before));
     let (mut last_ns, mut last_done) = (window_start, 0u64);
     for second in 1..=config.runtime_sec {
-        sleep_until(window_start + second * NSEC_PER_SEC)?;
+        crew.sleep_until(window_start + second * NSEC_PER_SEC)?;
         let now = sys::monotonic_ns();
         let done = shared.completed_total();
         let elapsed = now.saturating_sub(last_ns).max(1);

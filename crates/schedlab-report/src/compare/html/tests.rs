@@ -84,7 +84,11 @@ fn run(id: i64, label: &str, kernel: &str, scale: f64, latency: bool) -> RunReco
                     }
                 })
                 .collect();
-            CaseRecord { spec, iterations }
+            CaseRecord {
+                spec,
+                iterations,
+                error: None,
+            }
         })
         .collect();
     RunRecord {

@@ -1,0 +1,449 @@
+//! How runs end, with real signals and real processes: a hang-up (SIGHUP) in the middle of every
+//! workload that runs tasks, SIGKILL of schedlab itself (the next reader must see the run
+//! `abandoned`, and no task may outlive it), workers that stop, block or spin forever (the
+//! watchdog must end the run at its deadline with the case failed and nothing left behind), and
+//! `--keep-going`. Work sizes are tiny; deadlines in the assertions are generous on purpose.
+mod common;
+
+use std::path::Path;
+use std::process::{Child, Command as StdCommand, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{processes_mentioning, schedlab, stored_iterations, temp_db};
+use serde_json::Value;
+
+/// Iterations enough that no run below ends on its own before the test is done with it.
+const MANY: &str = "1000";
+
+fn spawn(db: &Path, args: &[&str]) -> Child {
+    // `--db` on the command line (not the environment), so every forked task carries the
+    // database path in its command line and can be found by it.
+    StdCommand::new(assert_cmd::cargo::cargo_bin("schedlab"))
+        .arg("run")
+        .args(args)
+        .args(["--warmup", "0", "--quiet", "--db"])
+        .arg(db)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits until `n` iterations are stored, failing if the run ends first or takes too long.
+fn wait_for_iterations(db: &Path, child: &mut Child, n: i64) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while stored_iterations(db) < n {
+        assert!(Instant::now() < deadline, "no iteration was stored in time");
+        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn signal(child: &Child, signal: i32) {
+    // SAFETY: kill has no memory effects; the pid is our own child, not reaped yet.
+    unsafe { libc::kill(child.id() as i32, signal) };
+}
+
+/// Waits for the run to end (within `limit`) and returns its exit code and stderr.
+fn finish(child: Child, limit: Duration) -> (Option<i32>, String) {
+    let started = Instant::now();
+    let pid = child.id();
+    let waiter = std::thread::spawn(move || child.wait_with_output().unwrap());
+    while !waiter.is_finished() {
+        if started.elapsed() > limit {
+            // SAFETY: as above; the run is hung, end it so the test fails instead of hanging.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            panic!("the run did not end within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let output = waiter.join().unwrap();
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// No process of this run is left: schedlab and its forked tasks all carry the database path.
+fn assert_no_strays(db: &Path) {
+    let marker = db.to_str().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !processes_mentioning(marker).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "stray tasks: {:?}",
+            processes_mentioning(marker)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn json(db: &Path, args: &[&str]) -> Value {
+    let out = schedlab(db).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn only_run(db: &Path) -> Value {
+    json(db, &["show", "1", "--format", "json"])["runs"][0].clone()
+}
+
+fn finished_iterations(run: &Value) -> u64 {
+    run["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["measured_iterations"].as_u64().unwrap())
+        .sum()
+}
+
+/// SIGHUP in the middle of a run of `workload`: exit 129, status `interrupted` naming SIGHUP, the
+/// finished iterations kept, no task left. Then SIGKILL of schedlab in the middle of another run:
+/// every task dies with it, and the next reader lists the run `abandoned` with its iterations.
+fn hang_up_then_kill(workload: &[&str]) {
+    let (_d, db) = temp_db();
+    let mut args = workload.to_vec();
+    args.extend(["--iterations", MANY]);
+    let mut child = spawn(&db, &args);
+    wait_for_iterations(&db, &mut child, 1);
+    // Land inside an iteration rather than between two.
+    std::thread::sleep(Duration::from_millis(30));
+    signal(&child, libc::SIGHUP);
+    let (code, stderr) = finish(child, Duration::from_secs(30));
+    assert_eq!(code, Some(129), "{workload:?}: {stderr}");
+    assert!(stderr.contains("interrupted by SIGHUP"), "{stderr}");
+    assert_no_strays(&db);
+    let run = only_run(&db);
+    assert_eq!(run["status"], "interrupted", "{workload:?}");
+    assert!(run["error"].as_str().unwrap().contains("SIGHUP"), "{run}");
+    assert!(finished_iterations(&run) >= 1, "{workload:?}");
+
+    let (_d, db) = temp_db();
+    let mut child = spawn(&db, &args);
+    wait_for_iterations(&db, &mut child, 1);
+    std::thread::sleep(Duration::from_millis(30));
+    signal(&child, libc::SIGKILL);
+    let (code, _) = finish(child, Duration::from_secs(10));
+    assert_eq!(code, None, "killed by a signal");
+    assert_no_strays(&db);
+    let runs = json(&db, &["runs", "--format", "json"]);
+    assert_eq!(runs[0]["status"], "abandoned", "{workload:?}: {runs}");
+    assert!(runs[0]["measured_iterations"].as_u64().unwrap() >= 1);
+    let run = only_run(&db);
+    assert_eq!(run["status"], "abandoned");
+    assert!(run["error"].as_str().unwrap().contains("is gone"), "{run}");
+    let check = json(&db, &["db", "check", "--format", "json"]);
+    assert_eq!(
+        check["abandoned_runs"][0]["id"], runs[0]["id"],
+        "db check lists it: {check}"
+    );
+}
+
+#[test]
+fn pipe_processes() {
+    hang_up_then_kill(&["pipe", "--loops", "5000"]);
+}
+
+#[test]
+fn pipe_threads() {
+    hang_up_then_kill(&["pipe", "--loops", "5000", "-T"]);
+}
+
+#[test]
+fn messaging_processes() {
+    hang_up_then_kill(&["messaging", "-g", "1", "-f", "4", "-l", "300"]);
+}
+
+#[test]
+fn messaging_threads() {
+    hang_up_then_kill(&["messaging", "-g", "1", "-f", "4", "-l", "300", "-T"]);
+}
+
+#[test]
+fn wakeup_threads() {
+    hang_up_then_kill(&["wakeup", "-r", "1", "-t", "1"]);
+}
+
+#[test]
+fn semaphore_threads() {
+    hang_up_then_kill(&["semaphore", "--items", "5000", "--work", "100"]);
+}
+
+#[test]
+fn semaphore_processes() {
+    hang_up_then_kill(&[
+        "semaphore",
+        "--items",
+        "5000",
+        "--work",
+        "100",
+        "--processes",
+    ]);
+}
+
+#[test]
+fn syscall_threads() {
+    hang_up_then_kill(&["syscall", "--threads", "2", "--calls", "50000"]);
+}
+
+#[test]
+fn fanout_threads() {
+    hang_up_then_kill(&[
+        "fanout",
+        "--workers",
+        "4",
+        "--rounds",
+        "500",
+        "--work",
+        "100",
+    ]);
+}
+
+#[test]
+fn sigquit_is_a_clean_stop_and_an_ignored_sighup_stays_ignored() {
+    let (_d, db) = temp_db();
+    let mut child = spawn(&db, &["fake", "--sleep-ms", "50", "--iterations", MANY]);
+    wait_for_iterations(&db, &mut child, 1);
+    signal(&child, libc::SIGQUIT);
+    let (code, stderr) = finish(child, Duration::from_secs(10));
+    assert_eq!(code, Some(131), "{stderr}");
+    assert!(stderr.contains("interrupted by SIGQUIT"), "{stderr}");
+    assert_eq!(only_run(&db)["status"], "interrupted");
+
+    // As under `nohup`: SIGHUP ignored when schedlab starts.
+    let (_d, db) = temp_db();
+    let mut command = StdCommand::new(assert_cmd::cargo::cargo_bin("schedlab"));
+    command
+        .args([
+            "run",
+            "fake",
+            "--sleep-ms",
+            "50",
+            "--iterations",
+            "6",
+            "--warmup",
+            "0",
+        ])
+        .arg("--db")
+        .arg(&db)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    // SAFETY: signal() is async-signal-safe, as required between fork and exec.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut command, || {
+            libc::signal(libc::SIGHUP, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let mut child = command.spawn().unwrap();
+    wait_for_iterations(&db, &mut child, 1);
+    signal(&child, libc::SIGHUP);
+    let (code, stderr) = finish(child, Duration::from_secs(20));
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(only_run(&db)["status"], "complete");
+}
+
+/// The pids whose parent is `parent`.
+fn children_of(parent: u32) -> Vec<i32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            continue;
+        };
+        let ppid = rest
+            .split_whitespace()
+            .nth(1)
+            .and_then(|p| p.parse::<u32>().ok());
+        if ppid == Some(parent) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+fn state_of(pid: i32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat[stat.rfind(')')? + 1..].trim_start().chars().next()
+}
+
+/// Puts one task of the running iteration in SIGSTOP (retrying when the iteration it belonged to
+/// ended first); returns its pid.
+fn stop_a_worker(child: &mut Child) -> i32 {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        assert!(Instant::now() < deadline, "no worker could be stopped");
+        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+        if let Some(&pid) = children_of(child.id()).first() {
+            // SAFETY: kill has no memory effects; at worst the pid has just exited.
+            unsafe { libc::kill(pid, libc::SIGSTOP) };
+            std::thread::sleep(Duration::from_millis(50));
+            if state_of(pid) == Some('T') {
+                return pid;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// A worker process in SIGSTOP: the run ends at its deadline, naming the stopped task; the case is
+/// stored failed with that message; nothing is left running.
+fn stopped_worker_ends_at_the_deadline(workload: &[&str]) {
+    let (_d, db) = temp_db();
+    let mut args = workload.to_vec();
+    args.extend(["--iterations", MANY, "--iteration-timeout", "2"]);
+    let mut child = spawn(&db, &args);
+    wait_for_iterations(&db, &mut child, 1);
+    let stopped = stop_a_worker(&mut child);
+    let stopped_at = Instant::now();
+    let (code, stderr) = finish(child, Duration::from_secs(20));
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stopped_at.elapsed() < Duration::from_secs(2 + 10),
+        "took {:?}",
+        stopped_at.elapsed()
+    );
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("no result within 2 s"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("pid {stopped}, stopped")),
+        "{stderr}"
+    );
+    assert_no_strays(&db);
+    let run = only_run(&db);
+    assert_eq!(run["status"], "failed");
+    let case_error = run["cases"][0]["error"].as_str().unwrap();
+    assert!(
+        case_error.contains(&format!("pid {stopped}, stopped")),
+        "{case_error}"
+    );
+    assert!(
+        finished_iterations(&run) >= 1,
+        "finished iterations are kept"
+    );
+}
+
+#[test]
+fn stopped_messaging_worker() {
+    stopped_worker_ends_at_the_deadline(&["messaging", "-g", "1", "-f", "2", "-l", "3000"]);
+}
+
+#[test]
+fn stopped_semaphore_process() {
+    stopped_worker_ends_at_the_deadline(&[
+        "semaphore",
+        "--items",
+        "20000",
+        "--work",
+        "100",
+        "--processes",
+    ]);
+}
+
+/// A stall injected into the fake's second task: the run ends at the deadline with the case
+/// failed, naming the task and how it was stuck.
+fn stall_ends_at_the_deadline(hooks: &[&str], named: &str, how: &str) {
+    let (_d, db) = temp_db();
+    let mut args = vec!["fake", "--stall-at", "1"];
+    args.extend(hooks);
+    args.extend(["--iterations", "3", "--iteration-timeout", "1"]);
+    let child = spawn(&db, &args);
+    let (code, stderr) = finish(child, Duration::from_secs(15));
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("fake worker 1 ({named}")),
+        "{stderr}"
+    );
+    assert!(stderr.contains(how), "{stderr}");
+    assert!(!stderr.contains("fake worker 0"), "{stderr}");
+    assert_no_strays(&db);
+    let run = only_run(&db);
+    assert_eq!(run["status"], "failed");
+    assert!(run["cases"][0]["error"].as_str().unwrap().contains(how));
+    assert_eq!(run["cases"][0]["measured_iterations"], 1);
+}
+
+#[test]
+fn lost_wakeup_in_a_thread() {
+    stall_ends_at_the_deadline(&["--stall-in", "thread"], "tid ", "blocked");
+}
+
+#[test]
+fn endless_loop_in_a_thread() {
+    stall_ends_at_the_deadline(&["--stall-in", "thread", "--stall-spin"], "tid ", "running");
+}
+
+#[test]
+fn endless_loop_in_a_process() {
+    stall_ends_at_the_deadline(
+        &["--stall-in", "process", "--stall-spin"],
+        "pid ",
+        "running",
+    );
+}
+
+#[test]
+fn keep_going_runs_the_next_case_after_a_deadline() {
+    let (dir, db) = temp_db();
+    let suite = dir.path().join("two.toml");
+    std::fs::write(
+        &suite,
+        "description = \"a stalling case, then a healthy one\"\n\
+         [[case]]\nworkload = \"fake\"\nvalue_usec = 1\nstall_at = 1\nstall_in = \"process\"\n\
+         [[case]]\nworkload = \"fake\"\nvalue_usec = 2\n",
+    )
+    .unwrap();
+    let suite = suite.to_str().unwrap();
+    let common = ["--iterations", "2", "--iteration-timeout", "1"];
+    let mut args = vec!["--suite", suite, "--keep-going"];
+    args.extend(common);
+    let (code, stderr) = finish(spawn(&db, &args), Duration::from_secs(15));
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_no_strays(&db);
+    let run = only_run(&db);
+    assert_eq!(run["status"], "failed");
+    assert!(run["cases"][0]["error"]
+        .as_str()
+        .unwrap()
+        .contains("stopped"));
+    assert_eq!(run["cases"][1]["measured_iterations"], 2, "{run}");
+    assert!(run["cases"][1].get("error").is_none());
+
+    // Without --keep-going the run ends at the failed case.
+    let (_d, db) = temp_db();
+    let mut args = vec!["--suite", suite];
+    args.extend(common);
+    let (code, _) = finish(spawn(&db, &args), Duration::from_secs(15));
+    assert_eq!(code, Some(1));
+    assert_eq!(only_run(&db)["cases"][1]["measured_iterations"], 0);
+}
+
+#[test]
+fn bad_watchdog_and_stall_flags_are_bad_input() {
+    let (_d, db) = temp_db();
+    for args in [
+        &["run", "fake", "--iteration-timeout", "0"][..],
+        &["run", "fake", "--iteration-timeout", "-1"],
+        &["run", "fake", "--iteration-timeout", "nan"],
+        &["run", "fake", "--iteration-timeout", "inf"],
+        &["run", "fake", "--iteration-timeout", "1e30"],
+        &["run", "fake", "--iteration-timeout", ""],
+        &["run", "fake", "--iteration-timeout", "18446744073709551616"],
+        &["run", "fake", "--stall-in", "thread"],
+        &["run", "fake", "--stall-spin"],
+        &["run", "fake", "--stall-at", "-1"],
+        &["run", "fake", "--stall-at", "1", "--stall-in", "fiber"],
+        &["run", "fake", "--keep-going=yes"],
+    ] {
+        common::assert_bad_input(&db, args);
+    }
+}
