@@ -8,7 +8,7 @@
 //!   calibration that still holds gives a factor near 1;
 //! - one unit per side: today's spread is invisible within a row, but across rows the z-scores
 //!   effect ÷ calibrated standard error are t-distributed when the calibration holds; a robust
-//!   scale of them (median |z| over its expected value) measures how much wider today is, and a
+//!   scale of them (their MAD over the MAD t itself has) measures how much wider today is, and a
 //!   minority of rows with real changes cannot move a median. It needs enough rows.
 use schedlab_stats::dist::f_quantile;
 use schedlab_stats::summary::t_scaled_mad;
