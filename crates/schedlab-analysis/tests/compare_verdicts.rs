@@ -248,6 +248,47 @@ fn identical_tight_sides_are_equivalent_within_delta() {
     assert!(used.low <= 1.0 && used.high >= 1.0);
 }
 
+#[test]
+fn an_equivalent_row_on_the_raw_scale_draws_its_interval_inside_the_band() {
+    // A zero in every run puts the row on the raw scale (run means 100 ± 0.1 and 109.5 ± 0.1).
+    // With δ = 10 % the relative change 9.5 % ± 0.17 % is shown within ±10 %: the interval
+    // drawn must hold the ratio 1.095 and lie inside [0.9, 1.1].
+    let raw = |mean: f64| -> RunValuesSeries {
+        (
+            "c".into(),
+            METRIC.into(),
+            Better::Lower,
+            [0.0, 0.1, -0.1]
+                .iter()
+                .map(|d| ("boot".to_string(), vec![0.0, 2.0 * (mean + d)]))
+                .collect(),
+        )
+    };
+    let base = Side::from_run_values("base", vec![raw(100.0)]);
+    let candidate = Side::from_run_values("cand", vec![raw(109.5)]);
+    let settings = Settings {
+        min_effect: 0.1,
+        ..Settings::default()
+    };
+    let c = compare(
+        base,
+        vec![candidate],
+        &CalibrationSet::default(),
+        settings,
+        None,
+    );
+    let r = row(&c, "c");
+    assert_eq!(r.scale, schedlab_analysis::units::Scale::Raw);
+    assert_eq!(r.verdict, Verdict::Equivalent);
+    close(r.ratio.unwrap(), 1.095, 1e-12);
+    let used = r.interval_used.as_ref().unwrap();
+    assert!(
+        used.low <= 1.095 && 1.095 <= used.high,
+        "the interval {used:?} does not hold the ratio"
+    );
+    assert!(used.low > 0.9 && used.high < 1.1, "{used:?}");
+}
+
 /// Two rows with two runs a side and a 2 % run-to-run spread: judged, neither marked nor
 /// equivalent.
 fn two_inconclusive_rows() -> Comparison {
