@@ -1,13 +1,14 @@
 //! The decision procedure of `compare` on small hand-made sides whose every number is chosen:
 //! which rows are judged and which stay `?`, the variance each row uses, `**` and `≈`, and the
 //! MDE and units-needed figures of the rows.
-use schedlab_analysis::calibration::{CaseCalibration, MetricCalibration};
+use schedlab_analysis::calibration::{CaseCalibration, MetricCalibration, UnitKind};
 use schedlab_analysis::model::{Test, VarianceSource};
-use schedlab_analysis::series::RunValuesSeries;
+use schedlab_analysis::series::{RunMeta, RunValuesSeries};
 use schedlab_analysis::{
     compare, Calibration, CalibrationSet, Comparison, MachineKey, Row, Settings, Side, Verdict,
 };
 use schedlab_core::metric::Better;
+use schedlab_core::record::{Arm, RunStatus};
 use schedlab_stats::power::{mde_paired, mde_t};
 
 const METRIC: &str = "usec_per_op";
@@ -484,4 +485,162 @@ fn a_stale_calibration_is_widened_at_one_run_per_side() {
         assert_eq!(r.variance.calibration.unwrap().guard_factor, c.guard.factor);
     }
     assert!(c.footer.text.iter().any(|t| t.contains("widened")));
+}
+
+/// A calibration (id 7) of `case` from four runs on two boots, with both levels of variance.
+fn two_boot_calibration(case: &str) -> (CalibrationSet, MetricCalibration) {
+    let values: Vec<(&str, Vec<f64>)> = [("x", 0.0), ("x", 0.01), ("y", 0.03), ("y", 0.045)]
+        .iter()
+        .map(|(boot, o)| (*boot, run(100.0, *o)))
+        .collect();
+    let metric = MetricCalibration::from_run_values(METRIC, &values).unwrap();
+    assert!(metric.omega2.unwrap() > 0.0);
+    let set = CalibrationSet::new(vec![Calibration {
+        id: Some(7),
+        created_at_ns: 0,
+        label: "cal".into(),
+        machine: MachineKey::default(),
+        run_ids: vec![1, 2, 3, 4],
+        boots: 2,
+        cases: vec![CaseCalibration {
+            case: case.into(),
+            spec: serde_json::Value::Null,
+            iterations: ITERATIONS,
+            metrics: vec![metric.clone()],
+        }],
+    }]);
+    (set, metric)
+}
+
+#[test]
+fn boot_units_take_the_calibrated_variance_of_a_boot_mean() {
+    // Two boots a side, two runs each: the calibration's variance of a mean of two runs.
+    let side = |name: &str, boots: [&str; 2], level: f64| {
+        let runs = [
+            (boots[0], 0.0),
+            (boots[0], 0.01),
+            (boots[1], 0.02),
+            (boots[1], 0.0),
+        ]
+        .iter()
+        .map(|(b, o)| (b.to_string(), run(level, *o)))
+        .collect();
+        Side::from_run_values(name, vec![("c".into(), METRIC.into(), Better::Lower, runs)])
+    };
+    let (set, metric) = two_boot_calibration("c");
+    let c = run_compare(
+        side("base", ["b1", "b2"], 100.0),
+        side("cand", ["b3", "b4"], 100.0),
+        &set,
+    );
+    let r = row(&c, "c");
+    assert_eq!(r.design, schedlab_analysis::units::Design::Boots);
+    let cal = r.variance.calibration.unwrap();
+    let want = metric
+        .unit_variance(UnitKind::BootMean { runs: 2.0 })
+        .unwrap();
+    close(cal.variance, want.variance, 1e-12);
+    close(cal.df, want.df, 1e-12);
+    assert_eq!(r.variance.source, VarianceSource::Pooled);
+}
+
+/// One A/B round of experiment 1: A on `boot_a`, B on `boot_b`.
+fn one_round(boot_a: &str, boot_b: &str) -> (Side, Side) {
+    let side = |name: &str, arm: Arm, boot: &str, level: f64| {
+        let mut s = Side::from_run_values(
+            name,
+            vec![(
+                "c".into(),
+                METRIC.into(),
+                Better::Lower,
+                vec![(boot.to_string(), run(level, 0.0))],
+            )],
+        );
+        s.runs[0].experiment_id = Some(1);
+        s.runs[0].arm = Some(arm);
+        s.runs[0].round = Some(0);
+        s
+    };
+    (
+        side("a", Arm::A, boot_a, 100.0),
+        side("b", Arm::B, boot_b, 100.0),
+    )
+}
+
+#[test]
+fn a_pair_takes_twice_the_calibrated_variance_of_one_arm() {
+    let (set, metric) = two_boot_calibration("c");
+    // `ab`: A and B of a round on one boot.
+    let (a, b) = one_round("boot", "boot");
+    let c = run_compare(a, b, &set);
+    let r = row(&c, "c");
+    assert_eq!(r.design, schedlab_analysis::units::Design::Pairs);
+    assert_eq!(r.variance.source, VarianceSource::Calibration);
+    let cal = r.variance.calibration.unwrap();
+    close(cal.variance, 2.0 * metric.ms_run.unwrap(), 1e-12);
+    assert_eq!(cal.df, metric.run_df);
+    // `campaign`: each arm on a boot of its own, so the boot component enters.
+    let (a, b) = one_round("boot-a", "boot-b");
+    let c = run_compare(a, b, &set);
+    let cal = row(&c, "c").variance.calibration.unwrap();
+    let arm = metric
+        .unit_variance(UnitKind::BootMean { runs: 1.0 })
+        .unwrap();
+    close(cal.variance, 2.0 * arm.variance, 1e-12);
+    close(cal.df, arm.df, 1e-12);
+}
+
+#[test]
+fn a_calibration_of_another_precision_or_machine_is_not_used() {
+    let (set, _) = calibration(&["double", "same", "half"], 4, 0.01);
+    // Runs of two iterations: the calibration describes summaries of three.
+    let two = |level: f64| {
+        let mut values = run(level, 0.0);
+        values.pop();
+        Side::from_run_values(
+            "s",
+            vec![(
+                "same".into(),
+                METRIC.into(),
+                Better::Lower,
+                vec![("boot".into(), values)],
+            )],
+        )
+    };
+    let c = run_compare(two(100.0), two(100.0), &set);
+    assert_eq!(c.rows[0].verdict, Verdict::NotJudged);
+    // Another machine.
+    let (base, mut candidate) = one_run_per_side();
+    candidate.runs[0].machine = Some(MachineKey {
+        hostname: "elsewhere".into(),
+        ..MachineKey::default()
+    });
+    let c = run_compare(base, candidate, &set);
+    assert!(c.rows.iter().all(|r| r.verdict == Verdict::NotJudged));
+    assert!(c.calibrations.is_empty());
+}
+
+#[test]
+fn the_footer_names_the_runs_left_out() {
+    let (mut base, candidate) = one_run_per_side();
+    base.excluded.push(RunMeta {
+        id: Some(42),
+        boot_id: "boot".into(),
+        kernel: String::new(),
+        status: RunStatus::Interrupted,
+        experiment_id: None,
+        arm: None,
+        round: None,
+        machine: Some(MachineKey::default()),
+    });
+    let c = run_compare(base, candidate, &CalibrationSet::default());
+    assert_eq!(c.base.excluded.len(), 1);
+    assert!(
+        c.footer
+            .text
+            .iter()
+            .any(|t| t.contains("left out of base: run 42 (interrupted)")),
+        "{:?}",
+        c.footer.text
+    );
 }
