@@ -540,3 +540,398 @@ pub fn report(c: &Calibration, alpha: f64) -> CalibrationReport {
         rows,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use schedlab_core::record::RunStatus;
+    use schedlab_core::workload::fake::FakeParams;
+    use schedlab_core::workload::WorkloadSpec;
+
+    use super::*;
+    use crate::testutil::{record, PRIMARY};
+
+    /// Runs given by the logs of their values, so the components are small exact numbers.
+    fn runs_of(logs: &[(&'static str, &[f64])]) -> Vec<(&'static str, Vec<f64>)> {
+        logs.iter()
+            .map(|(boot, ys)| (*boot, ys.iter().map(|y| y.exp()).collect()))
+            .collect()
+    }
+
+    fn close(got: f64, want: f64) {
+        assert!((got - want).abs() < 1e-12, "{got} vs {want}");
+    }
+
+    /// Two boots of two runs of two iterations (logs):
+    /// boot a: [0.0, 0.1] [0.2, 0.3]; boot b: [0.6, 0.7] [0.8, 0.9].
+    /// By hand: every run's variance is 0.005, so σ² = 0.005 on 4 df; the run means .05, .25 |
+    /// .65, .85 lie ±0.1 around their boot's mean, so MS_run = 4 × 0.01 / 2 = 0.02 on 2 df and
+    /// τ² = 0.02 − 0.005 / 2 = 0.0175; the boot means .15 and .75 lie ±0.3 around .45, so
+    /// MS_boot = 2 × 0.09 × 2 / 1 = 0.36; n0 = (4 − 8 / 4) / 1 = 2 and ω² = (0.36 − 0.02) / 2 =
+    /// 0.17.
+    fn two_boots() -> MetricCalibration {
+        let runs = runs_of(&[
+            ("a", &[0.0, 0.1]),
+            ("a", &[0.2, 0.3]),
+            ("b", &[0.6, 0.7]),
+            ("b", &[0.8, 0.9]),
+        ]);
+        MetricCalibration::from_run_values("m", &runs).unwrap()
+    }
+
+    #[test]
+    fn components_of_one_boot_match_the_hand_computation() {
+        // Run means .1, .3, .4 (each run's variance 0.02): σ² = 0.02 on 3 df; the means'
+        // squared deviations from 0.8/3 sum to 0.42/9, so MS_run = 0.42/18 = 7/300 on 2 df and
+        // τ² = 7/300 − 0.02/2 = 1/75.
+        let runs = runs_of(&[("b", &[0.0, 0.2]), ("b", &[0.2, 0.4]), ("b", &[0.5, 0.3])]);
+        let m = MetricCalibration::from_run_values("m", &runs).unwrap();
+        assert_eq!(m.scale, Scale::Log);
+        assert_eq!((m.runs, m.boots), (3, 1));
+        close(m.sigma2, 0.02);
+        close(m.sigma2_df, 3.0);
+        close(m.ms_run.unwrap(), 7.0 / 300.0);
+        close(m.run_df, 2.0);
+        close(m.tau2, 1.0 / 75.0);
+        close(m.mean, 0.8 / 3.0);
+        // One boot says nothing of boots.
+        assert_eq!(m.omega2, None);
+        assert_eq!(m.ms_boot, None);
+        assert_eq!(m.boot_df, 0.0);
+    }
+
+    #[test]
+    fn components_across_boots_match_the_hand_computation() {
+        let m = two_boots();
+        assert_eq!((m.runs, m.boots), (4, 2));
+        close(m.sigma2, 0.005);
+        close(m.sigma2_df, 4.0);
+        close(m.ms_run.unwrap(), 0.02);
+        close(m.run_df, 2.0);
+        close(m.tau2, 0.0175);
+        close(m.ms_boot.unwrap(), 0.36);
+        close(m.boot_df, 1.0);
+        close(m.n0, 2.0);
+        close(m.omega2.unwrap(), 0.17);
+    }
+
+    #[test]
+    fn unbalanced_boots_use_the_effective_runs_per_boot() {
+        // Boot a: run means .1, .3, .5; boot b: 1.1. MS_run = (.04 + 0 + .04) / 2 = 0.04;
+        // grand mean 0.5, MS_boot = 3 × 0.04 + 1 × 0.36 = 0.48; n0 = (4 − 10/4) / 1 = 1.5;
+        // ω² = (0.48 − 0.04) / 1.5.
+        let runs = runs_of(&[
+            ("a", &[0.0, 0.2]),
+            ("a", &[0.2, 0.4]),
+            ("a", &[0.4, 0.6]),
+            ("b", &[1.0, 1.2]),
+        ]);
+        let m = MetricCalibration::from_run_values("m", &runs).unwrap();
+        close(m.n0, 1.5);
+        close(m.ms_boot.unwrap(), 0.48);
+        close(m.omega2.unwrap(), 0.44 / 1.5);
+    }
+
+    #[test]
+    fn one_run_per_boot_leaves_runs_and_boots_confounded() {
+        let runs = runs_of(&[("a", &[0.0, 0.2]), ("b", &[0.4, 0.6]), ("c", &[0.8, 1.0])]);
+        let m = MetricCalibration::from_run_values("m", &runs).unwrap();
+        assert_eq!(m.ms_run, None);
+        assert_eq!(m.omega2, None);
+        // Boot means .1, .5, .9: MS_boot = 0.32 / 2 = 0.16 on 2 df; it bounds a run's variance.
+        close(m.ms_boot.unwrap(), 0.16);
+        close(m.tau2, 0.16 - 0.02 / 2.0);
+        let run = m.unit_variance(UnitKind::RunWithinBoot).unwrap();
+        close(run.variance, 0.16);
+        close(run.df, 2.0);
+        let boot = m.unit_variance(UnitKind::BootMean { runs: 3.0 }).unwrap();
+        close(boot.variance, 0.16);
+        close(boot.df, 2.0);
+    }
+
+    #[test]
+    fn a_run_within_a_boot_varies_by_the_run_mean_square() {
+        let v = two_boots().unit_variance(UnitKind::RunWithinBoot).unwrap();
+        // τ² + σ²/n = 0.0175 + 0.0025.
+        close(v.variance, 0.02);
+        close(v.df, 2.0);
+    }
+
+    #[test]
+    fn a_boot_mean_varies_by_the_satterthwaite_combination() {
+        let m = two_boots();
+        // One run per boot: MS_boot/n0 + (1 − 1/n0) MS_run = 0.18 + 0.01 = ω² + τ² + σ²/n;
+        // Satterthwaite: 0.19² / (0.18²/1 + 0.01²/2).
+        let v = m.unit_variance(UnitKind::BootMean { runs: 1.0 }).unwrap();
+        close(v.variance, 0.19);
+        close(
+            v.df,
+            0.19f64.powi(2) / (0.18f64.powi(2) + 0.01f64.powi(2) / 2.0),
+        );
+        // Four runs per boot: 0.18 − 0.25 × 0.02 = ω² + MS_run/4 (a negative coefficient).
+        let v = m.unit_variance(UnitKind::BootMean { runs: 4.0 }).unwrap();
+        close(v.variance, 0.17 + 0.02 / 4.0);
+        close(
+            v.df,
+            0.175f64.powi(2) / (0.18f64.powi(2) + 0.005f64.powi(2) / 2.0),
+        );
+        // Fewer than one run per boot is one run.
+        assert_eq!(
+            m.unit_variance(UnitKind::BootMean { runs: 0.5 }),
+            m.unit_variance(UnitKind::BootMean { runs: 1.0 })
+        );
+    }
+
+    #[test]
+    fn a_boot_component_estimated_at_zero_falls_back_to_the_run_mean_square() {
+        let mut m = two_boots();
+        // Boots closer together than runs: the combination 0.005 + 0.01 is below MS_run / 1.
+        m.ms_boot = Some(0.01);
+        let v = m.unit_variance(UnitKind::BootMean { runs: 1.0 }).unwrap();
+        close(v.variance, 0.02);
+        close(v.df, 2.0);
+        let v = m.unit_variance(UnitKind::BootMean { runs: 2.0 }).unwrap();
+        close(v.variance, 0.01);
+        close(v.df, 2.0);
+    }
+
+    #[test]
+    fn a_one_boot_calibration_knows_nothing_of_boots() {
+        let runs = runs_of(&[("b", &[0.0, 0.2]), ("b", &[0.2, 0.4]), ("b", &[0.5, 0.3])]);
+        let m = MetricCalibration::from_run_values("m", &runs).unwrap();
+        assert_eq!(m.unit_variance(UnitKind::BootMean { runs: 1.0 }), None);
+        assert!(m.unit_variance(UnitKind::RunWithinBoot).is_some());
+        let mut nothing = m.clone();
+        nothing.ms_run = None;
+        assert_eq!(nothing.unit_variance(UnitKind::RunWithinBoot), None);
+    }
+
+    #[test]
+    fn at_least_three_runs_with_values() {
+        let two = runs_of(&[("b", &[0.0, 0.2]), ("b", &[0.2, 0.4])]);
+        assert_eq!(MetricCalibration::from_run_values("m", &two), None);
+        let three = runs_of(&[("b", &[0.0, 0.2]), ("b", &[0.2, 0.4]), ("b", &[0.1, 0.3])]);
+        assert!(MetricCalibration::from_run_values("m", &three).is_some());
+        let empty = vec![("b", vec![1.0]), ("b", vec![2.0]), ("b", Vec::new())];
+        assert_eq!(MetricCalibration::from_run_values("m", &empty), None);
+    }
+
+    #[test]
+    fn a_value_that_is_not_positive_calibrates_the_raw_scale() {
+        let runs = vec![
+            ("b", vec![0.0, 2.0]),
+            ("b", vec![1.0, 3.0]),
+            ("b", vec![2.0, 4.0]),
+        ];
+        let m = MetricCalibration::from_run_values("m", &runs).unwrap();
+        assert_eq!(m.scale, Scale::Raw);
+        // Run means 1, 2, 3 around 2: MS_run = 2 / 2 = 1; σ² = 2.
+        close(m.mean, 2.0);
+        close(m.ms_run.unwrap(), 1.0);
+        close(m.sigma2, 2.0);
+    }
+
+    #[test]
+    fn from_runs_takes_complete_runs_with_the_most_common_iteration_count() {
+        let records = [
+            record(
+                1,
+                "b1",
+                RunStatus::Complete,
+                &[("c", &[1.0, 1.1]), ("few", &[1.0, 1.0])],
+            ),
+            record(
+                2,
+                "b1",
+                RunStatus::Complete,
+                &[("c", &[1.2, 1.1]), ("few", &[1.0, 1.0])],
+            ),
+            record(3, "b2", RunStatus::Complete, &[("c", &[1.0, 1.3])]),
+            // Three iterations: a summary of another precision, not used for "c".
+            record(4, "b2", RunStatus::Complete, &[("c", &[5.0, 5.0, 5.0])]),
+            // Incomplete: never part of a calibration.
+            record(
+                5,
+                "b3",
+                RunStatus::Interrupted,
+                &[("c", &[9.0, 9.0]), ("few", &[1.0, 1.0])],
+            ),
+        ];
+        let refs: Vec<&RunRecord> = records.iter().collect();
+        let cal = Calibration::from_runs("label", &refs, 42).unwrap();
+        assert_eq!(cal.run_ids, vec![1, 2, 3, 4]);
+        assert_eq!(cal.boots, 2);
+        assert_eq!(cal.machine, MachineKey::of(&records[0].fingerprint));
+        // "few" has only two complete runs.
+        assert_eq!(cal.cases.len(), 1);
+        let case = cal.case("c").unwrap();
+        assert_eq!(case.iterations, 2);
+        let m = case.metrics.iter().find(|m| m.metric == PRIMARY).unwrap();
+        assert_eq!((m.runs, m.boots), (3, 2));
+        let expected = MetricCalibration::from_run_values(
+            PRIMARY,
+            &[
+                ("b1", vec![1.0, 1.1]),
+                ("b1", vec![1.2, 1.1]),
+                ("b2", vec![1.0, 1.3]),
+            ],
+        )
+        .unwrap();
+        assert_eq!(m, &expected);
+    }
+
+    #[test]
+    fn from_runs_refuses_too_few_runs_and_mixed_machines() {
+        let two = [
+            record(1, "b", RunStatus::Complete, &[("c", &[1.0, 1.1])]),
+            record(2, "b", RunStatus::Complete, &[("c", &[1.0, 1.1])]),
+        ];
+        let refs: Vec<&RunRecord> = two.iter().collect();
+        assert!(Calibration::from_runs("l", &refs, 0).is_err());
+
+        let mut three = [
+            record(1, "b", RunStatus::Complete, &[("c", &[1.0, 1.1])]),
+            record(2, "b", RunStatus::Complete, &[("c", &[1.0, 1.1])]),
+            record(3, "b", RunStatus::Complete, &[("c", &[1.0, 1.1])]),
+        ];
+        three[2].fingerprint.cpuidle_driver = Some("intel_idle".into());
+        let refs: Vec<&RunRecord> = three.iter().collect();
+        let err = Calibration::from_runs("l", &refs, 0).unwrap_err();
+        assert!(err.contains("cpuidle_driver"), "{err}");
+    }
+
+    fn machine() -> MachineKey {
+        MachineKey {
+            hostname: "host".into(),
+            cpu_model: "cpu".into(),
+            online_cpus: "0-1".into(),
+            smt_active: Some(false),
+            numa_nodes: 1,
+            cpufreq_governors: vec!["performance".into()],
+            cpuidle_driver: Some("haltpoll".into()),
+            hypervisor: true,
+            dmi_vendor: Some("vendor".into()),
+            dmi_product: Some("product".into()),
+        }
+    }
+
+    fn fake_case(value_usec: f64) -> String {
+        WorkloadSpec::Fake(FakeParams {
+            value_usec,
+            ..FakeParams::default()
+        })
+        .case_name()
+    }
+
+    fn calibration(id: i64, created_at_ns: i64, case: &str, iterations: usize) -> Calibration {
+        let values: Vec<(&str, Vec<f64>)> = (0..3)
+            .map(|r| ("b", vec![1.0 + 0.01 * r as f64; iterations]))
+            .collect();
+        Calibration {
+            id: Some(id),
+            created_at_ns,
+            label: "cal".into(),
+            machine: machine(),
+            run_ids: vec![1, 2, 3],
+            boots: 1,
+            cases: vec![CaseCalibration {
+                case: case.into(),
+                spec: serde_json::Value::Null,
+                iterations,
+                metrics: vec![MetricCalibration::from_run_values(PRIMARY, &values).unwrap()],
+            }],
+        }
+    }
+
+    #[test]
+    fn find_matches_machine_case_metric_scale_and_iterations() {
+        let case = fake_case(100.0);
+        let set = CalibrationSet::new(vec![calibration(1, 0, &case, 5)]);
+        let found = |m: &MachineKey, case: &str, metric: &str, scale: Scale, n: usize| {
+            set.find(m, case, metric, scale, n).map(|(c, _)| c.id)
+        };
+        assert_eq!(
+            found(&machine(), &case, PRIMARY, Scale::Log, 5),
+            Some(Some(1))
+        );
+        // Another iteration count: run summaries of another precision.
+        assert_eq!(found(&machine(), &case, PRIMARY, Scale::Log, 4), None);
+        assert_eq!(found(&machine(), &case, PRIMARY, Scale::Log, 6), None);
+        // Another case spec has another canonical name.
+        let other = fake_case(200.0);
+        assert_ne!(other, case);
+        assert_eq!(found(&machine(), &other, PRIMARY, Scale::Log, 5), None);
+        assert_eq!(found(&machine(), &case, "other", Scale::Log, 5), None);
+        assert_eq!(found(&machine(), &case, PRIMARY, Scale::Raw, 5), None);
+    }
+
+    #[test]
+    fn find_refuses_a_machine_that_differs_in_any_field() {
+        let case = fake_case(100.0);
+        let set = CalibrationSet::new(vec![calibration(1, 0, &case, 5)]);
+        type Change = fn(&mut MachineKey);
+        let changes: [(&str, Change); 10] = [
+            ("hostname", |m| m.hostname.push('2')),
+            ("cpu_model", |m| m.cpu_model.push('2')),
+            ("online_cpus", |m| m.online_cpus = "0-3".into()),
+            ("smt_active", |m| m.smt_active = Some(true)),
+            ("numa_nodes", |m| m.numa_nodes = 2),
+            ("cpufreq_governors", |m| {
+                m.cpufreq_governors = vec!["schedutil".into()]
+            }),
+            ("cpuidle_driver", |m| m.cpuidle_driver = None),
+            ("hypervisor", |m| m.hypervisor = false),
+            ("dmi_vendor", |m| m.dmi_vendor = None),
+            ("dmi_product", |m| m.dmi_product = Some("other".into())),
+        ];
+        for (field, change) in changes {
+            let mut other = machine();
+            change(&mut other);
+            assert!(
+                set.find(&other, &case, PRIMARY, Scale::Log, 5).is_none(),
+                "a machine with another {field} was accepted"
+            );
+            assert_eq!(machine().differences(&other), vec![field]);
+        }
+    }
+
+    #[test]
+    fn find_takes_the_newest_calibration_that_covers_the_row() {
+        let (c1, c2) = (fake_case(100.0), fake_case(200.0));
+        // Given oldest first; the set orders newest first.
+        let set = CalibrationSet::new(vec![
+            calibration(1, 10, &c1, 5),
+            calibration(2, 20, &c1, 5),
+            calibration(3, 30, &c2, 5),
+        ]);
+        let id = |case: &str| {
+            set.find(&machine(), case, PRIMARY, Scale::Log, 5)
+                .and_then(|(c, _)| c.id)
+        };
+        assert_eq!(id(&c1), Some(2));
+        assert_eq!(id(&c2), Some(3));
+    }
+
+    #[test]
+    fn the_report_of_a_one_boot_calibration_states_no_boot_figures() {
+        let case = fake_case(100.0);
+        let mut cal = calibration(1, 0, &case, 5);
+        let runs = runs_of(&[("b", &[0.0, 0.2]), ("b", &[0.2, 0.4]), ("b", &[0.5, 0.3])]);
+        cal.cases[0].metrics = vec![MetricCalibration::from_run_values(PRIMARY, &runs).unwrap()];
+        let r = report(&cal, 0.05);
+        let row = &r.rows[0];
+        close(row.within_run_pct.unwrap(), 0.02f64.sqrt().exp_m1() * 100.0);
+        close(
+            row.between_run_pct.unwrap(),
+            (1.0f64 / 75.0).sqrt().exp_m1() * 100.0,
+        );
+        assert_eq!(row.between_boot_pct, None);
+        assert!(row.detectable_across_boots.iter().all(Option::is_none));
+        // More runs per side detect smaller changes.
+        let same: Vec<f64> = row
+            .detectable_same_boot
+            .iter()
+            .map(|d| d.unwrap())
+            .collect();
+        assert!(same.windows(2).all(|w| w[1] < w[0]), "{same:?}");
+    }
+}

@@ -583,7 +583,16 @@ fn build_row(t: &Tested, d: Decision, settings: &Settings) -> Row {
     let ratio_ci = t
         .test
         .and_then(|test| ratio_interval(scale, test.ci, t.base_mean));
-    let equivalence_ci = t.tost.map(|e| e.ratio_ci);
+    // TOST reads its estimate as a log ratio and returns e^bound; on the raw scale that
+    // estimate was the relative change (see `relative`), so the ratio is 1 + bound.
+    let equivalence_ci = t.tost.map(|e| match scale {
+        Scale::Log => e.ratio_ci,
+        Scale::Raw => ConfidenceInterval {
+            low: 1.0 + e.ratio_ci.low.ln(),
+            high: 1.0 + e.ratio_ci.high.ln(),
+            level: e.ratio_ci.level,
+        },
+    });
     let test = match t.test {
         None => Test::None,
         Some(tt) if units.design == Design::Pairs => Test::PairedT {

@@ -24,6 +24,9 @@ pub mod series;
 pub mod settings;
 pub mod units;
 
+#[cfg(test)]
+mod testutil;
+
 pub use calibration::{Calibration, CalibrationSet, MachineKey};
 pub use compare::compare;
 pub use model::{Comparison, Row, Verdict};

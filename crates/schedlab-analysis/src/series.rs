@@ -317,3 +317,131 @@ pub fn case_label(name: &str, workload: &WorkloadSpec) -> CaseLabel {
         load,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use schedlab_core::record::{Arm, ExperimentTag, RunRecord, RunStatus};
+
+    use super::*;
+    use crate::testutil::{record, PRIMARY, SECONDARY};
+
+    fn inputs(records: &[RunRecord]) -> Vec<RunInput<'_>> {
+        records
+            .iter()
+            .map(|record| RunInput { record, tag: None })
+            .collect()
+    }
+
+    fn ids(runs: &[RunMeta]) -> Vec<i64> {
+        runs.iter().map(|r| r.id.unwrap()).collect()
+    }
+
+    fn five_runs() -> Vec<RunRecord> {
+        vec![
+            record(1, "b", RunStatus::Complete, &[("case", &[10.0, 11.0])]),
+            record(2, "b", RunStatus::Interrupted, &[("case", &[20.0])]),
+            record(3, "b", RunStatus::Failed, &[("case", &[30.0, 31.0])]),
+            record(4, "b", RunStatus::Complete, &[("case", &[40.0, 41.0])]),
+            record(5, "b", RunStatus::Running, &[("case", &[50.0])]),
+        ]
+    }
+
+    #[test]
+    fn runs_that_did_not_complete_are_left_out_and_listed() {
+        let records = five_runs();
+        let side = Side::from_runs("base", &inputs(&records), &MetricFilter::default(), false);
+        assert_eq!(ids(&side.runs), vec![1, 4]);
+        assert_eq!(ids(&side.excluded), vec![2, 3, 5]);
+        let statuses: Vec<RunStatus> = side.excluded.iter().map(|r| r.status).collect();
+        assert_eq!(
+            statuses,
+            vec![
+                RunStatus::Interrupted,
+                RunStatus::Failed,
+                RunStatus::Running
+            ]
+        );
+        // None of their values reaches the series, and the indices point at kept runs.
+        let series = side.get("case", PRIMARY).unwrap();
+        assert_eq!(
+            series.runs,
+            vec![(0, vec![10.0, 11.0]), (1, vec![40.0, 41.0])]
+        );
+    }
+
+    #[test]
+    fn include_incomplete_keeps_every_run() {
+        let records = five_runs();
+        let side = Side::from_runs("base", &inputs(&records), &MetricFilter::default(), true);
+        assert_eq!(ids(&side.runs), vec![1, 2, 3, 4, 5]);
+        assert!(side.excluded.is_empty());
+        let series = side.get("case", PRIMARY).unwrap();
+        assert_eq!(series.runs.len(), 5);
+        assert_eq!(series.runs[1], (1, vec![20.0]));
+        assert_eq!(side.runs[2].status, RunStatus::Failed);
+    }
+
+    #[test]
+    fn warm_ups_are_not_values_and_the_filter_picks_the_metrics() {
+        let records = [record(
+            1,
+            "b",
+            RunStatus::Complete,
+            &[("case", &[1.0, 2.0])],
+        )];
+        let primary = Side::from_runs("s", &inputs(&records), &MetricFilter::default(), false);
+        // The warm-up iteration's 1e9 is stored but never measured.
+        assert_eq!(primary.series.len(), 1);
+        assert_eq!(primary.series[0].runs, vec![(0, vec![1.0, 2.0])]);
+        let every = Side::from_runs("s", &inputs(&records), &MetricFilter::every_metric(), false);
+        assert_eq!(every.series.len(), 2);
+        assert_eq!(
+            every.get("case", SECONDARY).unwrap().runs[0].1,
+            vec![7.0; 2]
+        );
+        let named = MetricFilter {
+            names: vec![SECONDARY.into()],
+            all: false,
+        };
+        let named = Side::from_runs("s", &inputs(&records), &named, false);
+        assert_eq!(named.series.len(), 1);
+        assert_eq!(named.series[0].metric, SECONDARY);
+    }
+
+    #[test]
+    fn runs_keep_their_boot_tag_and_machine() {
+        let records = [
+            record(1, "boot-x", RunStatus::Complete, &[("case", &[1.0])]),
+            record(2, "boot-y", RunStatus::Complete, &[("case", &[1.0])]),
+            record(3, "boot-x", RunStatus::Complete, &[("case", &[1.0])]),
+        ];
+        let tag = ExperimentTag {
+            experiment_id: 9,
+            arm: Arm::B,
+            round: 4,
+        };
+        let inputs = [
+            RunInput {
+                record: &records[0],
+                tag: Some(tag),
+            },
+            RunInput {
+                record: &records[1],
+                tag: None,
+            },
+            RunInput {
+                record: &records[2],
+                tag: None,
+            },
+        ];
+        let side = Side::from_runs("s", &inputs, &MetricFilter::default(), false);
+        let first = &side.runs[0];
+        assert_eq!(
+            (first.experiment_id, first.arm, first.round),
+            (Some(9), Some(Arm::B), Some(4))
+        );
+        assert_eq!(side.runs[1].round, None);
+        assert_eq!(first.machine, Some(MachineKey::of(&records[0].fingerprint)));
+        assert_eq!(side.boots(), vec!["boot-x", "boot-y"]);
+    }
+}

@@ -334,3 +334,395 @@ fn prefer(new: &RunMeta, kept: &RunMeta) -> bool {
         _ => new.id > kept.id,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use schedlab_core::metric::Better;
+    use schedlab_core::record::Arm;
+    use schedlab_core::record::RunStatus::{self, Complete, Failed, Interrupted};
+
+    use super::*;
+    use crate::testutil::{meta, side};
+
+    /// Values whose logs are the given numbers, so run summaries are exact small numbers.
+    fn exps(logs: &[f64]) -> Vec<f64> {
+        logs.iter().map(|y| y.exp()).collect()
+    }
+
+    fn units_of(base: &Side, candidate: &Side) -> RowUnits {
+        row_units(base, &base.series[0], candidate, &candidate.series[0])
+    }
+
+    fn values(units: &[Unit]) -> Vec<f64> {
+        units.iter().map(|u| u.value).collect()
+    }
+
+    fn assert_close(got: &[f64], want: &[f64]) {
+        assert_eq!(got.len(), want.len(), "{got:?} vs {want:?}");
+        for (g, w) in got.iter().zip(want) {
+            assert!((g - w).abs() < 1e-12, "{got:?} vs {want:?}");
+        }
+    }
+
+    fn complete(id: i64, boot: &str) -> RunMeta {
+        meta(id, boot, Complete, None)
+    }
+
+    fn tagged(id: i64, boot: &str, status: RunStatus, arm: Arm, round: u32) -> RunMeta {
+        meta(id, boot, status, Some((7, arm, round)))
+    }
+
+    /// The ids of the runs behind each unit, in unit order.
+    fn unit_run_ids(side: &Side, units: &[Unit]) -> Vec<Vec<i64>> {
+        units
+            .iter()
+            .map(|u| u.runs.iter().map(|r| side.runs[*r].id.unwrap()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn one_boot_gives_one_run_unit_per_run() {
+        let base = side(
+            "base",
+            vec![complete(1, "b"), complete(2, "b"), complete(3, "b")],
+            vec![exps(&[0.0, 2.0]), exps(&[1.0, 1.0]), exps(&[3.0])],
+        );
+        let candidate = side(
+            "cand",
+            vec![complete(4, "b"), complete(5, "b")],
+            vec![exps(&[2.0, 2.0]), exps(&[4.0, 0.0])],
+        );
+        let u = units_of(&base, &candidate);
+        assert_eq!(u.design, Design::Runs);
+        assert_eq!(u.scale, Scale::Log);
+        // Each unit is its run's mean of ln x, never the iterations themselves.
+        assert_close(&values(&u.base), &[1.0, 1.0, 3.0]);
+        assert_close(&values(&u.candidate), &[2.0, 2.0]);
+        assert_eq!(
+            unit_run_ids(&base, &u.base),
+            vec![vec![1], vec![2], vec![3]]
+        );
+        assert!(u.base.iter().all(|x| x.round.is_none()));
+        assert_eq!(u.runs_per_unit, 1.0);
+        // The run summaries keep the within-run variance of the logs (0 and 2: variance 2).
+        assert!((u.base_runs[0].variance.unwrap() - 2.0).abs() < 1e-12);
+        assert_eq!(u.base_runs[0].n, 2);
+        assert_eq!(u.base_runs[2].variance, None);
+        assert!(u.differences.is_empty());
+    }
+
+    #[test]
+    fn runs_on_several_boots_become_one_unit_per_boot() {
+        // Boot b1's runs have 1 and 3 iterations: its unit is the mean of the two run
+        // summaries (1 + 3) / 2 = 2, not the mean of its four iterations (1 + 9) / 4 = 2.5.
+        let base = side(
+            "base",
+            vec![complete(1, "b1"), complete(2, "b1"), complete(3, "b2")],
+            vec![exps(&[1.0]), exps(&[3.0, 3.0, 3.0]), exps(&[5.0])],
+        );
+        let candidate = side(
+            "cand",
+            vec![complete(4, "b3"), complete(5, "b3"), complete(6, "b3")],
+            vec![exps(&[0.0]), exps(&[1.0]), exps(&[2.0])],
+        );
+        let u = units_of(&base, &candidate);
+        assert_eq!(u.design, Design::Boots);
+        assert_close(&values(&u.base), &[2.0, 5.0]);
+        assert_close(&values(&u.candidate), &[1.0]);
+        assert_eq!(unit_run_ids(&base, &u.base), vec![vec![1, 2], vec![3]]);
+        assert_eq!(unit_run_ids(&candidate, &u.candidate), vec![vec![4, 5, 6]]);
+        // Six runs behind three boot units.
+        assert!((u.runs_per_unit - 2.0).abs() < 1e-12);
+        assert_eq!(u.base_runs.len() + u.candidate_runs.len(), 6);
+    }
+
+    #[test]
+    fn a_side_on_one_boot_is_one_unit_when_the_other_side_ran_on_another() {
+        // Three runs against three runs, but each side on a boot of its own: the boot offsets do
+        // not cancel, so each side is one boot and the row may not count its runs as units.
+        let base = side(
+            "base",
+            vec![complete(1, "b1"), complete(2, "b1"), complete(3, "b1")],
+            vec![exps(&[1.0]), exps(&[2.0]), exps(&[3.0])],
+        );
+        let candidate = side(
+            "cand",
+            vec![complete(4, "b2"), complete(5, "b2"), complete(6, "b2")],
+            vec![exps(&[1.5]), exps(&[2.5]), exps(&[3.5])],
+        );
+        let u = units_of(&base, &candidate);
+        assert_eq!(u.design, Design::Boots);
+        assert_close(&values(&u.base), &[2.0]);
+        assert_close(&values(&u.candidate), &[2.5]);
+    }
+
+    #[test]
+    fn runs_without_values_for_the_row_are_not_units() {
+        let base = side(
+            "base",
+            vec![complete(1, "b"), complete(2, "b")],
+            vec![exps(&[1.0]), Vec::new()],
+        );
+        let candidate = side("cand", vec![complete(3, "b")], vec![exps(&[2.0])]);
+        let u = units_of(&base, &candidate);
+        assert_eq!(u.base.len(), 1);
+        assert_eq!(u.base_runs.len(), 1);
+    }
+
+    #[test]
+    fn pairs_are_formed_by_round_from_experiment_tags() {
+        // Listed out of round order; B's round 3 has no A partner and is left out.
+        let base = side(
+            "a",
+            vec![
+                tagged(1, "b", Complete, Arm::A, 2),
+                tagged(2, "b", Complete, Arm::A, 0),
+                tagged(3, "b", Complete, Arm::A, 1),
+            ],
+            vec![exps(&[1.0]), exps(&[2.0]), exps(&[3.0])],
+        );
+        let candidate = side(
+            "b",
+            vec![
+                tagged(4, "b", Complete, Arm::B, 0),
+                tagged(5, "b", Complete, Arm::B, 1),
+                tagged(6, "b", Complete, Arm::B, 2),
+                tagged(7, "b", Complete, Arm::B, 3),
+            ],
+            vec![exps(&[2.5]), exps(&[3.0]), exps(&[1.5]), exps(&[9.0])],
+        );
+        let u = units_of(&base, &candidate);
+        assert_eq!(u.design, Design::Pairs);
+        let rounds = |units: &[Unit]| units.iter().map(|x| x.round).collect::<Vec<_>>();
+        assert_eq!(rounds(&u.base), vec![Some(0), Some(1), Some(2)]);
+        assert_eq!(rounds(&u.candidate), rounds(&u.base));
+        assert_close(&values(&u.base), &[2.0, 3.0, 1.0]);
+        assert_close(&u.differences, &[0.5, 0.0, 0.5]);
+        assert_eq!(u.candidate_runs.len(), 3);
+        assert!(u.pairs_share_boots);
+
+        // A campaign: each slot on a boot of its own. Still pairs (not boots), not sharing.
+        let base = side(
+            "a",
+            vec![
+                tagged(1, "a0", Complete, Arm::A, 0),
+                tagged(2, "a1", Complete, Arm::A, 1),
+            ],
+            vec![exps(&[1.0]), exps(&[2.0])],
+        );
+        let candidate = side(
+            "b",
+            vec![
+                tagged(3, "b0", Complete, Arm::B, 0),
+                tagged(4, "b1", Complete, Arm::B, 1),
+            ],
+            vec![exps(&[1.5]), exps(&[2.5])],
+        );
+        let u = units_of(&base, &candidate);
+        assert_eq!(u.design, Design::Pairs);
+        assert!(!u.pairs_share_boots);
+    }
+
+    #[test]
+    fn runs_of_other_experiments_or_of_one_arm_are_not_pairs() {
+        let a = |exp: i64, arm: Arm| {
+            side(
+                "x",
+                vec![meta(1, "b", Complete, Some((exp, arm, 0)))],
+                vec![exps(&[1.0])],
+            )
+        };
+        assert_eq!(units_of(&a(7, Arm::A), &a(8, Arm::B)).design, Design::Runs);
+        assert_eq!(units_of(&a(7, Arm::A), &a(7, Arm::A)).design, Design::Runs);
+        // One untagged run on a side: not an experiment's arm.
+        let mixed = side(
+            "x",
+            vec![
+                meta(1, "b", Complete, Some((7, Arm::A, 0))),
+                complete(2, "b"),
+            ],
+            vec![exps(&[1.0]), exps(&[1.0])],
+        );
+        assert_eq!(units_of(&mixed, &a(7, Arm::B)).design, Design::Runs);
+    }
+
+    #[test]
+    fn a_retried_round_counts_once_with_its_complete_run_else_its_newest() {
+        let base = side(
+            "a",
+            vec![
+                tagged(1, "b", Complete, Arm::A, 0),
+                // Round 1: interrupted, then retried to completion.
+                tagged(2, "b", Interrupted, Arm::A, 1),
+                tagged(3, "b", Complete, Arm::A, 1),
+                // Round 2: complete, then a newer retry that failed: the complete one stays.
+                tagged(6, "b", Complete, Arm::A, 2),
+                tagged(7, "b", Failed, Arm::A, 2),
+                // Round 3: two complete runs, listed newest first: the newest (id 9) wins.
+                tagged(9, "b", Complete, Arm::A, 3),
+                tagged(8, "b", Complete, Arm::A, 3),
+                // Round 4: nothing complete: the newest.
+                tagged(10, "b", Interrupted, Arm::A, 4),
+                tagged(11, "b", Failed, Arm::A, 4),
+            ],
+            vec![
+                exps(&[1.0]),
+                exps(&[10.0]),
+                exps(&[2.0]),
+                exps(&[4.0]),
+                exps(&[20.0]),
+                exps(&[6.0]),
+                exps(&[5.0]),
+                exps(&[7.0]),
+                exps(&[8.0]),
+            ],
+        );
+        let candidate = side(
+            "b",
+            vec![
+                tagged(21, "b", Complete, Arm::B, 0),
+                tagged(22, "b", Complete, Arm::B, 1),
+                // The retry is on the candidate's side too: two complete runs of round 2.
+                tagged(23, "b", Complete, Arm::B, 2),
+                tagged(24, "b", Complete, Arm::B, 2),
+                tagged(25, "b", Complete, Arm::B, 3),
+                tagged(26, "b", Complete, Arm::B, 4),
+            ],
+            vec![
+                exps(&[1.5]),
+                exps(&[2.5]),
+                exps(&[30.0]),
+                exps(&[4.5]),
+                exps(&[6.5]),
+                exps(&[8.5]),
+            ],
+        );
+        let u = units_of(&base, &candidate);
+        assert_eq!(u.design, Design::Pairs);
+        assert_eq!(
+            unit_run_ids(&base, &u.base),
+            vec![vec![1], vec![3], vec![6], vec![9], vec![11]]
+        );
+        assert_eq!(
+            unit_run_ids(&candidate, &u.candidate),
+            vec![vec![21], vec![22], vec![24], vec![25], vec![26]]
+        );
+        // No round counts twice: five rounds, five pairs, five run summaries a side.
+        assert_close(&u.differences, &[0.5; 5]);
+        assert_eq!(u.base_runs.len(), 5);
+        assert_eq!(u.candidate_runs.len(), 5);
+    }
+
+    #[test]
+    fn a_value_that_is_not_positive_puts_the_whole_row_on_the_raw_scale() {
+        // Only the candidate has a zero; both sides are then raw means.
+        let base = side(
+            "base",
+            vec![complete(1, "b"), complete(2, "b")],
+            vec![vec![1.0, 3.0], vec![2.0, 2.0]],
+        );
+        let candidate = side(
+            "cand",
+            vec![complete(3, "b"), complete(4, "b")],
+            vec![vec![0.0, 6.0], vec![3.0, 3.0]],
+        );
+        let u = units_of(&base, &candidate);
+        assert_eq!(u.scale, Scale::Raw);
+        assert_close(&values(&u.base), &[2.0, 2.0]);
+        assert_close(&values(&u.candidate), &[3.0, 3.0]);
+
+        let negative = side("cand", vec![complete(3, "b")], vec![vec![-1.0, 5.0]]);
+        assert_eq!(units_of(&base, &negative).scale, Scale::Raw);
+        let positive = side("cand", vec![complete(3, "b")], vec![vec![1.0, 5.0]]);
+        assert_eq!(units_of(&base, &positive).scale, Scale::Log);
+
+        // Pairs too: the differences are raw differences.
+        let a = side(
+            "a",
+            vec![
+                tagged(1, "b", Complete, Arm::A, 0),
+                tagged(2, "b", Complete, Arm::A, 1),
+            ],
+            vec![vec![0.0, 2.0], vec![3.0]],
+        );
+        let b = side(
+            "b",
+            vec![
+                tagged(3, "b", Complete, Arm::B, 0),
+                tagged(4, "b", Complete, Arm::B, 1),
+            ],
+            vec![vec![2.0], vec![5.0]],
+        );
+        let u = units_of(&a, &b);
+        assert_eq!((u.design, u.scale), (Design::Pairs, Scale::Raw));
+        assert_close(&u.differences, &[1.0, 2.0]);
+    }
+
+    #[test]
+    fn plain_values_are_each_a_unit() {
+        let base = Side::from_values(
+            "base",
+            vec![("c".into(), "m".into(), Better::Lower, vec![1.0, 2.0, 4.0])],
+        );
+        let candidate = Side::from_values(
+            "cand",
+            vec![("c".into(), "m".into(), Better::Lower, vec![2.0, 4.0])],
+        );
+        let u = units_of(&base, &candidate);
+        assert_eq!(u.design, Design::Values);
+        assert_close(&values(&u.base), &[0.0, std::f64::consts::LN_2, 4f64.ln()]);
+        assert_eq!(u.candidate.len(), 2);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Whatever the layout of runs over boots, a row's units are all of one kind: every unit
+        /// one run when everything ran on one boot, else every unit exactly the runs of one boot.
+        #[test]
+        fn a_row_never_mixes_kinds_of_units(
+            base_boots in prop::collection::vec(0u8..3, 1..6),
+            candidate_boots in prop::collection::vec(0u8..3, 1..6),
+        ) {
+            let make = |name: &str, boots: &[u8], first_id: i64| {
+                let runs = boots
+                    .iter()
+                    .enumerate()
+                    .map(|(i, b)| complete(first_id + i as i64, &format!("boot{b}")))
+                    .collect();
+                let values = (0..boots.len()).map(|i| exps(&[i as f64])).collect();
+                side(name, runs, values)
+            };
+            let base = make("base", &base_boots, 1);
+            let candidate = make("cand", &candidate_boots, 100);
+            let u = units_of(&base, &candidate);
+            let mut all: Vec<u8> = base_boots.iter().chain(&candidate_boots).copied().collect();
+            all.sort_unstable();
+            all.dedup();
+            if all.len() == 1 {
+                prop_assert_eq!(u.design, Design::Runs);
+                prop_assert_eq!(u.base.len(), base_boots.len());
+                prop_assert_eq!(u.candidate.len(), candidate_boots.len());
+            } else {
+                prop_assert_eq!(u.design, Design::Boots);
+                for (s, units, boots) in [
+                    (&base, &u.base, &base_boots),
+                    (&candidate, &u.candidate, &candidate_boots),
+                ] {
+                    let mut distinct = boots.clone();
+                    distinct.sort_unstable();
+                    distinct.dedup();
+                    prop_assert_eq!(units.len(), distinct.len());
+                    for unit in units.iter() {
+                        let boot = &s.runs[unit.runs[0]].boot_id;
+                        let of_boot: Vec<usize> = (0..s.runs.len())
+                            .filter(|r| &s.runs[*r].boot_id == boot)
+                            .collect();
+                        prop_assert_eq!(&unit.runs, &of_boot);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,123 @@
+//! Hand-made stored runs and sides for the unit tests: every number a test checks is one it
+//! chose, so expected values can be worked out by hand.
+use schedlab_core::fingerprint::Fingerprint;
+use schedlab_core::metric::{Better, Measurement, Role};
+use schedlab_core::plan::{CaseSpec, RunPlan};
+use schedlab_core::record::{Arm, CaseRecord, IterationRecord, RunRecord, RunStatus};
+use schedlab_core::workload::fake::FakeParams;
+use schedlab_core::workload::WorkloadSpec;
+
+use crate::calibration::MachineKey;
+use crate::series::{CaseLabel, Origin, RunMeta, Series, Side};
+
+/// The primary metric of the hand-made runs, and a secondary one every iteration also records.
+pub const PRIMARY: &str = "usec_per_op";
+pub const SECONDARY: &str = "migrations";
+
+/// A fake case named `name` (the name is what the analysis matches cases by).
+pub fn case_spec(name: &str) -> CaseSpec {
+    CaseSpec {
+        name: name.to_string(),
+        workload: WorkloadSpec::Fake(FakeParams::default()),
+    }
+}
+
+/// A stored run on `boot`: per case, one warm-up iteration (value 1e9, which no test may ever
+/// see) and then one measured iteration per given value, each with the primary metric at that
+/// value and the secondary one at 7.
+pub fn record(id: i64, boot: &str, status: RunStatus, cases: &[(&str, &[f64])]) -> RunRecord {
+    let workloads = cases
+        .iter()
+        .map(|_| WorkloadSpec::Fake(FakeParams::default()))
+        .collect();
+    let plan = RunPlan::new(None, None, 1, 1, workloads).expect("a valid plan");
+    let iteration = |index: u32, warmup: bool, value: f64| IterationRecord {
+        index,
+        warmup,
+        started_at_ns: 0,
+        measurements: vec![
+            Measurement {
+                name: PRIMARY.into(),
+                unit: "usec".into(),
+                better: Better::Lower,
+                role: Role::Primary,
+                value,
+            },
+            Measurement {
+                name: SECONDARY.into(),
+                unit: "count".into(),
+                better: Better::Lower,
+                role: Role::Secondary,
+                value: 7.0,
+            },
+        ],
+        attachments: Vec::new(),
+    };
+    let cases = cases
+        .iter()
+        .map(|(name, values)| CaseRecord {
+            spec: case_spec(name),
+            iterations: std::iter::once(iteration(0, true, 1e9))
+                .chain(
+                    values
+                        .iter()
+                        .enumerate()
+                        .map(|(i, v)| iteration(i as u32 + 1, false, *v)),
+                )
+                .collect(),
+            error: None,
+        })
+        .collect();
+    RunRecord {
+        id: Some(id),
+        label: None,
+        plan,
+        fingerprint: Fingerprint {
+            hostname: "testhost".into(),
+            boot_id: boot.into(),
+            cpu_model: "Test CPU".into(),
+            ..Fingerprint::default()
+        },
+        started_at_ns: 0,
+        ended_at_ns: None,
+        status,
+        error: None,
+        cases,
+    }
+}
+
+/// A run of a side built by hand: its id, boot, status and experiment tag.
+pub fn meta(id: i64, boot: &str, status: RunStatus, tag: Option<(i64, Arm, u32)>) -> RunMeta {
+    RunMeta {
+        id: Some(id),
+        boot_id: boot.into(),
+        kernel: String::new(),
+        status,
+        experiment_id: tag.map(|t| t.0),
+        arm: tag.map(|t| t.1),
+        round: tag.map(|t| t.2),
+        machine: Some(MachineKey::default()),
+    }
+}
+
+/// A side of one case × metric ("case", [`PRIMARY`]): run i is `runs[i]` with `values[i]`.
+pub fn side(name: &str, runs: Vec<RunMeta>, values: Vec<Vec<f64>>) -> Side {
+    assert_eq!(runs.len(), values.len());
+    Side {
+        name: name.into(),
+        origin: Origin::Runs,
+        runs,
+        excluded: Vec::new(),
+        series: vec![Series {
+            case: CaseLabel {
+                name: "case".into(),
+                short: "case".into(),
+                load: "-".into(),
+            },
+            metric: PRIMARY.into(),
+            unit: "usec".into(),
+            better: Better::Lower,
+            runs: values.into_iter().enumerate().collect(),
+        }],
+    }
+}
