@@ -563,6 +563,10 @@ fn undecided(t: &Tested, settings: &Settings) -> (Verdict, Option<String>) {
     (Verdict::Inconclusive, None)
 }
 
+/// Below this median ratio of today's variance to the calibrated one, the footer says that the
+/// calibration looks much noisier than today (4×: well beyond what chance gives at a few df).
+const CALIBRATION_TOO_WIDE: f64 = 0.25;
+
 /// Why a row is `?`, short: the footer says how to make such rows judgeable.
 fn not_judged_note(units: &RowUnits) -> String {
     match units.design {
@@ -1004,6 +1008,17 @@ fn footer<'a>(
             guard.rows
         )),
         _ => {}
+    }
+    if let Some(ratio) = guard
+        .today_over_calibrated
+        .filter(|r| *r < CALIBRATION_TOO_WIDE)
+    {
+        text.push(format!(
+            "today's runs vary {:.1}× less than the calibration says: if the machine was disturbed while it was \
+             calibrated, its verdicts here are needlessly weak — run `schedlab calibrate` again on a quiet machine, \
+             or compare with `--calibration none`",
+            1.0 / ratio
+        ));
     }
     if not_judged > 0 {
         text.push(

@@ -34,6 +34,7 @@ pub fn guard(inputs: &[GuardInput]) -> Guard {
             factor: 1.0,
             method: "unused",
             rows: 0,
+            today_over_calibrated: None,
         };
     }
     let mut ratios: Vec<f64> = inputs
@@ -60,6 +61,7 @@ pub fn guard(inputs: &[GuardInput]) -> Guard {
             },
             method: "variance-ratio",
             rows: ratios.len(),
+            today_over_calibrated: Some(factor),
         };
     }
     let usable: Vec<&GuardInput> = inputs
@@ -71,6 +73,7 @@ pub fn guard(inputs: &[GuardInput]) -> Guard {
             factor: 1.0,
             method: "too-few-rows",
             rows: usable.len(),
+            today_over_calibrated: None,
         };
     }
     let z: Vec<f64> = usable
@@ -89,6 +92,7 @@ pub fn guard(inputs: &[GuardInput]) -> Guard {
         },
         method: "z-scale",
         rows: usable.len(),
+        today_over_calibrated: None,
     }
 }
 

@@ -301,6 +301,10 @@ pub struct Guard {
     pub method: &'static str,
     /// Rows the factor was estimated from.
     pub rows: usize,
+    /// With two or more units per side: the median ratio before it was floored at 1. Far below
+    /// 1, the calibration says the machine is much noisier than today's runs show (it was
+    /// disturbed while calibrating, or has since become quieter); the footer says so.
+    pub today_over_calibrated: Option<f64>,
 }
 
 /// benchstat's geomean line of a metric for one candidate.

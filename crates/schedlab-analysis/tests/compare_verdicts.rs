@@ -430,6 +430,18 @@ fn today_and_a_calibration_are_pooled_by_their_df() {
 }
 
 #[test]
+fn a_calibration_far_noisier_than_today_is_named_in_the_footer() {
+    let says = |c: &Comparison| c.footer.text.iter().any(|l| l.contains("calibrate` again"));
+    // pooled(0.1): today's runs vary far less than the calibrated ones.
+    let (quiet, _) = pooled(0.1);
+    assert!(quiet.guard.today_over_calibrated.unwrap() < 0.25);
+    assert!(says(&quiet), "{:?}", quiet.footer.text);
+    let (noisy, _) = pooled(10.0);
+    assert!(noisy.guard.today_over_calibrated.unwrap() > 1.0);
+    assert!(!says(&noisy), "{:?}", noisy.footer.text);
+}
+
+#[test]
 fn the_guard_widens_only_the_calibrated_part_of_a_pooled_variance() {
     let (c, _) = pooled(10.0);
     let r = row(&c, "c");
