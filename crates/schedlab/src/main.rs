@@ -23,7 +23,11 @@ fn main() -> ExitCode {
         Err(failure) => {
             // Not eprintln!: after a hang-up stderr may be a terminal that is gone (EIO), and a
             // panic here would replace the exit code that says what happened.
-            let _ = writeln!(std::io::stderr(), "schedlab: {failure}");
+            let _ = writeln!(
+                std::io::stderr(),
+                "schedlab: {}",
+                one_line(&failure.message)
+            );
             failure.exit_code()
         }
     }
@@ -59,8 +63,27 @@ fn clap_failure(e: clap::Error) -> ExitCode {
             } else {
                 message
             };
-            let _ = writeln!(std::io::stderr(), "schedlab: {message} (see --help)");
+            let _ = writeln!(
+                std::io::stderr(),
+                "schedlab: {} (see --help)",
+                one_line(message)
+            );
             Failure::bad_input(message).exit_code()
         }
     }
+}
+
+/// A message may quote what the user gave (a path, a label); a newline or another control
+/// character in it would break the one line scripts read, or drive the terminal, so it is shown
+/// escaped.
+fn one_line(message: &str) -> String {
+    let mut line = String::with_capacity(message.len());
+    for c in message.chars() {
+        if c.is_control() {
+            line.extend(c.escape_default());
+        } else {
+            line.push(c);
+        }
+    }
+    line
 }
