@@ -1015,8 +1015,8 @@ fn footer<'a>(
     {
         text.push(format!(
             "today's runs vary {:.1}× less than the calibration says: if the machine was disturbed while it was \
-             calibrated, its verdicts here are needlessly weak — run `schedlab calibrate` again on a quiet machine, \
-             or compare with `--calibration none`",
+             calibrated, its verdicts here are needlessly weak — run `schedlab calibrate` again on a quiet machine \
+             under a new --label, or compare with `--calibration none`",
             1.0 / ratio
         ));
     }
