@@ -2,11 +2,21 @@
 //! (hackbench's `groups`, schbench's `workers`, syscall's `threads`) read as a curve against that
 //! parameter, as mmtests graphs a benchmark per client count.
 //!
-//! [`group`] finds the series among case specs by their parameters (the suite-file keys).
+//! [`group`] finds the series among case specs by their parameters (the suite-file keys), so a
+//! run of one matrix groups the same way in `show` and in a comparison. [`series`] places each
+//! side of a comparison at every point: its mean unit with an interval, from the same units and
+//! variance the row's test used, so a plot never looks surer than the verdict.
 use serde::Serialize;
 use serde_json::{Map, Value};
 
 use schedlab_core::plan::CaseSpec;
+use schedlab_stats::ttest::t_test_from_estimate;
+
+use crate::model::{
+    PointInterval, Row, ScalingLine, ScalingMetric, ScalingPoint, ScalingSeries, SideFigures,
+};
+use crate::series::Side;
+use crate::units::Design;
 
 /// A series needs this many distinct values of its parameter: two points are a comparison, not
 /// a curve.
@@ -191,13 +201,136 @@ pub fn x_scale(sorted: &[f64]) -> XScale {
     }
 }
 
+/// The comparison's scaling series: [`group`] over the base side's cases that have rows, and
+/// per metric one line per side (base first, then the candidates in order) with a point per
+/// case. A candidate's point comes from its own row; the base's from the row of the first
+/// candidate that has one. A metric is drawn when at least [`MIN_POINTS`] cases of the series
+/// have a row of it.
+pub fn series(
+    base: &Side,
+    candidates: &[String],
+    rows: &[Row],
+    confidence: f64,
+) -> Vec<ScalingSeries> {
+    let compared = base
+        .cases
+        .iter()
+        .filter(|spec| rows.iter().any(|r| r.case == spec.name));
+    let find = |case: &str, metric: &str, candidate: &str| {
+        rows.iter()
+            .find(|r| r.case == case && r.metric == metric && r.candidate == candidate)
+    };
+    group(compared)
+        .into_iter()
+        .filter_map(|grouping| {
+            let mut metrics: Vec<&Row> = Vec::new();
+            for r in rows.iter().filter(|r| grouping.cases.contains(&r.case)) {
+                if !metrics.iter().any(|m| m.metric == r.metric) {
+                    metrics.push(r);
+                }
+            }
+            let metrics: Vec<ScalingMetric> = metrics
+                .into_iter()
+                .filter_map(|first| {
+                    let metric = first.metric.as_str();
+                    let base_points: Vec<Option<ScalingPoint>> = grouping
+                        .cases
+                        .iter()
+                        .map(|case| {
+                            let row = candidates.iter().find_map(|c| find(case, metric, c))?;
+                            point(row, &row.base_side, confidence, false)
+                        })
+                        .collect();
+                    if base_points.iter().flatten().count() < MIN_POINTS {
+                        return None;
+                    }
+                    let mut lines = vec![ScalingLine {
+                        side: base.name.clone(),
+                        points: base_points,
+                    }];
+                    for candidate in candidates {
+                        lines.push(ScalingLine {
+                            side: candidate.clone(),
+                            points: grouping
+                                .cases
+                                .iter()
+                                .map(|case| {
+                                    let row = find(case, metric, candidate)?;
+                                    point(row, &row.candidate_side, confidence, true)
+                                })
+                                .collect(),
+                        });
+                    }
+                    Some(ScalingMetric {
+                        metric: metric.to_string(),
+                        unit: first.unit.clone(),
+                        better: first.better,
+                        lines,
+                    })
+                })
+                .collect();
+            (!metrics.is_empty()).then_some(ScalingSeries {
+                grouping,
+                level: confidence,
+                metrics,
+            })
+        })
+        .collect()
+}
+
+/// One side's point from its row: the mean of its units on the row's scale (so on the log scale
+/// the geometric mean, whose ratio is the row's ratio) with a t interval. Runs and boots take
+/// the variance of one unit that the row's test used (today's, calibrated or pooled) over the
+/// side's units with the test's df, so one run per side still gets an interval from a
+/// calibration. Pairs' test variance is of differences, not of one arm, so an arm takes its own
+/// units' spread. Without either, the point has no interval.
+fn point(row: &Row, side: &SideFigures, confidence: f64, candidate: bool) -> Option<ScalingPoint> {
+    let ys: Vec<f64> = side.units.iter().map(|u| row.scale.forward(*u)).collect();
+    if ys.is_empty() || ys.iter().any(|y| !y.is_finite()) {
+        return None;
+    }
+    let k = ys.len() as f64;
+    let mean = ys.iter().sum::<f64>() / k;
+    let spread = match (row.design, row.variance.used) {
+        (Design::Runs | Design::Boots | Design::Values, Some(v)) if v.df > 0.0 => {
+            Some(((v.variance / k).sqrt(), v.df, PointInterval::RowVariance))
+        }
+        _ if ys.len() >= 2 => {
+            let var = ys.iter().map(|y| (y - mean).powi(2)).sum::<f64>() / (k - 1.0);
+            Some(((var / k).sqrt(), k - 1.0, PointInterval::SideUnits))
+        }
+        _ => None,
+    };
+    let ci = spread.and_then(|(se, df, how)| {
+        let t = t_test_from_estimate(mean, se, df, confidence).ok()?;
+        Some((t.ci, how))
+    });
+    let back = |y: f64| row.scale.back(y);
+    Some(ScalingPoint {
+        mean: back(mean),
+        low: ci.map(|(ci, _)| back(ci.low)),
+        high: ci.map(|(ci, _)| back(ci.high)),
+        units: ys.len(),
+        interval: ci.map_or(PointInterval::None, |(_, how)| how),
+        change_pct: if candidate { row.change_pct } else { None },
+        verdict: candidate.then_some(row.verdict),
+    })
+}
+
 #[cfg(test)]
 mod tests {
+    use schedlab_core::fingerprint::Fingerprint;
+    use schedlab_core::metric::{Better, Measurement, Role};
+    use schedlab_core::plan::RunPlan;
+    use schedlab_core::record::{CaseRecord, IterationRecord, RunRecord, RunStatus};
+    use schedlab_core::workload::fake::FakeParams;
     use schedlab_core::workload::messaging::MessagingParams;
     use schedlab_core::workload::syscall::SyscallParams;
     use schedlab_core::workload::WorkloadSpec;
 
     use super::*;
+    use crate::model::Verdict;
+    use crate::{compare, CalibrationSet, MetricFilter, RunInput, Settings};
 
     fn messaging(groups: u64, fds: u64, pipe: bool) -> CaseSpec {
         CaseSpec::new(WorkloadSpec::Messaging(MessagingParams {
@@ -315,5 +448,170 @@ mod tests {
         assert_eq!(x_scale(&[15.0, 30.0, 45.0]), XScale::Linear);
         assert_eq!(x_scale(&[1.0, 2.0, 3.0, 4.0]), XScale::Linear);
         assert_eq!(x_scale(&[0.0, 1.0, 2.0, 4.0]), XScale::Linear, "log 0");
+    }
+
+    fn fake(value_usec: f64) -> WorkloadSpec {
+        WorkloadSpec::Fake(FakeParams {
+            value_usec,
+            ..FakeParams::default()
+        })
+    }
+
+    /// A run of fake cases at `values` (each case's value_usec), every measured iteration of case
+    /// i at `values[i] × scale × (1 + j/100)` for iteration j.
+    fn run(id: i64, values: &[f64], scale: f64) -> RunRecord {
+        let plan = RunPlan::new(None, None, 3, 0, values.iter().map(|v| fake(*v)).collect())
+            .expect("a valid plan");
+        let cases = plan
+            .cases
+            .iter()
+            .zip(values)
+            .map(|(spec, v)| CaseRecord {
+                spec: spec.clone(),
+                iterations: (0..3)
+                    .map(|j| IterationRecord {
+                        index: j,
+                        warmup: false,
+                        started_at_ns: 0,
+                        measurements: vec![Measurement {
+                            name: "usec_per_op".into(),
+                            unit: "usec".into(),
+                            better: Better::Lower,
+                            role: Role::Primary,
+                            value: v
+                                * scale
+                                * (1.0 + f64::from(j) / 100.0)
+                                * (1.0 + id as f64 / 1000.0),
+                        }],
+                        attachments: Vec::new(),
+                    })
+                    .collect(),
+                error: None,
+            })
+            .collect();
+        RunRecord {
+            id: Some(id),
+            label: None,
+            plan,
+            fingerprint: Fingerprint {
+                boot_id: "boot".into(),
+                ..Fingerprint::default()
+            },
+            started_at_ns: 0,
+            ended_at_ns: None,
+            status: RunStatus::Complete,
+            error: None,
+            cases,
+        }
+    }
+
+    fn side(name: &str, runs: &[RunRecord]) -> Side {
+        let inputs: Vec<RunInput> = runs
+            .iter()
+            .map(|record| RunInput { record, tag: None })
+            .collect();
+        Side::from_runs(name, &inputs, &MetricFilter::default(), false)
+    }
+
+    #[test]
+    fn a_comparison_draws_each_side_with_the_rows_numbers() {
+        let values = [100.0, 200.0, 400.0, 800.0];
+        let base: Vec<RunRecord> = (1..=3).map(|id| run(id, &values, 1.0)).collect();
+        let cand: Vec<RunRecord> = (4..=6).map(|id| run(id, &values, 1.1)).collect();
+        let c = compare(
+            side("base", &base),
+            vec![side("cand", &cand)],
+            &CalibrationSet::default(),
+            Settings::default(),
+            None,
+        );
+        assert_eq!(c.scaling.len(), 1, "{:#?}", c.scaling);
+        let s = &c.scaling[0];
+        assert_eq!(s.grouping.parameter, "value_usec");
+        assert_eq!(s.grouping.values, values.to_vec());
+        assert_eq!(s.level, 0.95);
+        assert_eq!(s.metrics.len(), 1);
+        let m = &s.metrics[0];
+        assert_eq!(m.metric, "usec_per_op");
+        let sides: Vec<&str> = m.lines.iter().map(|l| l.side.as_str()).collect();
+        assert_eq!(sides, ["base", "cand"]);
+        for (i, case) in s.grouping.cases.iter().enumerate() {
+            let row = c.rows.iter().find(|r| r.case == *case).unwrap();
+            let b = m.lines[0].points[i].as_ref().unwrap();
+            let k = m.lines[1].points[i].as_ref().unwrap();
+            // The geometric means of the units: their ratio is the row's.
+            assert!((k.mean / b.mean / row.ratio.unwrap() - 1.0).abs() < 1e-12);
+            assert_eq!(k.change_pct, row.change_pct);
+            assert_eq!(k.verdict, Some(row.verdict));
+            assert_eq!(k.verdict, Some(Verdict::Regression));
+            assert_eq!((b.change_pct, b.verdict), (None, None));
+            // Three runs per side: the row's pooled variance gives each side a t interval
+            // (df 4) of its mean: exp(ȳ ± t·√(V/3)).
+            let v = row.variance.used.unwrap();
+            let half = 2.776_445_105_2 * (v.variance / 3.0).sqrt();
+            for p in [b, k] {
+                assert_eq!((p.units, p.interval), (3, PointInterval::RowVariance));
+                let (lo, hi) = (p.low.unwrap(), p.high.unwrap());
+                assert!((lo / p.mean - (-half).exp()).abs() < 1e-9, "{p:?}");
+                assert!((hi / p.mean - half.exp()).abs() < 1e-9, "{p:?}");
+            }
+        }
+        let json = serde_json::to_value(&c).unwrap();
+        let first = &json["scaling"][0];
+        assert_eq!(first["parameter"], "value_usec");
+        assert_eq!(first["x_scale"], "log");
+        assert_eq!(
+            first["metrics"][0]["lines"][1]["points"][0]["verdict"],
+            "regression"
+        );
+        assert_eq!(
+            first["metrics"][0]["lines"][0]["points"][0]["interval"],
+            "row_variance"
+        );
+    }
+
+    #[test]
+    fn one_run_per_side_has_points_without_intervals_and_two_cases_no_series() {
+        let values = [100.0, 200.0, 400.0];
+        let c = compare(
+            side("base", &[run(1, &values, 1.0)]),
+            vec![side("cand", &[run(2, &values, 1.0)])],
+            &CalibrationSet::default(),
+            Settings::default(),
+            None,
+        );
+        let line = &c.scaling[0].metrics[0].lines[0];
+        for p in line.points.iter().flatten() {
+            assert_eq!(
+                (p.low, p.high, p.interval),
+                (None, None, PointInterval::None)
+            );
+        }
+        let c = compare(
+            side("base", &[run(1, &values[..2], 1.0)]),
+            vec![side("cand", &[run(2, &values[..2], 1.0)])],
+            &CalibrationSet::default(),
+            Settings::default(),
+            None,
+        );
+        assert!(c.scaling.is_empty());
+    }
+
+    #[test]
+    fn a_metric_with_rows_at_fewer_than_three_cases_is_left_out() {
+        // The candidate lacks the last case: two rows remain, too few for a curve.
+        let values = [100.0, 200.0, 400.0];
+        let c = compare(
+            side("base", &[run(1, &values, 1.0), run(2, &values, 1.0)]),
+            vec![side(
+                "cand",
+                &[run(3, &values[..2], 1.0), run(4, &values[..2], 1.0)],
+            )],
+            &CalibrationSet::default(),
+            Settings::default(),
+            None,
+        );
+        assert_eq!(c.rows.len(), 2);
+        assert!(c.scaling.is_empty(), "{:#?}", c.scaling);
     }
 }
