@@ -154,6 +154,8 @@ pub fn compare(
         kernels: s.kernels().into_iter().map(String::from).collect(),
         runs: s.runs.clone(),
     };
+    let candidate_names: Vec<String> = candidates.iter().map(|c| c.name.clone()).collect();
+    let scaling = crate::scaling::series(&base, &candidate_names, &rows, settings.confidence);
     let rounds = prepared
         .iter()
         .flat_map(|p| p.units.base.iter().filter_map(|u| u.round))
@@ -174,6 +176,7 @@ pub fn compare(
         rows,
         unmatched,
         latency_curves: Vec::new(),
+        scaling,
         footer,
         settings,
     }

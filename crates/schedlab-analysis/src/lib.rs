@@ -8,6 +8,7 @@
 //! - [`compare`]: the decision procedure — variance from today's units and/or a calibration, the
 //!   stale-calibration guard ([`guard`]), Student's t, multiplicity, verdicts, sequential looks.
 //! - [`figures`] and [`latency`]: every descriptive number the report styles print.
+//! - [`scaling`]: matrix cases that vary one numeric parameter, as curves against it.
 //! - [`model`]: the comparison model the reports render and the JSON serialises.
 //!
 //! Iterations within a run are not independent evidence about a kernel; runs (and boots) are.
@@ -20,6 +21,7 @@ pub mod figures;
 pub mod guard;
 pub mod latency;
 pub mod model;
+pub mod scaling;
 pub mod series;
 pub mod settings;
 pub mod units;

@@ -9,6 +9,7 @@ use schedlab_stats::ConfidenceInterval;
 
 use crate::calibration::VarianceEstimate;
 use crate::latency::Curve;
+use crate::scaling::Grouping;
 use crate::series::{CaseLabel, Origin, RunMeta};
 use crate::settings::{SequentialPlan, Settings};
 use crate::units::{Design, Scale};
@@ -350,6 +351,62 @@ pub struct Footer {
     pub text: Vec<String>,
 }
 
+/// Where a scaling point's interval came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PointInterval {
+    /// The unit variance the row's test used (runs and boots designs), over the side's units.
+    RowVariance,
+    /// The spread of the side's own units (an arm of A/B pairs, whose test variance is of the
+    /// differences).
+    SideUnits,
+    /// One unit and no variance to give it an interval.
+    None,
+}
+
+/// One side at one point of a scaling series.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScalingPoint {
+    /// The side's mean unit on the row's scale, back-transformed: the geometric mean of its units
+    /// (the arithmetic mean on the raw scale), so candidate ÷ base is the row's ratio.
+    pub mean: f64,
+    /// The t interval of that mean at the comparison's confidence; `None` without one.
+    pub low: Option<f64>,
+    pub high: Option<f64>,
+    /// Units behind the mean (runs, boots or rounds).
+    pub units: usize,
+    pub interval: PointInterval,
+    /// Candidates only: the row's change in percent and its verdict.
+    pub change_pct: Option<f64>,
+    pub verdict: Option<Verdict>,
+}
+
+/// One side's line: a point per case of the series (`None` where the side has no row).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScalingLine {
+    pub side: String,
+    pub points: Vec<Option<ScalingPoint>>,
+}
+
+/// One metric of a scaling series: base first, then each candidate.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScalingMetric {
+    pub metric: String,
+    pub unit: String,
+    pub better: Better,
+    pub lines: Vec<ScalingLine>,
+}
+
+/// Cases that differ in one numeric parameter, every compared metric drawn against it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScalingSeries {
+    #[serde(flatten)]
+    pub grouping: Grouping,
+    /// The confidence level of the points' intervals.
+    pub level: f64,
+    pub metrics: Vec<ScalingMetric>,
+}
+
 /// The whole comparison.
 #[derive(Debug, Clone, Serialize)]
 pub struct Comparison {
@@ -365,6 +422,8 @@ pub struct Comparison {
     pub unmatched: Vec<String>,
     pub geomeans: Vec<Geomean>,
     pub latency_curves: Vec<Curve>,
+    /// Matrix cases as curves against the parameter they vary (see [`crate::scaling`]).
+    pub scaling: Vec<ScalingSeries>,
     pub footer: Footer,
 }
 

@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use schedlab_core::metric::{Better, Role};
+use schedlab_core::plan::CaseSpec;
 use schedlab_core::record::{Arm, ExperimentTag, RunRecord, RunStatus};
 use schedlab_core::workload::WorkloadSpec;
 
@@ -73,6 +74,9 @@ pub struct Side {
     pub excluded: Vec<RunMeta>,
     /// In the order cases and metrics first appear.
     pub series: Vec<Series>,
+    /// The spec of each case the kept runs ran, one per name in the order names first appear;
+    /// empty for plain numbers. Scaling series are found from their parameters.
+    pub cases: Vec<CaseSpec>,
 }
 
 /// Which metrics a comparison covers.
@@ -119,6 +123,7 @@ impl Side {
             runs: Vec::new(),
             excluded: Vec::new(),
             series: Vec::new(),
+            cases: Vec::new(),
         };
         for input in inputs {
             let run = input.record;
@@ -139,6 +144,9 @@ impl Side {
             let run_index = side.runs.len();
             side.runs.push(meta);
             for case in &run.cases {
+                if !side.cases.iter().any(|c| c.name == case.spec.name) {
+                    side.cases.push(case.spec.clone());
+                }
                 let label = case_label(&case.spec.name, &case.spec.workload);
                 for iteration in case.measured() {
                     for m in &iteration.measurements {
@@ -197,6 +205,7 @@ impl Side {
             runs,
             excluded: Vec::new(),
             series,
+            cases: Vec::new(),
         }
     }
 
@@ -210,6 +219,7 @@ impl Side {
             runs: Vec::new(),
             excluded: Vec::new(),
             series: Vec::new(),
+            cases: Vec::new(),
         };
         for (case, metric, better, runs) in series {
             let label = CaseLabel {

@@ -108,6 +108,7 @@ pub fn side(name: &str, runs: Vec<RunMeta>, values: Vec<Vec<f64>>) -> Side {
         origin: Origin::Runs,
         runs,
         excluded: Vec::new(),
+        cases: Vec::new(),
         series: vec![Series {
             case: CaseLabel {
                 name: "case".into(),

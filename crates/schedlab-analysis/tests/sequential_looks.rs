@@ -54,6 +54,7 @@ fn arm(name: &str, arm: Arm, rounds: usize, shift: impl Fn(&[f64; 4], usize) -> 
         origin: Origin::Runs,
         runs,
         excluded: Vec::new(),
+        cases: Vec::new(),
         series,
     }
 }

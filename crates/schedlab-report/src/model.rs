@@ -1,7 +1,9 @@
 //! The report model: runs as users read them — each case's metrics with every iteration's value
-//! and a summary (median, min, max, std%) over the measured iterations. All formats render this.
+//! and a summary (median, min, max, std%) over the measured iterations, and for a matrix the
+//! same medians arranged per scaling series. All formats render this.
 use serde::Serialize;
 
+use schedlab_analysis::scaling::{group, Grouping};
 use schedlab_core::fingerprint::Fingerprint;
 use schedlab_core::metric::{Better, Role};
 use schedlab_core::record::{CaseRecord, RunRecord, RunStatus};
@@ -32,6 +34,72 @@ pub struct RunView {
     pub warmup: u32,
     pub fingerprint: Fingerprint,
     pub cases: Vec<CaseView>,
+    /// The run's cases that differ in one numeric parameter, as tables against it; absent when
+    /// there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub scaling: Vec<RunScaling>,
+}
+
+/// One scaling series of a run (see `schedlab_analysis::scaling::group`): per case, in the
+/// parameter's order, each primary metric's median and std% over the measured iterations — the
+/// numbers the case tables print, side by side.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunScaling {
+    #[serde(flatten)]
+    pub grouping: Grouping,
+    pub metrics: Vec<RunScalingMetric>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunScalingMetric {
+    pub metric: String,
+    pub unit: String,
+    pub better: Better,
+    /// Per case of the series; null where the case has no measured iteration of the metric.
+    pub median: Vec<Option<f64>>,
+    /// Per case: the iterations' std% (null with fewer than two).
+    pub std_pct: Vec<Option<f64>>,
+}
+
+impl RunScaling {
+    fn of(run: &RunRecord, cases: &[CaseView]) -> Vec<RunScaling> {
+        group(run.cases.iter().map(|c| &c.spec))
+            .into_iter()
+            .map(|grouping| {
+                let members: Vec<Option<&CaseView>> = grouping
+                    .cases
+                    .iter()
+                    .map(|name| cases.iter().find(|c| c.name == *name))
+                    .collect();
+                let mut metrics: Vec<RunScalingMetric> = Vec::new();
+                for view in members.iter().flatten() {
+                    for m in view.metrics.iter().filter(|m| m.role == Role::Primary) {
+                        if metrics.iter().any(|x| x.metric == m.name) {
+                            continue;
+                        }
+                        let summaries: Vec<Option<&Summary>> = members
+                            .iter()
+                            .map(|c| {
+                                c.and_then(|c| c.metrics.iter().find(|x| x.name == m.name))
+                                    .and_then(|x| x.summary.as_ref())
+                            })
+                            .collect();
+                        metrics.push(RunScalingMetric {
+                            metric: m.name.clone(),
+                            unit: m.unit.clone(),
+                            better: m.better,
+                            median: summaries.iter().map(|s| s.map(|s| s.median)).collect(),
+                            std_pct: summaries
+                                .iter()
+                                .map(|s| s.and_then(|s| s.std_pct))
+                                .collect(),
+                        });
+                    }
+                }
+                RunScaling { grouping, metrics }
+            })
+            .collect()
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -82,7 +150,9 @@ impl RunReport {
 
 impl RunView {
     fn new(run: &RunRecord) -> Self {
+        let cases: Vec<CaseView> = run.cases.iter().map(CaseView::new).collect();
         RunView {
+            scaling: RunScaling::of(run, &cases),
             id: run.id,
             label: run.label.clone(),
             suite: run.plan.suite.clone(),
@@ -93,7 +163,7 @@ impl RunView {
             iterations: run.plan.iterations,
             warmup: run.plan.warmup,
             fingerprint: run.fingerprint.clone(),
-            cases: run.cases.iter().map(CaseView::new).collect(),
+            cases,
         }
     }
 }

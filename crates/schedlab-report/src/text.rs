@@ -1,11 +1,12 @@
 //! The text format: per run a header line and the machine, then per case a compact table of every
 //! metric's median, min, max and std% over the measured iterations — perf bench's numbers with
-//! their spread.
+//! their spread — and for a matrix, per scaling series, the medians against the parameter it
+//! varies, as mmtests prints a benchmark per client count.
 use std::io::Write;
 
 use schedlab_core::metric::Role;
 
-use crate::model::{CaseView, MetricView, RunView};
+use crate::model::{CaseView, MetricView, RunScaling, RunView};
 use crate::RunReport;
 use schedlab_core::workload::wakeup::LatencyTable;
 
@@ -62,6 +63,93 @@ fn write_run(run: &RunView, out: &mut dyn Write) -> std::io::Result<()> {
     for case in &run.cases {
         writeln!(out)?;
         write_case(case, out)?;
+    }
+    for series in &run.scaling {
+        writeln!(out)?;
+        write_scaling(series, out)?;
+    }
+    Ok(())
+}
+
+/// Table lines stay within this many columns; more metrics continue in another block.
+const SCALING_WIDTH: usize = 100;
+
+/// One scaling series: a row per value of the parameter, a column per primary metric holding
+/// `median ±std%`, in blocks as wide as a terminal.
+fn write_scaling(series: &RunScaling, out: &mut dyn Write) -> std::io::Result<()> {
+    let g = &series.grouping;
+    let fixed = g.fixed_label();
+    writeln!(
+        out,
+        "scaling: {} over {} (median ±std% of the iterations){}{fixed}",
+        g.workload,
+        g.parameter,
+        if fixed.is_empty() { "" } else { " · " }
+    )?;
+    let values: Vec<String> = g.values.iter().map(|v| format!("{v}")).collect();
+    let first = values
+        .iter()
+        .map(String::len)
+        .chain([g.parameter.len()])
+        .max()
+        .unwrap_or(0);
+    let columns: Vec<(String, Vec<String>)> = series
+        .metrics
+        .iter()
+        .map(|m| {
+            let cells = m
+                .median
+                .iter()
+                .zip(&m.std_pct)
+                .map(|(median, std)| match (median, std) {
+                    (Some(v), Some(p)) => format!("{} ±{p:.1}%", format_value(*v)),
+                    (Some(v), None) => format_value(*v),
+                    (None, _) => "-".to_string(),
+                })
+                .collect();
+            (m.metric.clone(), cells)
+        })
+        .collect();
+    if columns.is_empty() {
+        return writeln!(out, "  no primary metric was measured");
+    }
+    let chars = |s: &String| s.chars().count();
+    let width = |(name, cells): &(String, Vec<String>)| {
+        cells
+            .iter()
+            .map(chars)
+            .chain([chars(name)])
+            .max()
+            .unwrap_or(0)
+    };
+    let mut blocks: Vec<Vec<&(String, Vec<String>)>> = vec![Vec::new()];
+    let mut used = 2 + first;
+    for column in &columns {
+        let w = 2 + width(column);
+        let block = blocks.last_mut().expect("never empty");
+        if !block.is_empty() && used + w > SCALING_WIDTH {
+            blocks.push(Vec::new());
+            used = 2 + first;
+        }
+        used += w;
+        blocks.last_mut().expect("never empty").push(column);
+    }
+    for (b, block) in blocks.iter().enumerate() {
+        if b > 0 {
+            writeln!(out)?;
+        }
+        write!(out, "  {:>first$}", g.parameter)?;
+        for column in block {
+            write!(out, "  {:>w$}", column.0, w = width(column))?;
+        }
+        writeln!(out)?;
+        for (i, value) in values.iter().enumerate() {
+            write!(out, "  {value:>first$}")?;
+            for column in block {
+                write!(out, "  {:>w$}", column.1[i], w = width(column))?;
+            }
+            writeln!(out)?;
+        }
     }
     Ok(())
 }

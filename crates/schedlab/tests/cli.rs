@@ -361,3 +361,97 @@ fn sigint_reaps_processes_and_keeps_results() {
 fn sigterm_during_threaded_run_keeps_results() {
     interrupt_messaging_run(libc::SIGTERM, true);
 }
+
+#[test]
+fn show_of_a_matrix_run_prints_its_scaling_tables() {
+    let (dir, db) = temp_db();
+    let suite = dir.path().join("matrix.toml");
+    std::fs::write(
+        &suite,
+        "description = \"fake matrix\"\niterations = 4\nwarmup = 0\n[[case]]\nworkload = \"fake\"\n\
+         [case.matrix]\nspread_pct = [0.5, 2.0]\nvalue_usec = [25.0, 50.0, 100.0]\n",
+    )
+    .unwrap();
+    schedlab(&db)
+        .args(["run", "--suite"])
+        .arg(&suite)
+        .args(["--label", "m", "--quiet"])
+        .assert()
+        .success();
+    let out = schedlab(&db).args(["show", "m"]).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    // Two series over value_usec (one per spread); spread takes two values, too few for one.
+    assert_eq!(
+        text.matches("scaling: fake over value_usec").count(),
+        2,
+        "{text}"
+    );
+    assert!(!text.contains("over spread_pct"), "{text}");
+
+    let doc = json_of(
+        &schedlab(&db)
+            .args(["show", "m", "--format", "json"])
+            .output()
+            .unwrap()
+            .stdout,
+    );
+    let run = &doc["runs"][0];
+    let scaling = run["scaling"].as_array().unwrap();
+    assert_eq!(scaling.len(), 2);
+    let first = &scaling[0];
+    assert_eq!(first["parameter"], "value_usec");
+    assert_eq!(first["values"], serde_json::json!([25.0, 50.0, 100.0]));
+    assert_eq!(first["fixed"]["spread_pct"], 0.5);
+    let usec = first["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["metric"] == "usec_per_op")
+        .unwrap();
+    // The table's numbers are the cases' own summaries, in the parameter's order, and the text
+    // prints them as `median ±std%` on the value's line.
+    let block = text.split("scaling: fake over value_usec").nth(1).unwrap();
+    for (i, case) in first["cases"].as_array().unwrap().iter().enumerate() {
+        let case = run["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == *case)
+            .unwrap();
+        let summary = &metric(case, "usec_per_op")["summary"];
+        assert_eq!(usec["median"][i], summary["median"]);
+        assert_eq!(usec["std_pct"][i], summary["std_pct"]);
+        let value = first["values"][i].as_f64().unwrap();
+        let line = block
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{value} ")))
+            .unwrap_or_else(|| panic!("no line for {value}: {block}"));
+        let std = summary["std_pct"].as_f64().unwrap();
+        assert!(line.contains(&format!("±{std:.1}%")), "{line}");
+    }
+
+    // A run without a matrix has neither.
+    schedlab(&db)
+        .args([
+            "run",
+            "fake",
+            "--label",
+            "one",
+            "--iterations",
+            "2",
+            "--quiet",
+        ])
+        .assert()
+        .success();
+    let out = schedlab(&db).args(["show", "one"]).output().unwrap();
+    assert!(!String::from_utf8(out.stdout).unwrap().contains("scaling:"));
+    let doc = json_of(
+        &schedlab(&db)
+            .args(["show", "one", "--format", "json"])
+            .output()
+            .unwrap()
+            .stdout,
+    );
+    assert!(doc["runs"][0].get("scaling").is_none());
+}

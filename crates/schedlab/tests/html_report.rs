@@ -2,8 +2,9 @@
 //! labelled with HTML special characters, given synthetic wakeup percentiles and another kernel)
 //! is written as a page, which headless Chromium must load without console errors, with one
 //! table row per comparison row and the label shown as text. A screenshot and the page are kept
-//! in `target/test-artefacts/` for reviews. Also: an unwritable path and an empty comparison are
-//! one-line exit-2 errors that leave no file behind.
+//! in `target/test-artefacts/` for reviews. A stored pair of fake matrix runs gets its scaling
+//! plots, one line per side, also loaded in Chromium. Also: an unwritable path and an empty
+//! comparison are one-line exit-2 errors that leave no file behind.
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command as Process, Stdio};
@@ -206,6 +207,8 @@ fn report_loads_in_headless_chromium() {
         "wakeup percentiles make a curve"
     );
     assert!(html.contains(r#"<tr class="fp-expected"><th scope="row">kernel_release</th>"#));
+    // The three cases differ in value and seed, so no two of them are points of one curve.
+    assert!(!html.contains(r#"id="scaling""#));
 
     let Some(binary) = find_chromium() else {
         if std::env::var_os("CI").is_some() {
@@ -277,6 +280,109 @@ fn report_loads_in_headless_chromium() {
         png.len()
     );
     eprintln!("screenshot: {}", screenshot.display());
+}
+
+/// Two runs per side of a fake matrix over value_usec (25 to 200 µs, 5 iterations): the
+/// candidate is 5 % slower at every point.
+fn stored_matrix_pair(dir: &Path) -> PathBuf {
+    let db = dir.join("results.db");
+    let suite = |seed: u64, effect: f64| {
+        format!(
+            "description = \"a fake matrix\"\niterations = 5\nwarmup = 0\n[[case]]\n\
+             workload = \"fake\"\nspread_pct = 0.5\nseed = {seed}\neffect_pct = {effect}\n\
+             [case.matrix]\nvalue_usec = [25.0, 50.0, 100.0, 200.0]\n"
+        )
+    };
+    for run in 0..2u64 {
+        for (label, seed, effect) in [("base", 1 + run, 0.0), ("cand", 11 + run, 5.0)] {
+            let file = dir.join(format!("{label}{run}.toml"));
+            std::fs::write(&file, suite(seed, effect)).unwrap();
+            schedlab(&db)
+                .args(["run", "--suite"])
+                .arg(&file)
+                .args(["--label", label, "--quiet"])
+                .assert()
+                .success();
+        }
+    }
+    db
+}
+
+#[test]
+fn a_matrix_gets_scaling_plots_that_load_in_headless_chromium() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = stored_matrix_pair(dir.path());
+    let json = schedlab(&db)
+        .args(["compare", "base", "cand", "--format", "json"])
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let scaling = doc["scaling"].as_array().unwrap();
+    assert_eq!(scaling.len(), 1, "{scaling:#?}");
+    assert_eq!(scaling[0]["parameter"], "value_usec");
+    let metrics = scaling[0]["metrics"].as_array().unwrap().len();
+    assert!(metrics >= 1);
+
+    let page = dir.path().join("scaling.html");
+    schedlab(&db)
+        .args(["report", "base", "cand", "--html"])
+        .arg(&page)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&page).unwrap();
+    std::fs::copy(&page, artefacts_dir().join("scaling.html")).unwrap();
+    assert!(html.contains(r#"<section id="scaling">"#));
+    assert_eq!(
+        html.matches(r#"<figure class="scaling-plot">"#).count(),
+        metrics
+    );
+    // One polyline per side in every plot.
+    assert_eq!(html.matches(r#"class="scaling-line""#).count(), 2 * metrics);
+
+    let Some(binary) = find_chromium() else {
+        if std::env::var_os("CI").is_some() {
+            panic!("chromium is not installed, and CI must have it (.ci/run installs it)");
+        }
+        let _ = writeln!(
+            std::io::stderr(),
+            "\n!!! SKIPPED the headless-Chromium half of the scaling test: chromium is not on PATH.\n"
+        );
+        return;
+    };
+    let profile = tempfile::tempdir().unwrap();
+    let (dom, stderr) = chromium(&binary, profile.path(), &page, &["--dump-dom"]);
+    assert_eq!(
+        console_lines(&stderr),
+        Vec::<&str>::new(),
+        "console errors:\n{stderr}"
+    );
+    let section = dom
+        .split(r#"<section id="scaling">"#)
+        .nth(1)
+        .and_then(|t| t.split("</section>").next())
+        .expect("the scaling section is in the DOM");
+    let plots: Vec<&str> = section.split(r#"<svg class="scaling""#).skip(1).collect();
+    assert_eq!(plots.len(), metrics);
+    for plot in plots {
+        let plot = plot.split("</svg>").next().unwrap();
+        assert_eq!(plot.matches("<polyline").count(), 2, "{plot}");
+        assert_eq!(plot.matches(r#"class="scaling-point""#).count(), 8);
+    }
+    let screenshot = artefacts_dir().join("scaling.png");
+    let _ = std::fs::remove_file(&screenshot);
+    let shot_arg = format!("--screenshot={}", screenshot.display());
+    let (_, stderr) = chromium(
+        &binary,
+        profile.path(),
+        &page,
+        &[&shot_arg, "--window-size=1280,2400"],
+    );
+    assert_eq!(
+        console_lines(&stderr),
+        Vec::<&str>::new(),
+        "console errors:\n{stderr}"
+    );
+    assert!(std::fs::read(&screenshot).unwrap().starts_with(b"\x89PNG"));
 }
 
 #[test]

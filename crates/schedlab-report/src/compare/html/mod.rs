@@ -1,19 +1,20 @@
 //! The HTML format of comparisons (`schedlab report --html`): one self-contained page — inline
 //! CSS and SVG, no script, no font or file fetched — with the compare table, a forest plot of
-//! change % with CIs, each row's samples as strip plots, latency percentile curves for cases
-//! with percentile metrics, the sides' fingerprints side by side, the runs, and the statistics
-//! footer.
+//! change % with CIs, scaling plots of matrix cases against the parameter they vary, latency
+//! percentile curves for cases with percentile metrics, each row's samples as strip plots, the
+//! sides' fingerprints side by side, the runs, and the statistics footer.
 //!
 //! Written by hand rather than with a template engine (minijinja) and a plotting library
 //! (plotters): the page is one fixed layout whose loops are easier to read in Rust than in a
-//! template, the three plots are a few dozen lines each, and so the crate gains no dependency.
+//! template, the plots are a few dozen lines each, and so the crate gains no dependency.
 //! Nothing is interpolated except through [`escape::Esc`] or numbers we format ourselves, and
 //! the tests render hostile strings everywhere a user can put one.
 use std::fmt::{self, Write as _};
 use std::io;
 
 use schedlab_analysis::latency::Curve;
-use schedlab_analysis::model::{Comparison, Row, SideFigures, Verdict};
+use schedlab_analysis::model::{Comparison, Row, ScalingSeries, SideFigures, Verdict};
+use schedlab_analysis::scaling::XScale;
 use schedlab_analysis::units::Design;
 use schedlab_core::metric::Better;
 use schedlab_core::record::{RunRecord, RunStatus};
@@ -105,12 +106,18 @@ fn write_page(
     )?;
     header(s, c, &sides, &title, &machines_values)?;
     s.push_str(r##"<nav><a href="#comparison">Comparison</a><a href="#change">Change</a>"##);
+    if !c.scaling.is_empty() {
+        s.push_str(r##"<a href="#scaling">Scaling</a>"##);
+    }
     if !curves.is_empty() {
         s.push_str(r##"<a href="#latency">Latency percentiles</a>"##);
     }
     s.push_str(r##"<a href="#distributions">Distributions</a><a href="#machines">Machines</a><a href="#runs">Runs</a><a href="#statistics">Statistics</a></nav>"##);
     compare_table(s, c)?;
     forest_section(s, c)?;
+    if !c.scaling.is_empty() {
+        scaling_section(s, c, &sides)?;
+    }
     // Curves before the strip plots: fewer, and what a latency review looks for first.
     if !curves.is_empty() {
         latency_section(s, curves, &sides)?;
@@ -346,6 +353,161 @@ fn distributions(s: &mut String, c: &Comparison, sides: &[SideView]) -> fmt::Res
     Ok(())
 }
 
+fn scaling_section(s: &mut String, c: &Comparison, sides: &[SideView]) -> fmt::Result {
+    let level =
+        svg::fmt_plain(c.scaling.first().map_or(c.settings.confidence, |x| x.level) * 100.0);
+    write!(
+        s,
+        r#"<section id="scaling"><h2>Scaling</h2><p class="note">Cases that differ in one parameter only, each metric drawn against it, as mmtests graphs a benchmark per client count. A point is the side's geometric mean of its units (runs, boots or rounds, as in the table) and its bar the {level}% t interval of that mean, from the variance the row's test used (an A/B arm: from its own rounds), so a side of one run has no bar unless a calibration judged the row. A ring in the verdict's colour marks a candidate point the comparison marks. The numbers are under each plot.</p>"#
+    )?;
+    for series in &c.scaling {
+        scaling_series(s, series, sides)?;
+    }
+    s.push_str("</section>");
+    Ok(())
+}
+
+fn scaling_series(s: &mut String, series: &ScalingSeries, sides: &[SideView]) -> fmt::Result {
+    let g = &series.grouping;
+    let fixed = g.fixed_label();
+    write!(
+        s,
+        r#"<div class="scaling-series"><h3>{} over {}</h3><p class="muted">{}</p><div class="grid scaling-grid">"#,
+        Esc(&g.workload),
+        Esc(&g.parameter),
+        Esc(&fixed)
+    )?;
+    let labels: Vec<String> = g.values.iter().map(|v| svg::fmt_plain(*v)).collect();
+    let ticks: Vec<(String, f64)> = labels.iter().cloned().zip(g.x.iter().copied()).collect();
+    let x_title = match g.x_scale {
+        XScale::Log => format!("{} (log scale)", g.parameter),
+        XScale::Linear => g.parameter.clone(),
+    };
+    for metric in &series.metrics {
+        let lines: Vec<svg::ScalingSide> = metric
+            .lines
+            .iter()
+            .zip(sides)
+            .map(|(line, view)| {
+                let points = line
+                    .points
+                    .iter()
+                    .zip(&labels)
+                    .map(|(p, value)| {
+                        let p = p.as_ref()?;
+                        let mut tooltip = format!(
+                            "{} {}={value}: {} {}",
+                            line.side,
+                            g.parameter,
+                            fmt_num(p.mean),
+                            metric.unit
+                        );
+                        if let (Some(lo), Some(hi)) = (p.low, p.high) {
+                            tooltip.push_str(&format!(" [{}, {}]", fmt_num(lo), fmt_num(hi)));
+                        }
+                        tooltip.push_str(&format!(" · {} {}", p.units, plural(p.units)));
+                        if let (Some(change), Some(v)) = (p.change_pct, p.verdict) {
+                            tooltip.push_str(&format!(" · {change:+.2}% {}", v.mark()));
+                        }
+                        Some(svg::ScalingMark {
+                            mean: p.mean,
+                            interval: p.low.zip(p.high),
+                            marked: p.verdict.filter(|v| v.is_marked()),
+                            tooltip,
+                        })
+                    })
+                    .collect();
+                svg::ScalingSide {
+                    name: view.name,
+                    color: view.color,
+                    points,
+                }
+            })
+            .collect();
+        let better = match metric.better {
+            Better::Lower => "lower is better",
+            Better::Higher => "higher is better",
+        };
+        write!(
+            s,
+            r#"<figure class="scaling-plot"><figcaption><b>{}</b> <span class="muted">({better})</span></figcaption>"#,
+            Esc(&metric.metric)
+        )?;
+        svg::scaling(
+            s,
+            &ticks,
+            &lines,
+            &x_title,
+            &metric.unit,
+            &format!(
+                "{} {} over {} ({fixed})",
+                metric.metric, g.workload, g.parameter
+            ),
+        )?;
+        scaling_table(s, metric, &labels, &g.parameter, sides)?;
+        s.push_str("</figure>");
+    }
+    s.push_str("</div></div>");
+    Ok(())
+}
+
+fn plural(units: usize) -> &'static str {
+    if units == 1 {
+        "unit"
+    } else {
+        "units"
+    }
+}
+
+/// The plotted numbers: a row per side, a column per parameter value; candidates with the row's
+/// change and mark.
+fn scaling_table(
+    s: &mut String,
+    metric: &schedlab_analysis::model::ScalingMetric,
+    labels: &[String],
+    parameter: &str,
+    sides: &[SideView],
+) -> fmt::Result {
+    write!(
+        s,
+        r#"<table class="pct scaling-table"><thead><tr><th>{}</th>"#,
+        Esc(parameter)
+    )?;
+    for label in labels {
+        write!(s, r#"<th class="num">{}</th>"#, Esc(label))?;
+    }
+    s.push_str("</tr></thead><tbody>");
+    // Lines come base first, then the candidates in order: the sides' order (a side compared
+    // with itself has one name twice).
+    for (line, side) in metric.lines.iter().zip(sides) {
+        let color = side.color;
+        write!(
+            s,
+            r#"<tr><td><span class="dot" style="background:{color}"></span>{}</td>"#,
+            Esc(&svg::truncate(&line.side, 20))
+        )?;
+        for p in &line.points {
+            let Some(p) = p else {
+                s.push_str(r#"<td class="num">—</td>"#);
+                continue;
+            };
+            write!(s, r#"<td class="num">{}"#, fmt_num(p.mean))?;
+            if let (Some(change), Some(v)) = (p.change_pct, p.verdict) {
+                write!(
+                    s,
+                    r#"<div class="muted {}">{change:+.1}% {}</div>"#,
+                    verdict_class(v),
+                    v.mark()
+                )?;
+            }
+            s.push_str("</td>");
+        }
+        s.push_str("</tr>");
+    }
+    s.push_str("</tbody></table>");
+    Ok(())
+}
+
 fn latency_section(s: &mut String, curves: &[Curve], sides: &[SideView]) -> fmt::Result {
     s.push_str(r#"<section id="latency"><h2>Latency percentiles</h2><p class="note">Per case with percentile metrics: the median over runs of each percentile, per side. The x axis spreads the tail (p50, p90, p99, p99.9 at equal steps of −log₁₀(1 − p)), then the maximum.</p><div class="grid">"#);
     for curve in curves {
@@ -527,6 +689,15 @@ tr.v-regression td.change { color:#b91c1c; } tr.v-improvement td.change { color:
 tr.v-regression td:first-child { box-shadow:inset 3px 0 #dc2626; }
 tr.v-improvement td:first-child { box-shadow:inset 3px 0 #16a34a; }
 .grid { display:grid; grid-template-columns:repeat(auto-fill,minmax(540px,1fr)); gap:12px; }
+.scaling-grid { grid-template-columns:repeat(auto-fit,minmax(360px,1fr)); }
+.scaling-series { margin:14px 0 0; }
+.scaling-series h3 { font-size:15px; margin:0; }
+.scaling-series > p.muted { margin:0 0 6px; overflow-wrap:anywhere; }
+figure.scaling-plot { overflow-x:auto; }
+figure.scaling-plot svg { width:100%; }
+table.scaling-table { font-size:11.5px; }
+table.scaling-table th, table.scaling-table td { padding:2px 4px; }
+table.scaling-table thead th { text-transform:none; letter-spacing:0; }
 figure { margin:0; border:1px solid var(--line); border-radius:8px; padding:8px 10px; min-width:0; }
 figcaption { font-size:13px; margin-bottom:4px; overflow-wrap:anywhere; }
 svg { max-width:100%; height:auto; display:block; }

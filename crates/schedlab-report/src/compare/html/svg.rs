@@ -1,5 +1,6 @@
 //! The report's plots as inline SVG, written by hand: a forest plot of change % with CIs, strip
-//! plots with boxes of each row's samples, and latency percentile curves. Each is a few dozen
+//! plots with boxes of each row's samples, latency percentile curves, and scaling plots of a
+//! metric against the parameter a matrix varies. Each is a few dozen
 //! lines of axes, lines and circles, so a plotting library would add dependencies without
 //! removing much code; every string drawn goes through [`Esc`].
 use std::fmt::{self, Write};
@@ -132,7 +133,7 @@ fn log_domain(lo: f64, hi: f64) -> (f64, f64, Vec<f64>) {
 }
 
 /// A number without trailing zeros: `100`, not `100.0`; for log-axis ticks.
-fn fmt_plain(v: f64) -> String {
+pub fn fmt_plain(v: f64) -> String {
     let text = fmt_num(v);
     if text.contains('.') && !text.contains('e') {
         text.trim_end_matches('0').trim_end_matches('.').to_string()
@@ -555,6 +556,197 @@ pub fn curve(
     Ok(())
 }
 
+/// One side's point in a scaling plot.
+#[derive(Debug, Clone)]
+pub struct ScalingMark {
+    pub mean: f64,
+    /// The interval of the mean, where it has one.
+    pub interval: Option<(f64, f64)>,
+    /// A candidate point the comparison marks (`**`): ringed in its verdict's colour.
+    pub marked: Option<Verdict>,
+    /// The tooltip: side, parameter value and the numbers.
+    pub tooltip: String,
+}
+
+/// One side's line in a scaling plot: a point (or a gap) per parameter value.
+pub struct ScalingSide<'a> {
+    pub name: &'a str,
+    pub color: &'a str,
+    pub points: Vec<Option<ScalingMark>>,
+}
+
+const SCALING_WIDTH: f64 = 420.0;
+const SCALING_HEIGHT: f64 = 270.0;
+
+/// A metric (y) against the parameter a series varies (x, at the positions the model gives, so
+/// a log axis arrives already as log2), one polyline per side through the points it has, each
+/// point with its interval as a vertical bar. Sides are nudged apart horizontally so equal
+/// intervals stay visible. The y axis is logarithmic when the values span more than a factor of
+/// ten (time against 1 to 256 CPUs), else it spans the data.
+pub fn scaling(
+    s: &mut String,
+    ticks: &[(String, f64)],
+    sides: &[ScalingSide],
+    x_title: &str,
+    unit: &str,
+    title: &str,
+) -> fmt::Result {
+    let values: Vec<f64> = sides
+        .iter()
+        .flat_map(|side| side.points.iter().flatten())
+        .flat_map(|p| {
+            std::iter::once(p.mean).chain(p.interval.into_iter().flat_map(|(a, b)| [a, b]))
+        })
+        .filter(|v| v.is_finite())
+        .collect();
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let legend_rows = sides.len().div_ceil(3).max(1) as f64;
+    let (left, right, top, bottom) = (
+        64.0,
+        SCALING_WIDTH - 16.0,
+        17.0 + 13.0 * legend_rows,
+        SCALING_HEIGHT - 44.0,
+    );
+    let log = lo > 0.0 && hi / lo > 10.0;
+    let (d0, d1, yticks, step) = if !lo.is_finite() {
+        nice_domain(0.0, 1.0, 5)
+    } else if log {
+        let (a, b, t) = log_domain(lo, hi);
+        (a, b, t, 0.0)
+    } else {
+        let pad = (hi - lo).max(hi.abs() * 0.02) * 0.08;
+        nice_domain(lo - pad, hi + pad, 5)
+    };
+    let y = Scale {
+        d0,
+        d1,
+        r0: bottom,
+        r1: top,
+        log,
+    };
+    let x = Scale {
+        d0: ticks.first().map_or(0.0, |t| t.1),
+        d1: ticks.last().map_or(1.0, |t| t.1),
+        r0: left + 18.0,
+        r1: right - 18.0,
+        log: false,
+    };
+    svg_open(s, SCALING_WIDTH, SCALING_HEIGHT, "scaling", title)?;
+    for t in &yticks {
+        let py = y.map(*t);
+        let label = if log {
+            fmt_plain(*t)
+        } else {
+            fmt_tick(*t, step)
+        };
+        write!(
+            s,
+            r##"<line x1="{left}" x2="{right}" y1="{py:.1}" y2="{py:.1}" stroke="#e2e8f0"/><text x="{:.1}" y="{:.1}" text-anchor="end" class="tick">{label}</text>"##,
+            left - 6.0,
+            py + 4.0
+        )?;
+    }
+    // Every value gets a grid line; labels that would touch the previous one are left out
+    // (1 to 256 CPUs crowd at the top of a log axis).
+    let mut last_label = f64::NEG_INFINITY;
+    for (name, px) in ticks {
+        let px = x.map(*px);
+        write!(
+            s,
+            r##"<line x1="{px:.1}" x2="{px:.1}" y1="{top}" y2="{bottom}" stroke="#f1f5f9"/>"##
+        )?;
+        if px - last_label >= 8.0 + 7.0 * name.chars().count() as f64 {
+            write!(
+                s,
+                r#"<text x="{px:.1}" y="{:.1}" text-anchor="middle" class="tick">{}</text>"#,
+                bottom + 16.0,
+                Esc(name)
+            )?;
+            last_label = px;
+        }
+    }
+    // The unit sits top right, beside the legend: eight-digit tick labels (calls per second)
+    // leave no room for a rotated title at the left.
+    write!(
+        s,
+        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" class="axis-title">{}</text><text x="{right}" y="16" text-anchor="end" class="axis-title">{}{}</text>"#,
+        (left + right) / 2.0,
+        bottom + 34.0,
+        Esc(x_title),
+        Esc(unit),
+        if log { " (log)" } else { "" }
+    )?;
+    let nudge = |i: usize| (i as f64 - (sides.len() as f64 - 1.0) / 2.0) * 4.0;
+    for (i, side) in sides.iter().enumerate() {
+        // Three legend entries a row, so several candidates stay inside the plot's width.
+        let (lx, ly) = (
+            left - 40.0 + (i % 3) as f64 * 96.0,
+            12.0 + (i / 3) as f64 * 13.0,
+        );
+        write!(
+            s,
+            r#"<line x1="{lx:.1}" x2="{:.1}" y1="{ly:.1}" y2="{ly:.1}" stroke="{}" stroke-width="2.5"/><text x="{:.1}" y="{:.1}" class="legend"><title>{}</title>{}</text>"#,
+            lx + 16.0,
+            side.color,
+            lx + 21.0,
+            ly + 4.0,
+            Esc(side.name),
+            Esc(&truncate(side.name, 10))
+        )?;
+        let placed: Vec<(f64, &ScalingMark)> = ticks
+            .iter()
+            .zip(&side.points)
+            .filter_map(|((_, px), p)| {
+                let p = p.as_ref().filter(|p| p.mean.is_finite())?;
+                Some((x.map(*px) + nudge(i), p))
+            })
+            .collect();
+        // One line per side through the points it has: a missing point is a missing marker,
+        // and the table below the plot says which.
+        let path: Vec<String> = placed
+            .iter()
+            .map(|(px, p)| format!("{px:.1},{:.1}", y.map(p.mean)))
+            .collect();
+        if !path.is_empty() {
+            write!(
+                s,
+                r#"<polyline class="scaling-line" points="{}" fill="none" stroke="{}" stroke-width="2.2"/>"#,
+                path.join(" "),
+                side.color
+            )?;
+        }
+        for (px, p) in &placed {
+            if let Some((a, b)) = p.interval.filter(|(a, b)| a.is_finite() && b.is_finite()) {
+                let (ya, yb) = (y.map(a), y.map(b));
+                write!(
+                    s,
+                    r#"<path class="scaling-ci" d="M{px:.1},{ya:.1}V{yb:.1}M{:.1},{ya:.1}h6M{:.1},{yb:.1}h6" stroke="{}" stroke-width="1.4" fill="none"/>"#,
+                    px - 3.0,
+                    px - 3.0,
+                    side.color
+                )?;
+            }
+            let py = y.map(p.mean);
+            if let Some(v) = p.marked {
+                write!(
+                    s,
+                    r#"<circle class="scaling-mark" cx="{px:.1}" cy="{py:.1}" r="7" fill="none" stroke="{}" stroke-width="2"/>"#,
+                    verdict_color(v)
+                )?;
+            }
+            write!(
+                s,
+                r#"<circle class="scaling-point" cx="{px:.1}" cy="{py:.1}" r="3.5" fill="{}"><title>{}</title></circle>"#,
+                side.color,
+                Esc(&p.tooltip)
+            )?;
+        }
+    }
+    s.push_str("</svg>");
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -698,6 +890,65 @@ mod tests {
         assert_eq!(paths.len(), 2);
         assert_eq!(paths[0].split('"').next().unwrap().matches('M').count(), 1);
         assert_eq!(paths[1].split('"').next().unwrap().matches('M').count(), 2);
+    }
+
+    #[test]
+    fn scaling_draws_a_line_per_side_with_bars_and_rings() {
+        let ticks: Vec<(String, f64)> = [1.0, 2.0, 4.0, 8.0]
+            .iter()
+            .map(|v: &f64| (fmt_plain(*v), v.log2()))
+            .collect();
+        let mark = |mean: f64, interval: Option<(f64, f64)>, marked: Option<Verdict>| {
+            Some(ScalingMark {
+                mean,
+                interval,
+                marked,
+                tooltip: "<b>tip</b>".into(),
+            })
+        };
+        let sides = [
+            ScalingSide {
+                name: "base",
+                color: side_color(0),
+                points: vec![
+                    mark(1.0, Some((0.9, 1.1)), None),
+                    mark(2.0, Some((1.9, 2.1)), None),
+                    mark(4.0, None, None),
+                    mark(12.0, Some((11.0, 13.0)), None),
+                ],
+            },
+            ScalingSide {
+                name: "cand",
+                color: side_color(1),
+                points: vec![
+                    mark(1.1, Some((1.0, 1.2)), Some(Verdict::Regression)),
+                    None,
+                    mark(4.4, Some((4.2, 4.6)), Some(Verdict::Regression)),
+                    mark(f64::NAN, None, None),
+                ],
+            },
+        ];
+        let svg = render(|s| scaling(s, &ticks, &sides, "groups", "sec", "t"));
+        assert_eq!(svg.matches(r#"class="scaling-line""#).count(), 2);
+        // A gap and a non-finite mean leave two points on the candidate's line.
+        let lines: Vec<&str> = svg
+            .split(r#"class="scaling-line" points=""#)
+            .skip(1)
+            .collect();
+        assert_eq!(lines[0].split('"').next().unwrap().split(' ').count(), 4);
+        assert_eq!(lines[1].split('"').next().unwrap().split(' ').count(), 2);
+        assert_eq!(svg.matches(r#"class="scaling-ci""#).count(), 3 + 2);
+        assert_eq!(svg.matches(r#"class="scaling-point""#).count(), 6);
+        assert_eq!(svg.matches(r#"class="scaling-mark""#).count(), 2);
+        assert!(svg.contains("&lt;b&gt;tip&lt;/b&gt;") && !svg.contains("<b>"));
+        assert!(
+            svg.contains("sec (log)"),
+            "0.9 to 13 spans more than ten times"
+        );
+        assert!(!svg.contains("NaN") && !svg.contains("inf"));
+        for label in ["1", "2", "4", "8"] {
+            assert!(svg.contains(&format!(">{label}</text>")), "{label}");
+        }
     }
 
     #[test]

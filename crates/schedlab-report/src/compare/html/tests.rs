@@ -226,6 +226,89 @@ fn latency_curves_appear_only_with_percentile_metrics() {
     }
 }
 
+/// A run of a fake matrix over value_usec (25, 50, 100, 200 µs): four cases that differ in that
+/// parameter only, each value × `scale` with a little noise per iteration and run.
+fn matrix_run(id: i64, label: &str, scale: f64) -> RunRecord {
+    let values = [25.0, 50.0, 100.0, 200.0];
+    let mut record = run(id, label, "6.18.0", scale, false);
+    let workloads = values
+        .iter()
+        .map(|v| {
+            WorkloadSpec::Fake(FakeParams {
+                value_usec: *v,
+                ..FakeParams::default()
+            })
+        })
+        .collect();
+    record.plan = RunPlan::new(None, None, 6, 0, workloads).unwrap();
+    record.status = RunStatus::Complete;
+    record.cases = record
+        .plan
+        .cases
+        .iter()
+        .zip(values)
+        .map(|(spec, v)| CaseRecord {
+            spec: spec.clone(),
+            iterations: (0..6)
+                .map(|i| IterationRecord {
+                    index: i,
+                    warmup: false,
+                    started_at_ns: 1_700_000_000_000_000_000,
+                    measurements: vec![measurement(
+                        "usec_per_op",
+                        v * scale * (1.0 + (i % 3) as f64 * 0.002) * (1.0 + id as f64 * 0.001),
+                    )],
+                    attachments: Vec::new(),
+                })
+                .collect(),
+            error: None,
+        })
+        .collect();
+    record
+}
+
+#[test]
+fn a_matrix_gets_a_scaling_plot_with_a_line_per_side() {
+    let base = vec![matrix_run(1, "base", 1.0), matrix_run(3, "base", 1.0)];
+    let cand = vec![matrix_run(2, HOSTILE, 1.05), matrix_run(4, HOSTILE, 1.05)];
+    fn inputs(runs: &[RunRecord]) -> Vec<RunInput<'_>> {
+        runs.iter()
+            .map(|record| RunInput { record, tag: None })
+            .collect()
+    }
+    let c = compare(
+        Side::from_runs("base", &inputs(&base), &MetricFilter::default(), false),
+        vec![Side::from_runs(
+            HOSTILE,
+            &inputs(&cand),
+            &MetricFilter::default(),
+            false,
+        )],
+        &CalibrationSet::default(),
+        Settings::default(),
+        None,
+    );
+    assert_eq!(c.scaling.len(), 1);
+    let mut out = Vec::new();
+    super::write(&c, &base, &[cand], &mut out).unwrap();
+    let html = String::from_utf8(out).unwrap();
+    assert!(html.contains(r##"<a href="#scaling">Scaling</a>"##));
+    assert!(html.contains(r#"<section id="scaling">"#));
+    assert!(html.contains("<h3>fake over value_usec</h3>"));
+    assert_eq!(html.matches(r#"<figure class="scaling-plot">"#).count(), 1);
+    assert_eq!(html.matches(r#"class="scaling-line""#).count(), 2);
+    // Every point of both sides has its interval; every candidate point is marked (+5.1 %).
+    assert_eq!(html.matches(r#"class="scaling-ci""#).count(), 8);
+    assert_eq!(html.matches(r#"class="scaling-mark""#).count(), 4);
+    let table = html.split(r#"class="pct scaling-table""#).nth(1).unwrap();
+    assert_eq!(table.matches("+5.1% **").count(), 4, "{table}");
+    assert!(!html.contains("<script"));
+    assert!(!html.contains("NaN"));
+    // The page without a matrix has no such section.
+    let (without, _) = page(false);
+    assert!(!without.contains(r#"id="scaling""#));
+}
+
 #[test]
 fn kernel_differences_are_marked_expected() {
     let (html, _) = page(false);
