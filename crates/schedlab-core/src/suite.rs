@@ -51,15 +51,7 @@ struct SuiteFile {
 }
 
 /// Keys that `--scale` multiplies: each workload's measure of how much work one iteration does.
-pub const SCALED_KEYS: &[&str] = &[
-    "loops",
-    "runtime",
-    "items",
-    "calls",
-    "rounds",
-    "ops",
-    "iterations",
-];
+pub const SCALED_KEYS: &[&str] = &["loops", "runtime", "items", "calls", "rounds", "ops"];
 
 /// The longest cool-down a suite may ask for.
 const MAX_COOLDOWN_SEC: f64 = 3600.0;
@@ -294,6 +286,41 @@ mod tests {
                 case.validate().unwrap();
             }
         }
+    }
+
+    /// `--scale` claims to scale every workload's work size: each key names a field some
+    /// workload has, and every workload that does timed work has exactly one of them.
+    #[test]
+    fn every_scaled_key_is_a_work_size_and_every_workload_has_one() {
+        use crate::workload::{
+            cpudl, cpupri, fanout, messaging, pipe, semaphore, syscall, wakeup, WorkloadSpec,
+        };
+        let specs = [
+            WorkloadSpec::Pipe(pipe::PipeParams::default()),
+            WorkloadSpec::Messaging(messaging::MessagingParams::default()),
+            WorkloadSpec::Wakeup(wakeup::WakeupParams::default()),
+            WorkloadSpec::Semaphore(semaphore::SemaphoreParams::default()),
+            WorkloadSpec::Syscall(syscall::SyscallParams::default()),
+            WorkloadSpec::Fanout(fanout::FanoutParams::default()),
+            WorkloadSpec::Cpudl(cpudl::CpudlParams::default()),
+            WorkloadSpec::Cpupri(cpupri::CpupriParams::default()),
+        ];
+        let mut used = std::collections::BTreeSet::new();
+        for spec in &specs {
+            let value = serde_json::to_value(spec).unwrap();
+            let keys: Vec<&str> = SCALED_KEYS
+                .iter()
+                .copied()
+                .filter(|k| value.get(*k).is_some())
+                .collect();
+            assert_eq!(keys.len(), 1, "{}: {keys:?}", spec.kind());
+            used.extend(keys);
+        }
+        assert_eq!(
+            used.len(),
+            SCALED_KEYS.len(),
+            "unused keys in {SCALED_KEYS:?}"
+        );
     }
 
     #[test]

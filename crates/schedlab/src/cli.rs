@@ -48,7 +48,9 @@ pub enum Command {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum OutputFormat {
+    /// Aligned text for people
     Text,
+    /// One JSON document for programs (see docs/json-schema.md)
     Json,
 }
 
@@ -59,67 +61,120 @@ pub struct DbArg {
     pub db: Option<PathBuf>,
 }
 
+/// The help heading of the options that shape a run, apart from the workload's own flags.
+pub const RUN_OPTIONS: &str = "Run options";
+/// The help heading of the options that decide a comparison's rows.
+pub const DECISION_OPTIONS: &str = "Decision options";
+
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Run a built-in suite (see `schedlab list`) or a suite file instead of one workload.
     #[arg(long, value_name = "NAME|FILE")]
     pub suite: Option<String>,
     #[command(flatten)]
-    pub options: RunOptions,
+    pub plan: PlanOptions,
+    /// Name this run; many runs may share a label (e.g. several boots of one kernel).
+    #[arg(long, value_name = "TEXT", global = true, help_heading = RUN_OPTIONS)]
+    pub label: Option<String>,
+    /// Output format on stdout: the run's summary, or with --dry-run the plan and its estimate.
+    #[arg(
+        long,
+        value_enum,
+        default_value_t = OutputFormat::Text,
+        global = true,
+        help_heading = RUN_OPTIONS
+    )]
+    pub format: OutputFormat,
+    /// Do not store the run.
+    #[arg(long, global = true, help_heading = RUN_OPTIONS)]
+    pub no_store: bool,
+    /// List the cases and an estimated duration, and run nothing (with --format json: the plan).
+    #[arg(long, global = true, help_heading = RUN_OPTIONS)]
+    pub dry_run: bool,
+    /// No progress bar on stderr.
+    #[arg(long, short = 'q', global = true, help_heading = RUN_OPTIONS)]
+    pub quiet: bool,
+    #[command(flatten, next_help_heading = RUN_OPTIONS)]
+    pub db: DbArg,
     #[command(subcommand)]
     pub workload: Option<WorkloadCommand>,
 }
 
+/// What every command that runs cases takes (`run`, `ab`, `campaign start`, `calibrate`): how
+/// many iterations, in what order, how big, with what deadline. Global, so they may come before
+/// or after the workload name; shown under their own heading, apart from the workload's flags.
 #[derive(Debug, Args)]
-pub struct RunOptions {
+pub struct PlanOptions {
     /// Measured iterations per case [default: the suite's, else 5]
-    #[arg(long, value_name = "N", global = true)]
+    #[arg(long, value_name = "N", global = true, help_heading = RUN_OPTIONS)]
     pub iterations: Option<u32>,
     /// Warm-up iterations per case, stored but not summarised [default: the suite's, else 1]
-    #[arg(long, value_name = "N", global = true)]
+    #[arg(long, value_name = "N", global = true, help_heading = RUN_OPTIONS)]
     pub warmup: Option<u32>,
-    /// Name this run; many runs may share a label (e.g. several boots of one kernel).
-    #[arg(long, value_name = "TEXT", global = true)]
-    pub label: Option<String>,
-    /// Output format of the summary on stdout.
-    #[arg(long, value_enum, default_value_t = OutputFormat::Text, global = true)]
-    pub format: OutputFormat,
-    /// Do not store the run.
-    #[arg(long, global = true)]
-    pub no_store: bool,
-    /// List the cases and an estimated duration, and run nothing.
-    #[arg(long, global = true)]
-    pub dry_run: bool,
-    /// Multiply every case's work size (loops, runtime, items, calls, rounds, ops) by F.
-    #[arg(long, value_name = "F", global = true)]
+    /// Multiply every case's work size by F: pipe and messaging --loops, wakeup --runtime,
+    /// semaphore --items, syscall --calls, fanout --rounds, cpudl and cpupri --ops.
+    #[arg(long, value_name = "F", global = true, help_heading = RUN_OPTIONS)]
     pub scale: Option<f64>,
     /// Case order [default: the suite's, else listed]
-    #[arg(long, value_enum, global = true)]
+    #[arg(long, value_enum, global = true, help_heading = RUN_OPTIONS)]
     pub order: Option<OrderArg>,
     /// Seed of the random case order [default: drawn and recorded with the run]
-    #[arg(long, value_name = "N", global = true)]
+    #[arg(long, value_name = "N", global = true, help_heading = RUN_OPTIONS)]
     pub order_seed: Option<u64>,
     /// Pause between cases, seconds [default: the suite's, else 0]
-    #[arg(long, value_name = "SEC", global = true)]
+    #[arg(long, value_name = "SEC", global = true, help_heading = RUN_OPTIONS)]
     pub cooldown: Option<f64>,
     /// Add iterations to each case until its 95% CI half-width is under PCT percent.
-    #[arg(long, value_name = "PCT", global = true, requires = "max_iterations")]
+    #[arg(
+        long,
+        value_name = "PCT",
+        global = true,
+        requires = "max_iterations",
+        help_heading = RUN_OPTIONS
+    )]
     pub until_ci: Option<f64>,
     /// With --until-ci: the most measured iterations a case may get.
-    #[arg(long, value_name = "N", global = true, requires = "until_ci")]
+    #[arg(
+        long,
+        value_name = "N",
+        global = true,
+        requires = "until_ci",
+        help_heading = RUN_OPTIONS
+    )]
     pub max_iterations: Option<u32>,
     /// Deadline of every iteration, seconds: at it the tasks that had not finished are named and
     /// stopped, and the case fails [default: 10 × the case's median iteration or estimate, at least 30]
-    #[arg(long, value_name = "SEC", global = true, allow_negative_numbers = true)]
+    #[arg(
+        long,
+        value_name = "SEC",
+        global = true,
+        allow_negative_numbers = true,
+        help_heading = RUN_OPTIONS
+    )]
     pub iteration_timeout: Option<f64>,
     /// When a case fails (an error, or its deadline), record it and go on to the next case.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = RUN_OPTIONS)]
     pub keep_going: bool,
-    /// No progress bar on stderr.
-    #[arg(long, short = 'q', global = true)]
-    pub quiet: bool,
-    #[command(flatten)]
-    pub db: DbArg,
+}
+
+impl PlanOptions {
+    /// The first of these options given, for commands that run nothing and must not ignore one
+    /// silently.
+    pub fn first_given(&self) -> Option<&'static str> {
+        let given = [
+            ("--iterations", self.iterations.is_some()),
+            ("--warmup", self.warmup.is_some()),
+            ("--scale", self.scale.is_some()),
+            ("--order", self.order.is_some()),
+            ("--order-seed", self.order_seed.is_some()),
+            ("--cooldown", self.cooldown.is_some()),
+            ("--until-ci", self.until_ci.is_some()),
+            ("--max-iterations", self.max_iterations.is_some()),
+            ("--iteration-timeout", self.iteration_timeout.is_some()),
+            ("--keep-going", self.keep_going),
+        ];
+        given.iter().find(|(_, g)| *g).map(|(flag, _)| *flag)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -130,17 +185,33 @@ pub enum OrderArg {
     Random,
 }
 
+const PIPE_REFERENCE: &str = "perf bench sched pipe's -l/--loop and -T/--threaded are taken as \
+spelt there; its -G/--cgroups is refused, with the reason (docs/cli.md).";
+
+const MESSAGING_REFERENCE: &str =
+    "hackbench's flags (-g -f -l -s -p -T -P, short or long) and perf \
+bench sched messaging's (-g/--group, -l/--nr_loops, -t/--thread, -p/--pipe) are taken as spelt \
+there, with their meaning; hackbench's -F/--fifo and -i/--inet are refused, with the reason \
+(docs/cli.md).";
+
+const WAKEUP_REFERENCE: &str =
+    "schbench's flags are taken as schbench spells them, with schbench's \
+meaning where it differs: -t/--threads (0: the default), -w/--warmuptime (seconds), \
+-s/--sleep_usec, -F/--cache_footprint, -L/--no-locking, -p and -R (0: off), -M/-W auto, \
+-J/--jobname. Its -C, -A, -i, -z, -j and --split are refused, with the reason (docs/cli.md).";
+
 #[derive(Debug, Subcommand)]
 pub enum WorkloadCommand {
     /// Two tasks ping-pong a 4-byte token over two pipes (perf bench sched pipe).
+    #[command(after_help = PIPE_REFERENCE)]
     Pipe(PipeArgs),
     /// Groups of senders and receivers over sockets or pipes (hackbench, perf bench sched messaging).
-    #[command(alias = "hackbench")]
+    #[command(alias = "hackbench", after_help = MESSAGING_REFERENCE)]
     Messaging(MessagingArgs),
     /// Deterministic synthetic results, for testing the pipeline.
     Fake(FakeArgs),
     /// Message threads wake workers through futexes: wakeup and request latency, RPS (schbench).
-    #[command(alias = "schbench")]
+    #[command(alias = "schbench", after_help = WAKEUP_REFERENCE)]
     Wakeup(WakeupArgs),
     /// A producer and a consumer hand items through two futex semaphores (seed 001's sem test).
     Semaphore(SemaphoreArgs),
@@ -154,29 +225,53 @@ pub enum WorkloadCommand {
     Cpupri(CpupriArgs),
 }
 
+/// `perf bench sched pipe`'s flags are accepted as spelt there: `-l/--loop`, `-T/--threaded`.
 #[derive(Debug, Args)]
 pub struct PipeArgs {
     /// Round trips per iteration.
-    #[arg(long, short = 'l', value_name = "N", default_value_t = 1_000_000)]
+    #[arg(
+        long,
+        short = 'l',
+        value_name = "N",
+        default_value_t = 1_000_000,
+        visible_alias = "loop"
+    )]
     pub loops: u64,
     /// Use two threads instead of two processes.
-    #[arg(long, short = 'T')]
+    #[arg(long, short = 'T', visible_alias = "threaded")]
     pub threads: bool,
     /// Pin the two tasks to CPUs A and B (`0,0`: both on CPU 0; `0,1`: apart).
     #[arg(long, value_name = "A,B")]
     pub cpus: Option<String>,
+    /// perf's -G/--cgroups: refused (schedlab does not move its tasks into cgroups).
+    #[arg(long = "cgroups", short = 'G', value_name = "SEND,RECV", hide = true)]
+    pub refused_cgroups: Option<String>,
 }
 
+/// hackbench's flags (`-g -f -l -s -p -T -P`, long or short) and `perf bench sched messaging`'s
+/// (`-g/--group`, `-l/--nr_loops`, `-t/--thread`, `-p/--pipe`) are accepted as spelt there.
 #[derive(Debug, Args)]
 pub struct MessagingArgs {
     /// Number of groups.
-    #[arg(long, short = 'g', value_name = "G", default_value_t = 10)]
+    #[arg(
+        long,
+        short = 'g',
+        value_name = "G",
+        default_value_t = 10,
+        visible_alias = "group"
+    )]
     pub groups: u64,
     /// Senders and receivers per group.
     #[arg(long, short = 'f', value_name = "F", default_value_t = 20)]
     pub fds: u64,
     /// Messages each sender sends to each receiver.
-    #[arg(long, short = 'l', value_name = "L", default_value_t = 100)]
+    #[arg(
+        long,
+        short = 'l',
+        value_name = "L",
+        default_value_t = 100,
+        visible_alias = "nr_loops"
+    )]
     pub loops: u64,
     /// Bytes per message.
     #[arg(long, short = 's', value_name = "BYTES", default_value_t = 100)]
@@ -184,9 +279,29 @@ pub struct MessagingArgs {
     /// Use pipes instead of AF_UNIX stream sockets.
     #[arg(long, short = 'p')]
     pub pipe: bool,
-    /// Use threads instead of processes.
-    #[arg(long, short = 'T')]
+    /// Use threads instead of processes (the last of -T and -P wins, as in hackbench).
+    #[arg(
+        long,
+        short = 'T',
+        visible_short_alias = 't',
+        visible_alias = "thread",
+        overrides_with = "process"
+    )]
     pub threads: bool,
+    /// Use processes (the default; hackbench's -P).
+    #[arg(
+        long,
+        short = 'P',
+        visible_alias = "processes",
+        overrides_with = "threads"
+    )]
+    pub process: bool,
+    /// hackbench's -F/--fifo: refused (schedlab's parent does not switch to SCHED_FIFO).
+    #[arg(long = "fifo", short = 'F', hide = true)]
+    pub refused_fifo: bool,
+    /// hackbench's -i/--inet: refused (no TCP over loopback; sockets are AF_UNIX, or pipes).
+    #[arg(long = "inet", short = 'i', hide = true)]
+    pub refused_inet: bool,
 }
 
 #[derive(Debug, Args)]
@@ -228,48 +343,91 @@ pub struct FakeArgs {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum StallInArg {
+    /// The tasks are threads; the stalled one waits for a wake-up that never comes
     Thread,
+    /// The tasks are processes; the stalled one stops itself with SIGSTOP
     Process,
 }
 
+/// schbench's flags are accepted as spelt there (`-t/--threads`, `-w/--warmuptime`,
+/// `-s/--sleep_usec`, `-F/--cache_footprint`, `-L/--no-locking`, `-M/-W auto`, `-J/--jobname`, ...)
+/// with schbench's meaning; those with no counterpart here are refused with the reason.
 #[derive(Debug, Args)]
 pub struct WakeupArgs {
     /// Message threads.
     #[arg(long, short = 'm', value_name = "M", default_value_t = 1)]
     pub message_threads: u64,
-    /// Workers per message thread [default: ceil(usable CPUs / M)]
-    #[arg(long, short = 't', value_name = "T")]
+    /// Workers per message thread; 0 means the default, as in schbench [default: ceil(usable CPUs / M)]
+    #[arg(long, short = 't', value_name = "T", visible_alias = "threads")]
     pub workers: Option<u64>,
-    /// Seconds measured per iteration.
+    /// Seconds measured per iteration. Not schbench's 30: schedlab measures --iterations windows
+    /// per case (5 + 1 warm-up by default, one minute at 10 s), and case names hold the runtime,
+    /// so a new default would part new runs from stored ones.
     #[arg(long, short = 'r', value_name = "SEC", default_value_t = 10)]
     pub runtime: u64,
-    /// Seconds run before each iteration's measured window, samples discarded.
-    #[arg(long, short = 'w', value_name = "SEC", default_value_t = 0)]
+    /// Seconds run before each iteration's measured window, samples discarded (schbench's
+    /// --warmuptime; not --warmup, which counts warm-up iterations).
+    #[arg(
+        long,
+        short = 'w',
+        value_name = "SEC",
+        default_value_t = 0,
+        visible_alias = "warmuptime"
+    )]
     pub warmup_sec: u64,
     /// Request mode: sleep at the start of each request [default: 100]
-    #[arg(long, short = 's', value_name = "USEC")]
+    #[arg(long, short = 's', value_name = "USEC", visible_alias = "sleep_usec")]
     pub sleep_usec: Option<u64>,
     /// Request mode: matrix multiplies per request [default: 5]
     #[arg(long, short = 'n', value_name = "N")]
     pub operations: Option<u64>,
     /// Request mode: KiB the three matrices of each worker fill [default: 256]
-    #[arg(long, short = 'F', value_name = "KB")]
+    #[arg(
+        long,
+        short = 'F',
+        value_name = "KB",
+        visible_alias = "cache_footprint"
+    )]
     pub cache_footprint: Option<u64>,
     /// Request mode: no per-CPU lock (and no preemption penalty) around the math.
-    #[arg(long, short = 'L')]
+    #[arg(long, short = 'L', visible_alias = "no-locking")]
     pub no_lock: bool,
-    /// Pipe mode: no sleep and no math; worker and message thread exchange BYTES per round (at most 1 MiB).
+    /// Pipe mode: no sleep and no math; worker and message thread exchange BYTES per round (at
+    /// most 1 MiB; 0: off, as in schbench).
     #[arg(long, short = 'p', value_name = "BYTES")]
     pub pipe: Option<u64>,
-    /// Open-loop mode: N requests per second arrive whatever the service time; latency counts queueing.
+    /// Open-loop mode: N requests per second arrive whatever the service time; latency counts
+    /// queueing (0: off, as in schbench).
     #[arg(long, short = 'R', value_name = "N")]
     pub rps: Option<u64>,
-    /// Pin message thread i to the (i mod n)-th CPU of LIST (e.g. 0-1,4).
-    #[arg(long, short = 'M', value_name = "LIST")]
+    /// Pin message thread i to the (i mod n)-th CPU of LIST (e.g. 0-1,4). `auto`, as in schbench:
+    /// message thread i alone on the i-th usable CPU, every worker on the usable CPUs left.
+    #[arg(long, short = 'M', value_name = "LIST|auto")]
     pub message_cpus: Option<String>,
-    /// Let every worker run only on the CPUs of LIST (e.g. 2-7).
-    #[arg(long, short = 'W', value_name = "LIST")]
+    /// Let every worker run only on the CPUs of LIST (e.g. 2-7); `auto` as for --message-cpus.
+    #[arg(long, short = 'W', value_name = "LIST|auto")]
     pub worker_cpus: Option<String>,
+    /// schbench's job name: becomes the run's --label.
+    #[arg(long, short = 'J', value_name = "NAME")]
+    pub jobname: Option<String>,
+    /// schbench's -C/--calibrate: refused (see docs/cli.md).
+    #[arg(long = "calibrate", short = 'C', hide = true)]
+    pub refused_calibrate: bool,
+    /// schbench's -A/--auto-rps: refused.
+    #[arg(long = "auto-rps", short = 'A', value_name = "PCT", hide = true)]
+    pub refused_auto_rps: Option<String>,
+    /// schbench's -i/--intervaltime: refused.
+    #[arg(long = "intervaltime", short = 'i', value_name = "SEC", hide = true)]
+    pub refused_intervaltime: Option<String>,
+    /// schbench's -z/--zerotime: refused.
+    #[arg(long = "zerotime", short = 'z', value_name = "SEC", hide = true)]
+    pub refused_zerotime: Option<String>,
+    /// schbench's -j/--json FILE: refused.
+    #[arg(long = "json", short = 'j', value_name = "FILE", hide = true)]
+    pub refused_json: Option<String>,
+    /// schbench's --split PCT: refused.
+    #[arg(long = "split", value_name = "PCT", hide = true)]
+    pub refused_split: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -378,6 +536,7 @@ pub struct RunsArgs {
     /// Show at most N runs.
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
+    /// Output format on stdout.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
     #[command(flatten)]
@@ -389,6 +548,7 @@ pub struct ShowArgs {
     /// A run id (digits) or a label.
     #[arg(value_name = "RUN-ID|LABEL")]
     pub run: String,
+    /// Output format on stdout.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
     #[command(flatten)]
@@ -397,6 +557,7 @@ pub struct ShowArgs {
 
 #[derive(Debug, Args)]
 pub struct EnvArgs {
+    /// Output format on stdout.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
 }
@@ -415,9 +576,13 @@ pub enum CompareStyle {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum CompareFormat {
+    /// The style's layout as aligned text, then the statistics footer
     Text,
+    /// The style's tables as Markdown (ministat's plot in a fenced block), the footer as a list
     Markdown,
+    /// Every figure of every row, one row per line, whatever the style
     Csv,
+    /// Every figure of every row and the footer, whatever the style (see docs/json-schema.md)
     Json,
 }
 
@@ -480,34 +645,38 @@ pub struct SidesArgs {
     #[arg(long, value_name = "auto|none|ID", default_value = "auto")]
     pub calibration: String,
     #[command(flatten)]
-    pub decision: DecisionArgs,
-    #[command(flatten)]
     pub db: DbArg,
+    // Last: a flattened heading holds for every argument after it.
+    #[command(flatten, next_help_heading = DECISION_OPTIONS)]
+    pub decision: DecisionArgs,
 }
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    #[command(flatten)]
-    pub sides: SidesArgs,
+    /// The layout of text and markdown output.
     #[arg(long, value_enum, default_value_t = CompareStyle::Schedtests)]
     pub style: CompareStyle,
+    /// Output format on stdout.
     #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
     pub format: CompareFormat,
+    #[command(flatten)]
+    pub sides: SidesArgs,
 }
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    #[command(flatten)]
-    pub sides: SidesArgs,
     /// Write the report to this HTML file (replaced whole, never left half-written).
     #[arg(long, value_name = "FILE", required = true)]
     pub html: PathBuf,
+    #[command(flatten)]
+    pub sides: SidesArgs,
 }
 
 #[derive(Debug, Args)]
 pub struct StatArgs {
-    /// Data files: one number per line (`#` starts a comment); the first is the baseline.
-    #[arg(value_name = "FILE", required = true, num_args = 2..)]
+    /// Data files: one number per line (`#` starts a comment); the first is the baseline, `-` is
+    /// standard input (also when no file is given). One file: its statistics only.
+    #[arg(value_name = "FILE")]
     pub files: Vec<std::path::PathBuf>,
     /// Column to read (1-based), as ministat's -C.
     #[arg(long = "column", short = 'C', value_name = "N", default_value_t = 1)]
@@ -523,12 +692,37 @@ pub struct StatArgs {
     /// The numbers improve when they grow (default: lower is better, like times).
     #[arg(long)]
     pub higher_is_better: bool,
+    /// The layout of text and markdown output.
     #[arg(long, value_enum, default_value_t = CompareStyle::Ministat)]
     pub style: CompareStyle,
+    /// Output format on stdout.
     #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
     pub format: CompareFormat,
     #[command(flatten)]
+    pub ministat: MinistatArgs,
+    #[command(flatten, next_help_heading = DECISION_OPTIONS)]
     pub decision: DecisionArgs,
+}
+
+/// ministat's own switches for its layout (`--style ministat`, text or markdown).
+#[derive(Debug, Args)]
+#[command(next_help_heading = "ministat options")]
+pub struct MinistatArgs {
+    /// No plot: the statistics and the comparisons only (ministat -A).
+    #[arg(short = 'A', long = "no-plot")]
+    pub no_plot: bool,
+    /// The statistics of each file only: no plot, no comparison, no verdict (ministat -n).
+    #[arg(short = 'n', long = "stats-only")]
+    pub stats_only: bool,
+    /// No legend of file names and no statistics header (ministat -q).
+    #[arg(short = 'q', long = "quiet")]
+    pub quiet: bool,
+    /// Each file's average, median and stddev bar on a line of its own in the plot (ministat -s).
+    #[arg(short = 's', long = "separate-bars")]
+    pub separate: bool,
+    /// Width of the plot in characters (ministat -w) [default: 74]
+    #[arg(short = 'w', long = "width", value_name = "WIDTH")]
+    pub width: Option<usize>,
 }
 
 #[derive(Debug, Args)]
@@ -557,26 +751,34 @@ pub struct AbArgs {
     /// With --until-decided: the most rounds to run (the plan the alpha spending is made for).
     #[arg(long, value_name = "N", requires = "until_decided")]
     pub max_rounds: Option<u32>,
-    /// With --until-decided: how rows are decided after each round.
-    #[command(flatten)]
-    pub decision: DecisionArgs,
     /// Run a built-in suite or a suite file instead of one workload.
     #[arg(long, value_name = "NAME|FILE")]
     pub suite: Option<String>,
+    /// With --until-decided: how rows are decided after each round.
+    #[command(flatten, next_help_heading = DECISION_OPTIONS)]
+    pub decision: DecisionArgs,
     #[command(flatten)]
-    pub options: RunOptions,
+    pub plan: PlanOptions,
+    /// Name of the experiment: its runs are labelled NAME-a and NAME-b [default: ab-<unix time>]
+    #[arg(long, value_name = "NAME", global = true, help_heading = RUN_OPTIONS)]
+    pub label: Option<String>,
+    /// No progress bar on stderr, and no line per visit.
+    #[arg(long, short = 'q', global = true, help_heading = RUN_OPTIONS)]
+    pub quiet: bool,
+    #[command(flatten, next_help_heading = RUN_OPTIONS)]
+    pub db: DbArg,
     #[command(subcommand)]
     pub workload: Option<WorkloadCommand>,
 }
 
 #[derive(Debug, Args)]
 pub struct CalibrateArgs {
-    /// Runs of the same cases to make (at least 3).
-    #[arg(long, value_name = "C", default_value_t = 6)]
-    pub runs: u32,
-    /// Pause between runs, seconds, so the runs sample the machine apart in time.
-    #[arg(long, value_name = "SEC", default_value_t = 5.0)]
-    pub pause: f64,
+    /// Runs of the same cases to make (at least 3) [default: 6]
+    #[arg(long, value_name = "C")]
+    pub runs: Option<u32>,
+    /// Pause between runs, seconds, so the runs sample the machine apart in time [default: 5]
+    #[arg(long, value_name = "SEC")]
+    pub pause: Option<f64>,
     /// Compute a calibration from the stored complete runs of LABEL instead of running anything.
     #[arg(long, value_name = "LABEL", conflicts_with_all = ["list", "show", "suite"])]
     pub from: Option<String>,
@@ -589,8 +791,20 @@ pub struct CalibrateArgs {
     /// Calibrate a built-in suite or a suite file instead of one workload.
     #[arg(long, value_name = "NAME|FILE")]
     pub suite: Option<String>,
+    /// Output format of the calibration report (and of --list) on stdout.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text, global = true)]
+    pub format: OutputFormat,
     #[command(flatten)]
-    pub options: RunOptions,
+    pub plan: PlanOptions,
+    /// Label of the calibration runs [default: calibrate-<suite or workload>]; calibrating again
+    /// under the same label on later boots adds the boot-to-boot component.
+    #[arg(long, value_name = "TEXT", global = true, help_heading = RUN_OPTIONS)]
+    pub label: Option<String>,
+    /// No progress bar on stderr, and no line per calibration run.
+    #[arg(long, short = 'q', global = true, help_heading = RUN_OPTIONS)]
+    pub quiet: bool,
+    #[command(flatten, next_help_heading = RUN_OPTIONS)]
+    pub db: DbArg,
     #[command(subcommand)]
     pub workload: Option<WorkloadCommand>,
 }
@@ -629,7 +843,9 @@ pub struct CampaignStartArgs {
     #[arg(long, value_name = "NAME|FILE")]
     pub suite: Option<String>,
     #[command(flatten)]
-    pub options: RunOptions,
+    pub plan: PlanOptions,
+    #[command(flatten, next_help_heading = RUN_OPTIONS)]
+    pub db: DbArg,
     #[command(subcommand)]
     pub workload: Option<WorkloadCommand>,
 }
@@ -677,6 +893,7 @@ pub struct DbCheckArgs {
     /// Run SQLite's quick_check instead of the full integrity_check (faster on big files).
     #[arg(long)]
     pub quick: bool,
+    /// Output format on stdout.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
     #[command(flatten)]

@@ -38,8 +38,14 @@ fn main() -> ExitCode {
 fn clap_failure(e: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
     match e.kind() {
-        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+        ErrorKind::DisplayHelp => {
             let _ = e.print();
+            ExitCode::SUCCESS
+        }
+        // clap names a subcommand's version `schedlab-run`; the program is schedlab whatever
+        // subcommand asks.
+        ErrorKind::DisplayVersion => {
+            let _ = writeln!(std::io::stdout(), "schedlab {}", env!("CARGO_PKG_VERSION"));
             ExitCode::SUCCESS
         }
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand | ErrorKind::MissingSubcommand => {

@@ -125,6 +125,13 @@ fn help(path: &[String]) -> Help {
             continue;
         }
         let trimmed = line.trim_start();
+        // Flags sit under "Options:" and under headings of their own ("Run options:",
+        // "Decision options:", "ministat options:").
+        let section = if section.ends_with("options:") || section.ends_with("Options:") {
+            "Options:"
+        } else {
+            section
+        };
         match section {
             "Commands:" => {
                 let name = trimmed.split_whitespace().next().unwrap();
@@ -135,8 +142,9 @@ fn help(path: &[String]) -> Help {
             "Arguments:" => {
                 let names = trimmed.split("  ").next().unwrap();
                 for name in names.split_whitespace() {
-                    let name = name.trim_start_matches('<').trim_end_matches("...");
-                    let name = name.trim_end_matches('>').to_string();
+                    // `<NAME>`, `<NAME>...`, and optional ones: `[NAME]...`.
+                    let name = name.trim_start_matches(['<', '[']).trim_end_matches("...");
+                    let name = name.trim_end_matches(['>', ']']).to_string();
                     if !help.positionals.contains(&name) {
                         help.positionals.push(name);
                     }

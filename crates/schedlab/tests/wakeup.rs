@@ -210,7 +210,8 @@ fn list_names_the_workload_and_its_suites() {
 fn bad_input_is_refused_with_exit_code_2() {
     let (_d, db) = temp_db();
     for (args, needle) in [
-        (&["-t", "0"][..], "--workers"),
+        // (`-t 0` is schbench's "the default": tests/reference_flags.rs.)
+        (&["-t", "5000"][..], "--workers"),
         (&["-m", "0"][..], "--message-threads"),
         (&["-r", "0"][..], "--runtime"),
         (&["--pipe", "2000000"][..], "--pipe"),

@@ -4,27 +4,63 @@
 //! there are several cases. The numbers are benchstat's own readings, computed in the model, so
 //! they can be set beside schedlab's marks.
 use schedlab_analysis::model::{Comparison, Row};
+use schedlab_analysis::units::Design;
 
 use super::table::{Align, Table};
 use crate::text::format_value;
 
-pub const NOTE_CI: &str = "¹ need >= 6 samples for confidence interval at level 0.95";
-pub const NOTE_DETECT: &str = "² need >= 4 samples to detect a difference at alpha level 0.05";
+/// benchstat's footnotes, in benchstat's words but counting compare's units: its "samples" are
+/// the row's units (one per run, boot, A/B round or data line), never the iterations of a run,
+/// so a side of one run has one sample however many iterations it ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Note {
+    /// ¹ no confidence interval: fewer than 6 units on a side.
+    Ci,
+    /// ² no difference detectable: fewer than 4 units on a side.
+    Detect,
+}
 
-fn center_cell(median: Option<f64>, spread: Option<f64>, notes: &mut Vec<&'static str>) -> String {
+impl Note {
+    pub fn text(self, design: Option<Design>) -> String {
+        let units = units_per_side(design);
+        let why = match design {
+            Some(Design::Values) => "",
+            _ => " (benchstat's samples are compare's units, not iterations: docs/statistics.md)",
+        };
+        match self {
+            Note::Ci => format!("¹ need >= 6 {units} for a confidence interval at level 0.95{why}"),
+            Note::Detect => {
+                format!("² need >= 4 {units} to detect a difference at alpha level 0.05")
+            }
+        }
+    }
+}
+
+/// "runs per side" and the like: what one more sample means for the row's design.
+fn units_per_side(design: Option<Design>) -> &'static str {
+    match design {
+        Some(Design::Runs) => "runs per side",
+        Some(Design::Boots) => "boots per side",
+        Some(Design::Pairs) => "A/B rounds",
+        Some(Design::Values) => "values per file",
+        None => "units per side",
+    }
+}
+
+fn center_cell(median: Option<f64>, spread: Option<f64>, notes: &mut Vec<Note>) -> String {
     let median = median.map_or("-".to_string(), format_value);
     match spread {
         Some(spread) => format!("{median} ± {spread:.0}%"),
         None => {
-            if !notes.contains(&NOTE_CI) {
-                notes.push(NOTE_CI);
+            if !notes.contains(&Note::Ci) {
+                notes.push(Note::Ci);
             }
             format!("{median} ± ∞ ¹")
         }
     }
 }
 
-fn delta_cell(row: &Row, notes: &mut Vec<&'static str>) -> String {
+fn delta_cell(row: &Row, notes: &mut Vec<Note>) -> String {
     let (nb, nc) = (row.base_side.n, row.candidate_side.n);
     let n = if nb == nc {
         format!("n={nb}")
@@ -36,8 +72,8 @@ fn delta_cell(row: &Row, notes: &mut Vec<&'static str>) -> String {
         return "?".to_string();
     };
     if b.too_few_to_detect {
-        if !notes.contains(&NOTE_DETECT) {
-            notes.push(NOTE_DETECT);
+        if !notes.contains(&Note::Detect) {
+            notes.push(Note::Detect);
         }
         return format!("~ (p={p:.3} {n}) ²");
     }
@@ -47,7 +83,8 @@ fn delta_cell(row: &Row, notes: &mut Vec<&'static str>) -> String {
     }
 }
 
-pub fn tables(c: &Comparison) -> Vec<(String, Table, Vec<&'static str>)> {
+/// One table per metric, with the footnotes its cells call for, worded for the metric's units.
+pub fn tables(c: &Comparison) -> Vec<(String, Table, Vec<String>)> {
     let mut metrics: Vec<(&str, &str)> = Vec::new();
     for row in &c.rows {
         if !metrics.iter().any(|(m, _)| *m == row.metric) {
@@ -119,6 +156,18 @@ pub fn tables(c: &Comparison) -> Vec<(String, Table, Vec<&'static str>)> {
             }
             table.push(cells);
         }
+        let designs: Vec<Design> = c
+            .rows
+            .iter()
+            .filter(|r| r.metric == metric)
+            .map(|r| r.design)
+            .collect();
+        // One wording when every row of the table counts the same units.
+        let design = designs
+            .first()
+            .copied()
+            .filter(|d| designs.iter().all(|e| e == d));
+        let notes = notes.into_iter().map(|n| n.text(design)).collect();
         out.push((metric.to_string(), table, notes));
     }
     out

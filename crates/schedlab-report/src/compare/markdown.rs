@@ -38,6 +38,25 @@ pub fn write(c: &Comparison, style: Style, out: &mut dyn Write) -> std::io::Resu
             }
         }
     }
+    write_footer(c, out)
+}
+
+/// The ministat style with ministat's switches, as `text::write_ministat` in a fenced block.
+pub fn write_ministat(
+    c: &Comparison,
+    layout: ministat::Layout,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    writeln!(out, "```")?;
+    ministat::write_with(c, layout, out)?;
+    writeln!(out, "```\n")?;
+    if layout.differences {
+        write_footer(c, out)?;
+    }
+    Ok(())
+}
+
+fn write_footer(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
     for line in &c.footer.text {
         writeln!(out, "- {line}")?;
     }

@@ -29,11 +29,44 @@ fn stddev(xs: &[f64]) -> f64 {
     (xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (xs.len() - 1) as f64).sqrt()
 }
 
+/// What of ministat's report to print: its switches `-A` (no plot), `-n` (statistics only),
+/// `-q` (no legend or header), `-s` (a bar line per dataset) and `-w` (plot width).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    /// The ASCII-art plot (off with `-A` and `-n`).
+    pub plot: bool,
+    /// Each candidate's difference, schedlab's verdict and the statistics footer (off with `-n`).
+    pub differences: bool,
+    /// The dataset legend, the block heading and the statistics header (off with `-q`).
+    pub legend: bool,
+    /// Each dataset's mean ± sd, median and mean bar on its own line (`-s`).
+    pub separate_bars: bool,
+    /// Plot width in characters between the borders (`-w`).
+    pub width: usize,
+}
+
+impl Default for Layout {
+    fn default() -> Self {
+        Layout {
+            plot: true,
+            differences: true,
+            legend: true,
+            separate_bars: false,
+            width: DEFAULT_WIDTH,
+        }
+    }
+}
+
 /// The plot ministat draws for `datasets` (each sorted ascending), as lines without newlines.
 /// Implemented from ministat's description: the x range covers every dataset's min, max and
 /// mean ± one standard deviation; points stack upwards in their column; one bar line shows each
 /// dataset's mean ± sd (`|___|`), median (`M`) and mean (`A`).
 pub fn plot(datasets: &[Vec<f64>], width: usize) -> Vec<String> {
+    plot_bars(datasets, width, false)
+}
+
+/// [`plot`], with each dataset's bar on a line of its own when `separate` (ministat -s).
+pub fn plot_bars(datasets: &[Vec<f64>], width: usize, separate: bool) -> Vec<String> {
     let width = width.max(2);
     let (mut min, mut max) = (f64::INFINITY, f64::NEG_INFINITY);
     for ds in datasets {
@@ -56,9 +89,10 @@ pub fn plot(datasets: &[Vec<f64>], width: usize) -> Vec<String> {
 
     let mut rows: Vec<Vec<u8>> = vec![vec![0; width]];
     let mut height = 0;
-    let mut bar = vec![0u8; width];
+    let mut bars = vec![vec![0u8; width]; if separate { datasets.len() } else { 1 }];
     for (index, ds) in datasets.iter().enumerate() {
         let val = (index + 1) as u8;
+        let bar = &mut bars[if separate { index } else { 0 }];
         // The tallest stack of this dataset decides the plot's height, as in ministat.
         let mut tallest = 1;
         let mut run = 0;
@@ -105,23 +139,26 @@ pub fn plot(datasets: &[Vec<f64>], width: usize) -> Vec<String> {
             .collect();
         lines.push(format!("|{cells}|"));
     }
-    let bar: String = bar
-        .iter()
-        .map(|&k| if k == 0 { ' ' } else { k as char })
-        .collect();
-    lines.push(format!("|{bar}|"));
+    for bar in &bars {
+        let bar: String = bar
+            .iter()
+            .map(|&k| if k == 0 { ' ' } else { k as char })
+            .collect();
+        lines.push(format!("|{bar}|"));
+    }
     lines.push(border);
     lines
 }
 
 /// One ministat report: the legend, the plot of each dataset and the vitals and differences the
-/// model computed.
+/// model computed (as much of it as `layout` asks for; `differences` may be empty when it asks
+/// for none).
 pub fn write_block(
     names: &[String],
     datasets: &[Vec<f64>],
     vitals: &[Option<MinistatVitals>],
     differences: &[&MinistatFigures],
-    width: usize,
+    layout: Layout,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     let sorted: Vec<Vec<f64>> = datasets
@@ -132,23 +169,29 @@ pub fn write_block(
             d
         })
         .collect();
-    for (i, name) in names.iter().enumerate() {
-        writeln!(out, "{} {name}", SYMBOLS[(i + 1).min(SYMBOLS.len() - 1)])?;
+    if layout.legend {
+        for (i, name) in names.iter().enumerate() {
+            writeln!(out, "{} {name}", SYMBOLS[(i + 1).min(SYMBOLS.len() - 1)])?;
+        }
     }
-    if sorted.iter().all(|d| !d.is_empty()) {
-        for line in plot(&sorted, width) {
+    if layout.plot && sorted.iter().all(|d| !d.is_empty()) {
+        for line in plot_bars(&sorted, layout.width, layout.separate_bars) {
             writeln!(out, "{line}")?;
         }
     }
-    writeln!(out, "{VITALS_HEAD}")?;
+    if layout.legend {
+        writeln!(out, "{VITALS_HEAD}")?;
+    }
     for (i, ds) in sorted.iter().enumerate() {
         let symbol = SYMBOLS[(i + 1).min(SYMBOLS.len() - 1)];
         match vitals.get(i).copied().flatten() {
             Some(v) => writeln!(out, "{}", v.to_ministat_line(symbol))?,
             None => writeln!(out, "{symbol} {:>3} (too few to describe)", ds.len())?,
         }
-        if i > 0 {
-            let figures = differences[i - 1];
+        if i > 0 && layout.differences {
+            let Some(figures) = differences.get(i - 1) else {
+                continue;
+            };
             match (&figures.difference, &figures.no_test) {
                 (Some(d), _) => write!(out, "{}", d.to_ministat_text())?,
                 (None, Some(why)) => writeln!(out, "no test: {why}")?,
@@ -160,19 +203,26 @@ pub fn write_block(
 }
 
 pub fn write(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
+    write_with(c, Layout::default(), out)
+}
+
+/// The ministat blocks of every case and metric, each followed by schedlab's verdicts.
+pub fn write_with(c: &Comparison, layout: Layout, out: &mut dyn Write) -> std::io::Result<()> {
     for (i, rows) in c.rows_by_case_metric().into_iter().enumerate() {
         if i > 0 {
             writeln!(out)?;
         }
         let first = rows[0];
-        writeln!(
-            out,
-            "{} · {} ({} is better; one value per {})",
-            first.case,
-            first.metric,
-            first.better.as_str(),
-            unit_noun(first.design)
-        )?;
+        if layout.legend {
+            writeln!(
+                out,
+                "{} · {} ({} is better; {})",
+                first.case,
+                first.metric,
+                first.better.as_str(),
+                unit_phrase(first.design)
+            )?;
+        }
         let mut names = vec![c.base.name.clone()];
         let mut datasets = vec![first.base_side.units.clone()];
         let mut vitals = vec![first.base_side.ministat];
@@ -183,20 +233,23 @@ pub fn write(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
             vitals.push(row.candidate_side.ministat);
             differences.push(&row.styles.ministat);
         }
-        write_block(&names, &datasets, &vitals, &differences, DEFAULT_WIDTH, out)?;
-        for row in &rows {
-            writeln!(out, "schedlab: {} {}", row.candidate, verdict_phrase(row))?;
+        write_block(&names, &datasets, &vitals, &differences, layout, out)?;
+        if layout.differences {
+            for row in &rows {
+                writeln!(out, "schedlab: {} {}", row.candidate, verdict_phrase(row))?;
+            }
         }
     }
     Ok(())
 }
 
-fn unit_noun(design: Design) -> &'static str {
+/// What one value of a dataset is.
+fn unit_phrase(design: Design) -> &'static str {
     match design {
-        Design::Runs => "run",
-        Design::Boots => "boot",
-        Design::Pairs => "A/B round",
-        Design::Values => "value",
+        Design::Runs => "one value per run",
+        Design::Boots => "one value per boot",
+        Design::Pairs => "one value per A/B round",
+        Design::Values => "one value per line of each file",
     }
 }
 

@@ -41,6 +41,15 @@ impl Table {
     }
 
     pub fn write_text(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        self.write_text_lines(true, out)
+    }
+
+    /// The rows as aligned text without the header line (whose cells still count for widths).
+    pub fn write_rows_text(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        self.write_text_lines(false, out)
+    }
+
+    fn write_text_lines(&self, header: bool, out: &mut dyn Write) -> std::io::Result<()> {
         let widths = self.widths();
         let line = |cells: &[String]| {
             let mut text = String::new();
@@ -63,7 +72,9 @@ impl Table {
             }
             text.trim_end().to_string()
         };
-        writeln!(out, "{}", line(&self.header))?;
+        if header {
+            writeln!(out, "{}", line(&self.header))?;
+        }
         for row in &self.rows {
             writeln!(out, "{}", line(row))?;
         }

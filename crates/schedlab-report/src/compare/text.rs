@@ -46,6 +46,21 @@ pub fn write(c: &Comparison, style: Style, out: &mut dyn Write) -> std::io::Resu
     write_footer(c, out)
 }
 
+/// The ministat style with ministat's switches (`schedlab stat -A -n -q -s -w`); the statistics
+/// footer goes with the differences (`-n` leaves both out).
+pub fn write_ministat(
+    c: &Comparison,
+    layout: ministat::Layout,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    ministat::write_with(c, layout, out)?;
+    if layout.differences {
+        writeln!(out)?;
+        write_footer(c, out)?;
+    }
+    Ok(())
+}
+
 pub fn write_footer(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
     for line in &c.footer.text {
         writeln!(out, "{line}")?;

@@ -54,16 +54,6 @@ pub fn shell(what: &str, command: &str) -> Result<(), Failure> {
 }
 
 pub fn ab(args: &AbArgs) -> Result<ExitCode, Failure> {
-    if args.options.no_store {
-        return Err(Failure::bad_input(
-            "ab stores its runs as one experiment; --no-store does not apply",
-        ));
-    }
-    if args.options.dry_run {
-        return Err(Failure::bad_input(
-            "ab has no --dry-run; use `schedlab run … --dry-run` for the cases",
-        ));
-    }
     let sequential = match (args.until_decided, args.max_rounds) {
         (true, Some(max)) if (2..=1000).contains(&max) => Some(SequentialPlan {
             max_rounds: max,
@@ -84,13 +74,20 @@ pub fn ab(args: &AbArgs) -> Result<ExitCode, Failure> {
     }
     // Checked before anything runs, so a typo never costs a night.
     settings(&args.decision)?;
-    let plan = plan_from_parts(args.suite.as_ref(), args.workload.as_ref(), &args.options)?;
-    let name = match &args.options.label {
+    // The label (or schbench's --jobname) names the experiment; each visit gets its arm's label
+    // below.
+    let plan = plan_from_parts(
+        args.suite.as_ref(),
+        args.workload.as_ref(),
+        &args.plan,
+        args.label.as_ref(),
+    )?;
+    let name = match &plan.label {
         Some(label) => label.clone(),
         None => format!("ab-{}", sys::realtime_ns() / 1_000_000_000),
     };
     validate_label(&arm_label(&name, Arm::A))?;
-    let mut store = SqliteStore::open(&db_path(&args.options.db)?)?;
+    let mut store = SqliteStore::open(&db_path(&args.db)?)?;
     let spec = serde_json::json!({
         "a": args.apply_a,
         "b": args.apply_b,
@@ -194,7 +191,7 @@ fn visit_all(
     store: &mut SqliteStore,
 ) -> Result<(u32, Option<Comparison>), Failure> {
     let fingerprint = Fingerprint::collect();
-    let mut progress = ProgressLine::new(args.options.quiet);
+    let mut progress = ProgressLine::new(args.quiet);
     let mut visits = 0;
     let mut last = None;
     for round in 0..rounds {
@@ -241,7 +238,7 @@ fn visit_all(
                     )
                 })
                 .count();
-            if !args.options.quiet {
+            if !args.quiet {
                 progress.suspend(|| {
                     eprintln!(
                         "schedlab: round {} of at most {rounds}: {decided} of {} rows decided",

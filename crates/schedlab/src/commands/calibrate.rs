@@ -27,6 +27,8 @@ use crate::progress::ProgressLine;
 /// The level the report's detectable changes are stated at.
 const REPORT_ALPHA: f64 = 0.05;
 const MAX_RUNS: u32 = 1000;
+const DEFAULT_RUNS: u32 = 6;
+const DEFAULT_PAUSE_SEC: f64 = 5.0;
 
 pub fn calibrate(args: &CalibrateArgs) -> Result<ExitCode, Failure> {
     let reads_stored = args.list || args.show.is_some() || args.from.is_some();
@@ -35,6 +37,24 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<ExitCode, Failure> {
             "--list, --show and --from read stored runs; they take no workload",
         ));
     }
+    if reads_stored {
+        // They run nothing: an option that shapes runs would be ignored, so it is refused.
+        let given = args.plan.first_given().or_else(|| {
+            [
+                ("--runs", args.runs.is_some()),
+                ("--pause", args.pause.is_some()),
+                ("--label", args.label.is_some()),
+            ]
+            .iter()
+            .find(|(_, g)| *g)
+            .map(|(f, _)| *f)
+        });
+        if let Some(flag) = given {
+            return Err(Failure::bad_input(format!(
+                "--list, --show and --from read stored runs; {flag} does not apply"
+            )));
+        }
+    }
     if args.list {
         return list(args);
     }
@@ -42,31 +62,32 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<ExitCode, Failure> {
         return show(args, id);
     }
     if let Some(label) = &args.from {
-        let mut store = SqliteStore::open_existing_writer(&db_path(&args.options.db)?)?;
-        return compute_and_store(&mut store, label, None, args.options.format);
+        let mut store = SqliteStore::open_existing_writer(&db_path(&args.db)?)?;
+        return compute_and_store(&mut store, label, None, args.format);
     }
     measure(args)
 }
 
 fn measure(args: &CalibrateArgs) -> Result<ExitCode, Failure> {
-    if args.runs < 3 || args.runs > MAX_RUNS {
+    let runs = args.runs.unwrap_or(DEFAULT_RUNS);
+    let pause = args.pause.unwrap_or(DEFAULT_PAUSE_SEC);
+    if !(3..=MAX_RUNS).contains(&runs) {
         return Err(Failure::bad_input(format!(
-            "--runs must be between 3 and {MAX_RUNS}, not {}",
-            args.runs
+            "--runs must be between 3 and {MAX_RUNS}, not {runs}"
         )));
     }
-    if !(args.pause.is_finite() && (0.0..=3600.0).contains(&args.pause)) {
+    if !(pause.is_finite() && (0.0..=3600.0).contains(&pause)) {
         return Err(Failure::bad_input(
             "--pause must be between 0 and 3600 seconds",
         ));
     }
-    if args.options.no_store || args.options.dry_run {
-        return Err(Failure::bad_input(
-            "calibrate stores its runs; --no-store and --dry-run do not apply",
-        ));
-    }
-    let mut plan = plan_from_parts(args.suite.as_ref(), args.workload.as_ref(), &args.options)?;
-    let label = match &args.options.label {
+    let mut plan = plan_from_parts(
+        args.suite.as_ref(),
+        args.workload.as_ref(),
+        &args.plan,
+        args.label.as_ref(),
+    )?;
+    let label = match &plan.label {
         Some(label) => label.clone(),
         None => format!(
             "calibrate-{}",
@@ -77,19 +98,19 @@ fn measure(args: &CalibrateArgs) -> Result<ExitCode, Failure> {
     };
     validate_label(&label)?;
     plan.label = Some(label.clone());
-    let mut store = SqliteStore::open(&db_path(&args.options.db)?)?;
+    let mut store = SqliteStore::open(&db_path(&args.db)?)?;
     sys::install_interrupt_handlers()
         .map_err(|e| Failure::failed(format!("cannot install signal handlers: {e}")))?;
     let fingerprint = Fingerprint::collect();
-    for i in 0..args.runs {
+    for i in 0..runs {
         if i > 0 {
-            runner::pause((args.pause * 1000.0).round() as u64).map_err(Failure::from)?;
+            runner::pause((pause * 1000.0).round() as u64).map_err(Failure::from)?;
         }
-        if !args.options.quiet {
+        if !args.quiet {
             eprintln!(
                 "schedlab: calibration run {} of {} (label {label})",
                 i + 1,
-                args.runs
+                runs
             );
         }
         let mut visit = plan.clone();
@@ -97,13 +118,13 @@ fn measure(args: &CalibrateArgs) -> Result<ExitCode, Failure> {
             // A new case order per run (stored with it), as separate runs would have.
             visit = visit.shuffled(seed.wrapping_add(u64::from(i)));
         }
-        let mut progress = ProgressLine::new(args.options.quiet);
+        let mut progress = ProgressLine::new(args.quiet);
         let (run_id, outcome) = run_stored(&mut store, &visit, &fingerprint, None, &mut progress)?;
         progress.finish();
         outcome_result(outcome, Some(run_id))?;
     }
     let cases: Vec<String> = plan.cases.iter().map(|c| c.name.clone()).collect();
-    compute_and_store(&mut store, &label, Some(&cases), args.options.format)
+    compute_and_store(&mut store, &label, Some(&cases), args.format)
 }
 
 /// Computes a calibration from every complete run of `label` on this machine (restricted to
@@ -190,22 +211,22 @@ fn stored(store: &SqliteStore) -> Result<Vec<Calibration>, Failure> {
 }
 
 fn show(args: &CalibrateArgs, id: i64) -> Result<ExitCode, Failure> {
-    let store = SqliteStore::open_existing(&db_path(&args.options.db)?)?;
+    let store = SqliteStore::open_existing(&db_path(&args.db)?)?;
     let calibration = stored(&store)?
         .into_iter()
         .find(|c| c.id == Some(id))
         .ok_or_else(|| Failure::bad_input(format!("no calibration with id {id}")))?;
-    print_report(&calibration, args.options.format)
+    print_report(&calibration, args.format)
 }
 
 fn list(args: &CalibrateArgs) -> Result<ExitCode, Failure> {
-    let path = db_path(&args.options.db)?;
+    let path = db_path(&args.db)?;
     let calibrations = if path.exists() {
         stored(&SqliteStore::open_existing(&path)?)?
     } else {
         Vec::new()
     };
-    emit(|out| match args.options.format {
+    emit(|out| match args.format {
         OutputFormat::Json => {
             let rows: Vec<serde_json::Value> = calibrations
                 .iter()

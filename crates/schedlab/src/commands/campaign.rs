@@ -135,20 +135,25 @@ fn start(args: &CampaignStartArgs) -> Result<ExitCode, Failure> {
             "--a-kernel and --b-kernel are the same release; a campaign compares two kernels (use `schedlab ab` for settings)",
         ));
     }
-    if args.options.no_store || args.options.dry_run {
+    validate_label(&arm_label(&args.name, Arm::A))?;
+    let plan = plan_from_parts(
+        args.suite.as_ref(),
+        args.workload.as_ref(),
+        &args.plan,
+        None,
+    )?;
+    if plan.label.is_some() {
         return Err(Failure::bad_input(
-            "campaign start takes no --no-store or --dry-run",
+            "a campaign labels its runs NAME-a and NAME-b; --jobname does not apply",
         ));
     }
-    validate_label(&arm_label(&args.name, Arm::A))?;
-    let plan = plan_from_parts(args.suite.as_ref(), args.workload.as_ref(), &args.options)?;
     let spec = CampaignSpec {
         a_kernel: args.a_kernel.clone(),
         b_kernel: args.b_kernel.clone(),
         boots: args.boots,
         plan,
     };
-    let mut store = SqliteStore::open(&db_path(&args.options.db)?)?;
+    let mut store = SqliteStore::open(&db_path(&args.db)?)?;
     store.create_experiment(&Experiment {
         id: None,
         kind: ExperimentKind::Campaign,

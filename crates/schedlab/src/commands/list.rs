@@ -3,31 +3,34 @@ use std::process::ExitCode;
 
 use schedlab_core::suite::{Suite, BUILTIN_SUITES};
 use schedlab_core::workload::WORKLOADS;
+use schedlab_report::compare::table::{Align, Table};
 
 use super::emit;
 use crate::failure::Failure;
 
 pub fn list() -> Result<ExitCode, Failure> {
-    emit(|out| {
-        for w in WORKLOADS {
-            let aliases = if w.aliases.is_empty() {
-                String::new()
-            } else {
-                format!(" (alias {})", w.aliases.join(", "))
-            };
-            writeln!(out, "workload  {:<12} {}{aliases}", w.name, w.summary)?;
-        }
-        for (name, _) in BUILTIN_SUITES {
-            let suite = Suite::builtin(name).expect("built-in suites parse");
-            writeln!(
-                out,
-                "suite     {:<12} {} ({} cases)",
-                name,
-                suite.description,
-                suite.cases.len()
-            )?;
-        }
-        Ok(())
-    })?;
+    // No header: the first word of each line says what it is, as scripts read it.
+    let mut table = Table::new(&[("", Align::Left), ("", Align::Left), ("", Align::Left)]);
+    for w in WORKLOADS {
+        let aliases = if w.aliases.is_empty() {
+            String::new()
+        } else {
+            format!(" (alias {})", w.aliases.join(", "))
+        };
+        table.push(vec![
+            "workload".to_string(),
+            w.name.to_string(),
+            format!("{}{aliases}", w.summary),
+        ]);
+    }
+    for (name, _) in BUILTIN_SUITES {
+        let suite = Suite::builtin(name).expect("built-in suites parse");
+        table.push(vec![
+            "suite".to_string(),
+            name.to_string(),
+            format!("{} ({} cases)", suite.description, suite.cases.len()),
+        ]);
+    }
+    emit(|out| table.write_rows_text(out))?;
     Ok(ExitCode::SUCCESS)
 }

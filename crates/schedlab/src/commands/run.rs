@@ -12,30 +12,30 @@ use schedlab_report::RunReport;
 use schedlab_store::{SqliteStore, Store, StoreSink};
 
 use super::{db_path, emit, report_format};
-use crate::cli::{RunArgs, RunOptions};
+use crate::cli::{OutputFormat, RunArgs};
 use crate::failure::Failure;
 use crate::plan::run_plan;
 use crate::progress::ProgressLine;
 
 pub fn run(args: &RunArgs) -> Result<ExitCode, Failure> {
     let plan = run_plan(args)?;
-    if args.options.dry_run {
-        return dry_run(&plan, &args.options);
+    if args.dry_run {
+        return dry_run(&plan, args);
     }
-    let mut store = if args.options.no_store {
+    let mut store = if args.no_store {
         // Unused, a --db value must still name a store: a mistyped URL should not pass silently.
-        if args.options.db.db.is_some() {
-            db_path(&args.options.db)?;
+        if args.db.db.is_some() {
+            db_path(&args.db)?;
         }
         None
     } else {
-        Some(SqliteStore::open(&db_path(&args.options.db)?)?)
+        Some(SqliteStore::open(&db_path(&args.db)?)?)
     };
     sys::install_interrupt_handlers()
         .map_err(|e| Failure::failed(format!("cannot install signal handlers: {e}")))?;
     let fingerprint = Fingerprint::collect();
     let started_at_ns = sys::realtime_ns();
-    let mut progress = ProgressLine::new(args.options.quiet);
+    let mut progress = ProgressLine::new(args.quiet);
 
     let (run_id, outcome) = match store.as_mut() {
         Some(store) => {
@@ -51,11 +51,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Failure> {
         _ => in_memory_record(plan, fingerprint, started_at_ns, &outcome),
     };
     let printed = emit(|out| {
-        schedlab_report::write(
-            &RunReport::new(&[record]),
-            report_format(args.options.format),
-            out,
-        )
+        schedlab_report::write(&RunReport::new(&[record]), report_format(args.format), out)
     });
     // How the run ended comes first: after a hang-up stdout may be a terminal that is gone, and
     // that must not turn an interrupted run's 129 into a 1.
@@ -131,9 +127,17 @@ fn in_memory_record(
     }
 }
 
-/// Lists the cases in the order they would run, with an estimated duration, and runs nothing.
-fn dry_run(plan: &RunPlan, options: &RunOptions) -> Result<ExitCode, Failure> {
-    let path = db_path(&options.db)?;
+/// One case of a dry run: where it runs in the order and how long an iteration should take.
+struct Estimated {
+    name: String,
+    seconds: Option<f64>,
+    source: estimate::EstimateSource,
+}
+
+/// Lists the cases in the order they would run, with an estimated duration, and runs nothing;
+/// `--format json` prints the whole plan and the estimate as one document.
+fn dry_run(plan: &RunPlan, args: &RunArgs) -> Result<ExitCode, Failure> {
+    let path = db_path(&args.db)?;
     // History is optional: a missing or unreadable database just means rules of thumb.
     let store = path
         .exists()
@@ -143,7 +147,7 @@ fn dry_run(plan: &RunPlan, options: &RunOptions) -> Result<ExitCode, Failure> {
     let mut known_total = 0.0;
     let mut unknown = 0;
     let mut rows = Vec::new();
-    for (i, case) in plan.cases.iter().enumerate() {
+    for case in &plan.cases {
         let history = store
             .as_ref()
             .and_then(|s| s.median_wall_time_sec(&case.name).ok().flatten());
@@ -152,9 +156,42 @@ fn dry_run(plan: &RunPlan, options: &RunOptions) -> Result<ExitCode, Failure> {
             Some(sec) => known_total += sec * per_case as f64,
             None => unknown += 1,
         }
-        rows.push((i + 1, case.name.clone(), seconds, source));
+        rows.push(Estimated {
+            name: case.name.clone(),
+            seconds,
+            source,
+        });
     }
     known_total += plan.cooldown_ms as f64 / 1000.0 * plan.cases.len().saturating_sub(1) as f64;
+    if args.format == OutputFormat::Json {
+        let cases: Vec<serde_json::Value> = rows
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                serde_json::json!({
+                    "position": i + 1,
+                    "case": r.name,
+                    "iteration_sec": r.seconds,
+                    "source": r.source.as_str(),
+                })
+            })
+            .collect();
+        let document = serde_json::json!({
+            "dry_run": true,
+            "plan": plan,
+            "estimate": {
+                "iterations_per_case": per_case,
+                "cases": cases,
+                "known_sec": known_total,
+                "unknown_cases": unknown,
+            },
+        });
+        return emit(|out| {
+            serde_json::to_writer_pretty(&mut *out, &document)?;
+            writeln!(out)
+        })
+        .map(|()| ExitCode::SUCCESS);
+    }
     emit(|out| {
         let what = plan
             .suite
@@ -179,12 +216,14 @@ fn dry_run(plan: &RunPlan, options: &RunOptions) -> Result<ExitCode, Failure> {
                 "adaptive stopping: until the 95% CI is within ±{ci}% or {max} iterations"
             )?;
         }
-        for (n, name, seconds, source) in &rows {
-            let est = seconds.map_or("?".to_string(), |s| format!("{s:.2} s"));
+        for (i, r) in rows.iter().enumerate() {
+            let est = r.seconds.map_or("?".to_string(), |s| format!("{s:.2} s"));
             writeln!(
                 out,
-                "{n:>4}  {name}  ~{est}/iteration ({})",
-                source.as_str()
+                "{:>4}  {}  ~{est}/iteration ({})",
+                i + 1,
+                r.name,
+                r.source.as_str()
             )?;
         }
         let unknown_note = if unknown > 0 {

@@ -1,6 +1,7 @@
 //! `schedlab runs`: stored runs, newest first.
 use std::process::ExitCode;
 
+use schedlab_report::compare::table::{Align, Table};
 use schedlab_report::model::format_time_ns;
 use schedlab_store::{SqliteStore, Store};
 
@@ -42,25 +43,29 @@ pub fn runs(args: &RunsArgs) -> Result<ExitCode, Failure> {
             if runs.is_empty() {
                 return writeln!(out, "no stored runs in {}", path.display());
             }
-            writeln!(
-                out,
-                "{:>5}  {:<20}  {:<11}  {:<20}  {:>5}  {:>6}  {:<24}  what",
-                "id", "label", "status", "started", "cases", "iters", "kernel"
-            )?;
+            let mut table = Table::new(&[
+                ("id", Align::Right),
+                ("label", Align::Left),
+                ("status", Align::Left),
+                ("started", Align::Left),
+                ("cases", Align::Right),
+                ("iters", Align::Right),
+                ("kernel", Align::Left),
+                ("what", Align::Left),
+            ]);
             for r in &runs {
-                writeln!(
-                    out,
-                    "{:>5}  {:<20}  {:<11}  {:<20}  {:>5}  {:>6}  {:<24}  {}",
-                    r.id,
-                    r.label.as_deref().unwrap_or("-"),
-                    r.status.as_str(),
+                table.push(vec![
+                    r.id.to_string(),
+                    r.label.clone().unwrap_or_else(|| "-".to_string()),
+                    r.status.as_str().to_string(),
                     format_time_ns(r.started_at_ns),
-                    r.case_count,
-                    r.measured_iterations,
-                    r.kernel_release,
-                    r.what
-                )?;
+                    r.case_count.to_string(),
+                    r.measured_iterations.to_string(),
+                    r.kernel_release.clone(),
+                    r.what.clone(),
+                ]);
             }
+            table.write_text(out)?;
             Ok(())
         }
     })?;

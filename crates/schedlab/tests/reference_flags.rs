@@ -1,0 +1,962 @@
+//! The reference tools' command lines: schbench's, hackbench's and `perf bench sched`'s flags
+//! under the workloads that stand in for them, the flags schedlab refuses (with why), every
+//! command line the docs quote (read from the docs, so they cannot drift), and the help and
+//! small behaviours of issue 14: run options under their own heading, described values,
+//! `--dry-run --format json`, `-V` on subcommands, aligned `list` and `runs`, benchstat's
+//! footnotes, and `stat` with ministat's switches.
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+mod common;
+use common::*;
+
+fn json_of(output: &[u8]) -> Value {
+    serde_json::from_slice(output).unwrap_or_else(|e| {
+        panic!("not JSON ({e}): {}", String::from_utf8_lossy(output));
+    })
+}
+
+/// The plan `schedlab run ARGS --dry-run --format json` would run.
+fn dry_plan(db: &Path, args: &[&str]) -> Value {
+    let out = schedlab(db)
+        .arg("run")
+        .args(args)
+        .args(["--dry-run", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    json_of(&out.stdout)["plan"].clone()
+}
+
+/// The one case's workload parameters of `schedlab run ARGS`.
+fn workload(db: &Path, args: &[&str]) -> Value {
+    let plan = dry_plan(db, args);
+    assert_eq!(plan["cases"].as_array().unwrap().len(), 1, "{plan}");
+    plan["cases"][0]["workload"].clone()
+}
+
+fn stderr_of(db: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let out = schedlab(db).args(args).output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+// ---- item 1: the reference tools' flags ----
+
+#[test]
+fn schbench_short_and_long_spellings_mean_what_they_mean_in_schbench() {
+    let (_d, db) = temp_db();
+    let short = workload(
+        &db,
+        &[
+            "schbench", "-m", "2", "-t", "3", "-r", "4", "-w", "1", "-s", "50", "-n", "2", "-F",
+            "128", "-L",
+        ],
+    );
+    let long = workload(
+        &db,
+        &[
+            "schbench",
+            "--message-threads",
+            "2",
+            "--threads",
+            "3",
+            "--runtime",
+            "4",
+            "--warmuptime",
+            "1",
+            "--sleep_usec",
+            "50",
+            "--operations",
+            "2",
+            "--cache_footprint",
+            "128",
+            "--no-locking",
+        ],
+    );
+    let ours = workload(
+        &db,
+        &[
+            "wakeup",
+            "--message-threads=2",
+            "--workers=3",
+            "--runtime=4",
+            "--warmup-sec=1",
+            "--sleep-usec=50",
+            "--operations=2",
+            "--cache-footprint=128",
+            "--no-lock",
+        ],
+    );
+    assert_eq!(short, long);
+    assert_eq!(short, ours);
+    assert_eq!(short["message_threads"], 2);
+    assert_eq!(short["workers"], 3);
+    assert_eq!(short["runtime"], 4);
+    assert_eq!(short["warmup_sec"], 1);
+    assert_eq!(short["sleep_usec"], 50);
+    assert_eq!(short["operations"], 2);
+    assert_eq!(short["cache_footprint"], 128);
+    assert_eq!(short["no_lock"], true);
+
+    for (args, key, value) in [
+        (&["schbench", "-p", "4096"][..], "pipe", 4096),
+        (&["schbench", "--pipe", "4096"], "pipe", 4096),
+        (&["schbench", "-R", "500"], "rps", 500),
+        (&["schbench", "--rps", "500"], "rps", 500),
+    ] {
+        assert_eq!(workload(&db, args)[key], value, "{args:?}");
+    }
+    // schbench's 0 means the default for -t and "off" for -p and -R.
+    let zeros = workload(&db, &["schbench", "-t", "0", "-p", "0", "-R", "0"]);
+    for key in ["workers", "pipe", "rps"] {
+        assert!(zeros.get(key).is_none(), "{key} in {zeros}");
+    }
+    // -J/--jobname names the run, as --label does.
+    for flag in ["-J", "--jobname"] {
+        let plan = dry_plan(&db, &["schbench", flag, "nightly"]);
+        assert_eq!(plan["label"], "nightly");
+    }
+    let (code, stderr) = stderr_of(
+        &db,
+        &["run", "schbench", "-J", "a", "--label", "b", "--dry-run"],
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--jobname"), "{stderr}");
+}
+
+#[test]
+fn warmuptime_is_schbench_seconds_not_a_typo_of_warmup() {
+    let (_d, db) = temp_db();
+    let out = schedlab(&db)
+        .args(["run", "schbench", "--warmuptime", "3", "--dry-run"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("did you mean"), "{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("warmup=3"), "{stdout}");
+    // ... and the warm-up iterations are untouched.
+    assert_eq!(
+        dry_plan(&db, &["schbench", "--warmuptime", "3"])["warmup"],
+        1
+    );
+}
+
+/// The CPUs this process may run on, from /proc (the test's own affinity is schedlab's).
+fn allowed_cpus() -> Vec<u32> {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let list = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap()
+        .trim();
+    let mut cpus = Vec::new();
+    for part in list.split(',') {
+        match part.split_once('-') {
+            Some((a, b)) => cpus.extend(a.parse::<u32>().unwrap()..=b.parse::<u32>().unwrap()),
+            None => cpus.push(part.parse().unwrap()),
+        }
+    }
+    cpus
+}
+
+#[test]
+fn auto_pinning_gives_message_threads_their_own_cpus_and_workers_the_rest() {
+    let (_d, db) = temp_db();
+    let allowed = allowed_cpus();
+    for args in [
+        &["schbench", "-M", "auto"][..],
+        &["schbench", "-W", "auto"],
+        &["schbench", "-M", "auto", "-W", "auto"],
+    ] {
+        if allowed.len() < 2 {
+            let (code, stderr) = stderr_of(&db, &[&["run"], args, &["--dry-run"]].concat());
+            assert_eq!(code, Some(2), "{stderr}");
+            continue;
+        }
+        let w = workload(&db, args);
+        let cpus = |key: &str| -> Vec<u32> {
+            w[key]
+                .as_array()
+                .unwrap_or_else(|| panic!("no {key} in {w}"))
+                .iter()
+                .map(|c| c.as_u64().unwrap() as u32)
+                .collect()
+        };
+        assert_eq!(cpus("message_cpus"), allowed[..1]);
+        assert_eq!(cpus("worker_cpus"), allowed[1..]);
+    }
+    // auto places both kinds of thread: a list for the other one is ambiguous.
+    let (code, stderr) = stderr_of(
+        &db,
+        &["run", "schbench", "-M", "auto", "-W", "0", "--dry-run"],
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("auto"), "{stderr}");
+    // More message threads than CPUs leaves no CPU for the workers.
+    let too_many = (allowed.len() + 1).to_string();
+    let (code, stderr) = stderr_of(
+        &db,
+        &[
+            "run",
+            "schbench",
+            "-m",
+            &too_many,
+            "-M",
+            "auto",
+            "--dry-run",
+        ],
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+}
+
+#[test]
+fn hackbench_and_perf_messaging_spellings() {
+    let (_d, db) = temp_db();
+    let hackbench = workload(
+        &db,
+        &[
+            "hackbench",
+            "--groups",
+            "3",
+            "--fds",
+            "4",
+            "--loops",
+            "5",
+            "--datasize",
+            "64",
+            "--pipe",
+            "--threads",
+        ],
+    );
+    let short = workload(
+        &db,
+        &[
+            "hackbench",
+            "-g",
+            "3",
+            "-f",
+            "4",
+            "-l",
+            "5",
+            "-s",
+            "64",
+            "-p",
+            "-T",
+        ],
+    );
+    assert_eq!(hackbench, short);
+    assert_eq!(hackbench["groups"], 3);
+    assert_eq!(hackbench["fds"], 4);
+    assert_eq!(hackbench["loops"], 5);
+    assert_eq!(hackbench["datasize"], 64);
+    assert_eq!(hackbench["pipe"], true);
+    assert_eq!(hackbench["threads"], true);
+    // hackbench: -P (--process, --processes) is process mode, and the last of -T and -P wins.
+    for (args, threads) in [
+        (&["hackbench", "-P"][..], false),
+        (&["hackbench", "--process"], false),
+        (&["hackbench", "--processes"], false),
+        (&["hackbench", "-T", "-P"], false),
+        (&["hackbench", "-P", "-T"], true),
+    ] {
+        assert_eq!(workload(&db, args)["threads"], threads, "{args:?}");
+    }
+    // perf bench sched messaging: -t/--thread, -g/--group, -l/--nr_loops, -p/--pipe.
+    let perf = workload(
+        &db,
+        &[
+            "messaging",
+            "--thread",
+            "--group",
+            "3",
+            "--nr_loops",
+            "5",
+            "--pipe",
+        ],
+    );
+    let perf_short = workload(&db, &["messaging", "-t", "-g", "3", "-l", "5", "-p"]);
+    assert_eq!(perf, perf_short);
+    assert_eq!(perf["threads"], true);
+    assert_eq!(perf["groups"], 3);
+    assert_eq!(perf["loops"], 5);
+    assert_eq!(perf["pipe"], true);
+}
+
+#[test]
+fn perf_pipe_spellings() {
+    let (_d, db) = temp_db();
+    let long = workload(&db, &["pipe", "--loop", "1000", "--threaded"]);
+    let ours = workload(&db, &["pipe", "--loops", "1000", "--threads"]);
+    let short = workload(&db, &["pipe", "-l", "1000", "-T"]);
+    assert_eq!(long, ours);
+    assert_eq!(long, short);
+    assert_eq!(long["loops"], 1000);
+    assert_eq!(long["threads"], true);
+}
+
+#[test]
+fn reference_flags_without_a_counterpart_are_refused_with_the_reason() {
+    let (_d, db) = temp_db();
+    for (args, flag) in [
+        (&["schbench", "-C"][..], "--calibrate"),
+        (&["schbench", "--calibrate"], "--calibrate"),
+        (&["schbench", "-A", "90"], "--auto-rps"),
+        (&["schbench", "--auto-rps", "90"], "--auto-rps"),
+        (&["schbench", "-i", "5"], "--intervaltime"),
+        (&["schbench", "--intervaltime", "5"], "--intervaltime"),
+        (&["schbench", "-z", "5"], "--zerotime"),
+        (&["schbench", "--zerotime", "5"], "--zerotime"),
+        (&["schbench", "-j", "out.json"], "--json"),
+        (&["schbench", "--json", "out.json"], "--json"),
+        (&["schbench", "--split", "50"], "--split"),
+        (&["hackbench", "-F"], "--fifo"),
+        (&["hackbench", "--fifo"], "--fifo"),
+        (&["hackbench", "-i"], "--inet"),
+        (&["hackbench", "--inet"], "--inet"),
+        (&["pipe", "-G", "a,b"], "--cgroups"),
+        (&["pipe", "--cgroups", "a,b"], "--cgroups"),
+    ] {
+        let argv = [&["run"], args, &["--dry-run"]].concat();
+        assert_bad_input(&db, &argv);
+        let (_, stderr) = stderr_of(&db, &argv);
+        assert!(stderr.contains(flag), "{argv:?}: {stderr}");
+        assert!(stderr.contains("not supported: "), "{argv:?}: {stderr}");
+    }
+}
+
+#[test]
+fn wakeup_help_says_why_its_runtime_is_not_schbenchs_and_names_the_spellings() {
+    let (_d, db) = temp_db();
+    let out = schedlab(&db)
+        .args(["run", "schbench", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(help.contains("Not schbench's 30"), "{help}");
+    for alias in [
+        "--threads",
+        "--warmuptime",
+        "--sleep_usec",
+        "--cache_footprint",
+        "--no-locking",
+        "--jobname",
+        "auto",
+    ] {
+        assert!(help.contains(alias), "{alias} missing from:\n{help}");
+    }
+    // ... and says which are refused, without offering them as options: they are accepted only
+    // to say why.
+    let (options, after) = help
+        .split_once("schbench's flags are taken")
+        .unwrap_or_else(|| panic!("no note on schbench's flags:\n{help}"));
+    assert!(after.contains("refused"), "{after}");
+    for refused in [
+        "--calibrate",
+        "--auto-rps",
+        "--intervaltime",
+        "--zerotime",
+        "--split",
+    ] {
+        assert!(!options.contains(refused), "{refused} offered in:\n{help}");
+    }
+}
+
+// ---- item 1: every command line the docs quote ----
+
+/// A command line quoted in the docs, and where.
+#[derive(Debug)]
+struct Quoted {
+    place: String,
+    words: Vec<String>,
+}
+
+const TOOLS: [&str; 5] = [
+    "schedlab ",
+    "schbench ",
+    "./schbench ",
+    "hackbench ",
+    "perf bench ",
+];
+const WORKLOADS: [&str; 11] = [
+    "pipe",
+    "messaging",
+    "hackbench",
+    "wakeup",
+    "schbench",
+    "semaphore",
+    "syscall",
+    "fanout",
+    "cpudl",
+    "cpupri",
+    "fake",
+];
+
+fn docs_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs")
+}
+
+/// Inline code spans of a line: the text between pairs of single backticks.
+fn code_spans(line: &str) -> Vec<&str> {
+    line.split('`').skip(1).step_by(2).collect()
+}
+
+/// The command lines of `text`: lines of fenced blocks and inline code spans that start with a
+/// tool's name (`schedlab`, `schbench`, `hackbench`, `perf bench`) or with a workload name and a
+/// flag (`wakeup -m 3 ...`, read as `schedlab run wakeup -m 3 ...`). A `$ ` prompt and a trailing
+/// `# comment` are dropped; `a ; b` is two command lines. Lines with placeholders (`<X>`, `[..]`,
+/// `|`, `...`) are syntax, not command lines.
+fn quoted_commands(file: &Path) -> Vec<Quoted> {
+    let text = std::fs::read_to_string(file).unwrap();
+    let name = file.file_name().unwrap().to_string_lossy().into_owned();
+    let mut found = Vec::new();
+    let mut fenced = false;
+    for (n, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        let candidates: Vec<&str> = if fenced { vec![line] } else { code_spans(line) };
+        for candidate in candidates {
+            let candidate = candidate.trim().trim_start_matches("$ ");
+            let command = candidate.split(" #").next().unwrap().trim();
+            for part in command.split(" ; ") {
+                let part = part.trim();
+                let tool = TOOLS.iter().any(|t| part.starts_with(t));
+                let workload = WORKLOADS.iter().any(|w| {
+                    part.strip_prefix(w)
+                        .and_then(|rest| rest.strip_prefix(' '))
+                        .is_some_and(|rest| rest.starts_with('-'))
+                });
+                if !(tool || workload) {
+                    continue;
+                }
+                if ["<", "[", "|", "...", "…"].iter().any(|p| part.contains(p)) {
+                    continue;
+                }
+                assert!(
+                    !part.contains(['\'', '"', '\\', '$']),
+                    "{name}:{}: quoting is not understood here: {part}",
+                    n + 1
+                );
+                let mut words: Vec<String> = part.split_whitespace().map(String::from).collect();
+                if workload && !tool {
+                    words.splice(0..0, ["schedlab".to_string(), "run".to_string()]);
+                }
+                found.push(Quoted {
+                    place: format!("{name}:{}", n + 1),
+                    words,
+                });
+            }
+        }
+    }
+    found
+}
+
+/// The schedlab command lines a quoted line stands for: schedlab's own as they are, a reference
+/// tool's under the workload that replaces it (`perf bench sched all` is its two cases).
+fn translate(q: &Quoted) -> Vec<Vec<String>> {
+    let words: Vec<&str> = q.words.iter().map(String::as_str).collect();
+    let with = |head: &[&str], rest: &[&str]| -> Vec<String> {
+        head.iter().chain(rest).map(|w| w.to_string()).collect()
+    };
+    match words.as_slice() {
+        ["schedlab", ..] => vec![q.words[1..].to_vec()],
+        ["schbench" | "./schbench", rest @ ..] => vec![with(&["run", "schbench"], rest)],
+        ["hackbench", rest @ ..] => vec![with(&["run", "hackbench"], rest)],
+        ["perf", "bench", "sched", "messaging", rest @ ..] => {
+            vec![with(&["run", "messaging"], rest)]
+        }
+        ["perf", "bench", "sched", "pipe", rest @ ..] => vec![with(&["run", "pipe"], rest)],
+        ["perf", "bench", "sched", "all"] => vec![
+            with(&["run", "messaging"], &[]),
+            with(&["run", "pipe"], &[]),
+        ],
+        _ => panic!(
+            "{}: a quoted command line this test cannot run: {:?}; teach `translate` it",
+            q.place, q.words
+        ),
+    }
+}
+
+#[test]
+fn every_command_line_the_docs_quote_runs() {
+    let docs = docs_dir();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(docs.join("seeds"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    files.sort();
+    files.push(docs.join("workloads.md"));
+    files.push(docs.join("wakeup.md"));
+    let quoted: Vec<Quoted> = files.iter().flat_map(|f| quoted_commands(f)).collect();
+    // A floor, so an extraction that silently finds nothing fails.
+    assert!(
+        quoted.len() >= 30,
+        "only {} command lines: {quoted:?}",
+        quoted.len()
+    );
+    assert!(
+        quoted
+            .iter()
+            .any(|q| q.words[0] == "schbench" || q.words[0] == "perf"),
+        "no reference tool's command line found"
+    );
+
+    let (_d, db) = temp_db();
+    let mut checked = 0;
+    for q in &quoted {
+        let reference = q.words[0] != "schedlab";
+        for argv in translate(q) {
+            let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+            eprintln!("{}: {:?} -> schedlab {argv:?}", q.place, q.words.join(" "));
+            match argv.first().copied() {
+                Some("run") => {
+                    // Every flag checked, nothing run.
+                    let out = schedlab(&db)
+                        .args(&argv)
+                        .args(["--dry-run", "--quiet"])
+                        .output()
+                        .unwrap();
+                    assert!(
+                        out.status.success(),
+                        "{}: schedlab {argv:?} --dry-run: {}",
+                        q.place,
+                        String::from_utf8_lossy(&out.stderr)
+                    );
+                    if reference {
+                        // A reference tool's line really runs, at a tiny size.
+                        let out = schedlab(&db)
+                            .args(&argv)
+                            .args(["--iterations=1", "--warmup=0", "--scale=0.001"])
+                            .args(["--no-store", "--quiet", "--iteration-timeout=60"])
+                            .output()
+                            .unwrap();
+                        assert!(
+                            out.status.success(),
+                            "{}: schedlab {argv:?}: {}",
+                            q.place,
+                            String::from_utf8_lossy(&out.stderr)
+                        );
+                    }
+                }
+                Some("compare") => {
+                    // Its sides, stored first: labelled fake runs of one case.
+                    for label in argv[1..].iter().filter(|a| !a.starts_with('-')) {
+                        schedlab(&db)
+                            .args(["run", "fake", "--iterations=2", "--warmup=0", "--quiet"])
+                            .args(["--label", label])
+                            .assert()
+                            .success();
+                    }
+                    let out = schedlab(&db).args(&argv).output().unwrap();
+                    assert!(
+                        out.status.success(),
+                        "{}: schedlab {argv:?}: {}",
+                        q.place,
+                        String::from_utf8_lossy(&out.stderr)
+                    );
+                }
+                Some("list" | "env") => {
+                    schedlab(&db).args(&argv).assert().success();
+                }
+                _ => panic!(
+                    "{}: schedlab {argv:?}: this test has no rule for that command; add one",
+                    q.place
+                ),
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= quoted.len());
+}
+
+// ---- item 2: help that reads like the tools' ----
+
+#[test]
+fn run_options_have_their_own_heading_apart_from_workload_flags() {
+    let (_d, db) = temp_db();
+    for path in [
+        &["run", "wakeup"][..],
+        &["run", "messaging"],
+        &["run", "pipe"],
+        &["ab", "fake"],
+        &["calibrate", "fake"],
+        &["campaign", "start", "fake"],
+    ] {
+        let out = schedlab(&db).args(path).arg("-h").output().unwrap();
+        let help = String::from_utf8_lossy(&out.stdout);
+        let (options, run_options) = help
+            .split_once("\nRun options:\n")
+            .unwrap_or_else(|| panic!("{path:?}: no Run options heading:\n{help}"));
+        assert!(options.contains("\nOptions:\n"), "{path:?}:\n{help}");
+        assert!(run_options.contains("--iterations <"), "{path:?}:\n{help}");
+        assert!(!options.contains("--iterations <"), "{path:?}:\n{help}");
+        assert!(run_options.contains("--db"), "{path:?}:\n{help}");
+    }
+}
+
+#[test]
+fn flags_a_command_would_reject_or_ignore_are_not_offered() {
+    let (_d, db) = temp_db();
+    for (path, absent) in [
+        (
+            &["ab", "fake"][..],
+            &["--no-store", "--dry-run", "--format"][..],
+        ),
+        (
+            &["campaign", "start", "fake"],
+            &["--label", "--format", "--quiet", "--no-store", "--dry-run"],
+        ),
+        (&["calibrate", "fake"], &["--no-store", "--dry-run"]),
+    ] {
+        let out = schedlab(&db).args(path).arg("--help").output().unwrap();
+        let help = String::from_utf8_lossy(&out.stdout);
+        for flag in absent {
+            assert!(
+                !help.contains(&format!("{flag} ")) && !help.contains(&format!("{flag}\n")),
+                "{path:?} offers {flag}:\n{help}"
+            );
+        }
+    }
+    // ... and given anyway, they are usage errors.
+    for argv in [
+        &["ab", "--a", "true", "--b", "true", "--no-store", "fake"][..],
+        &["ab", "--a", "true", "--b", "true", "--dry-run", "fake"],
+        &[
+            "campaign",
+            "start",
+            "c",
+            "--a-kernel",
+            "x",
+            "--b-kernel",
+            "y",
+            "--label",
+            "l",
+            "fake",
+        ],
+        &[
+            "campaign",
+            "start",
+            "c",
+            "--a-kernel",
+            "x",
+            "--b-kernel",
+            "y",
+            "-q",
+            "fake",
+        ],
+        &["calibrate", "--dry-run", "fake"],
+        // calibrate's read-only modes run nothing: an option for runs is refused, not ignored.
+        &["calibrate", "--list", "--iterations", "3"],
+        &["calibrate", "--show", "1", "--runs", "4"],
+        &["calibrate", "--from", "x", "--label", "y"],
+    ] {
+        assert_bad_input(&db, argv);
+    }
+}
+
+#[test]
+fn every_format_and_style_value_is_described() {
+    let (_d, db) = temp_db();
+    for path in [
+        &["run"][..],
+        &["runs"],
+        &["show"],
+        &["env"],
+        &["compare"],
+        &["stat"],
+        &["calibrate"],
+        &["db", "check"],
+    ] {
+        let out = schedlab(&db).args(path).arg("--help").output().unwrap();
+        let help = String::from_utf8_lossy(&out.stdout);
+        // The flag's entry: its line and the indented lines up to the next flag.
+        let block = |flag: &str| -> Option<String> {
+            let start = help.find(&format!("--{flag} <"))?;
+            let rest = &help[start..];
+            let end = rest[1..].find("\n  -").map_or(rest.len(), |i| i + 1);
+            Some(rest[..end].to_string())
+        };
+        let format = block("format").unwrap_or_else(|| panic!("{path:?}: no --format"));
+        assert!(format.contains("Possible values:"), "{path:?}:\n{format}");
+        assert!(format.contains("- text:"), "{path:?}:\n{format}");
+        assert!(format.contains("- json:"), "{path:?}:\n{format}");
+        if let Some(style) = block("style") {
+            for value in ["schedtests", "mmtests", "ministat", "benchstat"] {
+                assert!(style.contains(&format!("- {value}:")), "{path:?}:\n{style}");
+            }
+        }
+    }
+}
+
+#[test]
+fn dry_run_json_is_the_plan_and_its_estimate() {
+    let (_d, db) = temp_db();
+    let out = schedlab(&db)
+        .args(["run", "--suite", "quick", "--dry-run", "--format", "json"])
+        .args(["--order-seed", "3", "--order", "random"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let doc = json_of(&out.stdout);
+    assert_eq!(doc["dry_run"], true);
+    assert_eq!(doc["plan"]["suite"], "quick");
+    assert_eq!(doc["plan"]["order_seed"], 3);
+    let cases = doc["plan"]["cases"].as_array().unwrap();
+    let estimated = doc["estimate"]["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), estimated.len());
+    for (case, est) in cases.iter().zip(estimated) {
+        assert_eq!(case["name"], est["case"]);
+        assert!(est["iteration_sec"].as_f64().unwrap() > 0.0, "{est}");
+    }
+    assert!(doc["estimate"]["known_sec"].as_f64().unwrap() > 0.0);
+    assert!(!db.exists(), "a dry run stored something");
+}
+
+#[test]
+fn version_on_any_subcommand_names_the_program() {
+    let (_d, db) = temp_db();
+    let expected = format!("schedlab {}\n", env!("CARGO_PKG_VERSION"));
+    for path in [
+        &["-V"][..],
+        &["--version"],
+        &["run", "-V"],
+        &["run", "wakeup", "-V"],
+        &["stat", "--version"],
+        &["campaign", "start", "-V"],
+        &["db", "check", "-V"],
+    ] {
+        let out = schedlab(&db).args(path).output().unwrap();
+        assert!(out.status.success(), "{path:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), expected, "{path:?}");
+    }
+}
+
+#[test]
+fn scale_multiplies_the_work_size_it_names() {
+    let (_d, db) = temp_db();
+    for (args, key, scaled) in [
+        (&["pipe", "--loops", "1000"][..], "loops", 500),
+        (&["messaging", "--loops", "100"], "loops", 50),
+        (&["wakeup", "--runtime", "10"], "runtime", 5),
+        (&["semaphore", "--items", "1000"], "items", 500),
+        (&["syscall", "--calls", "1000"], "calls", 500),
+        (&["fanout", "--rounds", "1000"], "rounds", 500),
+        (&["cpudl", "--ops", "1000"], "ops", 500),
+        (&["cpupri", "--ops", "1000"], "ops", 500),
+    ] {
+        let argv = [args, &["--scale", "0.5"]].concat();
+        assert_eq!(workload(&db, &argv)[key], scaled, "{argv:?}");
+    }
+}
+
+// ---- item 7: small things ----
+
+#[test]
+fn list_and_runs_align_their_columns_whatever_the_label() {
+    let (_d, db) = temp_db();
+    let out = schedlab(&db).arg("list").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let column = |line: &str| {
+        line.find(|c: char| c.is_whitespace())
+            .map(|i| i + line[i..].find(|c: char| !c.is_whitespace()).unwrap())
+    };
+    // The third column starts at the same place on every line.
+    let third: Vec<usize> = text
+        .lines()
+        .map(|l| {
+            let second = column(l).unwrap();
+            second + column(&l[second..]).unwrap()
+        })
+        .collect();
+    assert!(third.windows(2).all(|w| w[0] == w[1]), "{text}");
+
+    let long = "a-label-much-longer-than-twenty-characters";
+    for label in ["s", long] {
+        schedlab(&db)
+            .args([
+                "run",
+                "fake",
+                "--iterations=1",
+                "--warmup=0",
+                "-q",
+                "--label",
+                label,
+            ])
+            .assert()
+            .success();
+    }
+    let out = schedlab(&db).arg("runs").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    let status_at: Vec<usize> = lines
+        .iter()
+        .map(|l| {
+            l.find("complete")
+                .or_else(|| l.find("status"))
+                .unwrap_or_else(|| panic!("{text}"))
+        })
+        .collect();
+    assert!(status_at.windows(2).all(|w| w[0] == w[1]), "{text}");
+    assert!(text.contains(long), "{text}");
+}
+
+#[test]
+fn benchstat_says_it_counts_runs_not_iterations() {
+    let (_d, db) = temp_db();
+    for (label, seed) in [("base", "1"), ("cand", "2")] {
+        schedlab(&db)
+            .args(["run", "fake", "-q", "--label", label, "--seed", seed])
+            .assert()
+            .success();
+    }
+    let out = schedlab(&db)
+        .args(["compare", "base", "cand", "--style", "benchstat"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("need >= 6 runs per side for a confidence interval"),
+        "{text}"
+    );
+    assert!(text.contains("need >= 4 runs per side to detect"), "{text}");
+    assert!(text.contains("not iterations"), "{text}");
+}
+
+struct DataFiles {
+    _dir: tempfile::TempDir,
+    a: String,
+    b: String,
+}
+
+fn data_files() -> DataFiles {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a");
+    let b = dir.path().join("b");
+    std::fs::write(&a, "1.0\n1.1\n0.9\n1.05\n1.02\n").unwrap();
+    std::fs::write(&b, "1.2\n1.3\n1.1\n1.25\n1.22\n").unwrap();
+    DataFiles {
+        a: a.display().to_string(),
+        b: b.display().to_string(),
+        _dir: dir,
+    }
+}
+
+fn stat(db: &Path, args: &[&str], stdin: Option<&str>) -> String {
+    let mut cmd = schedlab(db);
+    cmd.arg("stat").args(args);
+    if let Some(input) = stdin {
+        cmd.write_stdin(input);
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "stat {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+const PLOT_BORDER: &str = "+-----";
+const HEAD: &str = "    N           Min           Max";
+
+#[test]
+fn stat_takes_ministats_switches() {
+    let (_d, db) = temp_db();
+    let f = data_files();
+    let full = stat(&db, &[&f.a, &f.b], None);
+    for part in [
+        "x ",
+        "+ ",
+        PLOT_BORDER,
+        HEAD,
+        "Difference at 95.0%",
+        "schedlab: ",
+    ] {
+        assert!(full.contains(part), "{part}:\n{full}");
+    }
+    // -A: no plot; statistics and comparison.
+    let a = stat(&db, &["-A", &f.a, &f.b], None);
+    assert!(!a.contains(PLOT_BORDER), "{a}");
+    assert!(a.contains("Difference at 95.0%") && a.contains(HEAD), "{a}");
+    // -n: the statistics only.
+    let n = stat(&db, &["-n", &f.a, &f.b], None);
+    assert!(!n.contains(PLOT_BORDER), "{n}");
+    assert!(!n.contains("Difference"), "{n}");
+    assert!(!n.contains("schedlab: ") && !n.contains("marks:"), "{n}");
+    assert!(n.contains(HEAD), "{n}");
+    // -q: no legend, no header.
+    let q = stat(&db, &["-q", "-n", &f.a, &f.b], None);
+    assert_eq!(q.lines().count(), 2, "{q}");
+    assert!(q.starts_with("x   5 "), "{q}");
+    // -s: one bar line per file; -w: the plot's width.
+    let s = stat(&db, &["-s", "-w", "40", &f.a, &f.b], None);
+    let border = format!("+{}+", "-".repeat(40));
+    assert_eq!(s.matches(&border).count(), 2, "{s}");
+    let bars = s
+        .lines()
+        .filter(|l| l.contains("|_") || l.contains("_|"))
+        .count();
+    assert_eq!(bars, 2, "{s}");
+    let one = stat(&db, &["-w", "40", &f.a, &f.b], None);
+    let bars = one
+        .lines()
+        .filter(|l| l.contains("|_") || l.contains("_|"))
+        .count();
+    assert_eq!(bars, 1, "{one}");
+    // -c: confidence, as ministat's.
+    let c = stat(&db, &["-c", "80", &f.a, &f.b], None);
+    assert!(c.contains("Difference at 80.0%"), "{c}");
+    // The switches shape ministat's layout only.
+    assert_bad_input(&db, &["stat", "-A", "--style", "mmtests", &f.a, &f.b]);
+    assert_bad_input(&db, &["stat", "-n", "--format", "json", &f.a, &f.b]);
+    assert_bad_input(&db, &["stat", "-w", "1", &f.a, &f.b]);
+}
+
+#[test]
+fn stat_reads_standard_input_and_summarises_a_single_file() {
+    let (_d, db) = temp_db();
+    let f = data_files();
+    let data = std::fs::read_to_string(&f.a).unwrap();
+    // `-` and no file at all both read standard input.
+    let dash = stat(&db, &["-", &f.b], Some(&data));
+    assert!(dash.contains("x <stdin>"), "{dash}");
+    assert!(dash.contains("Difference at 95.0%"), "{dash}");
+    let none = stat(&db, &[], Some(&data));
+    assert!(none.contains("x <stdin>"), "{none}");
+    // One file: its summary, as ministat prints one dataset; nothing compared.
+    let single = stat(&db, &[&f.a], None);
+    for part in ["x ", PLOT_BORDER, HEAD, "x   5 "] {
+        assert!(single.contains(part), "{part}:\n{single}");
+    }
+    for absent in ["Difference", "schedlab: ", "marks:", "units:"] {
+        assert!(!single.contains(absent), "{absent}:\n{single}");
+    }
+    let json: Value = serde_json::from_str(&stat(&db, &[&f.a, "--format", "json"], None)).unwrap();
+    assert_eq!(json["datasets"][0]["n"], 5);
+    assert_bad_input(&db, &["stat", "--style", "mmtests", &f.a]);
+    assert_bad_input(&db, &["stat", "-", "-"]);
+}
+
+#[test]
+fn stat_of_plain_files_says_nothing_of_boots() {
+    let (_d, db) = temp_db();
+    let f = data_files();
+    for style in ["ministat", "schedtests", "mmtests", "benchstat"] {
+        let text = stat(&db, &["--style", style, &f.a, &f.b], None);
+        assert!(!text.to_lowercase().contains("boot"), "{style}:\n{text}");
+    }
+}
