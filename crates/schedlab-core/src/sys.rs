@@ -909,6 +909,27 @@ pub fn hostname() -> String {
         .into_owned()
 }
 
+/// A text file of /proc, /sys or /boot, whole; `None` when it is missing or this user may not
+/// read it (containers hide some, and debugfs is root's only). Never an error: the fingerprint
+/// records what it can see.
+pub fn read_text(path: &str) -> Option<String> {
+    std::fs::read_to_string(path).ok()
+}
+
+/// The entry names of a directory, sorted; empty when it is missing or cannot be listed.
+pub fn dir_names(path: &str) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(path)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
 // ---------------------------------------------------------------------------------------------
 // Seed-study workloads: process-shared futexes and memory, the time-stamp counter, raw syscalls
 

@@ -361,3 +361,60 @@ fn sigint_reaps_processes_and_keeps_results() {
 fn sigterm_during_threaded_run_keeps_results() {
     interrupt_messaging_run(libc::SIGTERM, true);
 }
+
+/// `env` prints what changes scheduler results, in text and in versioned JSON whose fields are
+/// the fingerprint's, as every run stores it.
+#[test]
+fn env_prints_the_scheduler_settings_with_a_schema_version() {
+    let (_d, db) = temp_db();
+    let out = schedlab(&db)
+        .args(["env", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let doc = json_of(&out.stdout);
+    assert_eq!(doc["schema_version"], 1);
+    for field in [
+        "preempt_model",
+        "sched_features",
+        "sched_sysctls",
+        "thp_enabled",
+        "cpu_vulnerabilities",
+        "microcode",
+        "mem_total_kib",
+        "isolcpus",
+        "nohz_full",
+        "cgroup_version",
+        "kernel_release",
+    ] {
+        assert!(doc.get(field).is_some(), "no {field} in {doc}");
+    }
+    assert!(
+        doc["mem_total_kib"].as_u64().is_some_and(|k| k > 0),
+        "{doc}"
+    );
+    let text = schedlab(&db).arg("env").output().unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(
+        text.lines().any(|l| l.starts_with("preempt_model ")),
+        "{text}"
+    );
+    assert!(
+        text.lines().any(|l| l.starts_with("mem_total_kib ")),
+        "{text}"
+    );
+    assert!(!text.contains("schema_version"), "{text}");
+    // The stored fingerprint has the same fields.
+    schedlab(&db)
+        .args(["run", "fake", "--iterations", "1", "--warmup", "0"])
+        .assert()
+        .success();
+    let shown = schedlab(&db)
+        .args(["show", "1", "--format", "json"])
+        .output()
+        .unwrap();
+    let shown = json_of(&shown.stdout);
+    let stored = &shown["runs"][0]["fingerprint"];
+    assert_eq!(stored["sched_sysctls"], doc["sched_sysctls"]);
+    assert_eq!(stored["preempt_model"], doc["preempt_model"]);
+}
