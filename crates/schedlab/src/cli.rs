@@ -479,6 +479,16 @@ pub struct SidesArgs {
     /// each case and iteration count), `none`, or a calibration id.
     #[arg(long, value_name = "auto|none|ID", default_value = "auto")]
     pub calibration: String,
+    /// With --fail-on-regression: exit with CODE when nothing could be tested (a side has no
+    /// complete run, a candidate names no run, or no row could be judged); 125 makes
+    /// `git bisect run` skip the commit.
+    #[arg(
+        long,
+        value_name = "CODE",
+        requires = "fail_on_regression",
+        value_parser = clap::value_parser!(u8).range(1..)
+    )]
+    pub could_not_test_exit: Option<u8>,
     #[command(flatten)]
     pub decision: DecisionArgs,
     #[command(flatten)]

@@ -84,6 +84,7 @@ pub fn stat(args: &StatArgs) -> Result<ExitCode, Failure> {
         args.style,
         args.format,
         args.decision.fail_on_regression,
+        None,
     )
 }
 
