@@ -384,13 +384,24 @@ pub struct RunsArgs {
     pub db: DbArg,
 }
 
+/// The formats of `show`: those of `run`, and the raw samples as CSV.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ShowFormat {
+    /// Each run's cases with median, min, max and std% per metric
+    Text,
+    /// Every run, case and sample (docs/json-schema.md)
+    Json,
+    /// The raw samples in long form, one row per measurement, for R, pandas or gnuplot
+    Csv,
+}
+
 #[derive(Debug, Args)]
 pub struct ShowArgs {
     /// A run id (digits) or a label.
     #[arg(value_name = "RUN-ID|LABEL")]
     pub run: String,
-    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
-    pub format: OutputFormat,
+    #[arg(long, value_enum, default_value_t = ShowFormat::Text)]
+    pub format: ShowFormat,
     #[command(flatten)]
     pub db: DbArg,
 }
