@@ -1,5 +1,6 @@
 //! The one audited place where schedlab talks to the kernel: clocks, pipes and sockets, fork and
-//! reaping, affinity, resource usage and limits, signal handling and perf software counters.
+//! reaping, affinity, resource usage and limits, signal handling, perf software counters, and the
+//! /proc and /sys files the fingerprint reads.
 //! rustix first; libc where rustix has no call (fork, sigaction, getrusage, prctl) and for the
 //! workloads' read/write data path, which must take the same path as the reference tools.
 use std::io;

@@ -112,7 +112,8 @@ pub struct RunOptions {
     /// stopped, and the case fails [default: 10 × the case's median iteration or estimate, at least 30]
     #[arg(long, value_name = "SEC", global = true, allow_negative_numbers = true)]
     pub iteration_timeout: Option<f64>,
-    /// When a case fails (an error, or its deadline), record it and go on to the next case.
+    /// When a case fails (an error, or its deadline), record it and go on to the next case; the
+    /// run then ends `partial` (exit 1).
     #[arg(long, global = true)]
     pub keep_going: bool,
     /// No progress bar on stderr.
@@ -483,7 +484,8 @@ pub struct SidesArgs {
     /// Compare even when CPU model, CPU count, SMT or governor differ between the runs.
     #[arg(long)]
     pub allow_fingerprint_mismatch: bool,
-    /// Use runs that did not complete (interrupted, failed) too; by default they are left out.
+    /// Use runs that did not complete (partial, interrupted, failed, abandoned) too; by default
+    /// they are left out.
     #[arg(long)]
     pub include_incomplete: bool,
     /// The calibration that supplies the noise model: `auto` (the newest one of this machine for
