@@ -46,8 +46,9 @@ done
 "$schedlab" compare --db "$db" aa-1 aa-2 --format json >"$work/aa.json"
 "$schedlab" compare --db "$db" aa-1 aa-2 --calibration none --format json >"$work/aa-uncalibrated.json"
 
-# The hog: one busy loop per CPU, started by arm B, stopped by arm A and by the restore.
-hog_start="for c in \$(seq 0 \$((\$(nproc) - 1))); do nohup taskset -c \$c sh -c 'while :; do :; done' >/dev/null 2>&1 & echo \$! >>$hog_pids; done"
+# The hog: one busy loop per CPU, started by arm B (once: ABBA visits B twice in a row), stopped
+# by arm A and by the restore.
+hog_start="[ -f $hog_pids ] || for c in \$(seq 0 \$((\$(nproc) - 1))); do nohup taskset -c \$c sh -c 'while :; do :; done' >/dev/null 2>&1 & echo \$! >>$hog_pids; done"
 hog_stop="if [ -f $hog_pids ]; then xargs -r kill <$hog_pids 2>/dev/null; rm -f $hog_pids; fi; true"
 start=$(date +%s)
 "$schedlab" ab --db "$db" --label hog --suite "$suite" \

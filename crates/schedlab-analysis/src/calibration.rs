@@ -26,6 +26,57 @@ pub struct MachineKey {
     pub hypervisor: bool,
     pub dmi_vendor: Option<String>,
     pub dmi_product: Option<String>,
+    /// The scheduler tuning that changes run-to-run noise; `None` in calibrations stored before
+    /// schedlab recorded it, which then match whatever the runs have.
+    #[serde(default)]
+    pub tuning: Option<TuningKey>,
+}
+
+/// Settings of one machine that change how much its results vary, and that stay put from kernel
+/// to kernel (unlike sched_features, sysctl defaults or mitigations, which the kernel under test
+/// sets): the preemption model (latency tails under `none` and `full` differ by orders of
+/// magnitude), transparent huge pages, and CPU isolation. A field is compared only where both
+/// sides know it: a fingerprint stored before it existed, or a preemption model this user could
+/// not see, is no reason to turn a calibration down.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TuningKey {
+    pub preempt_model: Option<String>,
+    pub thp_enabled: Option<String>,
+    /// From the kernel command line, so runs stored before the field existed have it too.
+    pub isolcpus: Option<String>,
+    pub nohz_full: Option<String>,
+}
+
+impl TuningKey {
+    pub fn of(fp: &Fingerprint) -> Self {
+        use schedlab_core::fingerprint::cmdline_param;
+        // "dynamic" names no model: PREEMPT_DYNAMIC seen without the model in effect.
+        let known = |v: &Option<String>| v.clone().filter(|v| v != "dynamic");
+        TuningKey {
+            preempt_model: known(&fp.preempt_model),
+            thp_enabled: fp.thp_enabled.clone(),
+            isolcpus: cmdline_param(&fp.kernel_cmdline, "isolcpus"),
+            nohz_full: cmdline_param(&fp.kernel_cmdline, "nohz_full"),
+        }
+    }
+
+    fn differences(&self, other: &TuningKey, out: &mut Vec<&'static str>) {
+        let unknown_or_same =
+            |a: &Option<String>, b: &Option<String>| a.is_none() || b.is_none() || a == b;
+        if !unknown_or_same(&self.preempt_model, &other.preempt_model) {
+            out.push("preempt_model");
+        }
+        if !unknown_or_same(&self.thp_enabled, &other.thp_enabled) {
+            out.push("thp_enabled");
+        }
+        // Not given on the command line is a setting too: no isolation.
+        if self.isolcpus != other.isolcpus {
+            out.push("isolcpus");
+        }
+        if self.nohz_full != other.nohz_full {
+            out.push("nohz_full");
+        }
+    }
 }
 
 impl MachineKey {
@@ -41,7 +92,14 @@ impl MachineKey {
             hypervisor: fp.hypervisor,
             dmi_vendor: fp.dmi_vendor.clone(),
             dmi_product: fp.dmi_product.clone(),
+            tuning: Some(TuningKey::of(fp)),
         }
+    }
+
+    /// Whether runs of `other` may use a calibration of `self` (or be summarised with runs of
+    /// `self`): no field differs. Unknown tuning on either side matches.
+    pub fn matches(&self, other: &MachineKey) -> bool {
+        self.differences(other).is_empty()
     }
 
     /// The names of the fields that differ, for "calibration N does not apply: …" messages.
@@ -68,6 +126,9 @@ impl MachineKey {
         check("hypervisor", self.hypervisor == other.hypervisor);
         check("dmi_vendor", self.dmi_vendor == other.dmi_vendor);
         check("dmi_product", self.dmi_product == other.dmi_product);
+        if let (Some(a), Some(b)) = (&self.tuning, &other.tuning) {
+            a.differences(b, &mut out);
+        }
         out
     }
 }
@@ -255,7 +316,7 @@ impl Calibration {
         let machine = MachineKey::of(&first.fingerprint);
         if let Some(other) = runs
             .iter()
-            .find(|r| MachineKey::of(&r.fingerprint) != machine)
+            .find(|r| !machine.matches(&MachineKey::of(&r.fingerprint)))
         {
             return Err(format!(
                 "runs {} and {} ran on machines that differ in {}",
@@ -404,7 +465,7 @@ impl CalibrationSet {
         iterations: usize,
     ) -> Option<(&Calibration, &MetricCalibration)> {
         self.calibrations.iter().find_map(|cal| {
-            if &cal.machine != machine {
+            if !cal.machine.matches(machine) {
                 return None;
             }
             let c = cal.case(case).filter(|c| c.iterations == iterations)?;
@@ -811,6 +872,12 @@ mod tests {
             hypervisor: true,
             dmi_vendor: Some("vendor".into()),
             dmi_product: Some("product".into()),
+            tuning: Some(TuningKey {
+                preempt_model: Some("full".into()),
+                thp_enabled: Some("madvise".into()),
+                isolcpus: None,
+                nohz_full: None,
+            }),
         }
     }
 
@@ -869,7 +936,10 @@ mod tests {
         let case = fake_case(100.0);
         let set = CalibrationSet::new(vec![calibration(1, 0, &case, 5)]);
         type Change = fn(&mut MachineKey);
-        let changes: [(&str, Change); 10] = [
+        fn tuning(m: &mut MachineKey) -> &mut TuningKey {
+            m.tuning.as_mut().unwrap()
+        }
+        let changes: [(&str, Change); 14] = [
             ("hostname", |m| m.hostname.push('2')),
             ("cpu_model", |m| m.cpu_model.push('2')),
             ("online_cpus", |m| m.online_cpus = "0-3".into()),
@@ -882,6 +952,14 @@ mod tests {
             ("hypervisor", |m| m.hypervisor = false),
             ("dmi_vendor", |m| m.dmi_vendor = None),
             ("dmi_product", |m| m.dmi_product = Some("other".into())),
+            ("preempt_model", |m| {
+                tuning(m).preempt_model = Some("none".into())
+            }),
+            ("thp_enabled", |m| {
+                tuning(m).thp_enabled = Some("always".into())
+            }),
+            ("isolcpus", |m| tuning(m).isolcpus = Some("1".into())),
+            ("nohz_full", |m| tuning(m).nohz_full = Some("1".into())),
         ];
         for (field, change) in changes {
             let mut other = machine();
@@ -892,6 +970,36 @@ mod tests {
             );
             assert_eq!(machine().differences(&other), vec![field]);
         }
+    }
+
+    /// Calibrations stored before the tuning was recorded, and tuning this user could not see,
+    /// are no reason to refuse a calibration; isolation is always known (the command line).
+    #[test]
+    fn unknown_tuning_matches_and_isolation_is_read_from_the_command_line() {
+        let case = fake_case(100.0);
+        let mut old = calibration(1, 0, &case, 5);
+        old.machine.tuning = None;
+        let old: Calibration = serde_json::from_value(serde_json::to_value(&old).unwrap()).unwrap();
+        let mut unknown_model = machine();
+        unknown_model.tuning.as_mut().unwrap().preempt_model = None;
+        let set = CalibrationSet::new(vec![old]);
+        assert!(set
+            .find(&machine(), &case, PRIMARY, Scale::Log, 5)
+            .is_some());
+        let set = CalibrationSet::new(vec![calibration(1, 0, &case, 5)]);
+        assert!(set
+            .find(&unknown_model, &case, PRIMARY, Scale::Log, 5)
+            .is_some());
+
+        let fp = Fingerprint {
+            kernel_cmdline: "quiet isolcpus=2-3 nohz_full=2-3".into(),
+            preempt_model: Some("dynamic".into()),
+            ..Fingerprint::default()
+        };
+        let key = TuningKey::of(&fp);
+        assert_eq!(key.isolcpus.as_deref(), Some("2-3"));
+        assert_eq!(key.nohz_full.as_deref(), Some("2-3"));
+        assert_eq!(key.preempt_model, None, "`dynamic` names no model");
     }
 
     #[test]

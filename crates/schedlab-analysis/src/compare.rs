@@ -190,7 +190,7 @@ fn common_machine<'a>(sides: impl Iterator<Item = &'a Side>) -> Option<MachineKe
             let k = run.machine.as_ref()?;
             match key {
                 None => key = Some(k),
-                Some(existing) if existing != k => return None,
+                Some(existing) if !existing.matches(k) => return None,
                 Some(_) => {}
             }
         }

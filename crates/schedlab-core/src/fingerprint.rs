@@ -1,10 +1,19 @@
-//! The machine fingerprint stored with every run: what kernel and boot it ran on, and the hardware
-//! and tuning state that decide whether two runs can be compared at all.
+//! The machine fingerprint stored with every run: what kernel and boot it ran on, the hardware
+//! and tuning state that decide whether two runs can be compared at all, and the kernel settings
+//! that change scheduler results (preemption model, sched_features, sched sysctls, THP,
+//! mitigations, CPU isolation), so a report can say why two runs differ. Every file is read
+//! through `sys`; the parsers here are pure.
+use std::collections::BTreeMap;
 use std::collections::BTreeSet;
-use std::fs;
+use std::fmt;
 
+use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
+use crate::sys;
+
+/// Fields after `dmi_product` arrived later; they default when an older stored fingerprint lacks
+/// them (`None`, empty), so every stored run still loads.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Fingerprint {
     pub hostname: String,
@@ -27,6 +36,40 @@ pub struct Fingerprint {
     pub hypervisor: bool,
     pub dmi_vendor: Option<String>,
     pub dmi_product: Option<String>,
+    /// The CPU microcode revision (/proc/cpuinfo `microcode`); distinct values joined with `,`
+    /// when CPUs disagree. `None` where cpuinfo has no such line (most non-x86 machines).
+    #[serde(default)]
+    pub microcode: Option<String>,
+    /// MemTotal of /proc/meminfo, KiB.
+    #[serde(default)]
+    pub mem_total_kib: Option<u64>,
+    /// `none`, `voluntary`, `full`, `lazy`, `rt`, or `dynamic` (PREEMPT_DYNAMIC, model not
+    /// visible to this user); see [`preempt_model`] for where each comes from.
+    #[serde(default)]
+    pub preempt_model: Option<String>,
+    /// /sys/kernel/debug/sched/features as the kernel lists them (`NO_X` is off); `None` where
+    /// debugfs is not mounted or not readable (it is root's).
+    #[serde(default)]
+    pub sched_features: Option<Vec<String>>,
+    /// Every `kernel.sched_*` sysctl this kernel has, name → value.
+    #[serde(default)]
+    pub sched_sysctls: BTreeMap<String, String>,
+    /// Transparent huge pages: the selected mode of /sys/kernel/mm/transparent_hugepage/enabled.
+    #[serde(default)]
+    pub thp_enabled: Option<String>,
+    /// `isolcpus=` of the kernel command line; `None` when not given.
+    #[serde(default)]
+    pub isolcpus: Option<String>,
+    /// `nohz_full=` of the kernel command line; `None` when not given.
+    #[serde(default)]
+    pub nohz_full: Option<String>,
+    /// `v2` (cgroup2 at /sys/fs/cgroup), `hybrid` (v1 there, cgroup2 beside it), `v1`.
+    #[serde(default)]
+    pub cgroup_version: Option<String>,
+    /// /sys/devices/system/cpu/vulnerabilities: name → the kernel's state line (`Mitigation: …`,
+    /// `Not affected`, `Vulnerable`).
+    #[serde(default)]
+    pub cpu_vulnerabilities: BTreeMap<String, String>,
     /// The C library the binary uses: semaphore and pthread results depend on it.
     pub libc: String,
     pub schedlab_version: String,
@@ -34,7 +77,7 @@ pub struct Fingerprint {
 }
 
 fn read_trimmed(path: &str) -> Option<String> {
-    let text = fs::read_to_string(path).ok()?;
+    let text = sys::read_text(path)?;
     let text = text.trim();
     (!text.is_empty()).then(|| text.to_string())
 }
@@ -53,28 +96,180 @@ pub fn count_cpu_list(list: &str) -> u32 {
         .sum()
 }
 
-fn cpuinfo_field<'a>(cpuinfo: &'a str, key: &str) -> Option<&'a str> {
-    cpuinfo.lines().find_map(|line| {
+/// The CPUs the kernel has online (/sys/devices/system/cpu/online), at least 1.
+pub fn online_cpu_count() -> u32 {
+    read_trimmed("/sys/devices/system/cpu/online")
+        .map_or(1, |list| count_cpu_list(&list))
+        .max(1)
+}
+
+fn cpuinfo_field<'a>(cpuinfo: &'a str, key: &'a str) -> Option<&'a str> {
+    cpuinfo_fields(cpuinfo, key).next()
+}
+
+fn cpuinfo_fields<'a>(cpuinfo: &'a str, key: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+    cpuinfo.lines().filter_map(move |line| {
         let (k, v) = line.split_once(':')?;
         (k.trim() == key).then(|| v.trim())
     })
 }
 
-fn cpufreq_governors() -> Vec<String> {
-    let mut governors = BTreeSet::new();
-    if let Ok(entries) = fs::read_dir("/sys/devices/system/cpu") {
-        for entry in entries.flatten() {
-            let name = entry.file_name();
-            let name = name.to_string_lossy();
-            if name.starts_with("cpu") && name[3..].chars().all(|c| c.is_ascii_digit()) {
-                let path = entry.path().join("cpufreq/scaling_governor");
-                if let Some(g) = fs::read_to_string(path).ok().map(|s| s.trim().to_string()) {
-                    governors.insert(g);
+/// The distinct microcode revisions over every CPU, in first-seen order.
+pub fn microcode(cpuinfo: &str) -> Option<String> {
+    let mut seen: Vec<&str> = Vec::new();
+    for value in cpuinfo_fields(cpuinfo, "microcode") {
+        if !seen.contains(&value) {
+            seen.push(value);
+        }
+    }
+    (!seen.is_empty()).then(|| seen.join(","))
+}
+
+/// MemTotal in KiB, from /proc/meminfo text.
+pub fn mem_total_kib(meminfo: &str) -> Option<u64> {
+    meminfo.lines().find_map(|line| {
+        let rest = line.strip_prefix("MemTotal:")?;
+        rest.split_whitespace().next()?.parse().ok()
+    })
+}
+
+/// The selected value of a sysfs choice file such as `always [madvise] never`.
+pub fn bracketed_choice(text: &str) -> Option<String> {
+    let start = text.find('[')? + 1;
+    let end = start + text[start..].find(']')?;
+    Some(text[start..end].to_string()).filter(|v| !v.is_empty())
+}
+
+/// The last value of a kernel command-line parameter (`isolcpus=1-3`), before any `--` (what
+/// follows it is init's).
+pub fn cmdline_param(cmdline: &str, name: &str) -> Option<String> {
+    cmdline
+        .split_whitespace()
+        .take_while(|word| *word != "--")
+        .filter_map(|word| word.strip_prefix(name)?.strip_prefix('='))
+        .last()
+        .map(str::to_string)
+}
+
+/// The preemption model, from the best source there is:
+///
+/// 1. /sys/kernel/debug/sched/preempt (`debugfs`, PREEMPT_DYNAMIC kernels, readable by root):
+///    the model in effect, parenthesised (`none voluntary (full) lazy`);
+/// 2. else the version string (`uname -v`): `PREEMPT_RT` → `rt`, `PREEMPT` → `full`, no
+///    preemption word → `none` or `voluntary`, which the version string cannot tell apart, so
+///    the kernel config (`config`, /boot/config-RELEASE) decides when it is there;
+/// 3. `PREEMPT_DYNAMIC` without debugfs: the `preempt=` boot parameter, else the config's default
+///    model, else `dynamic` (chosen at boot; not visible to this user).
+pub fn preempt_model(
+    debugfs: Option<&str>,
+    version: &str,
+    cmdline: &str,
+    config: Option<&str>,
+) -> Option<String> {
+    if let Some(text) = debugfs {
+        let start = text.find('(').map(|i| i + 1);
+        if let Some(start) = start {
+            if let Some(len) = text[start..].find(')') {
+                let model = text[start..start + len].trim();
+                if !model.is_empty() {
+                    return Some(model.to_string());
                 }
             }
         }
     }
+    let words: Vec<&str> = version.split_whitespace().collect();
+    if words.is_empty() {
+        return None;
+    }
+    let config_model = || {
+        let config = config?;
+        let set = |key: &str| config.lines().any(|l| l.trim() == format!("{key}=y"));
+        [
+            ("CONFIG_PREEMPT_RT", "rt"),
+            ("CONFIG_PREEMPT_LAZY", "lazy"),
+            ("CONFIG_PREEMPT", "full"),
+            ("CONFIG_PREEMPT_VOLUNTARY", "voluntary"),
+            ("CONFIG_PREEMPT_NONE", "none"),
+        ]
+        .into_iter()
+        .find(|(key, _)| set(key))
+        .map(|(_, model)| model.to_string())
+    };
+    if words.contains(&"PREEMPT_RT") {
+        return Some("rt".to_string());
+    }
+    if words.contains(&"PREEMPT_DYNAMIC") {
+        let chosen = cmdline_param(cmdline, "preempt")
+            .filter(|m| ["none", "voluntary", "full", "lazy"].contains(&m.as_str()));
+        return Some(
+            chosen
+                .or_else(config_model)
+                .unwrap_or_else(|| "dynamic".to_string()),
+        );
+    }
+    if words.contains(&"PREEMPT") {
+        return Some("full".to_string());
+    }
+    // A model this code does not know yet (a later kernel's word), as the kernel spells it.
+    if let Some(other) = words.iter().find_map(|w| w.strip_prefix("PREEMPT_")) {
+        return Some(other.to_ascii_lowercase());
+    }
+    Some(config_model().unwrap_or_else(|| "none or voluntary".to_string()))
+}
+
+/// Which cgroup hierarchy is mounted at /sys/fs/cgroup, from /proc/self/mounts text.
+pub fn cgroup_version(mounts: &str) -> Option<String> {
+    let mut root = None;
+    let mut unified = false;
+    let mut v1 = false;
+    for line in mounts.lines() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let (Some(point), Some(kind)) = (fields.get(1), fields.get(2)) else {
+            continue;
+        };
+        if *point == "/sys/fs/cgroup" {
+            root = Some(*kind);
+        }
+        if *kind == "cgroup2" && point.starts_with("/sys/fs/cgroup/") {
+            unified = true;
+        }
+        if *kind == "cgroup" {
+            v1 = true;
+        }
+    }
+    match root {
+        Some("cgroup2") => Some("v2".to_string()),
+        _ if v1 && unified => Some("hybrid".to_string()),
+        _ if v1 => Some("v1".to_string()),
+        _ => None,
+    }
+}
+
+fn cpufreq_governors() -> Vec<String> {
+    let mut governors = BTreeSet::new();
+    for name in sys::dir_names("/sys/devices/system/cpu") {
+        if name.starts_with("cpu") && name[3..].chars().all(|c| c.is_ascii_digit()) {
+            let path = format!("/sys/devices/system/cpu/{name}/cpufreq/scaling_governor");
+            if let Some(g) = read_trimmed(&path) {
+                governors.insert(g);
+            }
+        }
+    }
     governors.into_iter().collect()
+}
+
+/// Every readable file of `dir` whose name passes `keep`, name → trimmed contents with runs of
+/// white space as one space (some sysctls hold tab-separated vectors).
+fn files_of(dir: &str, keep: impl Fn(&str) -> bool) -> BTreeMap<String, String> {
+    sys::dir_names(dir)
+        .into_iter()
+        .filter(|name| keep(name))
+        .filter_map(|name| {
+            let text = sys::read_text(&format!("{dir}/{name}"))?;
+            let value = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            Some((name, value))
+        })
+        .collect()
 }
 
 fn libc_description() -> String {
@@ -98,18 +293,32 @@ impl Fingerprint {
     /// Reads the fingerprint of the machine schedlab runs on. Missing files give empty or `None`
     /// fields, never an error: containers and odd kernels hide some of these.
     pub fn collect() -> Self {
-        let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let cpuinfo = sys::read_text("/proc/cpuinfo").unwrap_or_default();
         let online_cpus = read_trimmed("/sys/devices/system/cpu/online").unwrap_or_default();
         let nodes = read_trimmed("/sys/devices/system/node/online");
+        let kernel_release = read_trimmed("/proc/sys/kernel/osrelease").unwrap_or_default();
+        let kernel_version = read_trimmed("/proc/sys/kernel/version").unwrap_or_default();
+        let kernel_cmdline = read_trimmed("/proc/cmdline").unwrap_or_default();
+        let preempt_model = preempt_model(
+            sys::read_text("/sys/kernel/debug/sched/preempt").as_deref(),
+            &kernel_version,
+            &kernel_cmdline,
+            sys::read_text(&format!("/boot/config-{kernel_release}")).as_deref(),
+        );
+        let sched_features = read_trimmed("/sys/kernel/debug/sched/features")
+            .map(|text| text.split_whitespace().map(str::to_string).collect());
+        let sched_sysctls = files_of("/proc/sys/kernel", |name| name.starts_with("sched_"))
+            .into_iter()
+            .map(|(name, value)| (format!("kernel.{name}"), value))
+            .collect();
         Fingerprint {
-            hostname: rustix::system::uname()
-                .nodename()
-                .to_string_lossy()
-                .into_owned(),
-            kernel_release: read_trimmed("/proc/sys/kernel/osrelease").unwrap_or_default(),
-            kernel_version: read_trimmed("/proc/sys/kernel/version").unwrap_or_default(),
-            kernel_cmdline: read_trimmed("/proc/cmdline").unwrap_or_default(),
-            boot_id: read_trimmed("/proc/sys/kernel/random/boot_id").unwrap_or_default(),
+            hostname: sys::hostname(),
+            kernel_release,
+            kernel_version,
+            isolcpus: cmdline_param(&kernel_cmdline, "isolcpus"),
+            nohz_full: cmdline_param(&kernel_cmdline, "nohz_full"),
+            kernel_cmdline,
+            boot_id: sys::boot_id().unwrap_or_default(),
             cpu_model: cpuinfo_field(&cpuinfo, "model name")
                 .or_else(|| cpuinfo_field(&cpuinfo, "CPU part"))
                 .unwrap_or("unknown")
@@ -124,10 +333,69 @@ impl Fingerprint {
                 .is_some_and(|flags| flags.split_whitespace().any(|f| f == "hypervisor")),
             dmi_vendor: read_trimmed("/sys/class/dmi/id/sys_vendor"),
             dmi_product: read_trimmed("/sys/class/dmi/id/product_name"),
+            microcode: microcode(&cpuinfo),
+            mem_total_kib: sys::read_text("/proc/meminfo").and_then(|m| mem_total_kib(&m)),
+            preempt_model,
+            sched_features,
+            sched_sysctls,
+            thp_enabled: sys::read_text("/sys/kernel/mm/transparent_hugepage/enabled")
+                .and_then(|t| bracketed_choice(&t)),
+            cgroup_version: sys::read_text("/proc/self/mounts").and_then(|m| cgroup_version(&m)),
+            cpu_vulnerabilities: files_of("/sys/devices/system/cpu/vulnerabilities", |_| true),
             libc: libc_description(),
             schedlab_version: crate::VERSION.to_string(),
             schedlab_commit: crate::GIT_COMMIT.to_string(),
         }
+    }
+
+    /// Every field in declaration order, as its JSON value, with maps (sysctls, vulnerabilities)
+    /// spread into one `field.key` entry each so a difference in one shows on its own line; an
+    /// empty map stays one entry. Enumerated through serde, so a field added to the struct shows
+    /// up in `schedlab env` and the HTML report without touching them.
+    pub fn fields(&self) -> Vec<(String, serde_json::Value)> {
+        let Ok(json) = serde_json::to_string(self) else {
+            return Vec::new();
+        };
+        let Ok(Ordered(fields)) = serde_json::from_str::<Ordered>(&json) else {
+            return Vec::new();
+        };
+        let mut out = Vec::with_capacity(fields.len());
+        for (name, value) in fields {
+            match value {
+                serde_json::Value::Object(map) if !map.is_empty() => {
+                    for (key, v) in map {
+                        out.push((format!("{name}.{key}"), v));
+                    }
+                }
+                other => out.push((name, other)),
+            }
+        }
+        out
+    }
+}
+
+/// A JSON object's fields in the order they were written. `serde_json::Value` sorts keys (the
+/// `preserve_order` feature is off), and the struct's order (hostname, kernel, CPUs, …) reads
+/// better than the alphabet.
+struct Ordered(Vec<(String, serde_json::Value)>);
+
+impl<'de> Deserialize<'de> for Ordered {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Ordered;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Ordered, A::Error> {
+                let mut fields = Vec::new();
+                while let Some(entry) = map.next_entry()? {
+                    fields.push(entry);
+                }
+                Ok(Ordered(fields))
+            }
+        }
+        d.deserialize_map(V)
     }
 }
 
@@ -150,5 +418,141 @@ mod tests {
         assert!(fp.online_cpu_count >= 1);
         assert_eq!(fp.boot_id.len(), 36, "boot id {:?}", fp.boot_id);
         assert!(fp.libc.starts_with("glibc") || fp.libc == "musl");
+        // Every Linux has these two; the rest depends on the kernel and the user.
+        assert!(fp.mem_total_kib.is_some_and(|kib| kib > 0));
+        assert!(fp.preempt_model.is_some());
+        assert!(fp
+            .sched_sysctls
+            .keys()
+            .all(|k| k.starts_with("kernel.sched_")));
+        assert_eq!(online_cpu_count(), fp.online_cpu_count.max(1));
+    }
+
+    #[test]
+    fn preemption_model_comes_from_the_best_source() {
+        let dynamic = "#1 SMP PREEMPT_DYNAMIC Debian 6.12.48-1";
+        let config = "CONFIG_PREEMPT_BUILD=y\n# CONFIG_PREEMPT_NONE is not set\nCONFIG_PREEMPT_VOLUNTARY=y\n";
+        let model =
+            |debugfs, version, cmdline, config| preempt_model(debugfs, version, cmdline, config);
+        assert_eq!(
+            model(Some("none voluntary (full) lazy\n"), dynamic, "", None).as_deref(),
+            Some("full")
+        );
+        assert_eq!(
+            model(
+                None,
+                dynamic,
+                "root=/dev/sda preempt=none -- preempt=full",
+                None
+            )
+            .as_deref(),
+            Some("none")
+        );
+        assert_eq!(
+            model(None, dynamic, "quiet", Some(config)).as_deref(),
+            Some("voluntary")
+        );
+        assert_eq!(
+            model(None, dynamic, "quiet", None).as_deref(),
+            Some("dynamic")
+        );
+        assert_eq!(
+            model(None, "#1 SMP PREEMPT_RT Tue", "", None).as_deref(),
+            Some("rt")
+        );
+        assert_eq!(
+            model(None, "#1 SMP PREEMPT Tue", "", None).as_deref(),
+            Some("full")
+        );
+        assert_eq!(
+            model(None, "#1 SMP Tue", "", None).as_deref(),
+            Some("none or voluntary")
+        );
+        assert_eq!(
+            model(None, "#1 SMP Tue", "", Some("CONFIG_PREEMPT_NONE=y\n")).as_deref(),
+            Some("none")
+        );
+        assert_eq!(
+            model(None, "#1 SMP PREEMPT_LAZY x", "", None).as_deref(),
+            Some("lazy")
+        );
+        assert_eq!(model(None, "", "", None), None);
+    }
+
+    #[test]
+    fn parses_the_files_that_change_scheduler_results() {
+        assert_eq!(
+            bracketed_choice("always [madvise] never\n").as_deref(),
+            Some("madvise")
+        );
+        assert_eq!(bracketed_choice("always madvise never"), None);
+        let cpuinfo =
+            "processor\t: 0\nmicrocode\t: 0x1000065\nprocessor\t: 1\nmicrocode\t: 0x1000065\n\
+                       processor\t: 2\nmicrocode\t: 0x1000066\n";
+        assert_eq!(microcode(cpuinfo).as_deref(), Some("0x1000065,0x1000066"));
+        assert_eq!(microcode("processor : 0\n"), None);
+        assert_eq!(
+            mem_total_kib("MemTotal:       24684092 kB\nMemFree: 1 kB\n"),
+            Some(24_684_092)
+        );
+        assert_eq!(mem_total_kib("MemFree: 1 kB\n"), None);
+        let cmdline =
+            "BOOT_IMAGE=/vmlinuz isolcpus=1 quiet isolcpus=domain,2-3 nohz_full=2-3 -- isolcpus=9";
+        assert_eq!(
+            cmdline_param(cmdline, "isolcpus").as_deref(),
+            Some("domain,2-3")
+        );
+        assert_eq!(cmdline_param(cmdline, "nohz_full").as_deref(), Some("2-3"));
+        assert_eq!(cmdline_param("quiet", "isolcpus"), None);
+        assert_eq!(cmdline_param("xisolcpus=1", "isolcpus"), None);
+    }
+
+    #[test]
+    fn tells_cgroup_hierarchies_apart() {
+        let v2 = "cgroup2 /sys/fs/cgroup cgroup2 rw,nosuid 0 0\n";
+        let hybrid =
+            "tmpfs /sys/fs/cgroup tmpfs rw 0 0\ncgroup /sys/fs/cgroup/cpu cgroup rw,cpu 0 0\n\
+                      cgroup2 /sys/fs/cgroup/unified cgroup2 rw 0 0\n";
+        let v1 = "tmpfs /sys/fs/cgroup tmpfs rw 0 0\ncgroup /sys/fs/cgroup/cpu cgroup rw,cpu 0 0\n";
+        assert_eq!(cgroup_version(v2).as_deref(), Some("v2"));
+        assert_eq!(cgroup_version(hybrid).as_deref(), Some("hybrid"));
+        assert_eq!(cgroup_version(v1).as_deref(), Some("v1"));
+        assert_eq!(cgroup_version("proc /proc proc rw 0 0\n"), None);
+    }
+
+    /// A fingerprint stored before the scheduler-setting fields existed still loads, with them
+    /// unknown.
+    #[test]
+    fn old_stored_fingerprints_load() {
+        let old = r##"{"hostname":"vm","kernel_release":"6.1.0","kernel_version":"#1 SMP",
+            "kernel_cmdline":"quiet","boot_id":"b","cpu_model":"cpu","online_cpus":"0-1",
+            "online_cpu_count":2,"smt_active":null,"numa_nodes":1,"cpufreq_governors":[],
+            "cpuidle_driver":null,"hypervisor":true,"dmi_vendor":null,"dmi_product":null,
+            "libc":"glibc 2.36","schedlab_version":"0.1.0","schedlab_commit":"abc"}"##;
+        let fp: Fingerprint = serde_json::from_str(old).unwrap();
+        assert_eq!(fp.hostname, "vm");
+        assert_eq!((fp.preempt_model, fp.mem_total_kib), (None, None));
+        assert!(fp.sched_sysctls.is_empty() && fp.cpu_vulnerabilities.is_empty());
+        assert_eq!(fp.sched_features, None);
+    }
+
+    #[test]
+    fn fields_keep_declaration_order_and_spread_maps() {
+        let mut fp = Fingerprint {
+            hostname: "h".into(),
+            ..Fingerprint::default()
+        };
+        fp.sched_sysctls
+            .insert("kernel.sched_rt_runtime_us".into(), "950000".into());
+        let fields = fp.fields();
+        let names: Vec<&str> = fields.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(&names[..2], ["hostname", "kernel_release"]);
+        assert!(names.contains(&"sched_sysctls.kernel.sched_rt_runtime_us"));
+        assert!(
+            names.contains(&"cpu_vulnerabilities"),
+            "an empty map stays a field"
+        );
+        assert!(!names.contains(&"sched_sysctls"));
+        assert_eq!(names.last(), Some(&"schedlab_commit"));
     }
 }

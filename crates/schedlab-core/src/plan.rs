@@ -59,7 +59,7 @@ pub struct RunPlan {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iteration_timeout_ms: Option<u64>,
     /// A case that fails (its workload, or the watchdog) is recorded and the run goes on to the
-    /// next case (`--keep-going`); the run still ends `failed`.
+    /// next case (`--keep-going`); the run then ends `partial` (`failed` if every case failed).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub keep_going: bool,
 }

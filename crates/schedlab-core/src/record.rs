@@ -6,14 +6,17 @@ use crate::fingerprint::Fingerprint;
 use crate::metric::Measurement;
 use crate::plan::{CaseSpec, RunPlan};
 
-/// How a run ended. `Running` is what the store holds while a run is in progress. `Abandoned` is
-/// never stored: it is what a reader sees for a `running` run whose process no longer exists (killed
-/// with SIGKILL, out of memory, power lost) or whose boot has ended; the store derives it on load.
+/// How a run ended. `Running` is what the store holds while a run is in progress. `Partial` is a
+/// run that `--keep-going` carried to its end past cases that failed: the others are complete,
+/// but the run is not, so comparisons leave it out unless asked. `Abandoned` is never stored: it
+/// is what a reader sees for a `running` run whose process no longer exists (killed with SIGKILL,
+/// out of memory, power lost) or whose boot has ended; the store derives it on load.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RunStatus {
     Running,
     Complete,
+    Partial,
     Interrupted,
     Failed,
     Abandoned,
@@ -24,6 +27,7 @@ impl RunStatus {
         match self {
             RunStatus::Running => "running",
             RunStatus::Complete => "complete",
+            RunStatus::Partial => "partial",
             RunStatus::Interrupted => "interrupted",
             RunStatus::Failed => "failed",
             RunStatus::Abandoned => "abandoned",
@@ -35,6 +39,7 @@ impl RunStatus {
         match text {
             "running" => Some(RunStatus::Running),
             "complete" => Some(RunStatus::Complete),
+            "partial" => Some(RunStatus::Partial),
             "interrupted" => Some(RunStatus::Interrupted),
             "failed" => Some(RunStatus::Failed),
             _ => None,

@@ -6,7 +6,7 @@
 //! [`default_deadline_ns`]) armed just before the workload starts and disarmed as soon as it
 //! returns, so nothing runs beside the timed window. At the deadline the workload's wait wakes,
 //! names the tasks that had not finished and stops them; the case is recorded as failed with that
-//! report, and the run ends or, with `keep_going`, goes on to the next case.
+//! report, and the run ends or, with `keep_going`, goes on to the next case (and ends `partial`).
 use crate::counters::IterationCounters;
 use crate::estimate;
 use crate::plan::{CaseSpec, RunPlan};
@@ -167,10 +167,13 @@ pub fn execute(
         threads_before: 0,
     };
     match run.all() {
-        Ok(()) => RunOutcome {
-            status: RunStatus::Complete,
-            error: None,
-            cases: run.cases,
+        Ok(()) => match run.failures() {
+            None => RunOutcome {
+                status: RunStatus::Complete,
+                error: None,
+                cases: run.cases,
+            },
+            Some((status, error)) => RunOutcome::stop(status, error, run.cases),
         },
         Err(e) => RunOutcome::stop(status_of(&e), e, run.cases),
     }
@@ -231,7 +234,7 @@ impl Execution<'_> {
                 }
             }
         }
-        self.failures()
+        Ok(())
     }
 
     fn case(&mut self, case_index: usize, total: u32) -> Result<(), Stop> {
@@ -299,19 +302,30 @@ impl Execution<'_> {
         left()
     }
 
-    /// With `keep_going`, the run still fails when a case did; the error names them.
-    fn failures(&self) -> Result<(), Error> {
+    /// How a run that reached its end went when `keep_going` carried it past failed cases:
+    /// `partial` while some case completed (the run is kept, not counted complete), `failed` when
+    /// every case failed; the error names the failures. `None` when no case failed.
+    fn failures(&self) -> Option<(RunStatus, Error)> {
         let error_of = |i: usize| self.cases[i].error.clone().unwrap_or_default();
-        match self.failed.as_slice() {
-            [] => Ok(()),
-            [only] => Err(Error::failed(error_of(*only))),
-            [first, ..] => Err(Error::failed(format!(
-                "{} of {} cases failed (--keep-going ran the others); the first: {}",
-                self.failed.len(),
-                self.cases.len(),
-                error_of(*first)
-            ))),
+        let (failed, cases) = (self.failed.len(), self.cases.len());
+        let first = *self.failed.first()?;
+        if failed == cases {
+            let error = if cases == 1 {
+                error_of(first)
+            } else {
+                format!(
+                    "every one of the {cases} cases failed (--keep-going ran them all); the first: {}",
+                    error_of(first)
+                )
+            };
+            return Some((RunStatus::Failed, Error::failed(error)));
         }
+        let which = if failed == 1 { ":" } else { "; the first:" };
+        let error = format!(
+            "partial run: {failed} of {cases} cases failed (--keep-going ran the others){which} {}",
+            error_of(first)
+        );
+        Some((RunStatus::Partial, Error::failed(error)))
     }
 
     fn deadline_ns(&self, case_index: usize) -> u64 {
@@ -594,7 +608,7 @@ mod tests {
                 Ok(())
             }
         }
-        let plan = RunPlan::new(None, None, 2, 1, vec![failing, fine]).unwrap();
+        let plan = RunPlan::new(None, None, 2, 1, vec![failing.clone(), fine]).unwrap();
         let mut sink = Failures::default();
         let stopped = execute(&plan, &mut sink, &mut Silent);
         assert_eq!(stopped.status, RunStatus::Failed);
@@ -606,8 +620,8 @@ mod tests {
         assert_eq!(sink.0.len(), 1);
 
         let mut sink = Failures::default();
-        let outcome = execute(&plan.with_keep_going(true), &mut sink, &mut Silent);
-        assert_eq!(outcome.status, RunStatus::Failed);
+        let outcome = execute(&plan.clone().with_keep_going(true), &mut sink, &mut Silent);
+        assert_eq!(outcome.status, RunStatus::Partial);
         assert_eq!(outcome.cases[0].iterations.len(), 1);
         assert!(outcome.cases[0]
             .error
@@ -617,7 +631,21 @@ mod tests {
         assert_eq!(outcome.cases[1].iterations.len(), 3, "the next case ran");
         assert_eq!(outcome.cases[1].error, None);
         assert_eq!(sink.0[0].0, 0);
-        assert!(outcome.error.unwrap().to_string().contains("--fail-at"));
+        let error = outcome.error.unwrap().to_string();
+        assert!(error.contains("--fail-at"), "{error}");
+        assert!(
+            error.starts_with("partial run: 1 of 2 cases failed"),
+            "{error}"
+        );
+
+        // When every case fails there is nothing complete: the run failed.
+        let all_fail = RunPlan::new(None, None, 2, 1, vec![failing.clone(), failing])
+            .unwrap()
+            .with_keep_going(true);
+        let outcome = execute(&all_fail, &mut NoSink, &mut Silent);
+        assert_eq!(outcome.status, RunStatus::Failed);
+        let error = outcome.error.unwrap().to_string();
+        assert!(error.contains("every one of the 2 cases failed"), "{error}");
     }
 
     #[test]

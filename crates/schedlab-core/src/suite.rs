@@ -1,5 +1,7 @@
 //! Suites: named lists of cases in TOML, with parameter matrices (products), iterations, warm-up,
-//! cool-down between cases and a listed or seeded random case order. The built-in ones are files
+//! cool-down between cases and a listed or seeded random case order. Task counts may be relative
+//! to the machine (`threads = "2x"`, `groups = "50%"` of the online CPUs), resolved when the suite
+//! is read for a run, so the run's plan stores the numbers that ran. The built-in ones are files
 //! embedded in the binary; a user's own suite file has the same format (docs/suites.md).
 use serde::Deserialize;
 
@@ -77,8 +79,14 @@ pub const BUILTIN_SUITES: &[(&str, &str)] = &[
 ];
 
 impl Suite {
-    /// Parses suite text and expands every `[case.matrix]`; errors name the line and column.
+    /// Parses suite text for this machine: expands every `[case.matrix]` and resolves counts
+    /// relative to its online CPUs; errors name the line and column.
     pub fn parse(name: &str, text: &str) -> Result<Self> {
+        Suite::parse_for(name, text, crate::fingerprint::online_cpu_count())
+    }
+
+    /// [`Suite::parse`] for a machine with `online_cpus` CPUs.
+    pub fn parse_for(name: &str, text: &str, online_cpus: u32) -> Result<Self> {
         let file: SuiteFile = toml::from_str(text)
             .map_err(|e| Error::invalid(format!("suite {name}: {}", one_line(&e, text))))?;
         if file.cases.is_empty() {
@@ -95,21 +103,43 @@ impl Suite {
         let mut cases = Vec::new();
         for spanned in &file.cases {
             let at = position(text, spanned.span().start);
-            for table in expand_matrix(spanned.get_ref())
+            let key_at = |key: &str| key_position(text, spanned.span(), key).unwrap_or(at.clone());
+            let mut from_this: Vec<WorkloadSpec> = Vec::new();
+            for mut table in expand_matrix(spanned.get_ref())
                 .map_err(|e| Error::invalid(format!("suite {name}: {at}: {e}")))?
             {
+                let relative =
+                    resolve_relative(&mut table, online_cpus).map_err(|(key, why)| {
+                        Error::invalid(format!("suite {name}: {}: {why}", key_at(&key)))
+                    })?;
                 let spec: WorkloadSpec =
                     toml::Value::Table(table)
                         .try_into()
                         .map_err(|e: toml::de::Error| {
                             let reason = e.message().trim().replace('\n', " ");
-                            let at = unknown_field(&reason)
-                                .and_then(|key| key_position(text, spanned.span(), key))
-                                .unwrap_or_else(|| at.clone());
+                            let at = unknown_field(&reason).map_or(at.clone(), &key_at);
                             Error::invalid(format!("suite {name}: {at}: {reason}"))
                         })?;
-                cases.push(spec);
+                // A resolved count out of range is this machine's doing: say which value made it.
+                if let Some(first) = relative.first() {
+                    spec.validate().map_err(|e| {
+                        let values: Vec<String> = relative
+                            .iter()
+                            .map(|r| format!("{} = {:?} is {}", r.key, r.given, r.count))
+                            .collect();
+                        Error::invalid(format!(
+                            "suite {name}: {}: {} on this machine ({online_cpus} online CPUs): {e}",
+                            key_at(&first.key),
+                            values.join(", ")
+                        ))
+                    })?;
+                }
+                // "25%" and "50%" are one count on a small machine: run that case once.
+                if !from_this.contains(&spec) {
+                    from_this.push(spec);
+                }
             }
+            cases.extend(from_this);
         }
         Ok(Suite {
             name: name.to_string(),
@@ -161,6 +191,82 @@ impl Suite {
             .map_err(|e| Error::invalid(format!("cannot read suite file {name_or_path}: {e}")))?;
         Suite::parse(name_or_path, &text)
     }
+}
+
+/// A count resolved from its relative form: the key, the value as written, and the count.
+struct Resolved {
+    key: String,
+    given: String,
+    count: u64,
+}
+
+/// Replaces every machine-relative count of a case (`"2x"`, `"50%"`; see
+/// [`crate::workload::machine_relative_keys`]) with its value on a machine of `online_cpus`
+/// CPUs, returning what it resolved; an error is the key and why.
+fn resolve_relative(
+    table: &mut toml::Table,
+    online_cpus: u32,
+) -> std::result::Result<Vec<Resolved>, (String, String)> {
+    let workload = table
+        .get("workload")
+        .and_then(toml::Value::as_str)
+        .unwrap_or_default();
+    let keys = crate::workload::machine_relative_keys(workload);
+    let mut resolved = Vec::new();
+    for key in keys {
+        let Some(toml::Value::String(given)) = table.get(*key) else {
+            continue;
+        };
+        let given = given.clone();
+        let count = relative_count(&given, online_cpus).map_err(|why| {
+            (
+                key.to_string(),
+                format!(
+                    "{key} = {given:?}: {why}; give a count, or one relative to the online CPUs \
+                     ({online_cpus} here): \"2x\" is twice as many, \"50%\" half of them (at least 1)"
+                ),
+            )
+        })?;
+        table.insert(
+            key.to_string(),
+            toml::Value::Integer(i64::try_from(count).unwrap_or(i64::MAX)),
+        );
+        resolved.push(Resolved {
+            key: key.to_string(),
+            given,
+            count,
+        });
+    }
+    Ok(resolved)
+}
+
+/// `"2x"` (× CPUs) or `"50%"` (of CPUs), rounded down and at least 1.
+fn relative_count(given: &str, cpus: u32) -> std::result::Result<u64, String> {
+    let (number, per_cpu) = if let Some(n) = given.strip_suffix('x') {
+        (n, 1.0)
+    } else if let Some(n) = given.strip_suffix('%') {
+        (n, 0.01)
+    } else {
+        return Err("not a count, nor a multiple (\"2x\") or percentage (\"50%\")".into());
+    };
+    // Plain decimals only: f64's parser would also take "inf", "1e3" and "-1".
+    let plain = !number.is_empty()
+        && number.chars().all(|c| c.is_ascii_digit() || c == '.')
+        && number.matches('.').count() <= 1
+        && number != ".";
+    let factor: f64 = match number.parse() {
+        Ok(f) if plain => f,
+        _ => return Err(format!("{number:?} is not a plain number")),
+    };
+    if factor <= 0.0 {
+        return Err("it must be above 0".into());
+    }
+    let count = (factor * per_cpu * f64::from(cpus)).floor();
+    Ok(if count >= u64::MAX as f64 {
+        u64::MAX
+    } else {
+        (count as u64).max(1)
+    })
 }
 
 /// `line L, column C` of a byte offset.
@@ -385,6 +491,109 @@ mod tests {
             .unwrap()
             .contains("\"loops\":1"));
         assert!(Suite::builtin("quick").unwrap().scaled(0.0).is_err());
+    }
+
+    fn parse_on(cpus: u32, case: &str) -> Result<Suite> {
+        Suite::parse_for(
+            "m.toml",
+            &format!("description = \"m\"\n[[case]]\n{case}"),
+            cpus,
+        )
+    }
+
+    #[test]
+    fn counts_relative_to_the_machine_resolve_to_numbers() {
+        let threads = |suite: &Suite| -> Vec<String> {
+            suite.cases.iter().map(WorkloadSpec::case_name).collect()
+        };
+        let suite = parse_on(
+            4,
+            "workload = \"syscall\"\n[case.matrix]\nthreads = [\"25%\", \"50%\", \"1x\", \"2x\", 3]\n",
+        )
+        .unwrap();
+        let names = threads(&suite);
+        assert_eq!(names.len(), 5, "{names:?}");
+        for (name, n) in names.iter().zip([1, 2, 4, 8, 3]) {
+            assert!(
+                name.contains(&format!("threads={n} ")) || name.ends_with(&format!("threads={n}")),
+                "{name} {n}"
+            );
+        }
+        // On 2 CPUs 25 % and 50 % are both 1 (at least 1): one case, not two alike.
+        let small = parse_on(
+            2,
+            "workload = \"syscall\"\n[case.matrix]\nthreads = [\"25%\", \"50%\", \"1.5x\"]\n",
+        )
+        .unwrap();
+        assert_eq!(small.cases.len(), 2, "{:?}", threads(&small));
+        let json = serde_json::to_value(&small.cases[1]).unwrap();
+        assert_eq!(json["threads"], 3);
+
+        let every = parse_on(
+            8,
+            "workload = \"schbench\"\nmessage_threads = \"25%\"\nworkers = \"1x\"\nruntime = 1\n",
+        )
+        .unwrap();
+        let json = serde_json::to_value(&every.cases[0]).unwrap();
+        assert_eq!(
+            (json["message_threads"].as_u64(), json["workers"].as_u64()),
+            (Some(2), Some(8))
+        );
+        for (case, key) in [
+            ("workload = \"hackbench\"\ngroups = \"50%\"\n", "groups"),
+            ("workload = \"fanout\"\nworkers = \"2x\"\n", "workers"),
+            ("workload = \"cpupri\"\nthreads = \"1x\"\n", "threads"),
+        ] {
+            let suite = parse_on(6, case).unwrap();
+            let json = serde_json::to_value(&suite.cases[0]).unwrap();
+            assert!(
+                json[key]
+                    .as_u64()
+                    .is_some_and(|n| n == 3 || n == 12 || n == 6),
+                "{case}: {json}"
+            );
+        }
+    }
+
+    #[test]
+    fn bad_relative_counts_name_the_key_and_its_place() {
+        for bad in [
+            "0x", "-1x", "150%%", "0%", "x", "%", "abc", "1e3x", "infx", "1.2.3x", ".x", " 2x",
+        ] {
+            let case = format!("workload = \"syscall\"\ncalls = 10\nthreads = \"{bad}\"\n");
+            let err = parse_on(2, &case).unwrap_err();
+            assert!(matches!(err, Error::InvalidInput(_)), "{bad}");
+            let err = err.to_string();
+            assert!(
+                err.contains("line 5, column 1") && err.contains("threads"),
+                "{bad}: {err}"
+            );
+            assert!(!err.contains('\n'), "{err}");
+        }
+        // In a matrix, the key's line.
+        let err = parse_on(
+            2,
+            "workload = \"fanout\"\n[case.matrix]\nworkers = [\"1x\", \"0x\"]\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("line 5") && err.contains("workers = \"0x\""),
+            "{err}"
+        );
+        // A count the workload cannot take on this machine says how it came about.
+        let err = parse_on(2, "workload = \"syscall\"\nthreads = \"100000x\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("is 200000 on this machine (2 online CPUs)") && err.contains("--threads"),
+            "{err}"
+        );
+        // Keys that are not task counts stay numbers only.
+        let err = parse_on(2, "workload = \"pipe\"\nloops = \"2x\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("line 2"), "{err}");
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The one audited place where schedlab talks to the kernel: clocks, pipes and sockets, fork and
-//! reaping, affinity, resource usage and limits, signal handling and perf software counters.
+//! reaping, affinity, resource usage and limits, signal handling, perf software counters, and the
+//! /proc and /sys files the fingerprint reads.
 //! rustix first; libc where rustix has no call (fork, sigaction, getrusage, prctl) and for the
 //! workloads' read/write data path, which must take the same path as the reference tools.
 use std::io;
@@ -907,6 +908,27 @@ pub fn hostname() -> String {
         .nodename()
         .to_string_lossy()
         .into_owned()
+}
+
+/// A text file of /proc, /sys or /boot, whole; `None` when it is missing or this user may not
+/// read it (containers hide some, and debugfs is root's only). Never an error: the fingerprint
+/// records what it can see.
+pub fn read_text(path: &str) -> Option<String> {
+    std::fs::read_to_string(path).ok()
+}
+
+/// The entry names of a directory, sorted; empty when it is missing or cannot be listed.
+pub fn dir_names(path: &str) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(path)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
 }
 
 // ---------------------------------------------------------------------------------------------

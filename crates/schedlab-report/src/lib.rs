@@ -3,6 +3,7 @@
 
 pub mod calibration;
 pub mod compare;
+pub mod csv;
 pub mod json;
 pub mod model;
 pub mod text;

@@ -24,14 +24,14 @@ pub struct CheckReport {
     pub schema_version: Option<i64>,
     /// Why the schema cannot be trusted (a damaged history), if it cannot.
     pub schema_problem: Option<String>,
-    /// Stored runs by status, every known status listed (running, complete, interrupted, failed), then any other.
+    /// Stored runs by status, every known status listed (running, complete, partial, interrupted, failed), then any other.
     pub runs_by_status: Vec<(String, i64)>,
     /// Runs whose process is gone while they still say `running`.
     pub abandoned_runs: Vec<AbandonedRun>,
 }
 
 /// The statuses a run can have, in the order reports list them.
-pub const STATUSES: [&str; 4] = ["running", "complete", "interrupted", "failed"];
+pub const STATUSES: [&str; 5] = ["running", "complete", "partial", "interrupted", "failed"];
 
 /// A run that says `running` but whose process no longer exists (or whose boot has ended).
 #[derive(Debug, Clone, PartialEq)]

@@ -405,6 +405,19 @@ pub(crate) fn migrate_to(tx: &Connection, path: &Path, target: i64) -> Result<i6
         )
         .map_err(sql_err)?;
     }
+    // Migrations run without foreign-key enforcement (a table rebuild needs it off): every key
+    // must still hold before the commit.
+    let dangling: i64 = tx
+        .query_row("SELECT count(*) FROM pragma_foreign_key_check", [], |r| {
+            r.get(0)
+        })
+        .map_err(sql_err)?;
+    if dangling > 0 {
+        return Err(damaged(
+            path,
+            format!("{dangling} rows refer to rows that do not exist (PRAGMA foreign_key_check)"),
+        ));
+    }
     tx.pragma_update(None, "application_id", APPLICATION_ID)
         .map_err(sql_err)?;
     tx.pragma_update(None, "user_version", target.max(from))

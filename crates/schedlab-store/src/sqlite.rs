@@ -158,12 +158,25 @@ impl SqliteStore {
         if store.found_version < schema::known_version() {
             // EXCLUSIVE, and the schema inspected again inside: of N processes opening one new
             // file, the first creates schema and mark in one commit and the others find it done.
-            store.retry(|| {
+            // Foreign keys are not enforced meanwhile (a connection setting, which SQLite ignores
+            // inside a transaction): a migration that rebuilds a table drops the old one, and
+            // with enforcement on that drop would cascade into its children. `migrate_in`
+            // checks every key before the commit instead.
+            let enforce = |on: &str| {
+                store
+                    .conn
+                    .pragma_update(None, "foreign_keys", on)
+                    .map_err(|e| schema::classify(path, e))
+            };
+            enforce("OFF")?;
+            let migrated = store.retry(|| {
                 let tx = Transaction::new_unchecked(&store.conn, TransactionBehavior::Exclusive)?;
                 schema::migrate_in(&tx, path)?;
                 tx.commit()?;
                 Ok(())
-            })?;
+            });
+            enforce("ON")?;
+            migrated?;
         }
         store.version = schema::known_version();
         Ok(store)
@@ -1387,6 +1400,75 @@ mod tests {
             })
             .unwrap();
         assert_eq!(history, schema::known_version());
+    }
+
+    /// V6 rebuilds `runs` to allow `partial`: nothing of a V5 file is lost on the way (foreign
+    /// keys are off during migrations, so the old table's drop cascades nowhere), run ids are
+    /// never reused, and keys are enforced again afterwards.
+    #[test]
+    fn upgrading_to_partial_keeps_every_run_case_and_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v5.db");
+        let plan = plan("v5");
+        {
+            let conn = raw(&path);
+            let tx = conn.unchecked_transaction().unwrap();
+            schema::migrate_to(&tx, &path, 5).unwrap();
+            tx.commit().unwrap();
+            for id in 1..=3 {
+                conn.execute(
+                    "INSERT INTO runs (id, label, plan_json, fingerprint_json, boot_id, kernel_release,
+                                       hostname, started_at_ns, status, schedlab_version, owner_pid,
+                                       owner_host)
+                     VALUES (?1, 'v5', ?2, ?3, 'b', 'k', 'h', 5, 'failed', 'old', 42, 'h')",
+                    params![
+                        id,
+                        to_json(&plan).unwrap(),
+                        to_json(&Fingerprint::collect()).unwrap()
+                    ],
+                )
+                .unwrap();
+                conn.execute(
+                    "INSERT INTO cases (run_id, position, name, workload, spec_json, error)
+                     VALUES (?1, 0, ?2, 'fake', ?3, 'it broke')",
+                    params![id, plan.cases[0].name, to_json(&plan.cases[0]).unwrap()],
+                )
+                .unwrap();
+            }
+            // A run someone deleted by hand: its id must not come back.
+            conn.execute("DELETE FROM cases WHERE run_id = 3", [])
+                .unwrap();
+            conn.execute("DELETE FROM runs WHERE id = 3", []).unwrap();
+        }
+        let mut writer = SqliteStore::open(&path).unwrap();
+        assert_eq!(writer.found_version(), 5);
+        assert_eq!(writer.list_runs(None).unwrap().len(), 2);
+        let run = writer.load_run(2).unwrap();
+        assert_eq!(run.status, RunStatus::Failed);
+        assert_eq!(run.cases[0].error.as_deref(), Some("it broke"));
+        let id = writer.begin_run(&plan, &Fingerprint::collect(), 9).unwrap();
+        assert_eq!(id, 4, "ids go on from the highest ever given");
+        writer
+            .finish_run(
+                id,
+                RunStatus::Partial,
+                10,
+                Some("partial run: 1 of 2 cases failed"),
+            )
+            .unwrap();
+        drop(writer);
+        let reader = SqliteStore::open_existing(&path).unwrap();
+        assert_eq!(reader.load_run(id).unwrap().status, RunStatus::Partial);
+        assert_eq!(
+            reader.list_runs(None).unwrap()[0].status,
+            RunStatus::Partial
+        );
+        let writer = SqliteStore::open(&path).unwrap();
+        let orphan = writer.conn.execute(
+            "INSERT INTO cases (run_id, position, name, workload, spec_json) VALUES (99, 0, 'x', 'fake', '{}')",
+            [],
+        );
+        assert!(orphan.is_err(), "foreign keys are enforced again");
     }
 
     #[test]

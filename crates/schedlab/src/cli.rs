@@ -152,7 +152,8 @@ pub struct PlanOptions {
         help_heading = RUN_OPTIONS
     )]
     pub iteration_timeout: Option<f64>,
-    /// When a case fails (an error, or its deadline), record it and go on to the next case.
+    /// When a case fails (an error, or its deadline), record it and go on to the next case; the
+    /// run then ends `partial` (exit 1).
     #[arg(long, global = true, help_heading = RUN_OPTIONS)]
     pub keep_going: bool,
 }
@@ -543,14 +544,25 @@ pub struct RunsArgs {
     pub db: DbArg,
 }
 
+/// The formats of `show`: those of `run`, and the raw samples as CSV.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ShowFormat {
+    /// Each run's cases with median, min, max and std% per metric
+    Text,
+    /// Every run, case and sample (docs/json-schema.md)
+    Json,
+    /// The raw samples in long form, one row per measurement, for R, pandas or gnuplot
+    Csv,
+}
+
 #[derive(Debug, Args)]
 pub struct ShowArgs {
     /// A run id (digits) or a label.
     #[arg(value_name = "RUN-ID|LABEL")]
     pub run: String,
     /// Output format on stdout.
-    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
-    pub format: OutputFormat,
+    #[arg(long, value_enum, default_value_t = ShowFormat::Text)]
+    pub format: ShowFormat,
     #[command(flatten)]
     pub db: DbArg,
 }
@@ -637,13 +649,24 @@ pub struct SidesArgs {
     /// Compare even when CPU model, CPU count, SMT or governor differ between the runs.
     #[arg(long)]
     pub allow_fingerprint_mismatch: bool,
-    /// Use runs that did not complete (interrupted, failed) too; by default they are left out.
+    /// Use runs that did not complete (partial, interrupted, failed, abandoned) too; by default
+    /// they are left out.
     #[arg(long)]
     pub include_incomplete: bool,
     /// The calibration that supplies the noise model: `auto` (the newest one of this machine for
     /// each case and iteration count), `none`, or a calibration id.
     #[arg(long, value_name = "auto|none|ID", default_value = "auto")]
     pub calibration: String,
+    /// With --fail-on-regression: exit with CODE when nothing could be tested (a side has no
+    /// complete run, a candidate names no run, or no row could be judged); 125 makes
+    /// `git bisect run` skip the commit.
+    #[arg(
+        long,
+        value_name = "CODE",
+        requires = "fail_on_regression",
+        value_parser = clap::value_parser!(u8).range(1..)
+    )]
+    pub could_not_test_exit: Option<u8>,
     #[command(flatten)]
     pub db: DbArg,
     // Last: a flattened heading holds for every argument after it.

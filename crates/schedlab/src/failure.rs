@@ -9,6 +9,9 @@ use schedlab_store::StoreError;
 pub struct Failure {
     pub message: String,
     pub code: u8,
+    /// A comparison that could not test anything (a side without a complete run, a candidate
+    /// that names no run, no row to judge): `--could-not-test-exit` gives it its own code.
+    pub untestable: bool,
 }
 
 pub const EXIT_FAILED: u8 = 1;
@@ -19,6 +22,7 @@ impl Failure {
         Failure {
             message: message.into(),
             code: EXIT_BAD_INPUT,
+            untestable: false,
         }
     }
 
@@ -26,7 +30,24 @@ impl Failure {
         Failure {
             message: message.into(),
             code: EXIT_FAILED,
+            untestable: false,
         }
+    }
+
+    /// Bad input (exit 2) that means "could not test" to `--could-not-test-exit`.
+    pub fn untestable(message: impl Into<String>) -> Self {
+        Failure {
+            untestable: true,
+            ..Failure::bad_input(message)
+        }
+    }
+
+    /// With `--could-not-test-exit CODE`, an untestable comparison exits with CODE.
+    pub fn or_could_not_test(mut self, code: Option<u8>) -> Self {
+        if let (true, Some(code)) = (self.untestable, code) {
+            self.code = code;
+        }
+        self
     }
 
     pub fn exit_code(&self) -> ExitCode {
@@ -49,6 +70,7 @@ impl From<schedlab_core::Error> for Failure {
             Error::Interrupted(signal) => Failure {
                 message: e.to_string(),
                 code: 128u8.saturating_add((*signal).clamp(0, 127) as u8),
+                untestable: false,
             },
         }
     }

@@ -455,3 +455,150 @@ fn show_of_a_matrix_run_prints_its_scaling_tables() {
     );
     assert!(doc["runs"][0].get("scaling").is_none());
 }
+
+/// `env` prints what changes scheduler results, in text and in versioned JSON whose fields are
+/// the fingerprint's, as every run stores it.
+#[test]
+fn env_prints_the_scheduler_settings_with_a_schema_version() {
+    let (_d, db) = temp_db();
+    let out = schedlab(&db)
+        .args(["env", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let doc = json_of(&out.stdout);
+    assert_eq!(doc["schema_version"], 1);
+    for field in [
+        "preempt_model",
+        "sched_features",
+        "sched_sysctls",
+        "thp_enabled",
+        "cpu_vulnerabilities",
+        "microcode",
+        "mem_total_kib",
+        "isolcpus",
+        "nohz_full",
+        "cgroup_version",
+        "kernel_release",
+    ] {
+        assert!(doc.get(field).is_some(), "no {field} in {doc}");
+    }
+    assert!(
+        doc["mem_total_kib"].as_u64().is_some_and(|k| k > 0),
+        "{doc}"
+    );
+    let text = schedlab(&db).arg("env").output().unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(
+        text.lines().any(|l| l.starts_with("preempt_model ")),
+        "{text}"
+    );
+    assert!(
+        text.lines().any(|l| l.starts_with("mem_total_kib ")),
+        "{text}"
+    );
+    assert!(!text.contains("schema_version"), "{text}");
+    // The stored fingerprint has the same fields.
+    schedlab(&db)
+        .args(["run", "fake", "--iterations", "1", "--warmup", "0"])
+        .assert()
+        .success();
+    let shown = schedlab(&db)
+        .args(["show", "1", "--format", "json"])
+        .output()
+        .unwrap();
+    let shown = json_of(&shown.stdout);
+    let stored = &shown["runs"][0]["fingerprint"];
+    assert_eq!(stored["sched_sysctls"], doc["sched_sysctls"]);
+    assert_eq!(stored["preempt_model"], doc["preempt_model"]);
+}
+
+/// `show --format csv`: the raw samples in long form, one row per measurement of every stored
+/// iteration, the same values `show --format json` holds, with a column per parameter.
+#[test]
+fn show_csv_writes_every_sample_in_long_form() {
+    let (dir, db) = temp_db();
+    let suite = dir.path().join("matrix.toml");
+    std::fs::write(
+        &suite,
+        "description = \"m\"\niterations = 3\nwarmup = 1\n[[case]]\nworkload = \"fake\"\n\
+         [case.matrix]\nvalue_usec = [10, 20]\n",
+    )
+    .unwrap();
+    for _ in 0..2 {
+        schedlab(&db)
+            .args(["run", "--suite"])
+            .arg(&suite)
+            .args(["--label", "sweep, \"quoted\"", "--quiet"])
+            .assert()
+            .success();
+    }
+    let out = schedlab(&db)
+        .args(["show", "sweep, \"quoted\"", "--format", "csv"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(
+        &header[..16],
+        [
+            "run_id",
+            "label",
+            "status",
+            "host",
+            "kernel_release",
+            "boot_id",
+            "case",
+            "workload",
+            "iteration",
+            "warmup",
+            "started_at_ns",
+            "metric",
+            "unit",
+            "better",
+            "role",
+            "value"
+        ]
+    );
+    assert!(
+        header.contains(&"value_usec") && header.contains(&"spread_pct"),
+        "{header:?}"
+    );
+    // 2 runs × 2 cases × (1 warm-up + 3) iterations × 2 metrics.
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len(), 2 * 2 * 4 * 2, "{text}");
+    // The same samples as the JSON, warm-ups flagged.
+    let json = schedlab(&db)
+        .args(["show", "1", "--format", "json"])
+        .output()
+        .unwrap();
+    let doc = json_of(&json.stdout);
+    let case = &doc["runs"][0]["cases"][1];
+    let usec = metric(case, "usec_per_op");
+    let first_measured = usec["values"][0].as_f64().unwrap();
+    let value_col = header.iter().position(|h| *h == "value").unwrap();
+    let param_col = header.iter().position(|h| *h == "value_usec").unwrap();
+    let row = rows
+        .iter()
+        .find(|r| {
+            r.starts_with("1,")
+                && r.contains(",fake,1,0,")
+                && r.contains(",usec_per_op,")
+                && r.contains("value=20")
+        })
+        .unwrap_or_else(|| panic!("no row of run 1, case value=20, iteration 1:\n{text}"));
+    // The label holds a comma and quotes: the row has more commas than columns, so read the
+    // value and the parameter from the end.
+    let cells: Vec<&str> = row.rsplit(',').collect();
+    let from_end = |col: usize| cells[header.len() - 1 - col];
+    assert_eq!(from_end(value_col).parse::<f64>().unwrap(), first_measured);
+    assert_eq!(from_end(param_col).parse::<f64>().unwrap(), 20.0);
+    assert!(
+        text.contains("\"sweep, \"\"quoted\"\"\""),
+        "the label is quoted as CSV does"
+    );
+    // Bad format names are bad input, as ever.
+    assert_bad_input(&db, &["show", "1", "--format", "xml"]);
+}

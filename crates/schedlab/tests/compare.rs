@@ -263,3 +263,114 @@ fn stat_rejects_bad_files() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `git bisect run` reads 125 as "skip": with `--could-not-test-exit 125` every way a comparison
+/// can fail to test anything says so, a regression still exits 1 and a pass 0; without the flag
+/// the same situations keep their usual codes.
+#[test]
+fn could_not_test_exit_lets_git_bisect_skip() {
+    let (dir, db) = stored_pair();
+    let gate = ["--fail-on-regression", "--could-not-test-exit", "125"];
+    let code = |args: &[&str]| {
+        let out = schedlab(&db).args(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        (out.status.code(), stderr)
+    };
+    let with_gate = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend(gate);
+        code(&all)
+    };
+    // Judged rows: a regression is 1, the same build against itself 0.
+    assert_eq!(with_gate(&["compare", "base", "cand"]).0, Some(1));
+    assert_eq!(with_gate(&["compare", "base", "base"]).0, Some(0));
+
+    // One run per side and no calibration: nothing judged.
+    let one = |label: &str, effect: &str| {
+        schedlab(&db)
+            .args(["run", "fake", "--iterations", "3", "--warmup", "0"])
+            .args(["--effect-pct", effect, "--label", label])
+            .assert()
+            .success();
+    };
+    one("lone-base", "0");
+    one("lone-cand", "20");
+    let (status, stderr) = with_gate(&["compare", "lone-base", "lone-cand"]);
+    assert_eq!(status, Some(125), "{stderr}");
+    assert!(
+        stderr.starts_with("schedlab: could not test: none of the 2 rows"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert_eq!(
+        code(&["compare", "lone-base", "lone-cand", "--fail-on-regression"]).0,
+        Some(0)
+    );
+
+    // A candidate whose run failed: no complete run.
+    schedlab(&db)
+        .args(["run", "fake", "--fail-at", "0", "--label", "broken"])
+        .assert()
+        .code(1);
+    let (status, stderr) = with_gate(&["compare", "lone-base", "broken"]);
+    assert_eq!(status, Some(125), "{stderr}");
+    assert!(
+        stderr.contains("broken has no complete run (run "),
+        "{stderr}"
+    );
+    assert_eq!(code(&["compare", "lone-base", "broken"]).0, Some(2));
+
+    // A candidate that never stored a run; a missing baseline is still a set-up error.
+    assert_eq!(with_gate(&["compare", "base", "never-ran"]).0, Some(125));
+    assert_eq!(with_gate(&["compare", "never-ran", "cand"]).0, Some(2));
+    // No case in common.
+    let other = dir.path().join("other.toml");
+    std::fs::write(
+        &other,
+        "description = \"x\"\niterations = 2\nwarmup = 0\n[[case]]\nworkload = \"fake\"\nvalue_usec = 7\n",
+    )
+    .unwrap();
+    schedlab(&db)
+        .args(["run", "--suite"])
+        .arg(&other)
+        .args(["--label", "elsewhere"])
+        .assert()
+        .success();
+    assert_eq!(with_gate(&["compare", "base", "elsewhere"]).0, Some(125));
+
+    // `report` gates alike, after writing its page.
+    let page = dir.path().join("bisect.html");
+    let (status, stderr) = with_gate(&[
+        "report",
+        "lone-base",
+        "lone-cand",
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    assert_eq!(status, Some(125), "{stderr}");
+    assert!(page.exists());
+
+    // The code is for the gate: alone, or 0, it is bad input.
+    for args in [
+        &["compare", "base", "cand", "--could-not-test-exit", "125"][..],
+        &[
+            "compare",
+            "base",
+            "cand",
+            "--fail-on-regression",
+            "--could-not-test-exit",
+            "0",
+        ],
+        &[
+            "compare",
+            "base",
+            "cand",
+            "--fail-on-regression",
+            "--could-not-test-exit",
+            "256",
+        ],
+    ] {
+        common::assert_bad_input(&db, args);
+    }
+}

@@ -77,8 +77,9 @@ fn ab_until_decided_stops_once_a_cpu_hog_is_marked() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
     let pids = dir.path().join("hog.pids");
+    // Started once: ABBA visits B twice in a row.
     let start = format!(
-        "for c in $(seq 0 $(($(nproc) - 1))); do \
+        "[ -f '{0}' ] || for c in $(seq 0 $(($(nproc) - 1))); do \
            taskset -c $c sh -c 'while :; do :; done' >/dev/null 2>&1 & echo $! >> '{0}'; done",
         pids.display()
     );

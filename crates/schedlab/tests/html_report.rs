@@ -466,3 +466,89 @@ fn nothing_to_compare_writes_nothing_and_a_report_replaces_the_old_one() {
         .code(1);
     assert!(page.exists());
 }
+
+/// The Machines section flags the scheduler settings of the fingerprint as `differs`, one row per
+/// sysctl, and a run stored before those fields existed still loads, its missing fields shown as absent or unknown.
+#[test]
+fn machines_section_flags_scheduler_settings_and_reads_old_fingerprints() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    for label in ["old", "new"] {
+        schedlab(&db)
+            .args([
+                "run",
+                "fake",
+                "--iterations",
+                "3",
+                "--warmup",
+                "0",
+                "--label",
+                label,
+            ])
+            .assert()
+            .success();
+    }
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    // As schedlab stored fingerprints before: none of the scheduler-setting fields.
+    conn.execute(
+        "UPDATE runs SET fingerprint_json = json_remove(fingerprint_json, '$.microcode',
+             '$.mem_total_kib', '$.preempt_model', '$.sched_features', '$.sched_sysctls',
+             '$.thp_enabled', '$.isolcpus', '$.nohz_full', '$.cgroup_version',
+             '$.cpu_vulnerabilities')
+         WHERE label = 'old'",
+        [],
+    )
+    .unwrap();
+    conn.execute(
+        "UPDATE runs SET fingerprint_json = json_set(fingerprint_json,
+             '$.preempt_model', 'none', '$.thp_enabled', 'never',
+             '$.sched_sysctls.\"kernel.sched_schedstats\"', '1')
+         WHERE label = 'new'",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+
+    let out = schedlab(&db)
+        .args(["show", "old", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let fp = &doc["runs"][0]["fingerprint"];
+    assert!(
+        fp["preempt_model"].is_null() && fp["sched_features"].is_null(),
+        "{fp}"
+    );
+    assert_eq!(fp["sched_sysctls"], serde_json::json!({}));
+
+    let page = dir.path().join("machines.html");
+    schedlab(&db)
+        .args(["report", "old", "new", "--html"])
+        .arg(&page)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&page).unwrap();
+    let row = |field: &str| {
+        let start = html
+            .find(&format!(r#"<th scope="row">{field}</th>"#))
+            .unwrap_or_else(|| panic!("no row {field}"));
+        let row_start = html[..start].rfind("<tr").unwrap();
+        let end = start + html[start..].find("</tr>").unwrap();
+        html[row_start..end].to_string()
+    };
+    for field in [
+        "preempt_model",
+        "thp_enabled",
+        "sched_sysctls.kernel.sched_schedstats",
+    ] {
+        let row = row(field);
+        assert!(row.starts_with(r#"<tr class="fp-differs""#), "{row}");
+        assert!(row.contains("(absent)") || row.contains("—"), "{row}");
+    }
+    assert!(row("preempt_model").contains(">none <span"));
+}

@@ -410,7 +410,7 @@ fn keep_going_runs_the_next_case_after_a_deadline() {
     assert_eq!(code, Some(1), "{stderr}");
     assert_no_strays(&db);
     let run = only_run(&db);
-    assert_eq!(run["status"], "failed");
+    assert_eq!(run["status"], "partial");
     assert!(run["cases"][0]["error"]
         .as_str()
         .unwrap()
@@ -425,6 +425,107 @@ fn keep_going_runs_the_next_case_after_a_deadline() {
     let (code, _) = finish(spawn(&db, &args), Duration::from_secs(15));
     assert_eq!(code, Some(1));
     assert_eq!(only_run(&db)["cases"][1]["measured_iterations"], 0);
+}
+
+/// An overnight matrix under `--keep-going`: a failing case does not stop the others, the run
+/// ends `partial` with exit 1, every reader lists it so, and comparisons leave it out unless
+/// `--include-incomplete`.
+#[test]
+fn keep_going_ends_partial_and_comparisons_leave_it_out() {
+    let (dir, db) = temp_db();
+    let suite = dir.path().join("matrix.toml");
+    std::fs::write(
+        &suite,
+        "description = \"a matrix with one broken case\"\niterations = 3\nwarmup = 0\n\
+         [[case]]\nworkload = \"fake\"\n[case.matrix]\nvalue_usec = [1, 2, 3]\n\
+         [[case]]\nworkload = \"fake\"\nvalue_usec = 4\nfail_at = 1\n",
+    )
+    .unwrap();
+    let suite = suite.to_str().unwrap();
+    let run = |label: &str, extra: &[&str]| {
+        schedlab(&db)
+            .args(["run", "--suite", suite, "--label", label, "--quiet"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = run("night", &["--keep-going"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with(
+            "schedlab: partial run: 1 of 4 cases failed (--keep-going ran the others): "
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("--fail-at") && stderr.contains("stored as run 1"),
+        "{stderr}"
+    );
+    let shown = json(&db, &["show", "night", "--format", "json"]);
+    let night = &shown["runs"][0];
+    assert_eq!(night["status"], "partial");
+    assert_eq!(night["cases"][2]["measured_iterations"], 3);
+    assert_eq!(night["cases"][3]["measured_iterations"], 1);
+    assert!(night["cases"][3]["error"]
+        .as_str()
+        .unwrap()
+        .contains("--fail-at"));
+    let text = schedlab(&db).args(["show", "night"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&text.stdout).contains(" · partial · "));
+    assert_eq!(
+        json(&db, &["runs", "--format", "json"])[0]["status"],
+        "partial"
+    );
+    let runs = schedlab(&db).arg("runs").output().unwrap();
+    assert!(String::from_utf8_lossy(&runs.stdout).contains("partial"));
+    let check = json(&db, &["db", "check", "--format", "json"]);
+    assert_eq!(check["runs_by_status"]["partial"], 1, "{check}");
+
+    // A complete run of the healthy cases to compare with: the partial run is left out, and
+    // named, unless asked for.
+    let healthy = dir.path().join("healthy.toml");
+    std::fs::write(
+        &healthy,
+        "description = \"the healthy cases\"\niterations = 3\nwarmup = 0\n\
+         [[case]]\nworkload = \"fake\"\n[case.matrix]\nvalue_usec = [1, 2, 3]\n",
+    )
+    .unwrap();
+    schedlab(&db)
+        .args([
+            "run",
+            "--suite",
+            healthy.to_str().unwrap(),
+            "--label",
+            "base",
+            "--quiet",
+        ])
+        .assert()
+        .success();
+    let out = schedlab(&db)
+        .args(["compare", "base", "night"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("night has no complete run (run 1 partial)"),
+        "{stderr}"
+    );
+    let doc = json(
+        &db,
+        &[
+            "compare",
+            "base",
+            "night",
+            "--include-incomplete",
+            "--format",
+            "json",
+        ],
+    );
+    // Three healthy cases × two metrics; the broken case is not in the base.
+    assert_eq!(doc["rows"].as_array().unwrap().len(), 6);
+    assert_eq!(doc["candidates"][0]["run_ids"], serde_json::json!([1]));
 }
 
 #[test]

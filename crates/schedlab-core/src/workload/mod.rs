@@ -189,6 +189,19 @@ pub const WORKLOADS: &[WorkloadInfo] = &[
     },
 ];
 
+/// The parameters of a workload (by the name suites give it, aliases included) that count tasks —
+/// groups, workers, threads, message threads — and so may be given relative to the machine in a
+/// suite (`threads = "2x"`, `groups = "50%"`). Sizes of work and modelled CPUs are not.
+pub fn machine_relative_keys(workload: &str) -> &'static [&'static str] {
+    match workload {
+        "messaging" | "hackbench" => &["groups"],
+        "wakeup" | "schbench" => &["message_threads", "workers"],
+        "syscall" | "cpupri" => &["threads"],
+        "fanout" => &["workers"],
+        _ => &[],
+    }
+}
+
 /// Shared validation of a count-like parameter.
 pub(crate) fn check_range(flag: &str, value: u64, min: u64, max: u64) -> Result<()> {
     if value < min || value > max {

@@ -148,7 +148,7 @@ pub fn ab(args: &AbArgs) -> Result<ExitCode, Failure> {
         arm_label(&name, Arm::A),
         arm_label(&name, Arm::B)
     );
-    Ok(gate(&comparison, args.decision.fail_on_regression))
+    Ok(gate(&comparison, args.decision.fail_on_regression, None))
 }
 
 /// The experiment's comparison so far, decided as `compare` would (sequentially for

@@ -75,6 +75,7 @@ pub fn render(
     style: CompareStyle,
     format: CompareFormat,
     fail_on_regression: bool,
+    could_not_test_exit: Option<u8>,
 ) -> Result<ExitCode, Failure> {
     let style = self::style(style);
     emit(|out| match format {
@@ -83,26 +84,44 @@ pub fn render(
         CompareFormat::Csv => compare::csv::write(comparison, out),
         CompareFormat::Json => compare::json::write(comparison, out),
     })?;
-    Ok(gate(comparison, fail_on_regression))
+    Ok(gate(comparison, fail_on_regression, could_not_test_exit))
 }
 
-/// The exit status: 1 when `--fail-on-regression` is given and a row is marked a regression.
-pub fn gate(comparison: &Comparison, fail_on_regression: bool) -> ExitCode {
+/// The exit status: 1 when `--fail-on-regression` is given and a row is marked a regression;
+/// with `--could-not-test-exit CODE`, CODE when not one row could be judged (no test, so no
+/// regression could have been seen: a pass would be a lie, and `git bisect run` must skip).
+pub fn gate(
+    comparison: &Comparison,
+    fail_on_regression: bool,
+    could_not_test_exit: Option<u8>,
+) -> ExitCode {
     let regressions = comparison.count(Verdict::Regression);
     if fail_on_regression && regressions > 0 {
         eprintln!("schedlab: {regressions} regression(s) marked (--fail-on-regression)");
         return ExitCode::from(crate::failure::EXIT_FAILED);
     }
+    if let Some(code) = could_not_test_exit.filter(|_| comparison.footer.comparisons == 0) {
+        eprintln!(
+            "schedlab: could not test: none of the {} rows could be judged ({} not judged: \
+             one run per side and no calibration, or too few units); exit {code} \
+             (--could-not-test-exit)",
+            comparison.rows.len(),
+            comparison.footer.not_judged
+        );
+        return ExitCode::from(code);
+    }
     ExitCode::SUCCESS
 }
 
 pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
-    let loaded = load_comparison(&args.sides)?;
+    let loaded = load_comparison(&args.sides)
+        .map_err(|f| f.or_could_not_test(args.sides.could_not_test_exit))?;
     render(
         &loaded.comparison,
         args.style,
         args.format,
         args.sides.decision.fail_on_regression,
+        args.sides.could_not_test_exit,
     )
 }
 
@@ -169,7 +188,7 @@ pub fn load_comparison(args: &SidesArgs) -> Result<LoadedComparison, Failure> {
     };
     let loaded = load_with(&store, query)?;
     if loaded.comparison.rows.is_empty() {
-        return Err(Failure::bad_input(format!(
+        return Err(Failure::untestable(format!(
             "nothing to compare: no case and metric is present on both sides{}",
             if args.metrics.is_empty() {
                 ""
@@ -187,7 +206,14 @@ pub fn load_with(store: &dyn Store, query: Query<'_>) -> Result<LoadedComparison
     // compared as A/B pairs.
     type Loaded = (Vec<RunRecord>, Vec<Option<ExperimentTag>>);
     let load = |side: &str| -> Result<Loaded, Failure> {
-        let ids = store.resolve(side)?;
+        let ids = store.resolve(side).map_err(|e| match e {
+            // A candidate that never stored a run (its build broke before it ran) could not be
+            // tested; a missing baseline is a set-up error, and stays one.
+            schedlab_store::StoreError::NotFound(what) if side != query.base => {
+                Failure::untestable(what)
+            }
+            other => Failure::from(other),
+        })?;
         let runs = ids
             .iter()
             .map(|&id| store.load_run(id))
@@ -213,7 +239,7 @@ pub fn load_with(store: &dyn Store, query: Query<'_>) -> Result<LoadedComparison
             .zip(candidate_runs.iter().map(|(r, _)| r)),
     ) {
         if !include && !runs.iter().any(|r| r.status == RunStatus::Complete) {
-            return Err(Failure::bad_input(format!(
+            return Err(Failure::untestable(format!(
                 "{name} has no complete run ({}); pass --include-incomplete to compare what they kept",
                 runs.iter()
                     .map(|r| format!("run {} {}", r.id.unwrap_or_default(), r.status.as_str()))

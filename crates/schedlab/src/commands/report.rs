@@ -13,7 +13,8 @@ use crate::cli::ReportArgs;
 use crate::failure::Failure;
 
 pub fn report(args: &ReportArgs) -> Result<ExitCode, Failure> {
-    let loaded = load_comparison(&args.sides)?;
+    let loaded = load_comparison(&args.sides)
+        .map_err(|f| f.or_could_not_test(args.sides.could_not_test_exit))?;
     write_atomically(&args.html, |out| {
         html::write(
             &loaded.comparison,
@@ -31,7 +32,11 @@ pub fn report(args: &ReportArgs) -> Result<ExitCode, Failure> {
         c.footer.comparisons,
         c.footer.not_judged
     );
-    Ok(gate(c, args.sides.decision.fail_on_regression))
+    Ok(gate(
+        c,
+        args.sides.decision.fail_on_regression,
+        args.sides.could_not_test_exit,
+    ))
 }
 
 /// Writes `path` through a temporary file in the same directory (so the rename cannot cross

@@ -1,11 +1,12 @@
-//! `schedlab show`: stored runs by id or label, in the same formats as `run` prints.
+//! `schedlab show`: stored runs by id or label, in the same formats as `run` prints, or their raw
+//! samples as CSV.
 use std::process::ExitCode;
 
 use schedlab_report::RunReport;
 use schedlab_store::{SqliteStore, Store};
 
-use super::{db_path, emit, report_format};
-use crate::cli::ShowArgs;
+use super::{db_path, emit};
+use crate::cli::{ShowArgs, ShowFormat};
 use crate::failure::Failure;
 
 pub fn show(args: &ShowArgs) -> Result<ExitCode, Failure> {
@@ -15,6 +16,10 @@ pub fn show(args: &ShowArgs) -> Result<ExitCode, Failure> {
         .into_iter()
         .map(|id| store.load_run(id))
         .collect::<Result<Vec<_>, _>>()?;
-    emit(|out| schedlab_report::write(&RunReport::new(&runs), report_format(args.format), out))?;
+    emit(|out| match args.format {
+        ShowFormat::Text => schedlab_report::text::write(&RunReport::new(&runs), out),
+        ShowFormat::Json => schedlab_report::json::write(&RunReport::new(&runs), out),
+        ShowFormat::Csv => schedlab_report::csv::write(&runs, out),
+    })?;
     Ok(ExitCode::SUCCESS)
 }

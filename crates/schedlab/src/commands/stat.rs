@@ -121,17 +121,18 @@ pub fn stat(args: &StatArgs) -> Result<ExitCode, Failure> {
     match (layout, args.format) {
         (Some(layout), CompareFormat::Text) => {
             emit(|out| text::write_ministat(&comparison, layout, out))?;
-            Ok(gate(&comparison, args.decision.fail_on_regression))
+            Ok(gate(&comparison, args.decision.fail_on_regression, None))
         }
         (Some(layout), CompareFormat::Markdown) => {
             emit(|out| markdown::write_ministat(&comparison, layout, out))?;
-            Ok(gate(&comparison, args.decision.fail_on_regression))
+            Ok(gate(&comparison, args.decision.fail_on_regression, None))
         }
         _ => render(
             &comparison,
             args.style,
             args.format,
             args.decision.fail_on_regression,
+            None,
         ),
     }
 }

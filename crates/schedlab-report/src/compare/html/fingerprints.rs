@@ -1,9 +1,8 @@
 //! The sides' machine fingerprints side by side: every field of `Fingerprint` (enumerated through
-//! its serde form, so a field added there shows up here), each side's distinct values over its
-//! runs, and every difference from the baseline classed by what it means for the comparison.
+//! its serde form, so a field added there shows up here; maps such as the sched sysctls and the
+//! CPU vulnerabilities one row per entry), each side's distinct values over its runs, and every
+//! difference from the baseline classed by what it means for the comparison.
 use std::fmt::{self, Write};
-
-use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 
 use super::escape::Esc;
 use schedlab_core::fingerprint::Fingerprint;
@@ -54,7 +53,14 @@ const REFUSED: [&str; 4] = [
     "cpufreq_governors",
 ];
 
+/// The scheduler settings added to the fingerprint later (preemption model, sched_features, sched
+/// sysctls, THP, isolation, mitigations, microcode, memory, cgroups) are all `differs`: the
+/// kernel under test sets many of them (a patch may change sched_features or a sysctl default)
+/// and `schedlab ab` arms toggle them, so refusing them would refuse the experiments schedlab
+/// exists for; flagged, they explain a difference instead. A map's entry (`sched_sysctls.kernel.x`)
+/// is classed as its map.
 pub fn classify(field: &str) -> Difference {
+    let field = field.split_once('.').map_or(field, |(map, _)| map);
     if EXPECTED.contains(&field) {
         Difference::Expected
     } else if REFUSED.contains(&field) {
@@ -64,38 +70,9 @@ pub fn classify(field: &str) -> Difference {
     }
 }
 
-/// A JSON object's fields in the order they were written. `serde_json::Value` sorts keys (the
-/// `preserve_order` feature is off), and the struct's order (hostname, kernel, CPUs, …) reads
-/// better than the alphabet.
-struct Ordered(Vec<(String, serde_json::Value)>);
-
-impl<'de> Deserialize<'de> for Ordered {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Ordered;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Ordered, A::Error> {
-                let mut fields = Vec::new();
-                while let Some(entry) = map.next_entry()? {
-                    fields.push(entry);
-                }
-                Ok(Ordered(fields))
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
-
 /// Every field of a fingerprint with its value as shown.
 pub fn fields(fp: &Fingerprint) -> Vec<(String, String)> {
-    let json = serde_json::to_string(fp).unwrap_or_default();
-    let Ok(Ordered(fields)) = serde_json::from_str::<Ordered>(&json) else {
-        return Vec::new();
-    };
-    fields
+    fp.fields()
         .into_iter()
         .map(|(name, value)| (name, show(&value)))
         .collect()
@@ -151,6 +128,20 @@ impl SideValues {
     }
 }
 
+/// Every field any side has, the baseline's first: a fingerprint stored before a field existed
+/// lacks it, and a map's entries differ from machine to machine.
+fn all_fields(sides: &[SideValues]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for side in sides {
+        for (field, _) in &side.fields {
+            if !out.contains(field) {
+                out.push(field.clone());
+            }
+        }
+    }
+    out
+}
+
 /// How a side's values for `field` relate to the baseline's. A side whose own runs disagree
 /// differs too, except in the boot id (a label may span several boots of one kernel); a side
 /// spanning two kernels is not what "expected" means.
@@ -179,9 +170,10 @@ pub fn summary(s: &mut String, sides: &[SideValues]) -> fmt::Result {
     .into_iter()
     .map(|d| (d, Vec::new()))
     .collect();
-    for (field, base_values) in &base.fields {
+    let all = all_fields(sides);
+    for field in &all {
         for side in sides {
-            let d = difference(field, base_values, side.get(field));
+            let d = difference(field, base.get(field), side.get(field));
             if let Some((_, fields)) = by_class.iter_mut().find(|(c, _)| *c == d) {
                 if !fields.contains(&field.as_str()) {
                     fields.push(field);
@@ -235,7 +227,7 @@ pub fn table(s: &mut String, sides: &[SideValues]) -> fmt::Result {
         )?;
     }
     s.push_str("</tr></thead><tbody>");
-    for (field, _) in &base.fields {
+    for field in &all_fields(sides) {
         let cells: Vec<(Difference, &[String])> = sides
             .iter()
             .map(|side| {
@@ -261,6 +253,9 @@ pub fn table(s: &mut String, sides: &[SideValues]) -> fmt::Result {
         )?;
         for (difference, values) in cells {
             write!(s, r#"<td class="{}">"#, difference.class())?;
+            if values.is_empty() {
+                s.push_str("(absent)");
+            }
             let mut first = true;
             for v in values {
                 if !first {
@@ -371,6 +366,59 @@ mod tests {
                 &["h1".into(), "h2".into()]
             ),
             Difference::Differs
+        );
+    }
+
+    #[test]
+    fn scheduler_settings_differ_entry_by_entry_even_against_old_fingerprints() {
+        let old = fingerprint();
+        let mut new = fingerprint();
+        new.preempt_model = Some("full".into());
+        new.thp_enabled = Some("always".into());
+        new.sched_sysctls
+            .insert("kernel.sched_rt_runtime_us".into(), "950000".into());
+        new.cpu_vulnerabilities
+            .insert("spectre_v2".into(), "Mitigation: Retpolines".into());
+        let mut newer = new.clone();
+        newer.preempt_model = Some("none".into());
+        newer
+            .cpu_vulnerabilities
+            .insert("spectre_v2".into(), "Vulnerable".into());
+        let sides = [
+            SideValues::new("base", &[&new]),
+            SideValues::new("old", &[&old]),
+            SideValues::new("newer", &[&newer]),
+        ];
+        let mut s = String::new();
+        table(&mut s, &sides).unwrap();
+        let row = |field: &str| {
+            let start = s.find(&format!(">{field}</th>")).unwrap();
+            let end = start + s[start..].find("</tr>").unwrap();
+            let row_start = s[..start].rfind("<tr").unwrap();
+            s[row_start..end].to_string()
+        };
+        for field in [
+            "preempt_model",
+            "thp_enabled",
+            "sched_sysctls.kernel.sched_rt_runtime_us",
+            "cpu_vulnerabilities.spectre_v2",
+        ] {
+            assert!(
+                row(field).starts_with(r#"<tr class="fp-differs""#),
+                "{field}: {}",
+                row(field)
+            );
+        }
+        assert!(row("cpu_vulnerabilities.spectre_v2").contains("Vulnerable"));
+        // The old fingerprint has no entry: said so, not an empty cell.
+        assert!(row("sched_sysctls.kernel.sched_rt_runtime_us").contains("(absent)"));
+        assert_eq!(
+            classify("sched_sysctls.kernel.sched_rt_runtime_us"),
+            Difference::Differs
+        );
+        assert!(
+            s.contains("<code>preempt_model</code>"),
+            "named in the summary"
         );
     }
 }
