@@ -352,6 +352,8 @@ fn test_rows(
                     df: t.df + c.df,
                 }),
                 (Some(t), None) => Some(t),
+                // A calibration this far from today's machine is no evidence about it.
+                (None, Some(c)) if c.guard_factor > CALIBRATION_REFUSED => None,
                 (None, Some(c)) => Some(VarianceEstimate {
                     variance: c.guard_factor * c.variance
                         + within_excess / se_factor(p.units.design, counts),
@@ -362,6 +364,7 @@ fn test_rows(
             let source = match (today, calibration) {
                 (Some(_), Some(_)) => VarianceSource::Pooled,
                 (Some(_), None) => VarianceSource::Today,
+                (None, Some(c)) if c.guard_factor > CALIBRATION_REFUSED => VarianceSource::None,
                 (None, Some(_)) => VarianceSource::Calibration,
                 (None, None) => VarianceSource::None,
             };
@@ -540,7 +543,17 @@ fn verdict(
 fn undecided(t: &Tested, settings: &Settings) -> (Verdict, Option<String>) {
     let units = &t.prepared.units;
     if t.test.is_none() {
-        return (Verdict::NotJudged, Some(not_judged_note(units)));
+        let note = match t.variance.calibration {
+            Some(c) if c.guard_factor > CALIBRATION_REFUSED => format!(
+                "{}; calibration {} refused: today's spread is {:.0}× it",
+                // "one run per side", without the "no calibration" that follows it.
+                not_judged_note(units).split(',').next().unwrap_or_default(),
+                c.id,
+                c.guard_factor
+            ),
+            _ => not_judged_note(units),
+        };
+        return (Verdict::NotJudged, Some(note));
     }
     let noisiest = [units.base.len(), units.candidate.len()]
         .iter()
@@ -565,6 +578,11 @@ fn undecided(t: &Tested, settings: &Settings) -> (Verdict, Option<String>) {
     }
     (Verdict::Inconclusive, None)
 }
+
+/// Above this guard factor a calibration does not describe today's machine at all (a stale
+/// calibration of the A/A tests, τ half the true one, gives about 3): rows that rest on it alone
+/// are not judged rather than judged on a variance scaled up by a guess.
+const CALIBRATION_REFUSED: f64 = 10.0;
 
 /// Below this median ratio of today's variance to the calibrated one, the footer says that the
 /// calibration looks much noisier than today (4×: well beyond what chance gives at a few df).
@@ -1011,6 +1029,13 @@ fn footer<'a>(
             guard.rows
         )),
         _ => {}
+    }
+    if guard.factor > CALIBRATION_REFUSED {
+        text.push(format!(
+            "today's spread is more than {CALIBRATION_REFUSED:.0}× the calibrated one: the calibration does not describe \
+             this machine now, so rows resting on it alone are not judged (?); give each side two or more runs, or \
+             calibrate again"
+        ));
     }
     if let Some(ratio) = guard
         .today_over_calibrated

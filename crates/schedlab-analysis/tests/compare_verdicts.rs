@@ -478,14 +478,18 @@ fn a_stale_calibration_is_widened_at_one_run_per_side() {
         names
             .iter()
             .zip(shifts)
-            .map(|(n, s)| case(n, Better::Lower, 100.0, &[0.05 * s]))
+            .map(|(n, s)| case(n, Better::Lower, 100.0, &[0.02 * s]))
             .collect(),
     );
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     let (set, metric) = calibration(&refs, 4, 0.01);
     let c = run_compare(base, candidate, &set);
     assert_eq!((c.guard.method, c.guard.rows), ("z-scale", 8));
-    assert!(c.guard.factor > 2.0, "{:?}", c.guard);
+    assert!(
+        c.guard.factor > 2.0 && c.guard.factor < 10.0,
+        "{:?}",
+        c.guard
+    );
     for r in &c.rows {
         let used = r.variance.used.unwrap();
         close(
@@ -497,6 +501,41 @@ fn a_stale_calibration_is_widened_at_one_run_per_side() {
         assert_eq!(r.variance.calibration.unwrap().guard_factor, c.guard.factor);
     }
     assert!(c.footer.text.iter().any(|t| t.contains("widened")));
+}
+
+/// A calibration so far from today (the guard's factor above 10) is no evidence about today's
+/// machine: rows that rest on it alone are not judged, and say why.
+#[test]
+fn a_calibration_far_from_today_is_refused_at_one_run_per_side() {
+    let shifts = [-2.0, -1.0, -1.0, 0.0, 0.0, 1.0, 1.0, 2.0];
+    let names: Vec<String> = (0..shifts.len()).map(|i| format!("c{i}")).collect();
+    let side = |name: &str, step: f64| {
+        Side::from_run_values(
+            name,
+            names
+                .iter()
+                .zip(shifts)
+                .map(|(n, s)| case(n, Better::Lower, 100.0, &[step * s]))
+                .collect(),
+        )
+    };
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let (set, _) = calibration(&refs, 4, 0.01);
+    let c = run_compare(side("base", 0.0), side("cand", 0.2), &set);
+    assert!(c.guard.factor > 10.0, "{:?}", c.guard);
+    for r in &c.rows {
+        assert_eq!(r.verdict, Verdict::NotJudged, "{r:?}");
+        assert!(r.p_value.is_none());
+        assert_eq!(r.variance.source, VarianceSource::None);
+        assert!(r.note.as_deref().unwrap().contains("calibration 7 refused"));
+    }
+    assert_eq!(c.footer.comparisons, 0);
+    assert!(c.footer.false_marks_if_nothing_changed.is_none());
+    assert!(c
+        .footer
+        .text
+        .iter()
+        .any(|t| t.contains("does not describe")));
 }
 
 /// A calibration (id 7) of `case` from four runs on two boots, with both levels of variance.
