@@ -265,28 +265,25 @@ fn within_excess(units: &RowUnits, calibrated: Option<VarianceEstimate>) -> f64 
 
 /// Today's estimate of the row's unit variance, and the units per side.
 fn today(units: &RowUnits) -> (Option<VarianceEstimate>, (usize, usize)) {
-    if units.design == Design::Pairs {
-        let d = &units.differences;
-        let k = d.len();
-        let estimate = (k >= 2).then(|| {
-            let mean = d.iter().sum::<f64>() / k as f64;
-            VarianceEstimate {
-                variance: d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (k - 1) as f64,
-                df: (k - 1) as f64,
-            }
-        });
-        return (estimate, (k, k));
-    }
     let values = |u: &[crate::units::Unit]| u.iter().map(|x| x.value).collect::<Vec<f64>>();
-    let (a, b) = (values(&units.base), values(&units.candidate));
-    let estimate = schedlab_stats::variance::pooled_within_groups(&[&a, &b])
+    // Pairs: the spread of the differences (one group); else the spread within each side.
+    let (groups, counts) = if units.design == Design::Pairs {
+        let k = units.differences.len();
+        (vec![units.differences.clone()], (k, k))
+    } else {
+        let (a, b) = (values(&units.base), values(&units.candidate));
+        let counts = (a.len(), b.len());
+        (vec![a, b], counts)
+    };
+    let refs: Vec<&[f64]> = groups.iter().map(Vec::as_slice).collect();
+    let estimate = schedlab_stats::variance::pooled_within_groups(&refs)
         .ok()
         .filter(|p| p.df > 0.0)
         .map(|p| VarianceEstimate {
             variance: p.variance,
             df: p.df,
         });
-    (estimate, (a.len(), b.len()))
+    (estimate, counts)
 }
 
 fn effect_of(units: &RowUnits) -> (f64, f64) {
