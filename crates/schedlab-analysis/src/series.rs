@@ -306,25 +306,14 @@ impl Side {
     }
 }
 
-/// Splits a canonical case name into schedtests' "case" and "load" columns where the workload has
-/// a natural load parameter (hackbench groups); elsewhere the load is `-`.
+/// schedtests' "case" and "load" columns of a case, as its workload defines them (hackbench's
+/// groups are a load; most workloads have none and show `-`).
 pub fn case_label(name: &str, workload: &WorkloadSpec) -> CaseLabel {
-    let (short, load) = match workload {
-        WorkloadSpec::Messaging(p) => (
-            format!(
-                "{}-{}-{}",
-                if p.threads { "threads" } else { "process" },
-                if p.pipe { "pipe" } else { "sockets" },
-                p.fds
-            ),
-            format!("{}-groups", p.groups),
-        ),
-        _ => (name.to_string(), "-".to_string()),
-    };
+    let label = workload.comparison_label(name);
     CaseLabel {
         name: name.to_string(),
-        short,
-        load,
+        short: label.short,
+        load: label.load,
     }
 }
 

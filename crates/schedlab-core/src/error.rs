@@ -8,6 +8,10 @@ pub enum Error {
     /// The user asked for something invalid or impossible here (exit code 2).
     #[error("{0}")]
     InvalidInput(String),
+    /// A workload parameter is out of its range or does not fit with another; `key` is its suite
+    /// key, so the command line can name its flag and a suite file its line (exit code 2).
+    #[error("--{flag} {reason}", flag = key.replace('_', "-"))]
+    InvalidParam { key: &'static str, reason: String },
     /// The run started but a workload could not complete or verify its work (exit code 1).
     #[error("{0}")]
     RunFailed(String),
@@ -23,6 +27,19 @@ pub enum Error {
 impl Error {
     pub fn invalid(msg: impl Into<String>) -> Self {
         Error::InvalidInput(msg.into())
+    }
+
+    /// A parameter's error: `reason` follows the flag or key (`must be between 1 and 8, not 0`).
+    pub fn param(key: &'static str, reason: impl Into<String>) -> Self {
+        Error::InvalidParam {
+            key,
+            reason: reason.into(),
+        }
+    }
+
+    /// Whether the user must act (bad input, exit code 2).
+    pub fn is_invalid_input(&self) -> bool {
+        matches!(self, Error::InvalidInput(_) | Error::InvalidParam { .. })
     }
 
     pub fn failed(msg: impl Into<String>) -> Self {

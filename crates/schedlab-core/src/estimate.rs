@@ -1,5 +1,5 @@
 //! How long a case's iteration will take, for `run --dry-run`: stored history of the same case
-//! when there is some, else a rule of thumb per workload measured on a 2-CPU VM, else unknown.
+//! when there is some, else the workload's rule of thumb measured on a 2-CPU VM.
 use crate::workload::WorkloadSpec;
 
 /// Where an estimate came from.
@@ -22,44 +22,10 @@ impl EstimateSource {
     }
 }
 
-fn param(params: &serde_json::Value, key: &str) -> Option<f64> {
-    params.get(key).and_then(serde_json::Value::as_f64)
-}
-
-fn flag(params: &serde_json::Value, key: &str) -> bool {
-    params
-        .get(key)
-        .and_then(serde_json::Value::as_bool)
-        .unwrap_or(false)
-}
-
-/// Seconds per iteration by rule of thumb, from figures measured here (2 vCPUs): a pipe round
-/// trip costs about 7 µs between processes and 5 µs between threads; a hackbench message about
-/// 1.2 µs over sockets and 0.5 µs over pipes, plus about 1 ms to start each task.
+/// Seconds per iteration by the workload's rule of thumb (each workload's `estimate_sec`, from
+/// figures measured on a 2-vCPU VM).
 pub fn rule_of_thumb_sec(spec: &WorkloadSpec) -> Option<f64> {
-    let params = serde_json::to_value(spec).ok()?;
-    match spec.kind() {
-        "pipe" => {
-            let per_op = if flag(&params, "threads") { 5e-6 } else { 7e-6 };
-            Some(param(&params, "loops")? * per_op)
-        }
-        "messaging" => {
-            let (groups, fds, loops) = (
-                param(&params, "groups")?,
-                param(&params, "fds")?,
-                param(&params, "loops")?,
-            );
-            let per_message = if flag(&params, "pipe") {
-                0.5e-6
-            } else {
-                1.2e-6
-            };
-            Some(groups * fds * fds * loops * per_message + groups * fds * 2.0 * 1e-3)
-        }
-        "wakeup" => Some(param(&params, "runtime")? + param(&params, "warmup_sec").unwrap_or(0.0)),
-        "fake" => Some(param(&params, "sleep_ms")? / 1000.0),
-        _ => None,
-    }
+    Some(spec.estimate_sec()).filter(|sec| sec.is_finite())
 }
 
 /// The estimate for one iteration of `spec`, preferring `history` (median stored wall time).

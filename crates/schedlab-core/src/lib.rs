@@ -2,6 +2,7 @@
 //! them, the OS layer they share, and the machine fingerprint stored with every run.
 
 pub mod counters;
+pub mod cpu_list;
 pub mod error;
 pub mod estimate;
 pub mod fingerprint;

@@ -485,7 +485,10 @@ pub fn widest_ci_pct(case: &CaseRecord) -> Option<f64> {
 fn status_of(error: &Error) -> RunStatus {
     match error {
         Error::Interrupted(_) => RunStatus::Interrupted,
-        Error::InvalidInput(_) | Error::RunFailed(_) | Error::TimedOut(_) => RunStatus::Failed,
+        Error::InvalidInput(_)
+        | Error::InvalidParam { .. }
+        | Error::RunFailed(_)
+        | Error::TimedOut(_) => RunStatus::Failed,
     }
 }
 

@@ -52,9 +52,6 @@ struct SuiteFile {
     cases: Vec<toml::Spanned<toml::Table>>,
 }
 
-/// Keys that `--scale` multiplies: each workload's measure of how much work one iteration does.
-pub const SCALED_KEYS: &[&str] = &["loops", "runtime", "items", "calls", "rounds", "ops"];
-
 /// The longest cool-down a suite may ask for.
 const MAX_COOLDOWN_SEC: f64 = 3600.0;
 
@@ -134,6 +131,14 @@ impl Suite {
                         ))
                     })?;
                 }
+                // A value out of its range is the file's doing: point at its key. Rules that
+                // depend on this machine (its CPUs, its limits) are checked when the plan is made.
+                if let Err(Error::InvalidParam { key, reason }) = spec.validate() {
+                    return Err(Error::invalid(format!(
+                        "suite {name}: {}: {key} {reason}",
+                        key_at(key)
+                    )));
+                }
                 // "25%" and "50%" are one count on a small machine: run that case once.
                 if !from_this.contains(&spec) {
                     from_this.push(spec);
@@ -153,7 +158,7 @@ impl Suite {
         })
     }
 
-    /// Multiplies every case's work size (`SCALED_KEYS`) by `factor`, keeping at least 1, so a
+    /// Multiplies every case's work size (its `work_size` parameters) by `factor`, keeping at least 1, so a
     /// suite written for minutes on 2 CPUs can be shrunk for a smoke test or grown for a big box.
     pub fn scaled(mut self, factor: f64) -> Result<Self> {
         if !(factor.is_finite() && factor > 0.0 && factor <= 1000.0) {
@@ -162,7 +167,8 @@ impl Suite {
             )));
         }
         for case in &mut self.cases {
-            *case = scale_case(case, factor)?;
+            *case = case.scaled(factor);
+            case.validate()?;
         }
         Ok(self)
     }
@@ -214,7 +220,7 @@ fn resolve_relative(
     let keys = crate::workload::machine_relative_keys(workload);
     let mut resolved = Vec::new();
     for key in keys {
-        let Some(toml::Value::String(given)) = table.get(*key) else {
+        let Some(toml::Value::String(given)) = table.get(key) else {
             continue;
         };
         let given = given.clone();
@@ -331,24 +337,6 @@ fn expand_matrix(case: &toml::Table) -> std::result::Result<Vec<toml::Table>, St
     Ok(combinations)
 }
 
-fn scale_case(case: &WorkloadSpec, factor: f64) -> Result<WorkloadSpec> {
-    let mut value = serde_json::to_value(case).map_err(|e| Error::invalid(e.to_string()))?;
-    if let Some(map) = value.as_object_mut() {
-        for key in SCALED_KEYS {
-            let Some(v) = map.get_mut(*key) else { continue };
-            if let Some(n) = v.as_u64() {
-                *v = serde_json::json!(((n as f64 * factor).round() as u64).max(1));
-            } else if let Some(x) = v.as_f64() {
-                *v = serde_json::json!(x * factor);
-            }
-        }
-    }
-    let scaled: WorkloadSpec =
-        serde_json::from_value(value).map_err(|e| Error::invalid(e.to_string()))?;
-    scaled.validate()?;
-    Ok(scaled)
-}
-
 /// toml's messages span several lines with a source excerpt; keep the position and the reason.
 /// Errors inside a `[[case]]` table are reported by toml at the table (the workload tag makes serde
 /// buffer the table), so an unknown key is looked up inside the table to point at its own line.
@@ -397,36 +385,28 @@ mod tests {
     /// `--scale` claims to scale every workload's work size: each key names a field some
     /// workload has, and every workload that does timed work has exactly one of them.
     #[test]
-    fn every_scaled_key_is_a_work_size_and_every_workload_has_one() {
-        use crate::workload::{
-            cpudl, cpupri, fanout, messaging, pipe, semaphore, syscall, wakeup, WorkloadSpec,
-        };
-        let specs = [
-            WorkloadSpec::Pipe(pipe::PipeParams::default()),
-            WorkloadSpec::Messaging(messaging::MessagingParams::default()),
-            WorkloadSpec::Wakeup(wakeup::WakeupParams::default()),
-            WorkloadSpec::Semaphore(semaphore::SemaphoreParams::default()),
-            WorkloadSpec::Syscall(syscall::SyscallParams::default()),
-            WorkloadSpec::Fanout(fanout::FanoutParams::default()),
-            WorkloadSpec::Cpudl(cpudl::CpudlParams::default()),
-            WorkloadSpec::Cpupri(cpupri::CpupriParams::default()),
-        ];
-        let mut used = std::collections::BTreeSet::new();
-        for spec in &specs {
-            let value = serde_json::to_value(spec).unwrap();
-            let keys: Vec<&str> = SCALED_KEYS
+    fn scaling_multiplies_exactly_the_declared_work_sizes() {
+        for definition in crate::workload::WORKLOADS {
+            let spec = definition.default_spec();
+            let before = serde_json::to_value(&spec).unwrap();
+            let after = serde_json::to_value(spec.scaled(3.0)).unwrap();
+            let changed: Vec<&str> = before
+                .as_object()
+                .unwrap()
                 .iter()
-                .copied()
-                .filter(|k| value.get(*k).is_some())
+                .filter(|(key, value)| after.get(key.as_str()) != Some(*value))
+                .map(|(key, _)| key.as_str())
                 .collect();
-            assert_eq!(keys.len(), 1, "{}: {keys:?}", spec.kind());
-            used.extend(keys);
+            let declared: Vec<&str> = definition.work_size_keys().map(|p| p.key).collect();
+            assert_eq!(changed, declared, "{}", definition.name);
+            // Every workload but the synthetic one has a size of work.
+            assert_eq!(
+                declared.len(),
+                usize::from(definition.name != "fake"),
+                "{}",
+                definition.name
+            );
         }
-        assert_eq!(
-            used.len(),
-            SCALED_KEYS.len(),
-            "unused keys in {SCALED_KEYS:?}"
-        );
     }
 
     #[test]
@@ -442,6 +422,16 @@ mod tests {
         let err = Suite::parse("mine.toml", text).unwrap_err().to_string();
         assert!(err.contains("line 4"), "{err}");
         assert!(err.contains("loopz"), "{err}");
+    }
+
+    #[test]
+    fn a_value_out_of_range_names_its_key_line_and_column() {
+        let text = "description = \"x\"\n[[case]]\nworkload = \"messaging\"\ngroups = 0\n";
+        let err = Suite::parse("mine.toml", text).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "suite mine.toml: line 4, column 1: groups must be between 1 and 10000, not 0"
+        );
     }
 
     #[test]

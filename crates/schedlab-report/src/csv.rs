@@ -146,7 +146,7 @@ mod tests {
 
     fn run() -> RunRecord {
         let pipe = WorkloadSpec::Pipe(PipeParams {
-            cpus: Some([0, 1]),
+            cpus: Some(schedlab_core::cpu_list::CpuPair([0, 1])),
             ..PipeParams::default()
         });
         let messaging = WorkloadSpec::Messaging(MessagingParams {

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+pub use crate::workload_flags::WorkloadCommand;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "schedlab",
@@ -44,6 +46,25 @@ pub enum Command {
     Env(EnvArgs),
     /// Check the results database, or upgrade its schema.
     Db(DbArgs),
+    /// Print a shell completion script for schedlab (workloads and their flags included).
+    Completions(CompletionsArgs),
+    /// Write schedlab's man pages: schedlab(1) on stdout, or one page per command into a folder.
+    Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell: bash, zsh, fish, elvish or powershell.
+    #[arg(value_enum, value_name = "SHELL")]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write schedlab.1 and a page per command and subcommand (schedlab-run.1,
+    /// schedlab-run-pipe.1, …) into DIR instead of schedlab(1) to stdout.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -184,352 +205,6 @@ pub enum OrderArg {
     Listed,
     /// Shuffled with a recorded seed
     Random,
-}
-
-const PIPE_REFERENCE: &str = "perf bench sched pipe's -l/--loop and -T/--threaded are taken as \
-spelt there; its -G/--cgroups is refused, with the reason (docs/cli.md).";
-
-const MESSAGING_REFERENCE: &str =
-    "hackbench's flags (-g -f -l -s -p -T -P, short or long) and perf \
-bench sched messaging's (-g/--group, -l/--nr_loops, -t/--thread, -p/--pipe) are taken as spelt \
-there, with their meaning; hackbench's -F/--fifo and -i/--inet are refused, with the reason \
-(docs/cli.md).";
-
-const WAKEUP_REFERENCE: &str =
-    "schbench's flags are taken as schbench spells them, with schbench's \
-meaning where it differs: -t/--threads (0: the default), -w/--warmuptime (seconds), \
--s/--sleep_usec, -F/--cache_footprint, -L/--no-locking, -p and -R (0: off), -M/-W auto, \
--J/--jobname. Its -C, -A, -i, -z, -j and --split are refused, with the reason (docs/cli.md).";
-
-#[derive(Debug, Subcommand)]
-pub enum WorkloadCommand {
-    /// Two tasks ping-pong a 4-byte token over two pipes (perf bench sched pipe).
-    #[command(after_help = PIPE_REFERENCE)]
-    Pipe(PipeArgs),
-    /// Groups of senders and receivers over sockets or pipes (hackbench, perf bench sched messaging).
-    #[command(alias = "hackbench", after_help = MESSAGING_REFERENCE)]
-    Messaging(MessagingArgs),
-    /// Deterministic synthetic results, for testing the pipeline.
-    Fake(FakeArgs),
-    /// Message threads wake workers through futexes: wakeup and request latency, RPS (schbench).
-    #[command(alias = "schbench", after_help = WAKEUP_REFERENCE)]
-    Wakeup(WakeupArgs),
-    /// A producer and a consumer hand items through two futex semaphores (seed 001's sem test).
-    Semaphore(SemaphoreArgs),
-    /// Threads making raw system calls in a tight loop (seeds 001 and 003).
-    Syscall(SyscallArgs),
-    /// A dispatcher and worker threads over bounded channels (seed 001's server.go).
-    Fanout(FanoutArgs),
-    /// The sched/deadline CPU heap: time a variant, or check two in lock step (cpudl-bench).
-    Cpudl(CpudlArgs),
-    /// RT cpupri priority masks set and searched by many threads (shared or per-node bitmaps).
-    Cpupri(CpupriArgs),
-}
-
-/// `perf bench sched pipe`'s flags are accepted as spelt there: `-l/--loop`, `-T/--threaded`.
-#[derive(Debug, Args)]
-pub struct PipeArgs {
-    /// Round trips per iteration.
-    #[arg(
-        long,
-        short = 'l',
-        value_name = "N",
-        default_value_t = 1_000_000,
-        visible_alias = "loop"
-    )]
-    pub loops: u64,
-    /// Use two threads instead of two processes.
-    #[arg(long, short = 'T', visible_alias = "threaded")]
-    pub threads: bool,
-    /// Pin the two tasks to CPUs A and B (`0,0`: both on CPU 0; `0,1`: apart).
-    #[arg(long, value_name = "A,B")]
-    pub cpus: Option<String>,
-    /// perf's -G/--cgroups: refused (schedlab does not move its tasks into cgroups).
-    #[arg(long = "cgroups", short = 'G', value_name = "SEND,RECV", hide = true)]
-    pub refused_cgroups: Option<String>,
-}
-
-/// hackbench's flags (`-g -f -l -s -p -T -P`, long or short) and `perf bench sched messaging`'s
-/// (`-g/--group`, `-l/--nr_loops`, `-t/--thread`, `-p/--pipe`) are accepted as spelt there.
-#[derive(Debug, Args)]
-pub struct MessagingArgs {
-    /// Number of groups.
-    #[arg(
-        long,
-        short = 'g',
-        value_name = "G",
-        default_value_t = 10,
-        visible_alias = "group"
-    )]
-    pub groups: u64,
-    /// Senders and receivers per group.
-    #[arg(long, short = 'f', value_name = "F", default_value_t = 20)]
-    pub fds: u64,
-    /// Messages each sender sends to each receiver.
-    #[arg(
-        long,
-        short = 'l',
-        value_name = "L",
-        default_value_t = 100,
-        visible_alias = "nr_loops"
-    )]
-    pub loops: u64,
-    /// Bytes per message.
-    #[arg(long, short = 's', value_name = "BYTES", default_value_t = 100)]
-    pub datasize: u64,
-    /// Use pipes instead of AF_UNIX stream sockets.
-    #[arg(long, short = 'p')]
-    pub pipe: bool,
-    /// Use threads instead of processes (the last of -T and -P wins, as in hackbench).
-    #[arg(
-        long,
-        short = 'T',
-        visible_short_alias = 't',
-        visible_alias = "thread",
-        overrides_with = "process"
-    )]
-    pub threads: bool,
-    /// Use processes (the default; hackbench's -P).
-    #[arg(
-        long,
-        short = 'P',
-        visible_alias = "processes",
-        overrides_with = "threads"
-    )]
-    pub process: bool,
-    /// hackbench's -F/--fifo: refused (schedlab's parent does not switch to SCHED_FIFO).
-    #[arg(long = "fifo", short = 'F', hide = true)]
-    pub refused_fifo: bool,
-    /// hackbench's -i/--inet: refused (no TCP over loopback; sockets are AF_UNIX, or pipes).
-    #[arg(long = "inet", short = 'i', hide = true)]
-    pub refused_inet: bool,
-}
-
-#[derive(Debug, Args)]
-pub struct FakeArgs {
-    /// Centre of the generated usec_per_op values.
-    #[arg(long, value_name = "USEC", default_value_t = 100.0)]
-    pub value_usec: f64,
-    /// Standard deviation of the values, percent of the centre.
-    #[arg(long, value_name = "PCT", default_value_t = 1.0)]
-    pub spread_pct: f64,
-    /// Seed of the generator (run-to-run noise; not part of the case name).
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Make every value this many percent larger, as a slower kernel would (not part of the case name).
-    #[arg(
-        long,
-        value_name = "PCT",
-        default_value_t = 0.0,
-        allow_negative_numbers = true
-    )]
-    pub effect_pct: f64,
-    /// Fail at this 0-based iteration (warm-ups count).
-    #[arg(long, value_name = "N")]
-    pub fail_at: Option<u32>,
-    /// Sleep this long in each iteration.
-    #[arg(long, value_name = "MS", default_value_t = 0)]
-    pub sleep_ms: u64,
-    /// Test hook: run two tasks per iteration, and at this 0-based iteration one never finishes.
-    #[arg(long, value_name = "N")]
-    pub stall_at: Option<u32>,
-    /// Test hook: the tasks are threads (the stalled one waits for a wake-up that never comes)
-    /// or processes (the stalled one stops itself with SIGSTOP) [default: thread]
-    #[arg(long, value_enum, value_name = "WHERE", requires = "stall_at")]
-    pub stall_in: Option<StallInArg>,
-    /// Test hook: the stalled task spins in an endless loop instead.
-    #[arg(long, requires = "stall_at")]
-    pub stall_spin: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum StallInArg {
-    /// The tasks are threads; the stalled one waits for a wake-up that never comes
-    Thread,
-    /// The tasks are processes; the stalled one stops itself with SIGSTOP
-    Process,
-}
-
-/// schbench's flags are accepted as spelt there (`-t/--threads`, `-w/--warmuptime`,
-/// `-s/--sleep_usec`, `-F/--cache_footprint`, `-L/--no-locking`, `-M/-W auto`, `-J/--jobname`, ...)
-/// with schbench's meaning; those with no counterpart here are refused with the reason.
-#[derive(Debug, Args)]
-pub struct WakeupArgs {
-    /// Message threads.
-    #[arg(long, short = 'm', value_name = "M", default_value_t = 1)]
-    pub message_threads: u64,
-    /// Workers per message thread; 0 means the default, as in schbench [default: ceil(usable CPUs / M)]
-    #[arg(long, short = 't', value_name = "T", visible_alias = "threads")]
-    pub workers: Option<u64>,
-    /// Seconds measured per iteration. Not schbench's 30: schedlab measures --iterations windows
-    /// per case (5 + 1 warm-up by default, one minute at 10 s), and case names hold the runtime,
-    /// so a new default would part new runs from stored ones.
-    #[arg(long, short = 'r', value_name = "SEC", default_value_t = 10)]
-    pub runtime: u64,
-    /// Seconds run before each iteration's measured window, samples discarded (schbench's
-    /// --warmuptime; not --warmup, which counts warm-up iterations).
-    #[arg(
-        long,
-        short = 'w',
-        value_name = "SEC",
-        default_value_t = 0,
-        visible_alias = "warmuptime"
-    )]
-    pub warmup_sec: u64,
-    /// Request mode: sleep at the start of each request [default: 100]
-    #[arg(long, short = 's', value_name = "USEC", visible_alias = "sleep_usec")]
-    pub sleep_usec: Option<u64>,
-    /// Request mode: matrix multiplies per request [default: 5]
-    #[arg(long, short = 'n', value_name = "N")]
-    pub operations: Option<u64>,
-    /// Request mode: KiB the three matrices of each worker fill [default: 256]
-    #[arg(
-        long,
-        short = 'F',
-        value_name = "KB",
-        visible_alias = "cache_footprint"
-    )]
-    pub cache_footprint: Option<u64>,
-    /// Request mode: no per-CPU lock (and no preemption penalty) around the math.
-    #[arg(long, short = 'L', visible_alias = "no-locking")]
-    pub no_lock: bool,
-    /// Pipe mode: no sleep and no math; worker and message thread exchange BYTES per round (at
-    /// most 1 MiB; 0: off, as in schbench).
-    #[arg(long, short = 'p', value_name = "BYTES")]
-    pub pipe: Option<u64>,
-    /// Open-loop mode: N requests per second arrive whatever the service time; latency counts
-    /// queueing (0: off, as in schbench).
-    #[arg(long, short = 'R', value_name = "N")]
-    pub rps: Option<u64>,
-    /// Pin message thread i to the (i mod n)-th CPU of LIST (e.g. 0-1,4). `auto`, as in schbench:
-    /// message thread i alone on the i-th usable CPU, every worker on the usable CPUs left.
-    #[arg(long, short = 'M', value_name = "LIST|auto")]
-    pub message_cpus: Option<String>,
-    /// Let every worker run only on the CPUs of LIST (e.g. 2-7); `auto` as for --message-cpus.
-    #[arg(long, short = 'W', value_name = "LIST|auto")]
-    pub worker_cpus: Option<String>,
-    /// schbench's job name: becomes the run's --label.
-    #[arg(long, short = 'J', value_name = "NAME")]
-    pub jobname: Option<String>,
-    /// schbench's -C/--calibrate: refused (see docs/cli.md).
-    #[arg(long = "calibrate", short = 'C', hide = true)]
-    pub refused_calibrate: bool,
-    /// schbench's -A/--auto-rps: refused.
-    #[arg(long = "auto-rps", short = 'A', value_name = "PCT", hide = true)]
-    pub refused_auto_rps: Option<String>,
-    /// schbench's -i/--intervaltime: refused.
-    #[arg(long = "intervaltime", short = 'i', value_name = "SEC", hide = true)]
-    pub refused_intervaltime: Option<String>,
-    /// schbench's -z/--zerotime: refused.
-    #[arg(long = "zerotime", short = 'z', value_name = "SEC", hide = true)]
-    pub refused_zerotime: Option<String>,
-    /// schbench's -j/--json FILE: refused.
-    #[arg(long = "json", short = 'j', value_name = "FILE", hide = true)]
-    pub refused_json: Option<String>,
-    /// schbench's --split PCT: refused.
-    #[arg(long = "split", value_name = "PCT", hide = true)]
-    pub refused_split: Option<String>,
-}
-
-#[derive(Debug, Args)]
-pub struct SemaphoreArgs {
-    /// Items handed from the producer to the consumer per iteration.
-    #[arg(long, value_name = "N", default_value_t = 800_000)]
-    pub items: u64,
-    /// Loop iterations of work per work phase (producer: two per item, consumer: one).
-    #[arg(long, value_name = "K", default_value_t = 2_000)]
-    pub work: u64,
-    /// How a waiting side waits: block, spin, adaptive or adaptive:SPIN_NS.
-    #[arg(long, value_name = "STRATEGY", default_value = "block")]
-    pub wait: String,
-    /// Two processes over shared memory instead of two threads.
-    #[arg(long)]
-    pub processes: bool,
-    /// Pin the producer to CPU A and the consumer to CPU B (`0,0`: both on CPU 0; `0,1`: apart).
-    #[arg(long, value_name = "A,B")]
-    pub cpus: Option<String>,
-}
-
-#[derive(Debug, Args)]
-pub struct SyscallArgs {
-    /// Threads calling at once.
-    #[arg(long, value_name = "T", default_value_t = 1)]
-    pub threads: u64,
-    /// System calls per thread per iteration.
-    #[arg(long, value_name = "N", default_value_t = 1_000_000)]
-    pub calls: u64,
-    /// getpid, getrlimit, write-devnull or read-devzero.
-    #[arg(long, value_name = "KIND", default_value = "getpid")]
-    pub kind: String,
-}
-
-#[derive(Debug, Args)]
-pub struct FanoutArgs {
-    /// Worker threads.
-    #[arg(long, value_name = "W", default_value_t = 50)]
-    pub workers: u64,
-    /// Rounds per iteration (one message to and one reply from every worker).
-    #[arg(long, value_name = "R", default_value_t = 2_000)]
-    pub rounds: u64,
-    /// Loop iterations of work per message in a worker.
-    #[arg(long, value_name = "K", default_value_t = 1_000)]
-    pub work: u64,
-    /// Messages a channel holds before a send blocks (0: rendezvous, like Go's unbuffered).
-    #[arg(long, value_name = "C", default_value_t = 0)]
-    pub capacity: u64,
-}
-
-#[derive(Debug, Args)]
-pub struct CpudlArgs {
-    /// The variant timed: orig, bugfix or fast [default: fast]
-    #[arg(long, value_name = "VARIANT")]
-    pub variant: Option<String>,
-    /// CPUs in the heap.
-    #[arg(long, value_name = "N", default_value_t = 64)]
-    pub cpus: u32,
-    /// Heap operations per iteration.
-    #[arg(long, value_name = "N", default_value_t = 100_000)]
-    pub ops: u64,
-    /// Operation stream: cpudl-bench (its LCG driver, exactly) or realistic.
-    #[arg(long, value_name = "MIX", default_value = "cpudl-bench")]
-    pub mix: String,
-    /// Seed of the realistic mix [default: 1]
-    #[arg(long, value_name = "N")]
-    pub seed: Option<u64>,
-    /// Realistic mix: round deadlines down to multiples of NS (coarse values make ties) [default: 1]
-    #[arg(long, value_name = "NS")]
-    pub deadline_granularity: Option<u64>,
-    /// Replay with every heap invariant checked after every op (untimed).
-    #[arg(long)]
-    pub check: bool,
-    /// Run two variants in lock step and fail at the first op where their heaps differ.
-    #[arg(long)]
-    pub equivalence: bool,
-    /// The two variants of --equivalence [default: bugfix,fast]
-    #[arg(long, value_name = "A,B")]
-    pub variants: Option<String>,
-    /// With --equivalence, a tie-order split does not fail: compare what must still agree.
-    #[arg(long)]
-    pub allow_ties: bool,
-}
-
-#[derive(Debug, Args)]
-pub struct CpupriArgs {
-    /// Threads setting and searching at once.
-    #[arg(long, value_name = "T", default_value_t = 2)]
-    pub threads: u64,
-    /// Bitmap layout: shared (one per priority) or per-node.
-    #[arg(long, value_name = "LAYOUT", default_value = "shared")]
-    pub layout: String,
-    /// Modelled NUMA nodes [default: this machine's]
-    #[arg(long, value_name = "N")]
-    pub nodes: Option<u32>,
-    /// Modelled CPUs in the map.
-    #[arg(long, value_name = "N", default_value_t = 480)]
-    pub cpus: u32,
-    /// Set + find pairs per thread per iteration.
-    #[arg(long, value_name = "N", default_value_t = 200_000)]
-    pub ops: u64,
 }
 
 #[derive(Debug, Args)]

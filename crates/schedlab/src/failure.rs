@@ -66,6 +66,7 @@ impl From<schedlab_core::Error> for Failure {
         use schedlab_core::Error;
         match &e {
             Error::InvalidInput(m) => Failure::bad_input(m.clone()),
+            Error::InvalidParam { .. } => Failure::bad_input(e.to_string()),
             Error::RunFailed(m) | Error::TimedOut(m) => Failure::failed(m.clone()),
             Error::Interrupted(signal) => Failure {
                 message: e.to_string(),

@@ -10,6 +10,7 @@ mod commands;
 mod failure;
 mod plan;
 mod progress;
+mod workload_flags;
 
 use failure::{Failure, EXIT_BAD_INPUT};
 

@@ -338,6 +338,12 @@ impl Fixture {
                 vec![stat]
             }
             ["db", action] => vec![level("db", &[]), level(action, &[])],
+            ["completions"] => {
+                let mut completions = level("completions", &[]);
+                pos(&mut completions, "SHELL", Path::new("bash"));
+                vec![completions]
+            }
+            ["man"] => vec![level("man", &[])],
             _ => panic!("schedlab {path:?} is new: give it a base command line in Fixture::base"),
         }
     }

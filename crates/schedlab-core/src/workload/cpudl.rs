@@ -36,7 +36,8 @@ use schedlab_kmodels::cpudl::{
     Fast, HeapSnapshot, InvariantViolation, LockstepError, Op, OpMix, Orig, RealisticOps, Variant,
 };
 
-use super::{check_range, IterationInfo, IterationOutput, Workload};
+use super::definition::{scale_count, ParamDef, ParamKind, WorkloadParams};
+use super::{IterationInfo, IterationOutput, Workload};
 use crate::metric::{Better, MetricDef};
 use crate::{sys, Error, Result};
 
@@ -84,12 +85,11 @@ const TIMING_METRICS: &[MetricDef] = &[
 ];
 const EQUIVALENCE_METRICS: &[MetricDef] = &[LOCKSTEP_OPS_COUNT, IDENTICAL_OPS_COUNT];
 
-const DEFAULT_CPUS: u32 = 64;
-const MAX_CPUS: u64 = 4_096;
-const DEFAULT_OPS: u64 = 100_000;
-const MAX_OPS: u64 = 10_000_000;
 const DEFAULT_SEED: u64 = 1;
-const MAX_GRANULARITY_NS: u64 = 1_000_000_000;
+/// For the estimate, on this 2-vCPU VM: one timed heap op, and one checked or lock-step op per
+/// CPU in the heap (the whole heap is examined after every op).
+const OP_SEC: f64 = 50e-9;
+const CHECKED_OP_SEC_PER_CPU: f64 = 5e-9;
 /// `--check` and `--equivalence` cost O(--cpus) per op; beyond this product a run is more likely a
 /// typo than an experiment.
 const MAX_CHECKED_CPU_OPS: u64 = 1_000_000_000;
@@ -123,29 +123,6 @@ impl HeapVariant {
         self.model().name()
     }
 
-    /// Parses `orig`, `bugfix` or `fast`; `flag` names the option in the error.
-    pub fn parse(flag: &str, text: &str) -> Result<Self> {
-        HeapVariant::ALL
-            .into_iter()
-            .find(|v| v.as_str() == text.trim())
-            .ok_or_else(|| {
-                Error::invalid(format!("{flag} must be orig, bugfix or fast, not {text:?}"))
-            })
-    }
-
-    /// Parses `--variants A,B`.
-    pub fn parse_pair(text: &str) -> Result<[HeapVariant; 2]> {
-        let (a, b) = text.split_once(',').ok_or_else(|| {
-            Error::invalid(format!(
-                "--variants expects two variants like bugfix,fast, not {text:?}"
-            ))
-        })?;
-        Ok([
-            HeapVariant::parse("--variants", a)?,
-            HeapVariant::parse("--variants", b)?,
-        ])
-    }
-
     fn is_exchange_based(self) -> bool {
         matches!(self, HeapVariant::Orig | HeapVariant::Bugfix)
     }
@@ -169,61 +146,35 @@ impl MixKind {
             MixKind::Realistic => "realistic",
         }
     }
-
-    pub fn parse(text: &str) -> Result<Self> {
-        match text {
-            "cpudl-bench" => Ok(MixKind::CpudlBench),
-            "realistic" => Ok(MixKind::Realistic),
-            _ => Err(Error::invalid(format!(
-                "--mix must be cpudl-bench or realistic, not {text:?}"
-            ))),
-        }
-    }
-}
-
-fn default_cpus() -> u32 {
-    DEFAULT_CPUS
-}
-fn default_ops() -> u64 {
-    DEFAULT_OPS
-}
-fn default_mix() -> MixKind {
-    MixKind::CpudlBench
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct CpudlParams {
     /// The variant timed (timing mode); `fast` when left out.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub variant: Option<HeapVariant>,
     /// CPUs in the heap (the kernel's nr_cpu_ids).
-    #[serde(default = "default_cpus")]
     pub cpus: u32,
     /// Heap operations per iteration.
-    #[serde(default = "default_ops")]
     pub ops: u64,
-    #[serde(default = "default_mix")]
     pub mix: MixKind,
     /// Seed of the realistic mix (1 when left out).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
     /// Realistic deadlines are rounded down to multiples of this many ns (1 when left out);
     /// coarse values model tick-aligned periodic tasks and produce equal deadlines.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub deadline_granularity: Option<u64>,
     /// Replay with the invariants checked after every op (untimed) and compare the final states.
-    #[serde(default)]
     pub check: bool,
     /// Lock-step equivalence of two variants instead of timing.
-    #[serde(default)]
     pub equivalence: bool,
     /// The two variants of `equivalence` (bugfix and fast when left out).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub variants: Option<[HeapVariant; 2]>,
     /// With `equivalence`, a tie-order split does not fail the run: comparison goes on with what
     /// both heaps must still agree on.
-    #[serde(default)]
     pub allow_ties: bool,
 }
 
@@ -231,8 +182,8 @@ impl Default for CpudlParams {
     fn default() -> Self {
         CpudlParams {
             variant: None,
-            cpus: DEFAULT_CPUS,
-            ops: DEFAULT_OPS,
+            cpus: 64,
+            ops: 100_000,
             mix: MixKind::CpudlBench,
             seed: None,
             deadline_granularity: None,
@@ -262,12 +213,115 @@ impl CpudlParams {
         self.deadline_granularity.unwrap_or(1)
     }
 
-    pub fn validate(&self) -> Result<()> {
-        check_range("cpus", u64::from(self.cpus), 1, MAX_CPUS)?;
-        check_range("ops", self.ops, 1, MAX_OPS)?;
-        if let Some(g) = self.deadline_granularity {
-            check_range("deadline-granularity", g, 1, MAX_GRANULARITY_NS)?;
+    fn mix_name(&self) -> String {
+        let mut name = format!("mix={}", self.mix.as_str());
+        if self.mix == MixKind::Realistic {
+            name.push_str(&format!(" seed={}", self.seed()));
+            if self.granularity() != 1 {
+                name.push_str(&format!(" granularity={}", self.granularity()));
+            }
         }
+        name
+    }
+
+    /// Whether the cpudl-bench mix at this CPU count never removes a present CPU.
+    pub fn never_really_deletes(&self) -> bool {
+        self.mix == MixKind::CpudlBench
+            && CpudlBenchMixAnalysis::compute().never_really_deletes(self.cpus)
+    }
+
+    /// The op stream, generated in full before any timing.
+    fn generate_ops(&self) -> Vec<Op> {
+        let n = self.ops as usize;
+        match self.mix {
+            MixKind::CpudlBench => CpudlBenchOps::new(self.cpus, self.ops).collect(),
+            MixKind::Realistic => RealisticOps::new(self.cpus, self.seed())
+                .with_deadline_granularity(self.granularity())
+                .take(n)
+                .collect(),
+        }
+    }
+}
+
+/// `--variants A,B` as the array a suite file holds.
+fn variants_value(text: &str) -> std::result::Result<serde_json::Value, String> {
+    let bad = || {
+        format!("expects two variants like bugfix,fast (each orig, bugfix or fast), not {text:?}")
+    };
+    let (a, b) = text.split_once(',').ok_or_else(bad)?;
+    let find = |name: &str| {
+        HeapVariant::ALL
+            .into_iter()
+            .find(|v| v.as_str() == name.trim())
+            .ok_or_else(bad)
+    };
+    Ok(serde_json::json!([find(a)?.as_str(), find(b)?.as_str()]))
+}
+
+const HEAP_VARIANTS: &[(&str, &str)] = &[
+    ("orig", "upstream before the fix, with its wraparound bug"),
+    ("bugfix", "upstream with the fix"),
+    ("fast", "the hole-based sift of the seed's patch"),
+];
+
+impl WorkloadParams for CpudlParams {
+    const NAME: &'static str = "cpudl";
+    const SUMMARY: &'static str =
+        "the sched/deadline CPU heap (orig, bugfix, fast) timed or checked in lock step (cpudl-bench)";
+    const PARAMS: &'static [ParamDef] = &[
+        ParamDef::new("variant", "variant", ParamKind::Choice(HEAP_VARIANTS))
+            .value("VARIANT")
+            .help("The variant timed: orig, bugfix or fast [default: fast]")
+            .details("The variant timed: `orig`, `bugfix` or `fast` (not with `--equivalence`)."),
+        ParamDef::new("cpus", "heap-cpus", ParamKind::Count { min: 1, max: 4_096 })
+            .aliases(&["cpus"])
+            .value("N")
+            .help("CPUs in the heap (cpudl-bench's num_cpus).")
+            .details("CPUs in the heap, cpudl-bench's `num_cpus` (1 to 4,096)."),
+        ParamDef::new("ops", "ops", ParamKind::Count { min: 1, max: 10_000_000 })
+            .value("N")
+            .help("Heap operations per iteration.")
+            .details("Heap operations per iteration (1 to 10^7).")
+            .work_size(),
+        ParamDef::new(
+            "mix",
+            "mix",
+            ParamKind::Choice(&[
+                ("cpudl-bench", "cpudl-bench's LCG driver, exactly"),
+                ("realistic", "seeded CPUs going busy, switching tasks and idle"),
+            ]),
+        )
+        .value("MIX")
+        .help("Operation stream: cpudl-bench (its LCG driver, exactly) or realistic.")
+            .details("`cpudl-bench`: that module's LCG driver replayed exactly (op i on CPU i mod N, 75 % sets, deadlines straddling 2^63); with CPU counts that are multiples of 8 it never really deletes, which the case name says. `realistic`: seeded CPUs going busy (insert), switching tasks (update) and idle (real delete), deadlines crossing 2^63 early."),
+        ParamDef::new("seed", "seed", ParamKind::Count { min: 0, max: u64::MAX })
+            .value("N")
+            .help("Seed of the realistic mix [default: 1]")
+            .details("Realistic mix only: its seed."),
+        ParamDef::new(
+            "deadline_granularity",
+            "deadline-granularity",
+            ParamKind::Count { min: 1, max: 1_000_000_000 },
+        )
+        .value("NS")
+        .help("Realistic mix: round deadlines down to multiples of NS (coarse values make ties) [default: 1]")
+            .details("Realistic mix only: deadlines rounded down to multiples of NS (1 to 10^9); coarse values model tick-aligned periodic tasks and make equal deadlines."),
+        ParamDef::new("check", "check", ParamKind::Switch)
+            .help("Replay with every heap invariant checked after every op (untimed).")
+            .details("After the timed run, replay the same ops on a fresh heap of the variant with every invariant checked after every op (untimed); its final state must equal the timed heap's. `orig` fails here at the op that breaks it."),
+        ParamDef::new("equivalence", "equivalence", ParamKind::Switch)
+            .help("Run two variants in lock step and fail at the first op where their heaps differ.")
+            .details("Instead of timing, run two variants in lock step and compare their whole heaps (every live slot and every CPU's index) after every op; the first op where they differ fails the run (exit 1) with the op, whether it is a tie-order difference only or a real divergence, and both heaps."),
+        ParamDef::new("variants", "variants", ParamKind::Text { parse: variants_value })
+            .value("A,B")
+            .help("The two variants of --equivalence [default: bugfix,fast]")
+            .details("The two variants of `--equivalence`; `orig,bugfix` shows orig's bug."),
+        ParamDef::new("allow_ties", "allow-ties", ParamKind::Switch)
+            .help("With --equivalence, a tie-order split does not fail: compare what must still agree.")
+            .details("With `--equivalence`: a divergence that is only a tie-order difference does not fail; from there on both heaps must still be valid and agree on every CPU's deadline and the root's deadline."),
+    ];
+
+    fn check_rules(&self) -> Result<()> {
         if self.mix == MixKind::CpudlBench {
             if self.seed.is_some() {
                 return Err(Error::invalid(
@@ -319,24 +373,7 @@ impl CpudlParams {
         Ok(())
     }
 
-    fn mix_name(&self) -> String {
-        let mut name = format!("mix={}", self.mix.as_str());
-        if self.mix == MixKind::Realistic {
-            name.push_str(&format!(" seed={}", self.seed()));
-            if self.granularity() != 1 {
-                name.push_str(&format!(" granularity={}", self.granularity()));
-            }
-        }
-        name
-    }
-
-    /// Whether the cpudl-bench mix at this CPU count never removes a present CPU.
-    pub fn never_really_deletes(&self) -> bool {
-        self.mix == MixKind::CpudlBench
-            && CpudlBenchMixAnalysis::compute().never_really_deletes(self.cpus)
-    }
-
-    pub fn case_name(&self) -> String {
+    fn case_name(&self) -> String {
         let mut name = if self.equivalence {
             let [a, b] = self.variants();
             format!(
@@ -368,16 +405,26 @@ impl CpudlParams {
         name
     }
 
-    /// The op stream, generated in full before any timing.
-    fn generate_ops(&self) -> Vec<Op> {
-        let n = self.ops as usize;
-        match self.mix {
-            MixKind::CpudlBench => CpudlBenchOps::new(self.cpus, self.ops).collect(),
-            MixKind::Realistic => RealisticOps::new(self.cpus, self.seed())
-                .with_deadline_granularity(self.granularity())
-                .take(n)
-                .collect(),
+    fn scaled(&self, factor: f64) -> Self {
+        CpudlParams {
+            ops: scale_count(self.ops, factor),
+            ..self.clone()
         }
+    }
+
+    /// The op stream is generated and the heap verified untimed, at about the cost of the timed
+    /// loop; checked and lock-step replays examine the whole heap after every op.
+    fn estimate_sec(&self) -> f64 {
+        let ops = self.ops as f64;
+        let mut sec = 2.0 * ops * OP_SEC;
+        if self.check || self.equivalence {
+            sec += ops * f64::from(self.cpus) * CHECKED_OP_SEC_PER_CPU;
+        }
+        sec
+    }
+
+    fn build(&self) -> Result<Box<dyn Workload>> {
+        Ok(Box::new(CpudlWorkload::new(self.clone())))
     }
 }
 
@@ -984,7 +1031,7 @@ mod tests {
     fn rejects_bad_and_contradictory_parameters() {
         let bad = |p: CpudlParams, needle: &str| {
             let err = p.validate().unwrap_err();
-            assert!(matches!(err, Error::InvalidInput(_)));
+            assert!(err.is_invalid_input());
             assert!(err.to_string().contains(needle), "{err}");
         };
         let d = CpudlParams::default;
@@ -1052,13 +1099,13 @@ mod tests {
             },
             "--cpus × --ops",
         );
-        assert!(HeapVariant::parse_pair("orig").is_err());
-        assert!(HeapVariant::parse_pair("orig,best").is_err());
+        assert!(variants_value("orig").is_err());
+        assert!(variants_value("orig,best").is_err());
         assert_eq!(
-            HeapVariant::parse_pair("orig, bugfix").unwrap(),
-            [HeapVariant::Orig, HeapVariant::Bugfix]
+            variants_value("orig, bugfix").unwrap(),
+            serde_json::json!(["orig", "bugfix"])
         );
-        assert!(MixKind::parse("random").is_err());
+        assert!(serde_json::from_value::<MixKind>("random".into()).is_err());
     }
 
     #[test]

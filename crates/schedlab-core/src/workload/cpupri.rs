@@ -28,7 +28,8 @@ use schedlab_kmodels::cpupri::{
 };
 
 use super::tasks::{TaskLaunch, TaskMode};
-use super::{check_range, IterationInfo, IterationOutput, Workload};
+use super::definition::{check_range, scale_count, ParamDef, ParamKind, WorkloadParams};
+use super::{IterationInfo, IterationOutput, Workload};
 use crate::metric::{Better, MetricDef};
 use crate::sys::{self, task_code, TaskCode};
 use crate::{Error, Result};
@@ -36,14 +37,11 @@ use crate::{Error, Result};
 pub const NSEC_PER_SET: MetricDef = MetricDef::primary("nsec_per_set", "nsec", Better::Lower);
 pub const NSEC_PER_FIND: MetricDef = MetricDef::primary("nsec_per_find", "nsec", Better::Lower);
 
-const DEFAULT_THREADS: u64 = 2;
 const MAX_THREADS: u64 = 1_024;
-/// The seed's machine: 2 sockets, 480 logical CPUs.
-const DEFAULT_CPUS: u32 = 480;
-const MAX_CPUS: u64 = 4_096;
 const MAX_NODES: u64 = 64;
-const DEFAULT_OPS: u64 = 200_000;
-const MAX_OPS: u64 = 10_000_000;
+/// For the estimate, on this 2-vCPU VM: one set + find pair with its TSC brackets, and the
+/// untimed replay of each.
+const PAIR_SEC: f64 = 0.4e-6;
 /// Answers recorded across all threads (16 bytes each).
 const MAX_TOTAL_OPS: u64 = 64_000_000;
 
@@ -63,16 +61,6 @@ impl LayoutKind {
         }
     }
 
-    pub fn parse(text: &str) -> Result<Self> {
-        match text {
-            "shared" => Ok(LayoutKind::Shared),
-            "per-node" => Ok(LayoutKind::PerNode),
-            _ => Err(Error::invalid(format!(
-                "--layout must be shared or per-node, not {text:?}"
-            ))),
-        }
-    }
-
     fn model(self) -> Layout {
         match self {
             LayoutKind::Shared => Layout::Shared,
@@ -89,46 +77,30 @@ pub fn machine_numa_nodes() -> u32 {
         .max(1)
 }
 
-fn default_threads() -> u64 {
-    DEFAULT_THREADS
-}
-fn default_cpus() -> u32 {
-    DEFAULT_CPUS
-}
-fn default_ops() -> u64 {
-    DEFAULT_OPS
-}
-fn default_layout() -> LayoutKind {
-    LayoutKind::Shared
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct CpupriParams {
     /// Threads setting and searching at once.
-    #[serde(default = "default_threads")]
     pub threads: u64,
-    #[serde(default = "default_layout")]
     pub layout: LayoutKind,
     /// Modelled NUMA nodes (this machine's count when left out).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub nodes: Option<u32>,
     /// Modelled CPUs in the map.
-    #[serde(default = "default_cpus")]
     pub cpus: u32,
     /// Set + find pairs per thread per iteration.
-    #[serde(default = "default_ops")]
     pub ops: u64,
 }
 
 impl Default for CpupriParams {
     fn default() -> Self {
         CpupriParams {
-            threads: DEFAULT_THREADS,
+            threads: 2,
             layout: LayoutKind::Shared,
             nodes: None,
-            cpus: DEFAULT_CPUS,
-            ops: DEFAULT_OPS,
+            // The seed's machine: 2 sockets, 480 logical CPUs.
+            cpus: 480,
+            ops: 200_000,
         }
     }
 }
@@ -138,8 +110,46 @@ impl CpupriParams {
         self.nodes.unwrap_or_else(machine_numa_nodes)
     }
 
-    pub fn validate(&self) -> Result<()> {
-        check_range("cpus", u64::from(self.cpus), 1, MAX_CPUS)?;
+}
+
+impl WorkloadParams for CpupriParams {
+    const NAME: &'static str = "cpupri";
+    const SUMMARY: &'static str =
+        "RT cpupri priority masks set and searched by many threads, shared or per-NUMA-node bitmaps";
+    const PARAMS: &'static [ParamDef] = &[
+        ParamDef::new("threads", "threads", ParamKind::Count { min: 1, max: MAX_THREADS })
+            .value("T")
+            .help("Threads setting and searching at once (at most --modelled-cpus).")
+            .details("Threads setting and searching at once (1 to 1,024, at most `--modelled-cpus`).")
+            .task_count(),
+        ParamDef::new(
+            "layout",
+            "layout",
+            ParamKind::Choice(&[
+                ("shared", "one bitmap per priority level (upstream)"),
+                ("per-node", "one bitmap per level and NUMA node, each on its own cache lines"),
+            ]),
+        )
+        .value("LAYOUT")
+        .help("Bitmap layout: shared (one per priority) or per-node.")
+            .details("`shared`: one bitmap per priority (upstream); `per-node`: one bitmap per priority per NUMA node, each on its own cache lines."),
+        ParamDef::new("nodes", "nodes", ParamKind::Count { min: 1, max: MAX_NODES })
+            .value("N")
+            .help("Modelled NUMA nodes [default: this machine's]")
+            .details("Modelled NUMA nodes (1 to 64, at most `--modelled-cpus`); on a one-node machine give 2 or more for `per-node` to differ from `shared`."),
+        ParamDef::new("cpus", "modelled-cpus", ParamKind::Count { min: 1, max: 4_096 })
+            .aliases(&["cpus"])
+            .value("N")
+            .help("Modelled CPUs in the map.")
+            .details("Modelled CPUs (1 to 4,096; the seed's machine had 480)."),
+        ParamDef::new("ops", "ops", ParamKind::Count { min: 1, max: 10_000_000 })
+            .value("N")
+            .help("Set + find pairs per thread per iteration.")
+            .details("Set + find pairs per thread per iteration (1 to 10^7; `--threads` × `--ops` at most 6.4 × 10^7).")
+            .work_size(),
+    ];
+
+    fn check_rules(&self) -> Result<()> {
         check_range(
             "threads",
             self.threads,
@@ -152,7 +162,6 @@ impl CpupriParams {
             1,
             MAX_NODES.min(u64::from(self.cpus)),
         )?;
-        check_range("ops", self.ops, 1, MAX_OPS)?;
         if self.threads * self.ops > MAX_TOTAL_OPS {
             return Err(Error::invalid(format!(
                 "--threads × --ops must be at most {MAX_TOTAL_OPS} (every answer is recorded for \
@@ -163,7 +172,7 @@ impl CpupriParams {
         Ok(())
     }
 
-    pub fn case_name(&self) -> String {
+    fn case_name(&self) -> String {
         format!(
             "cpupri:{} cpus={} nodes={} threads={} ops={}",
             self.layout.as_str(),
@@ -172,6 +181,23 @@ impl CpupriParams {
             self.threads,
             self.ops
         )
+    }
+
+    fn scaled(&self, factor: f64) -> Self {
+        CpupriParams {
+            ops: scale_count(self.ops, factor),
+            ..self.clone()
+        }
+    }
+
+    /// Threads beyond the CPUs queue behind each other.
+    fn estimate_sec(&self) -> f64 {
+        let cpus = u64::from(crate::fingerprint::online_cpu_count());
+        self.threads.div_ceil(cpus) as f64 * self.ops as f64 * PAIR_SEC
+    }
+
+    fn build(&self) -> Result<Box<dyn Workload>> {
+        Ok(Box::new(CpupriWorkload::new(self.clone())?))
     }
 }
 
@@ -598,7 +624,8 @@ mod tests {
             let err = p.validate().unwrap_err().to_string();
             assert!(err.contains(flag), "{err}");
         }
-        assert!(LayoutKind::parse("numa").is_err());
-        assert_eq!(LayoutKind::parse("per-node").unwrap(), LayoutKind::PerNode);
+        assert!(serde_json::from_value::<LayoutKind>("numa".into()).is_err());
+        let read: LayoutKind = serde_json::from_value("per-node".into()).unwrap();
+        assert_eq!(read, LayoutKind::PerNode);
     }
 }

@@ -9,6 +9,7 @@ use std::sync::atomic::AtomicU32;
 use serde::{Deserialize, Serialize};
 
 use super::tasks::{TaskLaunch, TaskMode};
+use super::definition::{ParamDef, ParamKind, WorkloadParams};
 use super::{IterationInfo, IterationOutput, Workload};
 use crate::metric::{Better, MetricDef};
 use crate::sys::{task_code, TaskCode};
@@ -16,16 +17,6 @@ use crate::{sys, Error, Result};
 
 pub const USEC_PER_OP: MetricDef = MetricDef::primary("usec_per_op", "usec", Better::Lower);
 pub const OPS_PER_SEC: MetricDef = MetricDef::primary("ops_per_sec", "ops/sec", Better::Higher);
-
-fn default_value_usec() -> f64 {
-    100.0
-}
-fn default_spread_pct() -> f64 {
-    1.0
-}
-fn default_seed() -> u64 {
-    1
-}
 
 /// Where the stalling task of the test hook runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -36,46 +27,41 @@ pub enum StallIn {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct FakeParams {
     /// The centre of the generated `usec_per_op` values.
-    #[serde(default = "default_value_usec")]
     pub value_usec: f64,
     /// Standard deviation of the generated values, in percent of the centre.
-    #[serde(default = "default_spread_pct")]
     pub spread_pct: f64,
     /// Generator seed: run-to-run noise, so it is not part of the case name.
-    #[serde(default = "default_seed")]
     pub seed: u64,
     /// Makes every value this much larger, as a slower kernel would: the "change" a comparison
     /// should find. Not part of the case name either.
-    #[serde(default)]
     pub effect_pct: f64,
     /// Fail with a run error at this 0-based iteration (warm-ups count).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub fail_at: Option<u32>,
     /// Sleep this long in every iteration (interruptible), for testing signals.
-    #[serde(default)]
     pub sleep_ms: u64,
     /// Test hook: every iteration runs two tasks, and at this 0-based iteration (warm-ups count)
     /// the second one never finishes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub stall_at: Option<u32>,
     /// Test hook: the tasks are threads (default) or processes. A stalled process stops itself
     /// with SIGSTOP; a stalled thread waits on a futex nobody wakes (a lost wake-up).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub stall_in: Option<StallIn>,
     /// Test hook: the stalled task spins in an endless loop instead.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub stall_spin: bool,
 }
 
 impl Default for FakeParams {
     fn default() -> Self {
         FakeParams {
-            value_usec: default_value_usec(),
-            spread_pct: default_spread_pct(),
-            seed: default_seed(),
+            value_usec: 100.0,
+            spread_pct: 1.0,
+            seed: 1,
             effect_pct: 0.0,
             fail_at: None,
             sleep_ms: 0,
@@ -86,19 +72,65 @@ impl Default for FakeParams {
     }
 }
 
-impl FakeParams {
-    pub fn validate(&self) -> Result<()> {
+const MAX_ITERATION_INDEX: u64 = u32::MAX as u64;
+
+impl WorkloadParams for FakeParams {
+    const NAME: &'static str = "fake";
+    const SUMMARY: &'static str = "deterministic synthetic results, for testing the pipeline";
+    const PARAMS: &'static [ParamDef] = &[
+        ParamDef::new("value_usec", "value-usec", ParamKind::Number)
+            .value("USEC")
+            .help("Centre of the generated usec_per_op values.")
+            .details("Centre of the generated `usec_per_op` values."),
+        ParamDef::new("spread_pct", "spread-pct", ParamKind::Number)
+            .value("PCT")
+            .help("Standard deviation of the values, percent of the centre.")
+            .details("Standard deviation, percent of the centre (0 to 50)."),
+        ParamDef::new("seed", "seed", ParamKind::Count { min: 0, max: u64::MAX })
+            .value("SEED")
+            .help("Seed of the generator (run-to-run noise; not part of the case name).")
+            .details("Generator seed: the same seed gives the same values (run-to-run noise: not part of the case name)."),
+        ParamDef::new("effect_pct", "effect-pct", ParamKind::Number)
+            .value("PCT")
+            .help("Make every value this many percent larger, as a slower kernel would (not part of the case name).")
+            .details("Make every value this many percent larger, as a slower kernel would (not part of the case name)."),
+        ParamDef::new("fail_at", "fail-at", ParamKind::Count { min: 0, max: MAX_ITERATION_INDEX })
+            .value("N")
+            .help("Fail at this 0-based iteration (warm-ups count).")
+            .details("Fail at this 0-based iteration (warm-ups count)."),
+        ParamDef::new("sleep_ms", "sleep-ms", ParamKind::Count { min: 0, max: 3_600_000 })
+            .value("MS")
+            .help("Sleep this long in each iteration.")
+            .details("Sleep in each iteration (interruptible)."),
+        ParamDef::new("stall_at", "stall-at", ParamKind::Count { min: 0, max: MAX_ITERATION_INDEX })
+            .value("N")
+            .help("Test hook: run two tasks per iteration, and at this 0-based iteration one never finishes.")
+            .details("Test hook for the watchdog: every iteration runs two tasks, `fake worker 0` and `fake worker 1`, and at this 0-based iteration (warm-ups count) worker 1 never finishes."),
+        ParamDef::new(
+            "stall_in",
+            "stall-in",
+            ParamKind::Choice(&[
+                ("thread", "The tasks are threads; the stalled one waits for a wake-up that never comes"),
+                ("process", "The tasks are processes; the stalled one stops itself with SIGSTOP"),
+            ]),
+        )
+        .value("WHERE")
+        .help("Test hook: the tasks are threads (the stalled one waits for a wake-up that never comes) or processes (the stalled one stops itself with SIGSTOP) [default: thread]")
+            .details("Test hook, with `--stall-at`: the tasks are threads (the stalled one waits on a futex nobody wakes: a lost wake-up) or forked processes (the stalled one stops itself with SIGSTOP: a stopped worker)."),
+        ParamDef::new("stall_spin", "stall-spin", ParamKind::Switch)
+            .help("Test hook: the stalled task spins in an endless loop instead.")
+            .details("Test hook, with `--stall-at`: the stalled task spins in an endless loop instead."),
+    ];
+
+    fn check_rules(&self) -> Result<()> {
         if !(self.value_usec.is_finite() && self.value_usec > 0.0) {
-            return Err(Error::invalid("--value-usec must be a positive number"));
+            return Err(Error::param("value_usec", "must be a positive number"));
         }
         if !(self.spread_pct.is_finite() && (0.0..=50.0).contains(&self.spread_pct)) {
-            return Err(Error::invalid("--spread-pct must be between 0 and 50"));
+            return Err(Error::param("spread_pct", "must be between 0 and 50"));
         }
         if !(self.effect_pct.is_finite() && self.effect_pct > -90.0 && self.effect_pct < 1000.0) {
-            return Err(Error::invalid("--effect-pct must be between -90 and 1000"));
-        }
-        if self.sleep_ms > 3_600_000 {
-            return Err(Error::invalid("--sleep-ms must be at most one hour"));
+            return Err(Error::param("effect_pct", "must be between -90 and 1000"));
         }
         if self.stall_at.is_none() && (self.stall_in.is_some() || self.stall_spin) {
             return Err(Error::invalid(
@@ -108,8 +140,21 @@ impl FakeParams {
         Ok(())
     }
 
-    pub fn case_name(&self) -> String {
+    fn case_name(&self) -> String {
         format!("fake:value={} spread={}", self.value_usec, self.spread_pct)
+    }
+
+    /// Nothing to scale: the fake workload's values do not depend on a size of work.
+    fn scaled(&self, _factor: f64) -> Self {
+        self.clone()
+    }
+
+    fn estimate_sec(&self) -> f64 {
+        self.sleep_ms as f64 / 1000.0
+    }
+
+    fn build(&self) -> Result<Box<dyn Workload>> {
+        Ok(Box::new(FakeWorkload::new(self.clone())))
     }
 }
 

@@ -17,7 +17,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::tasks::{TaskLaunch, TaskMode};
-use super::{check_range, IterationInfo, IterationOutput, Workload};
+use super::definition::{scale_count, ParamDef, ParamKind, WorkloadParams};
+use super::{IterationInfo, IterationOutput, Workload};
 use crate::metric::{Better, MetricDef};
 use crate::sys::{self, task_code, AsFd, OwnedFd, TaskCode};
 use crate::{Error, Result};
@@ -26,61 +27,64 @@ pub const USEC_PER_ROUND: MetricDef = MetricDef::primary("usec_per_round", "usec
 pub const USEC_PER_HANDOFF: MetricDef =
     MetricDef::primary("usec_per_handoff", "usec", Better::Lower);
 
-const DEFAULT_WORKERS: u64 = 50;
-const DEFAULT_ROUNDS: u64 = 2_000;
-const DEFAULT_WORK: u64 = 1_000;
-const MAX_WORKERS: u64 = 4_096;
-const MAX_ROUNDS: u64 = 1_000_000_000;
-const MAX_WORK: u64 = 100_000_000;
-const MAX_CAPACITY: u64 = 1_000_000;
+/// For the estimate, on this 2-vCPU VM: one message's hand-off to a worker and back with its
+/// /dev/null writes, and one loop iteration of work.
+const HANDOFF_SEC: f64 = 10e-6;
+const WORK_UNIT_SEC: f64 = 1e-9;
 /// Bytes per /dev/null write, as server.go writes.
 const WRITE_BYTES: usize = 30;
 
-fn default_workers() -> u64 {
-    DEFAULT_WORKERS
-}
-fn default_rounds() -> u64 {
-    DEFAULT_ROUNDS
-}
-fn default_work() -> u64 {
-    DEFAULT_WORK
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct FanoutParams {
     /// Worker threads.
-    #[serde(default = "default_workers")]
     pub workers: u64,
     /// Rounds per iteration; each sends one message to every worker and collects every reply.
-    #[serde(default = "default_rounds")]
     pub rounds: u64,
     /// Loop iterations of work per message in a worker.
-    #[serde(default = "default_work")]
     pub work: u64,
     /// Messages each channel holds before a send blocks (0: a rendezvous, as Go's unbuffered
     /// channels).
-    #[serde(default)]
     pub capacity: u64,
 }
 
 impl Default for FanoutParams {
     fn default() -> Self {
         FanoutParams {
-            workers: DEFAULT_WORKERS,
-            rounds: DEFAULT_ROUNDS,
-            work: DEFAULT_WORK,
+            workers: 50,
+            rounds: 2_000,
+            work: 1_000,
             capacity: 0,
         }
     }
 }
 
-impl FanoutParams {
-    pub fn validate(&self) -> Result<()> {
-        check_range("workers", self.workers, 1, MAX_WORKERS)?;
-        check_range("rounds", self.rounds, 1, MAX_ROUNDS)?;
-        check_range("work", self.work, 0, MAX_WORK)?;
-        check_range("capacity", self.capacity, 0, MAX_CAPACITY)?;
+impl WorkloadParams for FanoutParams {
+    const NAME: &'static str = "fanout";
+    const SUMMARY: &'static str = "a dispatcher and worker threads over bounded channels, one \
+/dev/null write per message (seed 001's server.go)";
+    const PARAMS: &'static [ParamDef] = &[
+        ParamDef::new("workers", "workers", ParamKind::Count { min: 1, max: 4_096 })
+            .value("W")
+            .help("Worker threads.")
+            .details("Worker threads (1 to 4,096).")
+            .task_count(),
+        ParamDef::new("rounds", "rounds", ParamKind::Count { min: 1, max: 1_000_000_000 })
+            .value("R")
+            .help("Rounds per iteration (one message to and one reply from every worker).")
+            .details("Rounds per iteration (1 to 10^9).")
+            .work_size(),
+        ParamDef::new("work", "work", ParamKind::Count { min: 0, max: 100_000_000 })
+            .value("K")
+            .help("Loop iterations of work per message in a worker.")
+            .details("Loop iterations of work per message in a worker (0 to 10^8)."),
+        ParamDef::new("capacity", "capacity", ParamKind::Count { min: 0, max: 1_000_000 })
+            .value("C")
+            .help("Messages a channel holds before a send blocks (0: rendezvous, like Go's unbuffered).")
+            .details("Messages a channel holds before a send blocks; 0 is a rendezvous, like Go's unbuffered channels (0 to 10^6)."),
+    ];
+
+    fn check_rules(&self) -> Result<()> {
         super::syscall::check_descriptors(self.workers + 1, "--workers")?;
         if self
             .rounds
@@ -92,11 +96,28 @@ impl FanoutParams {
         Ok(())
     }
 
-    pub fn case_name(&self) -> String {
+    fn case_name(&self) -> String {
         format!(
             "fanout workers={} rounds={} work={} capacity={}",
             self.workers, self.rounds, self.work, self.capacity
         )
+    }
+
+    fn scaled(&self, factor: f64) -> Self {
+        FanoutParams {
+            rounds: scale_count(self.rounds, factor),
+            ..self.clone()
+        }
+    }
+
+    /// Every message is handed over and back through the dispatcher, one at a time.
+    fn estimate_sec(&self) -> f64 {
+        let messages = self.rounds as f64 * self.workers as f64;
+        messages * (HANDOFF_SEC + self.work as f64 * WORK_UNIT_SEC)
+    }
+
+    fn build(&self) -> Result<Box<dyn Workload>> {
+        Ok(Box::new(FanoutWorkload::new(self.clone())))
     }
 }
 
@@ -401,7 +422,7 @@ mod tests {
             ),
             (
                 FanoutParams {
-                    capacity: MAX_CAPACITY + 1,
+                    capacity: 1_000_001,
                     ..Default::default()
                 },
                 "--capacity",

@@ -8,67 +8,185 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::tasks::{TaskLaunch, TaskMode};
-use super::{check_range, IterationInfo, IterationOutput, Workload};
+use super::definition::{scale_count, ComparisonLabel, ParamDef, ParamKind, WorkloadParams};
+use super::{IterationInfo, IterationOutput, Workload};
 use crate::metric::{ns_to_sec, Better, MetricDef};
 use crate::sys::{self, task_code, AsFd, OwnedFd, TaskCode};
 use crate::{Error, Result};
 
 pub const TIME_SEC: MetricDef = MetricDef::primary("time_sec", "sec", Better::Lower);
 
-const MAX_GROUPS: u64 = 10_000;
-const MAX_FDS: u64 = 1_000;
-const MAX_LOOPS: u64 = 1_000_000_000;
-const MAX_DATASIZE: u64 = 16 * 1024 * 1024;
+/// A message between two tasks on this 2-vCPU VM, for the estimate: AF_UNIX sockets, pipes; and
+/// the start of each task.
+const SOCKET_MESSAGE_SEC: f64 = 1.2e-6;
+const PIPE_MESSAGE_SEC: f64 = 0.5e-6;
+const TASK_START_SEC: f64 = 1e-3;
 /// Buffers across all tasks; beyond this a run is more likely a typo than an experiment.
 const MAX_TOTAL_BUFFER_BYTES: u64 = 4 * 1024 * 1024 * 1024;
 /// Descriptors schedlab itself keeps open besides the workload's (store, barrier pipes, stdio).
 const FD_HEADROOM: u64 = 32;
 
-fn default_groups() -> u64 {
-    10
-}
-fn default_fds() -> u64 {
-    20
-}
-fn default_loops() -> u64 {
-    100
-}
-fn default_datasize() -> u64 {
-    100
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct MessagingParams {
-    #[serde(default = "default_groups")]
     pub groups: u64,
     /// Senders and receivers per group (each group has this many of each).
-    #[serde(default = "default_fds")]
     pub fds: u64,
     /// Messages each sender writes to each receiver.
-    #[serde(default = "default_loops")]
     pub loops: u64,
     /// Bytes per message.
-    #[serde(default = "default_datasize")]
     pub datasize: u64,
     /// Pipes instead of AF_UNIX stream sockets.
-    #[serde(default)]
     pub pipe: bool,
     /// Threads instead of processes.
-    #[serde(default)]
+    #[serde(alias = "threaded")]
     pub threads: bool,
 }
 
 impl Default for MessagingParams {
     fn default() -> Self {
         MessagingParams {
-            groups: default_groups(),
-            fds: default_fds(),
-            loops: default_loops(),
-            datasize: default_datasize(),
+            groups: 10,
+            fds: 20,
+            loops: 100,
+            datasize: 100,
             pipe: false,
             threads: false,
         }
+    }
+}
+
+const MESSAGING_REFERENCE: &str = "hackbench's flags (-g -f -l -s -p -T -P, short or long) and \
+perf bench sched messaging's (-g/--group, -l/--nr_loops, -t/--thread, -p/--pipe) are taken as \
+spelt there, with their meaning; hackbench's -F/--fifo and -i/--inet are refused, with the \
+reason (docs/cli.md).";
+
+impl WorkloadParams for MessagingParams {
+    const NAME: &'static str = "messaging";
+    const ALIASES: &'static [&'static str] = &["hackbench"];
+    const SUMMARY: &'static str = "groups of senders and receivers over sockets or pipes \
+(hackbench, perf bench sched messaging)";
+    const REFERENCE_NOTE: Option<&'static str> = Some(MESSAGING_REFERENCE);
+    const PARAMS: &'static [ParamDef] = &[
+        ParamDef::new("groups", "groups", ParamKind::Count { min: 1, max: 10_000 })
+            .short('g')
+            .aliases(&["group"])
+            .value("G")
+            .help("Number of groups.")
+            .details("Groups (1 to 10,000).")
+            .task_count(),
+        ParamDef::new("fds", "fds", ParamKind::Count { min: 1, max: 1_000 })
+            .short('f')
+            .value("F")
+            .help("Senders and receivers per group.")
+            .details("Senders and receivers per group (1 to 1,000)."),
+        ParamDef::new("loops", "loops", ParamKind::Count { min: 1, max: 1_000_000_000 })
+            .short('l')
+            .aliases(&["nr_loops"])
+            .value("L")
+            .help("Messages each sender sends to each receiver.")
+            .details("Messages each sender writes to each receiver.")
+            .work_size(),
+        ParamDef::new("datasize", "datasize", ParamKind::Count { min: 1, max: 16 << 20 })
+            .short('s')
+            .value("BYTES")
+            .help("Bytes per message.")
+            .details("Bytes per message (1 to 16 MiB)."),
+        ParamDef::new("pipe", "pipe", ParamKind::Switch)
+            .short('p')
+            .help("Use pipes instead of AF_UNIX stream sockets.")
+            .details("Pipes instead of AF_UNIX stream sockets."),
+        ParamDef::new("threads", "threaded", ParamKind::Switch)
+            .short('T')
+            .short_aliases(&['t'])
+            .aliases(&["threads", "thread"])
+            .help("Use threads instead of processes (the last of -T and -P wins, as in hackbench).")
+            .details("Threads instead of processes."),
+        ParamDef::new("process", "process", ParamKind::SwitchOff { of: "threads" })
+            .short('P')
+            .aliases(&["processes"])
+            .help("Use processes (the default; hackbench's -P).")
+            .details("Processes (hackbench's `-P`); the last of `-T` and `-P` wins, as in hackbench."),
+        ParamDef::new(
+            "fifo",
+            "fifo",
+            ParamKind::Refused {
+                tool: "hackbench",
+                takes_value: false,
+                why: "schedlab's parent never switches to SCHED_FIFO; its tasks run under the caller's policy",
+            },
+        )
+        .short('F'),
+        ParamDef::new(
+            "inet",
+            "inet",
+            ParamKind::Refused {
+                tool: "hackbench",
+                takes_value: false,
+                why: "messaging has no TCP-over-loopback channel, only AF_UNIX sockets and pipes (-p)",
+            },
+        )
+        .short('i'),
+    ];
+
+    fn check_rules(&self) -> Result<()> {
+        let buffers = self.task_count() * self.datasize;
+        if buffers > MAX_TOTAL_BUFFER_BYTES {
+            return Err(Error::invalid(format!(
+                "{} tasks × --datasize {} needs {} MiB of message buffers; the limit is {} MiB",
+                self.task_count(),
+                self.datasize,
+                buffers >> 20,
+                MAX_TOTAL_BUFFER_BYTES >> 20
+            )));
+        }
+        self.check_system_limits()
+    }
+
+    fn case_name(&self) -> String {
+        format!(
+            "messaging:{}-{} fds={} groups={} loops={} datasize={}",
+            TaskMode::from_threads_flag(self.threads).as_str(),
+            self.transport(),
+            self.fds,
+            self.groups,
+            self.loops,
+            self.datasize
+        )
+    }
+
+    fn scaled(&self, factor: f64) -> Self {
+        MessagingParams {
+            loops: scale_count(self.loops, factor),
+            ..self.clone()
+        }
+    }
+
+    fn estimate_sec(&self) -> f64 {
+        let per_message = if self.pipe {
+            PIPE_MESSAGE_SEC
+        } else {
+            SOCKET_MESSAGE_SEC
+        };
+        let (groups, fds) = (self.groups as f64, self.fds as f64);
+        groups * fds * fds * self.loops as f64 * per_message + self.task_count() as f64 * TASK_START_SEC
+    }
+
+    /// schedtests' columns: `process-sockets-20` and `10-groups`.
+    fn comparison_label(&self, _case_name: &str) -> ComparisonLabel {
+        ComparisonLabel {
+            short: format!(
+                "{}-{}-{}",
+                TaskMode::from_threads_flag(self.threads).as_str(),
+                self.transport(),
+                self.fds
+            ),
+            load: format!("{}-groups", self.groups),
+        }
+    }
+
+    fn build(&self) -> Result<Box<dyn Workload>> {
+        Ok(Box::new(MessagingWorkload::new(self.clone())?))
     }
 }
 
@@ -95,24 +213,6 @@ impl MessagingParams {
             per_group
         };
         channels + FD_HEADROOM
-    }
-
-    pub fn validate(&self) -> Result<()> {
-        check_range("groups", self.groups, 1, MAX_GROUPS)?;
-        check_range("fds", self.fds, 1, MAX_FDS)?;
-        check_range("loops", self.loops, 1, MAX_LOOPS)?;
-        check_range("datasize", self.datasize, 1, MAX_DATASIZE)?;
-        let buffers = self.task_count() * self.datasize;
-        if buffers > MAX_TOTAL_BUFFER_BYTES {
-            return Err(Error::invalid(format!(
-                "{} tasks × --datasize {} needs {} MiB of message buffers; the limit is {} MiB",
-                self.task_count(),
-                self.datasize,
-                buffers >> 20,
-                MAX_TOTAL_BUFFER_BYTES >> 20
-            )));
-        }
-        self.check_system_limits()
     }
 
     /// Refuses up front what the machine's limits cannot hold, naming the limit.
@@ -155,18 +255,6 @@ impl MessagingParams {
             }
         }
         Ok(())
-    }
-
-    pub fn case_name(&self) -> String {
-        format!(
-            "messaging:{}-{} fds={} groups={} loops={} datasize={}",
-            TaskMode::from_threads_flag(self.threads).as_str(),
-            self.transport(),
-            self.fds,
-            self.groups,
-            self.loops,
-            self.datasize
-        )
     }
 }
 

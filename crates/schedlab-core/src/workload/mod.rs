@@ -1,21 +1,15 @@
-//! Workloads: one file each behind the [`Workload`] trait, and [`WorkloadSpec`], the serialisable
-//! parameters that name a workload in plans, suite files and stored runs.
+//! Workloads: one file each, whose parameter type implements [`WorkloadParams`] (its definition)
+//! and whose runnable form implements [`Workload`], plus one line in the registry below.
 use serde::{Deserialize, Serialize};
+
+pub use definition::{ComparisonLabel, ParamDef, ParamKind, WorkloadParams};
 
 use crate::metric::{Measurement, MetricDef};
 use crate::record::Attachment;
-use crate::Result;
+use crate::{Error, Result};
 
-pub mod cpudl;
-pub mod cpupri;
-pub mod fake;
-pub mod fanout;
-pub mod messaging;
-pub mod pipe;
-pub mod semaphore;
-pub mod syscall;
+pub mod definition;
 pub mod tasks;
-pub mod wakeup;
 
 /// Where an iteration sits in its case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,158 +50,241 @@ pub trait Workload {
     fn run_iteration(&mut self, info: IterationInfo) -> Result<IterationOutput>;
 }
 
-/// A workload and its parameters, as written in suite files (`workload = "pipe"` plus the
-/// workload's own keys) and stored with every run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "workload", rename_all = "lowercase")]
-pub enum WorkloadSpec {
-    Pipe(pipe::PipeParams),
-    #[serde(alias = "hackbench")]
-    Messaging(messaging::MessagingParams),
-    Fake(fake::FakeParams),
-    #[serde(alias = "schbench")]
-    Wakeup(wakeup::WakeupParams),
-    Semaphore(semaphore::SemaphoreParams),
-    Syscall(syscall::SyscallParams),
-    Fanout(fanout::FanoutParams),
-    Cpudl(cpudl::CpudlParams),
-    Cpupri(cpupri::CpupriParams),
+/// The registry: one line per workload, `Variant: module => ParamsType`. It declares the module
+/// and generates [`WorkloadSpec`] with its dispatch, its (de)serialisation as suite files and
+/// stored runs write it (`workload = "pipe"` plus the workload's own keys) and [`WORKLOADS`].
+macro_rules! registry {
+    ($($variant:ident: $module:ident => $params:ident,)+) => {
+        $(pub mod $module;)+
+
+        /// A workload and its parameters, as written in suite files and stored with every run.
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum WorkloadSpec {
+            $($variant($module::$params),)+
+        }
+
+        impl WorkloadSpec {
+            /// The workload's definition: name, summary, flags.
+            pub fn definition(&self) -> &'static WorkloadDefinition {
+                let name = match self {
+                    $(WorkloadSpec::$variant(_) => <$module::$params as WorkloadParams>::NAME,)+
+                };
+                WorkloadDefinition::find(name).expect("every variant is registered")
+            }
+
+            /// The workload's name, as suite files and stored runs write it.
+            pub fn kind(&self) -> &'static str {
+                self.definition().name
+            }
+
+            /// Checks every parameter: single counts against their ranges, then the workload's
+            /// own rules.
+            pub fn validate(&self) -> Result<()> {
+                match self {
+                    $(WorkloadSpec::$variant(p) => p.validate(),)+
+                }
+            }
+
+            /// The canonical case name: the workload and every parameter that changes what is
+            /// measured.
+            pub fn case_name(&self) -> String {
+                match self {
+                    $(WorkloadSpec::$variant(p) => p.case_name(),)+
+                }
+            }
+
+            /// The same case with its work sizes multiplied by `factor` (`--scale`).
+            pub fn scaled(&self, factor: f64) -> WorkloadSpec {
+                match self {
+                    $(WorkloadSpec::$variant(p) => WorkloadSpec::$variant(p.scaled(factor)),)+
+                }
+            }
+
+            /// Seconds per iteration by rule of thumb.
+            pub fn estimate_sec(&self) -> f64 {
+                match self {
+                    $(WorkloadSpec::$variant(p) => p.estimate_sec(),)+
+                }
+            }
+
+            pub fn comparison_label(&self, case_name: &str) -> ComparisonLabel {
+                match self {
+                    $(WorkloadSpec::$variant(p) => p.comparison_label(case_name),)+
+                }
+            }
+
+            pub fn build(&self) -> Result<Box<dyn Workload>> {
+                match self {
+                    $(WorkloadSpec::$variant(p) => p.build(),)+
+                }
+            }
+
+        }
+
+        impl Serialize for WorkloadSpec {
+            fn serialize<S: serde::Serializer>(
+                &self,
+                serializer: S,
+            ) -> std::result::Result<S::Ok, S::Error> {
+                match self {
+                    $(WorkloadSpec::$variant(params) => Tagged {
+                        workload: <$module::$params as WorkloadParams>::NAME,
+                        params,
+                    }
+                    .serialize(serializer),)+
+                }
+            }
+        }
+
+        /// Every workload, in the order `schedlab list` and the help show them.
+        pub const WORKLOADS: &[WorkloadDefinition] = &[
+            $(WorkloadDefinition::of::<$module::$params>(|values| {
+                serde_json::from_value(serde_json::Value::Object(values)).map(WorkloadSpec::$variant)
+            }, <$module::$params as WorkloadParams>::adjust_command_line, || {
+                serde_json::to_value(<$module::$params>::default()).unwrap_or_default()
+            }),)+
+        ];
+    };
 }
 
-impl WorkloadSpec {
-    pub fn kind(&self) -> &'static str {
-        match self {
-            WorkloadSpec::Pipe(_) => "pipe",
-            WorkloadSpec::Messaging(_) => "messaging",
-            WorkloadSpec::Fake(_) => "fake",
-            WorkloadSpec::Wakeup(_) => "wakeup",
-            WorkloadSpec::Semaphore(_) => "semaphore",
-            WorkloadSpec::Syscall(_) => "syscall",
-            WorkloadSpec::Fanout(_) => "fanout",
-            WorkloadSpec::Cpudl(_) => "cpudl",
-            WorkloadSpec::Cpupri(_) => "cpupri",
-        }
-    }
-
-    pub fn validate(&self) -> Result<()> {
-        match self {
-            WorkloadSpec::Pipe(p) => p.validate(),
-            WorkloadSpec::Messaging(p) => p.validate(),
-            WorkloadSpec::Fake(p) => p.validate(),
-            WorkloadSpec::Wakeup(p) => p.validate(),
-            WorkloadSpec::Semaphore(p) => p.validate(),
-            WorkloadSpec::Syscall(p) => p.validate(),
-            WorkloadSpec::Fanout(p) => p.validate(),
-            WorkloadSpec::Cpudl(p) => p.validate(),
-            WorkloadSpec::Cpupri(p) => p.validate(),
-        }
-    }
-
-    /// The canonical case name: the workload and every parameter that changes what is measured.
-    pub fn case_name(&self) -> String {
-        match self {
-            WorkloadSpec::Pipe(p) => p.case_name(),
-            WorkloadSpec::Messaging(p) => p.case_name(),
-            WorkloadSpec::Fake(p) => p.case_name(),
-            WorkloadSpec::Wakeup(p) => p.case_name(),
-            WorkloadSpec::Semaphore(p) => p.case_name(),
-            WorkloadSpec::Syscall(p) => p.case_name(),
-            WorkloadSpec::Fanout(p) => p.case_name(),
-            WorkloadSpec::Cpudl(p) => p.case_name(),
-            WorkloadSpec::Cpupri(p) => p.case_name(),
-        }
-    }
-
-    pub fn build(&self) -> Result<Box<dyn Workload>> {
-        Ok(match self {
-            WorkloadSpec::Pipe(p) => Box::new(pipe::PipeWorkload::new(p.clone())),
-            WorkloadSpec::Messaging(p) => Box::new(messaging::MessagingWorkload::new(p.clone())?),
-            WorkloadSpec::Fake(p) => Box::new(fake::FakeWorkload::new(p.clone())),
-            WorkloadSpec::Wakeup(p) => Box::new(wakeup::WakeupWorkload::new(p.clone())?),
-            WorkloadSpec::Semaphore(p) => Box::new(semaphore::SemaphoreWorkload::new(p.clone())),
-            WorkloadSpec::Syscall(p) => Box::new(syscall::SyscallWorkload::new(p.clone())),
-            WorkloadSpec::Fanout(p) => Box::new(fanout::FanoutWorkload::new(p.clone())),
-            WorkloadSpec::Cpudl(p) => Box::new(cpudl::CpudlWorkload::new(p.clone())),
-            WorkloadSpec::Cpupri(p) => Box::new(cpupri::CpupriWorkload::new(p.clone())?),
-        })
-    }
+registry! {
+    Pipe: pipe => PipeParams,
+    Messaging: messaging => MessagingParams,
+    Fake: fake => FakeParams,
+    Wakeup: wakeup => WakeupParams,
+    Semaphore: semaphore => SemaphoreParams,
+    Syscall: syscall => SyscallParams,
+    Fanout: fanout => FanoutParams,
+    Cpudl: cpudl => CpudlParams,
+    Cpupri: cpupri => CpupriParams,
 }
 
-/// One line of `schedlab list`.
-#[derive(Debug, Clone, Copy)]
-pub struct WorkloadInfo {
+type ValueMap = serde_json::Map<String, serde_json::Value>;
+
+/// A workload's definition without its type: what the registry lists, the command line builds
+/// its flags from, and suite files are read through.
+pub struct WorkloadDefinition {
     pub name: &'static str,
     pub aliases: &'static [&'static str],
     pub summary: &'static str,
+    pub reference_note: Option<&'static str>,
+    pub params: &'static [ParamDef],
+    /// Reads the workload's own keys (without `workload`).
+    read: fn(ValueMap) -> serde_json::Result<WorkloadSpec>,
+    adjust_command_line: fn(&mut ValueMap) -> Result<()>,
+    defaults: fn() -> serde_json::Value,
 }
 
-pub const WORKLOADS: &[WorkloadInfo] = &[
-    WorkloadInfo {
-        name: "pipe",
-        aliases: &[],
-        summary: "two tasks ping-pong a 4-byte token over two pipes (perf bench sched pipe)",
-    },
-    WorkloadInfo {
-        name: "messaging",
-        aliases: &["hackbench"],
-        summary: "groups of senders and receivers over sockets or pipes (hackbench, perf bench sched messaging)",
-    },
-    WorkloadInfo {
-        name: "fake",
-        aliases: &[],
-        summary: "deterministic synthetic results, for testing the pipeline",
-    },
-    WorkloadInfo {
-        name: "wakeup",
-        aliases: &["schbench"],
-        summary: "message threads wake workers via futexes: wakeup and request latency, RPS (schbench)",
-    },
-    WorkloadInfo {
-        name: "semaphore",
-        aliases: &[],
-        summary: "producer and consumer hand items through two futex semaphores; block, spin or adaptive waits (seed 001, Jiny's sem test)",
-    },
-    WorkloadInfo {
-        name: "syscall",
-        aliases: &[],
-        summary: "threads making raw system calls in a tight loop: getpid, getrlimit, /dev/null writes, /dev/zero reads",
-    },
-    WorkloadInfo {
-        name: "fanout",
-        aliases: &[],
-        summary: "a dispatcher and worker threads over bounded channels, one /dev/null write per message (seed 001's server.go)",
-    },
-    WorkloadInfo {
-        name: "cpudl",
-        aliases: &[],
-        summary: "the sched/deadline CPU heap (orig, bugfix, fast) timed or checked in lock step (cpudl-bench)",
-    },
-    WorkloadInfo {
-        name: "cpupri",
-        aliases: &[],
-        summary: "RT cpupri priority masks set and searched by many threads, shared or per-NUMA-node bitmaps",
-    },
-];
+impl std::fmt::Debug for WorkloadDefinition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorkloadDefinition")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl WorkloadDefinition {
+    const fn of<P: WorkloadParams>(
+        read: fn(ValueMap) -> serde_json::Result<WorkloadSpec>,
+        adjust_command_line: fn(&mut ValueMap) -> Result<()>,
+        defaults: fn() -> serde_json::Value,
+    ) -> Self {
+        WorkloadDefinition {
+            name: P::NAME,
+            aliases: P::ALIASES,
+            summary: P::SUMMARY,
+            reference_note: P::REFERENCE_NOTE,
+            params: P::PARAMS,
+            read,
+            adjust_command_line,
+            defaults,
+        }
+    }
+
+    /// By name or alias.
+    pub fn find(name: &str) -> Option<&'static WorkloadDefinition> {
+        WORKLOADS
+            .iter()
+            .find(|w| w.name == name || w.aliases.contains(&name))
+    }
+
+    pub fn param(&self, key: &str) -> Option<&'static ParamDef> {
+        self.params.iter().find(|p| p.key == key)
+    }
+
+    /// The default of a parameter as help shows it (`1000000`, `block`); `None` when it has none
+    /// (an optional parameter whose help says what happens without it, or a switch).
+    pub fn default_text(&self, key: &str) -> Option<String> {
+        match (self.defaults)().get(key)? {
+            serde_json::Value::Number(n) => Some(n.to_string()),
+            serde_json::Value::String(s) => Some(s.clone()),
+            _ => None,
+        }
+    }
+
+    /// The workload's parameters from the values given on the command line (suite keys, the
+    /// command-line text already turned into suite values), defaults for the rest. Errors name
+    /// the flag.
+    pub fn from_command_line(&self, mut values: ValueMap) -> Result<WorkloadSpec> {
+        (self.adjust_command_line)(&mut values)?;
+        (self.read)(values).map_err(|e| Error::invalid(e.to_string()))
+    }
+
+    /// The workload with every parameter at its default.
+    pub fn default_spec(&self) -> WorkloadSpec {
+        (self.read)(ValueMap::new()).expect("the defaults read back (tested)")
+    }
+
+    /// docs/cli.md's flag table of this workload.
+    pub fn markdown_flags(&self) -> String {
+        definition::markdown_flags(self.params, |key| self.default_text(key))
+    }
+
+    /// The keys `--scale` multiplies, for help and docs.
+    pub fn work_size_keys(&self) -> impl Iterator<Item = &'static ParamDef> {
+        self.params.iter().filter(|p| p.work_size)
+    }
+}
+
+/// A workload's parameters with the `workload` key first, as suite files write them.
+#[derive(Serialize)]
+struct Tagged<'a, P> {
+    workload: &'static str,
+    #[serde(flatten)]
+    params: &'a P,
+}
+
+impl<'de> Deserialize<'de> for WorkloadSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> std::result::Result<Self, D::Error> {
+        use serde::de::Error as _;
+        let mut fields = ValueMap::deserialize(deserializer)?;
+        let name = match fields.remove("workload") {
+            Some(serde_json::Value::String(name)) => name,
+            Some(_) => return Err(D::Error::custom("`workload` must be a workload's name")),
+            None => return Err(D::Error::missing_field("workload")),
+        };
+        let definition = WorkloadDefinition::find(&name).ok_or_else(|| {
+            let names: Vec<&str> = WORKLOADS.iter().map(|w| w.name).collect();
+            D::Error::custom(format!(
+                "unknown workload `{name}`, expected one of {}",
+                names.join(", ")
+            ))
+        })?;
+        (definition.read)(fields).map_err(D::Error::custom)
+    }
+}
 
 /// The parameters of a workload (by the name suites give it, aliases included) that count tasks —
 /// groups, workers, threads, message threads — and so may be given relative to the machine in a
 /// suite (`threads = "2x"`, `groups = "50%"`). Sizes of work and modelled CPUs are not.
-pub fn machine_relative_keys(workload: &str) -> &'static [&'static str] {
-    match workload {
-        "messaging" | "hackbench" => &["groups"],
-        "wakeup" | "schbench" => &["message_threads", "workers"],
-        "syscall" | "cpupri" => &["threads"],
-        "fanout" => &["workers"],
-        _ => &[],
-    }
-}
-
-/// Shared validation of a count-like parameter.
-pub(crate) fn check_range(flag: &str, value: u64, min: u64, max: u64) -> Result<()> {
-    if value < min || value > max {
-        return Err(crate::Error::invalid(format!(
-            "--{flag} must be between {min} and {max}, not {value}"
-        )));
-    }
-    Ok(())
+pub fn machine_relative_keys(workload: &str) -> Vec<&'static str> {
+    WorkloadDefinition::find(workload).map_or_else(Vec::new, |w| {
+        w.params
+            .iter()
+            .filter(|p| p.task_count)
+            .map(|p| p.key)
+            .collect()
+    })
 }

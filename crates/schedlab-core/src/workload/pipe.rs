@@ -4,78 +4,123 @@
 use serde::{Deserialize, Serialize};
 
 use super::tasks::{TaskLaunch, TaskMode};
-use super::{check_range, IterationInfo, IterationOutput, Workload};
+use super::definition::{scale_count, ParamDef, ParamKind, WorkloadParams};
+use super::{IterationInfo, IterationOutput, Workload};
 use crate::metric::{Better, MetricDef};
+use crate::cpu_list::{self, CpuPair};
 use crate::sys::{self, task_code, AsFd, OwnedFd, TaskCode};
 use crate::{Error, Result};
 
 pub const USEC_PER_OP: MetricDef = MetricDef::primary("usec_per_op", "usec", Better::Lower);
 pub const OPS_PER_SEC: MetricDef = MetricDef::primary("ops_per_sec", "ops/sec", Better::Higher);
 
-const DEFAULT_LOOPS: u64 = 1_000_000;
-const MAX_LOOPS: u64 = 10_000_000_000;
-
-fn default_loops() -> u64 {
-    DEFAULT_LOOPS
-}
+/// A round trip between processes on this 2-vCPU VM, for the estimate (threads: 5 µs).
+const PROCESS_ROUND_TRIP_SEC: f64 = 7e-6;
+const THREAD_ROUND_TRIP_SEC: f64 = 5e-6;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct PipeParams {
     /// Round trips per iteration.
-    #[serde(default = "default_loops")]
     pub loops: u64,
     /// Two threads of one process instead of two processes.
-    #[serde(default)]
+    #[serde(alias = "threaded")]
     pub threads: bool,
     /// Pin the two tasks: `[0, 0]` puts both on CPU 0, `[0, 1]` apart.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cpus: Option<[u32; 2]>,
+    #[serde(skip_serializing_if = "Option::is_none", alias = "pin")]
+    pub cpus: Option<CpuPair>,
 }
 
 impl Default for PipeParams {
     fn default() -> Self {
         PipeParams {
-            loops: DEFAULT_LOOPS,
+            loops: 1_000_000,
             threads: false,
             cpus: None,
         }
     }
 }
 
-impl PipeParams {
-    pub fn validate(&self) -> Result<()> {
-        check_range("loops", self.loops, 1, MAX_LOOPS)?;
-        if let Some(cpus) = self.cpus {
-            let allowed = sys::allowed_cpus()
-                .map_err(|e| Error::invalid(format!("cannot read the allowed CPUs: {e}")))?;
-            for cpu in cpus {
-                if !allowed.contains(&cpu) {
-                    return Err(Error::invalid(format!(
-                        "--cpus: CPU {cpu} is not online or not allowed here (allowed: {})",
-                        format_cpu_list(&allowed)
-                    )));
-                }
-            }
+const PIPE_REFERENCE: &str = "perf bench sched pipe's -l/--loop and -T/--threaded are taken as \
+spelt there; its -G/--cgroups is refused, with the reason (docs/cli.md).";
+
+impl WorkloadParams for PipeParams {
+    const NAME: &'static str = "pipe";
+    const SUMMARY: &'static str =
+        "two tasks ping-pong a 4-byte token over two pipes (perf bench sched pipe)";
+    const REFERENCE_NOTE: Option<&'static str> = Some(PIPE_REFERENCE);
+    const PARAMS: &'static [ParamDef] = &[
+        ParamDef::new("loops", "loops", ParamKind::Count { min: 1, max: 10_000_000_000 })
+            .short('l')
+            .aliases(&["loop"])
+            .value("N")
+            .help("Round trips per iteration.")
+            .details("Round trips per iteration (1 to 10^10).")
+            .work_size(),
+        ParamDef::new("threads", "threaded", ParamKind::Switch)
+            .short('T')
+            .aliases(&["threads"])
+            .help("Use two threads instead of two processes.")
+            .details("Two threads of one process instead of two processes."),
+        ParamDef::new(
+            "cpus",
+            "pin",
+            ParamKind::Text {
+                parse: cpu_list::parse_pair_value,
+            },
+        )
+        .aliases(&["cpus"])
+        .value("A,B")
+        .help("Pin the two tasks to CPUs A and B (`0,0`: both on CPU 0; `0,1`: apart).")
+            .details("Pin the two tasks: `0,0` both on CPU 0, `0,1` apart."),
+        ParamDef::new(
+            "cgroups",
+            "cgroups",
+            ParamKind::Refused {
+                tool: "perf bench sched pipe",
+                takes_value: true,
+                why: "schedlab does not move its tasks into cgroups; start schedlab inside the cgroup",
+            },
+        )
+        .short('G')
+        .value("SEND,RECV"),
+    ];
+
+    fn check_rules(&self) -> Result<()> {
+        match self.cpus {
+            Some(cpus) => cpus.check_allowed("cpus"),
+            None => Ok(()),
         }
-        Ok(())
     }
 
-    pub fn case_name(&self) -> String {
+    fn case_name(&self) -> String {
         let mode = TaskMode::from_threads_flag(self.threads).as_str();
         let mut name = format!("pipe:{mode} loops={}", self.loops);
-        if let Some([a, b]) = self.cpus {
-            name.push_str(&format!(" cpus={a},{b}"));
+        if let Some(cpus) = self.cpus {
+            name.push_str(&format!(" cpus={cpus}"));
         }
         name
     }
-}
 
-pub(crate) fn format_cpu_list(cpus: &[u32]) -> String {
-    cpus.iter()
-        .map(u32::to_string)
-        .collect::<Vec<_>>()
-        .join(",")
+    fn scaled(&self, factor: f64) -> Self {
+        PipeParams {
+            loops: scale_count(self.loops, factor),
+            ..self.clone()
+        }
+    }
+
+    fn estimate_sec(&self) -> f64 {
+        let per_trip = if self.threads {
+            THREAD_ROUND_TRIP_SEC
+        } else {
+            PROCESS_ROUND_TRIP_SEC
+        };
+        self.loops as f64 * per_trip
+    }
+
+    fn build(&self) -> Result<Box<dyn Workload>> {
+        Ok(Box::new(PipeWorkload::new(self.clone())))
+    }
 }
 
 pub struct PipeWorkload {
@@ -143,7 +188,7 @@ impl Workload for PipeWorkload {
         let (back_read, back_write) = pipe()?;
         let loops = self.params.loops;
         let [cpu0, cpu1] = match self.params.cpus {
-            Some([a, b]) => [Some(a), Some(b)],
+            Some(CpuPair([a, b])) => [Some(a), Some(b)],
             None => [None, None],
         };
         let mut launch = TaskLaunch::new(TaskMode::from_threads_flag(self.params.threads))?;
@@ -210,7 +255,7 @@ mod tests {
         run(PipeParams {
             loops: 500,
             threads: true,
-            cpus: Some([cpu, cpu]),
+            cpus: Some(CpuPair([cpu, cpu])),
         });
     }
 
@@ -241,7 +286,7 @@ mod tests {
         .validate()
         .is_err());
         let err = PipeParams {
-            cpus: Some([0, 100_000]),
+            cpus: Some(CpuPair([0, 100_000])),
             ..Default::default()
         }
         .validate()

@@ -23,8 +23,10 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::tasks::{TaskLaunch, TaskMode};
-use super::{check_range, IterationInfo, IterationOutput, Workload};
+use super::definition::{scale_count, ParamDef, ParamKind, WorkloadParams};
+use super::{IterationInfo, IterationOutput, Workload};
 use crate::metric::{ns_to_sec, Better, MetricDef};
+use crate::cpu_list::{self, CpuPair};
 use crate::sys::{self, task_code, FutexScope, SharedMapping, TaskCode, UsageOf};
 use crate::{Error, Result};
 
@@ -39,10 +41,10 @@ pub const FUTEX_SLEEPS_COUNT: MetricDef =
 pub const FUTEX_WAKES_COUNT: MetricDef =
     MetricDef::secondary("futex_wakes_count", "count", Better::Lower);
 
-const DEFAULT_ITEMS: u64 = 800_000;
-const DEFAULT_WORK: u64 = 2_000;
-const MAX_ITEMS: u64 = 1_000_000_000;
-const MAX_WORK: u64 = 100_000_000;
+/// For the estimate, measured on this 2-vCPU VM: one loop iteration of work, and one hand-off
+/// (a post and the wake-up of the other side).
+const WORK_UNIT_SEC: f64 = 1e-9;
+const HANDOFF_SEC: f64 = 5e-6;
 /// What `adaptive` alone spins for before sleeping.
 pub const DEFAULT_ADAPTIVE_SPIN_NS: u64 = 50_000;
 const MAX_SPIN_NS: u64 = 1_000_000_000;
@@ -64,10 +66,13 @@ impl WaitStrategy {
     /// Parses `block`, `spin`, `adaptive` or `adaptive:SPIN_NS`.
     pub fn parse(text: &str) -> Result<Self> {
         let bad = || {
-            Error::invalid(format!(
-                "--wait must be block, spin, adaptive or adaptive:SPIN_NS (1 to {MAX_SPIN_NS}), \
-                 not {text:?}"
-            ))
+            Error::param(
+                "wait",
+                format!(
+                    "must be block, spin, adaptive or adaptive:SPIN_NS (1 to {MAX_SPIN_NS}), not \
+                     {text:?}"
+                ),
+            )
         };
         match text {
             "block" => Ok(WaitStrategy::Block),
@@ -110,41 +115,27 @@ impl<'de> Deserialize<'de> for WaitStrategy {
     }
 }
 
-fn default_items() -> u64 {
-    DEFAULT_ITEMS
-}
-fn default_work() -> u64 {
-    DEFAULT_WORK
-}
-fn default_wait() -> WaitStrategy {
-    WaitStrategy::Block
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct SemaphoreParams {
     /// Items handed from the producer to the consumer per iteration.
-    #[serde(default = "default_items")]
     pub items: u64,
     /// Loop iterations of work per work phase (the producer has two per item, the consumer one).
-    #[serde(default = "default_work")]
     pub work: u64,
     /// How a side waits on a semaphore that is zero.
-    #[serde(default = "default_wait")]
     pub wait: WaitStrategy,
     /// Two processes over shared memory instead of two threads.
-    #[serde(default)]
     pub processes: bool,
     /// Pin the producer to the first CPU and the consumer to the second.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cpus: Option<[u32; 2]>,
+    #[serde(skip_serializing_if = "Option::is_none", alias = "pin")]
+    pub cpus: Option<CpuPair>,
 }
 
 impl Default for SemaphoreParams {
     fn default() -> Self {
         SemaphoreParams {
-            items: DEFAULT_ITEMS,
-            work: DEFAULT_WORK,
+            items: 800_000,
+            work: 2_000,
             wait: WaitStrategy::Block,
             processes: false,
             cpus: None,
@@ -152,37 +143,50 @@ impl Default for SemaphoreParams {
     }
 }
 
-impl SemaphoreParams {
-    pub fn validate(&self) -> Result<()> {
-        check_range("items", self.items, 1, MAX_ITEMS)?;
-        check_range("work", self.work, 0, MAX_WORK)?;
-        if let WaitStrategy::Adaptive { spin_ns } = self.wait {
-            check_range("wait adaptive:SPIN_NS", spin_ns, 1, MAX_SPIN_NS)?;
+fn wait_value(text: &str) -> std::result::Result<serde_json::Value, String> {
+    match WaitStrategy::parse(text) {
+        Ok(wait) => Ok(serde_json::Value::String(wait.to_string())),
+        Err(Error::InvalidParam { reason, .. }) => Err(reason),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+impl WorkloadParams for SemaphoreParams {
+    const NAME: &'static str = "semaphore";
+    const SUMMARY: &'static str = "producer and consumer hand items through two futex semaphores; \
+block, spin or adaptive waits (seed 001, Jiny's sem test)";
+    const PARAMS: &'static [ParamDef] = &[
+        ParamDef::new("items", "items", ParamKind::Count { min: 1, max: 1_000_000_000 })
+            .value("N")
+            .help("Items handed from the producer to the consumer per iteration.")
+            .details("Items handed over per iteration (1 to 10^9).")
+            .work_size(),
+        ParamDef::new("work", "work", ParamKind::Count { min: 0, max: 100_000_000 })
+            .value("K")
+            .help("Loop iterations of work per work phase (producer: two per item, consumer: one).")
+            .details("Loop iterations of real work (additions through `black_box`) per work phase: two per item for the producer, one for the consumer (0 to 10^8)."),
+        ParamDef::new("wait", "wait", ParamKind::Text { parse: wait_value })
+            .value("STRATEGY")
+            .help("How a waiting side waits: block, spin, adaptive or adaptive:SPIN_NS.")
+            .details("`block`: sleep in FUTEX_WAIT at once (glibc's `sem_wait`); `spin`: busy-wait (`spin_loop`); `adaptive[:SPIN_NS]`: spin up to SPIN_NS nanoseconds (default 50,000; 1 to 10^9), then sleep."),
+        ParamDef::new("processes", "processes", ParamKind::Switch)
+            .help("Two processes over shared memory instead of two threads.")
+            .details("Two forked processes sharing an anonymous `MAP_SHARED` mapping (process-shared futexes) instead of two threads of one process (private futexes)."),
+        ParamDef::new("cpus", "pin", ParamKind::Text { parse: cpu_list::parse_pair_value })
+            .aliases(&["cpus"])
+            .value("A,B")
+            .help("Pin the producer to CPU A and the consumer to CPU B (`0,0`: both on CPU 0; `0,1`: apart).")
+            .details("Pin the producer to CPU A and the consumer to CPU B: `0,0` both on CPU 0 (every hand-off a context switch on one CPU), `0,1` apart (every hand-off a cross-CPU wake-up)."),
+    ];
+
+    fn check_rules(&self) -> Result<()> {
+        match self.cpus {
+            Some(cpus) => cpus.check_allowed("cpus"),
+            None => Ok(()),
         }
-        if let Some(cpus) = self.cpus {
-            let allowed = sys::allowed_cpus()
-                .map_err(|e| Error::invalid(format!("cannot read the allowed CPUs: {e}")))?;
-            for cpu in cpus {
-                if !allowed.contains(&cpu) {
-                    return Err(Error::invalid(format!(
-                        "--cpus: CPU {cpu} is not online or not allowed here (allowed: {})",
-                        super::pipe::format_cpu_list(&allowed)
-                    )));
-                }
-            }
-        }
-        Ok(())
     }
 
-    fn mode(&self) -> TaskMode {
-        if self.processes {
-            TaskMode::Process
-        } else {
-            TaskMode::Threads
-        }
-    }
-
-    pub fn case_name(&self) -> String {
+    fn case_name(&self) -> String {
         let mut name = format!(
             "semaphore:{} wait={} items={} work={}",
             self.mode().as_str(),
@@ -190,10 +194,35 @@ impl SemaphoreParams {
             self.items,
             self.work
         );
-        if let Some([a, b]) = self.cpus {
-            name.push_str(&format!(" cpus={a},{b}"));
+        if let Some(cpus) = self.cpus {
+            name.push_str(&format!(" cpus={cpus}"));
         }
         name
+    }
+
+    fn scaled(&self, factor: f64) -> Self {
+        SemaphoreParams {
+            items: scale_count(self.items, factor),
+            ..self.clone()
+        }
+    }
+
+    fn estimate_sec(&self) -> f64 {
+        self.items as f64 * (2.0 * self.work as f64 * WORK_UNIT_SEC + HANDOFF_SEC)
+    }
+
+    fn build(&self) -> Result<Box<dyn Workload>> {
+        Ok(Box::new(SemaphoreWorkload::new(self.clone())))
+    }
+}
+
+impl SemaphoreParams {
+    fn mode(&self) -> TaskMode {
+        if self.processes {
+            TaskMode::Process
+        } else {
+            TaskMode::Threads
+        }
     }
 }
 
@@ -611,7 +640,7 @@ impl Workload for SemaphoreWorkload {
             },
         };
         let [producer_cpu, consumer_cpu] = match self.params.cpus {
-            Some([a, b]) => [Some(a), Some(b)],
+            Some(CpuPair([a, b])) => [Some(a), Some(b)],
             None => [None, None],
         };
         let mut launch = TaskLaunch::new(mode)?;
@@ -718,7 +747,7 @@ mod tests {
                 work: 100,
                 wait: WaitStrategy::Block,
                 processes,
-                cpus: Some(cpus),
+                cpus: Some(CpuPair(cpus)),
             };
             assert!(p
                 .case_name()
@@ -830,14 +859,14 @@ mod tests {
         );
         bad(
             SemaphoreParams {
-                work: MAX_WORK + 1,
+                work: 100_000_001,
                 ..Default::default()
             },
             "--work",
         );
         bad(
             SemaphoreParams {
-                cpus: Some([0, 100_000]),
+                cpus: Some(CpuPair([0, 100_000])),
                 ..Default::default()
             },
             "CPU 100000",

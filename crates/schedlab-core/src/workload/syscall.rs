@@ -13,7 +13,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::tasks::{TaskLaunch, TaskMode};
-use super::{check_range, IterationInfo, IterationOutput, Workload};
+use super::definition::{scale_count, ParamDef, ParamKind, WorkloadParams};
+use super::{IterationInfo, IterationOutput, Workload};
 use crate::metric::{Better, MetricDef};
 use crate::sys::{self, task_code, AsFd, OwnedFd, TaskCode};
 use crate::{Error, Result};
@@ -22,9 +23,6 @@ pub const NSEC_PER_CALL: MetricDef = MetricDef::primary("nsec_per_call", "nsec",
 pub const CALLS_PER_SEC: MetricDef =
     MetricDef::primary("calls_per_sec", "calls/sec", Better::Higher);
 
-const DEFAULT_CALLS: u64 = 1_000_000;
-const MAX_CALLS: u64 = 10_000_000_000;
-const MAX_THREADS: u64 = 4_096;
 /// Bytes per read or write, as Jiny's file.go writes.
 pub const IO_BYTES: usize = 30;
 
@@ -55,15 +53,12 @@ impl SyscallKind {
         }
     }
 
-    pub fn parse(text: &str) -> Result<Self> {
-        SyscallKind::ALL
-            .into_iter()
-            .find(|k| k.as_str() == text)
-            .ok_or_else(|| {
-                Error::invalid(format!(
-                    "--kind must be getpid, getrlimit, write-devnull or read-devzero, not {text:?}"
-                ))
-            })
+    /// One call on this 2-vCPU VM, for the estimate.
+    fn estimate_call_sec(self) -> f64 {
+        match self {
+            SyscallKind::Getpid | SyscallKind::Getrlimit => 0.15e-6,
+            SyscallKind::WriteDevnull | SyscallKind::ReadDevzero => 0.3e-6,
+        }
     }
 
     fn device(self) -> Option<&'static str> {
@@ -75,56 +70,88 @@ impl SyscallKind {
     }
 }
 
-fn default_threads() -> u64 {
-    1
-}
-fn default_calls() -> u64 {
-    DEFAULT_CALLS
-}
-fn default_kind() -> SyscallKind {
-    SyscallKind::Getpid
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct SyscallParams {
     /// Threads calling at once.
-    #[serde(default = "default_threads")]
     pub threads: u64,
     /// System calls per thread per iteration.
-    #[serde(default = "default_calls")]
     pub calls: u64,
-    #[serde(default = "default_kind")]
     pub kind: SyscallKind,
 }
 
 impl Default for SyscallParams {
     fn default() -> Self {
         SyscallParams {
-            threads: default_threads(),
-            calls: DEFAULT_CALLS,
+            threads: 1,
+            calls: 1_000_000,
             kind: SyscallKind::Getpid,
         }
     }
 }
 
-impl SyscallParams {
-    pub fn validate(&self) -> Result<()> {
-        check_range("threads", self.threads, 1, MAX_THREADS)?;
-        check_range("calls", self.calls, 1, MAX_CALLS)?;
+impl WorkloadParams for SyscallParams {
+    const NAME: &'static str = "syscall";
+    const SUMMARY: &'static str = "threads making raw system calls in a tight loop: getpid, \
+getrlimit, /dev/null writes, /dev/zero reads (seeds 001 and 003)";
+    const PARAMS: &'static [ParamDef] = &[
+        ParamDef::new("threads", "threads", ParamKind::Count { min: 1, max: 4_096 })
+            .value("T")
+            .help("Threads calling at once.")
+            .details("Threads calling at once (1 to 4,096).")
+            .task_count(),
+        ParamDef::new("calls", "calls", ParamKind::Count { min: 1, max: 10_000_000_000 })
+            .value("N")
+            .help("System calls per thread per iteration.")
+            .details("Calls per thread per iteration (1 to 10^10).")
+            .work_size(),
+        ParamDef::new(
+            "kind",
+            "kind",
+            ParamKind::Choice(&[
+                ("getpid", "syscall(SYS_getpid)"),
+                ("getrlimit", "prlimit64 reading RLIMIT_NOFILE"),
+                ("write-devnull", "30-byte writes to /dev/null"),
+                ("read-devzero", "30-byte reads from /dev/zero"),
+            ]),
+        )
+        .value("KIND")
+        .help("The system call made.")
+            .details("`getpid`; `getrlimit` (RLIMIT_NOFILE through prlimit64, what getrlimit is today); `write-devnull` (30-byte writes to /dev/null); `read-devzero` (30-byte reads from /dev/zero)."),
+    ];
+
+    fn check_rules(&self) -> Result<()> {
         if self.kind.device().is_some() {
             check_descriptors(self.threads, "--threads")?;
         }
         Ok(())
     }
 
-    pub fn case_name(&self) -> String {
+    fn case_name(&self) -> String {
         format!(
             "syscall:{} threads={} calls={}",
             self.kind.as_str(),
             self.threads,
             self.calls
         )
+    }
+
+    fn scaled(&self, factor: f64) -> Self {
+        SyscallParams {
+            calls: scale_count(self.calls, factor),
+            ..self.clone()
+        }
+    }
+
+    /// Threads beyond the CPUs queue behind each other.
+    fn estimate_sec(&self) -> f64 {
+        let cpus = u64::from(crate::fingerprint::online_cpu_count());
+        let rounds = self.threads.div_ceil(cpus) as f64;
+        rounds * self.calls as f64 * self.kind.estimate_call_sec()
+    }
+
+    fn build(&self) -> Result<Box<dyn Workload>> {
+        Ok(Box::new(SyscallWorkload::new(self.clone())))
     }
 }
 
@@ -352,12 +379,10 @@ mod tests {
     #[test]
     fn kinds_parse_and_bad_input_names_the_flag() {
         for kind in SyscallKind::ALL {
-            assert_eq!(SyscallKind::parse(kind.as_str()).unwrap(), kind);
+            let read: SyscallKind = serde_json::from_value(kind.as_str().into()).unwrap();
+            assert_eq!(read, kind);
         }
-        assert!(SyscallKind::parse("fork")
-            .unwrap_err()
-            .to_string()
-            .starts_with("--kind must be"));
+        assert!(serde_json::from_value::<SyscallKind>("fork".into()).is_err());
         let err = SyscallParams {
             threads: 0,
             ..Default::default()

@@ -13,6 +13,7 @@ mod calibrate;
 mod campaign;
 mod compare;
 mod db;
+mod docs;
 mod env;
 mod list;
 mod report;
@@ -35,6 +36,8 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Stat(args) => stat::stat(&args),
         Command::Env(args) => env::env(&args),
         Command::Db(args) => db::db(&args),
+        Command::Completions(args) => docs::completions(&args),
+        Command::Man(args) => docs::man(&args),
     }
 }
 

@@ -17,7 +17,9 @@
 //! the threads are alive.
 use serde::{Deserialize, Serialize};
 
-use super::{check_range, IterationInfo, IterationOutput, Workload};
+use super::definition::{scale_count, ParamDef, ParamKind, WorkloadParams};
+use super::{IterationInfo, IterationOutput, Workload};
+use crate::cpu_list::{self, CpuList};
 use crate::metric::MetricDef;
 use crate::sys;
 use crate::{Error, Result};
@@ -32,24 +34,11 @@ pub use run::{Books, Mode};
 
 /// schbench's limit on -p.
 pub const MAX_PIPE_BYTES: u64 = 1 << 20;
-const MAX_MESSAGE_THREADS: u64 = 1_024;
-const MAX_WORKERS: u64 = 4_096;
 const MAX_RUNTIME_SEC: u64 = 86_400;
-const MAX_SLEEP_USEC: u64 = 10_000_000;
-const MAX_OPERATIONS: u64 = 1_000_000;
-/// 4 GiB per worker.
-const MAX_FOOTPRINT_KB: u64 = 4 * 1024 * 1024;
-const MAX_RPS: u64 = 10_000_000;
 const DEFAULT_SLEEP_USEC: u64 = 100;
 const DEFAULT_OPERATIONS: u64 = 5;
 const DEFAULT_FOOTPRINT_KB: u64 = 256;
 
-fn default_message_threads() -> u64 {
-    1
-}
-fn default_runtime() -> u64 {
-    10
-}
 
 /// The workload's metrics, by mode.
 pub mod metrics {
@@ -154,52 +143,48 @@ pub mod metrics {
 
 /// The parameters, as written in suite files (keys are the long flags with `-` as `_`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct WakeupParams {
-    #[serde(default = "default_message_threads")]
     pub message_threads: u64,
     /// Workers per message thread; unset means ceil(CPUs this process may use / message_threads),
     /// resolved on the machine that runs the case.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub workers: Option<u64>,
     /// Seconds measured per iteration.
-    #[serde(default = "default_runtime")]
     pub runtime: u64,
     /// Seconds run before the measured window of each iteration, samples discarded.
-    #[serde(default)]
     pub warmup_sec: u64,
     /// Request mode: the sleep that starts each request (µs; default 100).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub sleep_usec: Option<u64>,
     /// Request mode: matrix multiplies per request (default 5).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub operations: Option<u64>,
     /// Request mode: KiB the three matrices of each worker fill (default 256).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_footprint: Option<u64>,
     /// Request mode: no per-CPU lock around the math.
-    #[serde(default)]
     pub no_lock: bool,
     /// Pipe mode: bytes moved each way per round.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pipe: Option<u64>,
     /// Open-loop mode: requests per second over all message threads.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub rps: Option<u64>,
     /// Message thread i runs on the (i mod n)-th of these CPUs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message_cpus: Option<Vec<u32>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message_cpus: Option<CpuList>,
     /// Every worker may run on any of these CPUs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub worker_cpus: Option<Vec<u32>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worker_cpus: Option<CpuList>,
 }
 
 impl Default for WakeupParams {
     fn default() -> Self {
         WakeupParams {
-            message_threads: default_message_threads(),
+            message_threads: 1,
             workers: None,
-            runtime: default_runtime(),
+            runtime: 10,
             warmup_sec: 0,
             sleep_usec: None,
             operations: None,
@@ -244,57 +229,6 @@ impl WakeupParams {
         self.cache_footprint.unwrap_or(DEFAULT_FOOTPRINT_KB)
     }
 
-    pub fn validate(&self) -> Result<()> {
-        check_range(
-            "message-threads",
-            self.message_threads,
-            1,
-            MAX_MESSAGE_THREADS,
-        )?;
-        if let Some(workers) = self.workers {
-            check_range("workers", workers, 1, MAX_WORKERS)?;
-        }
-        check_range("runtime", self.runtime, 1, MAX_RUNTIME_SEC)?;
-        check_range("warmup-sec", self.warmup_sec, 0, MAX_RUNTIME_SEC)?;
-        if let Some(bytes) = self.pipe {
-            check_range("pipe", bytes, 1, MAX_PIPE_BYTES)?;
-            if self.rps.is_some() {
-                return Err(Error::invalid("--pipe and --rps cannot be combined"));
-            }
-            let request_flags = [
-                ("sleep-usec", self.sleep_usec.is_some()),
-                ("operations", self.operations.is_some()),
-                ("cache-footprint", self.cache_footprint.is_some()),
-                ("no-lock", self.no_lock),
-            ];
-            if let Some((flag, _)) = request_flags.iter().find(|(_, given)| *given) {
-                return Err(Error::invalid(format!(
-                    "--{flag} has no effect with --pipe (pipe mode does no sleep and no math)"
-                )));
-            }
-        }
-        if let Some(rate) = self.rps {
-            check_range("rps", rate, 1, MAX_RPS)?;
-        }
-        check_range("sleep-usec", self.sleep_usec(), 0, MAX_SLEEP_USEC)?;
-        check_range("operations", self.operations(), 0, MAX_OPERATIONS)?;
-        check_range(
-            "cache-footprint",
-            self.cache_footprint(),
-            1,
-            MAX_FOOTPRINT_KB,
-        )?;
-        for (flag, cpus) in [
-            ("message-cpus", &self.message_cpus),
-            ("worker-cpus", &self.worker_cpus),
-        ] {
-            if let Some(cpus) = cpus {
-                check_cpus(flag, cpus)?;
-            }
-        }
-        self.check_machine()
-    }
-
     /// Refuses what this machine cannot hold: more threads than its limits, more matrix memory
     /// than it has available.
     fn check_machine(&self) -> Result<()> {
@@ -336,7 +270,177 @@ impl WakeupParams {
         Ok(())
     }
 
-    pub fn case_name(&self) -> String {
+    fn config(&self) -> run::Config {
+        let mode = self.mode();
+        run::Config {
+            mode,
+            message_threads: self.message_threads as usize,
+            workers_per_message: self.workers_per_message() as usize,
+            runtime_sec: self.runtime,
+            warmup_sec: self.warmup_sec,
+            sleep_ns: self.sleep_usec() * 1_000,
+            operations: self.operations(),
+            matrix_n: work::matrix_size(self.cache_footprint()),
+            lock: !self.no_lock,
+            message_cpus: self.message_cpus.as_ref().map(|c| c.as_slice().to_vec()),
+            worker_cpus: self.worker_cpus.as_ref().map(|c| c.as_slice().to_vec()),
+        }
+    }
+}
+
+const WAKEUP_REFERENCE: &str = "schbench's flags are taken as schbench spells them, with \
+schbench's meaning where it differs: -t/--threads (0: the default), -w/--warmuptime (seconds), \
+-s/--sleep_usec, -F/--cache_footprint, -L/--no-locking, -p and -R (0: off), -M/-W auto, \
+-J/--jobname. Its -C, -A, -i, -z, -j and --split are refused, with the reason (docs/cli.md).";
+
+const fn refused(
+    key: &'static str,
+    short: Option<char>,
+    value_name: &'static str,
+    why: &'static str,
+) -> ParamDef {
+    let def = ParamDef::new(
+        key,
+        key,
+        ParamKind::Refused {
+            tool: "schbench",
+            takes_value: !value_name.is_empty(),
+            why,
+        },
+    )
+    .value(value_name);
+    match short {
+        Some(short) => def.short(short),
+        None => def,
+    }
+}
+
+/// `--message-cpus` and `--worker-cpus`: a CPU list, or schbench's `auto` (resolved with the
+/// other flags, in [`WakeupParams::adjust_command_line`]).
+fn cpus_value(text: &str) -> std::result::Result<serde_json::Value, String> {
+    if text.trim() == "auto" {
+        return Ok(serde_json::Value::String("auto".into()));
+    }
+    cpu_list::parse_list_value(text)
+}
+
+impl WorkloadParams for WakeupParams {
+    const NAME: &'static str = "wakeup";
+    const ALIASES: &'static [&'static str] = &["schbench"];
+    const SUMMARY: &'static str =
+        "message threads wake workers via futexes: wakeup and request latency, RPS (schbench)";
+    const REFERENCE_NOTE: Option<&'static str> = Some(WAKEUP_REFERENCE);
+    const PARAMS: &'static [ParamDef] = &[
+        ParamDef::new("message_threads", "message-threads", ParamKind::Count { min: 1, max: 1_024 })
+            .short('m')
+            .value("M")
+            .help("Message threads.")
+            .details("Message threads (1 to 1,024).")
+            .task_count(),
+        ParamDef::new("workers", "workers", ParamKind::Count { min: 1, max: 4_096 })
+            .short('t')
+            .aliases(&["threads"])
+            .value("T")
+            .help("Workers per message thread; 0 means the default, as in schbench [default: ceil(usable CPUs / M)]")
+            .details("Workers per message thread (1 to 4,096); `0` is the default, as in schbench.")
+            .task_count(),
+        ParamDef::new("runtime", "runtime", ParamKind::Count { min: 1, max: MAX_RUNTIME_SEC })
+            .short('r')
+            .value("SEC")
+            .help("Seconds measured per iteration. Not schbench's 30: schedlab measures --iterations windows per case (5 + 1 warm-up by default, one minute at 10 s), and case names hold the runtime, so a new default would part new runs from stored ones.")
+            .details("Seconds measured per iteration (1 to 86,400). Not schbench's 30, see below.")
+            .work_size(),
+        ParamDef::new("warmup_sec", "warmup-sec", ParamKind::Count { min: 0, max: MAX_RUNTIME_SEC })
+            .short('w')
+            .aliases(&["warmuptime"])
+            .value("SEC")
+            .help("Seconds run before each iteration's measured window, samples discarded (schbench's --warmuptime; not --warmup, which counts warm-up iterations).")
+            .details("Seconds run before each iteration's measured window; their samples are discarded. schbench's `-w`/`--warmuptime`, in seconds; not to be confused with `--warmup`, warm-up iterations. Unlike schbench it is not dropped when the runtime is under 30 s."),
+        ParamDef::new("sleep_usec", "sleep-usec", ParamKind::Count { min: 0, max: 10_000_000 })
+            .short('s')
+            .aliases(&["sleep_usec"])
+            .value("USEC")
+            .help("Request mode: sleep at the start of each request [default: 100]")
+            .details("Request and open-loop modes: the sleep that starts each request (0 to 10,000,000)."),
+        ParamDef::new("operations", "operations", ParamKind::Count { min: 0, max: 1_000_000 })
+            .short('n')
+            .value("N")
+            .help("Request mode: matrix multiplies per request [default: 5]")
+            .details("Request and open-loop modes: matrix multiplies per request (0 to 1,000,000)."),
+        // 4 GiB per worker at most.
+        ParamDef::new("cache_footprint", "cache-footprint", ParamKind::Count { min: 1, max: 4 << 20 })
+            .short('F')
+            .aliases(&["cache_footprint"])
+            .value("KB")
+            .help("Request mode: KiB the three matrices of each worker fill [default: 256]")
+            .details("Request and open-loop modes: KiB the three N×N u64 matrices of each worker fill (1 to 4 GiB; more than the machine has available is refused). schbench's own `--cache_footprint` is silently ignored (it maps to a letter its option switch has no case for); here it works."),
+        ParamDef::new("no_lock", "no-lock", ParamKind::Switch)
+            .short('L')
+            .aliases(&["no-locking"])
+            .help("Request mode: no per-CPU lock (and no preemption penalty) around the math.")
+            .details("Request and open-loop modes: do the math without the per-CPU lock and its preemption penalty."),
+        ParamDef::new("pipe", "pipe", ParamKind::Count { min: 1, max: MAX_PIPE_BYTES })
+            .short('p')
+            .value("BYTES")
+            .help("Pipe mode: no sleep and no math; worker and message thread exchange BYTES per round (at most 1 MiB; 0: off, as in schbench).")
+            .details("Pipe mode: no sleep, no math; worker and message thread exchange BYTES per round (1 to 1,048,576; `0` is off, as in schbench; schbench clamps a larger value, schedlab refuses it). Not with `--rps` or the request-mode flags."),
+        ParamDef::new("rps", "rps", ParamKind::Count { min: 1, max: 10_000_000 })
+            .short('R')
+            .value("N")
+            .help("Open-loop mode: N requests per second arrive whatever the service time; latency counts queueing (0: off, as in schbench).")
+            .details("Open-loop mode: N requests per second over all message threads, whatever the service time; request latency includes queueing (1 to 10,000,000; `0` is off, as in schbench)."),
+        ParamDef::new("message_cpus", "message-cpus", ParamKind::Text { parse: cpus_value })
+            .short('M')
+            .value("LIST|auto")
+            .help("Pin message thread i to the (i mod n)-th CPU of LIST (e.g. 0-1,4). `auto`, as in schbench: message thread i alone on the i-th usable CPU, every worker on the usable CPUs left.")
+            .details("Message thread i runs on the (i mod n)-th CPU of LIST, e.g. `0-1,4`. `auto` (schbench's): see below."),
+        ParamDef::new("worker_cpus", "worker-cpus", ParamKind::Text { parse: cpus_value })
+            .short('W')
+            .value("LIST|auto")
+            .help("Let every worker run only on the CPUs of LIST (e.g. 2-7); `auto` as for --message-cpus.")
+            .details("Every worker may run on the CPUs of LIST only. `auto`: see below."),
+        ParamDef::new("jobname", "jobname", ParamKind::Label)
+            .short('J')
+            .value("NAME")
+            .help("schbench's job name: becomes the run's --label.")
+            .details("Schbench's job name: names the run, as `--label` does (both at once must agree)."),
+        refused("calibrate", Some('C'), "", "wakeup has no calibration mode (schedlab's `calibrate` command measures run-to-run noise instead); to time the request's math alone, compare -L -s 0 runs"),
+        refused("auto-rps", Some('A'), "PCT", "a rate that follows CPU use while measuring would give no two iterations the same load; give a fixed --rps"),
+        refused("intervaltime", Some('i'), "SEC", "schedlab reports each iteration at its end, never in the middle of a window"),
+        refused("zerotime", Some('z'), "SEC", "each iteration measures its own window from zero; use --runtime and --iterations"),
+        refused("json", Some('j'), "FILE", "schedlab writes no side file; use --format json (stdout) or `schedlab show --format json`"),
+        refused("split", None, "PCT", "every worker's matrices are private (schbench's default); there is no shared part"),
+    ];
+
+    fn check_rules(&self) -> Result<()> {
+        if self.pipe.is_some() {
+            if self.rps.is_some() {
+                return Err(Error::invalid("--pipe and --rps cannot be combined"));
+            }
+            let request_flags = [
+                ("sleep-usec", self.sleep_usec.is_some()),
+                ("operations", self.operations.is_some()),
+                ("cache-footprint", self.cache_footprint.is_some()),
+                ("no-lock", self.no_lock),
+            ];
+            if let Some((flag, _)) = request_flags.iter().find(|(_, given)| *given) {
+                return Err(Error::invalid(format!(
+                    "--{flag} has no effect with --pipe (pipe mode does no sleep and no math)"
+                )));
+            }
+        }
+        for (key, cpus) in [
+            ("message_cpus", &self.message_cpus),
+            ("worker_cpus", &self.worker_cpus),
+        ] {
+            if let Some(cpus) = cpus {
+                cpus.check_allowed(key)?;
+            }
+        }
+        self.check_machine()
+    }
+
+    fn case_name(&self) -> String {
         let m = self.message_threads;
         let t = self.workers_per_message();
         let request = format!(
@@ -368,45 +472,72 @@ impl WakeupParams {
             name.push_str(&format!(" warmup={}", self.warmup_sec));
         }
         if let Some(cpus) = &self.message_cpus {
-            name.push_str(&format!(" message-cpus={}", format_cpu_list(cpus)));
+            name.push_str(&format!(" message-cpus={}", cpus));
         }
         if let Some(cpus) = &self.worker_cpus {
-            name.push_str(&format!(" worker-cpus={}", format_cpu_list(cpus)));
+            name.push_str(&format!(" worker-cpus={}", cpus));
         }
         name
     }
 
-    fn config(&self) -> run::Config {
-        let mode = self.mode();
-        run::Config {
-            mode,
-            message_threads: self.message_threads as usize,
-            workers_per_message: self.workers_per_message() as usize,
-            runtime_sec: self.runtime,
-            warmup_sec: self.warmup_sec,
-            sleep_ns: self.sleep_usec() * 1_000,
-            operations: self.operations(),
-            matrix_n: work::matrix_size(self.cache_footprint()),
-            lock: !self.no_lock,
-            message_cpus: self.message_cpus.clone(),
-            worker_cpus: self.worker_cpus.clone(),
+    fn scaled(&self, factor: f64) -> Self {
+        WakeupParams {
+            runtime: scale_count(self.runtime, factor),
+            ..self.clone()
         }
     }
-}
 
-fn check_cpus(flag: &str, cpus: &[u32]) -> Result<()> {
-    if cpus.is_empty() {
-        return Err(Error::invalid(format!("--{flag} names no CPU")));
+    /// The window is timed by the clock, whatever the machine.
+    fn estimate_sec(&self) -> f64 {
+        (self.runtime + self.warmup_sec) as f64
     }
-    let allowed = sys::allowed_cpus()
-        .map_err(|e| Error::invalid(format!("cannot read the allowed CPUs: {e}")))?;
-    if let Some(cpu) = cpus.iter().find(|c| !allowed.contains(c)) {
-        return Err(Error::invalid(format!(
-            "--{flag}: CPU {cpu} is not online or not allowed here (allowed: {})",
-            format_cpu_list(&allowed)
-        )));
+
+    /// schbench's 0 means "the default" for -t and "off" for -p and -R; `auto` pinning (either
+    /// flag) puts message thread i alone on the i-th CPU this process may use and every worker on
+    /// the CPUs after those. schbench itself means the same but, through a shadowed loop
+    /// variable, leaves the workers on every CPU, and counts from CPU 0 whether or not it may use
+    /// it.
+    fn adjust_command_line(values: &mut serde_json::Map<String, serde_json::Value>) -> Result<()> {
+        for key in ["workers", "pipe", "rps"] {
+            if values.get(key).and_then(serde_json::Value::as_u64) == Some(0) {
+                values.remove(key);
+            }
+        }
+        let is_auto = |v: Option<&serde_json::Value>| v.and_then(serde_json::Value::as_str) == Some("auto");
+        let (message_auto, worker_auto) = (is_auto(values.get("message_cpus")), is_auto(values.get("worker_cpus")));
+        if !(message_auto || worker_auto) {
+            return Ok(());
+        }
+        if (values.contains_key("message_cpus") && !message_auto)
+            || (values.contains_key("worker_cpus") && !worker_auto)
+        {
+            return Err(Error::invalid(
+                "--message-cpus auto and --worker-cpus auto place both kinds of thread; give \
+                 `auto` alone, or a CPU list for each",
+            ));
+        }
+        let allowed = CpuList::allowed()?;
+        let message_threads = values
+            .get("message_threads")
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(WakeupParams::default().message_threads);
+        let m = usize::try_from(message_threads).unwrap_or(usize::MAX);
+        if m == 0 || m >= allowed.len() {
+            return Err(Error::invalid(format!(
+                "`auto` pinning gives each of the {message_threads} message threads a CPU of its \
+                 own and the workers the rest, but this process may use {} CPUs",
+                allowed.len()
+            )));
+        }
+        let (message, workers) = allowed.as_slice().split_at(m);
+        values.insert("message_cpus".into(), serde_json::json!(message));
+        values.insert("worker_cpus".into(), serde_json::json!(workers));
+        Ok(())
     }
-    Ok(())
+
+    fn build(&self) -> Result<Box<dyn Workload>> {
+        Ok(Box::new(WakeupWorkload::new(self.clone())?))
+    }
 }
 
 fn read_u64(path: &str) -> Option<u64> {
@@ -418,47 +549,6 @@ fn mem_available_bytes() -> Option<u64> {
     let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
-}
-
-/// Parses a CPU list as the kernel and schbench write them: `0-3,8,10-11`.
-pub fn parse_cpu_list(text: &str) -> Result<Vec<u32>> {
-    let bad = || Error::invalid(format!("expected a CPU list like 0-3,8, not {text:?}"));
-    let mut cpus = Vec::new();
-    for part in text.split(',') {
-        let part = part.trim();
-        let (first, last) = match part.split_once('-') {
-            Some((a, b)) => (a.trim(), b.trim()),
-            None => (part, part),
-        };
-        let first: u32 = first.parse().map_err(|_| bad())?;
-        let last: u32 = last.parse().map_err(|_| bad())?;
-        if last < first || last as usize >= rustix::thread::CpuSet::MAX_CPU {
-            return Err(bad());
-        }
-        cpus.extend(first..=last);
-    }
-    cpus.sort_unstable();
-    cpus.dedup();
-    Ok(cpus)
-}
-
-/// The compact form of a CPU list: `0-3,8`.
-pub fn format_cpu_list(cpus: &[u32]) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < cpus.len() {
-        let mut j = i;
-        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
-            j += 1;
-        }
-        parts.push(if j == i {
-            cpus[i].to_string()
-        } else {
-            format!("{}-{}", cpus[i], cpus[j])
-        });
-        i = j + 1;
-    }
-    parts.join(",")
 }
 
 pub struct WakeupWorkload {
@@ -611,8 +701,8 @@ mod tests {
         run_books(short(WakeupParams {
             workers: Some(2),
             pipe: Some(8),
-            message_cpus: Some(vec![cpu]),
-            worker_cpus: Some(vec![cpu]),
+            message_cpus: Some(CpuList::from(vec![cpu])),
+            worker_cpus: Some(CpuList::from(vec![cpu])),
             ..Default::default()
         }));
     }
@@ -653,7 +743,7 @@ mod tests {
         })
         .contains("cannot be combined"));
         assert!(err(WakeupParams {
-            worker_cpus: Some(vec![100_000]),
+            worker_cpus: Some(CpuList::from(vec![100_000])),
             ..Default::default()
         })
         .contains("CPU 100000"));
@@ -663,23 +753,13 @@ mod tests {
     fn footprint_beyond_memory_is_refused() {
         let err = WakeupParams {
             workers: Some(64),
-            cache_footprint: Some(MAX_FOOTPRINT_KB),
+            cache_footprint: Some(4 << 20),
             ..Default::default()
         }
         .validate()
         .unwrap_err()
         .to_string();
         assert!(err.contains("--cache-footprint"), "{err}");
-    }
-
-    #[test]
-    fn cpu_lists_parse_and_print() {
-        assert_eq!(parse_cpu_list("0-3,8").unwrap(), [0, 1, 2, 3, 8]);
-        assert_eq!(parse_cpu_list(" 2 , 1,1").unwrap(), [1, 2]);
-        assert!(parse_cpu_list("3-1").is_err());
-        assert!(parse_cpu_list("x").is_err());
-        assert!(parse_cpu_list("").is_err());
-        assert_eq!(format_cpu_list(&[0, 1, 2, 3, 8, 10, 11]), "0-3,8,10-11");
     }
 
     #[test]

@@ -618,8 +618,8 @@ impl Crew {
         let failed_pin = |what: &str, i: usize, errno: i32, cpus: &Option<Vec<u32>>| {
             Error::failed(format!(
                 "cannot pin {what} {i} to CPUs {}: {}",
-                cpus.as_deref()
-                    .map(super::format_cpu_list)
+                cpus.as_ref()
+                    .map(|c| crate::cpu_list::CpuList::from(c.clone()).to_string())
                     .unwrap_or_default(),
                 std::io::Error::from_raw_os_error(errno)
             ))

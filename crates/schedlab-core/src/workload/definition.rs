@@ -1,0 +1,327 @@
+//! What defines a workload, once: the [`WorkloadParams`] trait its parameter type implements, and
+//! one [`ParamDef`] per parameter. The same item feeds the command line (the binary builds its
+//! flags from these), suite files (the keys), `--help`, docs/cli.md, shell completions and the man
+//! page, as ripgrep's `flags/defs.rs` does for its flags. No command-line library type appears
+//! here: the binary turns a [`ParamDef`] into a flag.
+use std::fmt::Debug;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use super::Workload;
+use crate::{Error, Result};
+
+/// How a parameter is written on the command line and checked.
+#[derive(Debug, Clone, Copy)]
+pub enum ParamKind {
+    /// A switch: present means true.
+    Switch,
+    /// A switch that turns another one off (hackbench's `-P` against `-T`): the last given wins.
+    SwitchOff { of: &'static str },
+    /// A whole number, checked against this range wherever it comes from.
+    Count { min: u64, max: u64 },
+    /// A real number (negative values may be given).
+    Number,
+    /// One of a fixed list of names, each with what it means.
+    Choice(&'static [(&'static str, &'static str)]),
+    /// Text the parameter's own type parses (a wait strategy, a CPU list); `parse` turns the
+    /// command-line text into the value a suite file would hold, or says why it cannot.
+    Text {
+        parse: fn(&str) -> std::result::Result<serde_json::Value, String>,
+    },
+    /// Names the run instead of the case (schbench's `-J/--jobname` becomes `--label`).
+    Label,
+    /// A reference tool's flag with no counterpart here: hidden, and refused with the reason.
+    Refused {
+        tool: &'static str,
+        takes_value: bool,
+        why: &'static str,
+    },
+}
+
+/// One parameter of a workload: its suite key, its flag and spellings, its help and how it is
+/// checked. The default is the parameter type's `Default`, so it is written once.
+#[derive(Debug, Clone, Copy)]
+pub struct ParamDef {
+    /// The key in suite files and stored runs (snake_case).
+    pub key: &'static str,
+    /// The long flag, without `--`.
+    pub long: &'static str,
+    pub short: Option<char>,
+    /// Other long spellings that work too: a reference tool's, or an older name of this flag.
+    pub aliases: &'static [&'static str],
+    pub short_aliases: &'static [char],
+    /// The placeholder of the value in help (`N`, `A,B`); empty for switches.
+    pub value_name: &'static str,
+    pub help: &'static str,
+    /// The whole story, for `--help` and docs/cli.md (ranges, what each value does, how it
+    /// differs from the reference tool); empty when the one-line help says it all.
+    pub details: &'static str,
+    pub kind: ParamKind,
+    /// The size of one iteration's work, multiplied by `--scale`.
+    pub work_size: bool,
+    /// A count of tasks, which a suite may give relative to the machine (`"2x"`, `"50%"`).
+    pub task_count: bool,
+}
+
+impl ParamDef {
+    /// A parameter whose flag is its key with `-` for `_`; the builder methods below fill in
+    /// the rest.
+    pub const fn new(key: &'static str, long: &'static str, kind: ParamKind) -> Self {
+        ParamDef {
+            key,
+            long,
+            short: None,
+            aliases: &[],
+            short_aliases: &[],
+            value_name: "",
+            help: "",
+            details: "",
+            kind,
+            work_size: false,
+            task_count: false,
+        }
+    }
+
+    pub const fn short(mut self, short: char) -> Self {
+        self.short = Some(short);
+        self
+    }
+
+    pub const fn aliases(mut self, aliases: &'static [&'static str]) -> Self {
+        self.aliases = aliases;
+        self
+    }
+
+    pub const fn short_aliases(mut self, short_aliases: &'static [char]) -> Self {
+        self.short_aliases = short_aliases;
+        self
+    }
+
+    pub const fn value(mut self, value_name: &'static str) -> Self {
+        self.value_name = value_name;
+        self
+    }
+
+    pub const fn help(mut self, help: &'static str) -> Self {
+        self.help = help;
+        self
+    }
+
+    pub const fn details(mut self, details: &'static str) -> Self {
+        self.details = details;
+        self
+    }
+
+    pub const fn work_size(mut self) -> Self {
+        self.work_size = true;
+        self
+    }
+
+    pub const fn task_count(mut self) -> Self {
+        self.task_count = true;
+        self
+    }
+
+    /// Whether the flag takes a value.
+    pub fn takes_value(&self) -> bool {
+        match self.kind {
+            ParamKind::Switch | ParamKind::SwitchOff { .. } => false,
+            ParamKind::Refused { takes_value, .. } => takes_value,
+            _ => true,
+        }
+    }
+
+    /// Whether the parameter is a field of the workload's parameters (stored with the run).
+    pub fn is_stored(&self) -> bool {
+        !matches!(
+            self.kind,
+            ParamKind::SwitchOff { .. } | ParamKind::Label | ParamKind::Refused { .. }
+        )
+    }
+
+    /// `-l/--loops`, as errors name a flag.
+    pub fn spelling(&self) -> String {
+        match self.short {
+            Some(short) => format!("-{short}/--{}", self.long),
+            None => format!("--{}", self.long),
+        }
+    }
+
+    /// Checks a whole number against this parameter's range, naming the parameter.
+    pub fn check(&self, value: u64) -> Result<()> {
+        if let ParamKind::Count { min, max } = self.kind {
+            check_range(self.key, value, min, max)?;
+        }
+        Ok(())
+    }
+}
+
+/// The error of a parameter out of its range: it names the key, so the command line can say
+/// `--flag` and a suite file `key` at its line and column.
+pub fn check_range(key: &'static str, value: u64, min: u64, max: u64) -> Result<()> {
+    if value < min || value > max {
+        return Err(Error::param(
+            key,
+            format!("must be between {min} and {max}, not {value}"),
+        ));
+    }
+    Ok(())
+}
+
+/// The schedtests "case" and "load" columns of a case.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ComparisonLabel {
+    pub short: String,
+    pub load: String,
+}
+
+/// What each workload's parameter type is: the one place its name, flags, defaults, checks, case
+/// name, scaling, run-time estimate, comparison label and runnable form are defined. A workload
+/// is this impl in its own file plus one line in the registry (`workload/mod.rs`).
+pub trait WorkloadParams:
+    Debug + Clone + PartialEq + Default + Serialize + DeserializeOwned + 'static
+{
+    /// The name on the command line, in suite files and in stored runs.
+    const NAME: &'static str;
+    /// Other names that select it (a reference tool's).
+    const ALIASES: &'static [&'static str] = &[];
+    /// One line for `schedlab list` and the command's help.
+    const SUMMARY: &'static str;
+    /// A note under the command's help: how the reference tool's flags are taken.
+    const REFERENCE_NOTE: Option<&'static str> = None;
+    /// Every flag, in help order.
+    const PARAMS: &'static [ParamDef];
+
+    /// The workload's own rules: parameters that must fit together or with this machine. The
+    /// range of each count is checked from [`Self::PARAMS`] before, by [`Self::validate`].
+    fn check_rules(&self) -> Result<()>;
+
+    /// Every check: each count against its range, then the workload's own rules.
+    fn validate(&self) -> Result<()> {
+        check_counts(self)?;
+        self.check_rules()
+    }
+
+    /// The canonical case name: the workload and every parameter that changes what is measured.
+    fn case_name(&self) -> String;
+
+    /// The same case with its work sizes (the `work_size` parameters) multiplied by `factor`.
+    fn scaled(&self, factor: f64) -> Self;
+
+    /// Seconds one iteration takes by rule of thumb on a 2-vCPU machine, for `--dry-run` and the
+    /// default deadline when no stored history exists.
+    fn estimate_sec(&self) -> f64;
+
+    /// schedtests' case and load columns; the case name and no load unless the workload has a
+    /// natural load parameter.
+    fn comparison_label(&self, case_name: &str) -> ComparisonLabel {
+        ComparisonLabel {
+            short: case_name.to_string(),
+            load: "-".to_string(),
+        }
+    }
+
+    /// Command-line conventions of the reference tool that a suite file does not have (schbench's
+    /// 0 meaning "the default"), applied to the values given before they are read.
+    fn adjust_command_line(
+        values: &mut serde_json::Map<String, serde_json::Value>,
+    ) -> std::result::Result<(), Error> {
+        let _ = values;
+        Ok(())
+    }
+
+    fn build(&self) -> Result<Box<dyn Workload>>;
+}
+
+/// A work size times `factor`, rounded, at least 1.
+pub fn scale_count(value: u64, factor: f64) -> u64 {
+    ((value as f64 * factor).round() as u64).max(1)
+}
+
+/// Checks every counted parameter of `params` against its range in its definition.
+fn check_counts<P: WorkloadParams>(params: &P) -> Result<()> {
+    let value = serde_json::to_value(params).map_err(|e| Error::invalid(e.to_string()))?;
+    for def in P::PARAMS {
+        if let Some(n) = value.get(def.key).and_then(serde_json::Value::as_u64) {
+            def.check(n)?;
+        }
+    }
+    Ok(())
+}
+
+/// The flag as docs/cli.md's tables spell it: `` `-l`, `--loops N` `` with its aliases.
+fn markdown_spelling(def: &ParamDef) -> String {
+    let value = if def.takes_value() && !def.value_name.is_empty() {
+        format!(" {}", def.value_name)
+    } else {
+        String::new()
+    };
+    let mut text = match def.short {
+        Some(short) => format!("`-{short}`, `--{}{value}`", def.long),
+        None => format!("`--{}{value}`", def.long),
+    };
+    let aliases: Vec<String> = def
+        .short_aliases
+        .iter()
+        .map(|s| format!("`-{s}`"))
+        .chain(def.aliases.iter().map(|a| format!("`--{a}`")))
+        .collect();
+    match aliases.len() {
+        0 => {}
+        1 => text.push_str(&format!(" (alias {})", aliases[0])),
+        _ => text.push_str(&format!(" (aliases {})", aliases.join(", "))),
+    }
+    text
+}
+
+/// docs/cli.md's flag table of a workload and its refused reference flags, generated from the
+/// definition (a test keeps the file equal to this).
+pub fn markdown_flags(
+    params: &[ParamDef],
+    default_text: impl Fn(&str) -> Option<String>,
+) -> String {
+    let mut out = String::from("| flag | default | meaning |\n|---|---|---|\n");
+    let mut refused = Vec::new();
+    for def in params {
+        if let ParamKind::Refused { tool, why, .. } = def.kind {
+            refused.push(format!("{} ({tool}: {why})", markdown_spelling(def)));
+            continue;
+        }
+        // The details are the whole story, ranges included.
+        let whole = if def.details.is_empty() {
+            def.help
+        } else {
+            def.details
+        };
+        let mut meaning = whole.replace('|', "\\|");
+        match def.kind {
+            ParamKind::Count { min, max } if def.details.is_empty() => {
+                meaning.push_str(&format!(" ({min} to {max})"))
+            }
+            ParamKind::Choice(choices) if def.details.is_empty() => {
+                let names: Vec<String> = choices
+                    .iter()
+                    .map(|(name, what)| format!("`{name}`: {what}"))
+                    .collect();
+                meaning.push_str(&format!(" ({})", names.join("; ")));
+            }
+            _ => {}
+        }
+        let default = match def.kind {
+            ParamKind::Switch => "off".to_string(),
+            _ => default_text(def.key).map_or_else(|| "—".to_string(), |d| format!("`{d}`")),
+        };
+        out.push_str(&format!(
+            "| {} | {default} | {meaning} |\n",
+            markdown_spelling(def)
+        ));
+    }
+    if !refused.is_empty() {
+        out.push_str(&format!(
+            "\nRefused, exit 2 with the reason: {}.\n",
+            refused.join("; ")
+        ));
+    }
+    out
+}

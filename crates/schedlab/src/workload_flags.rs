@@ -1,0 +1,167 @@
+//! The workload subcommands (`run pipe`, `ab … messaging`, …), built from the workload definitions
+//! in schedlab-core: each [`ParamDef`] becomes one flag with its spellings, help and default, so a
+//! new workload needs no line here. What clap matched is kept as the values given, read into the
+//! workload's parameters in `plan.rs`; no clap type leaves this crate.
+use clap::builder::{PossibleValue, PossibleValuesParser};
+use clap::{value_parser, Arg, ArgAction, ArgMatches, Command, FromArgMatches, Subcommand};
+use schedlab_core::workload::{ParamDef, ParamKind, WorkloadDefinition, WORKLOADS};
+
+/// A value as given on the command line, typed by its flag's kind.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Given {
+    Switch,
+    Count(u64),
+    Number(f64),
+    Text(String),
+}
+
+/// The workload chosen on the command line and the flags given for it.
+#[derive(Debug, Clone)]
+pub struct WorkloadCommand {
+    pub definition: &'static WorkloadDefinition,
+    /// Each flag given, by its parameter, in definition order.
+    pub given: Vec<(&'static ParamDef, Given)>,
+}
+
+/// The subcommand of one workload: its summary as the help's first line, its reference note
+/// after the flags.
+fn workload_command(definition: &'static WorkloadDefinition) -> Command {
+    let mut command = Command::new(definition.name)
+        .about(sentence(definition.summary))
+        .visible_aliases(definition.aliases.iter().copied());
+    if let Some(note) = definition.reference_note {
+        command = command.after_help(note);
+    }
+    for def in definition.params {
+        command = command.arg(flag(definition, def));
+    }
+    command
+}
+
+/// The summary as a sentence: capitalised, with a full stop.
+fn sentence(summary: &str) -> String {
+    let mut chars = summary.chars();
+    match chars.next() {
+        Some(first) => format!("{}{}.", first.to_uppercase(), chars.as_str()),
+        None => String::new(),
+    }
+}
+
+fn flag(definition: &WorkloadDefinition, def: &'static ParamDef) -> Arg {
+    let mut help = def.help.to_string();
+    if let Some(default) = definition.default_text(def.key) {
+        help.push_str(&format!(" [default: {default}]"));
+    }
+    let mut arg = Arg::new(def.key)
+        .long(def.long)
+        .help(help.clone())
+        .visible_aliases(def.aliases.iter().copied())
+        .visible_short_aliases(def.short_aliases.iter().copied());
+    if !def.details.is_empty() {
+        arg = arg.long_help(format!("{help}\n\n{}", def.details));
+    }
+    if let Some(short) = def.short {
+        arg = arg.short(short);
+    }
+    if !def.value_name.is_empty() {
+        arg = arg.value_name(def.value_name);
+    }
+    match def.kind {
+        ParamKind::Switch => {
+            arg = arg.action(ArgAction::SetTrue);
+            // The switch another one turns off: the last of the two wins.
+            if let Some(off) = definition
+                .params
+                .iter()
+                .find(|other| matches!(other.kind, ParamKind::SwitchOff { of } if of == def.key))
+            {
+                arg = arg.overrides_with(off.key);
+            }
+            arg
+        }
+        ParamKind::SwitchOff { of } => arg.action(ArgAction::SetTrue).overrides_with(of),
+        ParamKind::Count { .. } => arg.value_parser(value_parser!(u64)),
+        ParamKind::Number => arg
+            .value_parser(value_parser!(f64))
+            .allow_negative_numbers(true),
+        ParamKind::Choice(choices) => arg.value_parser(PossibleValuesParser::new(
+            choices
+                .iter()
+                .map(|(name, help)| PossibleValue::new(*name).help(*help)),
+        )),
+        ParamKind::Text { .. } | ParamKind::Label => arg,
+        ParamKind::Refused { takes_value, .. } => {
+            let arg = arg.hide(true);
+            if takes_value {
+                arg
+            } else {
+                arg.action(ArgAction::SetTrue)
+            }
+        }
+    }
+}
+
+fn given(def: &'static ParamDef, matches: &ArgMatches) -> Option<Given> {
+    match def.kind {
+        ParamKind::Switch => matches.get_flag(def.key).then_some(Given::Switch),
+        // clap has already let the last of the two switches win.
+        ParamKind::SwitchOff { .. } => None,
+        ParamKind::Count { .. } => matches.get_one::<u64>(def.key).map(|&n| Given::Count(n)),
+        ParamKind::Number => matches.get_one::<f64>(def.key).map(|&x| Given::Number(x)),
+        ParamKind::Choice(_) | ParamKind::Text { .. } | ParamKind::Label => matches
+            .get_one::<String>(def.key)
+            .map(|text| Given::Text(text.clone())),
+        ParamKind::Refused { takes_value, .. } => {
+            let present = if takes_value {
+                matches.contains_id(def.key)
+            } else {
+                matches.get_flag(def.key)
+            };
+            present.then_some(Given::Switch)
+        }
+    }
+}
+
+impl FromArgMatches for WorkloadCommand {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        let (name, matches) = matches.subcommand().ok_or_else(|| {
+            clap::Error::raw(
+                clap::error::ErrorKind::MissingSubcommand,
+                "a workload is required",
+            )
+        })?;
+        let definition = WorkloadDefinition::find(name).ok_or_else(|| {
+            clap::Error::raw(
+                clap::error::ErrorKind::InvalidSubcommand,
+                format!("no workload named {name}"),
+            )
+        })?;
+        let given = definition
+            .params
+            .iter()
+            .filter_map(|def| given(def, matches).map(|value| (def, value)))
+            .collect();
+        Ok(WorkloadCommand { definition, given })
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        *self = WorkloadCommand::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+impl Subcommand for WorkloadCommand {
+    fn augment_subcommands(command: Command) -> Command {
+        WORKLOADS.iter().fold(command, |command, definition| {
+            command.subcommand(workload_command(definition))
+        })
+    }
+
+    fn augment_subcommands_for_update(command: Command) -> Command {
+        WorkloadCommand::augment_subcommands(command)
+    }
+
+    fn has_subcommand(name: &str) -> bool {
+        WorkloadDefinition::find(name).is_some()
+    }
+}
