@@ -1,5 +1,5 @@
-//! The machine schedlab runs on: its boot, its host name, and the text files of /proc, /sys and
-//! /boot the fingerprint reads. Part of the audited OS layer (`crate::sys`).
+//! The machine schedlab runs on: its boot, its host name, its C library, and the text files of
+//! /proc, /sys and /boot the fingerprint reads. Part of the audited OS layer (`crate::sys`).
 
 /// The kernel's id of the current boot (`/proc/sys/kernel/random/boot_id`), new at every boot.
 pub fn boot_id() -> Option<String> {
@@ -34,4 +34,23 @@ pub fn dir_names(path: &str) -> Vec<String> {
         .unwrap_or_default();
     names.sort();
     names
+}
+
+/// The C library schedlab was built against, with its version where it has a call for it
+/// (`glibc 2.39`; musl has none).
+pub fn libc_description() -> String {
+    #[cfg(target_env = "gnu")]
+    {
+        // SAFETY: gnu_get_libc_version returns a pointer to a static NUL-terminated string.
+        let version = unsafe { std::ffi::CStr::from_ptr(libc::gnu_get_libc_version()) };
+        format!("glibc {}", version.to_string_lossy())
+    }
+    #[cfg(target_env = "musl")]
+    {
+        "musl".to_string()
+    }
+    #[cfg(not(any(target_env = "gnu", target_env = "musl")))]
+    {
+        "unknown".to_string()
+    }
 }

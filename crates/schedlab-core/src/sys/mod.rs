@@ -30,7 +30,7 @@ pub use fd::{
     write_once,
 };
 pub use futex::{futex_wait, futex_wait_in, futex_wake, futex_wake_in, FutexScope};
-pub use host::{boot_id, dir_names, hostname, read_text};
+pub use host::{boot_id, dir_names, hostname, libc_description, read_text};
 pub use mem::{SharedMapping, ZeroPageWords};
 pub use perf::InheritedCounter;
 pub use proc::{
