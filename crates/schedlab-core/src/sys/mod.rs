@@ -31,7 +31,8 @@ pub use fd::{
 };
 pub use futex::{futex_wait, futex_wait_in, futex_wake, futex_wake_in, FutexScope};
 pub use host::{boot_id, dir_names, hostname, libc_description, read_text};
-pub use mem::{SharedMapping, ZeroPageWords};
+pub(crate) use mem::{process_shared, TransferBuffer};
+pub use mem::{ProcessShared, SharedValue, ZeroPageWords};
 pub use perf::InheritedCounter;
 pub use proc::{
     current_tid, open_thread_schedstat, parse_task_stat, process_stat, read_schedstat, stop_self,
