@@ -1,5 +1,8 @@
 //! schedlab's core: the validated run plan, the workloads behind one trait, the runner that measures
 //! them, the OS layer they share, and the machine fingerprint stored with every run.
+//!
+//! `unsafe` code is denied everywhere but in [`sys`], the one audited OS layer.
+#![deny(unsafe_code)]
 
 pub mod counters;
 pub mod error;
@@ -10,6 +13,7 @@ pub mod plan;
 pub mod record;
 pub mod runner;
 pub mod suite;
+#[allow(unsafe_code)]
 pub mod sys;
 pub mod workload;
 

@@ -1,5 +1,6 @@
 //! schedlab's reports: one model built from stored runs ([`model`]), and one module per output
 //! format, each writing the model to any `io::Write`.
+#![forbid(unsafe_code)]
 
 pub mod calibration;
 pub mod compare;

@@ -6,7 +6,9 @@
 //!
 //! rustix first; libc where rustix has no call (fork, sigaction, getrusage, prctl, timer_create)
 //! and for the workloads' read/write data path, which must take the same path as the reference
-//! tools. Every `unsafe` block says why it is sound in a `// SAFETY:` comment.
+//! tools. Every `unsafe` block says why it is sound in a `// SAFETY:` comment, which clippy
+//! enforces here.
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 mod cpu;
 mod fd;

@@ -79,13 +79,19 @@ impl ChildSet {
     /// the caller: it resets signal handling, dies with its parent, and leaves through `_exit` so
     /// no destructor or atexit handler of the parent runs twice.
     ///
-    /// # Safety
-    /// The caller must be single-threaded at the time of the call (the usual fork rule), and
-    /// `body` must not touch state that another thread could have held locked.
-    pub unsafe fn spawn(&mut self, body: impl FnOnce() -> TaskCode) -> io::Result<i32> {
+    /// Safe to call with other threads running, unlike a bare fork: the child is a copy of the
+    /// address space in which only this thread runs, so nothing it does reaches the parent's
+    /// memory (what it shares, `SharedValue`s, holds only atomics), and its `body` sees values as
+    /// Rust left them at the fork. The fork rule's hazard is a lock another thread held at that
+    /// moment: it stays held in the child, which then hangs on it instead of corrupting anything
+    /// (the C library's own locks, malloc's and stdio's, it resets in the child itself). A hung
+    /// task is what the iteration watchdog names and kills; task bodies keep clear of such locks
+    /// by using only descriptors they own and buffers allocated before the fork.
+    pub fn spawn(&mut self, body: impl FnOnce() -> TaskCode) -> io::Result<i32> {
         let parent = rustix::process::getpid();
         let group = self.group.unwrap_or(0);
-        // SAFETY: the caller guarantees the process is single-threaded.
+        // SAFETY: fork changes nothing in this process; why the child may go on in Rust code, even
+        // when the parent has other threads, is argued above.
         let pid = unsafe { libc::fork() };
         if pid < 0 {
             return Err(io::Error::last_os_error());
@@ -227,8 +233,7 @@ mod tests {
     #[test]
     fn forked_child_exit_code_is_reaped() {
         let mut children = ChildSet::new();
-        // SAFETY: the child only returns a code.
-        let pid = unsafe { children.spawn(|| 7) }.unwrap();
+        let pid = children.spawn(|| 7).unwrap();
         let reaped = loop {
             if let Some(r) = children.reap_one(false).unwrap() {
                 break r;
@@ -244,15 +249,13 @@ mod tests {
         let pid;
         {
             let mut children = ChildSet::new();
-            // SAFETY: the child only blocks in read.
-            pid = unsafe {
-                children.spawn(|| {
+            pid = children
+                .spawn(|| {
                     let mut b = [0u8; 1];
                     let _ = read_full(r.as_fd(), &mut b);
                     0
                 })
-            }
-            .unwrap();
+                .unwrap();
         }
         drop(w);
         // SAFETY: kill with signal 0 only checks existence.

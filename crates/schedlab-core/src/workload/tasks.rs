@@ -268,9 +268,9 @@ impl TaskLaunch {
         };
         match self.mode {
             TaskMode::Process => {
-                // SAFETY: task bodies only make system calls on descriptors they own and use
-                // buffers allocated before the fork.
-                let pid = unsafe { self.children.spawn(run) }
+                let pid = self
+                    .children
+                    .spawn(run)
                     .map_err(|e| spawn_error(&e, "fork", self.names.len()))?;
                 self.pids.push(pid);
             }
