@@ -43,8 +43,9 @@ pub use proc::{
 pub use process::{task_code, ChildExit, ChildSet, TaskCode};
 pub use raw::{raw_getpid, raw_getrlimit_nofile};
 pub use resource::{
-    effective_uid_is_root, open_files_limit, process_count_limit, raise_open_files_limit, usage,
-    Limit, Usage, UsageOf,
+    available_memory_bytes, check_task_budget, effective_uid_is_root, open_files_limit,
+    process_count_limit, raise_open_files_limit, usage, Limit, OverBudget, TaskLimits, Usage,
+    UsageOf,
 };
 pub use signal::{
     install_interrupt_handlers, interrupt_signal, signal_name, with_interrupts_blocked,
