@@ -4,6 +4,7 @@
 //! `unsafe` code is denied everywhere but in [`sys`], the one audited OS layer.
 #![deny(unsafe_code)]
 
+pub mod attachment;
 pub mod counters;
 pub mod error;
 pub mod estimate;

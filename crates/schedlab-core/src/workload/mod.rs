@@ -2,8 +2,8 @@
 //! parameters that name a workload in plans, suite files and stored runs.
 use serde::{Deserialize, Serialize};
 
+use crate::attachment::Attachment;
 use crate::metric::{Measurement, MetricDef};
-use crate::record::Attachment;
 use crate::Result;
 
 pub mod cpudl;

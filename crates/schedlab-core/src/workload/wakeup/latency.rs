@@ -5,7 +5,8 @@ use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer}
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use crate::record::{Attachment, CaseRecord};
+use crate::attachment::Attachment;
+use crate::record::CaseRecord;
 use crate::workload::WorkloadSpec;
 
 /// How latency attachments are encoded: HdrHistogram's V2 format, deflate-compressed.
