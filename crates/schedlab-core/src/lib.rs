@@ -12,6 +12,7 @@ pub mod fingerprint;
 pub mod metric;
 pub mod plan;
 pub mod record;
+mod rng;
 pub mod runner;
 pub mod suite;
 #[allow(unsafe_code)]
