@@ -6,6 +6,7 @@ pub mod calibration;
 pub mod compare;
 pub mod csv;
 pub mod json;
+pub mod latency;
 pub mod model;
 pub mod text;
 

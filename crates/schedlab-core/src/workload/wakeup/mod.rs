@@ -27,7 +27,6 @@ mod run;
 mod sync;
 mod work;
 
-pub use latency::{latency_tables, LatencyRow, LatencyTable};
 pub use run::{Books, Mode};
 
 /// schbench's limit on -p.
