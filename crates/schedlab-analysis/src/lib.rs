@@ -14,6 +14,7 @@
 //! Iterations within a run are not independent evidence about a kernel; runs (and boots) are.
 //! Nothing here prints a verdict the data cannot support: a row without a variance estimate is
 //! shown but not judged.
+#![forbid(unsafe_code)]
 
 pub mod calibration;
 pub mod compare;

@@ -272,23 +272,6 @@ fn files_of(dir: &str, keep: impl Fn(&str) -> bool) -> BTreeMap<String, String> 
         .collect()
 }
 
-fn libc_description() -> String {
-    #[cfg(target_env = "gnu")]
-    {
-        // SAFETY: gnu_get_libc_version returns a pointer to a static NUL-terminated string.
-        let version = unsafe { std::ffi::CStr::from_ptr(libc::gnu_get_libc_version()) };
-        format!("glibc {}", version.to_string_lossy())
-    }
-    #[cfg(target_env = "musl")]
-    {
-        "musl".to_string()
-    }
-    #[cfg(not(any(target_env = "gnu", target_env = "musl")))]
-    {
-        "unknown".to_string()
-    }
-}
-
 impl Fingerprint {
     /// Reads the fingerprint of the machine schedlab runs on. Missing files give empty or `None`
     /// fields, never an error: containers and odd kernels hide some of these.
@@ -342,7 +325,7 @@ impl Fingerprint {
                 .and_then(|t| bracketed_choice(&t)),
             cgroup_version: sys::read_text("/proc/self/mounts").and_then(|m| cgroup_version(&m)),
             cpu_vulnerabilities: files_of("/sys/devices/system/cpu/vulnerabilities", |_| true),
-            libc: libc_description(),
+            libc: sys::libc_description(),
             schedlab_version: crate::VERSION.to_string(),
             schedlab_commit: crate::GIT_COMMIT.to_string(),
         }

@@ -1,6 +1,10 @@
 //! schedlab's core: the validated run plan, the workloads behind one trait, the runner that measures
 //! them, the OS layer they share, and the machine fingerprint stored with every run.
+//!
+//! `unsafe` code is denied everywhere but in [`sys`], the one audited OS layer.
+#![deny(unsafe_code)]
 
+pub mod attachment;
 pub mod counters;
 pub mod cpu_list;
 pub mod error;
@@ -9,8 +13,10 @@ pub mod fingerprint;
 pub mod metric;
 pub mod plan;
 pub mod record;
+mod rng;
 pub mod runner;
 pub mod suite;
+#[allow(unsafe_code)]
 pub mod sys;
 pub mod workload;
 

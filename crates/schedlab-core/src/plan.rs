@@ -144,7 +144,7 @@ impl RunPlan {
     pub fn shuffled(mut self, seed: u64) -> Self {
         let mut state = seed;
         for i in (1..self.cases.len()).rev() {
-            state = crate::workload::fake::splitmix64(state);
+            state = crate::rng::splitmix64(state);
             let j = (state % (i as u64 + 1)) as usize;
             self.cases.swap(i, j);
         }

@@ -2,6 +2,7 @@
 //! the store keeps and the reports summarise.
 use serde::{Deserialize, Serialize};
 
+pub use crate::attachment::Attachment;
 use crate::fingerprint::Fingerprint;
 use crate::metric::Measurement;
 use crate::plan::{CaseSpec, RunPlan};
@@ -85,16 +86,6 @@ pub struct IterationRecord {
     /// and re-quantiled later.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attachments: Vec<Attachment>,
-}
-
-/// A named binary blob of an iteration, with the encoding that reads it back.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Attachment {
-    pub name: String,
-    /// How `data` is encoded, e.g. `hdrhistogram-v2-deflate`.
-    pub encoding: String,
-    #[serde(skip)]
-    pub data: Vec<u8>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -13,6 +13,7 @@
 //!   at once, with the upstream single-bitmap layout and the per-NUMA-node
 //!   split proposed to reduce cache-line contention, plus a plain reference
 //!   search to check answers against.
+#![forbid(unsafe_code)]
 
 pub mod cpudl;
 pub mod cpupri;

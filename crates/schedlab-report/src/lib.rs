@@ -1,10 +1,12 @@
 //! schedlab's reports: one model built from stored runs ([`model`]), and one module per output
 //! format, each writing the model to any `io::Write`.
+#![forbid(unsafe_code)]
 
 pub mod calibration;
 pub mod compare;
 pub mod csv;
 pub mod json;
+pub mod latency;
 pub mod model;
 pub mod text;
 

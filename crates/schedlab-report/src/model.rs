@@ -7,8 +7,9 @@ use schedlab_analysis::scaling::{group, Grouping};
 use schedlab_core::fingerprint::Fingerprint;
 use schedlab_core::metric::{Better, Role};
 use schedlab_core::record::{CaseRecord, RunRecord, RunStatus};
-use schedlab_core::workload::wakeup::{latency_tables, LatencyTable};
 use schedlab_stats::summary::{summarize, Summary};
+
+use crate::latency::{latency_tables, LatencyTable};
 
 /// Bumped whenever a field is renamed or removed (adding fields keeps the version); see
 /// docs/json-schema.md.

@@ -6,9 +6,9 @@ use std::io::Write;
 
 use schedlab_core::metric::Role;
 
+use crate::latency::LatencyTable;
 use crate::model::{CaseView, MetricView, RunScaling, RunView};
 use crate::RunReport;
-use schedlab_core::workload::wakeup::LatencyTable;
 
 pub fn write(report: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
     for (i, run) in report.runs.iter().enumerate() {
@@ -271,7 +271,7 @@ mod tests {
 
     #[test]
     fn latency_table_reads_like_schbench() {
-        use schedlab_core::workload::wakeup::LatencyRow;
+        use crate::latency::LatencyRow;
         let row = |percentile, value, samples, starred| LatencyRow {
             percentile,
             value,

@@ -45,6 +45,7 @@
 //! assert!(tost.equivalent); // within ±5 %
 //! # Ok::<(), schedlab_stats::StatsError>(())
 //! ```
+#![forbid(unsafe_code)]
 
 pub mod bootstrap;
 pub mod dist;

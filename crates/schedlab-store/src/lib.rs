@@ -6,6 +6,7 @@
 //! (it writes nothing, migrates nothing and never blocks a run), [`SqliteStore::open`] and
 //! [`SqliteStore::open_existing_writer`] create or upgrade the schema in one exclusive transaction
 //! and retry busy writes with backoff. [`Location`] turns a `--db` value into a backend or an error.
+#![forbid(unsafe_code)]
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

@@ -1,5 +1,6 @@
 //! schedlab's entry point: parse the command line, dispatch, and turn any failure into one line on
 //! stderr and a meaningful exit code.
+#![forbid(unsafe_code)]
 use std::io::Write;
 use std::process::ExitCode;
 

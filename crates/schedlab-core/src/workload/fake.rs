@@ -168,20 +168,12 @@ impl FakeWorkload {
     }
 }
 
-/// splitmix64: a tiny, well-mixed, reproducible generator (the same on every machine).
-pub(crate) fn splitmix64(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^ (x >> 31)
-}
-
 /// An approximately standard normal draw for (seed, index): the sum of 12 uniforms minus 6.
 fn normal_draw(seed: u64, index: u32) -> f64 {
     let mut state = seed.wrapping_mul(0x1000_0000_01B3) ^ u64::from(index);
     let mut sum = 0.0;
     for _ in 0..12 {
-        state = splitmix64(state);
+        state = crate::rng::splitmix64(state);
         sum += (state >> 11) as f64 / (1u64 << 53) as f64;
     }
     sum - 6.0

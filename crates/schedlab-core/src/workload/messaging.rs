@@ -217,49 +217,13 @@ impl MessagingParams {
 
     /// Refuses up front what the machine's limits cannot hold, naming the limit.
     fn check_system_limits(&self) -> Result<()> {
-        let tasks = self.task_count();
-        let files = sys::open_files_limit();
-        let needed = self.descriptors_needed();
-        if let Some(hard) = files.hard {
-            if needed > hard {
-                return Err(Error::invalid(format!(
-                    "{} groups × {} fds with {} need about {needed} open descriptors, over \
-                     RLIMIT_NOFILE (hard limit {hard}); raise it with `ulimit -n` or use fewer \
-                     groups",
-                    self.groups,
-                    self.fds,
-                    TaskMode::from_threads_flag(self.threads).as_str()
-                )));
-            }
-        }
-        for (path, what) in [
-            ("/proc/sys/kernel/threads-max", "kernel.threads-max"),
-            ("/proc/sys/kernel/pid_max", "kernel.pid_max"),
-        ] {
-            if let Some(max) = read_u64(path) {
-                if tasks > max {
-                    return Err(Error::invalid(format!(
-                        "{tasks} tasks exceed {what} = {max}; use fewer groups or fds"
-                    )));
-                }
-            }
-        }
-        if !sys::effective_uid_is_root() {
-            if let Some(soft) = sys::process_count_limit().soft {
-                if tasks > soft {
-                    return Err(Error::invalid(format!(
-                        "{tasks} tasks exceed RLIMIT_NPROC = {soft} (`ulimit -u`); use fewer \
-                         groups or fds"
-                    )));
-                }
-            }
-        }
-        Ok(())
+        super::tasks::check_task_budget(
+            self.task_count(),
+            "tasks",
+            self.descriptors_needed(),
+            "use fewer groups or fds",
+        )
     }
-}
-
-fn read_u64(path: &str) -> Option<u64> {
-    std::fs::read_to_string(path).ok()?.trim().parse().ok()
 }
 
 pub struct MessagingWorkload {

@@ -4,8 +4,8 @@ use serde::{Deserialize, Serialize};
 
 pub use definition::{ComparisonLabel, ParamDef, ParamKind, WorkloadParams};
 
+use crate::attachment::Attachment;
 use crate::metric::{Measurement, MetricDef};
-use crate::record::Attachment;
 use crate::{Error, Result};
 
 pub mod definition;

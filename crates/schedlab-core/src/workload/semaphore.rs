@@ -27,7 +27,7 @@ use super::definition::{scale_count, ParamDef, ParamKind, WorkloadParams};
 use super::{IterationInfo, IterationOutput, Workload};
 use crate::metric::{ns_to_sec, Better, MetricDef};
 use crate::cpu_list::{self, CpuPair};
-use crate::sys::{self, task_code, FutexScope, SharedMapping, TaskCode, UsageOf};
+use crate::sys::{self, task_code, FutexScope, SharedValue, TaskCode, UsageOf};
 use crate::{Error, Result};
 
 pub const TIME_SEC: MetricDef = MetricDef::primary("time_sec", "sec", Better::Lower);
@@ -226,14 +226,16 @@ impl SemaphoreParams {
     }
 }
 
-/// A counting semaphore on a futex word, on a cache line of its own: `value` is the count (the
-/// futex word), `waiters` how many tasks are in or entering FUTEX_WAIT, so a post only makes the
-/// wake system call when someone may sleep.
-#[repr(C, align(64))]
-#[derive(Default)]
-struct FutexSemaphore {
-    value: AtomicU32,
-    waiters: AtomicU32,
+sys::process_shared! {
+    /// A counting semaphore on a futex word, on a cache line of its own: `value` is the count
+    /// (the futex word), `waiters` how many tasks are in or entering FUTEX_WAIT, so a post only
+    /// makes the wake system call when someone may sleep.
+    #[repr(C, align(64))]
+    #[derive(Default)]
+    struct FutexSemaphore {
+        value: AtomicU32,
+        waiters: AtomicU32,
+    }
 }
 
 /// What one side counts while it runs (kept in registers and stored once at the end).
@@ -342,69 +344,68 @@ impl FutexSemaphore {
     }
 }
 
-/// What a side reports at its end, read by the parent after the tasks are done.
-#[repr(C, align(64))]
-#[derive(Default)]
-struct SideReport {
-    /// Hand-offs completed (items posted by the producer, items taken by the consumer).
-    items: AtomicU64,
-    /// The consumer's sum of the item values (wrapping).
-    checksum: AtomicU64,
-    /// The result of the work loops, stored so no optimiser may drop them.
-    work_sink: AtomicU64,
-    sleeps: AtomicU64,
-    wakes: AtomicU64,
-    cpu_ns: AtomicU64,
+sys::process_shared! {
+    /// What a side reports at its end, read by the parent after the tasks are done.
+    #[repr(C, align(64))]
+    #[derive(Default)]
+    struct SideReport {
+        /// Hand-offs completed (items posted by the producer, items taken by the consumer).
+        items: AtomicU64,
+        /// The consumer's sum of the item values (wrapping).
+        checksum: AtomicU64,
+        /// The result of the work loops, stored so no optimiser may drop them.
+        work_sink: AtomicU64,
+        sleeps: AtomicU64,
+        wakes: AtomicU64,
+        cpu_ns: AtomicU64,
+    }
 }
 
-/// Everything the two sides share; zero bytes are a valid value of every field (all atomics), so
-/// a fresh zero-filled mapping holds one.
-#[repr(C)]
-#[derive(Default)]
-struct Shared {
-    /// Producer → consumer: items ready. Starts at 0.
-    full: FutexSemaphore,
-    /// Consumer → producer: free slots. Starts at 1 (the seed's `cons = 1`), so the producer
-    /// runs one item ahead and two slots hold the items in flight.
-    empty: FutexSemaphore,
-    slots: Slots,
-    abort: Abort,
-    producer: SideReport,
-    consumer: SideReport,
+sys::process_shared! {
+    /// Everything the two sides share, in a zero-filled mapping forked tasks inherit: every field
+    /// is atomic, which `process_shared!` checks.
+    #[repr(C)]
+    #[derive(Default)]
+    struct Shared {
+        /// Producer → consumer: items ready. Starts at 0.
+        full: FutexSemaphore,
+        /// Consumer → producer: free slots. Starts at 1 (the seed's `cons = 1`), so the producer
+        /// runs one item ahead and two slots hold the items in flight.
+        empty: FutexSemaphore,
+        slots: Slots,
+        abort: Abort,
+        producer: SideReport,
+        consumer: SideReport,
+    }
 }
 
-#[repr(C, align(64))]
-#[derive(Default)]
-struct Slots([AtomicU64; 2]);
+sys::process_shared! {
+    #[repr(C, align(64))]
+    #[derive(Default)]
+    struct Slots([AtomicU64; 2]);
+}
 
-#[repr(C, align(64))]
-#[derive(Default)]
-struct Abort(AtomicU32);
+sys::process_shared! {
+    #[repr(C, align(64))]
+    #[derive(Default)]
+    struct Abort(AtomicU32);
+}
 
 /// The shared state in a mapping that forked children inherit (threads share it too).
 struct SharedBlock {
-    map: SharedMapping,
+    shared: SharedValue<Shared>,
 }
 
 impl SharedBlock {
     fn new() -> Result<Self> {
-        let map = SharedMapping::new(std::mem::size_of::<Shared>())
+        let shared = SharedValue::<Shared>::new()
             .map_err(|e| Error::failed(format!("cannot map shared memory: {e}")))?;
-        let block = SharedBlock { map };
-        block.get().empty.value.store(1, Ordering::SeqCst);
-        Ok(block)
+        shared.empty.value.store(1, Ordering::SeqCst);
+        Ok(SharedBlock { shared })
     }
 
     fn get(&self) -> &Shared {
-        debug_assert!(self.map.len() >= std::mem::size_of::<Shared>());
-        debug_assert_eq!(
-            self.map.as_ptr() as usize % std::mem::align_of::<Shared>(),
-            0
-        );
-        // SAFETY: the mapping is page-aligned, at least size_of::<Shared>() bytes, zero-filled
-        // at creation (a valid `Shared`: every field is an atomic integer) and only ever accessed
-        // through atomics; it lives as long as `self`.
-        unsafe { &*self.map.as_ptr().cast::<Shared>() }
+        &self.shared
     }
 }
 

@@ -14,7 +14,9 @@ use std::thread::JoinHandle;
 
 use serde::{Deserialize, Serialize};
 
-use crate::sys::{self, task_code, AsFd, ChildExit, ChildSet, OwnedFd, TaskCode, TaskStat};
+use crate::sys::{
+    self, task_code, AsFd, ChildExit, ChildSet, OverBudget, OwnedFd, TaskCode, TaskLimits, TaskStat,
+};
 use crate::{Error, Result};
 
 /// Processes (fork, the default of hackbench and perf bench) or threads.
@@ -268,9 +270,9 @@ impl TaskLaunch {
         };
         match self.mode {
             TaskMode::Process => {
-                // SAFETY: task bodies only make system calls on descriptors they own and use
-                // buffers allocated before the fork.
-                let pid = unsafe { self.children.spawn(run) }
+                let pid = self
+                    .children
+                    .spawn(run)
                     .map_err(|e| spawn_error(&e, "fork", self.names.len()))?;
                 self.pids.push(pid);
             }
@@ -516,16 +518,47 @@ fn describe_exit(exit: ChildExit) -> String {
     }
 }
 
+/// Refuses up front a run that would start `tasks` tasks at once holding `descriptors` open (0:
+/// none beyond schedlab's own) where this machine's limits cannot hold it, naming the limit.
+/// `unit` is what the message counts ("tasks", "threads"), `remedy` what to change instead
+/// ("use fewer workers").
+pub(crate) fn check_task_budget(
+    tasks: u64,
+    unit: &str,
+    descriptors: u64,
+    remedy: &str,
+) -> Result<()> {
+    sys::check_task_budget(tasks, descriptors).map_err(|over| {
+        Error::invalid(match over {
+            OverBudget::OpenFiles { hard } => format!(
+                "{tasks} {unit} need about {descriptors} open descriptors, over RLIMIT_NOFILE \
+                 (hard limit {hard}); raise it with `ulimit -n` or {remedy}"
+            ),
+            OverBudget::Kernel { limit, max } => {
+                format!("{tasks} {unit} exceed {limit} = {max}; {remedy}")
+            }
+            OverBudget::Processes { soft } => {
+                format!("{tasks} {unit} exceed RLIMIT_NPROC = {soft} (`ulimit -u`); {remedy}")
+            }
+        })
+    })
+}
+
 /// fork and thread creation fail with EAGAIN at a process or thread limit; name the limits.
 fn spawn_error(e: &std::io::Error, what: &str, already: usize) -> Error {
     if e.raw_os_error() == Some(libc::EAGAIN) || e.kind() == std::io::ErrorKind::WouldBlock {
-        let nproc = sys::process_count_limit();
-        let limit = nproc
+        let limits = TaskLimits::read();
+        let value = |v: Option<u64>| v.map_or("unknown".to_string(), |v| v.to_string());
+        let nproc = limits
+            .processes
             .soft
             .map_or("unlimited".to_string(), |v| v.to_string());
         Error::failed(format!(
             "{what} failed after {already} tasks: {e} — a process/thread limit was hit \
-             (RLIMIT_NPROC soft = {limit}; see also /proc/sys/kernel/threads-max and pid_max)"
+             (RLIMIT_NPROC soft = {nproc}; see also kernel.threads-max = {} and kernel.pid_max = \
+             {})",
+            value(limits.threads_max),
+            value(limits.pid_max)
         ))
     } else {
         Error::failed(format!("{what} failed after {already} tasks: {e}"))

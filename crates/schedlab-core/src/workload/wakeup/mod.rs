@@ -29,7 +29,6 @@ mod run;
 mod sync;
 mod work;
 
-pub use latency::{latency_tables, LatencyRow, LatencyTable};
 pub use run::{Books, Mode};
 
 /// schbench's limit on -p.
@@ -234,29 +233,13 @@ impl WakeupParams {
     fn check_machine(&self) -> Result<()> {
         let workers = self.message_threads * self.workers_per_message();
         let threads = workers + self.message_threads;
-        if let Some(max) = read_u64("/proc/sys/kernel/threads-max") {
-            if threads > max {
-                return Err(Error::invalid(format!(
-                    "{threads} threads exceed kernel.threads-max = {max}; use fewer workers"
-                )));
-            }
-        }
-        if !sys::effective_uid_is_root() {
-            if let Some(soft) = sys::process_count_limit().soft {
-                if threads > soft {
-                    return Err(Error::invalid(format!(
-                        "{threads} threads exceed RLIMIT_NPROC = {soft} (`ulimit -u`); use fewer \
-                         workers"
-                    )));
-                }
-            }
-        }
+        super::tasks::check_task_budget(threads, "threads", 0, "use fewer workers")?;
         if matches!(self.mode(), Mode::Pipe { .. }) {
             return Ok(());
         }
         let n = work::matrix_size(self.cache_footprint()) as u64;
         let needed = workers * 3 * n * n * 8;
-        if let Some(available) = mem_available_bytes() {
+        if let Some(available) = sys::available_memory_bytes() {
             if needed > available {
                 return Err(Error::invalid(format!(
                     "--cache-footprint {} KiB × {workers} workers needs {} MiB of matrices, but \
@@ -538,17 +521,6 @@ impl WorkloadParams for WakeupParams {
     fn build(&self) -> Result<Box<dyn Workload>> {
         Ok(Box::new(WakeupWorkload::new(self.clone())?))
     }
-}
-
-fn read_u64(path: &str) -> Option<u64> {
-    std::fs::read_to_string(path).ok()?.trim().parse().ok()
-}
-
-fn mem_available_bytes() -> Option<u64> {
-    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
 }
 
 pub struct WakeupWorkload {

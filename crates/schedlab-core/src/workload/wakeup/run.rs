@@ -20,12 +20,10 @@ use std::thread::JoinHandle;
 use hdrhistogram::Histogram;
 
 use super::latency::{self, record};
-use super::sync::{
-    post, wait, wait_timeout, CpuLock, RequestQueue, TransferBuffer, WakeList, BLOCKED, RUNNING,
-};
+use super::sync::{post, wait, wait_timeout, CpuLock, RequestQueue, WakeList, BLOCKED, RUNNING};
 use super::work::{allocate_matrices, do_work};
 use crate::metric::Measurement;
-use crate::sys::{self, AsFd, ZeroPageWords};
+use crate::sys::{self, AsFd, TransferBuffer, ZeroPageWords};
 use crate::workload::tasks::{self, LiveThread, Probe};
 use crate::workload::IterationOutput;
 use crate::{Error, Result};

@@ -1,8 +1,8 @@
 //! The synchronisation schbench is built from, in safe Rust over atomics and the futex wrappers
 //! of `sys`: a post/wait futex pair, the lock-free wake list workers push themselves onto, the
-//! open-loop request queue, the per-CPU lock with the migration penalty, and the shared transfer
-//! buffer of pipe mode.
-use std::cell::UnsafeCell;
+//! open-loop request queue, and the per-CPU lock with the migration penalty. Pipe mode's transfer
+//! buffers, which these hand over between a worker and its message thread, are
+//! `sys::TransferBuffer`.
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use crate::sys;
@@ -190,52 +190,6 @@ pub fn unlock(lock: &CpuLock) {
     lock.0.store(false, Ordering::Release);
 }
 
-/// A worker's pipe-mode transfer buffer. The worker fills it before posting itself and the
-/// message thread fills it before waking the worker; the two never touch it at the same time
-/// (see `fill`), so plain memset-speed writes are used instead of atomics.
-pub struct TransferBuffer {
-    bytes: Box<[UnsafeCell<u8>]>,
-}
-
-// SAFETY: access is handed over between exactly two threads through the wake list and the
-// worker's futex (see `fill`), which order every access; no two accesses overlap in time.
-unsafe impl Sync for TransferBuffer {}
-
-impl TransferBuffer {
-    pub fn new(len: usize) -> Self {
-        TransferBuffer {
-            bytes: (0..len).map(|_| UnsafeCell::new(0)).collect(),
-        }
-    }
-
-    /// Sets every byte to `value` (a memset) after checking that the first and last bytes hold
-    /// `expect` (what the other side last wrote; `None` skips the check). Returns whether the
-    /// check passed.
-    ///
-    /// Only the current owner may call this: the worker between being woken (its futex consumed
-    /// with SeqCst) and pushing itself onto the wake list (SeqCst), the message thread between
-    /// taking the list (SeqCst) and posting the worker (SeqCst). Those operations order the
-    /// accesses, so they never race.
-    #[inline]
-    pub fn fill(&self, expect: Option<u8>, value: u8) -> bool {
-        let len = self.bytes.len();
-        if len == 0 {
-            return true;
-        }
-        let base = UnsafeCell::raw_get(self.bytes.as_ptr());
-        // SAFETY: `base` points at `len` bytes we own; the caller is the buffer's current owner
-        // (see above), so no other thread reads or writes them meanwhile.
-        unsafe {
-            let ok = match expect {
-                Some(e) => *base == e && *base.add(len - 1) == e,
-                None => true,
-            };
-            std::ptr::write_bytes(base, value, len);
-            ok
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -300,14 +254,5 @@ mod tests {
         assert!(held.0.load(Ordering::SeqCst));
         unlock(held);
         assert!(locks.iter().all(|l| !l.0.load(Ordering::SeqCst)));
-    }
-
-    #[test]
-    fn transfer_buffer_checks_the_other_side() {
-        let b = TransferBuffer::new(4096);
-        assert!(b.fill(None, 2));
-        assert!(!b.fill(Some(1), 1), "still holds the worker's 2s");
-        assert!(b.fill(Some(1), 2));
-        assert!(TransferBuffer::new(0).fill(Some(9), 1));
     }
 }

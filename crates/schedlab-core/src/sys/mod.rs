@@ -1,0 +1,57 @@
+//! The one audited place where schedlab talks to the kernel, and the only module of this crate
+//! allowed `unsafe` code: clocks, descriptors, fork and reaping, futexes, CPU placement, resource
+//! usage and limits, signals and the iteration watchdog, memory mappings, perf software counters,
+//! and the /proc and /sys files the fingerprint reads. One file per topic; everything is
+//! re-exported here, so callers name `sys::monotonic_ns`, never the file it lives in.
+//!
+//! rustix first; libc where rustix has no call (fork, sigaction, getrusage, prctl, timer_create)
+//! and for the workloads' read/write data path, which must take the same path as the reference
+//! tools. Every `unsafe` block says why it is sound in a `// SAFETY:` comment, which clippy
+//! enforces here.
+#![deny(clippy::undocumented_unsafe_blocks)]
+
+mod cpu;
+mod fd;
+mod futex;
+mod host;
+mod mem;
+mod perf;
+mod proc;
+mod process;
+mod raw;
+mod resource;
+mod signal;
+mod time;
+mod watchdog;
+
+pub use rustix::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
+
+pub use cpu::{allowed_cpus, current_cpu, pin_current_thread, set_current_thread_cpus};
+pub use fd::{
+    open_device, pipe, poll_readable, read_full, read_interruptible, unix_stream_pair, write_full,
+    write_once,
+};
+pub use futex::{futex_wait, futex_wait_in, futex_wake, futex_wake_in, FutexScope};
+pub use host::{boot_id, dir_names, hostname, libc_description, read_text};
+pub(crate) use mem::{process_shared, TransferBuffer};
+pub use mem::{ProcessShared, SharedValue, ZeroPageWords};
+pub use perf::InheritedCounter;
+pub use proc::{
+    current_tid, open_thread_schedstat, parse_task_stat, process_stat, read_schedstat, stop_self,
+    this_process, thread_stat, SchedStat, TaskStat,
+};
+pub use process::{task_code, ChildExit, ChildSet, TaskCode};
+pub use raw::{raw_getpid, raw_getrlimit_nofile};
+pub use resource::{
+    available_memory_bytes, check_task_budget, effective_uid_is_root, open_files_limit,
+    process_count_limit, raise_open_files_limit, usage, Limit, OverBudget, TaskLimits, Usage,
+    UsageOf,
+};
+pub use signal::{
+    install_interrupt_handlers, interrupt_signal, signal_name, with_interrupts_blocked,
+    STOP_SIGNALS,
+};
+pub use time::{
+    monotonic_ns, realtime_ns, sleep_interruptible_ns, sleep_ns, tsc_serialized, HAS_TSC,
+};
+pub use watchdog::{deadline_expired, Watchdog, WATCHDOG_SIGNAL};

@@ -1,0 +1,131 @@
+//! Signals: the handlers that turn Ctrl-C, `kill`, a hang-up and Ctrl-\ into a clean stop, the
+//! mask worker threads run with, and signal names for messages. Part of the audited OS layer
+//! (`crate::sys`).
+use std::io;
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+
+use super::watchdog::WATCHDOG_SIGNAL;
+
+static INTERRUPT_SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+/// The signals that stop a run: Ctrl-C, `kill`, a hang-up (terminal closed, ssh dropped) and
+/// Ctrl-\. Each is recorded and turns into a clean stop with exit code 128 + N.
+pub const STOP_SIGNALS: [i32; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
+
+/// Bit N set: schedlab installed its own handler for signal N. Forked tasks reset exactly these
+/// to the default action; a signal the parent ignores (SIGHUP under nohup) stays ignored in them.
+pub(super) static HANDLED_SIGNALS: AtomicU64 = AtomicU64::new(0);
+
+extern "C" fn record_interrupt(signal: libc::c_int) {
+    INTERRUPT_SIGNAL.store(signal, Ordering::SeqCst);
+}
+
+/// Installs `handler` for `signal` without SA_RESTART and marks it as handled (for forked tasks).
+pub(super) fn install_handler(signal: i32, handler: extern "C" fn(libc::c_int)) -> io::Result<()> {
+    // SAFETY: a zeroed sigaction is valid; we set the handler and an empty mask.
+    let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
+    action.sa_sigaction = handler as *const () as usize;
+    action.sa_flags = 0;
+    // SAFETY: sa_mask is a valid sigset_t inside `action`.
+    unsafe { libc::sigemptyset(&mut action.sa_mask) };
+    // SAFETY: valid signal number and action; the old action is not needed.
+    if unsafe { libc::sigaction(signal, &action, std::ptr::null_mut()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    HANDLED_SIGNALS.fetch_or(1 << signal, Ordering::SeqCst);
+    Ok(())
+}
+
+/// Whether `signal` is ignored now (SIG_IGN), as `nohup` leaves SIGHUP.
+fn is_ignored(signal: i32) -> io::Result<bool> {
+    // SAFETY: a zeroed sigaction is a valid out-parameter.
+    let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+    // SAFETY: a null new action only queries the current one.
+    if unsafe { libc::sigaction(signal, std::ptr::null(), &mut old) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(old.sa_sigaction == libc::SIG_IGN)
+}
+
+/// Installs handlers for the [`STOP_SIGNALS`] that only record the signal. They are installed
+/// without SA_RESTART on purpose: a main thread blocked in waitpid or read gets EINTR and can
+/// clean up. A SIGHUP that is ignored already (`nohup schedlab …`) stays ignored: whoever started
+/// schedlab asked for the run to outlive its terminal.
+pub fn install_interrupt_handlers() -> io::Result<()> {
+    for signal in STOP_SIGNALS {
+        if signal == libc::SIGHUP && is_ignored(signal)? {
+            continue;
+        }
+        install_handler(signal, record_interrupt)?;
+    }
+    Ok(())
+}
+
+/// The signal that asked schedlab to stop, if one has arrived.
+pub fn interrupt_signal() -> Option<i32> {
+    match INTERRUPT_SIGNAL.load(Ordering::SeqCst) {
+        0 => None,
+        s => Some(s),
+    }
+}
+
+/// A signal's conventional name (`SIGHUP`), for messages; `signal N` for the ones schedlab does
+/// not expect to see.
+pub fn signal_name(signal: i32) -> String {
+    let name = match signal {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGSTOP => "SIGSTOP",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        _ => return format!("signal {signal}"),
+    };
+    name.to_string()
+}
+
+/// The signals worker threads block so that they reach the main thread, the one that waits.
+fn main_thread_signals() -> libc::sigset_t {
+    // SAFETY: sigset operations on a local value.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for signal in STOP_SIGNALS {
+            libc::sigaddset(&mut set, signal);
+        }
+        libc::sigaddset(&mut set, WATCHDOG_SIGNAL);
+        set
+    }
+}
+
+/// Runs `f` with the stop signals (and the watchdog's) blocked in the calling thread, so threads
+/// spawned inside inherit the mask and the signals are delivered to the main thread, which is
+/// the one waiting.
+pub fn with_interrupts_blocked<T>(f: impl FnOnce() -> T) -> T {
+    let set = main_thread_signals();
+    // SAFETY: pthread_sigmask affects the calling thread only; both sets are valid.
+    unsafe {
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
+        let result = f();
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signals_have_names() {
+        assert_eq!(signal_name(libc::SIGHUP), "SIGHUP");
+        assert_eq!(signal_name(libc::SIGQUIT), "SIGQUIT");
+        assert_eq!(signal_name(64), "signal 64");
+    }
+}

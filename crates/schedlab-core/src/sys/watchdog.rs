@@ -1,0 +1,117 @@
+//! The iteration watchdog: a POSIX timer that signals the runner's thread when an iteration's
+//! deadline passes, and the last resort when a run still does not stop. Part of the audited OS
+//! layer (`crate::sys`).
+use std::io;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
+
+use super::proc::current_tid;
+use super::signal::install_handler;
+
+/// The signal of the watchdog's timer. It is aimed at the thread that armed it (the runner's), so
+/// the wait it is blocked in returns EINTR exactly as for Ctrl-C.
+pub const WATCHDOG_SIGNAL: i32 = libc::SIGALRM;
+/// After the deadline the timer keeps firing at this interval: a signal that lands between a
+/// check and the blocking call after it would otherwise be lost, and the wait endless.
+const REFIRE_NS: u64 = 200_000_000;
+/// The last resort: a run still not stopped this long after its deadline (a wait nobody made
+/// interruptible) kills its tasks and exits from the signal handler. The run then shows as
+/// `abandoned`, which at least says what happened.
+const LAST_RESORT_NS: u64 = 60_000_000_000;
+
+static DEADLINE_EXPIRED: AtomicBool = AtomicBool::new(false);
+static WATCHDOG_FIRINGS: AtomicU32 = AtomicU32::new(0);
+/// The process group of the current iteration's forked tasks (0: none), for the last resort.
+pub(super) static TASK_GROUP: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn watchdog_fired(_signal: libc::c_int) {
+    DEADLINE_EXPIRED.store(true, Ordering::SeqCst);
+    let firings = u64::from(WATCHDOG_FIRINGS.fetch_add(1, Ordering::SeqCst)) + 1;
+    if firings.saturating_sub(1) * REFIRE_NS >= LAST_RESORT_NS {
+        last_resort();
+    }
+}
+
+/// Only async-signal-safe calls: it runs inside the signal handler.
+fn last_resort() {
+    const MESSAGE: &[u8] = b"schedlab: the iteration's deadline passed a minute ago and the run \
+        still did not stop; killing its tasks and exiting (the run will show as abandoned)\n";
+    let group = TASK_GROUP.load(Ordering::SeqCst);
+    // SAFETY: kill, write and _exit are async-signal-safe and touch no memory of ours but MESSAGE.
+    unsafe {
+        if group > 0 {
+            libc::kill(-group, libc::SIGKILL);
+        }
+        libc::write(2, MESSAGE.as_ptr().cast(), MESSAGE.len());
+        libc::_exit(1);
+    }
+}
+
+/// Whether the armed deadline has passed. Workloads check it wherever they check for a stop
+/// signal, and answer with the tasks that are stuck.
+pub fn deadline_expired() -> bool {
+    DEADLINE_EXPIRED.load(Ordering::SeqCst)
+}
+
+/// A POSIX timer on CLOCK_MONOTONIC that signals the thread that created it (SIGEV_THREAD_ID)
+/// when an iteration's deadline passes. No thread of its own: nothing runs beside a measurement
+/// and nothing is added to the process that forks the tasks; arming and disarming are one system
+/// call each, made outside the timed window. rustix has no timer_create, hence libc.
+pub struct Watchdog {
+    timer: libc::timer_t,
+}
+
+impl Watchdog {
+    pub fn for_current_thread() -> io::Result<Self> {
+        install_handler(WATCHDOG_SIGNAL, watchdog_fired)?;
+        // SAFETY: a zeroed sigevent is valid; the fields set below select thread-directed delivery.
+        let mut event: libc::sigevent = unsafe { std::mem::zeroed() };
+        event.sigev_notify = libc::SIGEV_THREAD_ID;
+        event.sigev_signo = WATCHDOG_SIGNAL;
+        event.sigev_notify_thread_id = current_tid();
+        let mut timer: libc::timer_t = std::ptr::null_mut();
+        // SAFETY: both pointers are valid for the call; the timer id is written on success.
+        if unsafe { libc::timer_create(libc::CLOCK_MONOTONIC, &mut event, &mut timer) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Watchdog { timer })
+    }
+
+    /// Starts the countdown: the deadline passes `after_ns` from now.
+    pub fn arm(&mut self, after_ns: u64) -> io::Result<()> {
+        DEADLINE_EXPIRED.store(false, Ordering::SeqCst);
+        WATCHDOG_FIRINGS.store(0, Ordering::SeqCst);
+        self.set(after_ns.max(1), REFIRE_NS)
+    }
+
+    /// Stops the countdown and forgets an expiry.
+    pub fn disarm(&mut self) -> io::Result<()> {
+        let result = self.set(0, 0);
+        DEADLINE_EXPIRED.store(false, Ordering::SeqCst);
+        WATCHDOG_FIRINGS.store(0, Ordering::SeqCst);
+        result
+    }
+
+    fn set(&mut self, value_ns: u64, interval_ns: u64) -> io::Result<()> {
+        let spec = |ns: u64| libc::timespec {
+            tv_sec: (ns / 1_000_000_000) as libc::time_t,
+            tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+        };
+        let new = libc::itimerspec {
+            it_interval: spec(interval_ns),
+            it_value: spec(value_ns),
+        };
+        // SAFETY: `timer` is a live timer of ours; `new` is valid; the old value is not wanted.
+        if unsafe { libc::timer_settime(self.timer, 0, &new, std::ptr::null_mut()) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        let _ = self.disarm();
+        // SAFETY: the timer was created in `for_current_thread` and is deleted once, here.
+        unsafe { libc::timer_delete(self.timer) };
+    }
+}
