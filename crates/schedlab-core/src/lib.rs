@@ -4,6 +4,7 @@
 pub mod counters;
 pub mod error;
 pub mod estimate;
+pub mod experiment;
 pub mod fingerprint;
 pub mod metric;
 pub mod plan;

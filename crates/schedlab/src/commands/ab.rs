@@ -6,6 +6,7 @@ use std::process::{Command, ExitCode, Stdio};
 
 use schedlab_analysis::model::{Comparison, Verdict};
 use schedlab_analysis::{MetricFilter, SequentialPlan};
+use schedlab_core::experiment::AbbaSlot;
 use schedlab_core::fingerprint::Fingerprint;
 use schedlab_core::plan::{validate_label, RunPlan};
 use schedlab_core::record::{Arm, ExperimentTag, RunStatus};
@@ -20,15 +21,6 @@ use crate::cli::AbArgs;
 use crate::failure::Failure;
 use crate::plan::plan_from_parts;
 use crate::progress::ProgressLine;
-
-/// The arms of round `round`: A first in even rounds, B first in odd ones.
-pub fn abba(round: u32) -> [Arm; 2] {
-    if round.is_multiple_of(2) {
-        [Arm::A, Arm::B]
-    } else {
-        [Arm::B, Arm::A]
-    }
-}
 
 /// The label of an arm's runs.
 pub fn arm_label(name: &str, arm: Arm) -> String {
@@ -195,7 +187,8 @@ fn visit_all(
     let mut visits = 0;
     let mut last = None;
     for round in 0..rounds {
-        for arm in abba(round) {
+        for slot in 2 * round..2 * round + 2 {
+            let arm = AbbaSlot::of(slot).arm;
             if let Some(signal) = sys::interrupt_signal() {
                 return Err(Failure::from(schedlab_core::Error::Interrupted(signal)));
             }
@@ -256,27 +249,4 @@ fn visit_all(
     }
     progress.finish();
     Ok((visits, last))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rounds_alternate_abba() {
-        let order: Vec<Arm> = (0..4).flat_map(abba).collect();
-        assert_eq!(
-            order,
-            [
-                Arm::A,
-                Arm::B,
-                Arm::B,
-                Arm::A,
-                Arm::A,
-                Arm::B,
-                Arm::B,
-                Arm::A
-            ]
-        );
-    }
 }

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use serde::{Deserialize, Serialize};
 
+use schedlab_core::experiment::AbbaSlot;
 use schedlab_core::fingerprint::Fingerprint;
 use schedlab_core::plan::{validate_label, RunPlan};
 use schedlab_core::record::{Arm, ExperimentTag, RunStatus};
@@ -48,14 +49,6 @@ pub struct CampaignState {
     pub slots: Vec<Slot>,
 }
 
-/// The arm of boot `slot` (0-based): A B B A, repeated.
-pub fn arm_of_slot(slot: u32) -> Arm {
-    match slot % 4 {
-        0 | 3 => Arm::A,
-        _ => Arm::B,
-    }
-}
-
 /// What `next` should do on this boot.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Step {
@@ -92,7 +85,7 @@ impl CampaignSpec {
         if slot >= self.boots {
             return Step::Finished;
         }
-        let arm = arm_of_slot(slot);
+        let AbbaSlot { arm, round } = AbbaSlot::of(slot);
         if let Some(done) = state.slots.iter().position(|s| s.boot_id == boot_id) {
             return Step::AlreadyRan {
                 slot: done as u32,
@@ -107,11 +100,7 @@ impl CampaignSpec {
                 running: kernel.to_string(),
             };
         }
-        Step::Run {
-            slot,
-            arm,
-            round: slot / 2,
-        }
+        Step::Run { slot, arm, round }
     }
 }
 
@@ -272,7 +261,7 @@ fn next(args: &CampaignNextArgs) -> Result<ExitCode, Failure> {
         );
         return Ok(ExitCode::SUCCESS);
     }
-    let next_kernel = spec.kernel(arm_of_slot(slot + 1)).to_string();
+    let next_kernel = spec.kernel(AbbaSlot::of(slot + 1).arm).to_string();
     println!(
         "campaign {}: slot {} of {} done (run {run_id}); next: boot kernel {next_kernel} and run `schedlab campaign next {}`",
         args.name, slot + 1, spec.boots, args.name
@@ -298,7 +287,7 @@ fn status(args: &CampaignStatusArgs) -> Result<ExitCode, Failure> {
         spec.plan.cases.len()
     );
     for slot in 0..spec.boots {
-        let arm = arm_of_slot(slot);
+        let arm = AbbaSlot::of(slot).arm;
         match state.slots.get(slot as usize) {
             Some(s) => println!(
                 "  slot {:>3}  {}  run {:<6} kernel {}  boot {}",
@@ -349,24 +338,6 @@ mod tests {
             boot_id: boot.into(),
             kernel: String::new(),
         }
-    }
-
-    #[test]
-    fn boots_follow_abba() {
-        let arms: Vec<Arm> = (0..8).map(arm_of_slot).collect();
-        assert_eq!(
-            arms,
-            [
-                Arm::A,
-                Arm::B,
-                Arm::B,
-                Arm::A,
-                Arm::A,
-                Arm::B,
-                Arm::B,
-                Arm::A
-            ]
-        );
     }
 
     #[test]
