@@ -11,7 +11,7 @@ mod failure;
 mod plan;
 mod progress;
 
-use failure::{Failure, EXIT_BAD_INPUT};
+use failure::{Failure, FailureKind};
 
 fn main() -> ExitCode {
     let cli = match cli::Cli::try_parse() {
@@ -23,11 +23,13 @@ fn main() -> ExitCode {
         Err(failure) => {
             // Not eprintln!: after a hang-up stderr may be a terminal that is gone (EIO), and a
             // panic here would replace the exit code that says what happened.
-            let _ = writeln!(
-                std::io::stderr(),
-                "schedlab: {}",
-                one_line(&failure.message)
-            );
+            if !failure.message.is_empty() {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "schedlab: {}",
+                    one_line(&failure.message)
+                );
+            }
             failure.exit_code()
         }
     }
@@ -50,7 +52,7 @@ fn clap_failure(e: clap::Error) -> ExitCode {
         }
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand | ErrorKind::MissingSubcommand => {
             let _ = e.print();
-            ExitCode::from(EXIT_BAD_INPUT)
+            ExitCode::from(FailureKind::BadInput.exit_code())
         }
         _ => {
             // clap puts the detail (which argument, a tip) on the lines after the first; keep

@@ -18,7 +18,7 @@ use super::compare::{gate, load_with, settings, CalibrationChoice, Query};
 use super::run::{outcome_result, run_stored};
 use super::{db_path, emit};
 use crate::cli::AbArgs;
-use crate::failure::Failure;
+use crate::failure::{Failure, FailureKind};
 use crate::plan::plan_from_parts;
 use crate::progress::ProgressLine;
 
@@ -110,7 +110,10 @@ pub fn ab(args: &AbArgs) -> Result<ExitCode, Failure> {
         .unwrap_or(Ok(()));
     let status = match &result {
         Ok(_) => RunStatus::Complete,
-        Err(f) if f.code > 128 => RunStatus::Interrupted,
+        Err(Failure {
+            kind: FailureKind::Interrupted { .. },
+            ..
+        }) => RunStatus::Interrupted,
         Err(_) => RunStatus::Failed,
     };
     let done = result.as_ref().map_or(0, |(visits, _)| *visits);
@@ -140,7 +143,8 @@ pub fn ab(args: &AbArgs) -> Result<ExitCode, Failure> {
         arm_label(&name, Arm::A),
         arm_label(&name, Arm::B)
     );
-    Ok(gate(&comparison, args.decision.fail_on_regression, None))
+    gate(&comparison, args.decision.fail_on_regression, None)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The experiment's comparison so far, decided as `compare` would (sequentially for

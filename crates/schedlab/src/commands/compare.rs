@@ -18,7 +18,7 @@ use schedlab_store::{SqliteStore, Store};
 
 use super::{db_path, emit};
 use crate::cli::{AdjustArg, CompareArgs, CompareFormat, CompareStyle, DecisionArgs, SidesArgs};
-use crate::failure::Failure;
+use crate::failure::{Failure, FailureKind};
 
 /// ministat's confidence levels, the only ones its t table (and so our ministat style) knows.
 const CONFIDENCE_LEVELS: [f64; 6] = [80.0, 90.0, 95.0, 98.0, 99.0, 99.5];
@@ -69,7 +69,7 @@ pub fn style(style: CompareStyle) -> Style {
     }
 }
 
-/// Prints the comparison and decides the exit status.
+/// Prints the comparison, then applies the gate.
 pub fn render(
     comparison: &Comparison,
     style: CompareStyle,
@@ -84,33 +84,36 @@ pub fn render(
         CompareFormat::Csv => compare::csv::write(comparison, out),
         CompareFormat::Json => compare::json::write(comparison, out),
     })?;
-    Ok(gate(comparison, fail_on_regression, could_not_test_exit))
+    gate(comparison, fail_on_regression, could_not_test_exit)?;
+    Ok(ExitCode::SUCCESS)
 }
 
-/// The exit status: 1 when `--fail-on-regression` is given and a row is marked a regression;
-/// with `--could-not-test-exit CODE`, CODE when not one row could be judged (no test, so no
-/// regression could have been seen: a pass would be a lie, and `git bisect run` must skip).
+/// The gate scripts rely on: with `--fail-on-regression`, a row marked a regression fails; with
+/// `--could-not-test-exit CODE`, not one row judged is untestable (no test, so no regression
+/// could have been seen: a pass would be a lie, and `git bisect run` must skip).
 pub fn gate(
     comparison: &Comparison,
     fail_on_regression: bool,
     could_not_test_exit: Option<u8>,
-) -> ExitCode {
+) -> Result<(), Failure> {
     let regressions = comparison.count(Verdict::Regression);
     if fail_on_regression && regressions > 0 {
-        eprintln!("schedlab: {regressions} regression(s) marked (--fail-on-regression)");
-        return ExitCode::from(crate::failure::EXIT_FAILED);
+        return Err(Failure::new(
+            FailureKind::Regression,
+            format!("{regressions} regression(s) marked (--fail-on-regression)"),
+        ));
     }
     if let Some(code) = could_not_test_exit.filter(|_| comparison.footer.comparisons == 0) {
-        eprintln!(
-            "schedlab: could not test: none of the {} rows could be judged ({} not judged: \
+        return Err(Failure::untestable(format!(
+            "could not test: none of the {} rows could be judged ({} not judged: \
              one run per side and no calibration, or too few units); exit {code} \
              (--could-not-test-exit)",
             comparison.rows.len(),
             comparison.footer.not_judged
-        );
-        return ExitCode::from(code);
+        ))
+        .or_could_not_test(Some(code)));
     }
-    ExitCode::SUCCESS
+    Ok(())
 }
 
 pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {

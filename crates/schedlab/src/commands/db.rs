@@ -8,7 +8,7 @@ use schedlab_store::{known_version, CheckReport, SqliteStore, OLDEST_READABLE_VE
 
 use super::{db_path, emit};
 use crate::cli::{DbAction, DbArgs, DbCheckArgs, DbUpgradeArgs, OutputFormat};
-use crate::failure::{Failure, EXIT_FAILED};
+use crate::failure::{Failure, FailureKind};
 
 pub fn db(args: &DbArgs) -> Result<ExitCode, Failure> {
     match &args.action {
@@ -27,11 +27,11 @@ fn check(args: &DbCheckArgs) -> Result<ExitCode, Failure> {
         }
         OutputFormat::Text => write_text(out, &report),
     })?;
-    Ok(if report.ok() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(EXIT_FAILED)
-    })
+    if !report.ok() {
+        // The report on stdout names what is wrong.
+        return Err(Failure::reported(FailureKind::Failed));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn pragma_name(report: &CheckReport) -> &'static str {

@@ -32,11 +32,12 @@ pub fn report(args: &ReportArgs) -> Result<ExitCode, Failure> {
         c.footer.comparisons,
         c.footer.not_judged
     );
-    Ok(gate(
+    gate(
         c,
         args.sides.decision.fail_on_regression,
         args.sides.could_not_test_exit,
-    ))
+    )?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Writes `path` through a temporary file in the same directory (so the rename cannot cross

@@ -13,7 +13,7 @@ use schedlab_store::{SqliteStore, Store, StoreSink};
 
 use super::{db_path, emit, report_format};
 use crate::cli::{OutputFormat, RunArgs};
-use crate::failure::Failure;
+use crate::failure::{Failure, FailureKind};
 use crate::plan::run_plan;
 use crate::progress::ProgressLine;
 
@@ -94,9 +94,12 @@ pub(crate) fn outcome_result(outcome: RunOutcome, run_id: Option<i64>) -> Result
     } = outcome;
     match (status, error) {
         (RunStatus::Complete, _) => Ok(()),
-        (_, Some(error)) => {
+        (status, Some(error)) => {
             let kept: usize = cases.iter().map(|c| c.iterations.len()).sum();
             let mut failure = Failure::from(error);
+            if status == RunStatus::Partial {
+                failure.kind = FailureKind::Partial;
+            }
             let place = run_id.map_or("not stored".to_string(), |id| format!("stored as run {id}"));
             failure.message = format!(
                 "{} ({kept} finished iterations kept, {place})",

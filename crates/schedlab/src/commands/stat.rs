@@ -121,11 +121,13 @@ pub fn stat(args: &StatArgs) -> Result<ExitCode, Failure> {
     match (layout, args.format) {
         (Some(layout), CompareFormat::Text) => {
             emit(|out| text::write_ministat(&comparison, layout, out))?;
-            Ok(gate(&comparison, args.decision.fail_on_regression, None))
+            gate(&comparison, args.decision.fail_on_regression, None)?;
+            Ok(ExitCode::SUCCESS)
         }
         (Some(layout), CompareFormat::Markdown) => {
             emit(|out| markdown::write_ministat(&comparison, layout, out))?;
-            Ok(gate(&comparison, args.decision.fail_on_regression, None))
+            gate(&comparison, args.decision.fail_on_regression, None)?;
+            Ok(ExitCode::SUCCESS)
         }
         _ => render(
             &comparison,
