@@ -26,6 +26,11 @@ impl AbbaSlot {
     }
 }
 
+/// The label of one arm's runs, so `compare NAME-a NAME-b` reads an experiment's two arms.
+pub fn arm_label(name: &str, arm: Arm) -> String {
+    format!("{name}-{}", arm.as_str())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,6 +10,8 @@ mod commands;
 mod failure;
 mod plan;
 mod progress;
+mod session;
+mod shell;
 
 use failure::{Failure, FailureKind};
 
