@@ -8,10 +8,12 @@ use clap::Parser;
 mod cli;
 mod commands;
 mod failure;
+mod output;
 mod plan;
 mod progress;
 mod session;
 mod shell;
+mod store_path;
 
 use failure::{Failure, FailureKind};
 

@@ -14,13 +14,14 @@ use schedlab_stats::sequential::Spending;
 use schedlab_store::{Experiment, ExperimentKind, SqliteStore, Store};
 
 use super::compare::{gate, load_with, settings, CalibrationChoice, Query};
-use super::{db_path, emit};
 use crate::cli::AbArgs;
 use crate::failure::Failure;
+use crate::output::emit;
 use crate::plan::plan_from_parts;
 use crate::progress::ProgressLine;
 use crate::session::{plan_for_visit, Session, Storage};
 use crate::shell::run_shell_command;
+use crate::store_path::db_path;
 
 pub fn ab(args: &AbArgs) -> Result<ExitCode, Failure> {
     let sequential = match (args.until_decided, args.max_rounds) {

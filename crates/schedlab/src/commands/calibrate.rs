@@ -16,12 +16,13 @@ use schedlab_report::compare::table::{Align, Table};
 use schedlab_report::model::format_time_ns;
 use schedlab_store::{SqliteStore, Store, StoredCalibration};
 
-use super::{db_path, emit};
 use crate::cli::{CalibrateArgs, OutputFormat};
 use crate::failure::Failure;
+use crate::output::emit;
 use crate::plan::plan_from_parts;
 use crate::progress::ProgressLine;
 use crate::session::{plan_for_visit, Session, Storage};
+use crate::store_path::db_path;
 
 /// The level the report's detectable changes are stated at.
 const REPORT_ALPHA: f64 = 0.05;

@@ -14,7 +14,6 @@ use schedlab_core::record::{Arm, ExperimentTag, RunStatus};
 use schedlab_core::sys;
 use schedlab_store::{Experiment, ExperimentKind, SqliteStore, Store};
 
-use super::db_path;
 use crate::cli::{
     CampaignAction, CampaignArgs, CampaignNextArgs, CampaignStartArgs, CampaignStatusArgs,
 };
@@ -23,6 +22,7 @@ use crate::plan::plan_from_parts;
 use crate::progress::ProgressLine;
 use crate::session::{plan_for_visit, Session, Storage};
 use crate::shell::run_shell_command;
+use crate::store_path::db_path;
 
 const MAX_BOOTS: u32 = 1000;
 

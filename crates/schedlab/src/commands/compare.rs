@@ -16,9 +16,10 @@ use schedlab_report::compare::text::Style;
 use schedlab_report::compare::{self};
 use schedlab_store::{SqliteStore, Store};
 
-use super::{db_path, emit};
 use crate::cli::{AdjustArg, CompareArgs, CompareFormat, CompareStyle, DecisionArgs, SidesArgs};
 use crate::failure::{Failure, FailureKind};
+use crate::output::emit;
+use crate::store_path::db_path;
 
 /// ministat's confidence levels, the only ones its t table (and so our ministat style) knows.
 const CONFIDENCE_LEVELS: [f64; 6] = [80.0, 90.0, 95.0, 98.0, 99.0, 99.5];

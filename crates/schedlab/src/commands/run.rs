@@ -8,12 +8,13 @@ use schedlab_core::plan::RunPlan;
 use schedlab_report::RunReport;
 use schedlab_store::{SqliteStore, Store};
 
-use super::{db_path, emit, report_format};
 use crate::cli::{OutputFormat, RunArgs};
 use crate::failure::Failure;
+use crate::output::{emit, report_format};
 use crate::plan::run_plan;
 use crate::progress::ProgressLine;
 use crate::session::{Session, Storage};
+use crate::store_path::db_path;
 
 pub fn run(args: &RunArgs) -> Result<ExitCode, Failure> {
     let plan = run_plan(args)?;

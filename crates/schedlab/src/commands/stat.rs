@@ -12,9 +12,9 @@ use schedlab_report::compare::{markdown, text};
 use schedlab_stats::ministat::ministat_vitals;
 
 use super::compare::{gate, render, settings};
-use super::emit;
 use crate::cli::{CompareFormat, CompareStyle, StatArgs};
 use crate::failure::Failure;
+use crate::output::emit;
 
 /// Reads one column of numbers as ministat does: fields split on any delimiter character, a field
 /// starting with `#` ends the line, lines without the column are skipped, anything else that is
