@@ -7,6 +7,7 @@ use clap::Parser;
 
 mod cli;
 mod commands;
+mod comparison;
 mod failure;
 mod output;
 mod plan;

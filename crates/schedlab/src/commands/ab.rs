@@ -13,8 +13,8 @@ use schedlab_core::sys;
 use schedlab_stats::sequential::Spending;
 use schedlab_store::{Experiment, ExperimentKind, SqliteStore, Store};
 
-use super::compare::{gate, load_with, settings, CalibrationChoice, Query};
 use crate::cli::AbArgs;
+use crate::comparison::{gate, load_with, settings, CalibrationChoice, Query};
 use crate::failure::Failure;
 use crate::output::emit;
 use crate::plan::plan_from_parts;

@@ -8,8 +8,8 @@ use std::process::ExitCode;
 
 use schedlab_report::compare::html;
 
-use super::compare::{gate, load_comparison};
 use crate::cli::ReportArgs;
+use crate::comparison::{gate, load_comparison};
 use crate::failure::Failure;
 
 pub fn report(args: &ReportArgs) -> Result<ExitCode, Failure> {

@@ -11,8 +11,8 @@ use schedlab_report::compare::ministat::{write_block, Layout, DEFAULT_WIDTH};
 use schedlab_report::compare::{markdown, text};
 use schedlab_stats::ministat::ministat_vitals;
 
-use super::compare::{gate, render, settings};
 use crate::cli::{CompareFormat, CompareStyle, StatArgs};
+use crate::comparison::{gate, render, settings};
 use crate::failure::Failure;
 use crate::output::emit;
 
