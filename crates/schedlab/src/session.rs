@@ -97,7 +97,7 @@ impl Session {
         })
     }
 
-    /// The run as the store holds it, which is what `show` prints later.
+    /// The run as the store holds it, as `show` prints it later; without an id in memory.
     pub fn load(&self, run: &MeasuredRun) -> Result<RunRecord, Failure> {
         let mut record = self.store.load_run(run.run_id)?;
         record.id = run.stored_id();
