@@ -9,6 +9,7 @@ pub mod counters;
 pub mod cpu_list;
 pub mod error;
 pub mod estimate;
+pub mod experiment;
 pub mod fingerprint;
 pub mod metric;
 pub mod plan;

@@ -5,7 +5,9 @@
 //! Readers and writers open the database differently: [`SqliteStore::open_existing`] is read-only
 //! (it writes nothing, migrates nothing and never blocks a run), [`SqliteStore::open`] and
 //! [`SqliteStore::open_existing_writer`] create or upgrade the schema in one exclusive transaction
-//! and retry busy writes with backoff. [`Location`] turns a `--db` value into a backend or an error.
+//! and retry busy writes with backoff; [`SqliteStore::in_memory`] is a writer whose database lives
+//! and dies in memory, with the same schema, for runs that are not kept (`run --no-store`).
+//! [`Location`] turns a `--db` value into a backend or an error.
 #![forbid(unsafe_code)]
 use std::path::{Path, PathBuf};
 use std::time::Duration;

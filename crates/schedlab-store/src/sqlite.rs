@@ -61,7 +61,11 @@ pub struct SqliteStore {
     found_version: i64,
     patience: Patience,
     busy_retries: Cell<u64>,
+    in_memory: bool,
 }
+
+/// What [`SqliteStore::path`] and messages name a store in memory by: SQLite's own name for one.
+const IN_MEMORY: &str = ":memory:";
 
 impl SqliteStore {
     /// Opens a results database for writing at `path`, creating the file (and its directory) if
@@ -139,22 +143,54 @@ impl SqliteStore {
         }
         let conn = Connection::open_with_flags(path, flags)
             .map_err(|e| unwritable(schema::sqlite_text(&e)))?;
+        SqliteStore::new(conn, path, true)?.into_current_writer()
+    }
+
+    /// A store in this process's memory, gone when it is dropped: the schema, migrations and
+    /// queries of a file, for runs that are measured and reported but not kept (`--no-store`).
+    pub fn in_memory() -> Result<Self> {
+        let path = Path::new(IN_MEMORY);
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn =
+            Connection::open_in_memory_with_flags(flags).map_err(|e| schema::classify(path, e))?;
         let mut store = SqliteStore::new(conn, path, true)?;
+        store.in_memory = true;
+        store.into_current_writer()
+    }
+
+    /// Whether this store lives in memory only ([`SqliteStore::in_memory`]): what it holds is
+    /// not kept, and its ids name nothing a later command could find.
+    pub fn is_in_memory(&self) -> bool {
+        self.in_memory
+    }
+
+    /// Makes a writer's database current: refused unchanged when foreign or newer, in WAL mode
+    /// when it is a file, its schema migrated to this schedlab's version.
+    fn into_current_writer(self) -> Result<Self> {
+        let mut store = self;
+        // A copy: the store is written to while its path is quoted in errors.
+        let path_buf = store.path.clone();
+        let path = path_buf.as_path();
         // Look before touching anything: a foreign or newer file is refused unchanged.
         let shape = store.read(|conn| schema::inspect(conn, path))?;
         store.found_version = match shape {
             Shape::Empty => 0,
             Shape::Schedlab { version } => version,
         };
-        store.retry(|| {
-            let mode: String = store
-                .conn
-                .query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
-            if !mode.eq_ignore_ascii_case("wal") {
-                store.conn.pragma_update(None, "journal_mode", "WAL")?;
-            }
-            Ok(())
-        })?;
+        // WAL lets readers beside a run; nobody else can open a database in memory.
+        if !store.in_memory {
+            store.retry(|| {
+                let mode: String = store
+                    .conn
+                    .query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
+                if !mode.eq_ignore_ascii_case("wal") {
+                    store.conn.pragma_update(None, "journal_mode", "WAL")?;
+                }
+                Ok(())
+            })?;
+        }
         if store.found_version < schema::known_version() {
             // EXCLUSIVE, and the schema inspected again inside: of N processes opening one new
             // file, the first creates schema and mark in one commit and the others find it done.
@@ -199,6 +235,7 @@ impl SqliteStore {
             found_version: 0,
             patience,
             busy_retries: Cell::new(0),
+            in_memory: false,
         })
     }
 
@@ -1248,6 +1285,38 @@ mod tests {
         assert!(store.record_case_failure(id, 9, "no such case").is_err());
         let run = store.load_run(id).unwrap();
         assert_eq!(run.cases[0].error.as_deref(), Some("worker 1 was stopped"));
+    }
+
+    #[test]
+    fn a_store_in_memory_has_the_schema_of_a_file_and_shares_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut on_file = SqliteStore::open(&dir.path().join("r.db")).unwrap();
+        let mut in_memory = SqliteStore::in_memory().unwrap();
+        assert!(in_memory.is_in_memory() && !on_file.is_in_memory());
+        assert_eq!(in_memory.schema_version(), schema::known_version());
+        assert_eq!(in_memory.found_version(), 0, "migrated from empty");
+        let plan = plan("memory");
+        let on_file_id = run_into(&mut on_file, &plan);
+        let on_file_run = on_file.load_run(on_file_id).unwrap();
+        let in_memory_id = run_into(&mut in_memory, &plan);
+        let in_memory_run = in_memory.load_run(in_memory_id).unwrap();
+        let shape = |run: &RunRecord| {
+            (
+                run.status,
+                run.plan.clone(),
+                run.cases
+                    .iter()
+                    .map(|c| (c.spec.clone(), c.iterations.len()))
+                    .collect::<Vec<_>>(),
+            )
+        };
+        assert_eq!(shape(&in_memory_run), shape(&on_file_run));
+        assert_eq!(in_memory.list_runs(None).unwrap().len(), 1);
+        assert!(SqliteStore::in_memory()
+            .unwrap()
+            .list_runs(None)
+            .unwrap()
+            .is_empty());
     }
 
     #[test]

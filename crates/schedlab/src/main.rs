@@ -8,12 +8,17 @@ use clap::Parser;
 
 mod cli;
 mod commands;
+mod comparison;
 mod failure;
+mod output;
 mod plan;
 mod progress;
+mod session;
+mod shell;
+mod store_path;
 mod workload_flags;
 
-use failure::{Failure, EXIT_BAD_INPUT};
+use failure::{Failure, FailureKind};
 
 fn main() -> ExitCode {
     let cli = match cli::Cli::try_parse() {
@@ -25,11 +30,13 @@ fn main() -> ExitCode {
         Err(failure) => {
             // Not eprintln!: after a hang-up stderr may be a terminal that is gone (EIO), and a
             // panic here would replace the exit code that says what happened.
-            let _ = writeln!(
-                std::io::stderr(),
-                "schedlab: {}",
-                one_line(&failure.message)
-            );
+            if !failure.message.is_empty() {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "schedlab: {}",
+                    one_line(&failure.message)
+                );
+            }
             failure.exit_code()
         }
     }
@@ -52,7 +59,7 @@ fn clap_failure(e: clap::Error) -> ExitCode {
         }
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand | ErrorKind::MissingSubcommand => {
             let _ = e.print();
-            ExitCode::from(EXIT_BAD_INPUT)
+            ExitCode::from(FailureKind::BadInput.exit_code())
         }
         _ => {
             // clap puts the detail (which argument, a tip) on the lines after the first; keep

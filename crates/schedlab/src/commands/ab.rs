@@ -2,56 +2,26 @@
 //! applies B and runs again, in ABBA order (AB, BA, AB, ...) so slow drift cancels; every visit is
 //! a stored run tagged with its arm and round, and `compare LABEL-a LABEL-b` analyses the rounds as
 //! pairs. The original setting is restored at the end, on Ctrl-C and on failure.
-use std::process::{Command, ExitCode, Stdio};
+use std::process::ExitCode;
 
 use schedlab_analysis::model::{Comparison, Verdict};
 use schedlab_analysis::{MetricFilter, SequentialPlan};
-use schedlab_core::fingerprint::Fingerprint;
+use schedlab_core::experiment::{arm_label, AbbaSlot};
 use schedlab_core::plan::{validate_label, RunPlan};
 use schedlab_core::record::{Arm, ExperimentTag, RunStatus};
 use schedlab_core::sys;
 use schedlab_stats::sequential::Spending;
 use schedlab_store::{Experiment, ExperimentKind, SqliteStore, Store};
 
-use super::compare::{gate, load_with, settings, CalibrationChoice, Query};
-use super::run::{outcome_result, run_stored};
-use super::{db_path, emit};
 use crate::cli::AbArgs;
+use crate::comparison::{gate, load_with, settings, CalibrationChoice, Query};
 use crate::failure::Failure;
+use crate::output::emit;
 use crate::plan::plan_from_parts;
 use crate::progress::ProgressLine;
-
-/// The arms of round `round`: A first in even rounds, B first in odd ones.
-pub fn abba(round: u32) -> [Arm; 2] {
-    if round.is_multiple_of(2) {
-        [Arm::A, Arm::B]
-    } else {
-        [Arm::B, Arm::A]
-    }
-}
-
-/// The label of an arm's runs.
-pub fn arm_label(name: &str, arm: Arm) -> String {
-    format!("{name}-{}", arm.as_str())
-}
-
-/// Runs a setting command through `sh -c`; its output goes to stderr so stdout stays schedlab's.
-pub fn shell(what: &str, command: &str) -> Result<(), Failure> {
-    let status = Command::new("sh")
-        .arg("-c")
-        .arg(command)
-        .stdin(Stdio::null())
-        .stdout(std::io::stderr())
-        .status()
-        .map_err(|e| Failure::failed(format!("cannot run the {what} command: {e}")))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(Failure::failed(format!(
-            "the {what} command `{command}` failed ({status})"
-        )))
-    }
-}
+use crate::session::{plan_for_visit, Session, Storage};
+use crate::shell::run_shell_command;
+use crate::store_path::db_path;
 
 pub fn ab(args: &AbArgs) -> Result<ExitCode, Failure> {
     let sequential = match (args.until_decided, args.max_rounds) {
@@ -87,7 +57,7 @@ pub fn ab(args: &AbArgs) -> Result<ExitCode, Failure> {
         None => format!("ab-{}", sys::realtime_ns() / 1_000_000_000),
     };
     validate_label(&arm_label(&name, Arm::A))?;
-    let mut store = SqliteStore::open(&db_path(&args.db)?)?;
+    let mut session = Session::open(Storage::File(db_path(&args.db)?))?;
     let spec = serde_json::json!({
         "a": args.apply_a,
         "b": args.apply_b,
@@ -96,7 +66,7 @@ pub fn ab(args: &AbArgs) -> Result<ExitCode, Failure> {
         "plan": plan,
         "sequential": sequential,
     });
-    let experiment_id = store.create_experiment(&Experiment {
+    let experiment_id = session.store_mut().create_experiment(&Experiment {
         id: None,
         kind: ExperimentKind::Ab,
         name: name.clone(),
@@ -105,33 +75,26 @@ pub fn ab(args: &AbArgs) -> Result<ExitCode, Failure> {
         status: RunStatus::Running,
         created_at_ns: sys::realtime_ns(),
     })?;
-    sys::install_interrupt_handlers()
-        .map_err(|e| Failure::failed(format!("cannot install signal handlers: {e}")))?;
 
-    let result = visit_all(args, &plan, &name, experiment_id, rounds, &mut store);
+    let result = visit_all(args, &plan, &name, experiment_id, rounds, &mut session);
     // Restore whatever happened; a failing restore is reported but does not hide the run's own
     // failure.
     let restored = args
         .restore
         .as_deref()
-        .map(|cmd| shell("--restore", cmd))
+        .map(|cmd| run_shell_command("--restore", cmd))
         .unwrap_or(Ok(()));
-    let status = match &result {
-        Ok(_) => RunStatus::Complete,
-        Err(f) if f.code > 128 => RunStatus::Interrupted,
-        Err(_) => RunStatus::Failed,
-    };
     let done = result.as_ref().map_or(0, |(visits, _)| *visits);
-    store.update_experiment(
+    session.finish_experiment(
         experiment_id,
         &serde_json::json!({ "visits_done": done }),
-        status,
+        &result,
     )?;
     let (visits, comparison) = result?;
     restored?;
     let comparison = match comparison {
         Some(c) => c,
-        None => decide(args, &name, &store)?,
+        None => decide(args, &name, session.store())?,
     };
     emit(|out| {
         schedlab_report::compare::text::write(
@@ -148,7 +111,8 @@ pub fn ab(args: &AbArgs) -> Result<ExitCode, Failure> {
         arm_label(&name, Arm::A),
         arm_label(&name, Arm::B)
     );
-    Ok(gate(&comparison, args.decision.fail_on_regression, None))
+    gate(&comparison, args.decision.fail_on_regression, None)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The experiment's comparison so far, decided as `compare` would (sequentially for
@@ -188,46 +152,39 @@ fn visit_all(
     name: &str,
     experiment_id: i64,
     rounds: u32,
-    store: &mut SqliteStore,
+    session: &mut Session,
 ) -> Result<(u32, Option<Comparison>), Failure> {
-    let fingerprint = Fingerprint::collect();
     let mut progress = ProgressLine::new(args.quiet);
     let mut visits = 0;
     let mut last = None;
     for round in 0..rounds {
-        for arm in abba(round) {
-            if let Some(signal) = sys::interrupt_signal() {
-                return Err(Failure::from(schedlab_core::Error::Interrupted(signal)));
-            }
+        for slot in 2 * round..2 * round + 2 {
+            let arm = AbbaSlot::of(slot).arm;
+            session.check_interrupted()?;
             let command = match arm {
                 Arm::A => &args.apply_a,
                 Arm::B => &args.apply_b,
             };
-            shell(if arm == Arm::A { "--a" } else { "--b" }, command)?;
-            let mut visit = plan.clone();
+            run_shell_command(if arm == Arm::A { "--a" } else { "--b" }, command)?;
+            let mut visit = plan_for_visit(plan, slot);
             visit.label = Some(arm_label(name, arm));
-            if let Some(seed) = plan.order_seed {
-                // A new order per visit (stored with the run), so no case always follows the
-                // same one.
-                visit = visit.shuffled(seed.wrapping_add(u64::from(visits)));
-            }
             let tag = ExperimentTag {
                 experiment_id,
                 arm,
                 round,
             };
-            let (run_id, outcome) =
-                run_stored(store, &visit, &fingerprint, Some(tag), &mut progress)?;
-            outcome_result(outcome, Some(run_id))?;
+            session
+                .measure(&visit, Some(tag), &mut progress)?
+                .completed()?;
             visits += 1;
-            store.update_experiment(
+            session.store_mut().update_experiment(
                 experiment_id,
                 &serde_json::json!({ "visits_done": visits }),
                 RunStatus::Running,
             )?;
         }
         if args.until_decided {
-            let c = decide(args, name, store)?;
+            let c = decide(args, name, session.store())?;
             let decided = c
                 .rows
                 .iter()
@@ -256,27 +213,4 @@ fn visit_all(
     }
     progress.finish();
     Ok((visits, last))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rounds_alternate_abba() {
-        let order: Vec<Arm> = (0..4).flat_map(abba).collect();
-        assert_eq!(
-            order,
-            [
-                Arm::A,
-                Arm::B,
-                Arm::B,
-                Arm::A,
-                Arm::A,
-                Arm::B,
-                Arm::B,
-                Arm::A
-            ]
-        );
-    }
 }

@@ -8,7 +8,6 @@ use std::process::ExitCode;
 
 use schedlab_analysis::calibration::{report, Calibration};
 use schedlab_analysis::MachineKey;
-use schedlab_core::fingerprint::Fingerprint;
 use schedlab_core::plan::validate_label;
 use schedlab_core::record::{RunRecord, RunStatus};
 use schedlab_core::{runner, sys};
@@ -17,12 +16,13 @@ use schedlab_report::compare::table::{Align, Table};
 use schedlab_report::model::format_time_ns;
 use schedlab_store::{SqliteStore, Store, StoredCalibration};
 
-use super::run::{outcome_result, run_stored};
-use super::{db_path, emit};
 use crate::cli::{CalibrateArgs, OutputFormat};
 use crate::failure::Failure;
+use crate::output::emit;
 use crate::plan::plan_from_parts;
 use crate::progress::ProgressLine;
+use crate::session::{plan_for_visit, Session, Storage};
+use crate::store_path::db_path;
 
 /// The level the report's detectable changes are stated at.
 const REPORT_ALPHA: f64 = 0.05;
@@ -98,10 +98,7 @@ fn measure(args: &CalibrateArgs) -> Result<ExitCode, Failure> {
     };
     validate_label(&label)?;
     plan.label = Some(label.clone());
-    let mut store = SqliteStore::open(&db_path(&args.db)?)?;
-    sys::install_interrupt_handlers()
-        .map_err(|e| Failure::failed(format!("cannot install signal handlers: {e}")))?;
-    let fingerprint = Fingerprint::collect();
+    let mut session = Session::open(Storage::File(db_path(&args.db)?))?;
     for i in 0..runs {
         if i > 0 {
             runner::pause((pause * 1000.0).round() as u64).map_err(Failure::from)?;
@@ -113,18 +110,15 @@ fn measure(args: &CalibrateArgs) -> Result<ExitCode, Failure> {
                 runs
             );
         }
-        let mut visit = plan.clone();
-        if let Some(seed) = plan.order_seed {
-            // A new case order per run (stored with it), as separate runs would have.
-            visit = visit.shuffled(seed.wrapping_add(u64::from(i)));
-        }
+        // A new case order per run, as separate runs would have.
+        let visit = plan_for_visit(&plan, i);
         let mut progress = ProgressLine::new(args.quiet);
-        let (run_id, outcome) = run_stored(&mut store, &visit, &fingerprint, None, &mut progress)?;
+        let measured = session.measure(&visit, None, &mut progress)?;
         progress.finish();
-        outcome_result(outcome, Some(run_id))?;
+        measured.completed()?;
     }
     let cases: Vec<String> = plan.cases.iter().map(|c| c.name.clone()).collect();
-    compute_and_store(&mut store, &label, Some(&cases), args.format)
+    compute_and_store(session.store_mut(), &label, Some(&cases), args.format)
 }
 
 /// Computes a calibration from every complete run of `label` on this machine (restricted to

@@ -8,21 +8,21 @@ use std::process::ExitCode;
 
 use serde::{Deserialize, Serialize};
 
-use schedlab_core::fingerprint::Fingerprint;
+use schedlab_core::experiment::{arm_label, AbbaSlot};
 use schedlab_core::plan::{validate_label, RunPlan};
 use schedlab_core::record::{Arm, ExperimentTag, RunStatus};
 use schedlab_core::sys;
 use schedlab_store::{Experiment, ExperimentKind, SqliteStore, Store};
 
-use super::ab::{arm_label, shell};
-use super::db_path;
-use super::run::{outcome_result, run_stored};
 use crate::cli::{
     CampaignAction, CampaignArgs, CampaignNextArgs, CampaignStartArgs, CampaignStatusArgs,
 };
 use crate::failure::Failure;
 use crate::plan::plan_from_parts;
 use crate::progress::ProgressLine;
+use crate::session::{plan_for_visit, Session, Storage};
+use crate::shell::run_shell_command;
+use crate::store_path::db_path;
 
 const MAX_BOOTS: u32 = 1000;
 
@@ -46,14 +46,6 @@ pub struct Slot {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CampaignState {
     pub slots: Vec<Slot>,
-}
-
-/// The arm of boot `slot` (0-based): A B B A, repeated.
-pub fn arm_of_slot(slot: u32) -> Arm {
-    match slot % 4 {
-        0 | 3 => Arm::A,
-        _ => Arm::B,
-    }
 }
 
 /// What `next` should do on this boot.
@@ -92,7 +84,7 @@ impl CampaignSpec {
         if slot >= self.boots {
             return Step::Finished;
         }
-        let arm = arm_of_slot(slot);
+        let AbbaSlot { arm, round } = AbbaSlot::of(slot);
         if let Some(done) = state.slots.iter().position(|s| s.boot_id == boot_id) {
             return Step::AlreadyRan {
                 slot: done as u32,
@@ -107,11 +99,7 @@ impl CampaignSpec {
                 running: kernel.to_string(),
             };
         }
-        Step::Run {
-            slot,
-            arm,
-            round: slot / 2,
-        }
+        Step::Run { slot, arm, round }
     }
 }
 
@@ -194,10 +182,10 @@ fn load(
 }
 
 fn next(args: &CampaignNextArgs) -> Result<ExitCode, Failure> {
-    let mut store = SqliteStore::open_existing_writer(&db_path(&args.db)?)?;
-    let (experiment, spec, mut state) = load(&store, &args.name)?;
+    let mut session = Session::open(Storage::ExistingFile(db_path(&args.db)?))?;
+    let (experiment, spec, mut state) = load(session.store(), &args.name)?;
     let experiment_id = experiment.id.unwrap_or_default();
-    let fingerprint = Fingerprint::collect();
+    let fingerprint = session.fingerprint().clone();
     let (slot, arm, round) = match spec.next_step(
         &state,
         &fingerprint.kernel_release,
@@ -235,23 +223,18 @@ fn next(args: &CampaignNextArgs) -> Result<ExitCode, Failure> {
         }
         Step::Run { slot, arm, round } => (slot, arm, round),
     };
-    sys::install_interrupt_handlers()
-        .map_err(|e| Failure::failed(format!("cannot install signal handlers: {e}")))?;
-    let mut plan = spec.plan.clone();
+    let mut plan = plan_for_visit(&spec.plan, slot);
     plan.label = Some(arm_label(&args.name, arm));
-    if let Some(seed) = spec.plan.order_seed {
-        plan = plan.shuffled(seed.wrapping_add(u64::from(slot)));
-    }
     let mut progress = ProgressLine::new(args.quiet);
     let tag = ExperimentTag {
         experiment_id,
         arm,
         round,
     };
-    let (run_id, outcome) = run_stored(&mut store, &plan, &fingerprint, Some(tag), &mut progress)?;
+    let measured = session.measure(&plan, Some(tag), &mut progress)?;
     progress.finish();
     // A failed slot stays open: the next boot of the same kernel runs it again.
-    outcome_result(outcome, Some(run_id))?;
+    let run_id = measured.completed()?;
     state.slots.push(Slot {
         arm,
         run_id,
@@ -264,7 +247,9 @@ fn next(args: &CampaignNextArgs) -> Result<ExitCode, Failure> {
     } else {
         RunStatus::Running
     };
-    store.update_experiment(experiment_id, &to_value(&state)?, status)?;
+    session
+        .store_mut()
+        .update_experiment(experiment_id, &to_value(&state)?, status)?;
     if finished {
         println!(
             "campaign {}: slot {} of {} done (run {run_id}); the campaign is complete. Compare with:\n  schedlab compare {} {}",
@@ -272,14 +257,14 @@ fn next(args: &CampaignNextArgs) -> Result<ExitCode, Failure> {
         );
         return Ok(ExitCode::SUCCESS);
     }
-    let next_kernel = spec.kernel(arm_of_slot(slot + 1)).to_string();
+    let next_kernel = spec.kernel(AbbaSlot::of(slot + 1).arm).to_string();
     println!(
         "campaign {}: slot {} of {} done (run {run_id}); next: boot kernel {next_kernel} and run `schedlab campaign next {}`",
         args.name, slot + 1, spec.boots, args.name
     );
     if let Some(command) = &args.reboot_cmd {
         std::env::set_var("SCHEDLAB_NEXT_KERNEL", &next_kernel);
-        shell("--reboot-cmd", command)?;
+        run_shell_command("--reboot-cmd", command)?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -298,7 +283,7 @@ fn status(args: &CampaignStatusArgs) -> Result<ExitCode, Failure> {
         spec.plan.cases.len()
     );
     for slot in 0..spec.boots {
-        let arm = arm_of_slot(slot);
+        let arm = AbbaSlot::of(slot).arm;
         match state.slots.get(slot as usize) {
             Some(s) => println!(
                 "  slot {:>3}  {}  run {:<6} kernel {}  boot {}",
@@ -349,24 +334,6 @@ mod tests {
             boot_id: boot.into(),
             kernel: String::new(),
         }
-    }
-
-    #[test]
-    fn boots_follow_abba() {
-        let arms: Vec<Arm> = (0..8).map(arm_of_slot).collect();
-        assert_eq!(
-            arms,
-            [
-                Arm::A,
-                Arm::B,
-                Arm::B,
-                Arm::A,
-                Arm::A,
-                Arm::B,
-                Arm::B,
-                Arm::A
-            ]
-        );
     }
 
     #[test]

@@ -6,9 +6,10 @@ use std::process::ExitCode;
 use schedlab_report::model::format_time_ns;
 use schedlab_store::{known_version, CheckReport, SqliteStore, OLDEST_READABLE_VERSION};
 
-use super::{db_path, emit};
 use crate::cli::{DbAction, DbArgs, DbCheckArgs, DbUpgradeArgs, OutputFormat};
-use crate::failure::{Failure, EXIT_FAILED};
+use crate::failure::{Failure, FailureKind};
+use crate::output::emit;
+use crate::store_path::db_path;
 
 pub fn db(args: &DbArgs) -> Result<ExitCode, Failure> {
     match &args.action {
@@ -27,11 +28,11 @@ fn check(args: &DbCheckArgs) -> Result<ExitCode, Failure> {
         }
         OutputFormat::Text => write_text(out, &report),
     })?;
-    Ok(if report.ok() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(EXIT_FAILED)
-    })
+    if !report.ok() {
+        // The report on stdout names what is wrong.
+        return Err(Failure::reported(FailureKind::Failed));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn pragma_name(report: &CheckReport) -> &'static str {

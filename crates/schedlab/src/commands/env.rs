@@ -4,9 +4,9 @@ use std::process::ExitCode;
 use schedlab_core::fingerprint::Fingerprint;
 use serde::Serialize;
 
-use super::emit;
 use crate::cli::{EnvArgs, OutputFormat};
 use crate::failure::Failure;
+use crate::output::emit;
 
 /// The version of `env --format json`: bumped when a field is renamed, removed or changes
 /// meaning (docs/json-schema.md); fields may be added without a bump.

@@ -5,8 +5,8 @@ use schedlab_core::suite::{Suite, BUILTIN_SUITES};
 use schedlab_core::workload::WORKLOADS;
 use schedlab_report::compare::table::{Align, Table};
 
-use super::emit;
 use crate::failure::Failure;
+use crate::output::emit;
 
 pub fn list() -> Result<ExitCode, Failure> {
     // No header: the first word of each line says what it is, as scripts read it.

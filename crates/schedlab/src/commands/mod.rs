@@ -1,11 +1,9 @@
-//! One module per subcommand; `dispatch` routes the parsed command line to them.
-use std::io::Write;
-use std::path::PathBuf;
+//! One module per subcommand; `dispatch` routes the parsed command line to them. A command uses
+//! what it shares with others from modules outside this one (the session, the comparison, the
+//! output), never another command.
 use std::process::ExitCode;
 
-use schedlab_store::Location;
-
-use crate::cli::{Cli, Command, DbArg, OutputFormat};
+use crate::cli::{Cli, Command};
 use crate::failure::Failure;
 
 mod ab;
@@ -38,44 +36,5 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Db(args) => db::db(&args),
         Command::Completions(args) => docs::completions(&args),
         Command::Man(args) => docs::man(&args),
-    }
-}
-
-/// The SQLite file `--db` (or `$SCHEDLAB_DB`, or the default) names. A `--db` value with a URL
-/// scheme is parsed, never taken as a file name: `sqlite:` gives a path, others are refused.
-pub(crate) fn db_path(arg: &DbArg) -> Result<PathBuf, Failure> {
-    let given = arg
-        .db
-        .clone()
-        .map(PathBuf::into_os_string)
-        .or_else(|| std::env::var_os("SCHEDLAB_DB"))
-        .filter(|v| !v.is_empty());
-    if let Some(value) = given {
-        return match Location::parse(&value)? {
-            Location::Sqlite(path) => Ok(path),
-        };
-    }
-    schedlab_store::default_db_path().ok_or_else(|| {
-        Failure::bad_input("no results database path: set --db, SCHEDLAB_DB, XDG_DATA_HOME or HOME")
-    })
-}
-
-pub(crate) fn report_format(format: OutputFormat) -> schedlab_report::Format {
-    match format {
-        OutputFormat::Text => schedlab_report::Format::Text,
-        OutputFormat::Json => schedlab_report::Format::Json,
-    }
-}
-
-/// Writes command output to stdout; a closed pipe (`| head`) is not an error.
-pub(crate) fn emit(
-    render: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
-) -> Result<(), Failure> {
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    match render(&mut out).and_then(|()| out.flush()) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(Failure::failed(format!("cannot write output: {e}"))),
     }
 }

@@ -8,8 +8,8 @@ use std::process::ExitCode;
 
 use schedlab_report::compare::html;
 
-use super::compare::{gate, load_comparison};
 use crate::cli::ReportArgs;
+use crate::comparison::{gate, load_comparison};
 use crate::failure::Failure;
 
 pub fn report(args: &ReportArgs) -> Result<ExitCode, Failure> {
@@ -32,11 +32,12 @@ pub fn report(args: &ReportArgs) -> Result<ExitCode, Failure> {
         c.footer.comparisons,
         c.footer.not_judged
     );
-    Ok(gate(
+    gate(
         c,
         args.sides.decision.fail_on_regression,
         args.sides.could_not_test_exit,
-    ))
+    )?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Writes `path` through a temporary file in the same directory (so the rename cannot cross

@@ -1,130 +1,47 @@
 //! `schedlab run`: validate the plan, open the store before measuring anything, run case by case
 //! with every finished iteration committed at once, then print the summary of what was stored.
+//! `--no-store` is the same session on a store in memory.
 use std::process::ExitCode;
 
 use schedlab_core::estimate;
-use schedlab_core::fingerprint::Fingerprint;
 use schedlab_core::plan::RunPlan;
-use schedlab_core::record::{ExperimentTag, RunRecord, RunStatus};
-use schedlab_core::runner::{self, NoSink, RunOutcome};
-use schedlab_core::sys;
 use schedlab_report::RunReport;
-use schedlab_store::{SqliteStore, Store, StoreSink};
+use schedlab_store::{SqliteStore, Store};
 
-use super::{db_path, emit, report_format};
 use crate::cli::{OutputFormat, RunArgs};
 use crate::failure::Failure;
+use crate::output::{emit, report_format};
 use crate::plan::run_plan;
 use crate::progress::ProgressLine;
+use crate::session::{Session, Storage};
+use crate::store_path::db_path;
 
 pub fn run(args: &RunArgs) -> Result<ExitCode, Failure> {
     let plan = run_plan(args)?;
     if args.dry_run {
         return dry_run(&plan, args);
     }
-    let mut store = if args.no_store {
+    let storage = if args.no_store {
         // Unused, a --db value must still name a store: a mistyped URL should not pass silently.
         if args.db.db.is_some() {
             db_path(&args.db)?;
         }
-        None
+        Storage::Memory
     } else {
-        Some(SqliteStore::open(&db_path(&args.db)?)?)
+        Storage::File(db_path(&args.db)?)
     };
-    sys::install_interrupt_handlers()
-        .map_err(|e| Failure::failed(format!("cannot install signal handlers: {e}")))?;
-    let fingerprint = Fingerprint::collect();
-    let started_at_ns = sys::realtime_ns();
+    let mut session = Session::open(storage)?;
     let mut progress = ProgressLine::new(args.quiet);
-
-    let (run_id, outcome) = match store.as_mut() {
-        Some(store) => {
-            let (run_id, outcome) = run_stored(store, &plan, &fingerprint, None, &mut progress)?;
-            (Some(run_id), outcome)
-        }
-        None => (None, runner::execute(&plan, &mut NoSink, &mut progress)),
-    };
-
+    let measured = session.measure(&plan, None, &mut progress)?;
     progress.finish();
-    let record = match (store.as_ref(), run_id) {
-        (Some(store), Some(id)) => store.load_run(id)?,
-        _ => in_memory_record(plan, fingerprint, started_at_ns, &outcome),
-    };
+    let record = session.load(&measured)?;
     let printed = emit(|out| {
         schedlab_report::write(&RunReport::new(&[record]), report_format(args.format), out)
     });
     // How the run ended comes first: after a hang-up stdout may be a terminal that is gone, and
     // that must not turn an interrupted run's 129 into a 1.
-    outcome_result(outcome, run_id)?;
+    measured.completed()?;
     printed.map(|()| ExitCode::SUCCESS)
-}
-
-/// Runs `plan` into the store as one run, placed in an experiment when `tag` says so; every
-/// iteration is committed as it finishes and the run's status at the end.
-pub(crate) fn run_stored(
-    store: &mut SqliteStore,
-    plan: &RunPlan,
-    fingerprint: &Fingerprint,
-    tag: Option<ExperimentTag>,
-    progress: &mut ProgressLine,
-) -> Result<(i64, RunOutcome), Failure> {
-    let run_id = store.begin_run(plan, fingerprint, sys::realtime_ns())?;
-    if let Some(tag) = tag {
-        store.tag_run(run_id, tag)?;
-    }
-    let outcome = runner::execute(
-        plan,
-        &mut StoreSink {
-            store: &mut *store,
-            run_id,
-        },
-        progress,
-    );
-    let error = outcome.error.as_ref().map(ToString::to_string);
-    store.finish_run(run_id, outcome.status, sys::realtime_ns(), error.as_deref())?;
-    Ok((run_id, outcome))
-}
-
-/// A run that did not complete becomes a failure naming what was kept and where.
-pub(crate) fn outcome_result(outcome: RunOutcome, run_id: Option<i64>) -> Result<(), Failure> {
-    let RunOutcome {
-        status,
-        error,
-        cases,
-    } = outcome;
-    match (status, error) {
-        (RunStatus::Complete, _) => Ok(()),
-        (_, Some(error)) => {
-            let kept: usize = cases.iter().map(|c| c.iterations.len()).sum();
-            let mut failure = Failure::from(error);
-            let place = run_id.map_or("not stored".to_string(), |id| format!("stored as run {id}"));
-            failure.message = format!(
-                "{} ({kept} finished iterations kept, {place})",
-                failure.message
-            );
-            Err(failure)
-        }
-        (_, None) => Err(Failure::failed("the run did not complete")),
-    }
-}
-
-fn in_memory_record(
-    plan: schedlab_core::plan::RunPlan,
-    fingerprint: Fingerprint,
-    started_at_ns: i64,
-    outcome: &RunOutcome,
-) -> RunRecord {
-    RunRecord {
-        id: None,
-        label: plan.label.clone(),
-        plan,
-        fingerprint,
-        started_at_ns,
-        ended_at_ns: Some(sys::realtime_ns()),
-        status: outcome.status,
-        error: outcome.error.as_ref().map(ToString::to_string),
-        cases: outcome.cases.clone(),
-    }
 }
 
 /// One case of a dry run: where it runs in the order and how long an iteration should take.

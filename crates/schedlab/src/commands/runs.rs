@@ -5,9 +5,10 @@ use schedlab_report::compare::table::{Align, Table};
 use schedlab_report::model::format_time_ns;
 use schedlab_store::{SqliteStore, Store};
 
-use super::{db_path, emit};
 use crate::cli::{OutputFormat, RunsArgs};
 use crate::failure::Failure;
+use crate::output::emit;
+use crate::store_path::db_path;
 
 pub fn runs(args: &RunsArgs) -> Result<ExitCode, Failure> {
     let path = db_path(&args.db)?;

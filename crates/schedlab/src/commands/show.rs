@@ -5,9 +5,10 @@ use std::process::ExitCode;
 use schedlab_report::RunReport;
 use schedlab_store::{SqliteStore, Store};
 
-use super::{db_path, emit};
 use crate::cli::{ShowArgs, ShowFormat};
 use crate::failure::Failure;
+use crate::output::emit;
+use crate::store_path::db_path;
 
 pub fn show(args: &ShowArgs) -> Result<ExitCode, Failure> {
     let store = SqliteStore::open_existing(&db_path(&args.db)?)?;

@@ -11,10 +11,10 @@ use schedlab_report::compare::ministat::{write_block, Layout, DEFAULT_WIDTH};
 use schedlab_report::compare::{markdown, text};
 use schedlab_stats::ministat::ministat_vitals;
 
-use super::compare::{gate, render, settings};
-use super::emit;
 use crate::cli::{CompareFormat, CompareStyle, StatArgs};
+use crate::comparison::{gate, render, settings};
 use crate::failure::Failure;
+use crate::output::emit;
 
 /// Reads one column of numbers as ministat does: fields split on any delimiter character, a field
 /// starting with `#` ends the line, lines without the column are skipped, anything else that is
@@ -121,11 +121,13 @@ pub fn stat(args: &StatArgs) -> Result<ExitCode, Failure> {
     match (layout, args.format) {
         (Some(layout), CompareFormat::Text) => {
             emit(|out| text::write_ministat(&comparison, layout, out))?;
-            Ok(gate(&comparison, args.decision.fail_on_regression, None))
+            gate(&comparison, args.decision.fail_on_regression, None)?;
+            Ok(ExitCode::SUCCESS)
         }
         (Some(layout), CompareFormat::Markdown) => {
             emit(|out| markdown::write_ministat(&comparison, layout, out))?;
-            Ok(gate(&comparison, args.decision.fail_on_regression, None))
+            gate(&comparison, args.decision.fail_on_regression, None)?;
+            Ok(ExitCode::SUCCESS)
         }
         _ => render(
             &comparison,

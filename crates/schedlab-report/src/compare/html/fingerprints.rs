@@ -14,7 +14,7 @@ pub enum Difference {
     /// The kernel and the boot: what a comparison of kernels is about.
     Expected,
     /// Hardware and tuning that `schedlab compare` refuses to mix without
-    /// `--allow-fingerprint-mismatch` (commands/compare.rs, `check_comparable`).
+    /// `--allow-fingerprint-mismatch` (comparison.rs, `check_comparable`).
     Refused,
     /// Anything else: worth a look before trusting the numbers.
     Differs,

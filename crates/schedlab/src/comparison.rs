@@ -1,0 +1,394 @@
+//! Comparing stored sides, as `compare`, `report`, `ab` and `stat` do: the decision settings,
+//! loading each side's runs (refusing comparisons across machines that differ where it matters,
+//! finding the calibrations that apply), rendering in the chosen style and format, and the gate
+//! `--fail-on-regression` and `--could-not-test-exit` apply.
+use std::process::ExitCode;
+
+use schedlab_analysis::calibration::Calibration;
+use schedlab_analysis::latency::curves;
+use schedlab_analysis::model::{Comparison, Verdict};
+use schedlab_analysis::{
+    AdjustmentName, CalibrationSet, MachineKey, MetricFilter, RunInput, SequentialPlan, Settings,
+    Side,
+};
+use schedlab_core::fingerprint::Fingerprint;
+use schedlab_core::record::{ExperimentTag, RunRecord, RunStatus};
+use schedlab_report::compare::text::Style;
+use schedlab_report::compare::{self};
+use schedlab_store::{SqliteStore, Store};
+
+use crate::cli::{AdjustArg, CompareFormat, CompareStyle, DecisionArgs, SidesArgs};
+use crate::failure::{Failure, FailureKind};
+use crate::output::emit;
+use crate::store_path::db_path;
+
+/// ministat's confidence levels, the only ones its t table (and so our ministat style) knows.
+const CONFIDENCE_LEVELS: [f64; 6] = [80.0, 90.0, 95.0, 98.0, 99.0, 99.5];
+
+pub fn settings(args: &DecisionArgs) -> Result<Settings, Failure> {
+    if !(args.min_effect.is_finite() && args.min_effect > 0.0 && args.min_effect < 100.0) {
+        return Err(Failure::bad_input(
+            "--min-effect must be a percentage above 0 and below 100",
+        ));
+    }
+    if !(args.fdr > 0.0 && args.fdr < 1.0) {
+        return Err(Failure::bad_input(
+            "--fdr must be between 0 and 1 (e.g. 0.05)",
+        ));
+    }
+    if !(args.noise_cap.is_finite() && args.noise_cap > 0.0) {
+        return Err(Failure::bad_input(
+            "--noise-cap must be a positive percentage",
+        ));
+    }
+    if !CONFIDENCE_LEVELS.contains(&args.confidence) {
+        return Err(Failure::bad_input(format!(
+            "--confidence must be one of ministat's levels: 80, 90, 95, 98, 99, 99.5 (not {})",
+            args.confidence
+        )));
+    }
+    Ok(Settings {
+        min_effect: args.min_effect / 100.0,
+        fdr: args.fdr,
+        adjustment: match args.adjust {
+            AdjustArg::Bh => AdjustmentName::Bh,
+            AdjustArg::By => AdjustmentName::By,
+            AdjustArg::Holm => AdjustmentName::Holm,
+        },
+        confidence: args.confidence / 100.0,
+        noise_cap_pct: args.noise_cap,
+        ministat_confidence: args.confidence / 100.0,
+        include_incomplete: false,
+    })
+}
+
+pub fn style(style: CompareStyle) -> Style {
+    match style {
+        CompareStyle::Schedtests => Style::Schedtests,
+        CompareStyle::Mmtests => Style::Mmtests,
+        CompareStyle::Ministat => Style::Ministat,
+        CompareStyle::Benchstat => Style::Benchstat,
+    }
+}
+
+/// Prints the comparison, then applies the gate.
+pub fn render(
+    comparison: &Comparison,
+    style: CompareStyle,
+    format: CompareFormat,
+    fail_on_regression: bool,
+    could_not_test_exit: Option<u8>,
+) -> Result<ExitCode, Failure> {
+    let style = self::style(style);
+    emit(|out| match format {
+        CompareFormat::Text => compare::text::write(comparison, style, out),
+        CompareFormat::Markdown => compare::markdown::write(comparison, style, out),
+        CompareFormat::Csv => compare::csv::write(comparison, out),
+        CompareFormat::Json => compare::json::write(comparison, out),
+    })?;
+    gate(comparison, fail_on_regression, could_not_test_exit)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The gate scripts rely on: with `--fail-on-regression`, a row marked a regression fails; with
+/// `--could-not-test-exit CODE`, not one row judged is untestable (no test, so no regression
+/// could have been seen: a pass would be a lie, and `git bisect run` must skip).
+pub fn gate(
+    comparison: &Comparison,
+    fail_on_regression: bool,
+    could_not_test_exit: Option<u8>,
+) -> Result<(), Failure> {
+    let regressions = comparison.count(Verdict::Regression);
+    if fail_on_regression && regressions > 0 {
+        return Err(Failure::new(
+            FailureKind::Regression,
+            format!("{regressions} regression(s) marked (--fail-on-regression)"),
+        ));
+    }
+    if let Some(code) = could_not_test_exit.filter(|_| comparison.footer.comparisons == 0) {
+        return Err(Failure::untestable(format!(
+            "could not test: none of the {} rows could be judged ({} not judged: \
+             one run per side and no calibration, or too few units); exit {code} \
+             (--could-not-test-exit)",
+            comparison.rows.len(),
+            comparison.footer.not_judged
+        ))
+        .or_could_not_test(Some(code)));
+    }
+    Ok(())
+}
+
+/// A comparison with the stored runs it was built from, for reports that show more than rows.
+pub struct LoadedComparison {
+    pub comparison: Comparison,
+    pub base_runs: Vec<RunRecord>,
+    /// In the order of the candidates.
+    pub candidate_runs: Vec<Vec<RunRecord>>,
+}
+
+/// Which calibrations a comparison may use (`--calibration`).
+pub enum CalibrationChoice {
+    Auto,
+    None,
+    Id(i64),
+}
+
+impl CalibrationChoice {
+    pub fn parse(text: &str) -> Result<Self, Failure> {
+        match text {
+            "auto" => Ok(CalibrationChoice::Auto),
+            "none" => Ok(CalibrationChoice::None),
+            id => id
+                .parse::<i64>()
+                .ok()
+                .filter(|id| *id > 0)
+                .map(CalibrationChoice::Id)
+                .ok_or_else(|| {
+                    Failure::bad_input(format!(
+                        "--calibration takes auto, none or a calibration id, not {id:?}"
+                    ))
+                }),
+        }
+    }
+}
+
+/// The comparison of stored sides, as `compare`, `report` and `ab --until-decided` read them.
+pub struct Query<'a> {
+    pub base: &'a str,
+    pub candidates: &'a [String],
+    pub filter: MetricFilter,
+    pub settings: Settings,
+    pub calibration: CalibrationChoice,
+    pub allow_fingerprint_mismatch: bool,
+}
+
+/// Loads each side's runs, refuses machines that differ where it matters, and compares; a
+/// comparison without a single row is bad input.
+pub fn load_comparison(args: &SidesArgs) -> Result<LoadedComparison, Failure> {
+    let mut settings = settings(&args.decision)?;
+    settings.include_incomplete = args.include_incomplete;
+    let store = SqliteStore::open_existing(&db_path(&args.db)?)?;
+    let query = Query {
+        base: &args.base,
+        candidates: &args.candidates,
+        filter: MetricFilter {
+            names: args.metrics.to_vec(),
+            all: args.all_metrics,
+        },
+        settings,
+        calibration: CalibrationChoice::parse(&args.calibration)?,
+        allow_fingerprint_mismatch: args.allow_fingerprint_mismatch,
+    };
+    let loaded = load_with(&store, query)?;
+    if loaded.comparison.rows.is_empty() {
+        return Err(Failure::untestable(format!(
+            "nothing to compare: no case and metric is present on both sides{}",
+            if args.metrics.is_empty() {
+                ""
+            } else {
+                " (check --metric)"
+            }
+        )));
+    }
+    Ok(loaded)
+}
+
+/// Builds a comparison from an open store.
+pub fn load_with(store: &dyn Store, query: Query<'_>) -> Result<LoadedComparison, Failure> {
+    // Each side's runs with their experiment tags: runs of `schedlab ab` or a campaign are
+    // compared as A/B pairs.
+    type Loaded = (Vec<RunRecord>, Vec<Option<ExperimentTag>>);
+    let load = |side: &str| -> Result<Loaded, Failure> {
+        let ids = store.resolve(side).map_err(|e| match e {
+            // A candidate that never stored a run (its build broke before it ran) could not be
+            // tested; a missing baseline is a set-up error, and stays one.
+            schedlab_store::StoreError::NotFound(what) if side != query.base => {
+                Failure::untestable(what)
+            }
+            other => Failure::from(other),
+        })?;
+        let runs = ids
+            .iter()
+            .map(|&id| store.load_run(id))
+            .collect::<Result<Vec<_>, _>>()?;
+        let tags = ids
+            .iter()
+            .map(|&id| store.run_tag(id))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok((runs, tags))
+    };
+    let (base_runs, base_tags) = load(query.base)?;
+    let candidate_runs: Vec<Loaded> = query
+        .candidates
+        .iter()
+        .map(|c| load(c))
+        .collect::<Result<Vec<_>, _>>()?;
+    let include = query.settings.include_incomplete;
+    for (name, runs) in std::iter::once((query.base, &base_runs)).chain(
+        query
+            .candidates
+            .iter()
+            .map(String::as_str)
+            .zip(candidate_runs.iter().map(|(r, _)| r)),
+    ) {
+        if !include && !runs.iter().any(|r| r.status == RunStatus::Complete) {
+            return Err(Failure::untestable(format!(
+                "{name} has no complete run ({}); pass --include-incomplete to compare what they kept",
+                runs.iter()
+                    .map(|r| format!("run {} {}", r.id.unwrap_or_default(), r.status.as_str()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+    }
+    if !query.allow_fingerprint_mismatch {
+        let reference = &base_runs[0];
+        for run in base_runs
+            .iter()
+            .chain(candidate_runs.iter().flat_map(|(runs, _)| runs))
+        {
+            check_comparable(reference, run)?;
+        }
+    }
+    fn inputs<'a>(runs: &'a [RunRecord], tags: &[Option<ExperimentTag>]) -> Vec<RunInput<'a>> {
+        runs.iter()
+            .zip(tags)
+            .map(|(record, tag)| RunInput { record, tag: *tag })
+            .collect()
+    }
+    let base_inputs = inputs(&base_runs, &base_tags);
+    let candidate_inputs: Vec<Vec<RunInput>> = candidate_runs
+        .iter()
+        .map(|(runs, tags)| inputs(runs, tags))
+        .collect();
+    let side = |name: &str, runs: &[RunInput], filter: &MetricFilter| {
+        Side::from_runs(name, runs, filter, include)
+    };
+    let base = side(query.base, &base_inputs, &query.filter);
+    let candidates: Vec<Side> = query
+        .candidates
+        .iter()
+        .zip(&candidate_inputs)
+        .map(|(name, runs)| side(name, runs, &query.filter))
+        .collect();
+    let calibrations = calibrations(store, &query.calibration, &base_runs)?;
+    let sequential = sequential_plan(store, &base_tags, &candidate_runs)?;
+    let mut comparison =
+        schedlab_analysis::compare(base, candidates, &calibrations, query.settings, sequential);
+    let every = MetricFilter::every_metric();
+    let curve_sides: Vec<Side> = std::iter::once((query.base, &base_inputs))
+        .chain(
+            query
+                .candidates
+                .iter()
+                .map(String::as_str)
+                .zip(&candidate_inputs),
+        )
+        .map(|(name, runs)| side(name, runs, &every))
+        .collect();
+    comparison.latency_curves = curves(&curve_sides.iter().collect::<Vec<_>>());
+    Ok(LoadedComparison {
+        comparison,
+        base_runs,
+        candidate_runs: candidate_runs.into_iter().map(|(runs, _)| runs).collect(),
+    })
+}
+
+/// The calibrations `--calibration` allows. A calibration chosen by id must be of the machine
+/// the runs ran on.
+fn calibrations(
+    store: &dyn Store,
+    choice: &CalibrationChoice,
+    base_runs: &[RunRecord],
+) -> Result<CalibrationSet, Failure> {
+    if matches!(choice, CalibrationChoice::None) {
+        return Ok(CalibrationSet::default());
+    }
+    let mut all = Vec::new();
+    for stored in store.calibrations()? {
+        let id = stored.id;
+        match serde_json::from_value::<Calibration>(stored.model) {
+            Ok(mut c) => {
+                c.id = id;
+                all.push(c);
+            }
+            Err(e) => {
+                return Err(Failure::failed(format!(
+                    "calibration {} is unreadable: {e}",
+                    id.unwrap_or_default()
+                )))
+            }
+        }
+    }
+    if let CalibrationChoice::Id(id) = choice {
+        let chosen = all
+            .into_iter()
+            .find(|c| c.id == Some(*id))
+            .ok_or_else(|| Failure::bad_input(format!("no calibration with id {id}")))?;
+        if let Some(run) = base_runs.first() {
+            let here = MachineKey::of(&run.fingerprint);
+            let differences = chosen.machine.differences(&here);
+            if !differences.is_empty() {
+                return Err(Failure::bad_input(format!(
+                    "calibration {id} was made on another machine ({} differ)",
+                    differences.join(", ")
+                )));
+            }
+        }
+        return Ok(CalibrationSet::new(vec![chosen]));
+    }
+    Ok(CalibrationSet::new(all))
+}
+
+/// The sequential plan of an adaptive `ab` experiment, when both sides are its two arms.
+fn sequential_plan(
+    store: &dyn Store,
+    base_tags: &[Option<ExperimentTag>],
+    candidates: &[(Vec<RunRecord>, Vec<Option<ExperimentTag>>)],
+) -> Result<Option<SequentialPlan>, Failure> {
+    let mut ids = base_tags
+        .iter()
+        .chain(candidates.iter().flat_map(|(_, tags)| tags))
+        .map(|t| t.map(|t| t.experiment_id));
+    let Some(Some(first)) = ids.next() else {
+        return Ok(None);
+    };
+    if !ids.all(|id| id == Some(first)) {
+        return Ok(None);
+    }
+    let Some(experiment) = store.experiment_by_id(first)? else {
+        return Ok(None);
+    };
+    Ok(experiment
+        .spec
+        .get("sequential")
+        .and_then(|s| serde_json::from_value::<SequentialPlan>(s.clone()).ok()))
+}
+
+/// A fingerprint field that must match, by name and how to read it.
+type ComparedField = (&'static str, fn(&Fingerprint) -> String);
+
+/// Kernel differences are the point of a comparison; hardware and tuning differences are not.
+fn check_comparable(reference: &RunRecord, run: &RunRecord) -> Result<(), Failure> {
+    let (a, b) = (&reference.fingerprint, &run.fingerprint);
+    let fields: [ComparedField; 4] = [
+        ("CPU model", |f| f.cpu_model.clone()),
+        ("online CPU count", |f| f.online_cpu_count.to_string()),
+        ("SMT", |f| format!("{:?}", f.smt_active)),
+        ("cpufreq governor", |f| f.cpufreq_governors.join(",")),
+    ];
+    for (name, get) in fields {
+        if get(a) != get(b) {
+            let id = |r: &RunRecord| r.id.map_or("?".into(), |i| i.to_string());
+            return Err(Failure::bad_input(format!(
+                "refusing to compare: {name} differs (run {}: {:?}, run {}: {:?}); \
+                 pass --allow-fingerprint-mismatch to compare anyway",
+                id(reference),
+                get(a),
+                id(run),
+                get(b)
+            )));
+        }
+    }
+    Ok(())
+}
