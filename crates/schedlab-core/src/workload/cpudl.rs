@@ -37,7 +37,7 @@ use schedlab_kmodels::cpudl::{
 };
 
 use super::definition::{scale_count, ParamDef, ParamKind, WorkloadParams};
-use super::{IterationInfo, IterationOutput, Workload};
+use super::definition::{IterationInfo, IterationOutput, Workload};
 use crate::metric::{Better, MetricDef};
 use crate::{sys, Error, Result};
 

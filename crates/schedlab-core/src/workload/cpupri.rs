@@ -29,7 +29,7 @@ use schedlab_kmodels::cpupri::{
 
 use super::tasks::{TaskLaunch, TaskMode};
 use super::definition::{check_range, scale_count, ParamDef, ParamKind, WorkloadParams};
-use super::{IterationInfo, IterationOutput, Workload};
+use super::definition::{IterationInfo, IterationOutput, Workload};
 use crate::metric::{Better, MetricDef};
 use crate::sys::{self, task_code, TaskCode};
 use crate::{Error, Result};

@@ -1,5 +1,5 @@
-//! What defines a workload, once: the [`WorkloadParams`] trait its parameter type implements, and
-//! one [`ParamDef`] per parameter. The same item feeds the command line (the binary builds its
+//! What defines a workload, once: the [`WorkloadParams`] trait its parameter type implements,
+//! one [`ParamDef`] per parameter, and the [`Workload`] trait of what it builds and runs. The same item feeds the command line (the binary builds its
 //! flags from these), suite files (the keys), `--help`, docs/cli.md, shell completions and the man
 //! page, as ripgrep's `flags/defs.rs` does for its flags. No command-line library type appears
 //! here: the binary turns a [`ParamDef`] into a flag.
@@ -8,8 +8,48 @@ use std::fmt::Debug;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use super::Workload;
+use crate::attachment::Attachment;
+use crate::metric::{Measurement, MetricDef};
 use crate::{Error, Result};
+
+/// Where an iteration sits in its case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IterationInfo {
+    /// 0-based, counting warm-up iterations first.
+    pub index: u32,
+    pub warmup: bool,
+}
+
+/// What one iteration produced: its metrics and any binary attachments (histograms).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct IterationOutput {
+    pub measurements: Vec<Measurement>,
+    pub attachments: Vec<Attachment>,
+}
+
+impl From<Vec<Measurement>> for IterationOutput {
+    fn from(measurements: Vec<Measurement>) -> Self {
+        IterationOutput {
+            measurements,
+            attachments: Vec::new(),
+        }
+    }
+}
+
+/// A measurement that can be repeated. Each iteration starts its tasks, times its own window
+/// (nothing is allocated, logged or drawn inside it), checks its work, and returns its metrics.
+pub trait Workload {
+    /// The metrics every successful iteration returns, in order.
+    fn metrics(&self) -> &'static [MetricDef];
+
+    /// Whether the iteration runs tasks whose CPU time, context switches and migrations the runner
+    /// should measure (the fake workload does not).
+    fn runs_tasks(&self) -> bool {
+        true
+    }
+
+    fn run_iteration(&mut self, info: IterationInfo) -> Result<IterationOutput>;
+}
 
 /// How a parameter is written on the command line and checked.
 #[derive(Debug, Clone, Copy)]

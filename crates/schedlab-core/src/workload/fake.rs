@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::tasks::{TaskLaunch, TaskMode};
 use super::definition::{ParamDef, ParamKind, WorkloadParams};
-use super::{IterationInfo, IterationOutput, Workload};
+use super::definition::{IterationInfo, IterationOutput, Workload};
 use crate::metric::{Better, MetricDef};
 use crate::sys::{task_code, TaskCode};
 use crate::{sys, Error, Result};

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::tasks::{TaskLaunch, TaskMode};
 use super::definition::{scale_count, ParamDef, ParamKind, WorkloadParams};
-use super::{IterationInfo, IterationOutput, Workload};
+use super::definition::{IterationInfo, IterationOutput, Workload};
 use crate::metric::{Better, MetricDef};
 use crate::sys::{self, task_code, AsFd, OwnedFd, TaskCode};
 use crate::{Error, Result};

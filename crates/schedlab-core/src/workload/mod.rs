@@ -2,53 +2,14 @@
 //! and whose runnable form implements [`Workload`], plus one line in the registry below.
 use serde::{Deserialize, Serialize};
 
-pub use definition::{ComparisonLabel, ParamDef, ParamKind, WorkloadParams};
+pub use definition::{
+    ComparisonLabel, IterationInfo, IterationOutput, ParamDef, ParamKind, Workload, WorkloadParams,
+};
 
-use crate::attachment::Attachment;
-use crate::metric::{Measurement, MetricDef};
 use crate::{Error, Result};
 
 pub mod definition;
 pub mod tasks;
-
-/// Where an iteration sits in its case.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct IterationInfo {
-    /// 0-based, counting warm-up iterations first.
-    pub index: u32,
-    pub warmup: bool,
-}
-
-/// What one iteration produced: its metrics and any binary attachments (histograms).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct IterationOutput {
-    pub measurements: Vec<Measurement>,
-    pub attachments: Vec<Attachment>,
-}
-
-impl From<Vec<Measurement>> for IterationOutput {
-    fn from(measurements: Vec<Measurement>) -> Self {
-        IterationOutput {
-            measurements,
-            attachments: Vec::new(),
-        }
-    }
-}
-
-/// A measurement that can be repeated. Each iteration starts its tasks, times its own window
-/// (nothing is allocated, logged or drawn inside it), checks its work, and returns its metrics.
-pub trait Workload {
-    /// The metrics every successful iteration returns, in order.
-    fn metrics(&self) -> &'static [MetricDef];
-
-    /// Whether the iteration runs tasks whose CPU time, context switches and migrations the runner
-    /// should measure (the fake workload does not).
-    fn runs_tasks(&self) -> bool {
-        true
-    }
-
-    fn run_iteration(&mut self, info: IterationInfo) -> Result<IterationOutput>;
-}
 
 /// The registry: one line per workload, `Variant: module => ParamsType`. It declares the module
 /// and generates [`WorkloadSpec`] with its dispatch, its (de)serialisation as suite files and

@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use super::tasks::{TaskLaunch, TaskMode};
 use super::definition::{scale_count, ParamDef, ParamKind, WorkloadParams};
-use super::{IterationInfo, IterationOutput, Workload};
+use super::definition::{IterationInfo, IterationOutput, Workload};
 use crate::metric::{ns_to_sec, Better, MetricDef};
 use crate::cpu_list::{self, CpuPair};
 use crate::sys::{self, task_code, FutexScope, SharedValue, TaskCode, UsageOf};

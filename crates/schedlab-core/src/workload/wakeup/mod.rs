@@ -18,7 +18,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::definition::{scale_count, ParamDef, ParamKind, WorkloadParams};
-use super::{IterationInfo, IterationOutput, Workload};
+use super::definition::{IterationInfo, IterationOutput, Workload};
 use crate::cpu_list::{self, CpuList};
 use crate::metric::MetricDef;
 use crate::sys;

@@ -25,7 +25,7 @@ use super::work::{allocate_matrices, do_work};
 use crate::metric::Measurement;
 use crate::sys::{self, AsFd, TransferBuffer, ZeroPageWords};
 use crate::workload::tasks::{self, LiveThread, Probe};
-use crate::workload::IterationOutput;
+use crate::workload::definition::IterationOutput;
 use crate::{Error, Result};
 
 const NSEC_PER_SEC: u64 = 1_000_000_000;
