@@ -125,58 +125,51 @@ pub struct RunArgs {
 /// many iterations, in what order, how big, with what deadline. Global, so they may come before
 /// or after the workload name; shown under their own heading, apart from the workload's flags.
 #[derive(Debug, Args)]
+#[command(next_help_heading = RUN_OPTIONS)]
 pub struct PlanOptions {
     /// Measured iterations per case [default: the suite's, else 5]
-    #[arg(long, value_name = "N", global = true, help_heading = RUN_OPTIONS)]
+    #[arg(long, value_name = "N", global = true)]
     pub iterations: Option<u32>,
     /// Warm-up iterations per case, stored but not summarised [default: the suite's, else 1]
-    #[arg(long, value_name = "N", global = true, help_heading = RUN_OPTIONS)]
+    #[arg(long, value_name = "N", global = true)]
     pub warmup: Option<u32>,
-    /// Multiply every case's work size by F: pipe and messaging --loops, wakeup --runtime,
-    /// semaphore --items, syscall --calls, fanout --rounds, cpudl and cpupri --ops.
-    #[arg(long, value_name = "F", global = true, help_heading = RUN_OPTIONS)]
+    #[arg(long, value_name = "F", global = true, help = scale_help())]
     pub scale: Option<f64>,
     /// Case order [default: the suite's, else listed]
-    #[arg(long, value_enum, global = true, help_heading = RUN_OPTIONS)]
+    #[arg(long, value_enum, global = true)]
     pub order: Option<OrderArg>,
     /// Seed of the random case order [default: drawn and recorded with the run]
-    #[arg(long, value_name = "N", global = true, help_heading = RUN_OPTIONS)]
+    #[arg(long, value_name = "N", global = true)]
     pub order_seed: Option<u64>,
     /// Pause between cases, seconds [default: the suite's, else 0]
-    #[arg(long, value_name = "SEC", global = true, help_heading = RUN_OPTIONS)]
+    #[arg(long, value_name = "SEC", global = true)]
     pub cooldown: Option<f64>,
     /// Add iterations to each case until its 95% CI half-width is under PCT percent.
-    #[arg(
-        long,
-        value_name = "PCT",
-        global = true,
-        requires = "max_iterations",
-        help_heading = RUN_OPTIONS
-    )]
+    #[arg(long, value_name = "PCT", global = true, requires = "max_iterations")]
     pub until_ci: Option<f64>,
     /// With --until-ci: the most measured iterations a case may get.
-    #[arg(
-        long,
-        value_name = "N",
-        global = true,
-        requires = "until_ci",
-        help_heading = RUN_OPTIONS
-    )]
+    #[arg(long, value_name = "N", global = true, requires = "until_ci")]
     pub max_iterations: Option<u32>,
     /// Deadline of every iteration, seconds: at it the tasks that had not finished are named and
     /// stopped, and the case fails [default: 10 × the case's median iteration or estimate, at least 30]
-    #[arg(
-        long,
-        value_name = "SEC",
-        global = true,
-        allow_negative_numbers = true,
-        help_heading = RUN_OPTIONS
-    )]
+    #[arg(long, value_name = "SEC", global = true, allow_negative_numbers = true)]
     pub iteration_timeout: Option<f64>,
     /// When a case fails (an error, or its deadline), record it and go on to the next case; the
     /// run then ends `partial` (exit 1).
-    #[arg(long, global = true, help_heading = RUN_OPTIONS)]
+    #[arg(long, global = true)]
     pub keep_going: bool,
+}
+
+/// `--scale`'s help, naming each workload's work size as its definition marks it.
+fn scale_help() -> String {
+    let sizes: Vec<String> = schedlab_core::workload::WORKLOADS
+        .iter()
+        .flat_map(|w| {
+            w.work_size_keys()
+                .map(move |p| format!("{} --{}", w.name, p.long))
+        })
+        .collect();
+    format!("Multiply every case's work size by F: {}", sizes.join(", "))
 }
 
 impl PlanOptions {

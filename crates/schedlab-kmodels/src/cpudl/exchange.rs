@@ -4,7 +4,7 @@
 
 use super::{
     dl_time_before, impl_heap_accessors, left_child, parent, right_child, CpuDeadlineHeap,
-    CpudlError, HeapArray, Variant, NO_POSITION,
+    CpudlError, HeapArray, Variant,
 };
 
 /// What a newly inserted CPU's slot holds before `change_key` runs.
@@ -83,13 +83,7 @@ impl HeapArray {
         let old_pos = self.position_of(cpu);
         if !is_valid {
             let Some(hole) = old_pos else { return };
-            let last = self.size - 1;
-            let moved = self.elements[last];
-            self.elements[hole].dl = moved.dl;
-            self.elements[hole].cpu = moved.cpu;
-            self.size -= 1;
-            self.elements[moved.cpu as usize].idx = hole as u32;
-            self.elements[cpu].idx = NO_POSITION;
+            self.move_last_into(hole, cpu);
             // When the removed CPU sat in the last slot, `hole == size` now
             // and this sift starts on a slot outside the heap. In a valid heap
             // it cannot move (a child is never strictly after its parent), but

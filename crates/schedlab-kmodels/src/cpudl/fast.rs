@@ -4,7 +4,7 @@
 
 use super::{
     dl_time_before, impl_heap_accessors, left_child, parent, right_child, CpuDeadlineHeap,
-    CpudlError, HeapArray, Variant, NO_POSITION,
+    CpudlError, HeapArray, Variant,
 };
 
 impl HeapArray {
@@ -95,13 +95,7 @@ impl HeapArray {
         let Some(hole) = self.position_of(cpu) else {
             return;
         };
-        let last = self.size - 1;
-        let moved = self.elements[last];
-        self.elements[hole].dl = moved.dl;
-        self.elements[hole].cpu = moved.cpu;
-        self.size -= 1;
-        self.elements[moved.cpu as usize].idx = hole as u32;
-        self.elements[cpu].idx = NO_POSITION;
+        self.move_last_into(hole, cpu);
         self.hole_heapify(hole);
     }
 }

@@ -128,6 +128,18 @@ impl HeapArray {
         }
     }
 
+    /// Removes `cpu` from the heap slot `hole` the way both upstream clears do: the last slot's
+    /// element moves into the hole and the heap shrinks by one; the caller then restores order.
+    fn move_last_into(&mut self, hole: usize, cpu: usize) {
+        let last = self.size - 1;
+        let moved = self.elements[last];
+        self.elements[hole].dl = moved.dl;
+        self.elements[hole].cpu = moved.cpu;
+        self.size -= 1;
+        self.elements[moved.cpu as usize].idx = hole as u32;
+        self.elements[cpu].idx = NO_POSITION;
+    }
+
     fn position_of(&self, cpu: usize) -> Option<usize> {
         match self.elements[cpu].idx {
             NO_POSITION => None,

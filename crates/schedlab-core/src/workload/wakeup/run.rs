@@ -370,17 +370,7 @@ fn closed_loop_worker(shared: &Shared, config: &Config, local: &mut WorkerLocal)
             }
             continue;
         }
-        // A request: schbench's simulated network wait, then the math.
-        if config.sleep_ns > 0 {
-            sys::sleep_ns(config.sleep_ns);
-        }
-        do_work(
-            matrices(&mut local.matrices),
-            config.matrix_n,
-            config.operations,
-            locks(shared),
-        );
-        let done = sys::monotonic_ns();
+        let done = serve_request(shared, config, local);
         if shared.measuring() {
             record(&mut local.request, done.saturating_sub(woke));
             local.request_samples += 1;
@@ -388,6 +378,22 @@ fn closed_loop_worker(shared: &Shared, config: &Config, local: &mut WorkerLocal)
             slot.completed.store(completed, Ordering::Relaxed);
         }
     }
+}
+
+/// One request as schbench serves it: its simulated network wait, then the math; returns when it
+/// was done.
+#[inline]
+fn serve_request(shared: &Shared, config: &Config, local: &mut WorkerLocal) -> u64 {
+    if config.sleep_ns > 0 {
+        sys::sleep_ns(config.sleep_ns);
+    }
+    do_work(
+        matrices(&mut local.matrices),
+        config.matrix_n,
+        config.operations,
+        locks(shared),
+    );
+    sys::monotonic_ns()
 }
 
 fn open_loop_worker(shared: &Shared, config: &Config, local: &mut WorkerLocal) {
@@ -399,16 +405,7 @@ fn open_loop_worker(shared: &Shared, config: &Config, local: &mut WorkerLocal) {
         // Once stopping, what is left stays queued; the books count it after the join.
         while !shared.stopping() {
             let Some(arrival) = queue.pop() else { break };
-            if config.sleep_ns > 0 {
-                sys::sleep_ns(config.sleep_ns);
-            }
-            do_work(
-                matrices(&mut local.matrices),
-                config.matrix_n,
-                config.operations,
-                locks(shared),
-            );
-            let done = sys::monotonic_ns();
+            let done = serve_request(shared, config, local);
             local.finished += 1;
             if shared.measuring() {
                 record(&mut local.request, done.saturating_sub(arrival));

@@ -287,6 +287,14 @@ pub fn table(s: &mut String, sides: &[SideValues]) -> fmt::Result {
 mod tests {
     use super::*;
 
+    /// The table row whose header cell is `field`.
+    fn row_of(html: &str, field: &str) -> String {
+        let start = html.find(&format!(">{field}</th>")).unwrap();
+        let end = start + html[start..].find("</tr>").unwrap();
+        let row_start = html[..start].rfind("<tr").unwrap();
+        html[row_start..end].to_string()
+    }
+
     fn fingerprint() -> Fingerprint {
         Fingerprint {
             hostname: "<b>host</b>".into(),
@@ -332,12 +340,7 @@ mod tests {
         ];
         let mut s = String::new();
         table(&mut s, &sides).unwrap();
-        let row = |field: &str| {
-            let start = s.find(&format!(">{field}</th>")).unwrap();
-            let end = start + s[start..].find("</tr>").unwrap();
-            let row_start = s[..start].rfind("<tr").unwrap();
-            s[row_start..end].to_string()
-        };
+        let row = |field: &str| row_of(&s, field);
         assert!(row("kernel_release").starts_with(r#"<tr class="fp-expected""#));
         assert!(row("boot_id").starts_with(r#"<tr class="fp-expected""#));
         assert!(row("cpu_model").starts_with(r#"<tr class="fp-refused""#));
@@ -391,12 +394,7 @@ mod tests {
         ];
         let mut s = String::new();
         table(&mut s, &sides).unwrap();
-        let row = |field: &str| {
-            let start = s.find(&format!(">{field}</th>")).unwrap();
-            let end = start + s[start..].find("</tr>").unwrap();
-            let row_start = s[..start].rfind("<tr").unwrap();
-            s[row_start..end].to_string()
-        };
+        let row = |field: &str| row_of(&s, field);
         for field in [
             "preempt_model",
             "thp_enabled",

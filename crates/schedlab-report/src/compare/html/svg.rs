@@ -181,6 +181,33 @@ const FOREST_LABEL: f64 = 400.0;
 const FOREST_TEXT: f64 = 240.0;
 const FOREST_ROW: f64 = 24.0;
 
+/// Horizontal grid lines across `left..right`, each labelled with its value at the left edge
+/// (plain numbers on a log axis, as many decimals as the step needs on a linear one).
+fn y_grid(
+    s: &mut String,
+    ticks: &[f64],
+    y: &Scale,
+    (left, right): (f64, f64),
+    log: bool,
+    step: f64,
+) -> fmt::Result {
+    for t in ticks {
+        let py = y.map(*t);
+        let label = if log {
+            fmt_plain(*t)
+        } else {
+            fmt_tick(*t, step)
+        };
+        write!(
+            s,
+            r##"<line x1="{left}" x2="{right}" y1="{py:.1}" y2="{py:.1}" stroke="#e2e8f0"/><text x="{:.1}" y="{:.1}" text-anchor="end" class="tick">{label}</text>"##,
+            left - 6.0,
+            py + 4.0
+        )?;
+    }
+    Ok(())
+}
+
 fn direction_arrow(better: Better) -> &'static str {
     match better {
         Better::Lower => "↓",
@@ -473,20 +500,7 @@ pub fn curve(
         log: false,
     };
     svg_open(s, CURVE_WIDTH, CURVE_HEIGHT, "curve", title)?;
-    for t in &ticks {
-        let py = y.map(*t);
-        let label = if log {
-            fmt_plain(*t)
-        } else {
-            fmt_tick(*t, step)
-        };
-        write!(
-            s,
-            r##"<line x1="{left}" x2="{right}" y1="{py:.1}" y2="{py:.1}" stroke="#e2e8f0"/><text x="{:.1}" y="{:.1}" text-anchor="end" class="tick">{label}</text>"##,
-            left - 6.0,
-            py + 4.0
-        )?;
-    }
+    y_grid(s, &ticks, &y, (left, right), log, step)?;
     for (name, px) in points {
         let px = x.map(*px);
         write!(
@@ -633,20 +647,7 @@ pub fn scaling(
         log: false,
     };
     svg_open(s, SCALING_WIDTH, SCALING_HEIGHT, "scaling", title)?;
-    for t in &yticks {
-        let py = y.map(*t);
-        let label = if log {
-            fmt_plain(*t)
-        } else {
-            fmt_tick(*t, step)
-        };
-        write!(
-            s,
-            r##"<line x1="{left}" x2="{right}" y1="{py:.1}" y2="{py:.1}" stroke="#e2e8f0"/><text x="{:.1}" y="{:.1}" text-anchor="end" class="tick">{label}</text>"##,
-            left - 6.0,
-            py + 4.0
-        )?;
-    }
+    y_grid(s, &yticks, &y, (left, right), log, step)?;
     // Every value gets a grid line; labels that would touch the previous one are left out
     // (1 to 256 CPUs crowd at the top of a log axis).
     let mut last_label = f64::NEG_INFINITY;
