@@ -456,19 +456,20 @@ fn pin(cpu: Option<u32>) -> std::result::Result<(), TaskCode> {
     }
 }
 
+/// What a side did, gathered from its loop's locals once it ends (a side that could not start
+/// did nothing).
+#[derive(Default)]
+struct SideTally {
+    done: u64,
+    checksum: u64,
+    sink: u64,
+    stats: WaitStats,
+    cpu_start: u64,
+}
+
 fn producer(shared: &Shared, cfg: SideConfig, cpu: Option<u32>) -> TaskCode {
     if let Err(code) = pin(cpu) {
-        return finish_side(
-            shared,
-            &shared.producer,
-            Err(code),
-            0,
-            0,
-            0,
-            &WaitStats::default(),
-            0,
-            cfg.scope,
-        );
+        return finish_side(shared, &shared.producer, Err(code), &SideTally::default(), cfg.scope);
     }
     let cpu_start = thread_cpu_ns();
     let mut stats = WaitStats::default();
@@ -486,32 +487,19 @@ fn producer(shared: &Shared, cfg: SideConfig, cpu: Option<u32>) -> TaskCode {
         }
         Ok(())
     })();
-    finish_side(
-        shared,
-        &shared.producer,
-        result,
+    let tally = SideTally {
         done,
-        0,
+        checksum: 0,
         sink,
-        &stats,
+        stats,
         cpu_start,
-        cfg.scope,
-    )
+    };
+    finish_side(shared, &shared.producer, result, &tally, cfg.scope)
 }
 
 fn consumer(shared: &Shared, cfg: SideConfig, cpu: Option<u32>) -> TaskCode {
     if let Err(code) = pin(cpu) {
-        return finish_side(
-            shared,
-            &shared.consumer,
-            Err(code),
-            0,
-            0,
-            0,
-            &WaitStats::default(),
-            0,
-            cfg.scope,
-        );
+        return finish_side(shared, &shared.consumer, Err(code), &SideTally::default(), cfg.scope);
     }
     let cpu_start = thread_cpu_ns();
     let mut stats = WaitStats::default();
@@ -533,41 +521,34 @@ fn consumer(shared: &Shared, cfg: SideConfig, cpu: Option<u32>) -> TaskCode {
         }
         Ok(())
     })();
-    finish_side(
-        shared,
-        &shared.consumer,
-        result,
+    let tally = SideTally {
         done,
         checksum,
         sink,
-        &stats,
+        stats,
         cpu_start,
-        cfg.scope,
-    )
+    };
+    finish_side(shared, &shared.consumer, result, &tally, cfg.scope)
 }
 
 /// Stores a side's report; on failure, raises the abort flag and unblocks the other side so it
 /// ends too instead of waiting forever.
-#[allow(clippy::too_many_arguments)]
 fn finish_side(
     shared: &Shared,
     report: &SideReport,
     result: std::result::Result<(), TaskCode>,
-    done: u64,
-    checksum: u64,
-    sink: u64,
-    stats: &WaitStats,
-    cpu_start: u64,
+    tally: &SideTally,
     scope: FutexScope,
 ) -> TaskCode {
-    report
-        .cpu_ns
-        .store(thread_cpu_ns().saturating_sub(cpu_start), Ordering::Relaxed);
-    report.items.store(done, Ordering::Relaxed);
-    report.checksum.store(checksum, Ordering::Relaxed);
-    report.work_sink.store(sink, Ordering::Relaxed);
-    report.sleeps.store(stats.sleeps, Ordering::Relaxed);
-    report.wakes.store(stats.wakes, Ordering::Relaxed);
+    report.cpu_ns.store(
+        thread_cpu_ns().saturating_sub(tally.cpu_start),
+        Ordering::Relaxed,
+    );
+    report.items.store(tally.done, Ordering::Relaxed);
+    report.checksum.store(tally.checksum, Ordering::Relaxed);
+    report.work_sink.store(tally.sink, Ordering::Relaxed);
+    report.sleeps.store(tally.stats.sleeps, Ordering::Relaxed);
+    report.wakes.store(tally.stats.wakes, Ordering::Relaxed);
     match result {
         Ok(()) => task_code::OK,
         Err(code) => {
