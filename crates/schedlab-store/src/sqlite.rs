@@ -16,7 +16,7 @@ use rusqlite::{
     params, Connection, ErrorCode, OpenFlags, OptionalExtension, Transaction, TransactionBehavior,
 };
 use schedlab_core::fingerprint::Fingerprint;
-use schedlab_core::metric::{Better, Measurement, Role};
+use schedlab_core::metric::{Better, Measurement, MetricShape, Role};
 use schedlab_core::plan::{CaseSpec, RunPlan};
 use schedlab_core::record::{
     Arm, Attachment, CaseRecord, ExperimentTag, IterationRecord, RunOwner, RunRecord, RunStatus,
@@ -892,6 +892,8 @@ fn load_run_in(conn: &Connection, run_id: i64, shape: &RunShape, here: &Here) ->
                             .ok_or_else(|| StoreError::Corrupt(format!("role {role:?}")))?,
                         name,
                         unit,
+                        shape: MetricShape::Scalar,
+                        distribution: None,
                         value,
                     })
                 })

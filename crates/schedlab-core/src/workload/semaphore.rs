@@ -35,9 +35,9 @@ pub const PRODUCER_CPU_SEC: MetricDef =
 pub const CONSUMER_CPU_SEC: MetricDef =
     MetricDef::secondary("consumer_cpu_sec", "sec", Better::Lower);
 pub const FUTEX_SLEEPS_COUNT: MetricDef =
-    MetricDef::secondary("futex_sleeps_count", "count", Better::Lower);
+    MetricDef::secondary("futex_sleeps_count", "count", Better::Lower).count();
 pub const FUTEX_WAKES_COUNT: MetricDef =
-    MetricDef::secondary("futex_wakes_count", "count", Better::Lower);
+    MetricDef::secondary("futex_wakes_count", "count", Better::Lower).count();
 
 const DEFAULT_ITEMS: u64 = 800_000;
 const DEFAULT_WORK: u64 = 2_000;

@@ -2,7 +2,7 @@
 //! nothing is fetched, the table has a row per comparison row, and the latency section appears
 //! exactly when percentile metrics exist.
 use schedlab_core::fingerprint::Fingerprint;
-use schedlab_core::metric::{Better, Measurement, Role};
+use schedlab_core::metric::{Better, Measurement, MetricShape, Role};
 use schedlab_core::plan::RunPlan;
 use schedlab_core::record::{CaseRecord, IterationRecord, RunRecord, RunStatus};
 use schedlab_core::workload::fake::FakeParams;
@@ -31,6 +31,8 @@ fn measurement(name: &str, value: f64) -> Measurement {
         unit: "usec".into(),
         better: Better::Lower,
         role: Role::Primary,
+        shape: MetricShape::Scalar,
+        distribution: None,
         value,
     }
 }
