@@ -122,6 +122,8 @@ pub fn side(name: &str, runs: Vec<RunMeta>, values: Vec<Vec<f64>>) -> Side {
             metric: PRIMARY.into(),
             unit: "usec".into(),
             better: Better::Lower,
+            shape: MetricShape::Scalar,
+            distribution: None,
             runs: values.into_iter().enumerate().collect(),
         }],
     }
