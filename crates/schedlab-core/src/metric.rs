@@ -236,15 +236,6 @@ pub enum Breach {
     Misdescribed(String),
 }
 
-impl Breach {
-    pub fn metric(&self) -> &str {
-        match self {
-            Breach::Undeclared(name) | Breach::Repeated(name) | Breach::Misdescribed(name) => name,
-            Breach::Missing(name) => name,
-        }
-    }
-}
-
 /// Holds one iteration's measurements to the metrics declared for it: each returned metric must
 /// be declared, returned once and as declared; each declared one that is not optional must be
 /// returned. The breaches of the returned metrics come first, in their order, then the missing
