@@ -1,12 +1,14 @@
-//! Latency percentile curves from metric names: any `<family>_p<N>[_<M>]_usec` metric (the
-//! wakeup workload's `wakeup_p99_9_usec`, `request_p50_usec`, …) is a point of its family's
-//! curve at percentile N.M, and `<family>_max_usec` closes it. Each side's value at a point is the
-//! median over the side's runs of each run's geometric mean: a curve describes a side, so A/B
-//! pairing plays no part. The x position of each point and each candidate's change from the
-//! baseline are part of the model, so the page only draws them.
+//! Latency percentile curves from the metrics' declared shapes: each quantile of a distribution
+//! (the wakeup workload's `wakeup` and `request` latencies) is a point of its curve at its
+//! percentile, and the distribution's max closes it. Each side's value at a point is the median
+//! over the side's runs of each run's geometric mean: a curve describes a side, so A/B pairing
+//! plays no part. The x position of each point and each candidate's change from the baseline are
+//! part of the model, so the page only draws them.
 use serde::Serialize;
 
-use crate::series::Side;
+use schedlab_core::metric::MetricShape;
+
+use crate::series::{Series, Side};
 use crate::units::Scale;
 use schedlab_stats::summary::median;
 
@@ -20,6 +22,15 @@ pub enum Point {
 }
 
 impl Point {
+    /// The point a metric of this shape is, if it is one.
+    pub fn of(shape: MetricShape) -> Option<Point> {
+        match shape {
+            MetricShape::Quantile(p) => Some(Point::Percentile(p)),
+            MetricShape::Max => Some(Point::Max),
+            MetricShape::Scalar | MetricShape::Count => None,
+        }
+    }
+
     pub fn label(self) -> String {
         match self {
             Point::Percentile(p) => format!("p{p}"),
@@ -35,36 +46,10 @@ impl Point {
     }
 }
 
-/// `wakeup_p99_9_usec` → `("wakeup", Percentile(99.9))`, `request_max_usec` → `("request", Max)`;
-/// `None` for any other name. The digits after `p` are the percentile with `_` for the decimal
-/// point, as metric names cannot hold a dot.
-pub fn parse_metric(name: &str) -> Option<(&str, Point)> {
-    let stem = name.strip_suffix("_usec")?;
-    if let Some(family) = stem.strip_suffix("_max") {
-        return valid_family(family).then_some((family, Point::Max));
-    }
-    // The last `_p`: a family may itself contain `_p` (`tcp_pkt_p50_usec`).
-    let (family, digits) = stem.rsplit_once("_p")?;
-    let (whole, fraction) = match digits.split_once('_') {
-        Some((w, f)) => (w, Some(f)),
-        None => (digits, None),
-    };
-    let all_digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    if !all_digits(whole) || fraction.is_some_and(|f| !all_digits(f)) {
-        return None;
-    }
-    let p: f64 = match fraction {
-        Some(f) => format!("{whole}.{f}").parse().ok()?,
-        None => whole.parse().ok()?,
-    };
-    (valid_family(family) && p > 0.0 && p < 100.0).then_some((family, Point::Percentile(p)))
-}
-
-fn valid_family(family: &str) -> bool {
-    !family.is_empty()
-        && family
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+/// The distribution a series summarises and its point on that distribution's curve; `None` for a
+/// series that is no quantile or max.
+fn curve_point(series: &Series) -> Option<(&str, Point)> {
+    Some((series.distribution.as_deref()?, Point::of(series.shape)?))
 }
 
 /// Where a point sits on the x axis: percentile p at `-log10(1 - p/100)` (p50 at 0.3, p90 at 1,
@@ -88,11 +73,14 @@ pub fn x_position(points: &[Point]) -> Vec<f64> {
         .collect()
 }
 
-/// One family's curve in one case: the points in order and, per side, a value at each.
+/// One distribution's curve in one case: the points in order and, per side, a value at each.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Curve {
     pub case: String,
+    /// The distribution (`wakeup`).
     pub family: String,
+    /// The unit of its values (`usec`), as the first side's first point has it.
+    pub unit: String,
     pub points: Vec<Point>,
     /// Each point's place on the x axis (see [`x_position`]).
     pub x: Vec<f64>,
@@ -103,14 +91,14 @@ pub struct Curve {
     pub changes: Vec<Vec<Option<f64>>>,
 }
 
-/// The curves of every case that has at least two points of one family, in the order cases
-/// and families first appear (base first).
+/// The curves of every case that has at least two points of one distribution, one a quantile,
+/// in the order cases and distributions first appear (base first).
 pub fn curves(sides: &[&Side]) -> Vec<Curve> {
     let mut curves: Vec<Curve> = Vec::new();
     for side in sides {
         for series in &side.series {
-            let (label, metric) = (&series.case, &series.metric);
-            let Some((family, point)) = parse_metric(metric) else {
+            let label = &series.case;
+            let Some((family, point)) = curve_point(series) else {
                 continue;
             };
             let curve = match curves
@@ -122,6 +110,7 @@ pub fn curves(sides: &[&Side]) -> Vec<Curve> {
                     curves.push(Curve {
                         case: label.name.clone(),
                         family: family.to_string(),
+                        unit: series.unit.clone(),
                         points: Vec::new(),
                         x: Vec::new(),
                         values: Vec::new(),
@@ -176,7 +165,7 @@ fn side_median(side: &Side, case: &str, family: &str, point: Point) -> Option<f6
     let series = side
         .series
         .iter()
-        .find(|s| s.case.name == case && parse_metric(&s.metric) == Some((family, point)))?;
+        .find(|s| s.case.name == case && curve_point(s) == Some((family, point)))?;
     let scale = Scale::of(series.runs.iter().flat_map(|(_, v)| v.iter().copied()));
     let per_run: Vec<f64> = series
         .runs
@@ -190,45 +179,18 @@ fn side_median(side: &Side, case: &str, family: &str, point: Point) -> Option<f6
 #[cfg(test)]
 mod tests {
     use super::*;
-    use schedlab_core::metric::Better;
+    use schedlab_core::metric::{Better, MetricDef};
+    use schedlab_core::workload::wakeup::metrics as wakeup;
 
     #[test]
-    fn parses_percentile_metric_names() {
+    fn quantiles_and_maxima_are_points_and_nothing_else_is() {
         assert_eq!(
-            parse_metric("wakeup_p50_usec"),
-            Some(("wakeup", Point::Percentile(50.0)))
+            Point::of(MetricShape::Quantile(99.9)),
+            Some(Point::Percentile(99.9))
         );
-        assert_eq!(
-            parse_metric("wakeup_p99_9_usec"),
-            Some(("wakeup", Point::Percentile(99.9)))
-        );
-        assert_eq!(
-            parse_metric("request_p99_99_usec"),
-            Some(("request", Point::Percentile(99.99)))
-        );
-        assert_eq!(
-            parse_metric("request_max_usec"),
-            Some(("request", Point::Max))
-        );
-        assert_eq!(
-            parse_metric("queue_wait_p90_usec"),
-            Some(("queue_wait", Point::Percentile(90.0)))
-        );
-        for not_a_point in [
-            "usec_per_op",
-            "rps_p50",
-            "wakeup_p_usec",
-            "wakeup_p99__usec",
-            "wakeup_p99_9_9_usec",
-            "wakeup_pxx_usec",
-            "wakeup_p100_usec",
-            "wakeup_p0_usec",
-            "_p50_usec",
-            "message_sched_delay_usec",
-            "Wakeup_p50_usec",
-        ] {
-            assert_eq!(parse_metric(not_a_point), None, "{not_a_point}");
-        }
+        assert_eq!(Point::of(MetricShape::Max), Some(Point::Max));
+        assert_eq!(Point::of(MetricShape::Scalar), None);
+        assert_eq!(Point::of(MetricShape::Count), None);
         assert_eq!(Point::Percentile(99.9).label(), "p99.9");
     }
 
@@ -252,9 +214,36 @@ mod tests {
         (case.into(), metric.into(), Better::Lower, values.to_vec())
     }
 
+    /// A side of plain numbers whose metrics have the shapes `declared` gives them (plain numbers
+    /// are scalars otherwise), as stored runs would carry them.
+    fn side(name: &str, rows: Vec<(String, String, Better, Vec<f64>)>) -> Side {
+        let mut side = Side::from_values(name, rows);
+        for series in &mut side.series {
+            if let Some(def) = declared().iter().find(|d| d.name == series.metric) {
+                series.unit = def.unit.to_string();
+                series.shape = def.shape;
+                series.distribution = def.distribution.map(str::to_string);
+            }
+        }
+        side
+    }
+
+    /// The wakeup latencies as the workload declares them, and two of a distribution of one point.
+    fn declared() -> Vec<MetricDef> {
+        const LONELY_P50_USEC: MetricDef =
+            MetricDef::primary("lonely_p50_usec", "usec", Better::Lower).quantile("lonely", 50.0);
+        let mut defs: Vec<MetricDef> = wakeup::WAKEUP_QUANTILES
+            .iter()
+            .chain(&wakeup::REQUEST_QUANTILES)
+            .copied()
+            .collect();
+        defs.extend([wakeup::RPS_P50, LONELY_P50_USEC]);
+        defs
+    }
+
     #[test]
     fn builds_curves_from_synthetic_rows() {
-        let base = Side::from_values(
+        let base = side(
             "base",
             vec![
                 row("w", "wakeup_max_usec", &[900.0, 1000.0, 1100.0]),
@@ -268,7 +257,7 @@ mod tests {
                 row("f", "lonely_p50_usec", &[1.0, 2.0, 3.0]),
             ],
         );
-        let cand = Side::from_values(
+        let cand = side(
             "cand",
             vec![
                 row("w", "wakeup_p50_usec", &[6.0, 7.0, 8.0]),
@@ -279,8 +268,12 @@ mod tests {
         assert_eq!(curves.len(), 2, "{curves:?}");
         let wakeup = &curves[0];
         assert_eq!(
-            (wakeup.case.as_str(), wakeup.family.as_str()),
-            ("w", "wakeup")
+            (
+                wakeup.case.as_str(),
+                wakeup.family.as_str(),
+                wakeup.unit.as_str()
+            ),
+            ("w", "wakeup", "usec")
         );
         assert_eq!(
             wakeup.points,
@@ -303,5 +296,43 @@ mod tests {
         assert_eq!(wakeup.changes[1][2], None);
         assert_eq!(curves[1].family, "request");
         assert_eq!(curves[1].values[1], vec![None, None]);
+    }
+
+    /// A curve is made of what the metrics are declared to be: a name that looks like a
+    /// percentile makes no point, and a declared quantile makes one whatever its name.
+    #[test]
+    fn curves_follow_declared_shapes_not_names() {
+        let mut base = Side::from_values(
+            "base",
+            vec![
+                row("w", "wakeup_p50_usec", &[4.0, 5.0, 6.0]),
+                row("w", "wakeup_p99_usec", &[40.0, 50.0, 60.0]),
+                row("w", "median_wait_nsec", &[1.0, 2.0, 3.0]),
+                row("w", "worst_wait_nsec", &[7.0, 8.0, 9.0]),
+            ],
+        );
+        let shapes = [
+            MetricShape::Scalar,
+            MetricShape::Scalar,
+            MetricShape::Quantile(50.0),
+            MetricShape::Max,
+        ];
+        for (series, shape) in base.series.iter_mut().zip(shapes) {
+            series.unit = "nsec".into();
+            series.shape = shape;
+            series.distribution = shape.of_distribution().then(|| "wait".to_string());
+        }
+        let curves = curves(&[&base]);
+        assert_eq!(curves.len(), 1, "{curves:?}");
+        assert_eq!(
+            (curves[0].family.as_str(), curves[0].unit.as_str()),
+            ("wait", "nsec")
+        );
+        assert_eq!(curves[0].points, [Point::Percentile(50.0), Point::Max]);
+        let medians: Vec<f64> = curves[0].values[0].iter().flatten().copied().collect();
+        assert_eq!(medians.len(), 2);
+        for (got, want) in medians.iter().zip([2.0, 8.0]) {
+            assert!((got / want - 1.0).abs() < 1e-12, "{medians:?}");
+        }
     }
 }

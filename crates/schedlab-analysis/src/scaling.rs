@@ -320,7 +320,7 @@ fn point(row: &Row, side: &SideFigures, confidence: f64, candidate: bool) -> Opt
 #[cfg(test)]
 mod tests {
     use schedlab_core::fingerprint::Fingerprint;
-    use schedlab_core::metric::{Better, Measurement, Role};
+    use schedlab_core::metric::{Better, Measurement, MetricShape, Role};
     use schedlab_core::plan::RunPlan;
     use schedlab_core::record::{CaseRecord, IterationRecord, RunRecord, RunStatus};
     use schedlab_core::workload::fake::FakeParams;
@@ -478,6 +478,8 @@ mod tests {
                             unit: "usec".into(),
                             better: Better::Lower,
                             role: Role::Primary,
+                            shape: MetricShape::Scalar,
+                            distribution: None,
                             value: v
                                 * scale
                                 * (1.0 + f64::from(j) / 100.0)

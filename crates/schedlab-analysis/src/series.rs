@@ -3,7 +3,7 @@
 //! Nothing is summarised here; the units a row is judged on are chosen in [`crate::units`].
 use serde::Serialize;
 
-use schedlab_core::metric::{Better, Role};
+use schedlab_core::metric::{Better, Measurement, MetricShape, Role};
 use schedlab_core::plan::CaseSpec;
 use schedlab_core::record::{Arm, ExperimentTag, RunRecord, RunStatus};
 use schedlab_core::workload::WorkloadSpec;
@@ -60,6 +60,11 @@ pub struct Series {
     pub metric: String,
     pub unit: String,
     pub better: Better,
+    /// What one value is, as the first run measuring the metric stored it; plain numbers are
+    /// scalars.
+    pub shape: MetricShape,
+    /// What a quantile or max summarises (see `schedlab_core::metric::MetricDef`).
+    pub distribution: Option<String>,
     /// (index into [`Side::runs`], that run's values), in the side's run order.
     pub runs: Vec<(usize, Vec<f64>)>,
 }
@@ -153,7 +158,7 @@ impl Side {
                         if !metrics.accepts(&m.name, m.role) {
                             continue;
                         }
-                        let series = side.series_mut(&label, &m.name, &m.unit, m.better);
+                        let series = side.series_mut(&label, m);
                         match series.runs.last_mut() {
                             Some((i, values)) if *i == run_index => values.push(m.value),
                             _ => series.runs.push((run_index, vec![m.value])),
@@ -192,6 +197,8 @@ impl Side {
                 metric,
                 unit: String::new(),
                 better,
+                shape: MetricShape::Scalar,
+                distribution: None,
                 runs: values
                     .into_iter()
                     .enumerate()
@@ -232,6 +239,8 @@ impl Side {
                 metric,
                 unit: String::new(),
                 better,
+                shape: MetricShape::Scalar,
+                distribution: None,
                 runs: Vec::new(),
             };
             for (i, (boot, values)) in runs.into_iter().enumerate() {
@@ -254,23 +263,20 @@ impl Side {
         side
     }
 
-    fn series_mut(
-        &mut self,
-        label: &CaseLabel,
-        metric: &str,
-        unit: &str,
-        better: Better,
-    ) -> &mut Series {
+    /// The series of `m`'s metric in the case, new (described as `m` is) if it has none yet.
+    fn series_mut(&mut self, label: &CaseLabel, m: &Measurement) -> &mut Series {
         let position = self
             .series
             .iter()
-            .position(|s| s.case.name == label.name && s.metric == metric);
+            .position(|s| s.case.name == label.name && s.metric == m.name);
         let index = position.unwrap_or_else(|| {
             self.series.push(Series {
                 case: label.clone(),
-                metric: metric.to_string(),
-                unit: unit.to_string(),
-                better,
+                metric: m.name.clone(),
+                unit: m.unit.clone(),
+                better: m.better,
+                shape: m.shape,
+                distribution: m.distribution.clone(),
                 runs: Vec::new(),
             });
             self.series.len() - 1

@@ -1,7 +1,7 @@
 //! Hand-made stored runs and sides for the unit tests: every number a test checks is one it
 //! chose, so expected values can be worked out by hand.
 use schedlab_core::fingerprint::Fingerprint;
-use schedlab_core::metric::{Better, Measurement, Role};
+use schedlab_core::metric::{Better, Measurement, MetricShape, Role};
 use schedlab_core::plan::{CaseSpec, RunPlan};
 use schedlab_core::record::{Arm, CaseRecord, IterationRecord, RunRecord, RunStatus};
 use schedlab_core::workload::fake::FakeParams;
@@ -41,6 +41,8 @@ pub fn record(id: i64, boot: &str, status: RunStatus, cases: &[(&str, &[f64])]) 
                 unit: "usec".into(),
                 better: Better::Lower,
                 role: Role::Primary,
+                shape: MetricShape::Scalar,
+                distribution: None,
                 value,
             },
             Measurement {
@@ -48,6 +50,8 @@ pub fn record(id: i64, boot: &str, status: RunStatus, cases: &[(&str, &[f64])]) 
                 unit: "count".into(),
                 better: Better::Lower,
                 role: Role::Secondary,
+                shape: MetricShape::Count,
+                distribution: None,
                 value: 7.0,
             },
         ],
@@ -118,6 +122,8 @@ pub fn side(name: &str, runs: Vec<RunMeta>, values: Vec<Vec<f64>>) -> Side {
             metric: PRIMARY.into(),
             unit: "usec".into(),
             better: Better::Lower,
+            shape: MetricShape::Scalar,
+            distribution: None,
             runs: values.into_iter().enumerate().collect(),
         }],
     }

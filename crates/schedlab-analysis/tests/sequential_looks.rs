@@ -5,7 +5,7 @@ use schedlab_analysis::series::{CaseLabel, Origin, RunMeta, Series};
 use schedlab_analysis::{
     compare, CalibrationSet, Comparison, MachineKey, SequentialPlan, Settings, Side, Verdict,
 };
-use schedlab_core::metric::Better;
+use schedlab_core::metric::{Better, MetricShape};
 use schedlab_core::record::{Arm, RunStatus};
 use schedlab_stats::sequential::{spent_alpha, Spending};
 
@@ -44,6 +44,8 @@ fn arm(name: &str, arm: Arm, rounds: usize, shift: impl Fn(&[f64; 4], usize) -> 
             metric: "usec_per_op".into(),
             unit: "usec".into(),
             better: Better::Lower,
+            shape: MetricShape::Scalar,
+            distribution: None,
             runs: (0..rounds)
                 .map(|r| (r, vec![100.0 * shift(d, r).exp(); 2]))
                 .collect(),

@@ -1,5 +1,8 @@
-//! Metrics: snake_case names with a unit suffix, each knowing its unit, whether lower or higher is
-//! better, and whether it is a workload's own result or a secondary measurement of the iteration.
+//! Metrics: snake_case names with a unit suffix, each declared by its workload (or, for what is
+//! measured around every iteration, by the runner) with its unit, whether lower or higher is
+//! better, whether it is the workload's own result or a secondary measurement, and its shape —
+//! what one value is (a scalar, a count, a quantile of a distribution, its max) — so nothing
+//! downstream learns what a metric is from its name.
 use serde::{Deserialize, Serialize};
 
 /// Which way a metric improves.
@@ -52,31 +55,131 @@ impl Role {
     }
 }
 
-/// The static description of a metric; workloads declare theirs as constants.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What one value of a metric is. Quantiles and maxima summarise a distribution the iteration
+/// sampled, named by the metric's `distribution`; together they make its latency curve.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MetricShape {
+    /// One number that is none of the others: a time, a mean, a rate.
+    #[default]
+    Scalar,
+    /// How many times something happened in the iteration.
+    Count,
+    /// The p-th percentile of the distribution, 0 < p < 100 (99.9 for the 99.9th).
+    Quantile(f64),
+    /// The largest sample of the distribution.
+    Max,
+}
+
+impl MetricShape {
+    /// The name the store and the JSON outputs use: `scalar`, `count`, `quantile`, `max`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MetricShape::Scalar => "scalar",
+            MetricShape::Count => "count",
+            MetricShape::Quantile(_) => "quantile",
+            MetricShape::Max => "max",
+        }
+    }
+
+    /// The percentile of a quantile.
+    pub fn p(self) -> Option<f64> {
+        match self {
+            MetricShape::Quantile(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// The inverse of [`MetricShape::as_str`] and [`MetricShape::p`]; `None` for an unknown
+    /// name, a quantile without a valid p, or a p given to another shape.
+    pub fn parse(text: &str, p: Option<f64>) -> Option<Self> {
+        match (text, p) {
+            ("scalar", None) => Some(MetricShape::Scalar),
+            ("count", None) => Some(MetricShape::Count),
+            ("quantile", Some(p)) if p > 0.0 && p < 100.0 => Some(MetricShape::Quantile(p)),
+            ("max", None) => Some(MetricShape::Max),
+            _ => None,
+        }
+    }
+
+    /// Whether the shape summarises a distribution (and so needs one named).
+    pub fn of_distribution(self) -> bool {
+        matches!(self, MetricShape::Quantile(_) | MetricShape::Max)
+    }
+}
+
+/// The static description of a metric; workloads declare theirs as constants and list them in
+/// `Workload::metrics()`, the schema the runner holds every iteration to.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MetricDef {
     pub name: &'static str,
     pub unit: &'static str,
     pub better: Better,
     pub role: Role,
+    pub shape: MetricShape,
+    /// What a quantile or max summarises (`wakeup` for the wakeup latencies); `None` for the
+    /// other shapes.
+    pub distribution: Option<&'static str>,
+    /// Whether a successful iteration may leave the metric out: declared, but measured only where
+    /// it can be (a counter this machine lacks, a distribution that took no sample).
+    pub optional: bool,
 }
 
 impl MetricDef {
+    /// A scalar result of the workload; see [`MetricDef::count`], [`MetricDef::quantile`] and
+    /// [`MetricDef::max_of`] for the other shapes.
     pub const fn primary(name: &'static str, unit: &'static str, better: Better) -> Self {
         MetricDef {
             name,
             unit,
             better,
             role: Role::Primary,
+            shape: MetricShape::Scalar,
+            distribution: None,
+            optional: false,
         }
     }
 
+    /// A scalar measured beside the workload's result.
     pub const fn secondary(name: &'static str, unit: &'static str, better: Better) -> Self {
         MetricDef {
-            name,
-            unit,
-            better,
             role: Role::Secondary,
+            ..MetricDef::primary(name, unit, better)
+        }
+    }
+
+    /// The metric as a count of events.
+    pub const fn count(self) -> Self {
+        MetricDef {
+            shape: MetricShape::Count,
+            ..self
+        }
+    }
+
+    /// The metric as the `p`-th percentile (0 < p < 100) of `distribution`.
+    pub const fn quantile(self, distribution: &'static str, p: f64) -> Self {
+        assert!(p > 0.0 && p < 100.0, "a quantile's p lies in (0, 100)");
+        MetricDef {
+            shape: MetricShape::Quantile(p),
+            distribution: Some(distribution),
+            ..self
+        }
+    }
+
+    /// The metric as the largest sample of `distribution`.
+    pub const fn max_of(self, distribution: &'static str) -> Self {
+        MetricDef {
+            shape: MetricShape::Max,
+            distribution: Some(distribution),
+            ..self
+        }
+    }
+
+    /// The metric as one a successful iteration may leave out.
+    pub const fn optional(self) -> Self {
+        MetricDef {
+            optional: true,
+            ..self
         }
     }
 
@@ -86,8 +189,21 @@ impl MetricDef {
             unit: self.unit.to_string(),
             better: self.better,
             role: self.role,
+            shape: self.shape,
+            distribution: self.distribution.map(str::to_string),
             value,
         }
+    }
+
+    /// Whether `m` is a value of this metric as declared: the same name, unit, direction, role,
+    /// shape and distribution.
+    pub fn describes(&self, m: &Measurement) -> bool {
+        m.name == self.name
+            && m.unit == self.unit
+            && m.better == self.better
+            && m.role == self.role
+            && m.shape == self.shape
+            && m.distribution.as_deref() == self.distribution
     }
 }
 
@@ -99,7 +215,50 @@ pub struct Measurement {
     pub unit: String,
     pub better: Better,
     pub role: Role,
+    #[serde(default)]
+    pub shape: MetricShape,
+    /// See [`MetricDef::distribution`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distribution: Option<String>,
     pub value: f64,
+}
+
+/// How an iteration's measurements break the metrics declared for it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Breach {
+    /// Returned, but not declared.
+    Undeclared(String),
+    /// Declared (and not optional), but not returned.
+    Missing(&'static str),
+    /// Returned more than once.
+    Repeated(String),
+    /// Returned with a unit, direction, role, shape or distribution other than its declaration's.
+    Misdescribed(String),
+}
+
+/// Holds one iteration's measurements to the metrics declared for it: each returned metric must
+/// be declared, returned once and as declared; each declared one that is not optional must be
+/// returned. The breaches of the returned metrics come first, in their order, then the missing
+/// ones in declaration order; none when the iteration keeps to its schema.
+pub fn check_declared(declared: &[MetricDef], measured: &[Measurement]) -> Vec<Breach> {
+    let mut breaches = Vec::new();
+    for (i, m) in measured.iter().enumerate() {
+        if measured[..i].iter().any(|earlier| earlier.name == m.name) {
+            breaches.push(Breach::Repeated(m.name.clone()));
+            continue;
+        }
+        match declared.iter().find(|d| d.name == m.name) {
+            None => breaches.push(Breach::Undeclared(m.name.clone())),
+            Some(def) if !def.describes(m) => breaches.push(Breach::Misdescribed(m.name.clone())),
+            Some(_) => {}
+        }
+    }
+    for def in declared.iter().filter(|d| !d.optional) {
+        if !measured.iter().any(|m| m.name == def.name) {
+            breaches.push(Breach::Missing(def.name));
+        }
+    }
+    breaches
 }
 
 const NSEC_PER_SEC: f64 = 1e9;
@@ -118,15 +277,35 @@ pub mod secondary {
     pub const USER_CPU_SEC: MetricDef = MetricDef::secondary("user_cpu_sec", "sec", Better::Lower);
     pub const SYS_CPU_SEC: MetricDef = MetricDef::secondary("sys_cpu_sec", "sec", Better::Lower);
     pub const VOLUNTARY_CSW_COUNT: MetricDef =
-        MetricDef::secondary("voluntary_csw_count", "count", Better::Lower);
+        MetricDef::secondary("voluntary_csw_count", "count", Better::Lower).count();
     pub const INVOLUNTARY_CSW_COUNT: MetricDef =
-        MetricDef::secondary("involuntary_csw_count", "count", Better::Lower);
+        MetricDef::secondary("involuntary_csw_count", "count", Better::Lower).count();
+    /// A perf software counter: optional, as perf events may be unavailable (or forbidden).
     pub const CPU_MIGRATIONS_COUNT: MetricDef =
-        MetricDef::secondary("cpu_migrations_count", "count", Better::Lower);
+        MetricDef::secondary("cpu_migrations_count", "count", Better::Lower)
+            .count()
+            .optional();
+    /// Rows of /proc/interrupts, which not every architecture has.
     pub const RES_IPI_COUNT: MetricDef =
-        MetricDef::secondary("res_ipi_count", "count", Better::Lower);
+        MetricDef::secondary("res_ipi_count", "count", Better::Lower)
+            .count()
+            .optional();
     pub const CAL_IPI_COUNT: MetricDef =
-        MetricDef::secondary("cal_ipi_count", "count", Better::Lower);
+        MetricDef::secondary("cal_ipi_count", "count", Better::Lower)
+            .count()
+            .optional();
+
+    /// What the runner declares beside the workload's metrics when the workload runs tasks.
+    pub const ALL: &[MetricDef] = &[
+        WALL_TIME_SEC,
+        USER_CPU_SEC,
+        SYS_CPU_SEC,
+        VOLUNTARY_CSW_COUNT,
+        INVOLUNTARY_CSW_COUNT,
+        CPU_MIGRATIONS_COUNT,
+        RES_IPI_COUNT,
+        CAL_IPI_COUNT,
+    ];
 }
 
 #[cfg(test)]
@@ -139,7 +318,17 @@ mod tests {
         assert_eq!(m.name, "res_ipi_count");
         assert_eq!(m.better, Better::Lower);
         assert_eq!(m.role, Role::Secondary);
+        assert_eq!(m.shape, MetricShape::Count);
         assert_eq!(m.value, 3.0);
+        assert!(secondary::RES_IPI_COUNT.describes(&m));
+
+        const P99_9: MetricDef =
+            MetricDef::primary("wait_p99_9_usec", "usec", Better::Lower).quantile("wait", 99.9);
+        let m = P99_9.value(7.0);
+        assert_eq!(m.shape, MetricShape::Quantile(99.9));
+        assert_eq!(m.distribution.as_deref(), Some("wait"));
+        assert!(P99_9.describes(&m));
+        assert!(!P99_9.max_of("wait").describes(&m));
     }
 
     #[test]
@@ -151,5 +340,65 @@ mod tests {
             assert_eq!(Role::parse(r.as_str()), Some(r));
         }
         assert_eq!(Better::parse("sideways"), None);
+    }
+
+    #[test]
+    fn shape_round_trips_through_text() {
+        for s in [
+            MetricShape::Scalar,
+            MetricShape::Count,
+            MetricShape::Quantile(99.9),
+            MetricShape::Max,
+        ] {
+            assert_eq!(MetricShape::parse(s.as_str(), s.p()), Some(s));
+        }
+        assert_eq!(MetricShape::parse("quantile", None), None);
+        assert_eq!(MetricShape::parse("quantile", Some(100.0)), None);
+        assert_eq!(MetricShape::parse("scalar", Some(50.0)), None);
+        assert_eq!(MetricShape::parse("mean", None), None);
+    }
+
+    #[test]
+    fn iterations_are_held_to_their_declared_metrics() {
+        const A: MetricDef = MetricDef::primary("a_usec", "usec", Better::Lower);
+        const B: MetricDef = MetricDef::primary("b_count", "count", Better::Lower).count();
+        const C: MetricDef = MetricDef::primary("c_usec", "usec", Better::Lower).optional();
+        let declared = [A, B, C];
+        assert_eq!(check_declared(&declared, &[A.value(1.0), B.value(2.0)]), []);
+        assert_eq!(
+            check_declared(&declared, &[A.value(1.0), B.value(2.0), C.value(3.0)]),
+            []
+        );
+        let stray = MetricDef::primary("d_sec", "sec", Better::Lower);
+        assert_eq!(
+            check_declared(&declared, &[stray.value(1.0), A.value(1.0)]),
+            [
+                Breach::Undeclared("d_sec".into()),
+                Breach::Missing("b_count")
+            ]
+        );
+        let mut as_scalar = B.value(2.0);
+        as_scalar.shape = MetricShape::Scalar;
+        assert_eq!(
+            check_declared(&declared, &[A.value(1.0), A.value(1.0), as_scalar]),
+            [
+                Breach::Repeated("a_usec".into()),
+                Breach::Misdescribed("b_count".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn the_runners_metrics_are_declared_once_with_counts_as_counts() {
+        for (i, def) in secondary::ALL.iter().enumerate() {
+            assert!(secondary::ALL[..i].iter().all(|d| d.name != def.name));
+            assert_eq!(def.role, Role::Secondary, "{}", def.name);
+            assert_eq!(
+                def.shape == MetricShape::Count,
+                def.unit == "count",
+                "{}",
+                def.name
+            );
+        }
     }
 }

@@ -7,11 +7,17 @@
 //! returns, so nothing runs beside the timed window. At the deadline the workload's wait wakes,
 //! names the tasks that had not finished and stops them; the case is recorded as failed with that
 //! report, and the run ends or, with `keep_going`, goes on to the next case (and ends `partial`).
+//!
+//! Every iteration is also held to its declared metrics — the workload's `metrics()` and, for a
+//! workload that runs tasks, the runner's own secondary ones: a metric returned but not declared,
+//! or declared but not returned, fails the case like a workload error, so no stored run holds a
+//! metric nobody described.
 use crate::counters::IterationCounters;
 use crate::estimate;
+use crate::metric::{self, secondary, Breach, MetricDef};
 use crate::plan::{CaseSpec, RunPlan};
 use crate::record::{CaseRecord, IterationRecord, RunStatus};
-use crate::workload::{tasks, IterationInfo};
+use crate::workload::{tasks, IterationInfo, Workload, WorkloadSpec};
 use crate::{sys, Error};
 
 /// Where finished iterations go. The store implements it; tests can collect in memory.
@@ -137,6 +143,19 @@ pub fn execute(
     sink: &mut dyn RunSink,
     observer: &mut dyn RunObserver,
 ) -> RunOutcome {
+    execute_built(plan, &WorkloadSpec::build, sink, observer)
+}
+
+/// How a case's workload is made from its spec; tests substitute workloads no spec names.
+type Build<'a> = &'a dyn Fn(&WorkloadSpec) -> crate::Result<Box<dyn Workload>>;
+
+/// [`execute`] with each case's workload made by `build`.
+fn execute_built(
+    plan: &RunPlan,
+    build: Build<'_>,
+    sink: &mut dyn RunSink,
+    observer: &mut dyn RunObserver,
+) -> RunOutcome {
     let cases: Vec<CaseRecord> = plan
         .cases
         .iter()
@@ -157,6 +176,7 @@ pub fn execute(
     };
     let mut run = Execution {
         plan,
+        build,
         sink,
         observer,
         cases,
@@ -189,11 +209,12 @@ enum Stop {
 /// The state of one execution: what has been recorded so far and the workloads built for it.
 struct Execution<'a> {
     plan: &'a RunPlan,
+    build: Build<'a>,
     sink: &'a mut dyn RunSink,
     observer: &'a mut dyn RunObserver,
     cases: Vec<CaseRecord>,
     /// Built when the case starts; dropped when it fails.
-    workloads: Vec<Option<Box<dyn crate::workload::Workload>>>,
+    workloads: Vec<Option<Box<dyn Workload>>>,
     watchdog: sys::Watchdog,
     /// Wall time of every finished iteration, per case, for the default deadline.
     durations: Vec<Vec<u64>>,
@@ -238,10 +259,7 @@ impl Execution<'_> {
     }
 
     fn case(&mut self, case_index: usize, total: u32) -> Result<(), Stop> {
-        let workload = self.plan.cases[case_index]
-            .workload
-            .build()
-            .map_err(Stop::Case)?;
+        let workload = (self.build)(&self.plan.cases[case_index].workload).map_err(Stop::Case)?;
         self.workloads[case_index] = Some(workload);
         for index in 0..total {
             self.iteration(case_index, index, index < self.plan.warmup)?;
@@ -397,6 +415,11 @@ impl Execution<'_> {
             Err(e) => return Err(Stop::Case(e)),
         };
         output.measurements.extend(secondary);
+        let declared = declared_metrics(workload.as_ref());
+        let breaches = metric::check_declared(&declared, &output.measurements);
+        if !breaches.is_empty() {
+            return Err(Stop::Case(self.undeclared(case_index, info, &breaches)));
+        }
         let record = IterationRecord {
             index,
             warmup,
@@ -411,6 +434,45 @@ impl Execution<'_> {
         self.cases[case_index].iterations.push(record);
         self.durations[case_index].push(took_ns);
         Ok(())
+    }
+
+    /// The error of an iteration whose metrics are not the ones declared: the case, the
+    /// workload, and each metric with what is wrong with it and who declares it.
+    fn undeclared(&self, case_index: usize, info: IterationInfo, breaches: &[Breach]) -> Error {
+        let case = &self.plan.cases[case_index];
+        let declarer = |name: &str| {
+            if secondary::ALL.iter().any(|d| d.name == name) {
+                "the runner"
+            } else {
+                "the workload"
+            }
+        };
+        let details: Vec<String> = breaches
+            .iter()
+            .map(|breach| match breach {
+                Breach::Undeclared(name) => format!(
+                    "`{name}` is undeclared (returned, but neither the workload nor the runner \
+                     declares it)"
+                ),
+                Breach::Missing(name) => format!(
+                    "`{name}` is missing (declared by {}, not returned)",
+                    declarer(name)
+                ),
+                Breach::Repeated(name) => format!("`{name}` was returned more than once"),
+                Breach::Misdescribed(name) => format!(
+                    "`{name}` was returned with a unit, direction, role or shape other than {} \
+                     declares",
+                    declarer(name)
+                ),
+            })
+            .collect();
+        Error::failed(format!(
+            "case `{}`, iteration {}: workload `{}` broke its declared metrics: {}",
+            case.name,
+            info.index + 1,
+            case.workload.kind(),
+            details.join("; ")
+        ))
     }
 
     /// The watchdog's report: which case and iteration, which deadline, and what the workload
@@ -440,6 +502,17 @@ impl Execution<'_> {
             deadline_ns as f64 / 1e9
         ))
     }
+}
+
+/// The metrics an iteration of `workload` must return: its own, and the runner's secondary ones
+/// when it runs tasks (the runner measures those around it).
+fn declared_metrics(workload: &dyn Workload) -> Vec<MetricDef> {
+    let runners: &[MetricDef] = if workload.runs_tasks() {
+        secondary::ALL
+    } else {
+        &[]
+    };
+    workload.metrics().iter().chain(runners).copied().collect()
 }
 
 /// Sleeps between cases (or between runs); a signal ends the pause with `Interrupted`.
@@ -495,8 +568,9 @@ fn status_of(error: &Error) -> RunStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::fake::FakeParams;
-    use crate::workload::WorkloadSpec;
+    use crate::metric::{Better, MetricShape};
+    use crate::workload::fake::{FakeParams, FakeWorkload};
+    use crate::workload::IterationOutput;
 
     #[derive(Default)]
     struct Collect(Vec<(usize, u32, bool)>);
@@ -688,5 +762,170 @@ mod tests {
         let outcome = execute(&plan(None), &mut Broken, &mut Silent);
         assert_eq!(outcome.status, RunStatus::Failed);
         assert!(outcome.error.unwrap().to_string().contains("disk full"));
+    }
+
+    /// The fake workload made to break its declared metrics: it leaves `drop` out of every
+    /// iteration's results and adds `add`.
+    struct Misreporting {
+        fake: FakeWorkload,
+        drop: Option<&'static str>,
+        add: Option<MetricDef>,
+    }
+
+    impl Workload for Misreporting {
+        fn metrics(&self) -> &'static [MetricDef] {
+            self.fake.metrics()
+        }
+
+        fn runs_tasks(&self) -> bool {
+            self.fake.runs_tasks()
+        }
+
+        fn run_iteration(&mut self, info: IterationInfo) -> crate::Result<IterationOutput> {
+            let mut output = self.fake.run_iteration(info)?;
+            output
+                .measurements
+                .retain(|m| Some(m.name.as_str()) != self.drop);
+            output
+                .measurements
+                .extend(self.add.map(|def| def.value(1.0)));
+            Ok(output)
+        }
+    }
+
+    fn run_misreporting(
+        drop: Option<&'static str>,
+        add: Option<MetricDef>,
+    ) -> (RunOutcome, Collect) {
+        let plan = RunPlan::new(
+            None,
+            None,
+            2,
+            1,
+            vec![WorkloadSpec::Fake(FakeParams::default())],
+        )
+        .unwrap();
+        let build = |spec: &WorkloadSpec| -> crate::Result<Box<dyn Workload>> {
+            let WorkloadSpec::Fake(params) = spec else {
+                unreachable!("the plan has fake cases only")
+            };
+            Ok(Box::new(Misreporting {
+                fake: FakeWorkload::new(params.clone()),
+                drop,
+                add,
+            }))
+        };
+        let mut sink = Collect::default();
+        let outcome = execute_built(&plan, &build, &mut sink, &mut Silent);
+        (outcome, sink)
+    }
+
+    #[test]
+    fn a_metric_the_workload_does_not_declare_fails_the_iteration_loudly() {
+        const STRAY_USEC: MetricDef = MetricDef::primary("stray_usec", "usec", Better::Lower);
+        let (outcome, sink) = run_misreporting(None, Some(STRAY_USEC));
+        assert_eq!(outcome.status, RunStatus::Failed);
+        assert!(sink.0.is_empty(), "an undeclared metric is never stored");
+        assert!(outcome.cases[0].iterations.is_empty());
+        let error = outcome.error.unwrap().to_string();
+        for part in [
+            "iteration 1:",
+            "workload `fake`",
+            "`stray_usec` is undeclared",
+        ] {
+            assert!(error.contains(part), "{part:?} not in {error}");
+        }
+        assert_eq!(outcome.cases[0].error.as_deref(), Some(error.as_str()));
+    }
+
+    #[test]
+    fn a_declared_metric_the_workload_leaves_out_fails_the_iteration_loudly() {
+        let (outcome, sink) = run_misreporting(Some("ops_per_sec"), None);
+        assert_eq!(outcome.status, RunStatus::Failed);
+        assert!(sink.0.is_empty(), "an incomplete iteration is never stored");
+        let error = outcome.error.unwrap().to_string();
+        for part in [
+            "workload `fake`",
+            "`ops_per_sec` is missing (declared by the workload, not returned)",
+        ] {
+            assert!(error.contains(part), "{part:?} not in {error}");
+        }
+    }
+
+    #[test]
+    fn a_workload_keeping_to_its_metrics_passes() {
+        let (outcome, sink) = run_misreporting(None, None);
+        assert_eq!(outcome.status, RunStatus::Complete);
+        assert_eq!(sink.0.len(), 3);
+    }
+
+    fn spec(json: serde_json::Value) -> WorkloadSpec {
+        serde_json::from_value(json).unwrap()
+    }
+
+    /// Every workload in every mode whose metric set differs (wakeup's request, pipe and open-loop
+    /// modes; cpudl's timing, checked and equivalence modes), each small.
+    fn every_mode() -> Vec<WorkloadSpec> {
+        use serde_json::json;
+        vec![
+            spec(json!({"workload": "pipe", "loops": 1000})),
+            spec(json!({"workload": "messaging", "groups": 1, "fds": 2, "loops": 10})),
+            spec(json!({"workload": "fake"})),
+            spec(json!({"workload": "wakeup", "runtime": 1, "workers": 2, "cache_footprint": 16})),
+            spec(json!({"workload": "wakeup", "runtime": 1, "workers": 2, "pipe": 64})),
+            spec(json!({"workload": "wakeup", "runtime": 1, "workers": 2, "rps": 200})),
+            spec(json!({"workload": "semaphore", "items": 1000})),
+            spec(json!({"workload": "syscall", "threads": 1, "calls": 1000})),
+            spec(json!({"workload": "fanout", "workers": 2, "rounds": 10})),
+            spec(json!({"workload": "cpudl", "cpus": 8, "ops": 1000})),
+            spec(json!({"workload": "cpudl", "cpus": 8, "ops": 1000, "check": true})),
+            spec(json!({"workload": "cpudl", "cpus": 8, "ops": 1000, "equivalence": true})),
+            spec(json!({"workload": "cpupri", "threads": 1, "cpus": 8, "ops": 1000})),
+        ]
+    }
+
+    #[test]
+    fn every_declared_metric_is_described_once_and_consistently() {
+        for spec in every_mode() {
+            let workload = spec.build().unwrap();
+            let declared = declared_metrics(workload.as_ref());
+            let kind = spec.kind();
+            for (i, def) in declared.iter().enumerate() {
+                let name = def.name;
+                assert!(
+                    declared[..i].iter().all(|d| d.name != name),
+                    "{kind}: `{name}` declared twice"
+                );
+                assert!(
+                    !name.is_empty()
+                        && name
+                            .bytes()
+                            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'),
+                    "{kind}: `{name}` is not snake_case"
+                );
+                assert_eq!(
+                    def.shape == MetricShape::Count,
+                    def.unit == "count",
+                    "{kind}: `{name}`: a count has the unit `count` and only a count"
+                );
+                assert_eq!(
+                    def.shape.of_distribution(),
+                    def.distribution.is_some(),
+                    "{kind}: `{name}`: quantiles and maxima, and only they, name a distribution"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_workload_in_every_mode_returns_what_it_declares() {
+        let plan = RunPlan::new(None, None, 1, 0, every_mode()).unwrap();
+        let outcome = execute(&plan, &mut NoSink, &mut Silent);
+        assert_eq!(
+            outcome.status,
+            RunStatus::Complete,
+            "{:?}",
+            outcome.error.map(|e| e.to_string())
+        );
     }
 }

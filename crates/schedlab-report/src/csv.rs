@@ -121,7 +121,7 @@ pub fn write(runs: &[RunRecord], out: &mut dyn Write) -> std::io::Result<()> {
 mod tests {
     use super::*;
     use schedlab_core::fingerprint::Fingerprint;
-    use schedlab_core::metric::{Better, Measurement, Role};
+    use schedlab_core::metric::{Better, Measurement, MetricShape, Role};
     use schedlab_core::plan::{CaseSpec, RunPlan};
     use schedlab_core::record::{CaseRecord, IterationRecord, RunStatus};
     use schedlab_core::workload::messaging::MessagingParams;
@@ -138,6 +138,8 @@ mod tests {
                 unit: "sec".into(),
                 better: Better::Lower,
                 role: Role::Primary,
+                shape: MetricShape::Scalar,
+                distribution: None,
                 value,
             }],
             attachments: Vec::new(),

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use schedlab_analysis::scaling::{group, Grouping};
 use schedlab_core::fingerprint::Fingerprint;
-use schedlab_core::metric::{Better, Role};
+use schedlab_core::metric::{Better, MetricShape, Role};
 use schedlab_core::record::{CaseRecord, RunRecord, RunStatus};
 use schedlab_stats::summary::{summarize, Summary};
 
@@ -127,12 +127,25 @@ pub struct MetricView {
     pub unit: String,
     pub better: Better,
     pub role: Role,
+    /// What one value is, written as its name (`scalar`, `count`, `quantile`, `max`).
+    #[serde(serialize_with = "shape_name")]
+    pub shape: MetricShape,
+    /// The percentile of a quantile (99.9); absent for the other shapes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quantile_p: Option<f64>,
+    /// What a quantile or max summarises (`wakeup`); absent for the other shapes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub distribution: Option<String>,
     /// One value per measured iteration, in order.
     pub values: Vec<f64>,
     /// One value per warm-up iteration (not summarised).
     pub warmup_values: Vec<f64>,
     /// Over `values`; absent when no measured iteration finished.
     pub summary: Option<Summary>,
+}
+
+fn shape_name<S: serde::Serializer>(shape: &MetricShape, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(shape.as_str())
 }
 
 pub fn format_time_ns(ns: i64) -> String {
@@ -182,6 +195,9 @@ impl CaseView {
                             unit: m.unit.clone(),
                             better: m.better,
                             role: m.role,
+                            shape: m.shape,
+                            quantile_p: m.shape.p(),
+                            distribution: m.distribution.clone(),
                             values: Vec::new(),
                             warmup_values: Vec::new(),
                             summary: None,

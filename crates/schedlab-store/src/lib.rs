@@ -19,6 +19,7 @@ use schedlab_core::runner::RunSink;
 use thiserror::Error;
 
 mod check;
+mod legacy;
 pub mod liveness;
 mod location;
 mod schema;

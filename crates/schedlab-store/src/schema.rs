@@ -28,7 +28,8 @@ pub const HISTORY_TABLE: &str = "refinery_schema_history";
 
 /// The oldest schema readers can read. Every query a reader makes checks the version a table or
 /// column arrived in (the `V_*` constants) and reads an older file as "none of those": no
-/// attachments before V2, no experiments before V3, no calibrations before V4. A migration that
+/// attachments before V2, no experiments before V3, no calibrations before V4, no metric
+/// definitions before V7 (measurements then read as `legacy` says). A migration that
 /// readers cannot do without raises this, and older files then need `schedlab db upgrade`.
 pub const OLDEST_READABLE_VERSION: i64 = 1;
 
@@ -39,6 +40,8 @@ pub const V_EXPERIMENTS: i64 = 3;
 pub const V_CALIBRATIONS: i64 = 4;
 /// Who runs a run (pid, start time, boot, host) and each case's error.
 pub const V_RUN_OWNER: i64 = 5;
+/// Each case's metric definitions (`metrics`): a measurement's shape and distribution.
+pub const V_METRIC_DEFS: i64 = 7;
 
 /// refinery's DDL for the history table, verbatim, so the table looks the same whoever made it.
 const CREATE_HISTORY: &str = "CREATE TABLE IF NOT EXISTS refinery_schema_history(
@@ -452,6 +455,7 @@ mod tests {
         assert_eq!(known_version(), all.len() as i64);
         assert!(OLDEST_READABLE_VERSION <= known_version());
         assert!(V_CALIBRATIONS <= known_version());
+        assert!(V_METRIC_DEFS <= known_version());
     }
 
     #[test]

@@ -16,7 +16,7 @@ use rusqlite::{
     params, Connection, ErrorCode, OpenFlags, OptionalExtension, Transaction, TransactionBehavior,
 };
 use schedlab_core::fingerprint::Fingerprint;
-use schedlab_core::metric::{Better, Measurement, Role};
+use schedlab_core::metric::{secondary, Better, Measurement, MetricShape, Role};
 use schedlab_core::plan::{CaseSpec, RunPlan};
 use schedlab_core::record::{
     Arm, Attachment, CaseRecord, ExperimentTag, IterationRecord, RunOwner, RunRecord, RunStatus,
@@ -25,7 +25,7 @@ use schedlab_core::record::{
 use crate::check::CheckReport;
 use crate::liveness::{effective_status, Here, StoredOwner};
 use crate::schema::{
-    self, Shape, V_ATTACHMENTS, V_CALIBRATIONS, V_EXPERIMENTS, V_RUNS, V_RUN_OWNER,
+    self, Shape, V_ATTACHMENTS, V_CALIBRATIONS, V_EXPERIMENTS, V_METRIC_DEFS, V_RUNS, V_RUN_OWNER,
 };
 use crate::{Experiment, ExperimentKind, Result, RunSummary, Store, StoreError, StoredCalibration};
 
@@ -467,6 +467,13 @@ impl Store for SqliteStore {
                 "INSERT INTO measurements (iteration_id, name, unit, better, role, value)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )?;
+            // The first iteration to return a metric defines it for the case: the runner holds
+            // every iteration of a case to the same declaration.
+            let mut define = tx.prepare_cached(
+                "INSERT INTO metrics (case_id, name, unit, better, role, shape, quantile_p, distribution)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                 ON CONFLICT (case_id, name) DO NOTHING",
+            )?;
             for m in &iteration.measurements {
                 insert.execute(params![
                     iteration_id,
@@ -475,6 +482,16 @@ impl Store for SqliteStore {
                     m.better.as_str(),
                     m.role.as_str(),
                     m.value
+                ])?;
+                define.execute(params![
+                    case_id,
+                    m.name,
+                    m.unit,
+                    m.better.as_str(),
+                    m.role.as_str(),
+                    m.shape.as_str(),
+                    m.shape.p(),
+                    m.distribution
                 ])?;
             }
             let mut insert = tx.prepare_cached(
@@ -609,6 +626,7 @@ impl Store for SqliteStore {
             attachments: self.has(V_ATTACHMENTS),
             owner_columns: self.owner_columns(""),
             case_error: self.has(V_RUN_OWNER),
+            metric_defs: self.has(V_METRIC_DEFS),
         };
         let here = Here::now();
         self.read(|conn| load_run_in(conn, run_id, &shape, &here))
@@ -812,11 +830,15 @@ impl Store for SqliteStore {
                 "SELECT m.value FROM measurements m
                    JOIN iterations i ON m.iteration_id = i.id
                    JOIN cases c ON i.case_id = c.id
-                  WHERE c.name = ?1 AND m.name = 'wall_time_sec' AND i.warmup = 0
+                  WHERE c.name = ?1 AND m.name = ?2 AND m.role = ?3 AND i.warmup = 0
                   ORDER BY i.id DESC LIMIT 50",
             )?;
+            let wall_time = secondary::WALL_TIME_SEC;
             let values = stmt
-                .query_map([case_name], |r| r.get(0))?
+                .query_map(
+                    params![case_name, wall_time.name, wall_time.role.as_str()],
+                    |r| r.get(0),
+                )?
                 .collect::<rusqlite::Result<_>>()?;
             Ok(values)
         })?;
@@ -839,6 +861,8 @@ struct RunShape {
     attachments: bool,
     owner_columns: String,
     case_error: bool,
+    /// Whether the file has the `metrics` table (V7).
+    metric_defs: bool,
 }
 
 fn load_run_in(conn: &Connection, run_id: i64, shape: &RunShape, here: &Here) -> Result<RunRecord> {
@@ -891,9 +915,15 @@ fn load_run_in(conn: &Connection, run_id: i64, shape: &RunShape, here: &Here) ->
     let mut iterations_stmt = conn.prepare(
         "SELECT id, position, warmup, started_at_ns FROM iterations WHERE case_id = ?1 ORDER BY position",
     )?;
-    let mut measurements_stmt = conn.prepare(
-        "SELECT name, unit, better, role, value FROM measurements WHERE iteration_id = ?1 ORDER BY rowid",
-    )?;
+    // A measurement without a definition (stored before V7) reads with NULLs for its shape.
+    let mut measurements_stmt = conn.prepare(if shape.metric_defs {
+        "SELECT m.name, m.unit, m.better, m.role, m.value, d.shape, d.quantile_p, d.distribution
+           FROM measurements m LEFT JOIN metrics d ON d.case_id = ?2 AND d.name = m.name
+          WHERE m.iteration_id = ?1 ORDER BY m.rowid"
+    } else {
+        "SELECT name, unit, better, role, value, NULL, NULL, NULL
+           FROM measurements WHERE iteration_id = ?1 ORDER BY rowid"
+    })?;
     let mut attachments_stmt = if shape.attachments {
         Some(conn.prepare(
             "SELECT name, encoding, data FROM attachments WHERE iteration_id = ?1 ORDER BY rowid",
@@ -914,24 +944,30 @@ fn load_run_in(conn: &Connection, run_id: i64, shape: &RunShape, here: &Here) ->
             .collect::<rusqlite::Result<_>>()?;
         let mut iterations = Vec::with_capacity(iteration_rows.len());
         for (iteration_id, index, warmup, started_at_ns) in iteration_rows {
-            let raw: Vec<(String, String, String, String, f64)> = measurements_stmt
-                .query_map([iteration_id], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+            let by_iteration = params![iteration_id];
+            let by_iteration_and_case = params![iteration_id, case_id];
+            let args = if shape.metric_defs {
+                by_iteration_and_case
+            } else {
+                by_iteration
+            };
+            let raw: Vec<MeasurementRow> = measurements_stmt
+                .query_map(args, |r| {
+                    Ok(MeasurementRow {
+                        name: r.get(0)?,
+                        unit: r.get(1)?,
+                        better: r.get(2)?,
+                        role: r.get(3)?,
+                        value: r.get(4)?,
+                        shape: r.get(5)?,
+                        quantile_p: r.get(6)?,
+                        distribution: r.get(7)?,
+                    })
                 })?
                 .collect::<rusqlite::Result<_>>()?;
             let measurements = raw
                 .into_iter()
-                .map(|(name, unit, better, role, value)| {
-                    Ok(Measurement {
-                        better: Better::parse(&better)
-                            .ok_or_else(|| StoreError::Corrupt(format!("direction {better:?}")))?,
-                        role: Role::parse(&role)
-                            .ok_or_else(|| StoreError::Corrupt(format!("role {role:?}")))?,
-                        name,
-                        unit,
-                        value,
-                    })
-                })
+                .map(MeasurementRow::into_measurement)
                 .collect::<Result<Vec<_>>>()?;
             let attachments = match attachments_stmt.as_mut() {
                 Some(stmt) => stmt
@@ -970,6 +1006,58 @@ fn load_run_in(conn: &Connection, run_id: i64, shape: &RunShape, here: &Here) ->
         error,
         cases,
     })
+}
+
+/// A measurement as stored, with its case's definition of the metric where there is one.
+struct MeasurementRow {
+    name: String,
+    unit: String,
+    better: String,
+    role: String,
+    value: f64,
+    shape: Option<String>,
+    quantile_p: Option<f64>,
+    distribution: Option<String>,
+}
+
+impl MeasurementRow {
+    fn into_measurement(self) -> Result<Measurement> {
+        let MeasurementRow {
+            name,
+            unit,
+            better,
+            role,
+            value,
+            shape,
+            quantile_p,
+            distribution,
+        } = self;
+        let (shape, distribution) = match shape {
+            Some(text) => {
+                let shape = MetricShape::parse(&text, quantile_p)
+                    .filter(|s| s.of_distribution() == distribution.is_some())
+                    .ok_or_else(|| {
+                        StoreError::Corrupt(format!(
+                            "metric {name:?}: shape {text:?} with p {quantile_p:?} and \
+                             distribution {distribution:?}"
+                        ))
+                    })?;
+                (shape, distribution)
+            }
+            None => crate::legacy::shape_before_v7(&name, &unit),
+        };
+        Ok(Measurement {
+            better: Better::parse(&better)
+                .ok_or_else(|| StoreError::Corrupt(format!("direction {better:?}")))?,
+            role: Role::parse(&role)
+                .ok_or_else(|| StoreError::Corrupt(format!("role {role:?}")))?,
+            name,
+            unit,
+            shape,
+            distribution,
+            value,
+        })
+    }
 }
 
 impl SqliteStore {
@@ -1538,6 +1626,164 @@ mod tests {
             [],
         );
         assert!(orphan.is_err(), "foreign keys are enforced again");
+    }
+
+    /// Measurements of one iteration of every shape: the wakeup latencies (quantiles and the max
+    /// of the `wakeup` distribution), a count, a scalar and the runner's secondary wall time.
+    fn every_shape() -> Vec<Measurement> {
+        use schedlab_core::workload::wakeup::metrics as wakeup;
+        let mut out: Vec<Measurement> = wakeup::WAKEUP_QUANTILES
+            .iter()
+            .zip([5.0, 9.0, 40.0, 120.0, 900.0])
+            .map(|(def, v)| def.value(v))
+            .collect();
+        out.push(wakeup::WAKEUP_SAMPLES_COUNT.value(1e4));
+        out.push(wakeup::RPS_AVG.value(2e3));
+        out.push(secondary::WALL_TIME_SEC.value(1.5));
+        out
+    }
+
+    fn iteration_of(index: u32, measurements: Vec<Measurement>) -> IterationRecord {
+        IterationRecord {
+            index,
+            warmup: false,
+            started_at_ns: 10 + i64::from(index),
+            measurements,
+            attachments: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn metric_definitions_are_stored_with_the_run_and_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        let mut store = SqliteStore::open(&path).unwrap();
+        let plan = plan("shapes");
+        let id = store.begin_run(&plan, &Fingerprint::collect(), 5).unwrap();
+        for index in 0..2 {
+            store
+                .record_iteration(id, 0, &iteration_of(index, every_shape()))
+                .unwrap();
+        }
+        let run = store.load_run(id).unwrap();
+        for iteration in &run.cases[0].iterations {
+            assert_eq!(iteration.measurements, every_shape());
+        }
+        let p99_9 = &run.cases[0].iterations[0].measurements[3];
+        assert_eq!(p99_9.shape, MetricShape::Quantile(99.9));
+        assert_eq!(p99_9.distribution.as_deref(), Some("wakeup"));
+        let definitions: i64 = store
+            .conn
+            .query_row("SELECT count(*) FROM metrics", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(
+            definitions,
+            every_shape().len() as i64,
+            "one per case and metric"
+        );
+        assert_eq!(
+            store.median_wall_time_sec(&plan.cases[0].name).unwrap(),
+            Some(1.5)
+        );
+    }
+
+    /// A V6 file holds measurements as schedlab wrote them then, without definitions: a reader
+    /// reads it as it is, a writer upgrades it to V7, and both read every run alike, with the
+    /// shapes the names gave before V7 — identical to the declared ones for the wakeup latencies.
+    #[test]
+    fn a_v6_file_reads_alike_before_and_after_its_upgrade_to_v7() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v6.db");
+        let plan = plan("v6");
+        {
+            let conn = raw(&path);
+            let tx = conn.unchecked_transaction().unwrap();
+            schema::migrate_to(&tx, &path, 6).unwrap();
+            tx.commit().unwrap();
+            conn.execute(
+                "INSERT INTO runs (label, plan_json, fingerprint_json, boot_id, kernel_release,
+                                   hostname, started_at_ns, status, schedlab_version)
+                 VALUES ('v6', ?1, ?2, 'b', 'k', 'h', 5, 'complete', 'old')",
+                params![
+                    to_json(&plan).unwrap(),
+                    to_json(&Fingerprint::collect()).unwrap()
+                ],
+            )
+            .unwrap();
+            conn.execute(
+                "INSERT INTO cases (run_id, position, name, workload, spec_json) VALUES (1, 0, ?1, 'fake', ?2)",
+                params![plan.cases[0].name, to_json(&plan.cases[0]).unwrap()],
+            )
+            .unwrap();
+            for position in 0..2 {
+                conn.execute(
+                    "INSERT INTO iterations (case_id, position, warmup, started_at_ns) VALUES (1, ?1, 0, 6)",
+                    [position],
+                )
+                .unwrap();
+                for m in every_shape() {
+                    conn.execute(
+                        "INSERT INTO measurements (iteration_id, name, unit, better, role, value)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                        params![
+                            position + 1,
+                            m.name,
+                            m.unit,
+                            m.better.as_str(),
+                            m.role.as_str(),
+                            m.value
+                        ],
+                    )
+                    .unwrap();
+                }
+            }
+        }
+        let reader = SqliteStore::open_existing(&path).unwrap();
+        assert_eq!(reader.schema_version(), 6);
+        let before = reader.load_run(1).unwrap();
+        assert_eq!(
+            reader.median_wall_time_sec(&plan.cases[0].name).unwrap(),
+            Some(1.5)
+        );
+        drop(reader);
+        // Every metric of `every_shape` reads as declared: the old names of the latencies gave
+        // the shapes the wakeup workload now declares, and a `count` unit a count.
+        for iteration in &before.cases[0].iterations {
+            assert_eq!(iteration.measurements, every_shape());
+        }
+
+        let writer = SqliteStore::open(&path).unwrap();
+        assert_eq!(writer.found_version(), 6);
+        assert_eq!(writer.schema_version(), V_METRIC_DEFS);
+        assert_eq!(writer.load_run(1).unwrap(), before);
+        drop(writer);
+        let reader = SqliteStore::open_existing(&path).unwrap();
+        assert_eq!(reader.load_run(1).unwrap(), before);
+        reader.integrity_check().unwrap();
+    }
+
+    #[test]
+    fn a_damaged_definition_is_reported_not_guessed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        let mut store = SqliteStore::open(&path).unwrap();
+        let id = store
+            .begin_run(&plan("bad"), &Fingerprint::collect(), 5)
+            .unwrap();
+        store
+            .record_iteration(id, 0, &iteration_of(0, every_shape()))
+            .unwrap();
+        // The CHECK constraints keep a writer from storing this; a damaged file can hold it.
+        store
+            .conn
+            .execute_batch(
+                "PRAGMA ignore_check_constraints = ON;
+                 UPDATE metrics SET quantile_p = NULL WHERE name = 'wakeup_p50_usec';",
+            )
+            .unwrap();
+        let e = store.load_run(id).unwrap_err();
+        assert!(matches!(e, StoreError::Corrupt(_)), "{e}");
+        assert!(e.to_string().contains("wakeup_p50_usec"), "{e}");
     }
 
     #[test]

@@ -622,3 +622,80 @@ fn readers_read_an_older_schema_as_it_is_and_db_upgrade_brings_it_up() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("nothing to upgrade"));
     assert_eq!(integrity(&db), "ok");
 }
+
+/// Makes `db` a version-6 database: what a schedlab from before metric definitions left behind.
+/// Its measurement rows are what V6 wrote; only the definitions V7 keeps beside them go.
+fn downgrade_to_v6(db: &Path) {
+    rusqlite::Connection::open(db)
+        .unwrap()
+        .execute_batch(
+            "DROP TABLE metrics;
+             DELETE FROM refinery_schema_history WHERE version > 6;
+             PRAGMA user_version = 6;",
+        )
+        .unwrap();
+}
+
+/// Runs stored before V7 keep their output through the upgrade: `show` and `compare` (latency
+/// curves included, drawn from wakeup percentiles stored the V6 way) print the same bytes from
+/// the V6 file as a reader sees it and after `db upgrade` has made it V7.
+#[test]
+fn a_v6_database_shows_and_compares_alike_before_and_after_its_upgrade() {
+    let (dir, db) = temp_db();
+    stored_run(dir.path(), &db, "base");
+    stored_run(dir.path(), &db, "cand");
+    downgrade_to_v6(&db);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    for (label, scale) in [("base", 1.0), ("cand", 1.1)] {
+        for (name, usec) in [
+            ("wakeup_p50_usec", 6.0),
+            ("wakeup_p90_usec", 11.0),
+            ("wakeup_p99_usec", 38.0),
+            ("wakeup_p99_9_usec", 140.0),
+            ("wakeup_max_usec", 850.0),
+        ] {
+            conn.execute(
+                "INSERT INTO measurements (iteration_id, name, unit, better, role, value)
+                 SELECT i.id, ?1, 'usec', 'lower', 'primary', ?2 * (1 + (i.position % 3) * 0.02)
+                 FROM iterations i JOIN cases c ON i.case_id = c.id JOIN runs r ON c.run_id = r.id
+                 WHERE r.label = ?3",
+                rusqlite::params![name, usec * scale, label],
+            )
+            .unwrap();
+        }
+    }
+    drop(conn);
+    let outputs = || -> Vec<String> {
+        [
+            &["show", "base", "--format", "json"][..],
+            &["show", "cand", "--format", "csv"],
+            &["compare", "base", "cand", "--format", "json"],
+            &["compare", "base", "cand", "--metric", "wakeup_p99_9_usec"],
+        ]
+        .iter()
+        .map(|args| {
+            let out = run_in(dir.path(), &db, args);
+            assert_success(&out, &format!("{args:?}"));
+            String::from_utf8(out.stdout).unwrap()
+        })
+        .collect()
+    };
+    let before = outputs();
+    let comparison: Value = serde_json::from_str(&before[2]).unwrap();
+    let curve = &comparison["latency_curves"][0];
+    assert_eq!(curve["family"], "wakeup", "{comparison}");
+    assert_eq!(curve["points"].as_array().unwrap().len(), 5, "{curve}");
+    let out = run_in(dir.path(), &db, &["db", "check", "--format", "json"]);
+    assert_eq!(json_of(&out)["database_schema_version"], 6);
+
+    let out = run_in(dir.path(), &db, &["db", "upgrade"]);
+    assert_success(&out, "db upgrade");
+    let out = run_in(dir.path(), &db, &["db", "check", "--format", "json"]);
+    let report = json_of(&out);
+    assert_eq!(
+        report["database_schema_version"],
+        report["known_schema_version"]
+    );
+    assert_eq!(outputs(), before);
+    assert_eq!(integrity(&db), "ok");
+}

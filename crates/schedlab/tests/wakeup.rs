@@ -283,3 +283,52 @@ fn ctrl_c_mid_iteration_joins_every_thread_and_keeps_results() {
         "each stored iteration keeps its histograms"
     );
 }
+
+/// Each metric's declared shape reaches the JSON of `run` and, through the store, of `show`:
+/// the latencies as quantiles (with their percentile) and max of their distribution, counts as
+/// counts, the rest as scalars.
+#[test]
+fn metric_shapes_are_stored_and_shown() {
+    let (_d, db) = temp_db();
+    let args = [
+        "wakeup",
+        "-t",
+        "2",
+        "-r",
+        "1",
+        "--pipe",
+        "64",
+        "--iterations",
+        "1",
+        "--warmup",
+        "0",
+    ];
+    let ran = json_run(&db, &args);
+    let out = schedlab(&db)
+        .args(["show", "1", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let shown: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for doc in [&ran, &shown] {
+        let case = &doc["runs"][0]["cases"][0];
+        let p99_9 = metric(case, "wakeup_p99_9_usec");
+        assert_eq!(p99_9["shape"], "quantile", "{p99_9}");
+        assert_eq!(p99_9["quantile_p"], 99.9);
+        assert_eq!(p99_9["distribution"], "wakeup");
+        let max = metric(case, "wakeup_max_usec");
+        assert_eq!(max["shape"], "max");
+        assert_eq!(max["distribution"], "wakeup");
+        assert!(max.get("quantile_p").is_none(), "{max}");
+        for (name, shape) in [
+            ("wakeup_samples_count", "count"),
+            ("voluntary_csw_count", "count"),
+            ("ops_per_sec", "scalar"),
+            ("wall_time_sec", "scalar"),
+        ] {
+            let m = metric(case, name);
+            assert_eq!(m["shape"], shape, "{m}");
+            assert!(m.get("distribution").is_none(), "{m}");
+        }
+    }
+}

@@ -44,21 +44,24 @@ use crate::{sys, Error, Result};
 pub const NSEC_PER_OP: MetricDef = MetricDef::primary("nsec_per_op", "nsec", Better::Lower);
 /// TSC reference cycles per op (x86_64 only).
 pub const CYCLES_PER_OP: MetricDef = MetricDef::primary("cycles_per_op", "cycles", Better::Lower);
-pub const INSERTS_COUNT: MetricDef = MetricDef::secondary("inserts_count", "count", Better::Lower);
-pub const UPDATES_COUNT: MetricDef = MetricDef::secondary("updates_count", "count", Better::Lower);
-pub const DELETES_COUNT: MetricDef = MetricDef::secondary("deletes_count", "count", Better::Lower);
+pub const INSERTS_COUNT: MetricDef =
+    MetricDef::secondary("inserts_count", "count", Better::Lower).count();
+pub const UPDATES_COUNT: MetricDef =
+    MetricDef::secondary("updates_count", "count", Better::Lower).count();
+pub const DELETES_COUNT: MetricDef =
+    MetricDef::secondary("deletes_count", "count", Better::Lower).count();
 pub const NOOP_CLEARS_COUNT: MetricDef =
-    MetricDef::secondary("noop_clears_count", "count", Better::Lower);
+    MetricDef::secondary("noop_clears_count", "count", Better::Lower).count();
 pub const ORDER_VIOLATIONS_COUNT: MetricDef =
-    MetricDef::secondary("order_violations_count", "count", Better::Lower);
+    MetricDef::secondary("order_violations_count", "count", Better::Lower).count();
 pub const MISPLACED_CPUS_COUNT: MetricDef =
-    MetricDef::secondary("misplaced_cpus_count", "count", Better::Lower);
+    MetricDef::secondary("misplaced_cpus_count", "count", Better::Lower).count();
 pub const CHECKED_OPS_COUNT: MetricDef =
-    MetricDef::secondary("checked_ops_count", "count", Better::Higher);
+    MetricDef::secondary("checked_ops_count", "count", Better::Higher).count();
 pub const LOCKSTEP_OPS_COUNT: MetricDef =
-    MetricDef::primary("lockstep_ops_count", "count", Better::Higher);
+    MetricDef::primary("lockstep_ops_count", "count", Better::Higher).count();
 pub const IDENTICAL_OPS_COUNT: MetricDef =
-    MetricDef::primary("identical_ops_count", "count", Better::Higher);
+    MetricDef::primary("identical_ops_count", "count", Better::Higher).count();
 
 #[cfg(target_arch = "x86_64")]
 const TIMING_METRICS: &[MetricDef] = &[

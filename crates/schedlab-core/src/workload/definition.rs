@@ -39,7 +39,9 @@ impl From<Vec<Measurement>> for IterationOutput {
 /// A measurement that can be repeated. Each iteration starts its tasks, times its own window
 /// (nothing is allocated, logged or drawn inside it), checks its work, and returns its metrics.
 pub trait Workload {
-    /// The metrics every successful iteration returns, in order.
+    /// The metrics a successful iteration returns: every one declared (an optional one only where
+    /// it could be measured) and no other. This instance's answer, as the set can depend on the
+    /// parameters (a mode); the runner holds every iteration to it.
     fn metrics(&self) -> &'static [MetricDef];
 
     /// Whether the iteration runs tasks whose CPU time, context switches and migrations the runner

@@ -37,9 +37,9 @@ pub const PRODUCER_CPU_SEC: MetricDef =
 pub const CONSUMER_CPU_SEC: MetricDef =
     MetricDef::secondary("consumer_cpu_sec", "sec", Better::Lower);
 pub const FUTEX_SLEEPS_COUNT: MetricDef =
-    MetricDef::secondary("futex_sleeps_count", "count", Better::Lower);
+    MetricDef::secondary("futex_sleeps_count", "count", Better::Lower).count();
 pub const FUTEX_WAKES_COUNT: MetricDef =
-    MetricDef::secondary("futex_wakes_count", "count", Better::Lower);
+    MetricDef::secondary("futex_wakes_count", "count", Better::Lower).count();
 
 /// For the estimate, measured on this 2-vCPU VM: one loop iteration of work, and one hand-off
 /// (a post and the wake-up of the other side).

@@ -47,22 +47,34 @@ pub mod metrics {
         MetricDef::primary(name, "usec", Better::Lower)
     }
 
+    /// A latency quantile: optional, as a distribution that took no sample in the window (an open
+    /// loop whose workers never ran dry) has none.
+    const fn latency(name: &'static str, distribution: &'static str, p: f64) -> MetricDef {
+        lower_usec(name).quantile(distribution, p).optional()
+    }
+
+    const fn latency_max(name: &'static str, distribution: &'static str) -> MetricDef {
+        lower_usec(name).max_of(distribution).optional()
+    }
+
     pub const WAKEUP_QUANTILES: [MetricDef; 5] = [
-        lower_usec("wakeup_p50_usec"),
-        lower_usec("wakeup_p90_usec"),
-        lower_usec("wakeup_p99_usec"),
-        lower_usec("wakeup_p99_9_usec"),
-        lower_usec("wakeup_max_usec"),
+        latency("wakeup_p50_usec", "wakeup", 50.0),
+        latency("wakeup_p90_usec", "wakeup", 90.0),
+        latency("wakeup_p99_usec", "wakeup", 99.0),
+        latency("wakeup_p99_9_usec", "wakeup", 99.9),
+        latency_max("wakeup_max_usec", "wakeup"),
     ];
     pub const REQUEST_QUANTILES: [MetricDef; 5] = [
-        lower_usec("request_p50_usec"),
-        lower_usec("request_p90_usec"),
-        lower_usec("request_p99_usec"),
-        lower_usec("request_p99_9_usec"),
-        lower_usec("request_max_usec"),
+        latency("request_p50_usec", "request", 50.0),
+        latency("request_p90_usec", "request", 90.0),
+        latency("request_p99_usec", "request", 99.0),
+        latency("request_p99_9_usec", "request", 99.9),
+        latency_max("request_max_usec", "request"),
     ];
-    /// The median of the per-second request-rate samples of the measured window.
-    pub const RPS_P50: MetricDef = MetricDef::primary("rps_p50", "requests/sec", Better::Higher);
+    /// The median of the per-second request-rate samples of the measured window (one a second,
+    /// so never without a sample).
+    pub const RPS_P50: MetricDef =
+        MetricDef::primary("rps_p50", "requests/sec", Better::Higher).quantile("rps", 50.0);
     /// Requests completed in the measured window over its length.
     pub const RPS_AVG: MetricDef = MetricDef::primary("rps_avg", "requests/sec", Better::Higher);
     /// Pipe mode: transfers per second, all workers together.
@@ -76,15 +88,17 @@ pub mod metrics {
     // round, so more samples in the same window is more work done. (In open-loop mode the count
     // follows the offered rate, and wakeup samples only occur when a worker ran out of work.)
     pub const WAKEUP_SAMPLES_COUNT: MetricDef =
-        MetricDef::primary("wakeup_samples_count", "count", Better::Higher);
+        MetricDef::primary("wakeup_samples_count", "count", Better::Higher).count();
     pub const REQUEST_SAMPLES_COUNT: MetricDef =
-        MetricDef::primary("request_samples_count", "count", Better::Higher);
+        MetricDef::primary("request_samples_count", "count", Better::Higher).count();
     /// Open loop: requests dropped because every queue of their message thread was full.
     pub const REQUESTS_DROPPED_COUNT: MetricDef =
-        MetricDef::primary("requests_dropped_count", "count", Better::Lower);
-    /// Mean runqueue wait per timeslice from /proc/<tid>/schedstat over the measured window.
-    pub const MESSAGE_SCHED_DELAY_USEC: MetricDef = lower_usec("message_sched_delay_usec");
-    pub const WORKER_SCHED_DELAY_USEC: MetricDef = lower_usec("worker_sched_delay_usec");
+        MetricDef::primary("requests_dropped_count", "count", Better::Lower).count();
+    /// Mean runqueue wait per timeslice from /proc/<tid>/schedstat over the measured window:
+    /// optional, as kernels without CONFIG_SCHED_INFO have no schedstat (and a read can fail).
+    pub const MESSAGE_SCHED_DELAY_USEC: MetricDef =
+        lower_usec("message_sched_delay_usec").optional();
+    pub const WORKER_SCHED_DELAY_USEC: MetricDef = lower_usec("worker_sched_delay_usec").optional();
 
     const W: [MetricDef; 5] = WAKEUP_QUANTILES;
     const R: [MetricDef; 5] = REQUEST_QUANTILES;
@@ -537,9 +551,9 @@ impl WakeupWorkload {
 }
 
 impl Workload for WakeupWorkload {
-    /// Every metric the mode reports; the two sched-delay metrics are left out where
-    /// /proc/<tid>/schedstat is missing (no CONFIG_SCHED_INFO), and latency quantiles are left
-    /// out when no sample was taken (an open loop whose workers never ran dry).
+    /// Every metric the mode reports. Declared optional: the two sched-delay metrics, left out
+    /// where /proc/<tid>/schedstat is missing (no CONFIG_SCHED_INFO), and each distribution's
+    /// quantiles, left out when it took no sample (an open loop whose workers never ran dry).
     fn metrics(&self) -> &'static [MetricDef] {
         match self.config.mode {
             Mode::Request => metrics::REQUEST_MODE,

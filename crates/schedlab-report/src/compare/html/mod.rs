@@ -536,7 +536,7 @@ fn latency_section(s: &mut String, curves: &[Curve], sides: &[SideView]) -> fmt:
             s,
             &points,
             &series,
-            "usec",
+            &curve.unit,
             &format!("{} {} latency", curve.case, curve.family),
         )?;
         percentile_table(s, curve, &points, sides)?;
@@ -554,7 +554,11 @@ fn percentile_table(
     points: &[(String, f64)],
     sides: &[SideView],
 ) -> fmt::Result {
-    s.push_str(r#"<table class="pct"><thead><tr><th>usec</th>"#);
+    write!(
+        s,
+        r#"<table class="pct"><thead><tr><th>{}</th>"#,
+        Esc(&curve.unit)
+    )?;
     for (name, _) in points {
         write!(s, r#"<th class="num">{}</th>"#, Esc(name))?;
     }

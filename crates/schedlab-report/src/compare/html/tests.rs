@@ -2,10 +2,11 @@
 //! nothing is fetched, the table has a row per comparison row, and the latency section appears
 //! exactly when percentile metrics exist.
 use schedlab_core::fingerprint::Fingerprint;
-use schedlab_core::metric::{Better, Measurement, Role};
+use schedlab_core::metric::{Better, Measurement, MetricShape, Role};
 use schedlab_core::plan::RunPlan;
 use schedlab_core::record::{CaseRecord, IterationRecord, RunRecord, RunStatus};
 use schedlab_core::workload::fake::FakeParams;
+use schedlab_core::workload::wakeup::metrics as wakeup;
 use schedlab_core::workload::WorkloadSpec;
 
 use schedlab_analysis::latency::curves;
@@ -31,12 +32,15 @@ fn measurement(name: &str, value: f64) -> Measurement {
         unit: "usec".into(),
         better: Better::Lower,
         role: Role::Primary,
+        shape: MetricShape::Scalar,
+        distribution: None,
         value,
     }
 }
 
 /// A run of two fake cases (the second renamed to something hostile) with 6 iterations each;
-/// `scale` multiplies every value, `latency` adds wakeup percentile metrics to the first case.
+/// `scale` multiplies every value, `latency` adds the wakeup workload's latency quantiles and max
+/// to the first case.
 fn run(id: i64, label: &str, kernel: &str, scale: f64, latency: bool) -> RunRecord {
     let workloads = [100.0, 200.0]
         .iter()
@@ -65,14 +69,9 @@ fn run(id: i64, label: &str, kernel: &str, scale: f64, latency: bool) -> RunReco
                         (100.0 + 100.0 * c as f64) * scale * noise,
                     )];
                     if latency && c == 0 {
-                        for (name, v) in [
-                            ("wakeup_p50_usec", 5.0),
-                            ("wakeup_p90_usec", 9.0),
-                            ("wakeup_p99_usec", 40.0),
-                            ("wakeup_p99_9_usec", 120.0),
-                            ("wakeup_max_usec", 900.0),
-                        ] {
-                            measurements.push(measurement(name, v * scale * noise));
+                        let values = [5.0, 9.0, 40.0, 120.0, 900.0];
+                        for (def, v) in wakeup::WAKEUP_QUANTILES.iter().zip(values) {
+                            measurements.push(def.value(v * scale * noise));
                         }
                     }
                     IterationRecord {
