@@ -1180,6 +1180,22 @@ mod tests {
         RunPlan::new(None, Some(label.into()), 3, 1, vec![fake]).unwrap()
     }
 
+    /// A run of `plan` begun in `store`, with nothing recorded yet.
+    fn begin(store: &mut SqliteStore, plan: &RunPlan) -> i64 {
+        store.begin_run(plan, &Fingerprint::collect(), 5).unwrap()
+    }
+
+    /// The first measured iteration, with no measurement and no attachment.
+    fn empty_iteration() -> IterationRecord {
+        IterationRecord {
+            index: 0,
+            warmup: false,
+            started_at_ns: 6,
+            measurements: vec![],
+            attachments: vec![],
+        }
+    }
+
     fn run_into(store: &mut SqliteStore, plan: &RunPlan) -> i64 {
         let fp = Fingerprint::collect();
         let id = store.begin_run(plan, &fp, 1_000).unwrap();
@@ -1211,7 +1227,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut store = SqliteStore::open(&dir.path().join("r.db")).unwrap();
         let plan = plan("blobs");
-        let id = store.begin_run(&plan, &Fingerprint::collect(), 5).unwrap();
+        let id = begin(&mut store, &plan);
         let iteration = IterationRecord {
             index: 0,
             warmup: false,
@@ -1277,14 +1293,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut store = SqliteStore::open(&dir.path().join("r.db")).unwrap();
         let plan = plan("dead");
-        let id = store.begin_run(&plan, &Fingerprint::collect(), 5).unwrap();
-        let iteration = IterationRecord {
-            index: 0,
-            warmup: false,
-            started_at_ns: 6,
-            measurements: vec![],
-            attachments: vec![],
-        };
+        let id = begin(&mut store, &plan);
+        let iteration = empty_iteration();
         store.record_iteration(id, 0, &iteration).unwrap();
         let status = |store: &SqliteStore| {
             let listed = store.list_runs(None).unwrap()[0].status;
@@ -1326,9 +1336,7 @@ mod tests {
     fn a_database_without_the_v5_columns_still_reads() {
         let dir = tempfile::tempdir().unwrap();
         let mut store = SqliteStore::open(&dir.path().join("r.db")).unwrap();
-        let id = store
-            .begin_run(&plan("old"), &Fingerprint::collect(), 5)
-            .unwrap();
+        let id = begin(&mut store, &plan("old"));
         for column in [
             "owner_pid",
             "owner_start_ticks",
@@ -1364,9 +1372,7 @@ mod tests {
     fn case_failures_are_kept_with_the_case() {
         let dir = tempfile::tempdir().unwrap();
         let mut store = SqliteStore::open(&dir.path().join("r.db")).unwrap();
-        let id = store
-            .begin_run(&plan("cases"), &Fingerprint::collect(), 5)
-            .unwrap();
+        let id = begin(&mut store, &plan("cases"));
         store
             .record_case_failure(id, 0, "worker 1 was stopped")
             .unwrap();
@@ -1659,7 +1665,7 @@ mod tests {
         let path = dir.path().join("r.db");
         let mut store = SqliteStore::open(&path).unwrap();
         let plan = plan("shapes");
-        let id = store.begin_run(&plan, &Fingerprint::collect(), 5).unwrap();
+        let id = begin(&mut store, &plan);
         for index in 0..2 {
             store
                 .record_iteration(id, 0, &iteration_of(index, every_shape()))
@@ -1767,9 +1773,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.db");
         let mut store = SqliteStore::open(&path).unwrap();
-        let id = store
-            .begin_run(&plan("bad"), &Fingerprint::collect(), 5)
-            .unwrap();
+        let id = begin(&mut store, &plan("bad"));
         store
             .record_iteration(id, 0, &iteration_of(0, every_shape()))
             .unwrap();
