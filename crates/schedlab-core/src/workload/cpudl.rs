@@ -89,10 +89,11 @@ const TIMING_METRICS: &[MetricDef] = &[
 const EQUIVALENCE_METRICS: &[MetricDef] = &[LOCKSTEP_OPS_COUNT, IDENTICAL_OPS_COUNT];
 
 const DEFAULT_SEED: u64 = 1;
-/// For the estimate, on this 2-vCPU VM: one timed heap op, and one checked or lock-step op per
-/// CPU in the heap (the whole heap is examined after every op).
-const OP_SEC: f64 = 50e-9;
-const CHECKED_OP_SEC_PER_CPU: f64 = 5e-9;
+/// For the estimate, measured on a 2-vCPU VM (release build): one heap op, timed or replayed
+/// untimed, and one checked or lock-step op per CPU in the heap (the whole heap is examined after
+/// every op).
+const OP_SEC: f64 = 20e-9;
+const CHECKED_OP_SEC_PER_CPU: f64 = 6e-9;
 /// `--check` and `--equivalence` cost O(--cpus) per op; beyond this product a run is more likely a
 /// typo than an experiment.
 const MAX_CHECKED_CPU_OPS: u64 = 1_000_000_000;
