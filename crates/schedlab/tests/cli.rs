@@ -9,12 +9,6 @@ use serde_json::Value;
 mod common;
 use common::*;
 
-fn json_of(output: &[u8]) -> Value {
-    serde_json::from_slice(output).unwrap_or_else(|e| {
-        panic!("not JSON ({e}): {}", String::from_utf8_lossy(output));
-    })
-}
-
 #[test]
 fn list_names_workloads_and_suites() {
     let (_d, db) = temp_db();
@@ -32,8 +26,9 @@ fn list_names_workloads_and_suites() {
 fn fake_run_is_stored_and_shown_identically() {
     let (_d, db) = temp_db();
     let run = |label: &str| {
-        let out = schedlab(&db)
-            .args([
+        json_of_success(
+            &db,
+            &[
                 "run",
                 "fake",
                 "--seed",
@@ -42,16 +37,12 @@ fn fake_run_is_stored_and_shown_identically() {
                 "4",
                 "--warmup",
                 "1",
-            ])
-            .args(["--label", label, "--format", "json"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        json_of(&out.stdout)
+                "--label",
+                label,
+                "--format",
+                "json",
+            ],
+        )
     };
     let first = run("aa");
     let second = run("aa");
@@ -62,22 +53,10 @@ fn fake_run_is_stored_and_shown_identically() {
     assert_eq!(first["schema_version"], 1);
     assert_eq!(first["runs"][0]["status"], "complete");
 
-    let shown = schedlab(&db)
-        .args(["show", "1", "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(shown.status.success());
-    let shown = json_of(&shown.stdout);
-    assert_eq!(shown["runs"][0], first["runs"][0]);
+    assert_eq!(show_json(&db, "1")["runs"][0], first["runs"][0]);
 
     // A label names every run that carries it.
-    let by_label = json_of(
-        &schedlab(&db)
-            .args(["show", "aa", "--format", "json"])
-            .output()
-            .unwrap()
-            .stdout,
-    );
+    let by_label = show_json(&db, "aa");
     assert_eq!(by_label["runs"].as_array().unwrap().len(), 2);
 
     schedlab(&db)
@@ -103,8 +82,9 @@ fn text_summary_has_median_min_max_and_spread() {
 #[test]
 fn pipe_run_verifies_and_reports_secondary_metrics() {
     let (_d, db) = temp_db();
-    let out = schedlab(&db)
-        .args([
+    let doc = json_of_success(
+        &db,
+        &[
             "run",
             "pipe",
             "--loops",
@@ -113,15 +93,8 @@ fn pipe_run_verifies_and_reports_secondary_metrics() {
             "2",
             "--format",
             "json",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        ],
     );
-    let doc = json_of(&out.stdout);
     let case = &doc["runs"][0]["cases"][0];
     assert_eq!(metric(case, "usec_per_op")["better"], "lower");
     assert_eq!(metric(case, "ops_per_sec")["better"], "higher");
@@ -190,12 +163,7 @@ fn large_task_counts_work() {
             if let Some(flag) = mode {
                 cmd.arg(flag);
             }
-            let out = cmd.output().unwrap();
-            assert!(
-                out.status.success(),
-                "{groups}x{fds} {mode:?}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+            expect_success(&mut cmd);
         }
     }
 }
@@ -271,13 +239,7 @@ fn failed_run_keeps_finished_iterations() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("3 finished iterations kept"));
-    let doc = json_of(
-        &schedlab(&db)
-            .args(["show", "1", "--format", "json"])
-            .output()
-            .unwrap()
-            .stdout,
-    );
+    let doc = show_json(&db, "1");
     let run = &doc["runs"][0];
     assert_eq!(run["status"], "failed");
     assert_eq!(run["cases"][0]["measured_iterations"], 2);
@@ -378,9 +340,7 @@ fn show_of_a_matrix_run_prints_its_scaling_tables() {
         .args(["--label", "m", "--quiet"])
         .assert()
         .success();
-    let out = schedlab(&db).args(["show", "m"]).output().unwrap();
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = stdout_of_success(&db, &["show", "m"]);
     // Two series over value_usec (one per spread); spread takes two values, too few for one.
     assert_eq!(
         text.matches("scaling: fake over value_usec").count(),
@@ -389,13 +349,7 @@ fn show_of_a_matrix_run_prints_its_scaling_tables() {
     );
     assert!(!text.contains("over spread_pct"), "{text}");
 
-    let doc = json_of(
-        &schedlab(&db)
-            .args(["show", "m", "--format", "json"])
-            .output()
-            .unwrap()
-            .stdout,
-    );
+    let doc = show_json(&db, "m");
     let run = &doc["runs"][0];
     let scaling = run["scaling"].as_array().unwrap();
     assert_eq!(scaling.len(), 2);
@@ -444,16 +398,8 @@ fn show_of_a_matrix_run_prints_its_scaling_tables() {
         ])
         .assert()
         .success();
-    let out = schedlab(&db).args(["show", "one"]).output().unwrap();
-    assert!(!String::from_utf8(out.stdout).unwrap().contains("scaling:"));
-    let doc = json_of(
-        &schedlab(&db)
-            .args(["show", "one", "--format", "json"])
-            .output()
-            .unwrap()
-            .stdout,
-    );
-    assert!(doc["runs"][0].get("scaling").is_none());
+    assert!(!stdout_of_success(&db, &["show", "one"]).contains("scaling:"));
+    assert!(show_json(&db, "one")["runs"][0].get("scaling").is_none());
 }
 
 /// `env` prints what changes scheduler results, in text and in versioned JSON whose fields are
@@ -461,12 +407,7 @@ fn show_of_a_matrix_run_prints_its_scaling_tables() {
 #[test]
 fn env_prints_the_scheduler_settings_with_a_schema_version() {
     let (_d, db) = temp_db();
-    let out = schedlab(&db)
-        .args(["env", "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let doc = json_of(&out.stdout);
+    let doc = json_of_success(&db, &["env", "--format", "json"]);
     assert_eq!(doc["schema_version"], 1);
     for field in [
         "preempt_model",
@@ -487,8 +428,7 @@ fn env_prints_the_scheduler_settings_with_a_schema_version() {
         doc["mem_total_kib"].as_u64().is_some_and(|k| k > 0),
         "{doc}"
     );
-    let text = schedlab(&db).arg("env").output().unwrap();
-    let text = String::from_utf8(text.stdout).unwrap();
+    let text = stdout_of_success(&db, &["env"]);
     assert!(
         text.lines().any(|l| l.starts_with("preempt_model ")),
         "{text}"
@@ -503,11 +443,7 @@ fn env_prints_the_scheduler_settings_with_a_schema_version() {
         .args(["run", "fake", "--iterations", "1", "--warmup", "0"])
         .assert()
         .success();
-    let shown = schedlab(&db)
-        .args(["show", "1", "--format", "json"])
-        .output()
-        .unwrap();
-    let shown = json_of(&shown.stdout);
+    let shown = show_json(&db, "1");
     let stored = &shown["runs"][0]["fingerprint"];
     assert_eq!(stored["sched_sysctls"], doc["sched_sysctls"]);
     assert_eq!(stored["preempt_model"], doc["preempt_model"]);
@@ -533,12 +469,7 @@ fn show_csv_writes_every_sample_in_long_form() {
             .assert()
             .success();
     }
-    let out = schedlab(&db)
-        .args(["show", "sweep, \"quoted\"", "--format", "csv"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = stdout_of_success(&db, &["show", "sweep, \"quoted\"", "--format", "csv"]);
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     assert_eq!(
@@ -570,11 +501,7 @@ fn show_csv_writes_every_sample_in_long_form() {
     let rows: Vec<&str> = lines.collect();
     assert_eq!(rows.len(), 2 * 2 * 4 * 2, "{text}");
     // The same samples as the JSON, warm-ups flagged.
-    let json = schedlab(&db)
-        .args(["show", "1", "--format", "json"])
-        .output()
-        .unwrap();
-    let doc = json_of(&json.stdout);
+    let doc = show_json(&db, "1");
     let case = &doc["runs"][0]["cases"][1];
     let usec = metric(case, "usec_per_op");
     let first_measured = usec["values"][0].as_f64().unwrap();

@@ -1,7 +1,7 @@
 //! End-to-end tests of `schedlab compare` and `schedlab stat`: every style and format snapshotted
 //! from fake-workload runs (deterministic), fingerprint refusal, CI gating, and bad input.
 //! Each side is three runs under one label, so rows are judged on runs without a calibration.
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use predicates::prelude::*;
 
@@ -43,16 +43,6 @@ fn stored_pair() -> (tempfile::TempDir, PathBuf) {
     (dir, db)
 }
 
-fn output(db: &Path, args: &[&str]) -> String {
-    let out = schedlab(db).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
 #[test]
 fn unmatched_cases_are_not_compared() {
     let dir = tempfile::tempdir().unwrap();
@@ -75,7 +65,7 @@ fn every_style_and_format_snapshot() {
     let (_dir, db) = stored_pair();
     for style in ["schedtests", "mmtests", "ministat", "benchstat"] {
         for format in ["text", "markdown", "csv"] {
-            let text = output(
+            let text = stdout_of_success(
                 &db,
                 &[
                     "compare", "base", "cand", "--style", style, "--format", format,
@@ -87,15 +77,14 @@ fn every_style_and_format_snapshot() {
     // The kernel release is this machine's; everything else is deterministic. The text is not
     // parsed and re-printed: float parsing differs with serde_json's features.
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
-    let json = output(&db, &["compare", "base", "cand", "--format", "json"]);
+    let json = stdout_of_success(&db, &["compare", "base", "cand", "--format", "json"]);
     insta::assert_snapshot!("compare_json", json.replace(kernel.trim(), "<kernel>"));
 }
 
 #[test]
 fn json_rows_carry_the_documented_fields() {
     let (_dir, db) = stored_pair();
-    let json = output(&db, &["compare", "base", "cand", "--format", "json"]);
-    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let doc = json_of_success(&db, &["compare", "base", "cand", "--format", "json"]);
     assert_eq!(doc["schema_version"], 2);
     let rows = doc["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 6, "3 cases x 2 primary metrics");
@@ -197,13 +186,12 @@ fn stat_matches_ministat_on_hackbench_times() {
     )
     .unwrap();
     std::fs::write(&plus, "2.354\n2.378\n2.420\n2.462\n2.834\n").unwrap();
-    let out = schedlab(&dir.path().join("unused.db"))
-        .arg("stat")
-        .arg(&x)
-        .arg(&plus)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    let out = expect_success(
+        schedlab(&dir.path().join("unused.db"))
+            .arg("stat")
+            .arg(&x)
+            .arg(&plus),
+    );
     let text = String::from_utf8(out.stdout).unwrap();
     // ministat 20150715's own output for these files, line for line.
     for line in [

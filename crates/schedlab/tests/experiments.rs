@@ -43,16 +43,7 @@ fn ab_runs_abba_restores_and_compares_as_pairs() {
         .collect::<Vec<_>>()
         .join("");
     assert_eq!(order, "ABBAABR");
-    let json = schedlab(&db)
-        .args(["compare", "gov-a", "gov-b", "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        json.status.success(),
-        "{}",
-        String::from_utf8_lossy(&json.stderr)
-    );
-    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let doc = json_of_success(&db, &["compare", "gov-a", "gov-b", "--format", "json"]);
     assert_eq!(doc["rows"][0]["design"], "pairs");
     assert_eq!(
         doc["rows"][0]["base_side"]["units"]
@@ -96,12 +87,7 @@ fn ab_until_decided_stops_once_a_cpu_hog_is_marked() {
         .success()
         .stderr(predicate::str::contains("rows decided"));
     assert!(!pids.exists(), "the restore stopped the hog");
-    let out = schedlab(&db)
-        .args(["compare", "hog-a", "hog-b", "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc = json_of_success(&db, &["compare", "hog-a", "hog-b", "--format", "json"]);
     let sequential = &doc["sequential"];
     assert_eq!(sequential["plan"]["max_rounds"], 6);
     assert_eq!(sequential["plan"]["spending"], "obrien-fleming");

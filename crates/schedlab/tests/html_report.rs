@@ -161,25 +161,16 @@ fn report_loads_in_headless_chromium() {
     let dir = tempfile::tempdir().unwrap();
     let db = stored_pair(dir.path());
     let page = dir.path().join("report.html");
-    let out = schedlab(&db)
-        .args(["report", "base", HOSTILE, "--html"])
-        .arg(&page)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = expect_success(
+        schedlab(&db)
+            .args(["report", "base", HOSTILE, "--html"])
+            .arg(&page),
     );
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert!(stdout.starts_with("wrote "), "{stdout}");
 
     // The rows `compare` finds are the rows the page must show.
-    let json = schedlab(&db)
-        .args(["compare", "base", HOSTILE, "--format", "json"])
-        .output()
-        .unwrap();
-    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let doc = json_of_success(&db, &["compare", "base", HOSTILE, "--format", "json"]);
     let rows = doc["rows"].as_array().unwrap().len();
     assert_eq!(
         rows,
@@ -312,11 +303,7 @@ fn stored_matrix_pair(dir: &Path) -> PathBuf {
 fn a_matrix_gets_scaling_plots_that_load_in_headless_chromium() {
     let dir = tempfile::tempdir().unwrap();
     let db = stored_matrix_pair(dir.path());
-    let json = schedlab(&db)
-        .args(["compare", "base", "cand", "--format", "json"])
-        .output()
-        .unwrap();
-    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let doc = json_of_success(&db, &["compare", "base", "cand", "--format", "json"]);
     let scaling = doc["scaling"].as_array().unwrap();
     assert_eq!(scaling.len(), 1, "{scaling:#?}");
     assert_eq!(scaling[0]["parameter"], "value_usec");
@@ -509,16 +496,7 @@ fn machines_section_flags_scheduler_settings_and_reads_old_fingerprints() {
     .unwrap();
     drop(conn);
 
-    let out = schedlab(&db)
-        .args(["show", "old", "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc = show_json(&db, "old");
     let fp = &doc["runs"][0]["fingerprint"];
     assert!(
         fp["preempt_model"].is_null() && fp["sched_features"].is_null(),

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::{Child, Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{processes_mentioning, schedlab, stored_iterations, temp_db};
+use common::*;
 use serde_json::Value;
 
 /// Iterations enough that no run below ends on its own before the test is done with it.
@@ -78,18 +78,8 @@ fn assert_no_strays(db: &Path) {
     }
 }
 
-fn json(db: &Path, args: &[&str]) -> Value {
-    let out = schedlab(db).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
 fn only_run(db: &Path) -> Value {
-    json(db, &["show", "1", "--format", "json"])["runs"][0].clone()
+    show_json(db, "1")["runs"][0].clone()
 }
 
 fn finished_iterations(run: &Value) -> u64 {
@@ -130,13 +120,13 @@ fn hang_up_then_kill(workload: &[&str]) {
     let (code, _) = finish(child, Duration::from_secs(10));
     assert_eq!(code, None, "killed by a signal");
     assert_no_strays(&db);
-    let runs = json(&db, &["runs", "--format", "json"]);
+    let runs = json_of_success(&db, &["runs", "--format", "json"]);
     assert_eq!(runs[0]["status"], "abandoned", "{workload:?}: {runs}");
     assert!(runs[0]["measured_iterations"].as_u64().unwrap() >= 1);
     let run = only_run(&db);
     assert_eq!(run["status"], "abandoned");
     assert!(run["error"].as_str().unwrap().contains("is gone"), "{run}");
-    let check = json(&db, &["db", "check", "--format", "json"]);
+    let check = json_of_success(&db, &["db", "check", "--format", "json"]);
     assert_eq!(
         check["abandoned_runs"][0]["id"], runs[0]["id"],
         "db check lists it: {check}"
@@ -462,7 +452,7 @@ fn keep_going_ends_partial_and_comparisons_leave_it_out() {
         stderr.contains("--fail-at") && stderr.contains("stored as run 1"),
         "{stderr}"
     );
-    let shown = json(&db, &["show", "night", "--format", "json"]);
+    let shown = show_json(&db, "night");
     let night = &shown["runs"][0];
     assert_eq!(night["status"], "partial");
     assert_eq!(night["cases"][2]["measured_iterations"], 3);
@@ -471,15 +461,13 @@ fn keep_going_ends_partial_and_comparisons_leave_it_out() {
         .as_str()
         .unwrap()
         .contains("--fail-at"));
-    let text = schedlab(&db).args(["show", "night"]).output().unwrap();
-    assert!(String::from_utf8_lossy(&text.stdout).contains(" · partial · "));
+    assert!(stdout_of_success(&db, &["show", "night"]).contains(" · partial · "));
     assert_eq!(
-        json(&db, &["runs", "--format", "json"])[0]["status"],
+        json_of_success(&db, &["runs", "--format", "json"])[0]["status"],
         "partial"
     );
-    let runs = schedlab(&db).arg("runs").output().unwrap();
-    assert!(String::from_utf8_lossy(&runs.stdout).contains("partial"));
-    let check = json(&db, &["db", "check", "--format", "json"]);
+    assert!(stdout_of_success(&db, &["runs"]).contains("partial"));
+    let check = json_of_success(&db, &["db", "check", "--format", "json"]);
     assert_eq!(check["runs_by_status"]["partial"], 1, "{check}");
 
     // A complete run of the healthy cases to compare with: the partial run is left out, and
@@ -512,7 +500,7 @@ fn keep_going_ends_partial_and_comparisons_leave_it_out() {
         stderr.contains("night has no complete run (run 1 partial)"),
         "{stderr}"
     );
-    let doc = json(
+    let doc = json_of_success(
         &db,
         &[
             "compare",

@@ -11,43 +11,26 @@ use predicates::prelude::*;
 use serde_json::Value;
 
 mod common;
-use common::{assert_bad_input, processes_mentioning, schedlab, stored_iterations, temp_db};
+use common::*;
 
 /// Runs `args` (one iteration, no warm-up, not stored) and returns the first case of the JSON.
 fn run_case(args: &[&str]) -> Value {
     let (_d, db) = temp_db();
-    let out = schedlab(&db)
-        .arg("run")
-        .args(args)
-        .args([
-            "--iterations",
-            "1",
-            "--warmup",
-            "0",
-            "--no-store",
-            "--format",
-            "json",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    doc["runs"][0]["cases"][0].clone()
+    let once = [
+        "--iterations",
+        "1",
+        "--warmup",
+        "0",
+        "--no-store",
+        "--format",
+        "json",
+    ];
+    json_of_success(&db, &[&["run"], args, &once].concat())["runs"][0]["cases"][0].clone()
 }
 
-fn metric(case: &Value, name: &str) -> f64 {
-    case["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["name"] == name)
-        .unwrap_or_else(|| panic!("no metric {name} in {case}"))["values"][0]
-        .as_f64()
-        .unwrap()
+/// The value of a metric of a case in its first (here, only) iteration.
+fn first_value(case: &Value, name: &str) -> f64 {
+    metric(case, name)["values"][0].as_f64().unwrap()
 }
 
 fn has_metric(case: &Value, name: &str) -> bool {
@@ -91,8 +74,8 @@ fn semaphore_threads_and_processes_hand_off_every_item() {
             ];
             args.extend_from_slice(extra);
             let case = run_case(&args);
-            assert!(metric(&case, "usec_per_item") > 0.0);
-            assert!(metric(&case, "time_sec") > 0.0);
+            assert!(first_value(&case, "usec_per_item") > 0.0);
+            assert!(first_value(&case, "time_sec") > 0.0);
             for name in [
                 "producer_cpu_sec",
                 "consumer_cpu_sec",
@@ -132,8 +115,8 @@ fn syscall_kinds_report_per_call_and_aggregate_rates() {
             "--calls",
             "5000",
         ]);
-        assert!(metric(&case, "nsec_per_call") > 0.0, "{kind}");
-        assert!(metric(&case, "calls_per_sec") > 0.0, "{kind}");
+        assert!(first_value(&case, "nsec_per_call") > 0.0, "{kind}");
+        assert!(first_value(&case, "calls_per_sec") > 0.0, "{kind}");
     }
 }
 
@@ -148,20 +131,20 @@ fn fanout_processes_every_message() {
         "--work",
         "100",
     ]);
-    let per_round = metric(&case, "usec_per_round");
-    let per_handoff = metric(&case, "usec_per_handoff");
+    let per_round = first_value(&case, "usec_per_round");
+    let per_handoff = first_value(&case, "usec_per_handoff");
     assert!((per_round / per_handoff - 16.0).abs() < 1e-6);
 }
 
 #[test]
 fn cpudl_times_checks_and_names_the_no_delete_mix() {
     let case = run_case(&["cpudl", "--variant", "bugfix", "--cpus", "64", "--check"]);
-    assert!(metric(&case, "nsec_per_op") > 0.0);
-    assert_eq!(metric(&case, "checked_ops_count"), 100_000.0);
-    assert_eq!(metric(&case, "deletes_count"), 0.0);
+    assert!(first_value(&case, "nsec_per_op") > 0.0);
+    assert_eq!(first_value(&case, "checked_ops_count"), 100_000.0);
+    assert_eq!(first_value(&case, "deletes_count"), 0.0);
     assert!(case["name"].as_str().unwrap().contains("no real deletes"));
     if cfg!(target_arch = "x86_64") {
-        assert!(metric(&case, "cycles_per_op") > 0.0);
+        assert!(first_value(&case, "cycles_per_op") > 0.0);
     }
     let case = run_case(&[
         "cpudl",
@@ -174,9 +157,9 @@ fn cpudl_times_checks_and_names_the_no_delete_mix() {
         "--seed",
         "9",
     ]);
-    assert!(metric(&case, "deletes_count") > 0.0);
+    assert!(first_value(&case, "deletes_count") > 0.0);
     let case = run_case(&["cpudl", "--equivalence", "--cpus", "256"]);
-    assert_eq!(metric(&case, "identical_ops_count"), 100_000.0);
+    assert_eq!(first_value(&case, "identical_ops_count"), 100_000.0);
 }
 
 #[test]
@@ -258,8 +241,8 @@ fn cpupri_layouts_agree_with_the_reference() {
             "--ops",
             "5000",
         ]);
-        assert!(metric(&case, "nsec_per_set") > 0.0, "{layout}");
-        assert!(metric(&case, "nsec_per_find") > 0.0, "{layout}");
+        assert!(first_value(&case, "nsec_per_set") > 0.0, "{layout}");
+        assert!(first_value(&case, "nsec_per_find") > 0.0, "{layout}");
         assert!(case["name"].as_str().unwrap().contains("nodes=2"));
     }
 }

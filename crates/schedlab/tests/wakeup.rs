@@ -11,19 +11,9 @@ use serde_json::Value;
 mod common;
 use common::*;
 
+/// `schedlab run ARGS --format json`, which must succeed.
 fn json_run(db: &Path, args: &[&str]) -> Value {
-    let out = schedlab(db)
-        .arg("run")
-        .args(args)
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    json_of_success(db, &[&["run"], args, &["--format", "json"]].concat())
 }
 
 #[test]

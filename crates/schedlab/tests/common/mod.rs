@@ -1,9 +1,11 @@
-//! Helpers shared by the end-to-end tests: the binary on a temporary database, metric lookup in
-//! JSON output, and the checks that no task outlives a run.
+//! Helpers shared by the end-to-end tests: the binary on a temporary database, its output as
+//! text or JSON once it has succeeded, metric lookup in JSON output, and the checks that no task
+//! outlives a run.
 // Each test binary uses its own subset of these helpers.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+use std::process::Output;
 
 use assert_cmd::Command;
 use serde_json::Value;
@@ -19,6 +21,44 @@ pub fn temp_db() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("results.db");
     (dir, db)
+}
+
+/// Checks that `out` exited 0; `what` names the command in the message, beside its stderr.
+pub fn assert_succeeded(out: &Output, what: &str) {
+    assert!(
+        out.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Runs `cmd` and checks it succeeded (see `assert_succeeded`).
+pub fn expect_success(cmd: &mut Command) -> Output {
+    let out = cmd.output().unwrap();
+    assert_succeeded(&out, &format!("{cmd:?}"));
+    out
+}
+
+/// The stdout of `schedlab ARGS`, which must succeed.
+pub fn stdout_of_success(db: &Path, args: &[&str]) -> String {
+    String::from_utf8(expect_success(schedlab(db).args(args)).stdout).unwrap()
+}
+
+/// `output` read as JSON; when it is not, the test fails showing it.
+pub fn json_of(output: &[u8]) -> Value {
+    serde_json::from_slice(output).unwrap_or_else(|e| {
+        panic!("not JSON ({e}): {}", String::from_utf8_lossy(output));
+    })
+}
+
+/// The JSON on the stdout of `schedlab ARGS`, which must succeed.
+pub fn json_of_success(db: &Path, args: &[&str]) -> Value {
+    json_of(&expect_success(schedlab(db).args(args)).stdout)
+}
+
+/// `schedlab show RUN --format json`: the runs stored under a run id or a label.
+pub fn show_json(db: &Path, run: &str) -> Value {
+    json_of_success(db, &["show", run, "--format", "json"])
 }
 
 /// A metric of a case in the JSON report, by name.
