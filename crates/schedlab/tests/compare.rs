@@ -55,9 +55,8 @@ fn unmatched_cases_are_not_compared() {
         .args(["run", "fake", "--value-usec", "20", "--label", "b"])
         .assert()
         .success();
-    let out = schedlab(&db).args(["compare", "a", "b"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing to compare"));
+    let stderr = assert_bad_input(&db, &["compare", "a", "b"]);
+    assert!(stderr.contains("nothing to compare"), "{stderr}");
 }
 
 #[test]
@@ -168,10 +167,7 @@ fn compare_bad_input_is_one_line_exit_2() {
         vec!["compare", "base", "cand", "--style", "fancy"],
         vec!["compare", "base", "cand", "--metric", "no_such_metric"],
     ] {
-        let out = schedlab(&db).args(&args).output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
+        assert_bad_input(&db, &args);
     }
 }
 
@@ -227,29 +223,11 @@ fn stat_rejects_bad_files() {
     std::fs::write(&bad, "1\n2\nthree\n").unwrap();
     std::fs::write(&short, "1\n2\n").unwrap();
     let db = dir.path().join("unused.db");
+    let good = good.to_str().unwrap();
     for other in [&bad, &short, &dir.path().join("missing.txt")] {
-        let out = schedlab(&db)
-            .arg("stat")
-            .arg(&good)
-            .arg(other)
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(2));
-        assert_eq!(
-            String::from_utf8_lossy(&out.stderr)
-                .trim_end()
-                .lines()
-                .count(),
-            1
-        );
+        assert_bad_input(&db, &["stat", good, other.to_str().unwrap()]);
     }
-    let out = schedlab(&db)
-        .args(["stat", "-c", "97"])
-        .arg(&good)
-        .arg(&good)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    assert_bad_input(&db, &["stat", "-c", "97", good, good]);
 }
 
 /// `git bisect run` reads 125 as "skip": with `--could-not-test-exit 125` every way a comparison
@@ -359,6 +337,6 @@ fn could_not_test_exit_lets_git_bisect_skip() {
             "256",
         ],
     ] {
-        common::assert_bad_input(&db, args);
+        assert_bad_input(&db, args);
     }
 }

@@ -226,16 +226,7 @@ fn ab_rejects_bad_input() {
             "fake",
         ],
     ] {
-        let out = schedlab(&db).args(&args).output().unwrap();
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        assert_eq!(
-            String::from_utf8_lossy(&out.stderr)
-                .trim_end()
-                .lines()
-                .count(),
-            1,
-            "{args:?}"
-        );
+        assert_bad_input(&db, &args);
     }
 }
 
@@ -312,12 +303,6 @@ fn campaign_rejects_bad_plans() {
         vec!["campaign", "next", "nope"],
         vec!["campaign", "status", "nope"],
     ] {
-        let out = schedlab(&db).args(&args).output().unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(2),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_bad_input(&db, &args);
     }
 }

@@ -378,26 +378,20 @@ fn unwritable_path_is_one_line_exit_2_and_leaves_nothing() {
     let db = stored_pair(dir.path());
     // A missing directory: unwritable even for root, which CI runs as.
     let missing = dir.path().join("no-such-dir").join("report.html");
-    let out = schedlab(&db)
-        .args(["report", "base", HOSTILE, "--html"])
-        .arg(&missing)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    let report_to = |page: &Path| {
+        assert_bad_input(
+            &db,
+            &["report", "base", HOSTILE, "--html", page.to_str().unwrap()],
+        )
+    };
+    let stderr = report_to(&missing);
     assert!(stderr.starts_with("schedlab: cannot write "), "{stderr}");
 
     // A directory in the way: the rename fails and the temporary file is removed.
     let in_the_way = dir.path().join("taken");
     std::fs::create_dir(&in_the_way).unwrap();
     std::fs::write(in_the_way.join("keep"), "x").unwrap();
-    let out = schedlab(&db)
-        .args(["report", "base", HOSTILE, "--html"])
-        .arg(&in_the_way)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    report_to(&in_the_way);
     let leftovers: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
         .filter_map(|e| e.ok())
@@ -412,19 +406,18 @@ fn nothing_to_compare_writes_nothing_and_a_report_replaces_the_old_one() {
     let db = stored_pair(dir.path());
     let page = dir.path().join("report.html");
     std::fs::write(&page, "old report").unwrap();
-    let out = schedlab(&db)
-        .args([
+    assert_bad_input(
+        &db,
+        &[
             "report",
             "base",
             HOSTILE,
             "--metric",
             "no_such_metric",
             "--html",
-        ])
-        .arg(&page)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+            page.to_str().unwrap(),
+        ],
+    );
     assert_eq!(std::fs::read_to_string(&page).unwrap(), "old report");
 
     schedlab(&db)

@@ -490,12 +490,7 @@ fn keep_going_ends_partial_and_comparisons_leave_it_out() {
         ])
         .assert()
         .success();
-    let out = schedlab(&db)
-        .args(["compare", "base", "night"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let stderr = assert_bad_input(&db, &["compare", "base", "night"]);
     assert!(
         stderr.contains("night has no complete run (run 1 partial)"),
         "{stderr}"
@@ -533,6 +528,6 @@ fn bad_watchdog_and_stall_flags_are_bad_input() {
         &["run", "fake", "--stall-at", "1", "--stall-in", "fiber"],
         &["run", "fake", "--keep-going=yes"],
     ] {
-        common::assert_bad_input(&db, args);
+        assert_bad_input(&db, args);
     }
 }

@@ -31,16 +31,6 @@ fn stderr_of(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-/// Exit code 2 and exactly one `schedlab: ` line on stderr, no panic; returns that line.
-fn assert_one_line_exit_2(out: &Output, what: &str) -> String {
-    let stderr = stderr_of(out);
-    assert_eq!(out.status.code(), Some(2), "{what}: {stderr}");
-    assert!(!stderr.contains("panicked"), "{what}: {stderr}");
-    assert_eq!(stderr.trim_end().lines().count(), 1, "{what}: {stderr}");
-    assert!(stderr.starts_with("schedlab: "), "{what}: {stderr}");
-    stderr.trim_end().to_string()
-}
-
 fn ro(db: &Path) -> rusqlite::Connection {
     rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap()
 }
@@ -265,7 +255,7 @@ fn store_urls_are_stores_or_errors() {
             &["db", "check"],
         ] {
             let out = run_in(cwd, Path::new(url), args);
-            let line = assert_one_line_exit_2(&out, url);
+            let line = assert_refused(&out, url);
             assert!(line.contains("sqlite:PATH"), "{url}: {line}");
         }
         // The same from the environment.
@@ -275,7 +265,7 @@ fn store_urls_are_stores_or_errors() {
             .args(["run", "fake", "--iterations", "1"])
             .output()
             .unwrap();
-        assert_one_line_exit_2(&out, url);
+        assert_refused(&out, url);
         assert_eq!(listing(cwd), Vec::<String>::new(), "{url} created files");
     }
     let out = run_in(cwd, Path::new("postgres://u@host/x"), &["runs"]);
@@ -473,7 +463,7 @@ fn damaged_foreign_and_newer_databases_get_one_line_and_exit_2() {
                 continue;
             }
             let out = run_in(dir.path(), &path, args);
-            let line = assert_one_line_exit_2(&out, &format!("{what}: {args:?}"));
+            let line = assert_refused(&out, &format!("{what}: {args:?}"));
             assert!(line.contains(expected), "{what}: {args:?}: {line}");
         }
         assert_eq!(
@@ -492,7 +482,7 @@ fn damaged_foreign_and_newer_databases_get_one_line_and_exit_2() {
                 assert_eq!(json_of(&out.stdout)["ok"], false, "{what}");
             }
             _ => {
-                assert_one_line_exit_2(&out, what);
+                assert_refused(&out, what);
             }
         }
     }
@@ -545,7 +535,7 @@ fn readers_of_a_missing_database_create_nothing() {
         &["db", "upgrade"],
     ] {
         let out = run_in(dir.path(), &db, args);
-        let line = assert_one_line_exit_2(&out, &format!("{args:?}"));
+        let line = assert_refused(&out, &format!("{args:?}"));
         assert!(line.contains("no results database"), "{args:?}: {line}");
     }
     let out = run_in(dir.path(), &db, &["runs"]);

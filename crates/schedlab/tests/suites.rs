@@ -72,15 +72,10 @@ fn relative_counts_are_resolved_and_stored() {
             ),
         )
         .unwrap();
-        let out = schedlab(&db)
-            .args(["run", "--suite"])
-            .arg(&suite)
-            .arg("--dry-run")
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{bad}: {stderr}");
-        assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+        let stderr = assert_bad_input(
+            &db,
+            &["run", "--suite", suite.to_str().unwrap(), "--dry-run"],
+        );
         assert!(
             stderr.starts_with("schedlab: suite ")
                 && stderr.contains(&format!("line 4, column 1: workers = \"{bad}\"")),

@@ -211,15 +211,9 @@ fn bad_input_is_refused_with_exit_code_2() {
         (&["--worker-cpus", "x"][..], "--worker-cpus"),
         (&["--message-cpus", "100000"][..], "--message-cpus"),
     ] {
-        let out = schedlab(&db)
-            .args(["run", "wakeup"])
-            .args(args)
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert!(stderr.starts_with("schedlab: "), "{stderr}");
+        let stderr = assert_bad_input(&db, &[&["run", "wakeup"], args].concat());
         assert!(stderr.contains(needle), "{args:?}: {stderr}");
+        // Stricter than assert_bad_input's count: not even a blank line follows.
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
     }
 }

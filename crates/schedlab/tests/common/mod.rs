@@ -98,17 +98,24 @@ pub fn stored_iterations(db: &Path) -> i64 {
         .unwrap_or(0)
 }
 
-/// Runs schedlab with `args` and checks it refused them as bad input: exit code 2 and exactly
-/// one line on stderr, starting `schedlab: `, never a panic.
-pub fn assert_bad_input(db: &Path, args: &[&str]) {
-    let out = schedlab(db).args(args).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+/// Checks that `out` is bad input refused: exit code 2 and exactly one line on stderr, starting
+/// `schedlab: `, never a panic. `what` names the command in the messages. Returns stderr.
+pub fn assert_refused(out: &Output, what: &str) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{what}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{what}: {stderr}");
     assert_eq!(
         stderr.trim_end().lines().count(),
         1,
-        "{args:?} printed more than one line: {stderr}"
+        "{what} printed more than one line: {stderr}"
     );
-    assert!(stderr.starts_with("schedlab: "), "{args:?}: {stderr}");
-    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    assert!(stderr.starts_with("schedlab: "), "{what}: {stderr}");
+    stderr
+}
+
+/// Runs schedlab with `args` and checks it refused them as bad input (see `assert_refused`);
+/// returns stderr.
+pub fn assert_bad_input(db: &Path, args: &[&str]) -> String {
+    let out = schedlab(db).args(args).output().unwrap();
+    assert_refused(&out, &format!("{args:?}"))
 }
