@@ -1,7 +1,6 @@
 //! End-to-end tests of the schedlab binary on temporary databases: the run → store → show pipeline
 //! with the fake workload, real short pipe and messaging runs, bad input, failure and interruption.
-use std::process::{Command as StdCommand, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use predicates::prelude::*;
 use serde_json::Value;
@@ -250,67 +249,40 @@ fn failed_run_keeps_finished_iterations() {
 /// checks the exit code, that no task survives, and that the database is consistent.
 fn interrupt_messaging_run(signal: i32, threads: bool) {
     let (_d, db) = temp_db();
-    let mut cmd = StdCommand::new(assert_cmd::cargo::cargo_bin("schedlab"));
-    cmd.args([
-        "run",
-        "messaging",
-        "--groups",
-        "2",
-        "--fds",
-        "10",
-        "--loops",
-        "3000",
-    ])
-    .args(["--iterations", "200", "--warmup", "0", "--db"])
-    .arg(&db)
-    .stdout(Stdio::null())
-    .stderr(Stdio::piped());
+    let mut cmd = background(
+        &db,
+        &[
+            "run",
+            "messaging",
+            "--groups",
+            "2",
+            "--fds",
+            "10",
+            "--loops",
+            "3000",
+            "--iterations",
+            "200",
+            "--warmup",
+            "0",
+        ],
+    );
     if threads {
         cmd.arg("--threads");
     }
     let mut child = cmd.spawn().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while stored_iterations(&db) < 1 {
-        assert!(Instant::now() < deadline, "no iteration was stored in time");
-        assert!(child.try_wait().unwrap().is_none(), "run ended early");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_for_a_stored_iteration(&db, &mut child, Duration::from_secs(120));
     // Land inside an iteration rather than between two.
     std::thread::sleep(Duration::from_millis(150));
-    // SAFETY: sending a signal to our own child.
-    unsafe { libc::kill(child.id() as i32, signal) };
-    let output = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(128 + signal), "{stderr}");
+    send_signal(&child, signal);
+    let (code, stderr) = exit_code_and_stderr(child);
+    assert_eq!(code, Some(128 + signal), "{stderr}");
     assert!(stderr.contains("interrupted"), "{stderr}");
 
-    let marker = db.to_str().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !processes_mentioning(marker).is_empty() {
-        assert!(
-            Instant::now() < deadline,
-            "stray tasks: {:?}",
-            processes_mentioning(marker)
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-
-    let conn = rusqlite::Connection::open(&db).unwrap();
-    let check: String = conn
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(check, "ok");
-    let status: String = conn
-        .query_row("SELECT status FROM runs", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(status, "interrupted");
-    let kept: i64 = conn
-        .query_row("SELECT count(*) FROM iterations", [], |r| r.get(0))
-        .unwrap();
+    assert_no_strays(&db);
+    assert_interrupted_in_a_sound_database(&db);
+    let kept = stored_iterations(&db);
     assert!(kept >= 1);
-    let measured: i64 = conn
-        .query_row("SELECT count(*) FROM measurements", [], |r| r.get(0))
-        .unwrap();
+    let measured: i64 = sql_value(&db, "SELECT count(*) FROM measurements");
     assert!(measured >= kept, "iterations without measurements");
 }
 

@@ -163,8 +163,7 @@ fn ab_restores_on_ctrl_c() {
         assert!(Instant::now() < deadline, "the B visit never started");
         std::thread::sleep(Duration::from_millis(20));
     }
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    send_signal(&child, libc::SIGINT);
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
     assert!(std::fs::read_to_string(&log)

@@ -6,7 +6,7 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Child, Command as StdCommand, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -15,67 +15,31 @@ use serde_json::Value;
 /// Iterations enough that no run below ends on its own before the test is done with it.
 const MANY: &str = "1000";
 
+/// `schedlab run ARGS` without warm-up, in the background (see `common::background`).
 fn spawn(db: &Path, args: &[&str]) -> Child {
-    // `--db` on the command line (not the environment), so every forked task carries the
-    // database path in its command line and can be found by it.
-    StdCommand::new(assert_cmd::cargo::cargo_bin("schedlab"))
-        .arg("run")
-        .args(args)
-        .args(["--warmup", "0", "--quiet", "--db"])
-        .arg(db)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
-}
-
-/// Waits until `n` iterations are stored, failing if the run ends first or takes too long.
-fn wait_for_iterations(db: &Path, child: &mut Child, n: i64) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while stored_iterations(db) < n {
-        assert!(Instant::now() < deadline, "no iteration was stored in time");
-        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn signal(child: &Child, signal: i32) {
-    // SAFETY: kill has no memory effects; the pid is our own child, not reaped yet.
-    unsafe { libc::kill(child.id() as i32, signal) };
+    background(
+        db,
+        &[&["run"], args, &["--warmup", "0", "--quiet"]].concat(),
+    )
+    .spawn()
+    .unwrap()
 }
 
 /// Waits for the run to end (within `limit`) and returns its exit code and stderr.
 fn finish(child: Child, limit: Duration) -> (Option<i32>, String) {
     let started = Instant::now();
     let pid = child.id();
-    let waiter = std::thread::spawn(move || child.wait_with_output().unwrap());
+    let waiter = std::thread::spawn(move || exit_code_and_stderr(child));
     while !waiter.is_finished() {
         if started.elapsed() > limit {
-            // SAFETY: as above; the run is hung, end it so the test fails instead of hanging.
+            // SAFETY: kill has no memory effects. The run is hung: end it so the test fails
+            // instead of hanging.
             unsafe { libc::kill(pid as i32, libc::SIGKILL) };
             panic!("the run did not end within {limit:?}");
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    let output = waiter.join().unwrap();
-    (
-        output.status.code(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
-
-/// No process of this run is left: schedlab and its forked tasks all carry the database path.
-fn assert_no_strays(db: &Path) {
-    let marker = db.to_str().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !processes_mentioning(marker).is_empty() {
-        assert!(
-            Instant::now() < deadline,
-            "stray tasks: {:?}",
-            processes_mentioning(marker)
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    waiter.join().unwrap()
 }
 
 fn only_run(db: &Path) -> Value {
@@ -99,10 +63,10 @@ fn hang_up_then_kill(workload: &[&str]) {
     let mut args = workload.to_vec();
     args.extend(["--iterations", MANY]);
     let mut child = spawn(&db, &args);
-    wait_for_iterations(&db, &mut child, 1);
+    wait_for_a_stored_iteration(&db, &mut child, Duration::from_secs(60));
     // Land inside an iteration rather than between two.
     std::thread::sleep(Duration::from_millis(30));
-    signal(&child, libc::SIGHUP);
+    send_signal(&child, libc::SIGHUP);
     let (code, stderr) = finish(child, Duration::from_secs(30));
     assert_eq!(code, Some(129), "{workload:?}: {stderr}");
     assert!(stderr.contains("interrupted by SIGHUP"), "{stderr}");
@@ -114,9 +78,9 @@ fn hang_up_then_kill(workload: &[&str]) {
 
     let (_d, db) = temp_db();
     let mut child = spawn(&db, &args);
-    wait_for_iterations(&db, &mut child, 1);
+    wait_for_a_stored_iteration(&db, &mut child, Duration::from_secs(60));
     std::thread::sleep(Duration::from_millis(30));
-    signal(&child, libc::SIGKILL);
+    send_signal(&child, libc::SIGKILL);
     let (code, _) = finish(child, Duration::from_secs(10));
     assert_eq!(code, None, "killed by a signal");
     assert_no_strays(&db);
@@ -197,8 +161,8 @@ fn fanout_threads() {
 fn sigquit_is_a_clean_stop_and_an_ignored_sighup_stays_ignored() {
     let (_d, db) = temp_db();
     let mut child = spawn(&db, &["fake", "--sleep-ms", "50", "--iterations", MANY]);
-    wait_for_iterations(&db, &mut child, 1);
-    signal(&child, libc::SIGQUIT);
+    wait_for_a_stored_iteration(&db, &mut child, Duration::from_secs(60));
+    send_signal(&child, libc::SIGQUIT);
     let (code, stderr) = finish(child, Duration::from_secs(10));
     assert_eq!(code, Some(131), "{stderr}");
     assert!(stderr.contains("interrupted by SIGQUIT"), "{stderr}");
@@ -206,9 +170,9 @@ fn sigquit_is_a_clean_stop_and_an_ignored_sighup_stays_ignored() {
 
     // As under `nohup`: SIGHUP ignored when schedlab starts.
     let (_d, db) = temp_db();
-    let mut command = StdCommand::new(assert_cmd::cargo::cargo_bin("schedlab"));
-    command
-        .args([
+    let mut command = background(
+        &db,
+        &[
             "run",
             "fake",
             "--sleep-ms",
@@ -217,11 +181,8 @@ fn sigquit_is_a_clean_stop_and_an_ignored_sighup_stays_ignored() {
             "6",
             "--warmup",
             "0",
-        ])
-        .arg("--db")
-        .arg(&db)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
+        ],
+    );
     // SAFETY: signal() is async-signal-safe, as required between fork and exec.
     unsafe {
         std::os::unix::process::CommandExt::pre_exec(&mut command, || {
@@ -230,8 +191,8 @@ fn sigquit_is_a_clean_stop_and_an_ignored_sighup_stays_ignored() {
         });
     }
     let mut child = command.spawn().unwrap();
-    wait_for_iterations(&db, &mut child, 1);
-    signal(&child, libc::SIGHUP);
+    wait_for_a_stored_iteration(&db, &mut child, Duration::from_secs(60));
+    send_signal(&child, libc::SIGHUP);
     let (code, stderr) = finish(child, Duration::from_secs(20));
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(only_run(&db)["status"], "complete");
@@ -292,7 +253,7 @@ fn stopped_worker_ends_at_the_deadline(workload: &[&str]) {
     let mut args = workload.to_vec();
     args.extend(["--iterations", MANY, "--iteration-timeout", "2"]);
     let mut child = spawn(&db, &args);
-    wait_for_iterations(&db, &mut child, 1);
+    wait_for_a_stored_iteration(&db, &mut child, Duration::from_secs(60));
     let stopped = stop_a_worker(&mut child);
     let stopped_at = Instant::now();
     let (code, stderr) = finish(child, Duration::from_secs(20));

@@ -4,8 +4,7 @@
 //! process run leaves no task behind. Heap invariants, variant equivalence on random op streams
 //! (proptest), hand-off counts, fan-out checksums and cpupri finds against the reference are
 //! also tested next to each workload in schedlab-core.
-use std::process::{Command as StdCommand, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use predicates::prelude::*;
 use serde_json::Value;
@@ -290,46 +289,24 @@ fn bad_input_gets_one_line_and_exit_code_2() {
 #[test]
 fn interrupted_semaphore_processes_leave_nothing_behind() {
     let (_d, db) = temp_db();
-    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("schedlab"))
-        .args([
-            "run",
-            "semaphore",
-            "--processes",
-            "--items",
-            "20000",
-            "--work",
-            "2000",
-            "--iterations",
-            "500",
-            "--warmup",
-            "0",
-            "--db",
-        ])
-        .arg(&db)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while stored_iterations(&db) < 1 {
-        assert!(Instant::now() < deadline, "no iteration was stored in time");
-        assert!(child.try_wait().unwrap().is_none(), "run ended early");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let args = [
+        "run",
+        "semaphore",
+        "--processes",
+        "--items",
+        "20000",
+        "--work",
+        "2000",
+        "--iterations",
+        "500",
+        "--warmup",
+        "0",
+    ];
+    let mut child = background(&db, &args).spawn().unwrap();
+    wait_for_a_stored_iteration(&db, &mut child, Duration::from_secs(120));
     std::thread::sleep(Duration::from_millis(100));
-    // SAFETY: sending a signal to our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let output = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(130), "{stderr}");
-    let marker = db.to_str().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !processes_mentioning(marker).is_empty() {
-        assert!(
-            Instant::now() < deadline,
-            "stray tasks: {:?}",
-            processes_mentioning(marker)
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    send_signal(&child, libc::SIGINT);
+    let (code, stderr) = exit_code_and_stderr(child);
+    assert_eq!(code, Some(130), "{stderr}");
+    assert_no_strays(&db);
 }

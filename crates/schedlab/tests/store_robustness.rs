@@ -84,14 +84,14 @@ fn readers_beside_a_writer_never_fail_it() {
     assert_succeeded(&out, "storing the candidate");
 
     let iterations = 300;
-    let mut writer = bin()
+    let iterations_arg = iterations.to_string();
+    let writer_args = [
+        &["run", "fake", "--sleep-ms", "5", "--warmup", "0", "-q"][..],
+        &["--iterations", &iterations_arg, "--label", "w"],
+    ]
+    .concat();
+    let mut writer = background(&db, &writer_args)
         .current_dir(dir)
-        .args(["run", "fake", "--sleep-ms", "5", "--warmup", "0", "-q"])
-        .args(["--iterations", &iterations.to_string(), "--label", "w"])
-        .arg("--db")
-        .arg(&db)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(120);

@@ -2,7 +2,6 @@
 //! shape, the schbench-style text tables decoded from stored histograms, the built-in suites, bad
 //! input, and Ctrl-C in the middle of an iteration. Runtimes are 1 s; nothing asserts timing.
 use std::path::Path;
-use std::process::{Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
 
 use predicates::prelude::*;
@@ -221,47 +220,39 @@ fn bad_input_is_refused_with_exit_code_2() {
 #[test]
 fn ctrl_c_mid_iteration_joins_every_thread_and_keeps_results() {
     let (_d, db) = temp_db();
-    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("schedlab"))
-        .args(["run", "wakeup", "-m", "2", "-t", "3", "-F", "16", "-r", "1"])
-        .args(["--iterations", "100", "--warmup", "0", "--db"])
-        .arg(&db)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while stored_iterations(&db) < 1 {
-        assert!(Instant::now() < deadline, "no iteration was stored in time");
-        assert!(child.try_wait().unwrap().is_none(), "run ended early");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let args = [
+        "run",
+        "wakeup",
+        "-m",
+        "2",
+        "-t",
+        "3",
+        "-F",
+        "16",
+        "-r",
+        "1",
+        "--iterations",
+        "100",
+        "--warmup",
+        "0",
+    ];
+    let mut child = background(&db, &args).spawn().unwrap();
+    wait_for_a_stored_iteration(&db, &mut child, Duration::from_secs(60));
     // Land inside the next iteration's measured second.
     std::thread::sleep(Duration::from_millis(400));
     let signalled = Instant::now();
-    // SAFETY: sending a signal to our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let output = child.wait_with_output().unwrap();
+    send_signal(&child, libc::SIGINT);
+    let (code, stderr) = exit_code_and_stderr(child);
     assert!(
         signalled.elapsed() < Duration::from_secs(5),
         "took {:?} to stop",
         signalled.elapsed()
     );
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert_eq!(code, Some(130), "{stderr}");
     assert!(stderr.contains("interrupted"), "{stderr}");
 
-    let conn = rusqlite::Connection::open(&db).unwrap();
-    let check: String = conn
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(check, "ok");
-    let status: String = conn
-        .query_row("SELECT status FROM runs", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(status, "interrupted");
-    let attachments: i64 = conn
-        .query_row("SELECT count(*) FROM attachments", [], |r| r.get(0))
-        .unwrap();
+    assert_interrupted_in_a_sound_database(&db);
+    let attachments: i64 = sql_value(&db, "SELECT count(*) FROM attachments");
     assert!(
         attachments >= 3,
         "each stored iteration keeps its histograms"

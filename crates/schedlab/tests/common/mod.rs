@@ -1,11 +1,13 @@
 //! Helpers shared by the end-to-end tests: the binary on a temporary database, its output as
-//! text or JSON once it has succeeded, metric lookup in JSON output, and the checks that no task
-//! outlives a run.
+//! text or JSON once it has succeeded, the check that bad input is refused, metric lookup in JSON
+//! output, and runs in the background for a test to signal, with the checks that no task outlives
+//! them and that the database they leave is sound.
 // Each test binary uses its own subset of these helpers.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::process::{Child, Command as StdCommand, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
 use serde_json::Value;
@@ -69,6 +71,79 @@ pub fn metric<'a>(case: &'a Value, name: &str) -> &'a Value {
         .iter()
         .find(|m| m["name"] == name)
         .unwrap_or_else(|| panic!("no metric {name} in {case}"))
+}
+
+/// `schedlab ARGS --db DB` as a process to spawn and signal: stdout discarded, stderr kept, and
+/// nothing in the environment to choose another database. The database is named on the command
+/// line, not in the environment, so that every task the run forks carries its path in its
+/// command line, where `assert_no_strays` looks for them.
+pub fn background(db: &Path, args: &[&str]) -> StdCommand {
+    let mut cmd = StdCommand::new(assert_cmd::cargo::cargo_bin("schedlab"));
+    cmd.env_remove("SCHEDLAB_DB")
+        .env_remove("XDG_DATA_HOME")
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+/// Waits until the run `child` makes on `db` has stored an iteration, failing if the run ends
+/// first or `within` passes.
+pub fn wait_for_a_stored_iteration(db: &Path, child: &mut Child, within: Duration) {
+    let deadline = Instant::now() + within;
+    while stored_iterations(db) < 1 {
+        assert!(Instant::now() < deadline, "no iteration was stored in time");
+        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+pub fn send_signal(child: &Child, signal: i32) {
+    // SAFETY: kill has no memory effects; the pid is our own child, not reaped yet.
+    unsafe { libc::kill(child.id() as i32, signal) };
+}
+
+/// Waits for `child` to end; returns its exit code (none when a signal killed it) and stderr.
+pub fn exit_code_and_stderr(child: Child) -> (Option<i32>, String) {
+    let output = child.wait_with_output().unwrap();
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// No process of the run on `db` is left, five seconds after it ended: schedlab and the tasks it
+/// forks all carry the database path (see `background`).
+pub fn assert_no_strays(db: &Path) {
+    let marker = db.to_str().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !processes_mentioning(marker).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "stray tasks: {:?}",
+            processes_mentioning(marker)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The one value `sql` selects from `db`.
+pub fn sql_value<T: rusqlite::types::FromSql>(db: &Path, sql: &str) -> T {
+    rusqlite::Connection::open(db)
+        .unwrap()
+        .query_row(sql, [], |r| r.get(0))
+        .unwrap()
+}
+
+/// A run on `db` that a signal ended left the database sound, the run stored `interrupted`.
+pub fn assert_interrupted_in_a_sound_database(db: &Path) {
+    assert_eq!(sql_value::<String>(db, "PRAGMA integrity_check"), "ok");
+    assert_eq!(
+        sql_value::<String>(db, "SELECT status FROM runs"),
+        "interrupted"
+    );
 }
 
 /// Processes whose command line mentions `marker` (forked tasks share their parent's).
