@@ -2,7 +2,6 @@
 //! with the fake workload, real short pipe and messaging runs, bad input, failure and interruption.
 use std::time::Duration;
 
-use predicates::prelude::*;
 use serde_json::Value;
 
 mod common;
@@ -11,14 +10,10 @@ use common::*;
 #[test]
 fn list_names_workloads_and_suites() {
     let (_d, db) = temp_db();
-    schedlab(&db)
-        .arg("list")
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("pipe"))
-        .stdout(predicate::str::contains("messaging"))
-        .stdout(predicate::str::contains("hackbench"))
-        .stdout(predicate::str::contains("quick"));
+    assert_stdout_contains(
+        schedlab(&db).arg("list"),
+        &["pipe", "messaging", "hackbench", "quick"],
+    );
 }
 
 #[test]
@@ -58,24 +53,16 @@ fn fake_run_is_stored_and_shown_identically() {
     let by_label = show_json(&db, "aa");
     assert_eq!(by_label["runs"].as_array().unwrap().len(), 2);
 
-    schedlab(&db)
-        .arg("runs")
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("aa"))
-        .stdout(predicate::str::contains("complete"));
+    assert_stdout_contains(schedlab(&db).arg("runs"), &["aa", "complete"]);
 }
 
 #[test]
 fn text_summary_has_median_min_max_and_spread() {
     let (_d, db) = temp_db();
-    schedlab(&db)
-        .args(["run", "fake", "--iterations", "3"])
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("median"))
-        .stdout(predicate::str::contains("std%"))
-        .stdout(predicate::str::contains("usec_per_op"));
+    assert_stdout_contains(
+        schedlab(&db).args(["run", "fake", "--iterations", "3"]),
+        &["median", "std%", "usec_per_op"],
+    );
 }
 
 #[test]
@@ -118,8 +105,8 @@ fn pipe_run_verifies_and_reports_secondary_metrics() {
 #[test]
 fn hackbench_alias_and_threads_pipe_mode() {
     let (_d, db) = temp_db();
-    schedlab(&db)
-        .args([
+    assert_stdout_contains(
+        schedlab(&db).args([
             "run",
             "hackbench",
             "-g",
@@ -132,12 +119,9 @@ fn hackbench_alias_and_threads_pipe_mode() {
             "-T",
             "--iterations",
             "1",
-        ])
-        .assert()
-        .success()
-        .stdout(predicate::str::contains(
-            "messaging:threads-pipe fds=5 groups=2",
-        ));
+        ]),
+        &["messaging:threads-pipe fds=5 groups=2"],
+    );
 }
 
 /// hackbench's big configurations: 8 × 45 fds (720 tasks) and 40 × 20 fds (1,600 tasks), as

@@ -6,7 +6,6 @@
 //! also tested next to each workload in schedlab-core.
 use std::time::Duration;
 
-use predicates::prelude::*;
 use serde_json::Value;
 
 mod common;
@@ -43,19 +42,19 @@ fn has_metric(case: &Value, name: &str) -> bool {
 #[test]
 fn list_names_the_seed_workloads_and_suites() {
     let (_d, db) = temp_db();
-    let mut assert = schedlab(&db).arg("list").assert().success();
-    for name in [
-        "semaphore",
-        "syscall",
-        "fanout",
-        "cpudl",
-        "cpupri",
-        "ipc-wait",
-        "syscall-scaling",
-        "cpudl-sweep",
-    ] {
-        assert = assert.stdout(predicate::str::contains(name));
-    }
+    assert_stdout_contains(
+        schedlab(&db).arg("list"),
+        &[
+            "semaphore",
+            "syscall",
+            "fanout",
+            "cpudl",
+            "cpupri",
+            "ipc-wait",
+            "syscall-scaling",
+            "cpudl-sweep",
+        ],
+    );
 }
 
 #[test]

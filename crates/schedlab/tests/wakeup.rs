@@ -4,7 +4,6 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use predicates::prelude::*;
 use serde_json::Value;
 
 mod common;
@@ -96,16 +95,15 @@ fn request_mode_json_carries_quantiles_counts_and_tables() {
     assert_eq!(total as f64, samples);
 
     // `show` decodes the stored histograms into the same schbench-style block.
-    schedlab(&db)
-        .args(["show", "1"])
-        .assert()
-        .success()
-        .stdout(predicate::str::contains(
+    assert_stdout_contains(
+        schedlab(&db).args(["show", "1"]),
+        &[
             "Wakeup Latencies percentiles (usec) runtime 1 (s) × 2 iterations",
-        ))
-        .stdout(predicate::str::contains("* 99.0th:"))
-        .stdout(predicate::str::contains("RPS percentiles (requests)"))
-        .stdout(predicate::str::contains("min="));
+            "* 99.0th:",
+            "RPS percentiles (requests)",
+            "min=",
+        ],
+    );
 }
 
 #[test]
@@ -185,14 +183,10 @@ fn open_loop_mode_runs() {
 #[test]
 fn list_names_the_workload_and_its_suites() {
     let (_d, db) = temp_db();
-    schedlab(&db)
-        .arg("list")
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("wakeup"))
-        .stdout(predicate::str::contains("schbench"))
-        .stdout(predicate::str::contains("schbench-matrix"))
-        .stdout(predicate::str::contains("vcpu-preempt"));
+    assert_stdout_contains(
+        schedlab(&db).arg("list"),
+        &["wakeup", "schbench", "schbench-matrix", "vcpu-preempt"],
+    );
 }
 
 #[test]

@@ -46,6 +46,14 @@ pub fn stdout_of_success(db: &Path, args: &[&str]) -> String {
     String::from_utf8(expect_success(schedlab(db).args(args)).stdout).unwrap()
 }
 
+/// Runs `cmd`, which must succeed, and checks that its stdout holds each of `needles`.
+pub fn assert_stdout_contains(cmd: &mut Command, needles: &[&str]) {
+    let stdout = String::from_utf8(expect_success(cmd).stdout).unwrap();
+    for needle in needles {
+        assert!(stdout.contains(needle), "{needle:?} is not in:\n{stdout}");
+    }
+}
+
 /// `output` read as JSON; when it is not, the test fails showing it.
 pub fn json_of(output: &[u8]) -> Value {
     serde_json::from_slice(output).unwrap_or_else(|e| {
