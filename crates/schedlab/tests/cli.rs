@@ -165,12 +165,11 @@ fn no_store_leaves_no_database() {
 #[test]
 fn bad_input_gets_one_line_and_exit_code_2() {
     let (dir, db) = temp_db();
-    let not_a_db = dir.path().join("notes.txt");
-    std::fs::write(
-        &not_a_db,
+    let not_a_db = write_file(
+        dir.path(),
+        "notes.txt",
         "shopping list: eggs, flour, and a scheduler that never regresses\n",
-    )
-    .unwrap();
+    );
     let not_a_db = not_a_db.to_str().unwrap().to_string();
     let cases: Vec<Vec<&str>> = vec![
         vec!["run", "nosuchworkload"],
@@ -283,19 +282,13 @@ fn sigterm_during_threaded_run_keeps_results() {
 #[test]
 fn show_of_a_matrix_run_prints_its_scaling_tables() {
     let (dir, db) = temp_db();
-    let suite = dir.path().join("matrix.toml");
-    std::fs::write(
-        &suite,
+    let suite = write_file(
+        dir.path(),
+        "matrix.toml",
         "description = \"fake matrix\"\niterations = 4\nwarmup = 0\n[[case]]\nworkload = \"fake\"\n\
          [case.matrix]\nspread_pct = [0.5, 2.0]\nvalue_usec = [25.0, 50.0, 100.0]\n",
-    )
-    .unwrap();
-    schedlab(&db)
-        .args(["run", "--suite"])
-        .arg(&suite)
-        .args(["--label", "m", "--quiet"])
-        .assert()
-        .success();
+    );
+    run_suite(&db, &suite, &["--label", "m", "--quiet"]);
     let text = stdout_of_success(&db, &["show", "m"]);
     // Two series over value_usec (one per spread); spread takes two values, too few for one.
     assert_eq!(
@@ -410,20 +403,14 @@ fn env_prints_the_scheduler_settings_with_a_schema_version() {
 #[test]
 fn show_csv_writes_every_sample_in_long_form() {
     let (dir, db) = temp_db();
-    let suite = dir.path().join("matrix.toml");
-    std::fs::write(
-        &suite,
+    let suite = write_file(
+        dir.path(),
+        "matrix.toml",
         "description = \"m\"\niterations = 3\nwarmup = 1\n[[case]]\nworkload = \"fake\"\n\
          [case.matrix]\nvalue_usec = [10, 20]\n",
-    )
-    .unwrap();
+    );
     for _ in 0..2 {
-        schedlab(&db)
-            .args(["run", "--suite"])
-            .arg(&suite)
-            .args(["--label", "sweep, \"quoted\"", "--quiet"])
-            .assert()
-            .success();
+        run_suite(&db, &suite, &["--label", "sweep, \"quoted\"", "--quiet"]);
     }
     let text = stdout_of_success(&db, &["show", "sweep, \"quoted\"", "--format", "csv"]);
     let mut lines = text.lines();

@@ -12,32 +12,15 @@ use common::*;
 /// in the first, unchanged in the second and 5 % faster in the third; every run has its own seed
 /// (noise).
 fn stored_pair() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
-    let suite = |seed: u64, effects: [f64; 3]| {
-        let mut text =
-            String::from("description = \"three fake cases\"\niterations = 8\nwarmup = 1\n");
-        for (i, (value, effect)) in [100.0, 200.0, 50.0].iter().zip(effects).enumerate() {
-            text.push_str(&format!(
-                "[[case]]\nworkload = \"fake\"\nvalue_usec = {value}\nspread_pct = 0.5\nseed = {}\neffect_pct = {effect}\n",
-                seed + i as u64
-            ));
-        }
-        text
-    };
+    let (dir, db) = temp_db();
     for run in 0..3 {
         for (seed, effects, label) in [
             (1 + 100 * run, [0.0, 0.0, 0.0], "base"),
             (11 + 100 * run, [5.0, 0.0, -5.0], "cand"),
         ] {
-            let file = dir.path().join(format!("{label}-{run}.toml"));
-            std::fs::write(&file, suite(seed, effects)).unwrap();
-            schedlab(&db)
-                .args(["run", "--suite"])
-                .arg(&file)
-                .args(["--label", label])
-                .assert()
-                .success();
+            let name = format!("{label}-{run}.toml");
+            let file = write_file(dir.path(), &name, three_fake_cases(seed, effects));
+            run_suite(&db, &file, &["--label", label]);
         }
     }
     (dir, db)
@@ -174,14 +157,16 @@ fn compare_bad_input_is_one_line_exit_2() {
 #[test]
 fn stat_matches_ministat_on_hackbench_times() {
     let dir = tempfile::tempdir().unwrap();
-    let x = dir.path().join("hb_proc.txt");
-    let plus = dir.path().join("hb_thr.txt");
-    std::fs::write(
-        &x,
+    let x = write_file(
+        dir.path(),
+        "hb_proc.txt",
         "# hackbench -g 4 -l 1000\n1.843\n1.975\n1.991\n2.038\n2.046\n",
-    )
-    .unwrap();
-    std::fs::write(&plus, "2.354\n2.378\n2.420\n2.462\n2.834\n").unwrap();
+    );
+    let plus = write_file(
+        dir.path(),
+        "hb_thr.txt",
+        "2.354\n2.378\n2.420\n2.462\n2.834\n",
+    );
     let out = expect_success(
         schedlab(&dir.path().join("unused.db"))
             .arg("stat")
@@ -216,12 +201,9 @@ fn stat_matches_ministat_on_hackbench_times() {
 #[test]
 fn stat_rejects_bad_files() {
     let dir = tempfile::tempdir().unwrap();
-    let good = dir.path().join("good.txt");
-    let bad = dir.path().join("bad.txt");
-    let short = dir.path().join("short.txt");
-    std::fs::write(&good, "1\n2\n3\n").unwrap();
-    std::fs::write(&bad, "1\n2\nthree\n").unwrap();
-    std::fs::write(&short, "1\n2\n").unwrap();
+    let good = write_file(dir.path(), "good.txt", "1\n2\n3\n");
+    let bad = write_file(dir.path(), "bad.txt", "1\n2\nthree\n");
+    let short = write_file(dir.path(), "short.txt", "1\n2\n");
     let db = dir.path().join("unused.db");
     let good = good.to_str().unwrap();
     for other in [&bad, &short, &dir.path().join("missing.txt")] {
@@ -291,18 +273,12 @@ fn could_not_test_exit_lets_git_bisect_skip() {
     assert_eq!(with_gate(&["compare", "base", "never-ran"]).0, Some(125));
     assert_eq!(with_gate(&["compare", "never-ran", "cand"]).0, Some(2));
     // No case in common.
-    let other = dir.path().join("other.toml");
-    std::fs::write(
-        &other,
+    let other = write_file(
+        dir.path(),
+        "other.toml",
         "description = \"x\"\niterations = 2\nwarmup = 0\n[[case]]\nworkload = \"fake\"\nvalue_usec = 7\n",
-    )
-    .unwrap();
-    schedlab(&db)
-        .args(["run", "--suite"])
-        .arg(&other)
-        .args(["--label", "elsewhere"])
-        .assert()
-        .success();
+    );
+    run_suite(&db, &other, &["--label", "elsewhere"]);
     assert_eq!(with_gate(&["compare", "base", "elsewhere"]).0, Some(125));
 
     // `report` gates alike, after writing its page.

@@ -20,30 +20,14 @@ const HOSTILE: &str = r#"<script>alert(1)</script>&"'"#;
 /// (12 % worse on the candidate), and the candidate a different kernel, as a real A/B would.
 fn stored_pair(dir: &Path) -> PathBuf {
     let db = dir.join("results.db");
-    let suite = |seed: u64, effects: [f64; 3]| {
-        let mut text =
-            String::from("description = \"three fake cases\"\niterations = 8\nwarmup = 1\n");
-        for (i, (value, effect)) in [100.0, 200.0, 50.0].iter().zip(effects).enumerate() {
-            text.push_str(&format!(
-                "[[case]]\nworkload = \"fake\"\nvalue_usec = {value}\nspread_pct = 0.5\nseed = {}\neffect_pct = {effect}\n",
-                seed + i as u64
-            ));
-        }
-        text
-    };
     // Two runs per side, so the rows are judged on the runs' own spread.
     for run in 0..2u64 {
-        let base = dir.join(format!("base{run}.toml"));
-        let cand = dir.join(format!("cand{run}.toml"));
-        std::fs::write(&base, suite(1 + 100 * run, [0.0, 0.0, 0.0])).unwrap();
-        std::fs::write(&cand, suite(11 + 100 * run, [5.0, 0.0, -5.0])).unwrap();
+        let base = three_fake_cases(1 + 100 * run, [0.0, 0.0, 0.0]);
+        let base = write_file(dir, &format!("base{run}.toml"), base);
+        let cand = three_fake_cases(11 + 100 * run, [5.0, 0.0, -5.0]);
+        let cand = write_file(dir, &format!("cand{run}.toml"), cand);
         for (file, label) in [(&base, "base"), (&cand, HOSTILE)] {
-            schedlab(&db)
-                .args(["run", "--suite"])
-                .arg(file)
-                .args(["--label", label])
-                .assert()
-                .success();
+            run_suite(&db, file, &["--label", label]);
         }
     }
     let conn = rusqlite::Connection::open(&db).unwrap();
@@ -219,12 +203,11 @@ fn report_loads_in_headless_chromium() {
     let profile = tempfile::tempdir().unwrap();
 
     // First prove the detector works: a page with a console error must be caught.
-    let probe = dir.path().join("probe.html");
-    std::fs::write(
-        &probe,
+    let probe = write_file(
+        dir.path(),
+        "probe.html",
         "<!DOCTYPE html><title>probe</title><script>console.error('schedlab-probe'); missing();</script>",
-    )
-    .unwrap();
+    );
     let (_, stderr) = chromium(&binary, profile.path(), &probe, &["--dump-dom"]);
     let caught = console_lines(&stderr);
     assert!(
@@ -286,14 +269,8 @@ fn stored_matrix_pair(dir: &Path) -> PathBuf {
     };
     for run in 0..2u64 {
         for (label, seed, effect) in [("base", 1 + run, 0.0), ("cand", 11 + run, 5.0)] {
-            let file = dir.join(format!("{label}{run}.toml"));
-            std::fs::write(&file, suite(seed, effect)).unwrap();
-            schedlab(&db)
-                .args(["run", "--suite"])
-                .arg(&file)
-                .args(["--label", label, "--quiet"])
-                .assert()
-                .success();
+            let file = write_file(dir, &format!("{label}{run}.toml"), suite(seed, effect));
+            run_suite(&db, &file, &["--label", label, "--quiet"]);
         }
     }
     db

@@ -345,14 +345,13 @@ fn endless_loop_in_a_process() {
 #[test]
 fn keep_going_runs_the_next_case_after_a_deadline() {
     let (dir, db) = temp_db();
-    let suite = dir.path().join("two.toml");
-    std::fs::write(
-        &suite,
+    let suite = write_file(
+        dir.path(),
+        "two.toml",
         "description = \"a stalling case, then a healthy one\"\n\
          [[case]]\nworkload = \"fake\"\nvalue_usec = 1\nstall_at = 1\nstall_in = \"process\"\n\
          [[case]]\nworkload = \"fake\"\nvalue_usec = 2\n",
-    )
-    .unwrap();
+    );
     let suite = suite.to_str().unwrap();
     let common = ["--iterations", "2", "--iteration-timeout", "1"];
     let mut args = vec!["--suite", suite, "--keep-going"];
@@ -384,14 +383,13 @@ fn keep_going_runs_the_next_case_after_a_deadline() {
 #[test]
 fn keep_going_ends_partial_and_comparisons_leave_it_out() {
     let (dir, db) = temp_db();
-    let suite = dir.path().join("matrix.toml");
-    std::fs::write(
-        &suite,
+    let suite = write_file(
+        dir.path(),
+        "matrix.toml",
         "description = \"a matrix with one broken case\"\niterations = 3\nwarmup = 0\n\
          [[case]]\nworkload = \"fake\"\n[case.matrix]\nvalue_usec = [1, 2, 3]\n\
          [[case]]\nworkload = \"fake\"\nvalue_usec = 4\nfail_at = 1\n",
-    )
-    .unwrap();
+    );
     let suite = suite.to_str().unwrap();
     let run = |label: &str, extra: &[&str]| {
         schedlab(&db)
@@ -433,24 +431,13 @@ fn keep_going_ends_partial_and_comparisons_leave_it_out() {
 
     // A complete run of the healthy cases to compare with: the partial run is left out, and
     // named, unless asked for.
-    let healthy = dir.path().join("healthy.toml");
-    std::fs::write(
-        &healthy,
+    let healthy = write_file(
+        dir.path(),
+        "healthy.toml",
         "description = \"the healthy cases\"\niterations = 3\nwarmup = 0\n\
          [[case]]\nworkload = \"fake\"\n[case.matrix]\nvalue_usec = [1, 2, 3]\n",
-    )
-    .unwrap();
-    schedlab(&db)
-        .args([
-            "run",
-            "--suite",
-            healthy.to_str().unwrap(),
-            "--label",
-            "base",
-            "--quiet",
-        ])
-        .assert()
-        .success();
+    );
+    run_suite(&db, &healthy, &["--label", "base", "--quiet"]);
     let stderr = assert_bad_input(&db, &["compare", "base", "night"]);
     assert!(
         stderr.contains("night has no complete run (run 1 partial)"),

@@ -780,10 +780,8 @@ struct DataFiles {
 
 fn data_files() -> DataFiles {
     let dir = tempfile::tempdir().unwrap();
-    let a = dir.path().join("a");
-    let b = dir.path().join("b");
-    std::fs::write(&a, "1.0\n1.1\n0.9\n1.05\n1.02\n").unwrap();
-    std::fs::write(&b, "1.2\n1.3\n1.1\n1.25\n1.22\n").unwrap();
+    let a = write_file(dir.path(), "a", "1.0\n1.1\n0.9\n1.05\n1.02\n");
+    let b = write_file(dir.path(), "b", "1.2\n1.3\n1.1\n1.25\n1.22\n");
     DataFiles {
         a: a.display().to_string(),
         b: b.display().to_string(),

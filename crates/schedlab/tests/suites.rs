@@ -36,20 +36,14 @@ fn relative_counts_are_resolved_and_stored() {
             None => 1,
         })
         .sum();
-    let suite = dir.path().join("relative.toml");
-    std::fs::write(
-        &suite,
+    let suite = write_file(
+        dir.path(),
+        "relative.toml",
         "description = \"per-machine thread counts\"\niterations = 1\nwarmup = 0\n\
          [[case]]\nworkload = \"syscall\"\ncalls = 2000\n[case.matrix]\nthreads = [\"1x\", \"2x\"]\n\
          [[case]]\nworkload = \"messaging\"\ngroups = \"50%\"\nfds = 2\nloops = 10\n",
-    )
-    .unwrap();
-    expect_success(
-        schedlab(&db)
-            .args(["run", "--suite"])
-            .arg(&suite)
-            .args(["--quiet", "--format", "json"]),
     );
+    run_suite(&db, &suite, &["--quiet", "--format", "json"]);
     let doc = show_json(&db, "1");
     let cases = doc["runs"][0]["cases"].as_array().unwrap();
     assert_eq!(cases[0]["params"]["threads"], cpus);

@@ -71,6 +71,32 @@ pub fn show_json(db: &Path, run: &str) -> Value {
     json_of_success(db, &["show", run, "--format", "json"])
 }
 
+/// Writes `contents` to the file `name` in `dir`; returns its path.
+pub fn write_file(dir: &Path, name: &str, contents: impl AsRef<[u8]>) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, contents).unwrap();
+    path
+}
+
+/// `schedlab run --suite SUITE EXTRA`, which must succeed.
+pub fn run_suite(db: &Path, suite: &Path, extra: &[&str]) {
+    expect_success(schedlab(db).args(["run", "--suite"]).arg(suite).args(extra));
+}
+
+/// A suite of three fake cases of 100, 200 and 50 µs (0.5 % spread, 8 iterations after one
+/// warm-up), seeded `seed`, `seed + 1` and `seed + 2`, each changed by its percentage in
+/// `effects` (positive: slower).
+pub fn three_fake_cases(seed: u64, effects: [f64; 3]) -> String {
+    let mut text = String::from("description = \"three fake cases\"\niterations = 8\nwarmup = 1\n");
+    for (i, (value, effect)) in [100.0, 200.0, 50.0].iter().zip(effects).enumerate() {
+        text.push_str(&format!(
+            "[[case]]\nworkload = \"fake\"\nvalue_usec = {value}\nspread_pct = 0.5\nseed = {}\neffect_pct = {effect}\n",
+            seed + i as u64
+        ));
+    }
+    text
+}
+
 /// A metric of a case in the JSON report, by name.
 pub fn metric<'a>(case: &'a Value, name: &str) -> &'a Value {
     case["metrics"]
