@@ -13,27 +13,24 @@ fn log_command(log: &Path, word: &str) -> String {
     format!("echo {word} >> '{}'", log.display())
 }
 
+/// `ab` over `rounds` rounds under `label`, whose settings and restore append A, B and R to
+/// `log`: the order they ran in, read back.
+fn logging_ab(log: &Path, rounds: &str, label: &str) -> Vec<String> {
+    let mut argv = vec!["ab".to_string()];
+    for (flag, word) in [("--a", "A"), ("--b", "B"), ("--restore", "R")] {
+        argv.extend([flag.to_string(), log_command(log, word)]);
+    }
+    argv.extend(["--rounds", rounds, "--label", label].map(String::from));
+    argv
+}
+
 #[test]
 fn ab_runs_abba_restores_and_compares_as_pairs() {
-    let dir = tempfile::tempdir().unwrap();
-    let (db, log) = (dir.path().join("r.db"), dir.path().join("order.txt"));
+    let (dir, db) = temp_db();
+    let log = dir.path().join("order.txt");
     let mut ab = schedlab(&db);
-    ab.args([
-        "ab",
-        "--a",
-        &log_command(&log, "A"),
-        "--b",
-        &log_command(&log, "B"),
-    ])
-    .args([
-        "--restore",
-        &log_command(&log, "R"),
-        "--rounds",
-        "3",
-        "--label",
-        "gov",
-    ])
-    .args(["fake", "--iterations", "3", "--warmup", "0"]);
+    ab.args(logging_ab(&log, "3", "gov"))
+        .args(["fake", "--iterations", "3", "--warmup", "0"]);
     assert_stdout_contains(&mut ab, &["schedlab compare gov-a gov-b"]);
     let order = std::fs::read_to_string(&log)
         .unwrap()
@@ -52,7 +49,8 @@ fn ab_runs_abba_restores_and_compares_as_pairs() {
     );
     // A name is taken once.
     schedlab(&db)
-        .args(["ab", "--a", "true", "--b", "true", "--label", "gov", "fake"])
+        .args(AB_OF_NOTHING)
+        .args(["--label", "gov", "fake"])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("already exists"));
@@ -63,8 +61,7 @@ fn ab_runs_abba_restores_and_compares_as_pairs() {
 /// hog survives the experiment.
 #[test]
 fn ab_until_decided_stops_once_a_cpu_hog_is_marked() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("r.db");
+    let (dir, db) = temp_db();
     let pids = dir.path().join("hog.pids");
     // Started once: ABBA visits B twice in a row.
     let start = format!(
@@ -111,8 +108,8 @@ fn ab_until_decided_stops_once_a_cpu_hog_is_marked() {
 
 #[test]
 fn ab_restores_when_a_setting_fails() {
-    let dir = tempfile::tempdir().unwrap();
-    let (db, log) = (dir.path().join("r.db"), dir.path().join("order.txt"));
+    let (dir, db) = temp_db();
+    let log = dir.path().join("order.txt");
     schedlab(&db)
         .args([
             "ab",
@@ -132,25 +129,11 @@ fn ab_restores_when_a_setting_fails() {
 
 #[test]
 fn ab_restores_on_ctrl_c() {
-    let dir = tempfile::tempdir().unwrap();
-    let (db, log) = (dir.path().join("r.db"), dir.path().join("order.txt"));
+    let (dir, db) = temp_db();
+    let log = dir.path().join("order.txt");
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("schedlab"))
         .env("SCHEDLAB_DB", &db)
-        .args([
-            "ab",
-            "--a",
-            &log_command(&log, "A"),
-            "--b",
-            &log_command(&log, "B"),
-        ])
-        .args([
-            "--restore",
-            &log_command(&log, "R"),
-            "--rounds",
-            "50",
-            "--label",
-            "slow",
-        ])
+        .args(logging_ab(&log, "50", "slow"))
         .args(["fake", "--sleep-ms", "200", "--iterations", "2"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -172,56 +155,24 @@ fn ab_restores_on_ctrl_c() {
 
 #[test]
 fn ab_rejects_bad_input() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("r.db");
+    let (_d, db) = temp_db();
+    let ab = |rest: &[&'static str]| [&AB_OF_NOTHING[..], rest].concat();
     for args in [
-        vec!["ab", "--a", "true", "--b", "true", "--rounds", "0", "fake"],
-        vec!["ab", "--a", "true", "--b", "true", "--no-store", "fake"],
+        ab(&["--rounds", "0", "fake"]),
+        ab(&["--no-store", "fake"]),
         vec!["ab", "--a", "true", "fake"],
-        vec!["ab", "--a", "true", "--b", "true"],
-        vec![
-            "ab",
-            "--a",
-            "true",
-            "--b",
-            "true",
-            "--until-decided",
-            "fake",
-        ],
-        vec![
-            "ab",
-            "--a",
-            "true",
-            "--b",
-            "true",
-            "--max-rounds",
-            "4",
-            "fake",
-        ],
-        vec![
-            "ab",
-            "--a",
-            "true",
-            "--b",
-            "true",
+        ab(&[]),
+        ab(&["--until-decided", "fake"]),
+        ab(&["--max-rounds", "4", "fake"]),
+        ab(&[
             "--until-decided",
             "--max-rounds",
             "4",
             "--rounds",
             "2",
             "fake",
-        ],
-        vec![
-            "ab",
-            "--a",
-            "true",
-            "--b",
-            "true",
-            "--until-decided",
-            "--max-rounds",
-            "0",
-            "fake",
-        ],
+        ]),
+        ab(&["--until-decided", "--max-rounds", "0", "fake"]),
     ] {
         assert_bad_input(&db, &args);
     }
@@ -229,8 +180,7 @@ fn ab_rejects_bad_input() {
 
 #[test]
 fn campaign_runs_the_slot_of_the_running_kernel_once_per_boot() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("r.db");
+    let (_d, db) = temp_db();
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
         .unwrap()
         .trim()
@@ -269,21 +219,9 @@ fn campaign_runs_the_slot_of_the_running_kernel_once_per_boot() {
 
 #[test]
 fn campaign_rejects_bad_plans() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("r.db");
+    let (_d, db) = temp_db();
     for args in [
-        vec![
-            "campaign",
-            "start",
-            "c",
-            "--a-kernel",
-            "x",
-            "--b-kernel",
-            "y",
-            "--boots",
-            "3",
-            "fake",
-        ],
+        [&CAMPAIGN_START_X_Y[..], &["--boots", "3", "fake"]].concat(),
         vec![
             "campaign",
             "start",

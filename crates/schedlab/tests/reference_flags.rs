@@ -578,38 +578,17 @@ fn flags_a_command_would_reject_or_ignore_are_not_offered() {
     }
     // ... and given anyway, they are usage errors.
     for argv in [
-        &["ab", "--a", "true", "--b", "true", "--no-store", "fake"][..],
-        &["ab", "--a", "true", "--b", "true", "--dry-run", "fake"],
-        &[
-            "campaign",
-            "start",
-            "c",
-            "--a-kernel",
-            "x",
-            "--b-kernel",
-            "y",
-            "--label",
-            "l",
-            "fake",
-        ],
-        &[
-            "campaign",
-            "start",
-            "c",
-            "--a-kernel",
-            "x",
-            "--b-kernel",
-            "y",
-            "-q",
-            "fake",
-        ],
-        &["calibrate", "--dry-run", "fake"],
+        [&AB_OF_NOTHING[..], &["--no-store", "fake"]].concat(),
+        [&AB_OF_NOTHING[..], &["--dry-run", "fake"]].concat(),
+        [&CAMPAIGN_START_X_Y[..], &["--label", "l", "fake"]].concat(),
+        [&CAMPAIGN_START_X_Y[..], &["-q", "fake"]].concat(),
+        vec!["calibrate", "--dry-run", "fake"],
         // calibrate's read-only modes run nothing: an option for runs is refused, not ignored.
-        &["calibrate", "--list", "--iterations", "3"],
-        &["calibrate", "--show", "1", "--runs", "4"],
-        &["calibrate", "--from", "x", "--label", "y"],
+        vec!["calibrate", "--list", "--iterations", "3"],
+        vec!["calibrate", "--show", "1", "--runs", "4"],
+        vec!["calibrate", "--from", "x", "--label", "y"],
     ] {
-        assert_bad_input(&db, argv);
+        assert_bad_input(&db, &argv);
     }
 }
 

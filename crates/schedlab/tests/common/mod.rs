@@ -180,6 +180,21 @@ pub fn assert_interrupted_in_a_sound_database(db: &Path) {
     );
 }
 
+/// `ab` with settings that do nothing, for command lines about its own flags.
+pub const AB_OF_NOTHING: [&str; 5] = ["ab", "--a", "true", "--b", "true"];
+
+/// `campaign start c` between kernels this machine never runs, for command lines about its own
+/// flags.
+pub const CAMPAIGN_START_X_Y: [&str; 7] = [
+    "campaign",
+    "start",
+    "c",
+    "--a-kernel",
+    "x",
+    "--b-kernel",
+    "y",
+];
+
 /// Processes whose command line mentions `marker` (forked tasks share their parent's).
 pub fn processes_mentioning(marker: &str) -> Vec<i32> {
     let mut found = Vec::new();
