@@ -86,6 +86,27 @@ fn find_chromium() -> Option<PathBuf> {
     })
 }
 
+/// The Chromium to load pages in, or none after saying on stderr, loudly, that `half` is skipped;
+/// under CI a missing Chromium fails the test instead.
+fn chromium_or_skip(half: &str) -> Option<PathBuf> {
+    let binary = find_chromium();
+    if binary.is_none() {
+        if std::env::var_os("CI").is_some() {
+            panic!("chromium is not installed, and CI must have it (.ci/run installs it)");
+        }
+        // Straight to stderr, not eprintln!: the test harness captures the macros, and a skip
+        // nobody sees is how a check silently stops running.
+        let banner = "!".repeat(79);
+        let _ = writeln!(
+            std::io::stderr(),
+            "\n{banner}\n!!! SKIPPED the headless-Chromium half of {half}: chromium is not on \
+             PATH.\n!!! Install it (Debian: apt-get install chromium) to run it; under CI it \
+             fails.\n{banner}\n"
+        );
+    }
+    binary
+}
+
 /// Runs headless Chromium on `page` with extra `args`; returns (stdout, stderr). Killed after
 /// two minutes: a hung browser must fail the test, not hang CI.
 fn chromium(binary: &Path, profile: &Path, page: &Path, args: &[&str]) -> (String, String) {
@@ -140,6 +161,30 @@ fn console_lines(stderr: &str) -> Vec<&str> {
         .collect()
 }
 
+/// Loads `page` in Chromium with `args` and checks that nothing reached the console; returns
+/// Chromium's stdout (the DOM, with `--dump-dom`).
+fn load_cleanly(binary: &Path, profile: &Path, page: &Path, args: &[&str]) -> String {
+    let (stdout, stderr) = chromium(binary, profile, page, args);
+    assert_eq!(
+        console_lines(&stderr),
+        Vec::<&str>::new(),
+        "console errors:\n{stderr}"
+    );
+    stdout
+}
+
+/// Loads `page` cleanly (see `load_cleanly`) in a window of `size` (`W,H`) and keeps a screenshot
+/// as `name` among the artefacts; returns its path.
+fn take_screenshot(binary: &Path, profile: &Path, page: &Path, name: &str, size: &str) -> PathBuf {
+    let screenshot = artefacts_dir().join(name);
+    // A screenshot left by an earlier run must not pass for this one's.
+    let _ = std::fs::remove_file(&screenshot);
+    let shot_arg = format!("--screenshot={}", screenshot.display());
+    let size_arg = format!("--window-size={size}");
+    load_cleanly(binary, profile, page, &[&shot_arg, &size_arg]);
+    screenshot
+}
+
 #[test]
 fn report_loads_in_headless_chromium() {
     let dir = tempfile::tempdir().unwrap();
@@ -185,19 +230,7 @@ fn report_loads_in_headless_chromium() {
     // The three cases differ in value and seed, so no two of them are points of one curve.
     assert!(!html.contains(r#"id="scaling""#));
 
-    let Some(binary) = find_chromium() else {
-        if std::env::var_os("CI").is_some() {
-            panic!("chromium is not installed, and CI must have it (.ci/run installs it)");
-        }
-        // Straight to stderr, not eprintln!: the test harness captures the macros, and a skip
-        // nobody sees is how a check silently stops running.
-        let banner = "!".repeat(79);
-        let _ = writeln!(
-            std::io::stderr(),
-            "\n{banner}\n!!! SKIPPED the headless-Chromium half of html_report: chromium is not on \
-             PATH.\n!!! Install it (Debian: apt-get install chromium) to run it; under CI it \
-             fails.\n{banner}\n"
-        );
+    let Some(binary) = chromium_or_skip("html_report") else {
         return;
     };
     let profile = tempfile::tempdir().unwrap();
@@ -216,12 +249,7 @@ fn report_loads_in_headless_chromium() {
         "this Chromium does not log console messages on stderr as expected:\n{stderr}"
     );
 
-    let (dom, stderr) = chromium(&binary, profile.path(), &page, &["--dump-dom"]);
-    assert_eq!(
-        console_lines(&stderr),
-        Vec::<&str>::new(),
-        "console errors:\n{stderr}"
-    );
+    let dom = load_cleanly(&binary, profile.path(), &page, &["--dump-dom"]);
     let table = dom
         .split(r#"<table id="compare""#)
         .nth(1)
@@ -233,20 +261,7 @@ fn report_loads_in_headless_chromium() {
     assert!(dom.contains(r#"&lt;script&gt;alert(1)&lt;/script&gt;&amp;"'"#));
     assert!(dom.contains(r#"<svg class="forest""#) && dom.contains(r#"<svg class="curve""#));
 
-    let screenshot = artefacts.join("report.png");
-    let _ = std::fs::remove_file(&screenshot);
-    let shot_arg = format!("--screenshot={}", screenshot.display());
-    let (_, stderr) = chromium(
-        &binary,
-        profile.path(),
-        &page,
-        &[&shot_arg, "--window-size=1280,2000"],
-    );
-    assert_eq!(
-        console_lines(&stderr),
-        Vec::<&str>::new(),
-        "console errors:\n{stderr}"
-    );
+    let screenshot = take_screenshot(&binary, profile.path(), &page, "report.png", "1280,2000");
     let png = std::fs::read(&screenshot).expect("the screenshot was written");
     assert!(
         png.starts_with(b"\x89PNG") && png.len() > 20_000,
@@ -303,23 +318,11 @@ fn a_matrix_gets_scaling_plots_that_load_in_headless_chromium() {
     // One polyline per side in every plot.
     assert_eq!(html.matches(r#"class="scaling-line""#).count(), 2 * metrics);
 
-    let Some(binary) = find_chromium() else {
-        if std::env::var_os("CI").is_some() {
-            panic!("chromium is not installed, and CI must have it (.ci/run installs it)");
-        }
-        let _ = writeln!(
-            std::io::stderr(),
-            "\n!!! SKIPPED the headless-Chromium half of the scaling test: chromium is not on PATH.\n"
-        );
+    let Some(binary) = chromium_or_skip("the scaling test") else {
         return;
     };
     let profile = tempfile::tempdir().unwrap();
-    let (dom, stderr) = chromium(&binary, profile.path(), &page, &["--dump-dom"]);
-    assert_eq!(
-        console_lines(&stderr),
-        Vec::<&str>::new(),
-        "console errors:\n{stderr}"
-    );
+    let dom = load_cleanly(&binary, profile.path(), &page, &["--dump-dom"]);
     let section = dom
         .split(r#"<section id="scaling">"#)
         .nth(1)
@@ -332,20 +335,7 @@ fn a_matrix_gets_scaling_plots_that_load_in_headless_chromium() {
         assert_eq!(plot.matches("<polyline").count(), 2, "{plot}");
         assert_eq!(plot.matches(r#"class="scaling-point""#).count(), 8);
     }
-    let screenshot = artefacts_dir().join("scaling.png");
-    let _ = std::fs::remove_file(&screenshot);
-    let shot_arg = format!("--screenshot={}", screenshot.display());
-    let (_, stderr) = chromium(
-        &binary,
-        profile.path(),
-        &page,
-        &[&shot_arg, "--window-size=1280,2400"],
-    );
-    assert_eq!(
-        console_lines(&stderr),
-        Vec::<&str>::new(),
-        "console errors:\n{stderr}"
-    );
+    let screenshot = take_screenshot(&binary, profile.path(), &page, "scaling.png", "1280,2400");
     assert!(std::fs::read(&screenshot).unwrap().starts_with(b"\x89PNG"));
 }
 
