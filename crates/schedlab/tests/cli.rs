@@ -9,11 +9,7 @@ use common::*;
 
 #[test]
 fn list_names_workloads_and_suites() {
-    let (_d, db) = temp_db();
-    assert_stdout_contains(
-        schedlab(&db).arg("list"),
-        &["pipe", "messaging", "hackbench", "quick"],
-    );
+    assert_list_names(&["pipe", "messaging", "hackbench", "quick"]);
 }
 
 #[test]
@@ -306,22 +302,12 @@ fn show_of_a_matrix_run_prints_its_scaling_tables() {
     assert_eq!(first["parameter"], "value_usec");
     assert_eq!(first["values"], serde_json::json!([25.0, 50.0, 100.0]));
     assert_eq!(first["fixed"]["spread_pct"], 0.5);
-    let usec = first["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["metric"] == "usec_per_op")
-        .unwrap();
+    let usec = find_where(&first["metrics"], "metric", "usec_per_op");
     // The table's numbers are the cases' own summaries, in the parameter's order, and the text
     // prints them as `median ±std%` on the value's line.
     let block = text.split("scaling: fake over value_usec").nth(1).unwrap();
     for (i, case) in first["cases"].as_array().unwrap().iter().enumerate() {
-        let case = run["cases"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["name"] == *case)
-            .unwrap();
+        let case = find_where(&run["cases"], "name", case.as_str().unwrap());
         let summary = &metric(case, "usec_per_op")["summary"];
         assert_eq!(usec["median"][i], summary["median"]);
         assert_eq!(usec["std_pct"][i], summary["std_pct"]);

@@ -95,12 +95,7 @@ fn ab_until_decided_stops_once_a_cpu_hog_is_marked() {
         "{sequential}"
     );
     assert_eq!(looks.last().unwrap()["rounds"].as_u64(), Some(rounds));
-    let row = doc["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["metric"] == "nsec_per_call")
-        .unwrap();
+    let row = find_where(&doc["rows"], "metric", "nsec_per_call");
     assert_eq!(row["verdict"], "regression", "{row}");
     assert_eq!(row["design"], "pairs");
     assert!(row["decided_at_round"].as_u64().unwrap() <= rounds);
@@ -221,17 +216,8 @@ fn campaign_runs_the_slot_of_the_running_kernel_once_per_boot() {
 fn campaign_rejects_bad_plans() {
     let (_d, db) = temp_db();
     for args in [
-        [&CAMPAIGN_START_X_Y[..], &["--boots", "3", "fake"]].concat(),
-        vec![
-            "campaign",
-            "start",
-            "c",
-            "--a-kernel",
-            "x",
-            "--b-kernel",
-            "x",
-            "fake",
-        ],
+        campaign_start("x", "y", &["--boots", "3", "fake"]),
+        campaign_start("x", "x", &["fake"]),
         vec!["campaign", "next", "nope"],
         vec!["campaign", "status", "nope"],
     ] {

@@ -580,8 +580,8 @@ fn flags_a_command_would_reject_or_ignore_are_not_offered() {
     for argv in [
         [&AB_OF_NOTHING[..], &["--no-store", "fake"]].concat(),
         [&AB_OF_NOTHING[..], &["--dry-run", "fake"]].concat(),
-        [&CAMPAIGN_START_X_Y[..], &["--label", "l", "fake"]].concat(),
-        [&CAMPAIGN_START_X_Y[..], &["-q", "fake"]].concat(),
+        campaign_start("x", "y", &["--label", "l", "fake"]),
+        campaign_start("x", "y", &["-q", "fake"]),
         vec!["calibrate", "--dry-run", "fake"],
         // calibrate's read-only modes run nothing: an option for runs is refused, not ignored.
         vec!["calibrate", "--list", "--iterations", "3"],

@@ -31,30 +31,18 @@ fn first_value(case: &Value, name: &str) -> f64 {
     metric(case, name)["values"][0].as_f64().unwrap()
 }
 
-fn has_metric(case: &Value, name: &str) -> bool {
-    case["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|m| m["name"] == name)
-}
-
 #[test]
 fn list_names_the_seed_workloads_and_suites() {
-    let (_d, db) = temp_db();
-    assert_stdout_contains(
-        schedlab(&db).arg("list"),
-        &[
-            "semaphore",
-            "syscall",
-            "fanout",
-            "cpudl",
-            "cpupri",
-            "ipc-wait",
-            "syscall-scaling",
-            "cpudl-sweep",
-        ],
-    );
+    assert_list_names(&[
+        "semaphore",
+        "syscall",
+        "fanout",
+        "cpudl",
+        "cpupri",
+        "ipc-wait",
+        "syscall-scaling",
+        "cpudl-sweep",
+    ]);
 }
 
 #[test]

@@ -135,11 +135,7 @@ fn pipe_mode_reports_transfers() {
         assert_eq!(m["better"], "higher");
         assert!(m["values"][0].as_f64().unwrap() > 0.0);
     }
-    assert!(case["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .all(|m| m["name"] != "request_p50_usec"));
+    assert!(!has_metric(case, "request_p50_usec"));
     let tables = case["latency_tables"].as_array().unwrap();
     assert_eq!(tables.len(), 1);
     assert_eq!(tables[0]["rows"][0]["percentile"], 20.0);
@@ -182,11 +178,7 @@ fn open_loop_mode_runs() {
 
 #[test]
 fn list_names_the_workload_and_its_suites() {
-    let (_d, db) = temp_db();
-    assert_stdout_contains(
-        schedlab(&db).arg("list"),
-        &["wakeup", "schbench", "schbench-matrix", "vcpu-preempt"],
-    );
+    assert_list_names(&["wakeup", "schbench", "schbench-matrix", "vcpu-preempt"]);
 }
 
 #[test]

@@ -46,6 +46,12 @@ pub fn stdout_of_success(db: &Path, args: &[&str]) -> String {
     String::from_utf8(expect_success(schedlab(db).args(args)).stdout).unwrap()
 }
 
+/// Checks that `schedlab list` names each of `names`.
+pub fn assert_list_names(names: &[&str]) {
+    let (_d, db) = temp_db();
+    assert_stdout_contains(schedlab(&db).arg("list"), names);
+}
+
 /// Runs `cmd`, which must succeed, and checks that its stdout holds each of `needles`.
 pub fn assert_stdout_contains(cmd: &mut Command, needles: &[&str]) {
     let stdout = String::from_utf8(expect_success(cmd).stdout).unwrap();
@@ -97,14 +103,31 @@ pub fn three_fake_cases(seed: u64, effects: [f64; 3]) -> String {
     text
 }
 
+/// The element of the JSON array `list` whose `field` is `value`.
+pub fn find_where<'a, T>(list: &'a Value, field: &str, value: T) -> &'a Value
+where
+    Value: PartialEq<T>,
+    T: std::fmt::Debug,
+{
+    list.as_array()
+        .unwrap()
+        .iter()
+        .find(|element| element[field] == value)
+        .unwrap_or_else(|| panic!("no element with {field} {value:?} in {list}"))
+}
+
 /// A metric of a case in the JSON report, by name.
 pub fn metric<'a>(case: &'a Value, name: &str) -> &'a Value {
+    find_where(&case["metrics"], "name", name)
+}
+
+/// Whether a case in the JSON report has the metric `name`.
+pub fn has_metric(case: &Value, name: &str) -> bool {
     case["metrics"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|m| m["name"] == name)
-        .unwrap_or_else(|| panic!("no metric {name} in {case}"))
+        .any(|m| m["name"] == name)
 }
 
 /// `schedlab ARGS --db DB` as a process to spawn and signal: stdout discarded, stderr kept, and
@@ -183,17 +206,19 @@ pub fn assert_interrupted_in_a_sound_database(db: &Path) {
 /// `ab` with settings that do nothing, for command lines about its own flags.
 pub const AB_OF_NOTHING: [&str; 5] = ["ab", "--a", "true", "--b", "true"];
 
-/// `campaign start c` between kernels this machine never runs, for command lines about its own
-/// flags.
-pub const CAMPAIGN_START_X_Y: [&str; 7] = [
-    "campaign",
-    "start",
-    "c",
-    "--a-kernel",
-    "x",
-    "--b-kernel",
-    "y",
-];
+/// `campaign start c --a-kernel A --b-kernel B REST`, for command lines about its own flags.
+pub fn campaign_start<'a>(a_kernel: &'a str, b_kernel: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
+    let head = [
+        "campaign",
+        "start",
+        "c",
+        "--a-kernel",
+        a_kernel,
+        "--b-kernel",
+        b_kernel,
+    ];
+    [&head[..], rest].concat()
+}
 
 /// Processes whose command line mentions `marker` (forked tasks share their parent's).
 pub fn processes_mentioning(marker: &str) -> Vec<i32> {
