@@ -67,6 +67,19 @@ fn stored_pair(dir: &Path) -> PathBuf {
     db
 }
 
+/// `schedlab report ARGS --html PAGE`, which must succeed; returns what it printed and the page.
+fn report(db: &Path, args: &[&str], page: &Path) -> (String, String) {
+    let out = expect_success(
+        schedlab(db)
+            .arg("report")
+            .args(args)
+            .arg("--html")
+            .arg(page),
+    );
+    let html = std::fs::read_to_string(page).unwrap();
+    (String::from_utf8(out.stdout).unwrap(), html)
+}
+
 fn artefacts_dir() -> PathBuf {
     // CARGO_TARGET_TMPDIR is <target>/tmp; the artefacts sit beside it.
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
@@ -190,12 +203,7 @@ fn report_loads_in_headless_chromium() {
     let dir = tempfile::tempdir().unwrap();
     let db = stored_pair(dir.path());
     let page = dir.path().join("report.html");
-    let out = expect_success(
-        schedlab(&db)
-            .args(["report", "base", HOSTILE, "--html"])
-            .arg(&page),
-    );
-    let stdout = String::from_utf8(out.stdout).unwrap();
+    let (stdout, html) = report(&db, &["base", HOSTILE], &page);
     assert!(stdout.starts_with("wrote "), "{stdout}");
 
     // The rows `compare` finds are the rows the page must show.
@@ -207,7 +215,6 @@ fn report_loads_in_headless_chromium() {
         "3 cases x 2 fake metrics + 5 wakeup percentiles"
     );
 
-    let html = std::fs::read_to_string(&page).unwrap();
     let artefacts = artefacts_dir();
     std::fs::copy(&page, artefacts.join("report.html")).unwrap();
     assert!(
@@ -303,12 +310,7 @@ fn a_matrix_gets_scaling_plots_that_load_in_headless_chromium() {
     assert!(metrics >= 1);
 
     let page = dir.path().join("scaling.html");
-    schedlab(&db)
-        .args(["report", "base", "cand", "--html"])
-        .arg(&page)
-        .assert()
-        .success();
-    let html = std::fs::read_to_string(&page).unwrap();
+    let (_, html) = report(&db, &["base", "cand"], &page);
     std::fs::copy(&page, artefacts_dir().join("scaling.html")).unwrap();
     assert!(html.contains(r#"<section id="scaling">"#));
     assert_eq!(
@@ -387,19 +389,7 @@ fn nothing_to_compare_writes_nothing_and_a_report_replaces_the_old_one() {
     );
     assert_eq!(std::fs::read_to_string(&page).unwrap(), "old report");
 
-    schedlab(&db)
-        .args([
-            "report",
-            "base",
-            HOSTILE,
-            "--metric",
-            "usec_per_op",
-            "--html",
-        ])
-        .arg(&page)
-        .assert()
-        .success();
-    let html = std::fs::read_to_string(&page).unwrap();
+    let (_, html) = report(&db, &["base", HOSTILE, "--metric", "usec_per_op"], &page);
     assert_eq!(html.matches(r#"<tr class="row "#).count(), 3);
     // The latency curves use every stored metric, whatever --metric picks for the table.
     assert!(html.contains(r#"id="latency""#));
@@ -465,12 +455,7 @@ fn machines_section_flags_scheduler_settings_and_reads_old_fingerprints() {
     assert_eq!(fp["sched_sysctls"], serde_json::json!({}));
 
     let page = dir.path().join("machines.html");
-    schedlab(&db)
-        .args(["report", "old", "new", "--html"])
-        .arg(&page)
-        .assert()
-        .success();
-    let html = std::fs::read_to_string(&page).unwrap();
+    let (_, html) = report(&db, &["old", "new"], &page);
     let row = |field: &str| {
         let start = html
             .find(&format!(r#"<th scope="row">{field}</th>"#))

@@ -9,15 +9,24 @@ use serde_json::Value;
 mod common;
 use common::*;
 
-/// `schedlab run ARGS --format json`, which must succeed.
-fn json_run(db: &Path, args: &[&str]) -> Value {
-    json_of_success(db, &[&["run"], args, &["--format", "json"]].concat())
+/// The one case `schedlab run ARGS --iterations N --warmup 0 --format json` reports; the run must
+/// succeed.
+fn run_case(db: &Path, args: &[&str], iterations: &str) -> Value {
+    let tail = [
+        "--iterations",
+        iterations,
+        "--warmup",
+        "0",
+        "--format",
+        "json",
+    ];
+    json_of_success(db, &[&["run"], args, &tail].concat())["runs"][0]["cases"][0].clone()
 }
 
 #[test]
 fn request_mode_json_carries_quantiles_counts_and_tables() {
     let (_d, db) = temp_db();
-    let doc = json_run(
+    let case = &run_case(
         &db,
         &[
             "wakeup",
@@ -29,13 +38,9 @@ fn request_mode_json_carries_quantiles_counts_and_tables() {
             "1",
             "--cache-footprint",
             "32",
-            "--iterations",
-            "2",
-            "--warmup",
-            "0",
         ],
+        "2",
     );
-    let case = &doc["runs"][0]["cases"][0];
     assert_eq!(case["workload"], "wakeup");
     assert_eq!(
         case["name"],
@@ -109,25 +114,13 @@ fn request_mode_json_carries_quantiles_counts_and_tables() {
 #[test]
 fn pipe_mode_reports_transfers() {
     let (_d, db) = temp_db();
-    let doc = json_run(
+    let case = &run_case(
         &db,
         &[
-            "schbench",
-            "-m",
-            "2",
-            "-t",
-            "2",
-            "--pipe",
-            "4096",
-            "-r",
-            "1",
-            "--iterations",
-            "1",
-            "--warmup",
-            "0",
+            "schbench", "-m", "2", "-t", "2", "--pipe", "4096", "-r", "1",
         ],
+        "1",
     );
-    let case = &doc["runs"][0]["cases"][0];
     assert_eq!(case["workload"], "wakeup");
     assert_eq!(case["name"], "wakeup:pipe bytes=4096 m=2 t=2 runtime=1");
     for name in ["ops_per_sec", "worker_ops_per_sec", "mib_per_sec"] {
@@ -144,25 +137,11 @@ fn pipe_mode_reports_transfers() {
 #[test]
 fn open_loop_mode_runs() {
     let (_d, db) = temp_db();
-    let doc = json_run(
+    let case = &run_case(
         &db,
-        &[
-            "wakeup",
-            "-t",
-            "2",
-            "--rps",
-            "200",
-            "-F",
-            "16",
-            "-r",
-            "1",
-            "--iterations",
-            "1",
-            "--warmup",
-            "0",
-        ],
+        &["wakeup", "-t", "2", "--rps", "200", "-F", "16", "-r", "1"],
+        "1",
     );
-    let case = &doc["runs"][0]["cases"][0];
     assert!(case["name"]
         .as_str()
         .unwrap()
