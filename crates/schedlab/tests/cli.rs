@@ -90,12 +90,7 @@ fn pipe_run_verifies_and_reports_secondary_metrics() {
         assert_eq!(m["role"], "secondary");
         assert_eq!(m["values"].as_array().unwrap().len(), 2);
     }
-    assert!(
-        metric(case, "voluntary_csw_count")["values"][0]
-            .as_f64()
-            .unwrap()
-            > 0.0
-    );
+    assert!(first_value(case, "voluntary_csw_count") > 0.0);
 }
 
 #[test]
@@ -432,8 +427,7 @@ fn show_csv_writes_every_sample_in_long_form() {
     // The same samples as the JSON, warm-ups flagged.
     let doc = show_json(&db, "1");
     let case = &doc["runs"][0]["cases"][1];
-    let usec = metric(case, "usec_per_op");
-    let first_measured = usec["values"][0].as_f64().unwrap();
+    let first_measured = first_value(case, "usec_per_op");
     let value_col = header.iter().position(|h| *h == "value").unwrap();
     let param_col = header.iter().position(|h| *h == "value_usec").unwrap();
     let row = rows

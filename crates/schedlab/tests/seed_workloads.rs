@@ -26,11 +26,6 @@ fn run_case(args: &[&str]) -> Value {
     json_of_success(&db, &[&["run"], args, &once].concat())["runs"][0]["cases"][0].clone()
 }
 
-/// The value of a metric of a case in its first (here, only) iteration.
-fn first_value(case: &Value, name: &str) -> f64 {
-    metric(case, name)["values"][0].as_f64().unwrap()
-}
-
 #[test]
 fn list_names_the_seed_workloads_and_suites() {
     assert_list_names(&[

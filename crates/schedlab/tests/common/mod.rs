@@ -121,6 +121,11 @@ pub fn metric<'a>(case: &'a Value, name: &str) -> &'a Value {
     find_where(&case["metrics"], "name", name)
 }
 
+/// The first value a case in the JSON report has for the metric `name`.
+pub fn first_value(case: &Value, name: &str) -> f64 {
+    metric(case, name)["values"][0].as_f64().unwrap()
+}
+
 /// Whether a case in the JSON report has the metric `name`.
 pub fn has_metric(case: &Value, name: &str) -> bool {
     case["metrics"]
