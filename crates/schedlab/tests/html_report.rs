@@ -174,6 +174,11 @@ fn console_lines(stderr: &str) -> Vec<&str> {
         .collect()
 }
 
+/// The text between the first `open` in `dom` and the `close` after it.
+fn inside<'a>(dom: &'a str, open: &str, close: &str) -> Option<&'a str> {
+    dom.split(open).nth(1).and_then(|t| t.split(close).next())
+}
+
 /// Loads `page` in Chromium with `args` and checks that nothing reached the console; returns
 /// Chromium's stdout (the DOM, with `--dump-dom`).
 fn load_cleanly(binary: &Path, profile: &Path, page: &Path, args: &[&str]) -> String {
@@ -257,10 +262,7 @@ fn report_loads_in_headless_chromium() {
     );
 
     let dom = load_cleanly(&binary, profile.path(), &page, &["--dump-dom"]);
-    let table = dom
-        .split(r#"<table id="compare""#)
-        .nth(1)
-        .and_then(|t| t.split("</table>").next())
+    let table = inside(&dom, r#"<table id="compare""#, "</table>")
         .expect("the compare table is in the DOM");
     assert_eq!(table.matches(r#"<tr class="row "#).count(), rows, "{table}");
     assert!(!dom.contains("<script"), "no script element in the DOM");
@@ -325,10 +327,7 @@ fn a_matrix_gets_scaling_plots_that_load_in_headless_chromium() {
     };
     let profile = tempfile::tempdir().unwrap();
     let dom = load_cleanly(&binary, profile.path(), &page, &["--dump-dom"]);
-    let section = dom
-        .split(r#"<section id="scaling">"#)
-        .nth(1)
-        .and_then(|t| t.split("</section>").next())
+    let section = inside(&dom, r#"<section id="scaling">"#, "</section>")
         .expect("the scaling section is in the DOM");
     let plots: Vec<&str> = section.split(r#"<svg class="scaling""#).skip(1).collect();
     assert_eq!(plots.len(), metrics);
