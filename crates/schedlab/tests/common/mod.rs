@@ -1,7 +1,8 @@
-//! Helpers shared by the end-to-end tests: the binary on a temporary database, its output as
-//! text or JSON once it has succeeded, the check that bad input is refused, metric lookup in JSON
-//! output, and runs in the background for a test to signal, with the checks that no task outlives
-//! them and that the database they leave is sound.
+//! Helpers shared by the end-to-end tests: the binary on a temporary database; its output as text
+//! or JSON once it has succeeded, and the check that bad input is refused; fixture files and the
+//! command lines several files use; lookups in the JSON report; and runs in the background for a
+//! test to signal, with the checks that no task outlives them and that the database they leave
+//! is sound.
 // Each test binary uses its own subset of these helpers.
 #![allow(dead_code)]
 
@@ -46,18 +47,18 @@ pub fn stdout_of_success(db: &Path, args: &[&str]) -> String {
     String::from_utf8(expect_success(schedlab(db).args(args)).stdout).unwrap()
 }
 
-/// Checks that `schedlab list` names each of `names`.
-pub fn assert_list_names(names: &[&str]) {
-    let (_d, db) = temp_db();
-    assert_stdout_contains(schedlab(&db).arg("list"), names);
-}
-
 /// Runs `cmd`, which must succeed, and checks that its stdout holds each of `needles`.
 pub fn assert_stdout_contains(cmd: &mut Command, needles: &[&str]) {
     let stdout = String::from_utf8(expect_success(cmd).stdout).unwrap();
     for needle in needles {
         assert!(stdout.contains(needle), "{needle:?} is not in:\n{stdout}");
     }
+}
+
+/// Checks that `schedlab list` names each of `names`.
+pub fn assert_list_names(names: &[&str]) {
+    let (_d, db) = temp_db();
+    assert_stdout_contains(schedlab(&db).arg("list"), names);
 }
 
 /// `output` read as JSON; when it is not, the test fails showing it.
@@ -75,6 +76,28 @@ pub fn json_of_success(db: &Path, args: &[&str]) -> Value {
 /// `schedlab show RUN --format json`: the runs stored under a run id or a label.
 pub fn show_json(db: &Path, run: &str) -> Value {
     json_of_success(db, &["show", run, "--format", "json"])
+}
+
+/// Checks that `out` is bad input refused: exit code 2 and exactly one line on stderr, starting
+/// `schedlab: `, never a panic. `what` names the command in the messages. Returns stderr.
+pub fn assert_refused(out: &Output, what: &str) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{what}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{what}: {stderr}");
+    assert_eq!(
+        stderr.trim_end().lines().count(),
+        1,
+        "{what} printed more than one line: {stderr}"
+    );
+    assert!(stderr.starts_with("schedlab: "), "{what}: {stderr}");
+    stderr
+}
+
+/// Runs schedlab with `args` and checks it refused them as bad input (see `assert_refused`);
+/// returns stderr.
+pub fn assert_bad_input(db: &Path, args: &[&str]) -> String {
+    let out = schedlab(db).args(args).output().unwrap();
+    assert_refused(&out, &format!("{args:?}"))
 }
 
 /// Writes `contents` to the file `name` in `dir`; returns its path.
@@ -101,6 +124,23 @@ pub fn three_fake_cases(seed: u64, effects: [f64; 3]) -> String {
         ));
     }
     text
+}
+
+/// `ab` with settings that do nothing, for command lines about its own flags.
+pub const AB_OF_NOTHING: [&str; 5] = ["ab", "--a", "true", "--b", "true"];
+
+/// `campaign start c --a-kernel A --b-kernel B REST`, for command lines about its own flags.
+pub fn campaign_start<'a>(a_kernel: &'a str, b_kernel: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
+    let head = [
+        "campaign",
+        "start",
+        "c",
+        "--a-kernel",
+        a_kernel,
+        "--b-kernel",
+        b_kernel,
+    ];
+    [&head[..], rest].concat()
 }
 
 /// The element of the JSON array `list` whose `field` is `value`.
@@ -162,6 +202,17 @@ pub fn wait_for_a_stored_iteration(db: &Path, child: &mut Child, within: Duratio
     }
 }
 
+/// Iterations stored so far (0 while the database does not exist yet).
+pub fn stored_iterations(db: &Path) -> i64 {
+    let Ok(conn) =
+        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+    else {
+        return 0;
+    };
+    conn.query_row("SELECT count(*) FROM iterations", [], |r| r.get(0))
+        .unwrap_or(0)
+}
+
 pub fn send_signal(child: &Child, signal: i32) {
     // SAFETY: kill has no memory effects; the pid is our own child, not reaped yet.
     unsafe { libc::kill(child.id() as i32, signal) };
@@ -191,40 +242,6 @@ pub fn assert_no_strays(db: &Path) {
     }
 }
 
-/// The one value `sql` selects from `db`.
-pub fn sql_value<T: rusqlite::types::FromSql>(db: &Path, sql: &str) -> T {
-    rusqlite::Connection::open(db)
-        .unwrap()
-        .query_row(sql, [], |r| r.get(0))
-        .unwrap()
-}
-
-/// A run on `db` that a signal ended left the database sound, the run stored `interrupted`.
-pub fn assert_interrupted_in_a_sound_database(db: &Path) {
-    assert_eq!(sql_value::<String>(db, "PRAGMA integrity_check"), "ok");
-    assert_eq!(
-        sql_value::<String>(db, "SELECT status FROM runs"),
-        "interrupted"
-    );
-}
-
-/// `ab` with settings that do nothing, for command lines about its own flags.
-pub const AB_OF_NOTHING: [&str; 5] = ["ab", "--a", "true", "--b", "true"];
-
-/// `campaign start c --a-kernel A --b-kernel B REST`, for command lines about its own flags.
-pub fn campaign_start<'a>(a_kernel: &'a str, b_kernel: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
-    let head = [
-        "campaign",
-        "start",
-        "c",
-        "--a-kernel",
-        a_kernel,
-        "--b-kernel",
-        b_kernel,
-    ];
-    [&head[..], rest].concat()
-}
-
 /// Processes whose command line mentions `marker` (forked tasks share their parent's).
 pub fn processes_mentioning(marker: &str) -> Vec<i32> {
     let mut found = Vec::new();
@@ -241,35 +258,19 @@ pub fn processes_mentioning(marker: &str) -> Vec<i32> {
     found
 }
 
-/// Iterations stored so far (0 while the database does not exist yet).
-pub fn stored_iterations(db: &Path) -> i64 {
-    let Ok(conn) =
-        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-    else {
-        return 0;
-    };
-    conn.query_row("SELECT count(*) FROM iterations", [], |r| r.get(0))
-        .unwrap_or(0)
+/// The one value `sql` selects from `db`.
+pub fn sql_value<T: rusqlite::types::FromSql>(db: &Path, sql: &str) -> T {
+    rusqlite::Connection::open(db)
+        .unwrap()
+        .query_row(sql, [], |r| r.get(0))
+        .unwrap()
 }
 
-/// Checks that `out` is bad input refused: exit code 2 and exactly one line on stderr, starting
-/// `schedlab: `, never a panic. `what` names the command in the messages. Returns stderr.
-pub fn assert_refused(out: &Output, what: &str) -> String {
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(2), "{what}: {stderr}");
-    assert!(!stderr.contains("panicked"), "{what}: {stderr}");
+/// A run on `db` that a signal ended left the database sound, the run stored `interrupted`.
+pub fn assert_interrupted_in_a_sound_database(db: &Path) {
+    assert_eq!(sql_value::<String>(db, "PRAGMA integrity_check"), "ok");
     assert_eq!(
-        stderr.trim_end().lines().count(),
-        1,
-        "{what} printed more than one line: {stderr}"
+        sql_value::<String>(db, "SELECT status FROM runs"),
+        "interrupted"
     );
-    assert!(stderr.starts_with("schedlab: "), "{what}: {stderr}");
-    stderr
-}
-
-/// Runs schedlab with `args` and checks it refused them as bad input (see `assert_refused`);
-/// returns stderr.
-pub fn assert_bad_input(db: &Path, args: &[&str]) -> String {
-    let out = schedlab(db).args(args).output().unwrap();
-    assert_refused(&out, &format!("{args:?}"))
 }
