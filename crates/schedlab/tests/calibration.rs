@@ -30,41 +30,23 @@ fn run(db: &Path, label: &str) {
 }
 
 fn compare_json(db: &Path, base: &str, cand: &str) -> Value {
-    let out = schedlab(db)
-        .args(["compare", base, cand, "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    json_of_success(db, &["compare", base, cand, "--format", "json"])
 }
 
 fn calibrate(db: &Path) -> Value {
-    let out = schedlab(db)
-        .args([
-            "calibrate",
-            "--runs",
-            "6",
-            "--pause",
-            "0",
-            "-q",
-            "--iterations",
-            "5",
-            "--format",
-            "json",
-        ])
-        .args(CASE)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    let options = [
+        "calibrate",
+        "--runs",
+        "6",
+        "--pause",
+        "0",
+        "-q",
+        "--iterations",
+        "5",
+        "--format",
+        "json",
+    ];
+    json_of_success(db, &[&options[..], &CASE].concat())
 }
 
 /// The tests that measure hold this, so one's runs are not another's noise: the verdicts they
@@ -126,9 +108,7 @@ fn two_runs_are_not_judged_then_judged_after_calibrate_and_a_hog_is_marked() {
     }
     assert_eq!(doc["footer"]["comparisons"], 0);
     assert!(doc["footer"]["false_marks_if_nothing_changed"].is_null());
-    let text = schedlab(&db).args(["compare", "a", "b"]).output().unwrap();
-    assert!(text.status.success());
-    let text = String::from_utf8_lossy(&text.stdout);
+    let text = stdout_of_success(&db, &["compare", "a", "b"]);
     assert!(text.contains("schedlab calibrate"), "{text}");
 
     let report = calibrate(&db);
@@ -138,12 +118,10 @@ fn two_runs_are_not_judged_then_judged_after_calibrate_and_a_hog_is_marked() {
 
     // Even a calibration that describes the machine perfectly marks an A/A at the rate q = 0.05
     // promises; at q = 0.001 a mark here would mean the procedure, not chance, is wrong.
-    let out = schedlab(&db)
-        .args(["compare", "a", "b", "--fdr", "0.001", "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc = json_of_success(
+        &db,
+        &["compare", "a", "b", "--fdr", "0.001", "--format", "json"],
+    );
     assert_eq!(doc["calibrations"][0]["id"], calibration_id);
     for row in rows(&doc) {
         assert!(row["p_value"].is_number(), "judged after calibrate: {row}");
@@ -174,8 +152,9 @@ fn two_runs_are_not_judged_then_judged_after_calibrate_and_a_hog_is_marked() {
         serde_json::to_string_pretty(rows(&doc)).unwrap()
     );
     // Ignoring the calibration makes the same pair unjudgeable again.
-    let out = schedlab(&db)
-        .args([
+    let doc = json_of_success(
+        &db,
+        &[
             "compare",
             "a",
             "hogged",
@@ -183,10 +162,8 @@ fn two_runs_are_not_judged_then_judged_after_calibrate_and_a_hog_is_marked() {
             "none",
             "--format",
             "json",
-        ])
-        .output()
-        .unwrap();
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        ],
+    );
     assert!(rows(&doc).iter().all(|r| r["verdict"] == "not_judged"));
 }
 
@@ -210,29 +187,12 @@ fn calibrations_are_listed_shown_and_computed_from_stored_runs() {
             .assert()
             .success();
     }
-    let out = schedlab(&db)
-        .args(["calibrate", "--from", "cal"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = stdout_of_success(&db, &["calibrate", "--from", "cal"]);
     assert!(text.starts_with("calibration 1 "), "{text}");
     assert!(text.contains("usec_per_op"), "{text}");
-    let list = schedlab(&db)
-        .args(["calibrate", "--list"])
-        .output()
-        .unwrap();
-    let list = String::from_utf8_lossy(&list.stdout);
+    let list = stdout_of_success(&db, &["calibrate", "--list"]);
     assert!(list.contains("cal") && list.lines().count() == 2, "{list}");
-    let show = schedlab(&db)
-        .args(["calibrate", "--show", "1", "--format", "json"])
-        .output()
-        .unwrap();
-    let doc: Value = serde_json::from_slice(&show.stdout).unwrap();
+    let doc = json_of_success(&db, &["calibrate", "--show", "1", "--format", "json"]);
     assert_eq!(doc["id"], 1);
     assert_eq!(doc["runs"], 3);
 }

@@ -1,39 +1,24 @@
 //! End-to-end tests of the schedlab binary on temporary databases: the run → store → show pipeline
 //! with the fake workload, real short pipe and messaging runs, bad input, failure and interruption.
-use std::process::{Command as StdCommand, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use predicates::prelude::*;
 use serde_json::Value;
 
 mod common;
 use common::*;
 
-fn json_of(output: &[u8]) -> Value {
-    serde_json::from_slice(output).unwrap_or_else(|e| {
-        panic!("not JSON ({e}): {}", String::from_utf8_lossy(output));
-    })
-}
-
 #[test]
 fn list_names_workloads_and_suites() {
-    let (_d, db) = temp_db();
-    schedlab(&db)
-        .arg("list")
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("pipe"))
-        .stdout(predicate::str::contains("messaging"))
-        .stdout(predicate::str::contains("hackbench"))
-        .stdout(predicate::str::contains("quick"));
+    assert_list_names(&["pipe", "messaging", "hackbench", "quick"]);
 }
 
 #[test]
 fn fake_run_is_stored_and_shown_identically() {
     let (_d, db) = temp_db();
     let run = |label: &str| {
-        let out = schedlab(&db)
-            .args([
+        json_of_success(
+            &db,
+            &[
                 "run",
                 "fake",
                 "--seed",
@@ -42,16 +27,12 @@ fn fake_run_is_stored_and_shown_identically() {
                 "4",
                 "--warmup",
                 "1",
-            ])
-            .args(["--label", label, "--format", "json"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        json_of(&out.stdout)
+                "--label",
+                label,
+                "--format",
+                "json",
+            ],
+        )
     };
     let first = run("aa");
     let second = run("aa");
@@ -62,49 +43,30 @@ fn fake_run_is_stored_and_shown_identically() {
     assert_eq!(first["schema_version"], 1);
     assert_eq!(first["runs"][0]["status"], "complete");
 
-    let shown = schedlab(&db)
-        .args(["show", "1", "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(shown.status.success());
-    let shown = json_of(&shown.stdout);
-    assert_eq!(shown["runs"][0], first["runs"][0]);
+    assert_eq!(show_json(&db, "1")["runs"][0], first["runs"][0]);
 
     // A label names every run that carries it.
-    let by_label = json_of(
-        &schedlab(&db)
-            .args(["show", "aa", "--format", "json"])
-            .output()
-            .unwrap()
-            .stdout,
-    );
+    let by_label = show_json(&db, "aa");
     assert_eq!(by_label["runs"].as_array().unwrap().len(), 2);
 
-    schedlab(&db)
-        .arg("runs")
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("aa"))
-        .stdout(predicate::str::contains("complete"));
+    assert_stdout_contains(schedlab(&db).arg("runs"), &["aa", "complete"]);
 }
 
 #[test]
 fn text_summary_has_median_min_max_and_spread() {
     let (_d, db) = temp_db();
-    schedlab(&db)
-        .args(["run", "fake", "--iterations", "3"])
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("median"))
-        .stdout(predicate::str::contains("std%"))
-        .stdout(predicate::str::contains("usec_per_op"));
+    assert_stdout_contains(
+        schedlab(&db).args(["run", "fake", "--iterations", "3"]),
+        &["median", "std%", "usec_per_op"],
+    );
 }
 
 #[test]
 fn pipe_run_verifies_and_reports_secondary_metrics() {
     let (_d, db) = temp_db();
-    let out = schedlab(&db)
-        .args([
+    let doc = json_of_success(
+        &db,
+        &[
             "run",
             "pipe",
             "--loops",
@@ -113,15 +75,8 @@ fn pipe_run_verifies_and_reports_secondary_metrics() {
             "2",
             "--format",
             "json",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        ],
     );
-    let doc = json_of(&out.stdout);
     let case = &doc["runs"][0]["cases"][0];
     assert_eq!(metric(case, "usec_per_op")["better"], "lower");
     assert_eq!(metric(case, "ops_per_sec")["better"], "higher");
@@ -135,19 +90,14 @@ fn pipe_run_verifies_and_reports_secondary_metrics() {
         assert_eq!(m["role"], "secondary");
         assert_eq!(m["values"].as_array().unwrap().len(), 2);
     }
-    assert!(
-        metric(case, "voluntary_csw_count")["values"][0]
-            .as_f64()
-            .unwrap()
-            > 0.0
-    );
+    assert!(first_value(case, "voluntary_csw_count") > 0.0);
 }
 
 #[test]
 fn hackbench_alias_and_threads_pipe_mode() {
     let (_d, db) = temp_db();
-    schedlab(&db)
-        .args([
+    assert_stdout_contains(
+        schedlab(&db).args([
             "run",
             "hackbench",
             "-g",
@@ -160,12 +110,9 @@ fn hackbench_alias_and_threads_pipe_mode() {
             "-T",
             "--iterations",
             "1",
-        ])
-        .assert()
-        .success()
-        .stdout(predicate::str::contains(
-            "messaging:threads-pipe fds=5 groups=2",
-        ));
+        ]),
+        &["messaging:threads-pipe fds=5 groups=2"],
+    );
 }
 
 /// hackbench's big configurations: 8 × 45 fds (720 tasks) and 40 × 20 fds (1,600 tasks), as
@@ -190,12 +137,7 @@ fn large_task_counts_work() {
             if let Some(flag) = mode {
                 cmd.arg(flag);
             }
-            let out = cmd.output().unwrap();
-            assert!(
-                out.status.success(),
-                "{groups}x{fds} {mode:?}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+            expect_success(&mut cmd);
         }
     }
 }
@@ -214,12 +156,11 @@ fn no_store_leaves_no_database() {
 #[test]
 fn bad_input_gets_one_line_and_exit_code_2() {
     let (dir, db) = temp_db();
-    let not_a_db = dir.path().join("notes.txt");
-    std::fs::write(
-        &not_a_db,
+    let not_a_db = write_file(
+        dir.path(),
+        "notes.txt",
         "shopping list: eggs, flour, and a scheduler that never regresses\n",
-    )
-    .unwrap();
+    );
     let not_a_db = not_a_db.to_str().unwrap().to_string();
     let cases: Vec<Vec<&str>> = vec![
         vec!["run", "nosuchworkload"],
@@ -271,13 +212,7 @@ fn failed_run_keeps_finished_iterations() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("3 finished iterations kept"));
-    let doc = json_of(
-        &schedlab(&db)
-            .args(["show", "1", "--format", "json"])
-            .output()
-            .unwrap()
-            .stdout,
-    );
+    let doc = show_json(&db, "1");
     let run = &doc["runs"][0];
     assert_eq!(run["status"], "failed");
     assert_eq!(run["cases"][0]["measured_iterations"], 2);
@@ -288,67 +223,40 @@ fn failed_run_keeps_finished_iterations() {
 /// checks the exit code, that no task survives, and that the database is consistent.
 fn interrupt_messaging_run(signal: i32, threads: bool) {
     let (_d, db) = temp_db();
-    let mut cmd = StdCommand::new(assert_cmd::cargo::cargo_bin("schedlab"));
-    cmd.args([
-        "run",
-        "messaging",
-        "--groups",
-        "2",
-        "--fds",
-        "10",
-        "--loops",
-        "3000",
-    ])
-    .args(["--iterations", "200", "--warmup", "0", "--db"])
-    .arg(&db)
-    .stdout(Stdio::null())
-    .stderr(Stdio::piped());
+    let mut cmd = background(
+        &db,
+        &[
+            "run",
+            "messaging",
+            "--groups",
+            "2",
+            "--fds",
+            "10",
+            "--loops",
+            "3000",
+            "--iterations",
+            "200",
+            "--warmup",
+            "0",
+        ],
+    );
     if threads {
         cmd.arg("--threads");
     }
     let mut child = cmd.spawn().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while stored_iterations(&db) < 1 {
-        assert!(Instant::now() < deadline, "no iteration was stored in time");
-        assert!(child.try_wait().unwrap().is_none(), "run ended early");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_for_a_stored_iteration(&db, &mut child, Duration::from_secs(120));
     // Land inside an iteration rather than between two.
     std::thread::sleep(Duration::from_millis(150));
-    // SAFETY: sending a signal to our own child.
-    unsafe { libc::kill(child.id() as i32, signal) };
-    let output = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(128 + signal), "{stderr}");
+    send_signal(&child, signal);
+    let (code, stderr) = exit_code_and_stderr(child);
+    assert_eq!(code, Some(128 + signal), "{stderr}");
     assert!(stderr.contains("interrupted"), "{stderr}");
 
-    let marker = db.to_str().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !processes_mentioning(marker).is_empty() {
-        assert!(
-            Instant::now() < deadline,
-            "stray tasks: {:?}",
-            processes_mentioning(marker)
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-
-    let conn = rusqlite::Connection::open(&db).unwrap();
-    let check: String = conn
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(check, "ok");
-    let status: String = conn
-        .query_row("SELECT status FROM runs", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(status, "interrupted");
-    let kept: i64 = conn
-        .query_row("SELECT count(*) FROM iterations", [], |r| r.get(0))
-        .unwrap();
+    assert_no_strays(&db);
+    assert_interrupted_in_a_sound_database(&db);
+    let kept = stored_iterations(&db);
     assert!(kept >= 1);
-    let measured: i64 = conn
-        .query_row("SELECT count(*) FROM measurements", [], |r| r.get(0))
-        .unwrap();
+    let measured: i64 = sql_value(&db, "SELECT count(*) FROM measurements");
     assert!(measured >= kept, "iterations without measurements");
 }
 
@@ -365,22 +273,14 @@ fn sigterm_during_threaded_run_keeps_results() {
 #[test]
 fn show_of_a_matrix_run_prints_its_scaling_tables() {
     let (dir, db) = temp_db();
-    let suite = dir.path().join("matrix.toml");
-    std::fs::write(
-        &suite,
+    let suite = write_file(
+        dir.path(),
+        "matrix.toml",
         "description = \"fake matrix\"\niterations = 4\nwarmup = 0\n[[case]]\nworkload = \"fake\"\n\
          [case.matrix]\nspread_pct = [0.5, 2.0]\nvalue_usec = [25.0, 50.0, 100.0]\n",
-    )
-    .unwrap();
-    schedlab(&db)
-        .args(["run", "--suite"])
-        .arg(&suite)
-        .args(["--label", "m", "--quiet"])
-        .assert()
-        .success();
-    let out = schedlab(&db).args(["show", "m"]).output().unwrap();
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
+    );
+    run_suite(&db, &suite, &["--label", "m", "--quiet"]);
+    let text = stdout_of_success(&db, &["show", "m"]);
     // Two series over value_usec (one per spread); spread takes two values, too few for one.
     assert_eq!(
         text.matches("scaling: fake over value_usec").count(),
@@ -389,13 +289,7 @@ fn show_of_a_matrix_run_prints_its_scaling_tables() {
     );
     assert!(!text.contains("over spread_pct"), "{text}");
 
-    let doc = json_of(
-        &schedlab(&db)
-            .args(["show", "m", "--format", "json"])
-            .output()
-            .unwrap()
-            .stdout,
-    );
+    let doc = show_json(&db, "m");
     let run = &doc["runs"][0];
     let scaling = run["scaling"].as_array().unwrap();
     assert_eq!(scaling.len(), 2);
@@ -403,22 +297,12 @@ fn show_of_a_matrix_run_prints_its_scaling_tables() {
     assert_eq!(first["parameter"], "value_usec");
     assert_eq!(first["values"], serde_json::json!([25.0, 50.0, 100.0]));
     assert_eq!(first["fixed"]["spread_pct"], 0.5);
-    let usec = first["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["metric"] == "usec_per_op")
-        .unwrap();
+    let usec = find_where(&first["metrics"], "metric", "usec_per_op");
     // The table's numbers are the cases' own summaries, in the parameter's order, and the text
     // prints them as `median ±std%` on the value's line.
     let block = text.split("scaling: fake over value_usec").nth(1).unwrap();
     for (i, case) in first["cases"].as_array().unwrap().iter().enumerate() {
-        let case = run["cases"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["name"] == *case)
-            .unwrap();
+        let case = find_where(&run["cases"], "name", case.as_str().unwrap());
         let summary = &metric(case, "usec_per_op")["summary"];
         assert_eq!(usec["median"][i], summary["median"]);
         assert_eq!(usec["std_pct"][i], summary["std_pct"]);
@@ -444,16 +328,8 @@ fn show_of_a_matrix_run_prints_its_scaling_tables() {
         ])
         .assert()
         .success();
-    let out = schedlab(&db).args(["show", "one"]).output().unwrap();
-    assert!(!String::from_utf8(out.stdout).unwrap().contains("scaling:"));
-    let doc = json_of(
-        &schedlab(&db)
-            .args(["show", "one", "--format", "json"])
-            .output()
-            .unwrap()
-            .stdout,
-    );
-    assert!(doc["runs"][0].get("scaling").is_none());
+    assert!(!stdout_of_success(&db, &["show", "one"]).contains("scaling:"));
+    assert!(show_json(&db, "one")["runs"][0].get("scaling").is_none());
 }
 
 /// `env` prints what changes scheduler results, in text and in versioned JSON whose fields are
@@ -461,12 +337,7 @@ fn show_of_a_matrix_run_prints_its_scaling_tables() {
 #[test]
 fn env_prints_the_scheduler_settings_with_a_schema_version() {
     let (_d, db) = temp_db();
-    let out = schedlab(&db)
-        .args(["env", "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let doc = json_of(&out.stdout);
+    let doc = json_of_success(&db, &["env", "--format", "json"]);
     assert_eq!(doc["schema_version"], 1);
     for field in [
         "preempt_model",
@@ -487,8 +358,7 @@ fn env_prints_the_scheduler_settings_with_a_schema_version() {
         doc["mem_total_kib"].as_u64().is_some_and(|k| k > 0),
         "{doc}"
     );
-    let text = schedlab(&db).arg("env").output().unwrap();
-    let text = String::from_utf8(text.stdout).unwrap();
+    let text = stdout_of_success(&db, &["env"]);
     assert!(
         text.lines().any(|l| l.starts_with("preempt_model ")),
         "{text}"
@@ -503,11 +373,7 @@ fn env_prints_the_scheduler_settings_with_a_schema_version() {
         .args(["run", "fake", "--iterations", "1", "--warmup", "0"])
         .assert()
         .success();
-    let shown = schedlab(&db)
-        .args(["show", "1", "--format", "json"])
-        .output()
-        .unwrap();
-    let shown = json_of(&shown.stdout);
+    let shown = show_json(&db, "1");
     let stored = &shown["runs"][0]["fingerprint"];
     assert_eq!(stored["sched_sysctls"], doc["sched_sysctls"]);
     assert_eq!(stored["preempt_model"], doc["preempt_model"]);
@@ -518,27 +384,16 @@ fn env_prints_the_scheduler_settings_with_a_schema_version() {
 #[test]
 fn show_csv_writes_every_sample_in_long_form() {
     let (dir, db) = temp_db();
-    let suite = dir.path().join("matrix.toml");
-    std::fs::write(
-        &suite,
+    let suite = write_file(
+        dir.path(),
+        "matrix.toml",
         "description = \"m\"\niterations = 3\nwarmup = 1\n[[case]]\nworkload = \"fake\"\n\
          [case.matrix]\nvalue_usec = [10, 20]\n",
-    )
-    .unwrap();
+    );
     for _ in 0..2 {
-        schedlab(&db)
-            .args(["run", "--suite"])
-            .arg(&suite)
-            .args(["--label", "sweep, \"quoted\"", "--quiet"])
-            .assert()
-            .success();
+        run_suite(&db, &suite, &["--label", "sweep, \"quoted\"", "--quiet"]);
     }
-    let out = schedlab(&db)
-        .args(["show", "sweep, \"quoted\"", "--format", "csv"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = stdout_of_success(&db, &["show", "sweep, \"quoted\"", "--format", "csv"]);
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     assert_eq!(
@@ -570,14 +425,9 @@ fn show_csv_writes_every_sample_in_long_form() {
     let rows: Vec<&str> = lines.collect();
     assert_eq!(rows.len(), 2 * 2 * 4 * 2, "{text}");
     // The same samples as the JSON, warm-ups flagged.
-    let json = schedlab(&db)
-        .args(["show", "1", "--format", "json"])
-        .output()
-        .unwrap();
-    let doc = json_of(&json.stdout);
+    let doc = show_json(&db, "1");
     let case = &doc["runs"][0]["cases"][1];
-    let usec = metric(case, "usec_per_op");
-    let first_measured = usec["values"][0].as_f64().unwrap();
+    let first_measured = first_value(case, "usec_per_op");
     let value_col = header.iter().position(|h| *h == "value").unwrap();
     let param_col = header.iter().position(|h| *h == "value_usec").unwrap();
     let row = rows

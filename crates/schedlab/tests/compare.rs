@@ -1,7 +1,7 @@
 //! End-to-end tests of `schedlab compare` and `schedlab stat`: every style and format snapshotted
 //! from fake-workload runs (deterministic), fingerprint refusal, CI gating, and bad input.
 //! Each side is three runs under one label, so rows are judged on runs without a calibration.
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use predicates::prelude::*;
 
@@ -12,45 +12,18 @@ use common::*;
 /// in the first, unchanged in the second and 5 % faster in the third; every run has its own seed
 /// (noise).
 fn stored_pair() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
-    let suite = |seed: u64, effects: [f64; 3]| {
-        let mut text =
-            String::from("description = \"three fake cases\"\niterations = 8\nwarmup = 1\n");
-        for (i, (value, effect)) in [100.0, 200.0, 50.0].iter().zip(effects).enumerate() {
-            text.push_str(&format!(
-                "[[case]]\nworkload = \"fake\"\nvalue_usec = {value}\nspread_pct = 0.5\nseed = {}\neffect_pct = {effect}\n",
-                seed + i as u64
-            ));
-        }
-        text
-    };
+    let (dir, db) = temp_db();
     for run in 0..3 {
         for (seed, effects, label) in [
             (1 + 100 * run, [0.0, 0.0, 0.0], "base"),
             (11 + 100 * run, [5.0, 0.0, -5.0], "cand"),
         ] {
-            let file = dir.path().join(format!("{label}-{run}.toml"));
-            std::fs::write(&file, suite(seed, effects)).unwrap();
-            schedlab(&db)
-                .args(["run", "--suite"])
-                .arg(&file)
-                .args(["--label", label])
-                .assert()
-                .success();
+            let name = format!("{label}-{run}.toml");
+            let file = write_file(dir.path(), &name, three_fake_cases(seed, effects));
+            run_suite(&db, &file, &["--label", label]);
         }
     }
     (dir, db)
-}
-
-fn output(db: &Path, args: &[&str]) -> String {
-    let out = schedlab(db).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
 }
 
 #[test]
@@ -65,9 +38,8 @@ fn unmatched_cases_are_not_compared() {
         .args(["run", "fake", "--value-usec", "20", "--label", "b"])
         .assert()
         .success();
-    let out = schedlab(&db).args(["compare", "a", "b"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing to compare"));
+    let stderr = assert_bad_input(&db, &["compare", "a", "b"]);
+    assert!(stderr.contains("nothing to compare"), "{stderr}");
 }
 
 #[test]
@@ -75,7 +47,7 @@ fn every_style_and_format_snapshot() {
     let (_dir, db) = stored_pair();
     for style in ["schedtests", "mmtests", "ministat", "benchstat"] {
         for format in ["text", "markdown", "csv"] {
-            let text = output(
+            let text = stdout_of_success(
                 &db,
                 &[
                     "compare", "base", "cand", "--style", style, "--format", format,
@@ -87,15 +59,14 @@ fn every_style_and_format_snapshot() {
     // The kernel release is this machine's; everything else is deterministic. The text is not
     // parsed and re-printed: float parsing differs with serde_json's features.
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
-    let json = output(&db, &["compare", "base", "cand", "--format", "json"]);
+    let json = stdout_of_success(&db, &["compare", "base", "cand", "--format", "json"]);
     insta::assert_snapshot!("compare_json", json.replace(kernel.trim(), "<kernel>"));
 }
 
 #[test]
 fn json_rows_carry_the_documented_fields() {
     let (_dir, db) = stored_pair();
-    let json = output(&db, &["compare", "base", "cand", "--format", "json"]);
-    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let doc = json_of_success(&db, &["compare", "base", "cand", "--format", "json"]);
     assert_eq!(doc["schema_version"], 2);
     let rows = doc["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 6, "3 cases x 2 primary metrics");
@@ -179,31 +150,29 @@ fn compare_bad_input_is_one_line_exit_2() {
         vec!["compare", "base", "cand", "--style", "fancy"],
         vec!["compare", "base", "cand", "--metric", "no_such_metric"],
     ] {
-        let out = schedlab(&db).args(&args).output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
+        assert_bad_input(&db, &args);
     }
 }
 
 #[test]
 fn stat_matches_ministat_on_hackbench_times() {
     let dir = tempfile::tempdir().unwrap();
-    let x = dir.path().join("hb_proc.txt");
-    let plus = dir.path().join("hb_thr.txt");
-    std::fs::write(
-        &x,
+    let x = write_file(
+        dir.path(),
+        "hb_proc.txt",
         "# hackbench -g 4 -l 1000\n1.843\n1.975\n1.991\n2.038\n2.046\n",
-    )
-    .unwrap();
-    std::fs::write(&plus, "2.354\n2.378\n2.420\n2.462\n2.834\n").unwrap();
-    let out = schedlab(&dir.path().join("unused.db"))
-        .arg("stat")
-        .arg(&x)
-        .arg(&plus)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    );
+    let plus = write_file(
+        dir.path(),
+        "hb_thr.txt",
+        "2.354\n2.378\n2.420\n2.462\n2.834\n",
+    );
+    let out = expect_success(
+        schedlab(&dir.path().join("unused.db"))
+            .arg("stat")
+            .arg(&x)
+            .arg(&plus),
+    );
     let text = String::from_utf8(out.stdout).unwrap();
     // ministat 20150715's own output for these files, line for line.
     for line in [
@@ -232,36 +201,15 @@ fn stat_matches_ministat_on_hackbench_times() {
 #[test]
 fn stat_rejects_bad_files() {
     let dir = tempfile::tempdir().unwrap();
-    let good = dir.path().join("good.txt");
-    let bad = dir.path().join("bad.txt");
-    let short = dir.path().join("short.txt");
-    std::fs::write(&good, "1\n2\n3\n").unwrap();
-    std::fs::write(&bad, "1\n2\nthree\n").unwrap();
-    std::fs::write(&short, "1\n2\n").unwrap();
+    let good = write_file(dir.path(), "good.txt", "1\n2\n3\n");
+    let bad = write_file(dir.path(), "bad.txt", "1\n2\nthree\n");
+    let short = write_file(dir.path(), "short.txt", "1\n2\n");
     let db = dir.path().join("unused.db");
+    let good = good.to_str().unwrap();
     for other in [&bad, &short, &dir.path().join("missing.txt")] {
-        let out = schedlab(&db)
-            .arg("stat")
-            .arg(&good)
-            .arg(other)
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(2));
-        assert_eq!(
-            String::from_utf8_lossy(&out.stderr)
-                .trim_end()
-                .lines()
-                .count(),
-            1
-        );
+        assert_bad_input(&db, &["stat", good, other.to_str().unwrap()]);
     }
-    let out = schedlab(&db)
-        .args(["stat", "-c", "97"])
-        .arg(&good)
-        .arg(&good)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    assert_bad_input(&db, &["stat", "-c", "97", good, good]);
 }
 
 /// `git bisect run` reads 125 as "skip": with `--could-not-test-exit 125` every way a comparison
@@ -325,18 +273,12 @@ fn could_not_test_exit_lets_git_bisect_skip() {
     assert_eq!(with_gate(&["compare", "base", "never-ran"]).0, Some(125));
     assert_eq!(with_gate(&["compare", "never-ran", "cand"]).0, Some(2));
     // No case in common.
-    let other = dir.path().join("other.toml");
-    std::fs::write(
-        &other,
+    let other = write_file(
+        dir.path(),
+        "other.toml",
         "description = \"x\"\niterations = 2\nwarmup = 0\n[[case]]\nworkload = \"fake\"\nvalue_usec = 7\n",
-    )
-    .unwrap();
-    schedlab(&db)
-        .args(["run", "--suite"])
-        .arg(&other)
-        .args(["--label", "elsewhere"])
-        .assert()
-        .success();
+    );
+    run_suite(&db, &other, &["--label", "elsewhere"]);
     assert_eq!(with_gate(&["compare", "base", "elsewhere"]).0, Some(125));
 
     // `report` gates alike, after writing its page.
@@ -371,6 +313,6 @@ fn could_not_test_exit_lets_git_bisect_skip() {
             "256",
         ],
     ] {
-        common::assert_bad_input(&db, args);
+        assert_bad_input(&db, args);
     }
 }

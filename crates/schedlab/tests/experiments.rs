@@ -13,46 +13,32 @@ fn log_command(log: &Path, word: &str) -> String {
     format!("echo {word} >> '{}'", log.display())
 }
 
+/// `ab` over `rounds` rounds under `label`, whose settings and restore append A, B and R to
+/// `log`: the order they ran in, read back.
+fn logging_ab(log: &Path, rounds: &str, label: &str) -> Vec<String> {
+    let mut argv = vec!["ab".to_string()];
+    for (flag, word) in [("--a", "A"), ("--b", "B"), ("--restore", "R")] {
+        argv.extend([flag.to_string(), log_command(log, word)]);
+    }
+    argv.extend(["--rounds", rounds, "--label", label].map(String::from));
+    argv
+}
+
 #[test]
 fn ab_runs_abba_restores_and_compares_as_pairs() {
-    let dir = tempfile::tempdir().unwrap();
-    let (db, log) = (dir.path().join("r.db"), dir.path().join("order.txt"));
-    schedlab(&db)
-        .args([
-            "ab",
-            "--a",
-            &log_command(&log, "A"),
-            "--b",
-            &log_command(&log, "B"),
-        ])
-        .args([
-            "--restore",
-            &log_command(&log, "R"),
-            "--rounds",
-            "3",
-            "--label",
-            "gov",
-        ])
-        .args(["fake", "--iterations", "3", "--warmup", "0"])
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("schedlab compare gov-a gov-b"));
+    let (dir, db) = temp_db();
+    let log = dir.path().join("order.txt");
+    let mut ab = schedlab(&db);
+    ab.args(logging_ab(&log, "3", "gov"))
+        .args(["fake", "--iterations", "3", "--warmup", "0"]);
+    assert_stdout_contains(&mut ab, &["schedlab compare gov-a gov-b"]);
     let order = std::fs::read_to_string(&log)
         .unwrap()
         .split_whitespace()
         .collect::<Vec<_>>()
         .join("");
     assert_eq!(order, "ABBAABR");
-    let json = schedlab(&db)
-        .args(["compare", "gov-a", "gov-b", "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        json.status.success(),
-        "{}",
-        String::from_utf8_lossy(&json.stderr)
-    );
-    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let doc = json_of_success(&db, &["compare", "gov-a", "gov-b", "--format", "json"]);
     assert_eq!(doc["rows"][0]["design"], "pairs");
     assert_eq!(
         doc["rows"][0]["base_side"]["units"]
@@ -63,7 +49,8 @@ fn ab_runs_abba_restores_and_compares_as_pairs() {
     );
     // A name is taken once.
     schedlab(&db)
-        .args(["ab", "--a", "true", "--b", "true", "--label", "gov", "fake"])
+        .args(AB_OF_NOTHING)
+        .args(["--label", "gov", "fake"])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("already exists"));
@@ -74,8 +61,7 @@ fn ab_runs_abba_restores_and_compares_as_pairs() {
 /// hog survives the experiment.
 #[test]
 fn ab_until_decided_stops_once_a_cpu_hog_is_marked() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("r.db");
+    let (dir, db) = temp_db();
     let pids = dir.path().join("hog.pids");
     // Started once: ABBA visits B twice in a row.
     let start = format!(
@@ -96,12 +82,7 @@ fn ab_until_decided_stops_once_a_cpu_hog_is_marked() {
         .success()
         .stderr(predicate::str::contains("rows decided"));
     assert!(!pids.exists(), "the restore stopped the hog");
-    let out = schedlab(&db)
-        .args(["compare", "hog-a", "hog-b", "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc = json_of_success(&db, &["compare", "hog-a", "hog-b", "--format", "json"]);
     let sequential = &doc["sequential"];
     assert_eq!(sequential["plan"]["max_rounds"], 6);
     assert_eq!(sequential["plan"]["spending"], "obrien-fleming");
@@ -114,12 +95,7 @@ fn ab_until_decided_stops_once_a_cpu_hog_is_marked() {
         "{sequential}"
     );
     assert_eq!(looks.last().unwrap()["rounds"].as_u64(), Some(rounds));
-    let row = doc["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["metric"] == "nsec_per_call")
-        .unwrap();
+    let row = find_where(&doc["rows"], "metric", "nsec_per_call");
     assert_eq!(row["verdict"], "regression", "{row}");
     assert_eq!(row["design"], "pairs");
     assert!(row["decided_at_round"].as_u64().unwrap() <= rounds);
@@ -127,8 +103,8 @@ fn ab_until_decided_stops_once_a_cpu_hog_is_marked() {
 
 #[test]
 fn ab_restores_when_a_setting_fails() {
-    let dir = tempfile::tempdir().unwrap();
-    let (db, log) = (dir.path().join("r.db"), dir.path().join("order.txt"));
+    let (dir, db) = temp_db();
+    let log = dir.path().join("order.txt");
     schedlab(&db)
         .args([
             "ab",
@@ -148,25 +124,11 @@ fn ab_restores_when_a_setting_fails() {
 
 #[test]
 fn ab_restores_on_ctrl_c() {
-    let dir = tempfile::tempdir().unwrap();
-    let (db, log) = (dir.path().join("r.db"), dir.path().join("order.txt"));
+    let (dir, db) = temp_db();
+    let log = dir.path().join("order.txt");
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("schedlab"))
         .env("SCHEDLAB_DB", &db)
-        .args([
-            "ab",
-            "--a",
-            &log_command(&log, "A"),
-            "--b",
-            &log_command(&log, "B"),
-        ])
-        .args([
-            "--restore",
-            &log_command(&log, "R"),
-            "--rounds",
-            "50",
-            "--label",
-            "slow",
-        ])
+        .args(logging_ab(&log, "50", "slow"))
         .args(["fake", "--sleep-ms", "200", "--iterations", "2"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -177,8 +139,7 @@ fn ab_restores_on_ctrl_c() {
         assert!(Instant::now() < deadline, "the B visit never started");
         std::thread::sleep(Duration::from_millis(20));
     }
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    send_signal(&child, libc::SIGINT);
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
     assert!(std::fs::read_to_string(&log)
@@ -189,74 +150,32 @@ fn ab_restores_on_ctrl_c() {
 
 #[test]
 fn ab_rejects_bad_input() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("r.db");
+    let (_d, db) = temp_db();
+    let ab = |rest: &[&'static str]| [&AB_OF_NOTHING[..], rest].concat();
     for args in [
-        vec!["ab", "--a", "true", "--b", "true", "--rounds", "0", "fake"],
-        vec!["ab", "--a", "true", "--b", "true", "--no-store", "fake"],
+        ab(&["--rounds", "0", "fake"]),
+        ab(&["--no-store", "fake"]),
         vec!["ab", "--a", "true", "fake"],
-        vec!["ab", "--a", "true", "--b", "true"],
-        vec![
-            "ab",
-            "--a",
-            "true",
-            "--b",
-            "true",
-            "--until-decided",
-            "fake",
-        ],
-        vec![
-            "ab",
-            "--a",
-            "true",
-            "--b",
-            "true",
-            "--max-rounds",
-            "4",
-            "fake",
-        ],
-        vec![
-            "ab",
-            "--a",
-            "true",
-            "--b",
-            "true",
+        ab(&[]),
+        ab(&["--until-decided", "fake"]),
+        ab(&["--max-rounds", "4", "fake"]),
+        ab(&[
             "--until-decided",
             "--max-rounds",
             "4",
             "--rounds",
             "2",
             "fake",
-        ],
-        vec![
-            "ab",
-            "--a",
-            "true",
-            "--b",
-            "true",
-            "--until-decided",
-            "--max-rounds",
-            "0",
-            "fake",
-        ],
+        ]),
+        ab(&["--until-decided", "--max-rounds", "0", "fake"]),
     ] {
-        let out = schedlab(&db).args(&args).output().unwrap();
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        assert_eq!(
-            String::from_utf8_lossy(&out.stderr)
-                .trim_end()
-                .lines()
-                .count(),
-            1,
-            "{args:?}"
-        );
+        assert_bad_input(&db, &args);
     }
 }
 
 #[test]
 fn campaign_runs_the_slot_of_the_running_kernel_once_per_boot() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("r.db");
+    let (_d, db) = temp_db();
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
         .unwrap()
         .trim()
@@ -276,62 +195,32 @@ fn campaign_runs_the_slot_of_the_running_kernel_once_per_boot() {
         .args(["fake", "--iterations", "2"])
         .assert()
         .success();
-    schedlab(&db)
-        .args(["campaign", "next", "k"])
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("next: boot kernel other-kernel"));
+    assert_stdout_contains(
+        schedlab(&db).args(["campaign", "next", "k"]),
+        &["next: boot kernel other-kernel"],
+    );
     // The same boot cannot take the next slot, and nothing reboots.
     schedlab(&db)
         .args(["campaign", "next", "k"])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("already ran slot 1"));
-    schedlab(&db)
-        .args(["campaign", "status", "k"])
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("1 of 4 boots done"))
-        .stdout(predicate::str::contains("pending (kernel other-kernel)"));
+    assert_stdout_contains(
+        schedlab(&db).args(["campaign", "status", "k"]),
+        &["1 of 4 boots done", "pending (kernel other-kernel)"],
+    );
     schedlab(&db).args(["show", "k-a"]).assert().success();
 }
 
 #[test]
 fn campaign_rejects_bad_plans() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("r.db");
+    let (_d, db) = temp_db();
     for args in [
-        vec![
-            "campaign",
-            "start",
-            "c",
-            "--a-kernel",
-            "x",
-            "--b-kernel",
-            "y",
-            "--boots",
-            "3",
-            "fake",
-        ],
-        vec![
-            "campaign",
-            "start",
-            "c",
-            "--a-kernel",
-            "x",
-            "--b-kernel",
-            "x",
-            "fake",
-        ],
+        campaign_start("x", "y", &["--boots", "3", "fake"]),
+        campaign_start("x", "x", &["fake"]),
         vec!["campaign", "next", "nope"],
         vec!["campaign", "status", "nope"],
     ] {
-        let out = schedlab(&db).args(&args).output().unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(2),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_bad_input(&db, &args);
     }
 }

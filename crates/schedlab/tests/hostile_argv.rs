@@ -12,6 +12,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+mod common;
+use common::{expect_success, schedlab};
+
 const BIN: &str = env!("CARGO_BIN_EXE_schedlab");
 /// Far above anything an argv of this test should take; a hang is a bug, not a slow machine.
 const TIMEOUT: Duration = Duration::from_secs(20);
@@ -224,17 +227,7 @@ impl Fixture {
             ],
         ];
         for args in setup {
-            let out = Command::new(BIN)
-                .args(args)
-                .env("SCHEDLAB_DB", fixture.db())
-                .env_remove("XDG_DATA_HOME")
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{args:?}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+            expect_success(schedlab(&fixture.db()).args(args));
         }
         std::fs::write(fixture.path("x.txt"), "1\n2\n3\n4\n5\n").unwrap();
         std::fs::write(fixture.path("y.txt"), "2\n3\n4\n5\n6\n").unwrap();

@@ -20,30 +20,14 @@ const HOSTILE: &str = r#"<script>alert(1)</script>&"'"#;
 /// (12 % worse on the candidate), and the candidate a different kernel, as a real A/B would.
 fn stored_pair(dir: &Path) -> PathBuf {
     let db = dir.join("results.db");
-    let suite = |seed: u64, effects: [f64; 3]| {
-        let mut text =
-            String::from("description = \"three fake cases\"\niterations = 8\nwarmup = 1\n");
-        for (i, (value, effect)) in [100.0, 200.0, 50.0].iter().zip(effects).enumerate() {
-            text.push_str(&format!(
-                "[[case]]\nworkload = \"fake\"\nvalue_usec = {value}\nspread_pct = 0.5\nseed = {}\neffect_pct = {effect}\n",
-                seed + i as u64
-            ));
-        }
-        text
-    };
     // Two runs per side, so the rows are judged on the runs' own spread.
     for run in 0..2u64 {
-        let base = dir.join(format!("base{run}.toml"));
-        let cand = dir.join(format!("cand{run}.toml"));
-        std::fs::write(&base, suite(1 + 100 * run, [0.0, 0.0, 0.0])).unwrap();
-        std::fs::write(&cand, suite(11 + 100 * run, [5.0, 0.0, -5.0])).unwrap();
+        let base = three_fake_cases(1 + 100 * run, [0.0, 0.0, 0.0]);
+        let base = write_file(dir, &format!("base{run}.toml"), base);
+        let cand = three_fake_cases(11 + 100 * run, [5.0, 0.0, -5.0]);
+        let cand = write_file(dir, &format!("cand{run}.toml"), cand);
         for (file, label) in [(&base, "base"), (&cand, HOSTILE)] {
-            schedlab(&db)
-                .args(["run", "--suite"])
-                .arg(file)
-                .args(["--label", label])
-                .assert()
-                .success();
+            run_suite(&db, file, &["--label", label]);
         }
     }
     let conn = rusqlite::Connection::open(&db).unwrap();
@@ -83,6 +67,19 @@ fn stored_pair(dir: &Path) -> PathBuf {
     db
 }
 
+/// `schedlab report ARGS --html PAGE`, which must succeed; returns what it printed and the page.
+fn report(db: &Path, args: &[&str], page: &Path) -> (String, String) {
+    let out = expect_success(
+        schedlab(db)
+            .arg("report")
+            .args(args)
+            .arg("--html")
+            .arg(page),
+    );
+    let html = std::fs::read_to_string(page).unwrap();
+    (String::from_utf8(out.stdout).unwrap(), html)
+}
+
 fn artefacts_dir() -> PathBuf {
     // CARGO_TARGET_TMPDIR is <target>/tmp; the artefacts sit beside it.
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
@@ -100,6 +97,27 @@ fn find_chromium() -> Option<PathBuf> {
             .map(|dir| dir.join(name))
             .find(|p| p.is_file())
     })
+}
+
+/// The Chromium to load pages in, or none after saying on stderr, loudly, that `half` is skipped;
+/// under CI a missing Chromium fails the test instead.
+fn chromium_or_skip(half: &str) -> Option<PathBuf> {
+    let binary = find_chromium();
+    if binary.is_none() {
+        if std::env::var_os("CI").is_some() {
+            panic!("chromium is not installed, and CI must have it (.ci/run installs it)");
+        }
+        // Straight to stderr, not eprintln!: the test harness captures the macros, and a skip
+        // nobody sees is how a check silently stops running.
+        let banner = "!".repeat(79);
+        let _ = writeln!(
+            std::io::stderr(),
+            "\n{banner}\n!!! SKIPPED the headless-Chromium half of {half}: chromium is not on \
+             PATH.\n!!! Install it (Debian: apt-get install chromium) to run it; under CI it \
+             fails.\n{banner}\n"
+        );
+    }
+    binary
 }
 
 /// Runs headless Chromium on `page` with extra `args`; returns (stdout, stderr). Killed after
@@ -156,30 +174,45 @@ fn console_lines(stderr: &str) -> Vec<&str> {
         .collect()
 }
 
+/// The text between the first `open` in `dom` and the `close` after it.
+fn inside<'a>(dom: &'a str, open: &str, close: &str) -> Option<&'a str> {
+    dom.split(open).nth(1).and_then(|t| t.split(close).next())
+}
+
+/// Loads `page` in Chromium with `args` and checks that nothing reached the console; returns
+/// Chromium's stdout (the DOM, with `--dump-dom`).
+fn load_cleanly(binary: &Path, profile: &Path, page: &Path, args: &[&str]) -> String {
+    let (stdout, stderr) = chromium(binary, profile, page, args);
+    assert_eq!(
+        console_lines(&stderr),
+        Vec::<&str>::new(),
+        "console errors:\n{stderr}"
+    );
+    stdout
+}
+
+/// Loads `page` cleanly (see `load_cleanly`) in a window of `size` (`W,H`) and keeps a screenshot
+/// as `name` among the artefacts; returns its path.
+fn take_screenshot(binary: &Path, profile: &Path, page: &Path, name: &str, size: &str) -> PathBuf {
+    let screenshot = artefacts_dir().join(name);
+    // A screenshot left by an earlier run must not pass for this one's.
+    let _ = std::fs::remove_file(&screenshot);
+    let shot_arg = format!("--screenshot={}", screenshot.display());
+    let size_arg = format!("--window-size={size}");
+    load_cleanly(binary, profile, page, &[&shot_arg, &size_arg]);
+    screenshot
+}
+
 #[test]
 fn report_loads_in_headless_chromium() {
     let dir = tempfile::tempdir().unwrap();
     let db = stored_pair(dir.path());
     let page = dir.path().join("report.html");
-    let out = schedlab(&db)
-        .args(["report", "base", HOSTILE, "--html"])
-        .arg(&page)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8(out.stdout).unwrap();
+    let (stdout, html) = report(&db, &["base", HOSTILE], &page);
     assert!(stdout.starts_with("wrote "), "{stdout}");
 
     // The rows `compare` finds are the rows the page must show.
-    let json = schedlab(&db)
-        .args(["compare", "base", HOSTILE, "--format", "json"])
-        .output()
-        .unwrap();
-    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let doc = json_of_success(&db, &["compare", "base", HOSTILE, "--format", "json"]);
     let rows = doc["rows"].as_array().unwrap().len();
     assert_eq!(
         rows,
@@ -187,7 +220,6 @@ fn report_loads_in_headless_chromium() {
         "3 cases x 2 fake metrics + 5 wakeup percentiles"
     );
 
-    let html = std::fs::read_to_string(&page).unwrap();
     let artefacts = artefacts_dir();
     std::fs::copy(&page, artefacts.join("report.html")).unwrap();
     assert!(
@@ -210,30 +242,17 @@ fn report_loads_in_headless_chromium() {
     // The three cases differ in value and seed, so no two of them are points of one curve.
     assert!(!html.contains(r#"id="scaling""#));
 
-    let Some(binary) = find_chromium() else {
-        if std::env::var_os("CI").is_some() {
-            panic!("chromium is not installed, and CI must have it (.ci/run installs it)");
-        }
-        // Straight to stderr, not eprintln!: the test harness captures the macros, and a skip
-        // nobody sees is how a check silently stops running.
-        let banner = "!".repeat(79);
-        let _ = writeln!(
-            std::io::stderr(),
-            "\n{banner}\n!!! SKIPPED the headless-Chromium half of html_report: chromium is not on \
-             PATH.\n!!! Install it (Debian: apt-get install chromium) to run it; under CI it \
-             fails.\n{banner}\n"
-        );
+    let Some(binary) = chromium_or_skip("html_report") else {
         return;
     };
     let profile = tempfile::tempdir().unwrap();
 
     // First prove the detector works: a page with a console error must be caught.
-    let probe = dir.path().join("probe.html");
-    std::fs::write(
-        &probe,
+    let probe = write_file(
+        dir.path(),
+        "probe.html",
         "<!DOCTYPE html><title>probe</title><script>console.error('schedlab-probe'); missing();</script>",
-    )
-    .unwrap();
+    );
     let (_, stderr) = chromium(&binary, profile.path(), &probe, &["--dump-dom"]);
     let caught = console_lines(&stderr);
     assert!(
@@ -242,16 +261,8 @@ fn report_loads_in_headless_chromium() {
         "this Chromium does not log console messages on stderr as expected:\n{stderr}"
     );
 
-    let (dom, stderr) = chromium(&binary, profile.path(), &page, &["--dump-dom"]);
-    assert_eq!(
-        console_lines(&stderr),
-        Vec::<&str>::new(),
-        "console errors:\n{stderr}"
-    );
-    let table = dom
-        .split(r#"<table id="compare""#)
-        .nth(1)
-        .and_then(|t| t.split("</table>").next())
+    let dom = load_cleanly(&binary, profile.path(), &page, &["--dump-dom"]);
+    let table = inside(&dom, r#"<table id="compare""#, "</table>")
         .expect("the compare table is in the DOM");
     assert_eq!(table.matches(r#"<tr class="row "#).count(), rows, "{table}");
     assert!(!dom.contains("<script"), "no script element in the DOM");
@@ -259,20 +270,7 @@ fn report_loads_in_headless_chromium() {
     assert!(dom.contains(r#"&lt;script&gt;alert(1)&lt;/script&gt;&amp;"'"#));
     assert!(dom.contains(r#"<svg class="forest""#) && dom.contains(r#"<svg class="curve""#));
 
-    let screenshot = artefacts.join("report.png");
-    let _ = std::fs::remove_file(&screenshot);
-    let shot_arg = format!("--screenshot={}", screenshot.display());
-    let (_, stderr) = chromium(
-        &binary,
-        profile.path(),
-        &page,
-        &[&shot_arg, "--window-size=1280,2000"],
-    );
-    assert_eq!(
-        console_lines(&stderr),
-        Vec::<&str>::new(),
-        "console errors:\n{stderr}"
-    );
+    let screenshot = take_screenshot(&binary, profile.path(), &page, "report.png", "1280,2000");
     let png = std::fs::read(&screenshot).expect("the screenshot was written");
     assert!(
         png.starts_with(b"\x89PNG") && png.len() > 20_000,
@@ -295,14 +293,8 @@ fn stored_matrix_pair(dir: &Path) -> PathBuf {
     };
     for run in 0..2u64 {
         for (label, seed, effect) in [("base", 1 + run, 0.0), ("cand", 11 + run, 5.0)] {
-            let file = dir.join(format!("{label}{run}.toml"));
-            std::fs::write(&file, suite(seed, effect)).unwrap();
-            schedlab(&db)
-                .args(["run", "--suite"])
-                .arg(&file)
-                .args(["--label", label, "--quiet"])
-                .assert()
-                .success();
+            let file = write_file(dir, &format!("{label}{run}.toml"), suite(seed, effect));
+            run_suite(&db, &file, &["--label", label, "--quiet"]);
         }
     }
     db
@@ -312,11 +304,7 @@ fn stored_matrix_pair(dir: &Path) -> PathBuf {
 fn a_matrix_gets_scaling_plots_that_load_in_headless_chromium() {
     let dir = tempfile::tempdir().unwrap();
     let db = stored_matrix_pair(dir.path());
-    let json = schedlab(&db)
-        .args(["compare", "base", "cand", "--format", "json"])
-        .output()
-        .unwrap();
-    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let doc = json_of_success(&db, &["compare", "base", "cand", "--format", "json"]);
     let scaling = doc["scaling"].as_array().unwrap();
     assert_eq!(scaling.len(), 1, "{scaling:#?}");
     assert_eq!(scaling[0]["parameter"], "value_usec");
@@ -324,12 +312,7 @@ fn a_matrix_gets_scaling_plots_that_load_in_headless_chromium() {
     assert!(metrics >= 1);
 
     let page = dir.path().join("scaling.html");
-    schedlab(&db)
-        .args(["report", "base", "cand", "--html"])
-        .arg(&page)
-        .assert()
-        .success();
-    let html = std::fs::read_to_string(&page).unwrap();
+    let (_, html) = report(&db, &["base", "cand"], &page);
     std::fs::copy(&page, artefacts_dir().join("scaling.html")).unwrap();
     assert!(html.contains(r#"<section id="scaling">"#));
     assert_eq!(
@@ -339,27 +322,12 @@ fn a_matrix_gets_scaling_plots_that_load_in_headless_chromium() {
     // One polyline per side in every plot.
     assert_eq!(html.matches(r#"class="scaling-line""#).count(), 2 * metrics);
 
-    let Some(binary) = find_chromium() else {
-        if std::env::var_os("CI").is_some() {
-            panic!("chromium is not installed, and CI must have it (.ci/run installs it)");
-        }
-        let _ = writeln!(
-            std::io::stderr(),
-            "\n!!! SKIPPED the headless-Chromium half of the scaling test: chromium is not on PATH.\n"
-        );
+    let Some(binary) = chromium_or_skip("the scaling test") else {
         return;
     };
     let profile = tempfile::tempdir().unwrap();
-    let (dom, stderr) = chromium(&binary, profile.path(), &page, &["--dump-dom"]);
-    assert_eq!(
-        console_lines(&stderr),
-        Vec::<&str>::new(),
-        "console errors:\n{stderr}"
-    );
-    let section = dom
-        .split(r#"<section id="scaling">"#)
-        .nth(1)
-        .and_then(|t| t.split("</section>").next())
+    let dom = load_cleanly(&binary, profile.path(), &page, &["--dump-dom"]);
+    let section = inside(&dom, r#"<section id="scaling">"#, "</section>")
         .expect("the scaling section is in the DOM");
     let plots: Vec<&str> = section.split(r#"<svg class="scaling""#).skip(1).collect();
     assert_eq!(plots.len(), metrics);
@@ -368,20 +336,7 @@ fn a_matrix_gets_scaling_plots_that_load_in_headless_chromium() {
         assert_eq!(plot.matches("<polyline").count(), 2, "{plot}");
         assert_eq!(plot.matches(r#"class="scaling-point""#).count(), 8);
     }
-    let screenshot = artefacts_dir().join("scaling.png");
-    let _ = std::fs::remove_file(&screenshot);
-    let shot_arg = format!("--screenshot={}", screenshot.display());
-    let (_, stderr) = chromium(
-        &binary,
-        profile.path(),
-        &page,
-        &[&shot_arg, "--window-size=1280,2400"],
-    );
-    assert_eq!(
-        console_lines(&stderr),
-        Vec::<&str>::new(),
-        "console errors:\n{stderr}"
-    );
+    let screenshot = take_screenshot(&binary, profile.path(), &page, "scaling.png", "1280,2400");
     assert!(std::fs::read(&screenshot).unwrap().starts_with(b"\x89PNG"));
 }
 
@@ -391,26 +346,20 @@ fn unwritable_path_is_one_line_exit_2_and_leaves_nothing() {
     let db = stored_pair(dir.path());
     // A missing directory: unwritable even for root, which CI runs as.
     let missing = dir.path().join("no-such-dir").join("report.html");
-    let out = schedlab(&db)
-        .args(["report", "base", HOSTILE, "--html"])
-        .arg(&missing)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    let report_to = |page: &Path| {
+        assert_bad_input(
+            &db,
+            &["report", "base", HOSTILE, "--html", page.to_str().unwrap()],
+        )
+    };
+    let stderr = report_to(&missing);
     assert!(stderr.starts_with("schedlab: cannot write "), "{stderr}");
 
     // A directory in the way: the rename fails and the temporary file is removed.
     let in_the_way = dir.path().join("taken");
     std::fs::create_dir(&in_the_way).unwrap();
     std::fs::write(in_the_way.join("keep"), "x").unwrap();
-    let out = schedlab(&db)
-        .args(["report", "base", HOSTILE, "--html"])
-        .arg(&in_the_way)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    report_to(&in_the_way);
     let leftovers: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
         .filter_map(|e| e.ok())
@@ -425,34 +374,21 @@ fn nothing_to_compare_writes_nothing_and_a_report_replaces_the_old_one() {
     let db = stored_pair(dir.path());
     let page = dir.path().join("report.html");
     std::fs::write(&page, "old report").unwrap();
-    let out = schedlab(&db)
-        .args([
+    assert_bad_input(
+        &db,
+        &[
             "report",
             "base",
             HOSTILE,
             "--metric",
             "no_such_metric",
             "--html",
-        ])
-        .arg(&page)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+            page.to_str().unwrap(),
+        ],
+    );
     assert_eq!(std::fs::read_to_string(&page).unwrap(), "old report");
 
-    schedlab(&db)
-        .args([
-            "report",
-            "base",
-            HOSTILE,
-            "--metric",
-            "usec_per_op",
-            "--html",
-        ])
-        .arg(&page)
-        .assert()
-        .success();
-    let html = std::fs::read_to_string(&page).unwrap();
+    let (_, html) = report(&db, &["base", HOSTILE, "--metric", "usec_per_op"], &page);
     assert_eq!(html.matches(r#"<tr class="row "#).count(), 3);
     // The latency curves use every stored metric, whatever --metric picks for the table.
     assert!(html.contains(r#"id="latency""#));
@@ -509,16 +445,7 @@ fn machines_section_flags_scheduler_settings_and_reads_old_fingerprints() {
     .unwrap();
     drop(conn);
 
-    let out = schedlab(&db)
-        .args(["show", "old", "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc = show_json(&db, "old");
     let fp = &doc["runs"][0]["fingerprint"];
     assert!(
         fp["preempt_model"].is_null() && fp["sched_features"].is_null(),
@@ -527,12 +454,7 @@ fn machines_section_flags_scheduler_settings_and_reads_old_fingerprints() {
     assert_eq!(fp["sched_sysctls"], serde_json::json!({}));
 
     let page = dir.path().join("machines.html");
-    schedlab(&db)
-        .args(["report", "old", "new", "--html"])
-        .arg(&page)
-        .assert()
-        .success();
-    let html = std::fs::read_to_string(&page).unwrap();
+    let (_, html) = report(&db, &["old", "new"], &page);
     let row = |field: &str| {
         let start = html
             .find(&format!(r#"<th scope="row">{field}</th>"#))

@@ -6,90 +6,44 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Child, Command as StdCommand, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
-use common::{processes_mentioning, schedlab, stored_iterations, temp_db};
+use common::*;
 use serde_json::Value;
 
 /// Iterations enough that no run below ends on its own before the test is done with it.
 const MANY: &str = "1000";
 
+/// `schedlab run ARGS` without warm-up, in the background (see `common::background`).
 fn spawn(db: &Path, args: &[&str]) -> Child {
-    // `--db` on the command line (not the environment), so every forked task carries the
-    // database path in its command line and can be found by it.
-    StdCommand::new(assert_cmd::cargo::cargo_bin("schedlab"))
-        .arg("run")
-        .args(args)
-        .args(["--warmup", "0", "--quiet", "--db"])
-        .arg(db)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
-}
-
-/// Waits until `n` iterations are stored, failing if the run ends first or takes too long.
-fn wait_for_iterations(db: &Path, child: &mut Child, n: i64) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while stored_iterations(db) < n {
-        assert!(Instant::now() < deadline, "no iteration was stored in time");
-        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn signal(child: &Child, signal: i32) {
-    // SAFETY: kill has no memory effects; the pid is our own child, not reaped yet.
-    unsafe { libc::kill(child.id() as i32, signal) };
+    background(
+        db,
+        &[&["run"], args, &["--warmup", "0", "--quiet"]].concat(),
+    )
+    .spawn()
+    .unwrap()
 }
 
 /// Waits for the run to end (within `limit`) and returns its exit code and stderr.
 fn finish(child: Child, limit: Duration) -> (Option<i32>, String) {
     let started = Instant::now();
     let pid = child.id();
-    let waiter = std::thread::spawn(move || child.wait_with_output().unwrap());
+    let waiter = std::thread::spawn(move || exit_code_and_stderr(child));
     while !waiter.is_finished() {
         if started.elapsed() > limit {
-            // SAFETY: as above; the run is hung, end it so the test fails instead of hanging.
+            // SAFETY: kill has no memory effects. The run is hung: end it so the test fails
+            // instead of hanging.
             unsafe { libc::kill(pid as i32, libc::SIGKILL) };
             panic!("the run did not end within {limit:?}");
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    let output = waiter.join().unwrap();
-    (
-        output.status.code(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
-
-/// No process of this run is left: schedlab and its forked tasks all carry the database path.
-fn assert_no_strays(db: &Path) {
-    let marker = db.to_str().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !processes_mentioning(marker).is_empty() {
-        assert!(
-            Instant::now() < deadline,
-            "stray tasks: {:?}",
-            processes_mentioning(marker)
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn json(db: &Path, args: &[&str]) -> Value {
-    let out = schedlab(db).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    waiter.join().unwrap()
 }
 
 fn only_run(db: &Path) -> Value {
-    json(db, &["show", "1", "--format", "json"])["runs"][0].clone()
+    show_json(db, "1")["runs"][0].clone()
 }
 
 fn finished_iterations(run: &Value) -> u64 {
@@ -109,10 +63,10 @@ fn hang_up_then_kill(workload: &[&str]) {
     let mut args = workload.to_vec();
     args.extend(["--iterations", MANY]);
     let mut child = spawn(&db, &args);
-    wait_for_iterations(&db, &mut child, 1);
+    wait_for_a_stored_iteration(&db, &mut child, Duration::from_secs(60));
     // Land inside an iteration rather than between two.
     std::thread::sleep(Duration::from_millis(30));
-    signal(&child, libc::SIGHUP);
+    send_signal(&child, libc::SIGHUP);
     let (code, stderr) = finish(child, Duration::from_secs(30));
     assert_eq!(code, Some(129), "{workload:?}: {stderr}");
     assert!(stderr.contains("interrupted by SIGHUP"), "{stderr}");
@@ -124,19 +78,19 @@ fn hang_up_then_kill(workload: &[&str]) {
 
     let (_d, db) = temp_db();
     let mut child = spawn(&db, &args);
-    wait_for_iterations(&db, &mut child, 1);
+    wait_for_a_stored_iteration(&db, &mut child, Duration::from_secs(60));
     std::thread::sleep(Duration::from_millis(30));
-    signal(&child, libc::SIGKILL);
+    send_signal(&child, libc::SIGKILL);
     let (code, _) = finish(child, Duration::from_secs(10));
     assert_eq!(code, None, "killed by a signal");
     assert_no_strays(&db);
-    let runs = json(&db, &["runs", "--format", "json"]);
+    let runs = json_of_success(&db, &["runs", "--format", "json"]);
     assert_eq!(runs[0]["status"], "abandoned", "{workload:?}: {runs}");
     assert!(runs[0]["measured_iterations"].as_u64().unwrap() >= 1);
     let run = only_run(&db);
     assert_eq!(run["status"], "abandoned");
     assert!(run["error"].as_str().unwrap().contains("is gone"), "{run}");
-    let check = json(&db, &["db", "check", "--format", "json"]);
+    let check = json_of_success(&db, &["db", "check", "--format", "json"]);
     assert_eq!(
         check["abandoned_runs"][0]["id"], runs[0]["id"],
         "db check lists it: {check}"
@@ -207,8 +161,8 @@ fn fanout_threads() {
 fn sigquit_is_a_clean_stop_and_an_ignored_sighup_stays_ignored() {
     let (_d, db) = temp_db();
     let mut child = spawn(&db, &["fake", "--sleep-ms", "50", "--iterations", MANY]);
-    wait_for_iterations(&db, &mut child, 1);
-    signal(&child, libc::SIGQUIT);
+    wait_for_a_stored_iteration(&db, &mut child, Duration::from_secs(60));
+    send_signal(&child, libc::SIGQUIT);
     let (code, stderr) = finish(child, Duration::from_secs(10));
     assert_eq!(code, Some(131), "{stderr}");
     assert!(stderr.contains("interrupted by SIGQUIT"), "{stderr}");
@@ -216,9 +170,9 @@ fn sigquit_is_a_clean_stop_and_an_ignored_sighup_stays_ignored() {
 
     // As under `nohup`: SIGHUP ignored when schedlab starts.
     let (_d, db) = temp_db();
-    let mut command = StdCommand::new(assert_cmd::cargo::cargo_bin("schedlab"));
-    command
-        .args([
+    let mut command = background(
+        &db,
+        &[
             "run",
             "fake",
             "--sleep-ms",
@@ -227,11 +181,8 @@ fn sigquit_is_a_clean_stop_and_an_ignored_sighup_stays_ignored() {
             "6",
             "--warmup",
             "0",
-        ])
-        .arg("--db")
-        .arg(&db)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
+        ],
+    );
     // SAFETY: signal() is async-signal-safe, as required between fork and exec.
     unsafe {
         std::os::unix::process::CommandExt::pre_exec(&mut command, || {
@@ -240,8 +191,8 @@ fn sigquit_is_a_clean_stop_and_an_ignored_sighup_stays_ignored() {
         });
     }
     let mut child = command.spawn().unwrap();
-    wait_for_iterations(&db, &mut child, 1);
-    signal(&child, libc::SIGHUP);
+    wait_for_a_stored_iteration(&db, &mut child, Duration::from_secs(60));
+    send_signal(&child, libc::SIGHUP);
     let (code, stderr) = finish(child, Duration::from_secs(20));
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(only_run(&db)["status"], "complete");
@@ -302,7 +253,7 @@ fn stopped_worker_ends_at_the_deadline(workload: &[&str]) {
     let mut args = workload.to_vec();
     args.extend(["--iterations", MANY, "--iteration-timeout", "2"]);
     let mut child = spawn(&db, &args);
-    wait_for_iterations(&db, &mut child, 1);
+    wait_for_a_stored_iteration(&db, &mut child, Duration::from_secs(60));
     let stopped = stop_a_worker(&mut child);
     let stopped_at = Instant::now();
     let (code, stderr) = finish(child, Duration::from_secs(20));
@@ -394,14 +345,13 @@ fn endless_loop_in_a_process() {
 #[test]
 fn keep_going_runs_the_next_case_after_a_deadline() {
     let (dir, db) = temp_db();
-    let suite = dir.path().join("two.toml");
-    std::fs::write(
-        &suite,
+    let suite = write_file(
+        dir.path(),
+        "two.toml",
         "description = \"a stalling case, then a healthy one\"\n\
          [[case]]\nworkload = \"fake\"\nvalue_usec = 1\nstall_at = 1\nstall_in = \"process\"\n\
          [[case]]\nworkload = \"fake\"\nvalue_usec = 2\n",
-    )
-    .unwrap();
+    );
     let suite = suite.to_str().unwrap();
     let common = ["--iterations", "2", "--iteration-timeout", "1"];
     let mut args = vec!["--suite", suite, "--keep-going"];
@@ -433,14 +383,13 @@ fn keep_going_runs_the_next_case_after_a_deadline() {
 #[test]
 fn keep_going_ends_partial_and_comparisons_leave_it_out() {
     let (dir, db) = temp_db();
-    let suite = dir.path().join("matrix.toml");
-    std::fs::write(
-        &suite,
+    let suite = write_file(
+        dir.path(),
+        "matrix.toml",
         "description = \"a matrix with one broken case\"\niterations = 3\nwarmup = 0\n\
          [[case]]\nworkload = \"fake\"\n[case.matrix]\nvalue_usec = [1, 2, 3]\n\
          [[case]]\nworkload = \"fake\"\nvalue_usec = 4\nfail_at = 1\n",
-    )
-    .unwrap();
+    );
     let suite = suite.to_str().unwrap();
     let run = |label: &str, extra: &[&str]| {
         schedlab(&db)
@@ -462,7 +411,7 @@ fn keep_going_ends_partial_and_comparisons_leave_it_out() {
         stderr.contains("--fail-at") && stderr.contains("stored as run 1"),
         "{stderr}"
     );
-    let shown = json(&db, &["show", "night", "--format", "json"]);
+    let shown = show_json(&db, "night");
     let night = &shown["runs"][0];
     assert_eq!(night["status"], "partial");
     assert_eq!(night["cases"][2]["measured_iterations"], 3);
@@ -471,48 +420,30 @@ fn keep_going_ends_partial_and_comparisons_leave_it_out() {
         .as_str()
         .unwrap()
         .contains("--fail-at"));
-    let text = schedlab(&db).args(["show", "night"]).output().unwrap();
-    assert!(String::from_utf8_lossy(&text.stdout).contains(" · partial · "));
+    assert!(stdout_of_success(&db, &["show", "night"]).contains(" · partial · "));
     assert_eq!(
-        json(&db, &["runs", "--format", "json"])[0]["status"],
+        json_of_success(&db, &["runs", "--format", "json"])[0]["status"],
         "partial"
     );
-    let runs = schedlab(&db).arg("runs").output().unwrap();
-    assert!(String::from_utf8_lossy(&runs.stdout).contains("partial"));
-    let check = json(&db, &["db", "check", "--format", "json"]);
+    assert!(stdout_of_success(&db, &["runs"]).contains("partial"));
+    let check = json_of_success(&db, &["db", "check", "--format", "json"]);
     assert_eq!(check["runs_by_status"]["partial"], 1, "{check}");
 
     // A complete run of the healthy cases to compare with: the partial run is left out, and
     // named, unless asked for.
-    let healthy = dir.path().join("healthy.toml");
-    std::fs::write(
-        &healthy,
+    let healthy = write_file(
+        dir.path(),
+        "healthy.toml",
         "description = \"the healthy cases\"\niterations = 3\nwarmup = 0\n\
          [[case]]\nworkload = \"fake\"\n[case.matrix]\nvalue_usec = [1, 2, 3]\n",
-    )
-    .unwrap();
-    schedlab(&db)
-        .args([
-            "run",
-            "--suite",
-            healthy.to_str().unwrap(),
-            "--label",
-            "base",
-            "--quiet",
-        ])
-        .assert()
-        .success();
-    let out = schedlab(&db)
-        .args(["compare", "base", "night"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    );
+    run_suite(&db, &healthy, &["--label", "base", "--quiet"]);
+    let stderr = assert_bad_input(&db, &["compare", "base", "night"]);
     assert!(
         stderr.contains("night has no complete run (run 1 partial)"),
         "{stderr}"
     );
-    let doc = json(
+    let doc = json_of_success(
         &db,
         &[
             "compare",
@@ -545,6 +476,6 @@ fn bad_watchdog_and_stall_flags_are_bad_input() {
         &["run", "fake", "--stall-at", "1", "--stall-in", "fiber"],
         &["run", "fake", "--keep-going=yes"],
     ] {
-        common::assert_bad_input(&db, args);
+        assert_bad_input(&db, args);
     }
 }

@@ -11,26 +11,10 @@ use serde_json::Value;
 mod common;
 use common::*;
 
-fn json_of(output: &[u8]) -> Value {
-    serde_json::from_slice(output).unwrap_or_else(|e| {
-        panic!("not JSON ({e}): {}", String::from_utf8_lossy(output));
-    })
-}
-
 /// The plan `schedlab run ARGS --dry-run --format json` would run.
 fn dry_plan(db: &Path, args: &[&str]) -> Value {
-    let out = schedlab(db)
-        .arg("run")
-        .args(args)
-        .args(["--dry-run", "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    json_of(&out.stdout)["plan"].clone()
+    let argv = [&["run"], args, &["--dry-run", "--format", "json"]].concat();
+    json_of_success(db, &argv)["plan"].clone()
 }
 
 /// The one case's workload parameters of `schedlab run ARGS`.
@@ -38,14 +22,6 @@ fn workload(db: &Path, args: &[&str]) -> Value {
     let plan = dry_plan(db, args);
     assert_eq!(plan["cases"].as_array().unwrap().len(), 1, "{plan}");
     plan["cases"][0]["workload"].clone()
-}
-
-fn stderr_of(db: &Path, args: &[&str]) -> (Option<i32>, String) {
-    let out = schedlab(db).args(args).output().unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 // ---- item 1: the reference tools' flags ----
@@ -124,23 +100,19 @@ fn schbench_short_and_long_spellings_mean_what_they_mean_in_schbench() {
         let plan = dry_plan(&db, &["schbench", flag, "nightly"]);
         assert_eq!(plan["label"], "nightly");
     }
-    let (code, stderr) = stderr_of(
+    let stderr = assert_bad_input(
         &db,
         &["run", "schbench", "-J", "a", "--label", "b", "--dry-run"],
     );
-    assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("--jobname"), "{stderr}");
 }
 
 #[test]
 fn warmuptime_is_schbench_seconds_not_a_typo_of_warmup() {
     let (_d, db) = temp_db();
-    let out = schedlab(&db)
-        .args(["run", "schbench", "--warmuptime", "3", "--dry-run"])
-        .output()
-        .unwrap();
+    let out =
+        expect_success(schedlab(&db).args(["run", "schbench", "--warmuptime", "3", "--dry-run"]));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
     assert!(!stderr.contains("did you mean"), "{stderr}");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("warmup=3"), "{stdout}");
@@ -179,8 +151,7 @@ fn auto_pinning_gives_message_threads_their_own_cpus_and_workers_the_rest() {
         &["schbench", "-M", "auto", "-W", "auto"],
     ] {
         if allowed.len() < 2 {
-            let (code, stderr) = stderr_of(&db, &[&["run"], args, &["--dry-run"]].concat());
-            assert_eq!(code, Some(2), "{stderr}");
+            assert_bad_input(&db, &[&["run"], args, &["--dry-run"]].concat());
             continue;
         }
         let w = workload(&db, args);
@@ -196,15 +167,14 @@ fn auto_pinning_gives_message_threads_their_own_cpus_and_workers_the_rest() {
         assert_eq!(cpus("worker_cpus"), allowed[1..]);
     }
     // auto places both kinds of thread: a list for the other one is ambiguous.
-    let (code, stderr) = stderr_of(
+    let stderr = assert_bad_input(
         &db,
         &["run", "schbench", "-M", "auto", "-W", "0", "--dry-run"],
     );
-    assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("auto"), "{stderr}");
     // More message threads than CPUs leaves no CPU for the workers.
     let too_many = (allowed.len() + 1).to_string();
-    let (code, stderr) = stderr_of(
+    assert_bad_input(
         &db,
         &[
             "run",
@@ -216,7 +186,6 @@ fn auto_pinning_gives_message_threads_their_own_cpus_and_workers_the_rest() {
             "--dry-run",
         ],
     );
-    assert_eq!(code, Some(2), "{stderr}");
 }
 
 #[test]
@@ -327,8 +296,7 @@ fn reference_flags_without_a_counterpart_are_refused_with_the_reason() {
         (&["pipe", "--cgroups", "a,b"], "--cgroups"),
     ] {
         let argv = [&["run"], args, &["--dry-run"]].concat();
-        assert_bad_input(&db, &argv);
-        let (_, stderr) = stderr_of(&db, &argv);
+        let stderr = assert_bad_input(&db, &argv);
         assert!(stderr.contains(flag), "{argv:?}: {stderr}");
         assert!(stderr.contains("not supported: "), "{argv:?}: {stderr}");
     }
@@ -337,11 +305,7 @@ fn reference_flags_without_a_counterpart_are_refused_with_the_reason() {
 #[test]
 fn wakeup_help_says_why_its_runtime_is_not_schbenchs_and_names_the_spellings() {
     let (_d, db) = temp_db();
-    let out = schedlab(&db)
-        .args(["run", "schbench", "--help"])
-        .output()
-        .unwrap();
-    let help = String::from_utf8_lossy(&out.stdout);
+    let help = stdout_of_success(&db, &["run", "schbench", "--help"]);
     assert!(help.contains("Not schbench's 30"), "{help}");
     for alias in [
         "--threads",
@@ -519,34 +483,20 @@ fn every_command_line_the_docs_quote_runs() {
         let reference = q.words[0] != "schedlab";
         for argv in translate(q) {
             let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+            // Printed before running, so that a failure below, which names only the command,
+            // follows the place it was quoted.
             eprintln!("{}: {:?} -> schedlab {argv:?}", q.place, q.words.join(" "));
             match argv.first().copied() {
                 Some("run") => {
                     // Every flag checked, nothing run.
-                    let out = schedlab(&db)
-                        .args(&argv)
-                        .args(["--dry-run", "--quiet"])
-                        .output()
-                        .unwrap();
-                    assert!(
-                        out.status.success(),
-                        "{}: schedlab {argv:?} --dry-run: {}",
-                        q.place,
-                        String::from_utf8_lossy(&out.stderr)
-                    );
+                    expect_success(schedlab(&db).args(&argv).args(["--dry-run", "--quiet"]));
                     if reference {
                         // A reference tool's line really runs, at a tiny size.
-                        let out = schedlab(&db)
-                            .args(&argv)
-                            .args(["--iterations=1", "--warmup=0", "--scale=0.001"])
-                            .args(["--no-store", "--quiet", "--iteration-timeout=60"])
-                            .output()
-                            .unwrap();
-                        assert!(
-                            out.status.success(),
-                            "{}: schedlab {argv:?}: {}",
-                            q.place,
-                            String::from_utf8_lossy(&out.stderr)
+                        expect_success(
+                            schedlab(&db)
+                                .args(&argv)
+                                .args(["--iterations=1", "--warmup=0", "--scale=0.001"])
+                                .args(["--no-store", "--quiet", "--iteration-timeout=60"]),
                         );
                     }
                 }
@@ -559,13 +509,7 @@ fn every_command_line_the_docs_quote_runs() {
                             .assert()
                             .success();
                     }
-                    let out = schedlab(&db).args(&argv).output().unwrap();
-                    assert!(
-                        out.status.success(),
-                        "{}: schedlab {argv:?}: {}",
-                        q.place,
-                        String::from_utf8_lossy(&out.stderr)
-                    );
+                    expect_success(schedlab(&db).args(&argv));
                 }
                 Some("list" | "env") => {
                     schedlab(&db).args(&argv).assert().success();
@@ -583,6 +527,11 @@ fn every_command_line_the_docs_quote_runs() {
 
 // ---- item 2: help that reads like the tools' ----
 
+/// `schedlab PATH -h` (`how`), or `--help`, which must succeed.
+fn help_text(db: &Path, path: &[&str], how: &str) -> String {
+    stdout_of_success(db, &[path, &[how]].concat())
+}
+
 #[test]
 fn run_options_have_their_own_heading_apart_from_workload_flags() {
     let (_d, db) = temp_db();
@@ -594,8 +543,7 @@ fn run_options_have_their_own_heading_apart_from_workload_flags() {
         &["calibrate", "fake"],
         &["campaign", "start", "fake"],
     ] {
-        let out = schedlab(&db).args(path).arg("-h").output().unwrap();
-        let help = String::from_utf8_lossy(&out.stdout);
+        let help = help_text(&db, path, "-h");
         let (options, run_options) = help
             .split_once("\nRun options:\n")
             .unwrap_or_else(|| panic!("{path:?}: no Run options heading:\n{help}"));
@@ -620,8 +568,7 @@ fn flags_a_command_would_reject_or_ignore_are_not_offered() {
         ),
         (&["calibrate", "fake"], &["--no-store", "--dry-run"]),
     ] {
-        let out = schedlab(&db).args(path).arg("--help").output().unwrap();
-        let help = String::from_utf8_lossy(&out.stdout);
+        let help = help_text(&db, path, "--help");
         for flag in absent {
             assert!(
                 !help.contains(&format!("{flag} ")) && !help.contains(&format!("{flag}\n")),
@@ -631,38 +578,17 @@ fn flags_a_command_would_reject_or_ignore_are_not_offered() {
     }
     // ... and given anyway, they are usage errors.
     for argv in [
-        &["ab", "--a", "true", "--b", "true", "--no-store", "fake"][..],
-        &["ab", "--a", "true", "--b", "true", "--dry-run", "fake"],
-        &[
-            "campaign",
-            "start",
-            "c",
-            "--a-kernel",
-            "x",
-            "--b-kernel",
-            "y",
-            "--label",
-            "l",
-            "fake",
-        ],
-        &[
-            "campaign",
-            "start",
-            "c",
-            "--a-kernel",
-            "x",
-            "--b-kernel",
-            "y",
-            "-q",
-            "fake",
-        ],
-        &["calibrate", "--dry-run", "fake"],
+        [&AB_OF_NOTHING[..], &["--no-store", "fake"]].concat(),
+        [&AB_OF_NOTHING[..], &["--dry-run", "fake"]].concat(),
+        campaign_start("x", "y", &["--label", "l", "fake"]),
+        campaign_start("x", "y", &["-q", "fake"]),
+        vec!["calibrate", "--dry-run", "fake"],
         // calibrate's read-only modes run nothing: an option for runs is refused, not ignored.
-        &["calibrate", "--list", "--iterations", "3"],
-        &["calibrate", "--show", "1", "--runs", "4"],
-        &["calibrate", "--from", "x", "--label", "y"],
+        vec!["calibrate", "--list", "--iterations", "3"],
+        vec!["calibrate", "--show", "1", "--runs", "4"],
+        vec!["calibrate", "--from", "x", "--label", "y"],
     ] {
-        assert_bad_input(&db, argv);
+        assert_bad_input(&db, &argv);
     }
 }
 
@@ -679,8 +605,7 @@ fn every_format_and_style_value_is_described() {
         &["calibrate"],
         &["db", "check"],
     ] {
-        let out = schedlab(&db).args(path).arg("--help").output().unwrap();
-        let help = String::from_utf8_lossy(&out.stdout);
+        let help = help_text(&db, path, "--help");
         // The flag's entry: its line and the indented lines up to the next flag.
         let block = |flag: &str| -> Option<String> {
             let start = help.find(&format!("--{flag} <"))?;
@@ -703,12 +628,11 @@ fn every_format_and_style_value_is_described() {
 #[test]
 fn dry_run_json_is_the_plan_and_its_estimate() {
     let (_d, db) = temp_db();
-    let out = schedlab(&db)
-        .args(["run", "--suite", "quick", "--dry-run", "--format", "json"])
-        .args(["--order-seed", "3", "--order", "random"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    let out = expect_success(
+        schedlab(&db)
+            .args(["run", "--suite", "quick", "--dry-run", "--format", "json"])
+            .args(["--order-seed", "3", "--order", "random"]),
+    );
     let doc = json_of(&out.stdout);
     assert_eq!(doc["dry_run"], true);
     assert_eq!(doc["plan"]["suite"], "quick");
@@ -737,9 +661,7 @@ fn version_on_any_subcommand_names_the_program() {
         &["campaign", "start", "-V"],
         &["db", "check", "-V"],
     ] {
-        let out = schedlab(&db).args(path).output().unwrap();
-        assert!(out.status.success(), "{path:?}");
-        assert_eq!(String::from_utf8_lossy(&out.stdout), expected, "{path:?}");
+        assert_eq!(stdout_of_success(&db, path), expected, "{path:?}");
     }
 }
 
@@ -766,8 +688,7 @@ fn scale_multiplies_the_work_size_it_names() {
 #[test]
 fn list_and_runs_align_their_columns_whatever_the_label() {
     let (_d, db) = temp_db();
-    let out = schedlab(&db).arg("list").output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = stdout_of_success(&db, &["list"]);
     let column = |line: &str| {
         line.find(|c: char| c.is_whitespace())
             .map(|i| i + line[i..].find(|c: char| !c.is_whitespace()).unwrap())
@@ -797,8 +718,7 @@ fn list_and_runs_align_their_columns_whatever_the_label() {
             .assert()
             .success();
     }
-    let out = schedlab(&db).arg("runs").output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = stdout_of_success(&db, &["runs"]);
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 3, "{text}");
     let status_at: Vec<usize> = lines
@@ -822,12 +742,7 @@ fn benchstat_says_it_counts_runs_not_iterations() {
             .assert()
             .success();
     }
-    let out = schedlab(&db)
-        .args(["compare", "base", "cand", "--style", "benchstat"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}");
+    let text = stdout_of_success(&db, &["compare", "base", "cand", "--style", "benchstat"]);
     assert!(
         text.contains("need >= 6 runs per side for a confidence interval"),
         "{text}"
@@ -844,10 +759,8 @@ struct DataFiles {
 
 fn data_files() -> DataFiles {
     let dir = tempfile::tempdir().unwrap();
-    let a = dir.path().join("a");
-    let b = dir.path().join("b");
-    std::fs::write(&a, "1.0\n1.1\n0.9\n1.05\n1.02\n").unwrap();
-    std::fs::write(&b, "1.2\n1.3\n1.1\n1.25\n1.22\n").unwrap();
+    let a = write_file(dir.path(), "a", "1.0\n1.1\n0.9\n1.05\n1.02\n");
+    let b = write_file(dir.path(), "b", "1.2\n1.3\n1.1\n1.25\n1.22\n");
     DataFiles {
         a: a.display().to_string(),
         b: b.display().to_string(),
@@ -861,13 +774,7 @@ fn stat(db: &Path, args: &[&str], stdin: Option<&str>) -> String {
     if let Some(input) = stdin {
         cmd.write_stdin(input);
     }
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "stat {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    String::from_utf8(expect_success(&mut cmd).stdout).unwrap()
 }
 
 const PLOT_BORDER: &str = "+-----";

@@ -4,65 +4,31 @@
 //! process run leaves no task behind. Heap invariants, variant equivalence on random op streams
 //! (proptest), hand-off counts, fan-out checksums and cpupri finds against the reference are
 //! also tested next to each workload in schedlab-core.
-use std::process::{Command as StdCommand, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use predicates::prelude::*;
 use serde_json::Value;
 
 mod common;
-use common::{assert_bad_input, processes_mentioning, schedlab, stored_iterations, temp_db};
+use common::*;
 
 /// Runs `args` (one iteration, no warm-up, not stored) and returns the first case of the JSON.
 fn run_case(args: &[&str]) -> Value {
     let (_d, db) = temp_db();
-    let out = schedlab(&db)
-        .arg("run")
-        .args(args)
-        .args([
-            "--iterations",
-            "1",
-            "--warmup",
-            "0",
-            "--no-store",
-            "--format",
-            "json",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    doc["runs"][0]["cases"][0].clone()
-}
-
-fn metric(case: &Value, name: &str) -> f64 {
-    case["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["name"] == name)
-        .unwrap_or_else(|| panic!("no metric {name} in {case}"))["values"][0]
-        .as_f64()
-        .unwrap()
-}
-
-fn has_metric(case: &Value, name: &str) -> bool {
-    case["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|m| m["name"] == name)
+    let once = [
+        "--iterations",
+        "1",
+        "--warmup",
+        "0",
+        "--no-store",
+        "--format",
+        "json",
+    ];
+    json_of_success(&db, &[&["run"], args, &once].concat())["runs"][0]["cases"][0].clone()
 }
 
 #[test]
 fn list_names_the_seed_workloads_and_suites() {
-    let (_d, db) = temp_db();
-    let mut assert = schedlab(&db).arg("list").assert().success();
-    for name in [
+    assert_list_names(&[
         "semaphore",
         "syscall",
         "fanout",
@@ -71,9 +37,7 @@ fn list_names_the_seed_workloads_and_suites() {
         "ipc-wait",
         "syscall-scaling",
         "cpudl-sweep",
-    ] {
-        assert = assert.stdout(predicate::str::contains(name));
-    }
+    ]);
 }
 
 #[test]
@@ -91,8 +55,8 @@ fn semaphore_threads_and_processes_hand_off_every_item() {
             ];
             args.extend_from_slice(extra);
             let case = run_case(&args);
-            assert!(metric(&case, "usec_per_item") > 0.0);
-            assert!(metric(&case, "time_sec") > 0.0);
+            assert!(first_value(&case, "usec_per_item") > 0.0);
+            assert!(first_value(&case, "time_sec") > 0.0);
             for name in [
                 "producer_cpu_sec",
                 "consumer_cpu_sec",
@@ -132,8 +96,8 @@ fn syscall_kinds_report_per_call_and_aggregate_rates() {
             "--calls",
             "5000",
         ]);
-        assert!(metric(&case, "nsec_per_call") > 0.0, "{kind}");
-        assert!(metric(&case, "calls_per_sec") > 0.0, "{kind}");
+        assert!(first_value(&case, "nsec_per_call") > 0.0, "{kind}");
+        assert!(first_value(&case, "calls_per_sec") > 0.0, "{kind}");
     }
 }
 
@@ -148,20 +112,20 @@ fn fanout_processes_every_message() {
         "--work",
         "100",
     ]);
-    let per_round = metric(&case, "usec_per_round");
-    let per_handoff = metric(&case, "usec_per_handoff");
+    let per_round = first_value(&case, "usec_per_round");
+    let per_handoff = first_value(&case, "usec_per_handoff");
     assert!((per_round / per_handoff - 16.0).abs() < 1e-6);
 }
 
 #[test]
 fn cpudl_times_checks_and_names_the_no_delete_mix() {
     let case = run_case(&["cpudl", "--variant", "bugfix", "--cpus", "64", "--check"]);
-    assert!(metric(&case, "nsec_per_op") > 0.0);
-    assert_eq!(metric(&case, "checked_ops_count"), 100_000.0);
-    assert_eq!(metric(&case, "deletes_count"), 0.0);
+    assert!(first_value(&case, "nsec_per_op") > 0.0);
+    assert_eq!(first_value(&case, "checked_ops_count"), 100_000.0);
+    assert_eq!(first_value(&case, "deletes_count"), 0.0);
     assert!(case["name"].as_str().unwrap().contains("no real deletes"));
     if cfg!(target_arch = "x86_64") {
-        assert!(metric(&case, "cycles_per_op") > 0.0);
+        assert!(first_value(&case, "cycles_per_op") > 0.0);
     }
     let case = run_case(&[
         "cpudl",
@@ -174,9 +138,9 @@ fn cpudl_times_checks_and_names_the_no_delete_mix() {
         "--seed",
         "9",
     ]);
-    assert!(metric(&case, "deletes_count") > 0.0);
+    assert!(first_value(&case, "deletes_count") > 0.0);
     let case = run_case(&["cpudl", "--equivalence", "--cpus", "256"]);
-    assert_eq!(metric(&case, "identical_ops_count"), 100_000.0);
+    assert_eq!(first_value(&case, "identical_ops_count"), 100_000.0);
 }
 
 #[test]
@@ -258,8 +222,8 @@ fn cpupri_layouts_agree_with_the_reference() {
             "--ops",
             "5000",
         ]);
-        assert!(metric(&case, "nsec_per_set") > 0.0, "{layout}");
-        assert!(metric(&case, "nsec_per_find") > 0.0, "{layout}");
+        assert!(first_value(&case, "nsec_per_set") > 0.0, "{layout}");
+        assert!(first_value(&case, "nsec_per_find") > 0.0, "{layout}");
         assert!(case["name"].as_str().unwrap().contains("nodes=2"));
     }
 }
@@ -307,46 +271,24 @@ fn bad_input_gets_one_line_and_exit_code_2() {
 #[test]
 fn interrupted_semaphore_processes_leave_nothing_behind() {
     let (_d, db) = temp_db();
-    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("schedlab"))
-        .args([
-            "run",
-            "semaphore",
-            "--processes",
-            "--items",
-            "20000",
-            "--work",
-            "2000",
-            "--iterations",
-            "500",
-            "--warmup",
-            "0",
-            "--db",
-        ])
-        .arg(&db)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while stored_iterations(&db) < 1 {
-        assert!(Instant::now() < deadline, "no iteration was stored in time");
-        assert!(child.try_wait().unwrap().is_none(), "run ended early");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let args = [
+        "run",
+        "semaphore",
+        "--processes",
+        "--items",
+        "20000",
+        "--work",
+        "2000",
+        "--iterations",
+        "500",
+        "--warmup",
+        "0",
+    ];
+    let mut child = background(&db, &args).spawn().unwrap();
+    wait_for_a_stored_iteration(&db, &mut child, Duration::from_secs(120));
     std::thread::sleep(Duration::from_millis(100));
-    // SAFETY: sending a signal to our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let output = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(130), "{stderr}");
-    let marker = db.to_str().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !processes_mentioning(marker).is_empty() {
-        assert!(
-            Instant::now() < deadline,
-            "stray tasks: {:?}",
-            processes_mentioning(marker)
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    send_signal(&child, libc::SIGINT);
+    let (code, stderr) = exit_code_and_stderr(child);
+    assert_eq!(code, Some(130), "{stderr}");
+    assert_no_strays(&db);
 }

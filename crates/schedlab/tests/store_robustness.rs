@@ -7,8 +7,6 @@ use std::process::{Child, Command as StdCommand, Output, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-
 mod common;
 use common::*;
 
@@ -31,25 +29,6 @@ fn run_in(cwd: &Path, db: &Path, args: &[&str]) -> Output {
 
 fn stderr_of(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// Exit code 2 and exactly one `schedlab: ` line on stderr, no panic; returns that line.
-fn assert_one_line_exit_2(out: &Output, what: &str) -> String {
-    let stderr = stderr_of(out);
-    assert_eq!(out.status.code(), Some(2), "{what}: {stderr}");
-    assert!(!stderr.contains("panicked"), "{what}: {stderr}");
-    assert_eq!(stderr.trim_end().lines().count(), 1, "{what}: {stderr}");
-    assert!(stderr.starts_with("schedlab: "), "{what}: {stderr}");
-    stderr.trim_end().to_string()
-}
-
-fn assert_success(out: &Output, what: &str) {
-    assert_eq!(out.status.code(), Some(0), "{what}: {}", stderr_of(out));
-}
-
-fn json_of(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
 }
 
 fn ro(db: &Path) -> rusqlite::Connection {
@@ -79,7 +58,7 @@ fn stored_run(dir: &Path, db: &Path, label: &str) {
         db,
         &["run", "fake", "--iterations", "3", "--label", label, "-q"],
     );
-    assert_success(&out, "storing a run");
+    assert_succeeded(&out, "storing a run");
 }
 
 #[test]
@@ -102,17 +81,17 @@ fn readers_beside_a_writer_never_fail_it() {
             "-q",
         ],
     );
-    assert_success(&out, "storing the candidate");
+    assert_succeeded(&out, "storing the candidate");
 
     let iterations = 300;
-    let mut writer = bin()
+    let iterations_arg = iterations.to_string();
+    let writer_args = [
+        &["run", "fake", "--sleep-ms", "5", "--warmup", "0", "-q"][..],
+        &["--iterations", &iterations_arg, "--label", "w"],
+    ]
+    .concat();
+    let mut writer = background(&db, &writer_args)
         .current_dir(dir)
-        .args(["run", "fake", "--sleep-ms", "5", "--warmup", "0", "-q"])
-        .args(["--iterations", &iterations.to_string(), "--label", "w"])
-        .arg("--db")
-        .arg(&db)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(120);
@@ -160,7 +139,7 @@ fn readers_beside_a_writer_never_fail_it() {
         (out, results)
     });
 
-    assert_success(&writer_out, "the writer");
+    assert_succeeded(&writer_out, "the writer");
     for (calls, failures) in &reader_results {
         assert!(*calls >= 1);
         assert!(failures.is_empty(), "readers failed: {failures:#?}");
@@ -234,7 +213,7 @@ fn eight_writers_on_one_new_file_all_store_their_run() {
     }
     for child in children {
         let out = child.wait_with_output().unwrap();
-        assert_success(&out, "a writer");
+        assert_succeeded(&out, "a writer");
     }
 
     let conn = ro(&db);
@@ -252,7 +231,7 @@ fn eight_writers_on_one_new_file_all_store_their_run() {
     assert_eq!(iterations, writers * 6);
     assert_eq!(integrity(&db), "ok");
     let out = run_in(dir.path(), &db, &["db", "check"]);
-    assert_success(&out, "db check");
+    assert_succeeded(&out, "db check");
 }
 
 #[test]
@@ -276,7 +255,7 @@ fn store_urls_are_stores_or_errors() {
             &["db", "check"],
         ] {
             let out = run_in(cwd, Path::new(url), args);
-            let line = assert_one_line_exit_2(&out, url);
+            let line = assert_refused(&out, url);
             assert!(line.contains("sqlite:PATH"), "{url}: {line}");
         }
         // The same from the environment.
@@ -286,7 +265,7 @@ fn store_urls_are_stores_or_errors() {
             .args(["run", "fake", "--iterations", "1"])
             .output()
             .unwrap();
-        assert_one_line_exit_2(&out, url);
+        assert_refused(&out, url);
         assert_eq!(listing(cwd), Vec::<String>::new(), "{url} created files");
     }
     let out = run_in(cwd, Path::new("postgres://u@host/x"), &["runs"]);
@@ -298,15 +277,15 @@ fn store_urls_are_stores_or_errors() {
         ("./a:b.db", "a:b.db"),
     ] {
         let out = run_in(cwd, Path::new(url), &["run", "fake", "--iterations", "1"]);
-        assert_success(&out, url);
+        assert_succeeded(&out, url);
         assert!(cwd.join(file).is_file(), "{url}: {:?}", listing(cwd));
         let out = run_in(cwd, Path::new(url), &["show", "1"]);
-        assert_success(&out, url);
+        assert_succeeded(&out, url);
     }
     let absolute = cwd.join("abs.db");
     let url = format!("sqlite://{}", absolute.display());
     let out = run_in(cwd, Path::new(&url), &["run", "fake", "--iterations", "1"]);
-    assert_success(&out, &url);
+    assert_succeeded(&out, &url);
     assert!(absolute.is_file());
     assert!(listing(cwd).iter().all(|name| !name.contains("sqlite")));
 }
@@ -456,7 +435,7 @@ fn damaged_foreign_and_newer_databases_get_one_line_and_exit_2() {
         &good,
         &["run", "fake", "--iterations", "200", "--label", "x", "-q"],
     );
-    assert_success(&out, "the fixture");
+    assert_succeeded(&out, "the fixture");
     let html = dir.path().join("report.html");
     let html = html.to_str().unwrap();
     let commands: [&[&str]; 9] = [
@@ -480,11 +459,11 @@ fn damaged_foreign_and_newer_databases_get_one_line_and_exit_2() {
             if args.contains(&"--dry-run") {
                 // A dry run only borrows history for estimates; a bad file means rules of thumb.
                 let out = run_in(dir.path(), &path, args);
-                assert_success(&out, what);
+                assert_succeeded(&out, what);
                 continue;
             }
             let out = run_in(dir.path(), &path, args);
-            let line = assert_one_line_exit_2(&out, &format!("{what}: {args:?}"));
+            let line = assert_refused(&out, &format!("{what}: {args:?}"));
             assert!(line.contains(expected), "{what}: {args:?}: {line}");
         }
         assert_eq!(
@@ -500,10 +479,10 @@ fn damaged_foreign_and_newer_databases_get_one_line_and_exit_2() {
         match expected {
             "is damaged" => {
                 assert_eq!(out.status.code(), Some(1), "{what}: {stderr}");
-                assert_eq!(json_of(&out)["ok"], false, "{what}");
+                assert_eq!(json_of(&out.stdout)["ok"], false, "{what}");
             }
             _ => {
-                assert_one_line_exit_2(&out, what);
+                assert_refused(&out, what);
             }
         }
     }
@@ -521,8 +500,8 @@ fn db_check_reports_a_sound_database() {
     assert_eq!(failed.status.code(), Some(1));
 
     let out = run_in(dir.path(), &db, &["db", "check", "--format", "json"]);
-    assert_success(&out, "db check");
-    let report = json_of(&out);
+    assert_succeeded(&out, "db check");
+    let report = json_of(&out.stdout);
     assert_eq!(report["ok"], true);
     assert_eq!(report["check"], "integrity_check");
     assert_eq!(report["integrity_problems"], serde_json::json!([]));
@@ -536,7 +515,7 @@ fn db_check_reports_a_sound_database() {
     assert_eq!(report["abandoned_runs"], serde_json::json!([]));
 
     let out = run_in(dir.path(), &db, &["db", "check", "--quick"]);
-    assert_success(&out, "db check --quick");
+    assert_succeeded(&out, "db check --quick");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("integrity  ok (quick_check)"), "{text}");
     assert!(text.contains("runs       2:"), "{text}");
@@ -556,11 +535,11 @@ fn readers_of_a_missing_database_create_nothing() {
         &["db", "upgrade"],
     ] {
         let out = run_in(dir.path(), &db, args);
-        let line = assert_one_line_exit_2(&out, &format!("{args:?}"));
+        let line = assert_refused(&out, &format!("{args:?}"));
         assert!(line.contains("no results database"), "{args:?}: {line}");
     }
     let out = run_in(dir.path(), &db, &["runs"]);
-    assert_success(&out, "runs");
+    assert_succeeded(&out, "runs");
     assert!(String::from_utf8_lossy(&out.stdout).contains("no stored runs"));
     assert_eq!(listing(dir.path()), Vec::<String>::new());
 }
@@ -597,19 +576,19 @@ fn readers_read_an_older_schema_as_it_is_and_db_upgrade_brings_it_up() {
     downgrade_to_v3(&db);
     for args in [&["runs"][..], &["show", "old"], &["compare", "old", "old"]] {
         let out = run_in(dir.path(), &db, args);
-        assert_success(&out, &format!("{args:?}"));
+        assert_succeeded(&out, &format!("{args:?}"));
     }
     let out = run_in(dir.path(), &db, &["db", "check", "--format", "json"]);
-    assert_success(&out, "db check");
-    assert_eq!(json_of(&out)["database_schema_version"], 3);
+    assert_succeeded(&out, "db check");
+    assert_eq!(json_of(&out.stdout)["database_schema_version"], 3);
     assert_eq!(history_rows(&db), 3, "a reader migrated the database");
 
     let out = run_in(dir.path(), &db, &["db", "upgrade"]);
-    assert_success(&out, "db upgrade");
+    assert_succeeded(&out, "db upgrade");
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(said.contains("schema version 3 → "), "{said}");
     let out = run_in(dir.path(), &db, &["db", "check", "--format", "json"]);
-    let report = json_of(&out);
+    let report = json_of(&out.stdout);
     assert_eq!(
         report["database_schema_version"],
         report["known_schema_version"]

@@ -1,38 +1,23 @@
 //! Every built-in suite's dry run, snapshotted: the cases in order, the plan and the estimate.
 //! A fixed --order-seed and an empty database make the listing the same on every machine.
-use assert_cmd::Command;
+mod common;
+use common::*;
 
 #[test]
 fn dry_run_of_every_builtin_suite() {
-    let dir = tempfile::tempdir().unwrap();
-    let list = Command::cargo_bin("schedlab")
-        .unwrap()
-        .arg("list")
-        .output()
-        .unwrap();
-    let suites: Vec<String> = String::from_utf8(list.stdout)
-        .unwrap()
+    let (_d, db) = temp_db();
+    let suites: Vec<String> = stdout_of_success(&db, &["list"])
         .lines()
         .filter_map(|l| l.strip_prefix("suite"))
         .filter_map(|l| l.split_whitespace().next().map(str::to_string))
         .collect();
     assert!(suites.len() >= 2, "{suites:?}");
     for suite in suites {
-        let out = Command::cargo_bin("schedlab")
-            .unwrap()
-            .env("SCHEDLAB_DB", dir.path().join("empty.db"))
-            .args(["run", "--suite", &suite, "--dry-run", "--order-seed", "1"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{suite}: {}",
-            String::from_utf8_lossy(&out.stderr)
+        let plan = stdout_of_success(
+            &db,
+            &["run", "--suite", &suite, "--dry-run", "--order-seed", "1"],
         );
-        insta::assert_snapshot!(
-            format!("dry_run_{suite}"),
-            String::from_utf8(out.stdout).unwrap()
-        );
+        insta::assert_snapshot!(format!("dry_run_{suite}"), plan);
     }
 }
 
@@ -41,8 +26,7 @@ fn dry_run_of_every_builtin_suite() {
 /// the key, its line and column.
 #[test]
 fn relative_counts_are_resolved_and_stored() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
+    let (dir, db) = temp_db();
     let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
     let cpus: u64 = online
         .trim()
@@ -52,35 +36,15 @@ fn relative_counts_are_resolved_and_stored() {
             None => 1,
         })
         .sum();
-    let suite = dir.path().join("relative.toml");
-    std::fs::write(
-        &suite,
+    let suite = write_file(
+        dir.path(),
+        "relative.toml",
         "description = \"per-machine thread counts\"\niterations = 1\nwarmup = 0\n\
          [[case]]\nworkload = \"syscall\"\ncalls = 2000\n[case.matrix]\nthreads = [\"1x\", \"2x\"]\n\
          [[case]]\nworkload = \"messaging\"\ngroups = \"50%\"\nfds = 2\nloops = 10\n",
-    )
-    .unwrap();
-    let schedlab = || {
-        let mut cmd = Command::cargo_bin("schedlab").unwrap();
-        cmd.env("SCHEDLAB_DB", &db).env_remove("XDG_DATA_HOME");
-        cmd
-    };
-    let out = schedlab()
-        .args(["run", "--suite"])
-        .arg(&suite)
-        .args(["--quiet", "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
     );
-    let shown = schedlab()
-        .args(["show", "1", "--format", "json"])
-        .output()
-        .unwrap();
-    let doc: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap();
+    run_suite(&db, &suite, &["--quiet", "--format", "json"]);
+    let doc = show_json(&db, "1");
     let cases = doc["runs"][0]["cases"].as_array().unwrap();
     assert_eq!(cases[0]["params"]["threads"], cpus);
     assert_eq!(cases[1]["params"]["threads"], 2 * cpus);
@@ -102,15 +66,10 @@ fn relative_counts_are_resolved_and_stored() {
             ),
         )
         .unwrap();
-        let out = schedlab()
-            .args(["run", "--suite"])
-            .arg(&suite)
-            .arg("--dry-run")
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{bad}: {stderr}");
-        assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+        let stderr = assert_bad_input(
+            &db,
+            &["run", "--suite", suite.to_str().unwrap(), "--dry-run"],
+        );
         assert!(
             stderr.starts_with("schedlab: suite ")
                 && stderr.contains(&format!("line 4, column 1: workers = \"{bad}\"")),

@@ -2,34 +2,31 @@
 //! shape, the schbench-style text tables decoded from stored histograms, the built-in suites, bad
 //! input, and Ctrl-C in the middle of an iteration. Runtimes are 1 s; nothing asserts timing.
 use std::path::Path;
-use std::process::{Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
 
-use predicates::prelude::*;
 use serde_json::Value;
 
 mod common;
 use common::*;
 
-fn json_run(db: &Path, args: &[&str]) -> Value {
-    let out = schedlab(db)
-        .arg("run")
-        .args(args)
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+/// The one case `schedlab run ARGS --iterations N --warmup 0 --format json` reports; the run must
+/// succeed.
+fn run_case(db: &Path, args: &[&str], iterations: &str) -> Value {
+    let tail = [
+        "--iterations",
+        iterations,
+        "--warmup",
+        "0",
+        "--format",
+        "json",
+    ];
+    json_of_success(db, &[&["run"], args, &tail].concat())["runs"][0]["cases"][0].clone()
 }
 
 #[test]
 fn request_mode_json_carries_quantiles_counts_and_tables() {
     let (_d, db) = temp_db();
-    let doc = json_run(
+    let case = &run_case(
         &db,
         &[
             "wakeup",
@@ -41,13 +38,9 @@ fn request_mode_json_carries_quantiles_counts_and_tables() {
             "1",
             "--cache-footprint",
             "32",
-            "--iterations",
-            "2",
-            "--warmup",
-            "0",
         ],
+        "2",
     );
-    let case = &doc["runs"][0]["cases"][0];
     assert_eq!(case["workload"], "wakeup");
     assert_eq!(
         case["name"],
@@ -71,9 +64,8 @@ fn request_mode_json_carries_quantiles_counts_and_tables() {
         assert_eq!(metric(case, name)["better"], "higher");
     }
     // Quantiles are ordered within an iteration.
-    let value = |name: &str| metric(case, name)["values"][0].as_f64().unwrap();
-    assert!(value("wakeup_p50_usec") <= value("wakeup_p99_usec"));
-    assert!(value("wakeup_p99_usec") <= value("wakeup_max_usec"));
+    assert!(first_value(case, "wakeup_p50_usec") <= first_value(case, "wakeup_p99_usec"));
+    assert!(first_value(case, "wakeup_p99_usec") <= first_value(case, "wakeup_max_usec"));
     // The runner's secondary counters are still there.
     assert_eq!(metric(case, "user_cpu_sec")["role"], "secondary");
 
@@ -107,40 +99,27 @@ fn request_mode_json_carries_quantiles_counts_and_tables() {
     assert_eq!(total as f64, samples);
 
     // `show` decodes the stored histograms into the same schbench-style block.
-    schedlab(&db)
-        .args(["show", "1"])
-        .assert()
-        .success()
-        .stdout(predicate::str::contains(
+    assert_stdout_contains(
+        schedlab(&db).args(["show", "1"]),
+        &[
             "Wakeup Latencies percentiles (usec) runtime 1 (s) × 2 iterations",
-        ))
-        .stdout(predicate::str::contains("* 99.0th:"))
-        .stdout(predicate::str::contains("RPS percentiles (requests)"))
-        .stdout(predicate::str::contains("min="));
+            "* 99.0th:",
+            "RPS percentiles (requests)",
+            "min=",
+        ],
+    );
 }
 
 #[test]
 fn pipe_mode_reports_transfers() {
     let (_d, db) = temp_db();
-    let doc = json_run(
+    let case = &run_case(
         &db,
         &[
-            "schbench",
-            "-m",
-            "2",
-            "-t",
-            "2",
-            "--pipe",
-            "4096",
-            "-r",
-            "1",
-            "--iterations",
-            "1",
-            "--warmup",
-            "0",
+            "schbench", "-m", "2", "-t", "2", "--pipe", "4096", "-r", "1",
         ],
+        "1",
     );
-    let case = &doc["runs"][0]["cases"][0];
     assert_eq!(case["workload"], "wakeup");
     assert_eq!(case["name"], "wakeup:pipe bytes=4096 m=2 t=2 runtime=1");
     for name in ["ops_per_sec", "worker_ops_per_sec", "mib_per_sec"] {
@@ -148,11 +127,7 @@ fn pipe_mode_reports_transfers() {
         assert_eq!(m["better"], "higher");
         assert!(m["values"][0].as_f64().unwrap() > 0.0);
     }
-    assert!(case["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .all(|m| m["name"] != "request_p50_usec"));
+    assert!(!has_metric(case, "request_p50_usec"));
     let tables = case["latency_tables"].as_array().unwrap();
     assert_eq!(tables.len(), 1);
     assert_eq!(tables[0]["rows"][0]["percentile"], 20.0);
@@ -161,49 +136,22 @@ fn pipe_mode_reports_transfers() {
 #[test]
 fn open_loop_mode_runs() {
     let (_d, db) = temp_db();
-    let doc = json_run(
+    let case = &run_case(
         &db,
-        &[
-            "wakeup",
-            "-t",
-            "2",
-            "--rps",
-            "200",
-            "-F",
-            "16",
-            "-r",
-            "1",
-            "--iterations",
-            "1",
-            "--warmup",
-            "0",
-        ],
+        &["wakeup", "-t", "2", "--rps", "200", "-F", "16", "-r", "1"],
+        "1",
     );
-    let case = &doc["runs"][0]["cases"][0];
     assert!(case["name"]
         .as_str()
         .unwrap()
         .starts_with("wakeup:rps rate=200 m=1 t=2"));
     assert_eq!(metric(case, "requests_dropped_count")["better"], "lower");
-    assert!(
-        metric(case, "request_samples_count")["values"][0]
-            .as_f64()
-            .unwrap()
-            > 0.0
-    );
+    assert!(first_value(case, "request_samples_count") > 0.0);
 }
 
 #[test]
 fn list_names_the_workload_and_its_suites() {
-    let (_d, db) = temp_db();
-    schedlab(&db)
-        .arg("list")
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("wakeup"))
-        .stdout(predicate::str::contains("schbench"))
-        .stdout(predicate::str::contains("schbench-matrix"))
-        .stdout(predicate::str::contains("vcpu-preempt"));
+    assert_list_names(&["wakeup", "schbench", "schbench-matrix", "vcpu-preempt"]);
 }
 
 #[test]
@@ -221,15 +169,9 @@ fn bad_input_is_refused_with_exit_code_2() {
         (&["--worker-cpus", "x"][..], "--worker-cpus"),
         (&["--message-cpus", "100000"][..], "--message-cpus"),
     ] {
-        let out = schedlab(&db)
-            .args(["run", "wakeup"])
-            .args(args)
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert!(stderr.starts_with("schedlab: "), "{stderr}");
+        let stderr = assert_bad_input(&db, &[&["run", "wakeup"], args].concat());
         assert!(stderr.contains(needle), "{args:?}: {stderr}");
+        // Stricter than assert_bad_input's count: not even a blank line follows.
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
     }
 }
@@ -237,47 +179,39 @@ fn bad_input_is_refused_with_exit_code_2() {
 #[test]
 fn ctrl_c_mid_iteration_joins_every_thread_and_keeps_results() {
     let (_d, db) = temp_db();
-    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("schedlab"))
-        .args(["run", "wakeup", "-m", "2", "-t", "3", "-F", "16", "-r", "1"])
-        .args(["--iterations", "100", "--warmup", "0", "--db"])
-        .arg(&db)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while stored_iterations(&db) < 1 {
-        assert!(Instant::now() < deadline, "no iteration was stored in time");
-        assert!(child.try_wait().unwrap().is_none(), "run ended early");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let args = [
+        "run",
+        "wakeup",
+        "-m",
+        "2",
+        "-t",
+        "3",
+        "-F",
+        "16",
+        "-r",
+        "1",
+        "--iterations",
+        "100",
+        "--warmup",
+        "0",
+    ];
+    let mut child = background(&db, &args).spawn().unwrap();
+    wait_for_a_stored_iteration(&db, &mut child, Duration::from_secs(60));
     // Land inside the next iteration's measured second.
     std::thread::sleep(Duration::from_millis(400));
     let signalled = Instant::now();
-    // SAFETY: sending a signal to our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let output = child.wait_with_output().unwrap();
+    send_signal(&child, libc::SIGINT);
+    let (code, stderr) = exit_code_and_stderr(child);
     assert!(
         signalled.elapsed() < Duration::from_secs(5),
         "took {:?} to stop",
         signalled.elapsed()
     );
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert_eq!(code, Some(130), "{stderr}");
     assert!(stderr.contains("interrupted"), "{stderr}");
 
-    let conn = rusqlite::Connection::open(&db).unwrap();
-    let check: String = conn
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(check, "ok");
-    let status: String = conn
-        .query_row("SELECT status FROM runs", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(status, "interrupted");
-    let attachments: i64 = conn
-        .query_row("SELECT count(*) FROM attachments", [], |r| r.get(0))
-        .unwrap();
+    assert_interrupted_in_a_sound_database(&db);
+    let attachments: i64 = sql_value(&db, "SELECT count(*) FROM attachments");
     assert!(
         attachments >= 3,
         "each stored iteration keeps its histograms"

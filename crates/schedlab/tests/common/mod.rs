@@ -1,9 +1,14 @@
-//! Helpers shared by the end-to-end tests: the binary on a temporary database, metric lookup in
-//! JSON output, and the checks that no task outlives a run.
+//! Helpers shared by the end-to-end tests: the binary on a temporary database; its output as text
+//! or JSON once it has succeeded, and the check that bad input is refused; fixture files and the
+//! command lines several files use; lookups in the JSON report; and runs in the background for a
+//! test to signal, with the checks that no task outlives them and that the database they leave
+//! is sound.
 // Each test binary uses its own subset of these helpers.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+use std::process::{Child, Command as StdCommand, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
 use serde_json::Value;
@@ -21,14 +26,220 @@ pub fn temp_db() -> (tempfile::TempDir, PathBuf) {
     (dir, db)
 }
 
+/// Checks that `out` exited 0; `what` names the command in the message, beside its stderr.
+pub fn assert_succeeded(out: &Output, what: &str) {
+    assert!(
+        out.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Runs `cmd` and checks it succeeded (see `assert_succeeded`).
+pub fn expect_success(cmd: &mut Command) -> Output {
+    let out = cmd.output().unwrap();
+    assert_succeeded(&out, &format!("{cmd:?}"));
+    out
+}
+
+/// The stdout of `schedlab ARGS`, which must succeed.
+pub fn stdout_of_success(db: &Path, args: &[&str]) -> String {
+    String::from_utf8(expect_success(schedlab(db).args(args)).stdout).unwrap()
+}
+
+/// Runs `cmd`, which must succeed, and checks that its stdout holds each of `needles`.
+pub fn assert_stdout_contains(cmd: &mut Command, needles: &[&str]) {
+    let stdout = String::from_utf8(expect_success(cmd).stdout).unwrap();
+    for needle in needles {
+        assert!(stdout.contains(needle), "{needle:?} is not in:\n{stdout}");
+    }
+}
+
+/// Checks that `schedlab list` names each of `names`.
+pub fn assert_list_names(names: &[&str]) {
+    let (_d, db) = temp_db();
+    assert_stdout_contains(schedlab(&db).arg("list"), names);
+}
+
+/// `output` read as JSON; when it is not, the test fails showing it.
+pub fn json_of(output: &[u8]) -> Value {
+    serde_json::from_slice(output).unwrap_or_else(|e| {
+        panic!("not JSON ({e}): {}", String::from_utf8_lossy(output));
+    })
+}
+
+/// The JSON on the stdout of `schedlab ARGS`, which must succeed.
+pub fn json_of_success(db: &Path, args: &[&str]) -> Value {
+    json_of(&expect_success(schedlab(db).args(args)).stdout)
+}
+
+/// `schedlab show RUN --format json`: the runs stored under a run id or a label.
+pub fn show_json(db: &Path, run: &str) -> Value {
+    json_of_success(db, &["show", run, "--format", "json"])
+}
+
+/// Checks that `out` is bad input refused: exit code 2 and exactly one line on stderr, starting
+/// `schedlab: `, never a panic. `what` names the command in the messages. Returns stderr.
+pub fn assert_refused(out: &Output, what: &str) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{what}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{what}: {stderr}");
+    assert_eq!(
+        stderr.trim_end().lines().count(),
+        1,
+        "{what} printed more than one line: {stderr}"
+    );
+    assert!(stderr.starts_with("schedlab: "), "{what}: {stderr}");
+    stderr
+}
+
+/// Runs schedlab with `args` and checks it refused them as bad input (see `assert_refused`);
+/// returns stderr.
+pub fn assert_bad_input(db: &Path, args: &[&str]) -> String {
+    let out = schedlab(db).args(args).output().unwrap();
+    assert_refused(&out, &format!("{args:?}"))
+}
+
+/// Writes `contents` to the file `name` in `dir`; returns its path.
+pub fn write_file(dir: &Path, name: &str, contents: impl AsRef<[u8]>) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, contents).unwrap();
+    path
+}
+
+/// `schedlab run --suite SUITE EXTRA`, which must succeed.
+pub fn run_suite(db: &Path, suite: &Path, extra: &[&str]) {
+    expect_success(schedlab(db).args(["run", "--suite"]).arg(suite).args(extra));
+}
+
+/// A suite of three fake cases of 100, 200 and 50 µs (0.5 % spread, 8 iterations after one
+/// warm-up), seeded `seed`, `seed + 1` and `seed + 2`, each changed by its percentage in
+/// `effects` (positive: slower).
+pub fn three_fake_cases(seed: u64, effects: [f64; 3]) -> String {
+    let mut text = String::from("description = \"three fake cases\"\niterations = 8\nwarmup = 1\n");
+    for (i, (value, effect)) in [100.0, 200.0, 50.0].iter().zip(effects).enumerate() {
+        text.push_str(&format!(
+            "[[case]]\nworkload = \"fake\"\nvalue_usec = {value}\nspread_pct = 0.5\nseed = {}\neffect_pct = {effect}\n",
+            seed + i as u64
+        ));
+    }
+    text
+}
+
+/// `ab` with settings that do nothing, for command lines about its own flags.
+pub const AB_OF_NOTHING: [&str; 5] = ["ab", "--a", "true", "--b", "true"];
+
+/// `campaign start c --a-kernel A --b-kernel B REST`, for command lines about its own flags.
+pub fn campaign_start<'a>(a_kernel: &'a str, b_kernel: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
+    let head = [
+        "campaign",
+        "start",
+        "c",
+        "--a-kernel",
+        a_kernel,
+        "--b-kernel",
+        b_kernel,
+    ];
+    [&head[..], rest].concat()
+}
+
+/// The element of the JSON array `list` whose `field` is `value`.
+pub fn find_where<'a, T>(list: &'a Value, field: &str, value: T) -> &'a Value
+where
+    Value: PartialEq<T>,
+    T: std::fmt::Debug,
+{
+    list.as_array()
+        .unwrap()
+        .iter()
+        .find(|element| element[field] == value)
+        .unwrap_or_else(|| panic!("no element with {field} {value:?} in {list}"))
+}
+
 /// A metric of a case in the JSON report, by name.
 pub fn metric<'a>(case: &'a Value, name: &str) -> &'a Value {
+    find_where(&case["metrics"], "name", name)
+}
+
+/// The first value a case in the JSON report has for the metric `name`.
+pub fn first_value(case: &Value, name: &str) -> f64 {
+    metric(case, name)["values"][0].as_f64().unwrap()
+}
+
+/// Whether a case in the JSON report has the metric `name`.
+pub fn has_metric(case: &Value, name: &str) -> bool {
     case["metrics"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|m| m["name"] == name)
-        .unwrap_or_else(|| panic!("no metric {name} in {case}"))
+        .any(|m| m["name"] == name)
+}
+
+/// `schedlab ARGS --db DB` as a process to spawn and signal: stdout discarded, stderr kept, and
+/// nothing in the environment to choose another database. The database is named on the command
+/// line, not in the environment, so that every task the run forks carries its path in its
+/// command line, where `assert_no_strays` looks for them.
+pub fn background(db: &Path, args: &[&str]) -> StdCommand {
+    let mut cmd = StdCommand::new(assert_cmd::cargo::cargo_bin("schedlab"));
+    cmd.env_remove("SCHEDLAB_DB")
+        .env_remove("XDG_DATA_HOME")
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+/// Waits until the run `child` makes on `db` has stored an iteration, failing if the run ends
+/// first or `within` passes.
+pub fn wait_for_a_stored_iteration(db: &Path, child: &mut Child, within: Duration) {
+    let deadline = Instant::now() + within;
+    while stored_iterations(db) < 1 {
+        assert!(Instant::now() < deadline, "no iteration was stored in time");
+        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Iterations stored so far (0 while the database does not exist yet).
+pub fn stored_iterations(db: &Path) -> i64 {
+    let Ok(conn) =
+        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+    else {
+        return 0;
+    };
+    conn.query_row("SELECT count(*) FROM iterations", [], |r| r.get(0))
+        .unwrap_or(0)
+}
+
+pub fn send_signal(child: &Child, signal: i32) {
+    // SAFETY: kill has no memory effects; the pid is our own child, not reaped yet.
+    unsafe { libc::kill(child.id() as i32, signal) };
+}
+
+/// Waits for `child` to end; returns its exit code (none when a signal killed it) and stderr.
+pub fn exit_code_and_stderr(child: Child) -> (Option<i32>, String) {
+    let output = child.wait_with_output().unwrap();
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// No process of the run on `db` is left, five seconds after it ended: schedlab and the tasks it
+/// forks all carry the database path (see `background`).
+pub fn assert_no_strays(db: &Path) {
+    let marker = db.to_str().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !processes_mentioning(marker).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "stray tasks: {:?}",
+            processes_mentioning(marker)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// Processes whose command line mentions `marker` (forked tasks share their parent's).
@@ -47,28 +258,19 @@ pub fn processes_mentioning(marker: &str) -> Vec<i32> {
     found
 }
 
-/// Iterations stored so far (0 while the database does not exist yet).
-pub fn stored_iterations(db: &Path) -> i64 {
-    let Ok(conn) =
-        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-    else {
-        return 0;
-    };
-    conn.query_row("SELECT count(*) FROM iterations", [], |r| r.get(0))
-        .unwrap_or(0)
+/// The one value `sql` selects from `db`.
+pub fn sql_value<T: rusqlite::types::FromSql>(db: &Path, sql: &str) -> T {
+    rusqlite::Connection::open(db)
+        .unwrap()
+        .query_row(sql, [], |r| r.get(0))
+        .unwrap()
 }
 
-/// Runs schedlab with `args` and checks it refused them as bad input: exit code 2 and exactly
-/// one line on stderr, starting `schedlab: `, never a panic.
-pub fn assert_bad_input(db: &Path, args: &[&str]) {
-    let out = schedlab(db).args(args).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+/// A run on `db` that a signal ended left the database sound, the run stored `interrupted`.
+pub fn assert_interrupted_in_a_sound_database(db: &Path) {
+    assert_eq!(sql_value::<String>(db, "PRAGMA integrity_check"), "ok");
     assert_eq!(
-        stderr.trim_end().lines().count(),
-        1,
-        "{args:?} printed more than one line: {stderr}"
+        sql_value::<String>(db, "SELECT status FROM runs"),
+        "interrupted"
     );
-    assert!(stderr.starts_with("schedlab: "), "{args:?}: {stderr}");
-    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
 }
