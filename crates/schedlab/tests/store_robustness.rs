@@ -654,23 +654,23 @@ fn a_v6_database_shows_and_compares_alike_before_and_after_its_upgrade() {
         .iter()
         .map(|args| {
             let out = run_in(dir.path(), &db, args);
-            assert_success(&out, &format!("{args:?}"));
+            assert_succeeded(&out, &format!("{args:?}"));
             String::from_utf8(out.stdout).unwrap()
         })
         .collect()
     };
     let before = outputs();
-    let comparison: Value = serde_json::from_str(&before[2]).unwrap();
+    let comparison = json_of(before[2].as_bytes());
     let curve = &comparison["latency_curves"][0];
     assert_eq!(curve["family"], "wakeup", "{comparison}");
     assert_eq!(curve["points"].as_array().unwrap().len(), 5, "{curve}");
     let out = run_in(dir.path(), &db, &["db", "check", "--format", "json"]);
-    assert_eq!(json_of(&out)["database_schema_version"], 6);
+    assert_eq!(json_of(&out.stdout)["database_schema_version"], 6);
 
     let out = run_in(dir.path(), &db, &["db", "upgrade"]);
-    assert_success(&out, "db upgrade");
+    assert_succeeded(&out, "db upgrade");
     let out = run_in(dir.path(), &db, &["db", "check", "--format", "json"]);
-    let report = json_of(&out);
+    let report = json_of(&out.stdout);
     assert_eq!(
         report["database_schema_version"],
         report["known_schema_version"]

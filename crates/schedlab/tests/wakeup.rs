@@ -237,13 +237,13 @@ fn metric_shapes_are_stored_and_shown() {
         "--warmup",
         "0",
     ];
-    let ran = json_run(&db, &args);
-    let out = schedlab(&db)
-        .args(["show", "1", "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let shown: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let run: Vec<&str> = ["run"]
+        .into_iter()
+        .chain(args)
+        .chain(["--format", "json"])
+        .collect();
+    let ran = json_of_success(&db, &run);
+    let shown = show_json(&db, "1");
     for doc in [&ran, &shown] {
         let case = &doc["runs"][0]["cases"][0];
         let p99_9 = metric(case, "wakeup_p99_9_usec");
