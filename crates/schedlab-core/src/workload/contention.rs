@@ -1,0 +1,771 @@
+//! The `contention` workload, the class of will-it-scale (LKP's kernel-scalability benchmark): one
+//! testcase run by `tasks` tasks at once — threads of one process (the default) or processes, as
+//! many as asked, more than the CPUs if need be — each in a loop, counting its ops, for a fixed
+//! time after a warm-up. will-it-scale's main process samples every task's counter once a second
+//! and kills the tasks at the end; here the main thread sleeps through the warm-up, reads every
+//! counter, sleeps through the measured window, reads them again, then raises a stop flag the
+//! tasks check before each op, and waits for them.
+//!
+//! Testcases: `getppid` (a raw system call, will-it-scale's getppid1) and `sched-yield`
+//! (sched_yield1).
+//!
+//! Verification: every call's result is checked, each task's counter must only grow and end at
+//! least where the window read it, and a task that fails records why in shared memory, raises
+//! the stop flag, and fails the iteration with that reason, naming the task.
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use super::definition::{scale_count, ComparisonLabel, ParamDef, ParamKind, WorkloadParams};
+use super::definition::{IterationInfo, IterationOutput, Workload};
+use super::tasks::{check_task_budget, TaskLaunch, TaskMode};
+use crate::metric::{Better, Measurement, MetricDef};
+use crate::sys::{self, task_code, SharedValue, TaskCode};
+use crate::{Error, Result};
+
+pub const OPS_PER_SEC: MetricDef = MetricDef::primary("ops_per_sec", "ops/sec", Better::Higher);
+pub const OPS_PER_SEC_PER_TASK: MetricDef =
+    MetricDef::secondary("ops_per_sec_per_task", "ops/sec", Better::Higher);
+pub const MIN_TASK_OPS_PER_SEC: MetricDef =
+    MetricDef::secondary("min_task_ops_per_sec", "ops/sec", Better::Higher);
+pub const MAX_TASK_OPS_PER_SEC: MetricDef =
+    MetricDef::secondary("max_task_ops_per_sec", "ops/sec", Better::Higher);
+pub const JAIN_FAIRNESS_INDEX: MetricDef =
+    MetricDef::secondary("jain_fairness_index", "index", Better::Higher);
+
+/// Every testcase's metrics.
+const BASE_METRICS: &[MetricDef] = &[
+    OPS_PER_SEC,
+    OPS_PER_SEC_PER_TASK,
+    MIN_TASK_OPS_PER_SEC,
+    MAX_TASK_OPS_PER_SEC,
+    JAIN_FAIRNESS_INDEX,
+];
+
+/// The most tasks of a testcase.
+pub const MAX_TASKS: u64 = 4_096;
+/// Counter slots in the shared block: every task has one.
+const SLOTS: usize = MAX_TASKS as usize;
+const MAX_SECONDS: u64 = 86_400;
+
+/// What the tasks are doing, as the main thread says it: warming up (0, the zero-filled start),
+/// measured, or told to stop.
+const MEASURE: u32 = 1;
+const STOP: u32 = 2;
+
+/// The testcase every task runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Testcase {
+    Getppid,
+    SchedYield,
+}
+
+impl Testcase {
+    pub const ALL: [Testcase; 2] = [Testcase::Getppid, Testcase::SchedYield];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Testcase::Getppid => "getppid",
+            Testcase::SchedYield => "sched-yield",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ContentionParams {
+    pub testcase: Testcase,
+    /// Tasks running the testcase at once.
+    pub tasks: u64,
+    /// Processes instead of threads of one process.
+    pub processes: bool,
+    /// Seconds measured per iteration.
+    pub duration: u64,
+    /// Seconds run before the measured window, their ops not counted.
+    pub warmup_sec: u64,
+}
+
+impl Default for ContentionParams {
+    fn default() -> Self {
+        ContentionParams {
+            testcase: Testcase::Getppid,
+            tasks: 2,
+            processes: false,
+            duration: 5,
+            warmup_sec: 1,
+        }
+    }
+}
+
+impl WorkloadParams for ContentionParams {
+    const NAME: &'static str = "contention";
+    const SUMMARY: &'static str = "N threads or processes run one testcase in a loop for a fixed \
+time and count their ops: system calls, kernel locks, user-space locks (will-it-scale)";
+    const PARAMS: &'static [ParamDef] = &[
+        ParamDef::new(
+            "testcase",
+            "testcase",
+            ParamKind::Choice(&[
+                ("getppid", "getppid(2) as a raw system call (will-it-scale getppid1)"),
+                ("sched-yield", "sched_yield(2) (will-it-scale sched_yield)"),
+            ]),
+        )
+        .value("NAME")
+        .help("The testcase every task runs in a loop."),
+        ParamDef::new("tasks", "tasks", ParamKind::Count { min: 1, max: MAX_TASKS })
+            .value("N")
+            .help("Tasks running the testcase at once; may exceed the CPUs.")
+            .details("Tasks running the testcase at once; may exceed the CPUs (1 to 4,096).")
+            .task_count(),
+        ParamDef::new("processes", "processes", ParamKind::Switch)
+            .help("Processes instead of threads of one process.")
+            .details("Forked processes instead of threads of one process (will-it-scale's `_processes` binaries against its `_threads` ones): threads share one address space, file table and lock owner, processes share nothing but what the testcase maps for them."),
+        ParamDef::new("duration", "duration", ParamKind::Count { min: 1, max: MAX_SECONDS })
+            .value("SEC")
+            .help("Seconds measured per iteration.")
+            .details("Seconds measured per iteration, after the warm-up (1 to 86,400).")
+            .work_size(),
+        ParamDef::new("warmup_sec", "warmup-sec", ParamKind::Count { min: 0, max: MAX_SECONDS })
+            .value("SEC")
+            .help("Seconds every task runs before the measured window; their ops are not counted.")
+            .details("Seconds every task runs before each iteration's measured window; their ops and samples are not counted (0 to 86,400). Not `--warmup`, which counts warm-up iterations."),
+    ];
+
+    fn check_rules(&self) -> Result<()> {
+        check_task_budget(
+            self.tasks,
+            "tasks",
+            0,
+            "use fewer --tasks",
+        )
+    }
+
+    fn case_name(&self) -> String {
+        format!(
+            "contention:{} {} tasks={} duration={} warmup={}",
+            self.testcase.as_str(),
+            self.mode().as_str(),
+            self.tasks,
+            self.duration,
+            self.warmup_sec
+        )
+    }
+
+    fn scaled(&self, factor: f64) -> Self {
+        ContentionParams {
+            duration: scale_count(self.duration, factor),
+            ..self.clone()
+        }
+    }
+
+    /// The warm-up and the window; starting and stopping the tasks is a rounding error.
+    fn estimate_sec(&self) -> f64 {
+        (self.warmup_sec + self.duration) as f64
+    }
+
+    fn comparison_label(&self, _case_name: &str) -> ComparisonLabel {
+        ComparisonLabel {
+            short: format!("{}-{}", self.testcase.as_str(), self.mode().as_str()),
+            load: format!("{}-tasks", self.tasks),
+        }
+    }
+
+    fn build(&self) -> Result<Box<dyn Workload>> {
+        Ok(Box::new(ContentionWorkload::new(Config::of(self))))
+    }
+}
+
+impl ContentionParams {
+    fn mode(&self) -> TaskMode {
+        if self.processes {
+            TaskMode::Process
+        } else {
+            TaskMode::Threads
+        }
+    }
+}
+
+/// What one iteration runs, in the units the tasks use.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Config {
+    testcase: Testcase,
+    tasks: usize,
+    mode: TaskMode,
+    warmup_ns: u64,
+    duration_ns: u64,
+}
+
+impl Config {
+    fn of(p: &ContentionParams) -> Self {
+        Config {
+            testcase: p.testcase,
+            tasks: p.tasks as usize,
+            mode: p.mode(),
+            warmup_ns: p.warmup_sec * 1_000_000_000,
+            duration_ns: p.duration * 1_000_000_000,
+        }
+    }
+}
+
+sys::process_shared! {
+    /// The main thread's word to the tasks, on a cache line of its own that the tasks only read
+    /// until one fails.
+    #[repr(C, align(128))]
+    struct Control {
+        phase: AtomicU32,
+        /// Tasks that failed.
+        failed: AtomicU32,
+    }
+}
+
+sys::process_shared! {
+    /// One task's counters, on two cache lines of its own (adjacent-line prefetchers pair lines)
+    /// so no task's counting disturbs another's.
+    #[repr(C, align(128))]
+    struct Slot {
+        /// Ops so far, stored after every op, read by the main thread around the window.
+        ops: AtomicU64,
+        /// Ops when the task ended.
+        total: AtomicU64,
+        /// Why the task failed ([`Reason`]), 0 if it did not, and the errno of a failed call.
+        failure: AtomicU32,
+        errno: AtomicU32,
+    }
+}
+
+sys::process_shared! {
+    /// Everything the tasks share, in a zero-filled mapping that forked tasks inherit.
+    #[repr(C)]
+    struct Shared {
+        control: Control,
+        slots: [Slot; SLOTS],
+    }
+}
+
+/// Why a task failed: a call that returned an error (with its errno), or a check of the
+/// testcase's own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+enum Reason {
+    Getppid = 1,
+    SchedYield,
+    WrongParent,
+}
+
+impl Reason {
+    const ALL: [Reason; 3] = [Reason::Getppid, Reason::SchedYield, Reason::WrongParent];
+
+    fn of(code: u32) -> Option<Reason> {
+        Reason::ALL.into_iter().find(|r| *r as u32 == code)
+    }
+
+    /// The call that failed, for reasons that are a failed call.
+    fn call(self) -> Option<&'static str> {
+        match self {
+            Reason::Getppid => Some("getppid"),
+            Reason::SchedYield => Some("sched_yield"),
+            Reason::WrongParent => None,
+        }
+    }
+
+    fn describe(self, errno: i32) -> String {
+        if let Some(call) = self.call() {
+            return format!(
+                "{call} failed: {}",
+                std::io::Error::from_raw_os_error(errno)
+            );
+        }
+        match self {
+            Reason::WrongParent => {
+                "getppid returned another pid than the task's parent".to_string()
+            }
+            _ => unreachable!("calls are described above"),
+        }
+    }
+}
+
+/// A task's failure, as it records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Failure {
+    reason: Reason,
+    errno: i32,
+}
+
+impl Failure {
+    fn check(reason: Reason) -> Self {
+        Failure { reason, errno: 0 }
+    }
+
+    fn call(reason: Reason, e: &std::io::Error) -> Self {
+        Failure {
+            reason,
+            errno: e.raw_os_error().unwrap_or(0),
+        }
+    }
+
+    fn code(self) -> TaskCode {
+        if self.reason.call().is_some() {
+            task_code::ERRNO_BASE.saturating_add(self.errno.clamp(0, 190) as u8)
+        } else {
+            task_code::VERIFY_FAILED
+        }
+    }
+}
+
+/// What a task knows: the run, the shared block and its own slot.
+#[derive(Clone)]
+struct TaskCtx {
+    block: Arc<SharedValue<Shared>>,
+    me: usize,
+}
+
+impl TaskCtx {
+    fn shared(&self) -> &Shared {
+        &self.block
+    }
+
+    fn slot(&self) -> &Slot {
+        &self.block.slots[self.me]
+    }
+
+    fn stopping(&self) -> bool {
+        self.shared().control.phase.load(Ordering::Relaxed) == STOP
+    }
+}
+
+/// Runs `op` until the main thread says stop, counting ops into the task's slot: one relaxed
+/// load of the shared phase and one relaxed store to the task's own cache line per op, as
+/// will-it-scale's `(*iterations)++` on its per-task line.
+#[inline(always)]
+fn op_loop(
+    ctx: &TaskCtx,
+    ops: &mut u64,
+    mut op: impl FnMut() -> std::result::Result<(), Failure>,
+) -> std::result::Result<(), Failure> {
+    let slot = ctx.slot();
+    while !ctx.stopping() {
+        op()?;
+        *ops += 1;
+        slot.ops.store(*ops, Ordering::Relaxed);
+    }
+    Ok(())
+}
+
+/// Stores the task's total and, on failure, why; a failure stops every task.
+fn finish(ctx: &TaskCtx, ops: u64, result: std::result::Result<(), Failure>) -> TaskCode {
+    let shared = ctx.shared();
+    let slot = ctx.slot();
+    slot.total.store(ops, Ordering::SeqCst);
+    match result {
+        Ok(()) => task_code::OK,
+        Err(failure) => {
+            slot.errno.store(failure.errno as u32, Ordering::SeqCst);
+            slot.failure
+                .store(failure.reason as u32, Ordering::SeqCst);
+            shared.control.failed.fetch_add(1, Ordering::SeqCst);
+            shared.control.phase.store(STOP, Ordering::SeqCst);
+            failure.code()
+        }
+    }
+}
+
+fn getppid_task(ctx: &TaskCtx, parent: Option<i64>) -> TaskCode {
+    let mut ops = 0;
+    let result = op_loop(ctx, &mut ops, || {
+        let ppid = sys::raw_getppid();
+        match parent {
+            _ if ppid < 0 => Err(Failure::call(
+                Reason::Getppid,
+                &std::io::Error::last_os_error(),
+            )),
+            Some(parent) if ppid != parent => Err(Failure::check(Reason::WrongParent)),
+            _ => Ok(()),
+        }
+    });
+    finish(ctx, ops, result)
+}
+
+fn sched_yield_task(ctx: &TaskCtx) -> TaskCode {
+    let mut ops = 0;
+    let result = op_loop(ctx, &mut ops, || {
+        sys::raw_sched_yield().map_err(|e| Failure::call(Reason::SchedYield, &e))
+    });
+    finish(ctx, ops, result)
+}
+
+/// Jain's fairness index of per-task op counts: (Σx)² / (n·Σx²), 1 when every task did the same,
+/// 1/n when one task did everything; `None` when no task did anything.
+pub fn jain_index(counts: &[u64]) -> Option<f64> {
+    let n = counts.len() as f64;
+    let sum: f64 = counts.iter().map(|&c| c as f64).sum();
+    let squares: f64 = counts.iter().map(|&c| (c as f64) * (c as f64)).sum();
+    (squares > 0.0).then(|| sum * sum / (n * squares))
+}
+
+/// Every task's counter read at the start and the end of the measured window.
+struct Window {
+    ns: u64,
+    start: Vec<u64>,
+    end: Vec<u64>,
+}
+
+impl Window {
+    /// Ops of each task inside the window.
+    fn ops(&self) -> Vec<u64> {
+        self.start
+            .iter()
+            .zip(&self.end)
+            .map(|(a, b)| b.saturating_sub(*a))
+            .collect()
+    }
+}
+
+/// Sleeps until `until` (CLOCK_MONOTONIC ns), waking for signals: a stop signal or the deadline
+/// ends the sleep with its error.
+fn sleep_until(until: u64) -> Result<()> {
+    loop {
+        crate::error::check_stop()?;
+        let now = sys::monotonic_ns();
+        if now >= until {
+            return Ok(());
+        }
+        sys::sleep_interruptible_ns(until - now);
+    }
+}
+
+fn read_counters(shared: &Shared, into: &mut [u64]) {
+    for (value, slot) in into.iter_mut().zip(&shared.slots) {
+        *value = slot.ops.load(Ordering::Relaxed);
+    }
+}
+
+/// Each task's counter must only have grown: window start ≤ window end ≤ its final total.
+fn check_counts(window: &Window, totals: &[u64]) -> Result<()> {
+    for (t, ((start, end), total)) in window
+        .start
+        .iter()
+        .zip(&window.end)
+        .zip(totals)
+        .enumerate()
+    {
+        if start > end || end > total {
+            return Err(Error::failed(format!(
+                "contention task {t}'s op counter went backwards: {start} at the window's start, \
+                 {end} at its end, {total} when it ended"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The metrics of every testcase from the tasks' ops in the window.
+fn rate_metrics(ops: &[u64], window_ns: u64) -> Result<Vec<Measurement>> {
+    let sec = window_ns.max(1) as f64 / 1e9;
+    let total: u64 = ops.iter().sum();
+    let jain = jain_index(ops).ok_or_else(|| {
+        Error::failed(format!(
+            "no task completed an op in the {sec:.3} s measured window; every task starved"
+        ))
+    })?;
+    let rate = |ops: u64| ops as f64 / sec;
+    let min = ops.iter().copied().min().unwrap_or(0);
+    let max = ops.iter().copied().max().unwrap_or(0);
+    Ok(vec![
+        OPS_PER_SEC.value(rate(total)),
+        OPS_PER_SEC_PER_TASK.value(rate(total) / ops.len() as f64),
+        MIN_TASK_OPS_PER_SEC.value(rate(min)),
+        MAX_TASK_OPS_PER_SEC.value(rate(max)),
+        JAIN_FAIRNESS_INDEX.value(jain),
+    ])
+}
+
+pub struct ContentionWorkload {
+    config: Config,
+}
+
+impl ContentionWorkload {
+    fn new(config: Config) -> Self {
+        ContentionWorkload { config }
+    }
+
+    fn spawn_tasks(&self, launch: &mut TaskLaunch, block: &Arc<SharedValue<Shared>>) -> Result<()> {
+        let cfg = self.config;
+        let ctx = |me: usize| TaskCtx {
+            block: Arc::clone(block),
+            me,
+        };
+        let name = |me: usize| format!("{} task {me}", cfg.testcase.as_str());
+        match cfg.testcase {
+            Testcase::Getppid => {
+                // A forked task's parent is this process, for as long as it lives (tasks die
+                // with it); threads share this process's parent, which can change (a shell that
+                // exits hands a nohup'ed run to init), so a thread only checks for a pid.
+                let parent = match cfg.mode {
+                    TaskMode::Process => Some(sys::raw_getpid()),
+                    TaskMode::Threads => None,
+                };
+                for me in 0..cfg.tasks {
+                    let ctx = ctx(me);
+                    launch.spawn(name(me), move || getppid_task(&ctx, parent))?;
+                }
+            }
+            Testcase::SchedYield => {
+                for me in 0..cfg.tasks {
+                    let ctx = ctx(me);
+                    launch.spawn(name(me), move || sched_yield_task(&ctx))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts the tasks, lets them warm up, reads their counters around the measured window,
+    /// stops them and waits for every one.
+    fn measure(&self, launch: &mut TaskLaunch, shared: &Shared) -> Result<Window> {
+        let cfg = self.config;
+        let mut start = vec![0u64; cfg.tasks];
+        let mut end = vec![0u64; cfg.tasks];
+        let released = launch.start()?;
+        let timed = (|| -> Result<u64> {
+            sleep_until(released.saturating_add(cfg.warmup_ns))?;
+            let t0 = sys::monotonic_ns();
+            read_counters(shared, &mut start);
+            shared.control.phase.store(MEASURE, Ordering::SeqCst);
+            sleep_until(t0.saturating_add(cfg.duration_ns))?;
+            let t1 = sys::monotonic_ns();
+            read_counters(shared, &mut end);
+            Ok(t1.saturating_sub(t0))
+        })();
+        shared.control.phase.store(STOP, Ordering::SeqCst);
+        let waited = launch.wait_all();
+        let ns = timed.map_err(|e| match e {
+            Error::TimedOut(_) => Error::TimedOut(format!(
+                "the deadline passed inside the {} s warm-up and {} s measured window; every \
+                 task was told to stop",
+                cfg.warmup_ns / 1_000_000_000,
+                cfg.duration_ns / 1_000_000_000
+            )),
+            other => other,
+        })?;
+        waited.map_err(|e| self.why_failed(shared).unwrap_or(e))?;
+        Ok(Window { ns, start, end })
+    }
+
+    /// The first failure a task recorded, named, if any did.
+    fn why_failed(&self, shared: &Shared) -> Option<Error> {
+        let cfg = self.config;
+        shared.slots[..cfg.tasks]
+            .iter()
+            .enumerate()
+            .find_map(|(t, slot)| {
+                let reason = Reason::of(slot.failure.load(Ordering::SeqCst))?;
+                let errno = slot.errno.load(Ordering::SeqCst) as i32;
+                Some(Error::failed(format!(
+                    "contention {}: task {t} failed: {}",
+                    cfg.testcase.as_str(),
+                    reason.describe(errno)
+                )))
+            })
+    }
+}
+
+impl Workload for ContentionWorkload {
+    fn metrics(&self) -> &'static [MetricDef] {
+        BASE_METRICS
+    }
+
+    fn run_iteration(&mut self, _info: IterationInfo) -> Result<IterationOutput> {
+        let cfg = self.config;
+        let block = Arc::new(
+            SharedValue::<Shared>::new()
+                .map_err(|e| Error::failed(format!("cannot map shared memory: {e}")))?,
+        );
+        let mut launch = TaskLaunch::new(cfg.mode)?;
+        self.spawn_tasks(&mut launch, &block)?;
+        let window = self.measure(&mut launch, &block)?;
+        drop(launch);
+        let shared: &Shared = &block;
+        let totals: Vec<u64> = shared.slots[..cfg.tasks]
+            .iter()
+            .map(|s| s.total.load(Ordering::SeqCst))
+            .collect();
+        check_counts(&window, &totals)?;
+        Ok(rate_metrics(&window.ops(), window.ns)?.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A short run: `ms` milliseconds measured after `warmup_ms`.
+    fn config(testcase: Testcase, tasks: usize, mode: TaskMode) -> Config {
+        Config {
+            testcase,
+            tasks,
+            mode,
+            warmup_ns: 20_000_000,
+            duration_ns: 150_000_000,
+        }
+    }
+
+    fn run(config: Config) -> Result<IterationOutput> {
+        ContentionWorkload::new(config).run_iteration(IterationInfo {
+            index: 0,
+            warmup: false,
+        })
+    }
+
+    fn value(m: &[Measurement], name: &str) -> f64 {
+        m.iter()
+            .find(|m| m.name == name)
+            .unwrap_or_else(|| panic!("no {name} in {m:?}"))
+            .value
+    }
+
+    /// The metrics are there as declared, and agree with each other (no speed is asserted).
+    fn check_metrics(workload: &ContentionWorkload, m: &[Measurement], tasks: usize) {
+        assert!(crate::metric::check_declared(workload.metrics(), m).is_empty(), "{m:?}");
+        let total = value(m, "ops_per_sec");
+        assert!(total > 0.0);
+        let per_task = value(m, "ops_per_sec_per_task");
+        assert!((per_task * tasks as f64 - total).abs() / total < 1e-9);
+        let (min, max) = (value(m, "min_task_ops_per_sec"), value(m, "max_task_ops_per_sec"));
+        assert!(min <= per_task && per_task <= max, "{m:?}");
+        let jain = value(m, "jain_fairness_index");
+        assert!(jain > 0.0 && jain <= 1.0 + 1e-12, "{jain}");
+    }
+
+    #[test]
+    fn kernel_baselines_run_as_threads_and_processes() {
+        for testcase in [Testcase::Getppid, Testcase::SchedYield] {
+            for (mode, tasks) in [(TaskMode::Threads, 3), (TaskMode::Process, 2)] {
+                let cfg = config(testcase, tasks, mode);
+                let workload = ContentionWorkload::new(cfg);
+                let m = run(cfg).unwrap().measurements;
+                check_metrics(&workload, &m, tasks);
+            }
+        }
+    }
+
+    #[test]
+    fn a_failed_call_names_the_task_and_the_reason() {
+        let block = Arc::new(SharedValue::<Shared>::new().unwrap());
+        let cfg = config(Testcase::Getppid, 2, TaskMode::Threads);
+        let ctx = TaskCtx {
+            block: Arc::clone(&block),
+            me: 1,
+        };
+        // A parent the task does not have: the first call fails the check.
+        let code = getppid_task(&ctx, Some(sys::raw_getpid() + 7));
+        assert_eq!(code, task_code::VERIFY_FAILED);
+        assert_eq!(block.control.phase.load(Ordering::SeqCst), STOP, "it stops the rest");
+        assert_eq!(block.slots[1].total.load(Ordering::SeqCst), 0);
+        let err = ContentionWorkload::new(cfg)
+            .why_failed(&block)
+            .unwrap()
+            .to_string();
+        assert_eq!(
+            err,
+            "contention getppid: task 1 failed: getppid returned another pid than the task's \
+             parent"
+        );
+        let call = Failure::call(Reason::SchedYield, &std::io::Error::from_raw_os_error(22));
+        assert_eq!(call.code(), task_code::ERRNO_BASE + 22);
+        assert!(Reason::SchedYield.describe(22).starts_with("sched_yield failed: Invalid"));
+    }
+
+    #[test]
+    fn counters_that_go_backwards_fail() {
+        let window = Window {
+            ns: 1,
+            start: vec![5, 10],
+            end: vec![9, 12],
+        };
+        check_counts(&window, &[9, 13]).unwrap();
+        assert_eq!(window.ops(), [4, 2]);
+        let err = check_counts(&window, &[9, 11]).unwrap_err().to_string();
+        assert!(err.contains("task 1's op counter went backwards"), "{err}");
+    }
+
+    #[test]
+    fn jain_index_of_known_inputs() {
+        assert_eq!(jain_index(&[5, 5, 5, 5]), Some(1.0));
+        assert_eq!(jain_index(&[8, 0, 0, 0]), Some(0.25));
+        // (1+2+3)² / (3·(1+4+9)) = 36/42.
+        assert!((jain_index(&[1, 2, 3]).unwrap() - 36.0 / 42.0).abs() < 1e-12);
+        assert_eq!(jain_index(&[7]), Some(1.0));
+        assert_eq!(jain_index(&[0, 0]), None);
+        assert_eq!(jain_index(&[]), None);
+    }
+
+    #[test]
+    fn a_window_without_ops_fails() {
+        let err = rate_metrics(&[0, 0], 1_000_000_000).unwrap_err().to_string();
+        assert!(err.contains("no task completed an op"), "{err}");
+        let m = rate_metrics(&[3, 1], 500_000_000).unwrap();
+        assert_eq!(value(&m, "ops_per_sec"), 8.0);
+        assert_eq!(value(&m, "min_task_ops_per_sec"), 2.0);
+        assert_eq!(value(&m, "max_task_ops_per_sec"), 6.0);
+        assert_eq!(value(&m, "jain_fairness_index"), 16.0 / 20.0);
+    }
+
+    #[test]
+    fn bad_parameters_name_their_flag() {
+        let bad = |p: ContentionParams, flag: &str| {
+            let err = p.validate().unwrap_err();
+            assert!(err.is_invalid_input());
+            assert!(err.to_string().contains(flag), "{err}");
+        };
+        let zero_tasks = ContentionParams {
+            tasks: 0,
+            ..Default::default()
+        };
+        bad(zero_tasks, "--tasks");
+        let too_many = ContentionParams {
+            tasks: MAX_TASKS + 1,
+            ..Default::default()
+        };
+        bad(too_many, "--tasks");
+        let no_time = ContentionParams {
+            duration: 0,
+            ..Default::default()
+        };
+        bad(no_time, "--duration");
+        let long_warmup = ContentionParams {
+            warmup_sec: MAX_SECONDS + 1,
+            ..Default::default()
+        };
+        bad(long_warmup, "--warmup-sec");
+        assert!(serde_json::from_value::<Testcase>("fork".into()).is_err());
+        ContentionParams::default().validate().unwrap();
+    }
+
+    #[test]
+    fn names_scaling_and_suite_text() {
+        let p = ContentionParams {
+            testcase: Testcase::SchedYield,
+            tasks: 8,
+            processes: true,
+            ..Default::default()
+        };
+        assert_eq!(
+            p.case_name(),
+            "contention:sched-yield process tasks=8 duration=5 warmup=1"
+        );
+        assert_eq!(p.scaled(0.5).duration, 3);
+        assert_eq!(p.scaled(0.01).duration, 1);
+        assert_eq!(p.estimate_sec(), 6.0);
+        let label = p.comparison_label(&p.case_name());
+        assert_eq!((label.short.as_str(), label.load.as_str()), ("sched-yield-process", "8-tasks"));
+        let text = toml::to_string(&p).unwrap();
+        let back: ContentionParams = toml::from_str(&text).unwrap();
+        assert_eq!(back, p);
+        for testcase in Testcase::ALL {
+            let read: Testcase = serde_json::from_value(testcase.as_str().into()).unwrap();
+            assert_eq!(read, testcase);
+        }
+    }
+}
