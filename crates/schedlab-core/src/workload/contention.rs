@@ -7,11 +7,15 @@
 //! tasks check before each op, and waits for them.
 //!
 //! Testcases: `getppid` (a raw system call, will-it-scale's getppid1) and `sched-yield`
-//! (sched_yield1).
+//! (sched_yield1); `mmap` (map 128 MiB of private anonymous memory, touch its first page, unmap:
+//! mmap1 plus the touch) and `page-fault` (map, write every page, unmap: page_fault1, one op per
+//! page), which with threads contend on the one address space's mmap_lock, a sleeping lock whose
+//! waiters spin while its owner runs.
 //!
 //! Verification: every call's result is checked, each task's counter must only grow and end at
 //! least where the window read it, and a task that fails records why in shared memory, raises
 //! the stop flag, and fails the iteration with that reason, naming the task.
+use std::hint::black_box;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -21,7 +25,7 @@ use super::definition::{scale_count, ComparisonLabel, ParamDef, ParamKind, Workl
 use super::definition::{IterationInfo, IterationOutput, Workload};
 use super::tasks::{check_task_budget, TaskLaunch, TaskMode};
 use crate::metric::{Better, Measurement, MetricDef};
-use crate::sys::{self, task_code, SharedValue, TaskCode};
+use crate::sys::{self, task_code, SharedValue, TaskCode, ZeroPageWords};
 use crate::{Error, Result};
 
 pub const OPS_PER_SEC: MetricDef = MetricDef::primary("ops_per_sec", "ops/sec", Better::Higher);
@@ -48,6 +52,9 @@ pub const MAX_TASKS: u64 = 4_096;
 /// Counter slots in the shared block: every task has one.
 const SLOTS: usize = MAX_TASKS as usize;
 const MAX_SECONDS: u64 = 86_400;
+/// will-it-scale's MEMSIZE: what mmap1 and page_fault1 map each time.
+const DEFAULT_MAP_KIB: u64 = 128 * 1024;
+const MAX_MAP_KIB: u64 = 64 * 1024 * 1024;
 
 /// What the tasks are doing, as the main thread says it: warming up (0, the zero-filled start),
 /// measured, or told to stop.
@@ -60,16 +67,30 @@ const STOP: u32 = 2;
 pub enum Testcase {
     Getppid,
     SchedYield,
+    Mmap,
+    PageFault,
 }
 
 impl Testcase {
-    pub const ALL: [Testcase; 2] = [Testcase::Getppid, Testcase::SchedYield];
+    pub const ALL: [Testcase; 4] = [
+        Testcase::Getppid,
+        Testcase::SchedYield,
+        Testcase::Mmap,
+        Testcase::PageFault,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Testcase::Getppid => "getppid",
             Testcase::SchedYield => "sched-yield",
+            Testcase::Mmap => "mmap",
+            Testcase::PageFault => "page-fault",
         }
+    }
+
+    /// Whether it maps memory each time (`--map-kib`).
+    fn maps(self) -> bool {
+        matches!(self, Testcase::Mmap | Testcase::PageFault)
     }
 }
 
@@ -85,6 +106,8 @@ pub struct ContentionParams {
     pub duration: u64,
     /// Seconds run before the measured window, their ops not counted.
     pub warmup_sec: u64,
+    /// KiB mapped each time by `mmap` and `page-fault`.
+    pub map_kib: u64,
 }
 
 impl Default for ContentionParams {
@@ -95,6 +118,7 @@ impl Default for ContentionParams {
             processes: false,
             duration: 5,
             warmup_sec: 1,
+            map_kib: DEFAULT_MAP_KIB,
         }
     }
 }
@@ -110,6 +134,8 @@ time and count their ops: system calls, kernel locks, user-space locks (will-it-
             ParamKind::Choice(&[
                 ("getppid", "getppid(2) as a raw system call (will-it-scale getppid1)"),
                 ("sched-yield", "sched_yield(2) (will-it-scale sched_yield)"),
+                ("mmap", "map --map-kib of private anonymous memory, write its first page, unmap (will-it-scale mmap1, plus the write)"),
+                ("page-fault", "map --map-kib of private anonymous memory, write every page, unmap; one op per page (will-it-scale page_fault1)"),
             ]),
         )
         .value("NAME")
@@ -131,26 +157,48 @@ time and count their ops: system calls, kernel locks, user-space locks (will-it-
             .value("SEC")
             .help("Seconds every task runs before the measured window; their ops are not counted.")
             .details("Seconds every task runs before each iteration's measured window; their ops and samples are not counted (0 to 86,400). Not `--warmup`, which counts warm-up iterations."),
+        ParamDef::new("map_kib", "map-kib", ParamKind::Count { min: 4, max: MAX_MAP_KIB })
+            .value("KIB")
+            .help("mmap and page-fault: KiB mapped each time (will-it-scale: 128 MiB).")
+            .details("`mmap` and `page-fault`: KiB of private anonymous memory each task maps each time (4 to 64 GiB; will-it-scale's 128 MiB). `page-fault` holds it all at once in every task, which must fit in the memory available."),
     ];
 
     fn check_rules(&self) -> Result<()> {
-        check_task_budget(
-            self.tasks,
-            "tasks",
-            0,
-            "use fewer --tasks",
-        )
+        self.check_knobs()?;
+        if self.testcase == Testcase::PageFault {
+            let bytes = self.tasks.saturating_mul(self.map_kib.saturating_mul(1024));
+            if let Some(available) = sys::available_memory_bytes() {
+                if bytes > available {
+                    return Err(Error::param(
+                        "map_kib",
+                        format!(
+                            "{} KiB in each of {} tasks is {} MiB at once, more than the {} MiB \
+                             available; map less or use fewer --tasks",
+                            self.map_kib,
+                            self.tasks,
+                            bytes >> 20,
+                            available >> 20
+                        ),
+                    ));
+                }
+            }
+        }
+        check_task_budget(self.tasks, "tasks", 0, "use fewer --tasks")
     }
 
     fn case_name(&self) -> String {
-        format!(
+        let mut name = format!(
             "contention:{} {} tasks={} duration={} warmup={}",
             self.testcase.as_str(),
             self.mode().as_str(),
             self.tasks,
             self.duration,
             self.warmup_sec
-        )
+        );
+        if self.testcase.maps() {
+            name.push_str(&format!(" map-kib={}", self.map_kib));
+        }
+        name
     }
 
     fn scaled(&self, factor: f64) -> Self {
@@ -185,6 +233,24 @@ impl ContentionParams {
             TaskMode::Threads
         }
     }
+
+    /// A testcase's own flag given to another testcase is refused rather than ignored.
+    fn check_knobs(&self) -> Result<()> {
+        let default = ContentionParams::default();
+        let unused = |key: &'static str, given: bool, used_by: &str| {
+            if given {
+                return Err(Error::param(
+                    key,
+                    format!("applies to {used_by} only, not {}", self.testcase.as_str()),
+                ));
+            }
+            Ok(())
+        };
+        if !self.testcase.maps() {
+            unused("map_kib", self.map_kib != default.map_kib, "mmap and page-fault")?;
+        }
+        Ok(())
+    }
 }
 
 /// What one iteration runs, in the units the tasks use.
@@ -195,6 +261,7 @@ struct Config {
     mode: TaskMode,
     warmup_ns: u64,
     duration_ns: u64,
+    map_bytes: usize,
 }
 
 impl Config {
@@ -205,6 +272,7 @@ impl Config {
             mode: p.mode(),
             warmup_ns: p.warmup_sec * 1_000_000_000,
             duration_ns: p.duration * 1_000_000_000,
+            map_bytes: (p.map_kib * 1024) as usize,
         }
     }
 }
@@ -251,11 +319,21 @@ sys::process_shared! {
 enum Reason {
     Getppid = 1,
     SchedYield,
+    Mmap,
+    Munmap,
     WrongParent,
+    PageLost,
 }
 
 impl Reason {
-    const ALL: [Reason; 3] = [Reason::Getppid, Reason::SchedYield, Reason::WrongParent];
+    const ALL: [Reason; 6] = [
+        Reason::Getppid,
+        Reason::SchedYield,
+        Reason::Mmap,
+        Reason::Munmap,
+        Reason::WrongParent,
+        Reason::PageLost,
+    ];
 
     fn of(code: u32) -> Option<Reason> {
         Reason::ALL.into_iter().find(|r| *r as u32 == code)
@@ -266,7 +344,9 @@ impl Reason {
         match self {
             Reason::Getppid => Some("getppid"),
             Reason::SchedYield => Some("sched_yield"),
-            Reason::WrongParent => None,
+            Reason::Mmap => Some("mmap"),
+            Reason::Munmap => Some("munmap"),
+            Reason::WrongParent | Reason::PageLost => None,
         }
     }
 
@@ -280,6 +360,9 @@ impl Reason {
         match self {
             Reason::WrongParent => {
                 "getppid returned another pid than the task's parent".to_string()
+            }
+            Reason::PageLost => {
+                "a page of its mapping did not hold what the task wrote there".to_string()
             }
             _ => unreachable!("calls are described above"),
         }
@@ -392,6 +475,57 @@ fn sched_yield_task(ctx: &TaskCtx) -> TaskCode {
     let result = op_loop(ctx, &mut ops, || {
         sys::raw_sched_yield().map_err(|e| Failure::call(Reason::SchedYield, &e))
     });
+    finish(ctx, ops, result)
+}
+
+/// A fresh mapping of `words` u64s, its first word written and read back, then unmapped: the touch
+/// makes every op take a page fault and its munmap zap a page (with threads, a TLB flush on every
+/// CPU running the process), where mmap1 maps and unmaps only.
+fn mmap_task(ctx: &TaskCtx, words: usize) -> TaskCode {
+    let mut ops = 0;
+    let tag = ctx.me as u64 + 1;
+    let result = op_loop(ctx, &mut ops, || {
+        let mut map = ZeroPageWords::new(words).map_err(|e| Failure::call(Reason::Mmap, &e))?;
+        let first = black_box(map.as_mut_slice());
+        first[0] = tag;
+        if black_box(&first[..1])[0] != tag {
+            return Err(Failure::check(Reason::PageLost));
+        }
+        map.unmap().map_err(|e| Failure::call(Reason::Munmap, &e))
+    });
+    finish(ctx, ops, result)
+}
+
+/// page_fault1: map `pages` pages, write the first word of each (one op per page, counted as it
+/// goes, so the window reads whole faults), check three of them, unmap. The stop flag is read
+/// once per mapping, so a task ends at most one mapping after being told.
+fn page_fault_task(ctx: &TaskCtx, pages: usize, page_words: usize) -> TaskCode {
+    let slot = ctx.slot();
+    let mut ops = 0u64;
+    let result = (|| {
+        let mut round = 0u64;
+        while !ctx.stopping() {
+            let mut map = ZeroPageWords::new(pages * page_words)
+                .map_err(|e| Failure::call(Reason::Mmap, &e))?;
+            // Distinct per task, round and page, and never 0 (an untouched page).
+            let tag = |page: usize| (ctx.me as u64 + 1) << 48 | (round & 0xffff) << 32 | page as u64;
+            let words = map.as_mut_slice();
+            for page in 0..pages {
+                words[page * page_words] = tag(page);
+                ops += 1;
+                slot.ops.store(ops, Ordering::Relaxed);
+            }
+            let words = black_box(words);
+            for page in [0, pages - 1, round as usize % pages] {
+                if words[page * page_words] != tag(page) {
+                    return Err(Failure::check(Reason::PageLost));
+                }
+            }
+            map.unmap().map_err(|e| Failure::call(Reason::Munmap, &e))?;
+            round += 1;
+        }
+        Ok(())
+    })();
     finish(ctx, ops, result)
 }
 
@@ -517,6 +651,21 @@ impl ContentionWorkload {
                     launch.spawn(name(me), move || sched_yield_task(&ctx))?;
                 }
             }
+            Testcase::Mmap => {
+                let words = (cfg.map_bytes / 8).max(1);
+                for me in 0..cfg.tasks {
+                    let ctx = ctx(me);
+                    launch.spawn(name(me), move || mmap_task(&ctx, words))?;
+                }
+            }
+            Testcase::PageFault => {
+                let page = sys::page_size();
+                let pages = (cfg.map_bytes / page).max(1);
+                for me in 0..cfg.tasks {
+                    let ctx = ctx(me);
+                    launch.spawn(name(me), move || page_fault_task(&ctx, pages, page / 8))?;
+                }
+            }
         }
         Ok(())
     }
@@ -608,6 +757,7 @@ mod tests {
             mode,
             warmup_ns: 20_000_000,
             duration_ns: 150_000_000,
+            map_bytes: 1 << 20,
         }
     }
 
@@ -641,6 +791,18 @@ mod tests {
     #[test]
     fn kernel_baselines_run_as_threads_and_processes() {
         for testcase in [Testcase::Getppid, Testcase::SchedYield] {
+            for (mode, tasks) in [(TaskMode::Threads, 3), (TaskMode::Process, 2)] {
+                let cfg = config(testcase, tasks, mode);
+                let workload = ContentionWorkload::new(cfg);
+                let m = run(cfg).unwrap().measurements;
+                check_metrics(&workload, &m, tasks);
+            }
+        }
+    }
+
+    #[test]
+    fn mappings_are_made_touched_and_unmapped_by_threads_and_processes() {
+        for testcase in [Testcase::Mmap, Testcase::PageFault] {
             for (mode, tasks) in [(TaskMode::Threads, 3), (TaskMode::Process, 2)] {
                 let cfg = config(testcase, tasks, mode);
                 let workload = ContentionWorkload::new(cfg);
@@ -739,6 +901,27 @@ mod tests {
             ..Default::default()
         };
         bad(long_warmup, "--warmup-sec");
+        let not_mapping = ContentionParams {
+            map_kib: 64,
+            ..Default::default()
+        };
+        bad(not_mapping, "--map-kib applies to mmap and page-fault only, not getppid");
+        let too_much = ContentionParams {
+            testcase: Testcase::PageFault,
+            tasks: MAX_TASKS,
+            map_kib: MAX_MAP_KIB,
+            ..Default::default()
+        };
+        bad(too_much, "--map-kib");
+        // mmap never touches more than a page, so its mappings need only address space.
+        ContentionParams {
+            testcase: Testcase::Mmap,
+            tasks: 64,
+            map_kib: MAX_MAP_KIB,
+            ..Default::default()
+        }
+        .validate()
+        .unwrap();
         assert!(serde_json::from_value::<Testcase>("fork".into()).is_err());
         ContentionParams::default().validate().unwrap();
     }
@@ -756,6 +939,15 @@ mod tests {
             "contention:sched-yield process tasks=8 duration=5 warmup=1"
         );
         assert_eq!(p.scaled(0.5).duration, 3);
+        let mapping = ContentionParams {
+            testcase: Testcase::PageFault,
+            map_kib: 4096,
+            ..Default::default()
+        };
+        assert_eq!(
+            mapping.case_name(),
+            "contention:page-fault threads tasks=2 duration=5 warmup=1 map-kib=4096"
+        );
         assert_eq!(p.scaled(0.01).duration, 1);
         assert_eq!(p.estimate_sec(), 6.0);
         let label = p.comparison_label(&p.case_name());
