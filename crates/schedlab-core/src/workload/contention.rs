@@ -10,11 +10,17 @@
 //! (sched_yield1); `mmap` (map 128 MiB of private anonymous memory, touch its first page, unmap:
 //! mmap1 plus the touch) and `page-fault` (map, write every page, unmap: page_fault1, one op per
 //! page), which with threads contend on the one address space's mmap_lock, a sleeping lock whose
-//! waiters spin while its owner runs.
+//! waiters spin while its owner runs; `fcntl-lock` (every task takes and releases a write lock on
+//! the first byte of one shared file, through its own open file description, with `work` units
+//! of work inside: will-it-scale's lock2 with real exclusion between threads too).
 //!
 //! Verification: every call's result is checked, each task's counter must only grow and end at
 //! least where the window read it, and a task that fails records why in shared memory, raises
-//! the stop flag, and fails the iteration with that reason, naming the task.
+//! the stop flag, and fails the iteration with that reason, naming the task. Inside every
+//! critical section the holder swaps its id into a holder word (finding it empty) and back out
+//! (finding its own id), and increments a shared counter by a plain load and store, so two
+//! holders at once show as a task's failure or, afterwards, as a counter short of the
+//! acquisitions counted: lost updates.
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -25,7 +31,8 @@ use super::definition::{scale_count, ComparisonLabel, ParamDef, ParamKind, Workl
 use super::definition::{IterationInfo, IterationOutput, Workload};
 use super::tasks::{check_task_budget, TaskLaunch, TaskMode};
 use crate::metric::{Better, Measurement, MetricDef};
-use crate::sys::{self, task_code, SharedValue, TaskCode, ZeroPageWords};
+use super::semaphore::burn;
+use crate::sys::{self, task_code, OwnedFd, RecordLock, SharedValue, TaskCode, ZeroPageWords};
 use crate::{Error, Result};
 
 pub const OPS_PER_SEC: MetricDef = MetricDef::primary("ops_per_sec", "ops/sec", Better::Higher);
@@ -55,6 +62,9 @@ const MAX_SECONDS: u64 = 86_400;
 /// will-it-scale's MEMSIZE: what mmap1 and page_fault1 map each time.
 const DEFAULT_MAP_KIB: u64 = 128 * 1024;
 const MAX_MAP_KIB: u64 = 64 * 1024 * 1024;
+/// Units of work inside a critical section: the default, and the most (a few ms).
+const DEFAULT_WORK: u64 = 100;
+const MAX_WORK: u64 = 1_000_000;
 
 /// What the tasks are doing, as the main thread says it: warming up (0, the zero-filled start),
 /// measured, or told to stop.
@@ -69,14 +79,16 @@ pub enum Testcase {
     SchedYield,
     Mmap,
     PageFault,
+    FcntlLock,
 }
 
 impl Testcase {
-    pub const ALL: [Testcase; 4] = [
+    pub const ALL: [Testcase; 5] = [
         Testcase::Getppid,
         Testcase::SchedYield,
         Testcase::Mmap,
         Testcase::PageFault,
+        Testcase::FcntlLock,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -85,7 +97,13 @@ impl Testcase {
             Testcase::SchedYield => "sched-yield",
             Testcase::Mmap => "mmap",
             Testcase::PageFault => "page-fault",
+            Testcase::FcntlLock => "fcntl-lock",
         }
+    }
+
+    /// Whether it runs a critical section of `--work` units under a lock.
+    fn has_critical_section(self) -> bool {
+        matches!(self, Testcase::FcntlLock)
     }
 
     /// Whether it maps memory each time (`--map-kib`).
@@ -108,6 +126,8 @@ pub struct ContentionParams {
     pub warmup_sec: u64,
     /// KiB mapped each time by `mmap` and `page-fault`.
     pub map_kib: u64,
+    /// Units of work inside each critical section.
+    pub work: u64,
 }
 
 impl Default for ContentionParams {
@@ -119,6 +139,7 @@ impl Default for ContentionParams {
             duration: 5,
             warmup_sec: 1,
             map_kib: DEFAULT_MAP_KIB,
+            work: DEFAULT_WORK,
         }
     }
 }
@@ -136,6 +157,7 @@ time and count their ops: system calls, kernel locks, user-space locks (will-it-
                 ("sched-yield", "sched_yield(2) (will-it-scale sched_yield)"),
                 ("mmap", "map --map-kib of private anonymous memory, write its first page, unmap (will-it-scale mmap1, plus the write)"),
                 ("page-fault", "map --map-kib of private anonymous memory, write every page, unmap; one op per page (will-it-scale page_fault1)"),
+                ("fcntl-lock", "take and release an open-file-description write lock on the first byte of one file shared by all tasks, --work units inside (will-it-scale lock2)"),
             ]),
         )
         .value("NAME")
@@ -161,10 +183,19 @@ time and count their ops: system calls, kernel locks, user-space locks (will-it-
             .value("KIB")
             .help("mmap and page-fault: KiB mapped each time (will-it-scale: 128 MiB).")
             .details("`mmap` and `page-fault`: KiB of private anonymous memory each task maps each time (4 to 64 GiB; will-it-scale's 128 MiB). `page-fault` holds it all at once in every task, which must fit in the memory available."),
+        ParamDef::new("work", "work", ParamKind::Count { min: 0, max: MAX_WORK })
+            .value("W")
+            .help("Lock testcases: units of work inside each critical section.")
+            .details("`fcntl-lock`: units of work inside each critical section, a load, an add and a store each through `black_box` (a few cycles; 0 to 10^6)."),
     ];
 
     fn check_rules(&self) -> Result<()> {
         self.check_knobs()?;
+        let descriptors = match self.testcase {
+            // One open file description per task, and the file's own while they are opened.
+            Testcase::FcntlLock => self.tasks + 1,
+            _ => 0,
+        };
         if self.testcase == Testcase::PageFault {
             let bytes = self.tasks.saturating_mul(self.map_kib.saturating_mul(1024));
             if let Some(available) = sys::available_memory_bytes() {
@@ -183,7 +214,7 @@ time and count their ops: system calls, kernel locks, user-space locks (will-it-
                 }
             }
         }
-        check_task_budget(self.tasks, "tasks", 0, "use fewer --tasks")
+        check_task_budget(self.tasks, "tasks", descriptors, "use fewer --tasks")
     }
 
     fn case_name(&self) -> String {
@@ -197,6 +228,9 @@ time and count their ops: system calls, kernel locks, user-space locks (will-it-
         );
         if self.testcase.maps() {
             name.push_str(&format!(" map-kib={}", self.map_kib));
+        }
+        if self.testcase.has_critical_section() {
+            name.push_str(&format!(" work={}", self.work));
         }
         name
     }
@@ -249,6 +283,9 @@ impl ContentionParams {
         if !self.testcase.maps() {
             unused("map_kib", self.map_kib != default.map_kib, "mmap and page-fault")?;
         }
+        if !self.testcase.has_critical_section() {
+            unused("work", self.work != default.work, "fcntl-lock")?;
+        }
         Ok(())
     }
 }
@@ -262,6 +299,7 @@ struct Config {
     warmup_ns: u64,
     duration_ns: u64,
     map_bytes: usize,
+    work: u64,
 }
 
 impl Config {
@@ -273,6 +311,7 @@ impl Config {
             warmup_ns: p.warmup_sec * 1_000_000_000,
             duration_ns: p.duration * 1_000_000_000,
             map_bytes: (p.map_kib * 1024) as usize,
+            work: p.work,
         }
     }
 }
@@ -289,6 +328,17 @@ sys::process_shared! {
 }
 
 sys::process_shared! {
+    /// What every critical section checks and changes, on a cache line of its own.
+    #[repr(C, align(128))]
+    struct Guarded {
+        /// The id (task + 1) of the task inside, 0 when none is.
+        holder: AtomicU32,
+        /// Incremented inside every critical section by a plain load and store.
+        counter: AtomicU64,
+    }
+}
+
+sys::process_shared! {
     /// One task's counters, on two cache lines of its own (adjacent-line prefetchers pair lines)
     /// so no task's counting disturbs another's.
     #[repr(C, align(128))]
@@ -300,6 +350,8 @@ sys::process_shared! {
         /// Why the task failed ([`Reason`]), 0 if it did not, and the errno of a failed call.
         failure: AtomicU32,
         errno: AtomicU32,
+        /// The result of the critical sections' work, stored so no optimiser drops it.
+        sink: AtomicU64,
     }
 }
 
@@ -308,6 +360,7 @@ sys::process_shared! {
     #[repr(C)]
     struct Shared {
         control: Control,
+        guarded: Guarded,
         slots: [Slot; SLOTS],
     }
 }
@@ -321,18 +374,24 @@ enum Reason {
     SchedYield,
     Mmap,
     Munmap,
+    RecordLock,
+    RecordUnlock,
     WrongParent,
     PageLost,
+    TwoHolders,
 }
 
 impl Reason {
-    const ALL: [Reason; 6] = [
+    const ALL: [Reason; 9] = [
         Reason::Getppid,
         Reason::SchedYield,
         Reason::Mmap,
         Reason::Munmap,
+        Reason::RecordLock,
+        Reason::RecordUnlock,
         Reason::WrongParent,
         Reason::PageLost,
+        Reason::TwoHolders,
     ];
 
     fn of(code: u32) -> Option<Reason> {
@@ -346,7 +405,9 @@ impl Reason {
             Reason::SchedYield => Some("sched_yield"),
             Reason::Mmap => Some("mmap"),
             Reason::Munmap => Some("munmap"),
-            Reason::WrongParent | Reason::PageLost => None,
+            Reason::RecordLock => Some("fcntl(F_OFD_SETLKW, F_WRLCK)"),
+            Reason::RecordUnlock => Some("fcntl(F_OFD_SETLKW, F_UNLCK)"),
+            Reason::WrongParent | Reason::PageLost | Reason::TwoHolders => None,
         }
     }
 
@@ -364,6 +425,9 @@ impl Reason {
             Reason::PageLost => {
                 "a page of its mapping did not hold what the task wrote there".to_string()
             }
+            Reason::TwoHolders => "another task was inside the critical section with it: the \
+                                   lock let two holders in"
+                .to_string(),
             _ => unreachable!("calls are described above"),
         }
     }
@@ -529,6 +593,96 @@ fn page_fault_task(ctx: &TaskCtx, pages: usize, page_words: usize) -> TaskCode {
     finish(ctx, ops, result)
 }
 
+/// A lock around a critical section.
+trait CriticalLock {
+    /// Takes the lock, runs `section`, releases the lock. An error means the lock is not held.
+    fn critical(&self, section: impl FnOnce()) -> std::result::Result<(), Failure>;
+}
+
+/// An open-file-description write lock on the first byte of the shared file, through this task's
+/// own description.
+struct FileLock(OwnedFd);
+
+impl CriticalLock for FileLock {
+    fn critical(&self, section: impl FnOnce()) -> std::result::Result<(), Failure> {
+        use sys::AsFd;
+        sys::ofd_record_lock(self.0.as_fd(), 0, 1, RecordLock::Write)
+            .map_err(|e| Failure::call(Reason::RecordLock, &e))?;
+        section();
+        sys::ofd_record_lock(self.0.as_fd(), 0, 1, RecordLock::Unlock)
+            .map_err(|e| Failure::call(Reason::RecordUnlock, &e))
+    }
+}
+
+/// The critical section: `holder` swapped in (finding nobody) and out (finding itself), the
+/// shared counter incremented by a plain load and store around `work` units. Returns whether the
+/// task was alone inside; it never leaves early, so the lock is always released.
+#[inline]
+fn guarded_section(guarded: &Guarded, holder: u32, work: u64, sink: &mut u64) -> bool {
+    let before = guarded.holder.swap(holder, Ordering::Relaxed);
+    let count = guarded.counter.load(Ordering::Relaxed);
+    *sink = burn(work, *sink ^ count);
+    guarded.counter.store(count + 1, Ordering::Relaxed);
+    let after = guarded.holder.swap(0, Ordering::Relaxed);
+    before == 0 && after == holder
+}
+
+/// Takes `lock` around the critical section until told to stop, one op per critical section.
+fn lock_loop<L: CriticalLock>(
+    ctx: &TaskCtx,
+    lock: &L,
+    work: u64,
+    ops: &mut u64,
+) -> std::result::Result<(), Failure> {
+    let (guarded, slot) = (&ctx.shared().guarded, ctx.slot());
+    let holder = ctx.me as u32 + 1;
+    let mut sink = 0u64;
+    let result = loop {
+        if ctx.stopping() {
+            break Ok(());
+        }
+        let mut alone = true;
+        if let Err(failure) =
+            lock.critical(|| alone = guarded_section(guarded, holder, work, &mut sink))
+        {
+            break Err(failure);
+        }
+        *ops += 1;
+        slot.ops.store(*ops, Ordering::Relaxed);
+        if !alone {
+            break Err(Failure::check(Reason::TwoHolders));
+        }
+    };
+    slot.sink.store(sink, Ordering::Relaxed);
+    result
+}
+
+fn fcntl_lock_task(ctx: &TaskCtx, file: FileLock, work: u64) -> TaskCode {
+    let mut ops = 0;
+    let result = lock_loop(ctx, &file, work, &mut ops);
+    finish(ctx, ops, result)
+}
+
+/// After every task has ended: nobody is inside, and the counter incremented inside the critical
+/// section equals the acquisitions the tasks counted (fewer means lost updates: two holders).
+fn check_guarded(counter: u64, holder: u32, acquisitions: u64) -> Result<()> {
+    if holder != 0 {
+        return Err(Error::failed(format!(
+            "after every task ended, task {} still shows as inside the critical section",
+            holder - 1
+        )));
+    }
+    if counter != acquisitions {
+        return Err(Error::failed(format!(
+            "the counter incremented inside the critical section reads {counter}, but the tasks \
+             counted {acquisitions} acquisitions: {} updates were lost, so two tasks held the \
+             lock at once",
+            acquisitions.abs_diff(counter)
+        )));
+    }
+    Ok(())
+}
+
 /// Jain's fairness index of per-task op counts: (Σx)² / (n·Σx²), 1 when every task did the same,
 /// 1/n when one task did everything; `None` when no task did anything.
 pub fn jain_index(counts: &[u64]) -> Option<f64> {
@@ -666,6 +820,18 @@ impl ContentionWorkload {
                     launch.spawn(name(me), move || page_fault_task(&ctx, pages, page / 8))?;
                 }
             }
+            Testcase::FcntlLock => {
+                sys::raise_open_files_limit();
+                let files = sys::lock_file_descriptions(cfg.tasks)
+                    .map_err(|e| Error::failed(format!("cannot open the file to lock: {e}")))?;
+                for (me, file) in files.into_iter().enumerate() {
+                    let ctx = ctx(me);
+                    let work = cfg.work;
+                    launch.spawn(name(me), move || {
+                        fcntl_lock_task(&ctx, FileLock(file), work)
+                    })?;
+                }
+            }
         }
         Ok(())
     }
@@ -741,6 +907,13 @@ impl Workload for ContentionWorkload {
             .map(|s| s.total.load(Ordering::SeqCst))
             .collect();
         check_counts(&window, &totals)?;
+        if cfg.testcase.has_critical_section() {
+            check_guarded(
+                shared.guarded.counter.load(Ordering::SeqCst),
+                shared.guarded.holder.load(Ordering::SeqCst),
+                totals.iter().sum(),
+            )?;
+        }
         Ok(rate_metrics(&window.ops(), window.ns)?.into())
     }
 }
@@ -758,6 +931,7 @@ mod tests {
             warmup_ns: 20_000_000,
             duration_ns: 150_000_000,
             map_bytes: 1 << 20,
+            work: 50,
         }
     }
 
@@ -810,6 +984,63 @@ mod tests {
                 check_metrics(&workload, &m, tasks);
             }
         }
+    }
+
+    #[test]
+    fn fcntl_locks_exclude_threads_and_processes() {
+        for (mode, tasks) in [(TaskMode::Threads, 3), (TaskMode::Process, 2)] {
+            let cfg = config(Testcase::FcntlLock, tasks, mode);
+            let workload = ContentionWorkload::new(cfg);
+            let m = run(cfg).unwrap().measurements;
+            check_metrics(&workload, &m, tasks);
+        }
+    }
+
+    #[test]
+    fn a_second_holder_is_caught_inside_and_lost_updates_after() {
+        let block = SharedValue::<Shared>::new().unwrap();
+        let mut sink = 0;
+        assert!(guarded_section(&block.guarded, 1, 10, &mut sink));
+        assert_eq!(block.guarded.counter.load(Ordering::SeqCst), 1);
+        // Task 2 is inside (its id is in the holder word) when task 0 enters.
+        block.guarded.holder.store(3, Ordering::SeqCst);
+        assert!(!guarded_section(&block.guarded, 1, 10, &mut sink));
+        check_guarded(2, 0, 2).unwrap();
+        let err = check_guarded(1, 0, 2).unwrap_err().to_string();
+        assert!(err.contains("1 updates were lost, so two tasks held the lock"), "{err}");
+        let err = check_guarded(2, 3, 2).unwrap_err().to_string();
+        assert!(err.contains("task 2 still shows as inside"), "{err}");
+    }
+
+    /// A "lock" that lets everyone in, run by the real loop: the holder word catches it.
+    struct NoLock;
+
+    impl CriticalLock for NoLock {
+        fn critical(&self, section: impl FnOnce()) -> std::result::Result<(), Failure> {
+            section();
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_lock_that_excludes_nobody_fails_loudly() {
+        let block = SharedValue::<Shared>::new().unwrap();
+        // Another task is inside for good: the first section sees it.
+        block.guarded.holder.store(2, Ordering::SeqCst);
+        let ctx = TaskCtx {
+            block: Arc::new(block),
+            me: 0,
+        };
+        let mut ops = 0;
+        let result = lock_loop(&ctx, &NoLock, 10, &mut ops);
+        assert_eq!(result, Err(Failure::check(Reason::TwoHolders)));
+        assert_eq!(ops, 1, "the section ran and counts");
+        assert_eq!(finish(&ctx, ops, result), task_code::VERIFY_FAILED);
+        let err = ContentionWorkload::new(config(Testcase::FcntlLock, 2, TaskMode::Threads))
+            .why_failed(ctx.shared())
+            .unwrap()
+            .to_string();
+        assert!(err.contains("task 0 failed: another task was inside the critical section with it"), "{err}");
     }
 
     #[test]
@@ -901,6 +1132,18 @@ mod tests {
             ..Default::default()
         };
         bad(long_warmup, "--warmup-sec");
+        let no_section = ContentionParams {
+            testcase: Testcase::Mmap,
+            work: 7,
+            ..Default::default()
+        };
+        bad(no_section, "--work applies to fcntl-lock only, not mmap");
+        let absurd_work = ContentionParams {
+            testcase: Testcase::FcntlLock,
+            work: MAX_WORK + 1,
+            ..Default::default()
+        };
+        bad(absurd_work, "--work");
         let not_mapping = ContentionParams {
             map_kib: 64,
             ..Default::default()
