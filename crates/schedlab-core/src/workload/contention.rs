@@ -12,7 +12,9 @@
 //! page), which with threads contend on the one address space's mmap_lock, a sleeping lock whose
 //! waiters spin while its owner runs; `fcntl-lock` (every task takes and releases a write lock on
 //! the first byte of one shared file, through its own open file description, with `work` units
-//! of work inside: will-it-scale's lock2 with real exclusion between threads too).
+//! of work inside: will-it-scale's lock2 with real exclusion between threads too);
+//! `pipe-writers` (every task writes records into one pipe that `readers` more tasks drain: the
+//! pipe's mutex, a sleeping lock that spins on its owner, and its wake-ups).
 //!
 //! Verification: every call's result is checked, each task's counter must only grow and end at
 //! least where the window read it, and a task that fails records why in shared memory, raises
@@ -20,7 +22,9 @@
 //! critical section the holder swaps its id into a holder word (finding it empty) and back out
 //! (finding its own id), and increments a shared counter by a plain load and store, so two
 //! holders at once show as a task's failure or, afterwards, as a counter short of the
-//! acquisitions counted: lost updates.
+//! acquisitions counted: lost updates. Pipe records carry their writer's id; readers check that
+//! every read holds whole records from known writers, and afterwards the bytes and the ids they
+//! summed must match the writes the writers counted.
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -32,7 +36,9 @@ use super::definition::{IterationInfo, IterationOutput, Workload};
 use super::tasks::{check_task_budget, TaskLaunch, TaskMode};
 use crate::metric::{Better, Measurement, MetricDef};
 use super::semaphore::burn;
-use crate::sys::{self, task_code, OwnedFd, RecordLock, SharedValue, TaskCode, ZeroPageWords};
+use crate::sys::{
+    self, task_code, AsFd, OwnedFd, RecordLock, SharedValue, TaskCode, ZeroPageWords,
+};
 use crate::{Error, Result};
 
 pub const OPS_PER_SEC: MetricDef = MetricDef::primary("ops_per_sec", "ops/sec", Better::Higher);
@@ -56,8 +62,8 @@ const BASE_METRICS: &[MetricDef] = &[
 
 /// The most tasks of a testcase.
 pub const MAX_TASKS: u64 = 4_096;
-/// Counter slots in the shared block: every task has one.
-const SLOTS: usize = MAX_TASKS as usize;
+/// Counter slots in the shared block: every task has one, helpers (pipe readers) included.
+const SLOTS: usize = 2 * MAX_TASKS as usize;
 const MAX_SECONDS: u64 = 86_400;
 /// will-it-scale's MEMSIZE: what mmap1 and page_fault1 map each time.
 const DEFAULT_MAP_KIB: u64 = 128 * 1024;
@@ -65,6 +71,11 @@ const MAX_MAP_KIB: u64 = 64 * 1024 * 1024;
 /// Units of work inside a critical section: the default, and the most (a few ms).
 const DEFAULT_WORK: u64 = 100;
 const MAX_WORK: u64 = 1_000_000;
+/// Bytes per pipe write: the default, and the most that a write keeps whole (PIPE_BUF).
+const DEFAULT_WRITE_BYTES: u64 = 64;
+const MAX_WRITE_BYTES: usize = 4_096;
+/// Bytes a pipe reader asks for per read (the default pipe capacity), rounded down to records.
+const READ_BYTES: usize = 64 * 1024;
 
 /// What the tasks are doing, as the main thread says it: warming up (0, the zero-filled start),
 /// measured, or told to stop.
@@ -80,15 +91,17 @@ pub enum Testcase {
     Mmap,
     PageFault,
     FcntlLock,
+    PipeWriters,
 }
 
 impl Testcase {
-    pub const ALL: [Testcase; 5] = [
+    pub const ALL: [Testcase; 6] = [
         Testcase::Getppid,
         Testcase::SchedYield,
         Testcase::Mmap,
         Testcase::PageFault,
         Testcase::FcntlLock,
+        Testcase::PipeWriters,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -98,6 +111,7 @@ impl Testcase {
             Testcase::Mmap => "mmap",
             Testcase::PageFault => "page-fault",
             Testcase::FcntlLock => "fcntl-lock",
+            Testcase::PipeWriters => "pipe-writers",
         }
     }
 
@@ -128,6 +142,10 @@ pub struct ContentionParams {
     pub map_kib: u64,
     /// Units of work inside each critical section.
     pub work: u64,
+    /// `pipe-writers`: tasks draining the pipe, besides the writers.
+    pub readers: u64,
+    /// `pipe-writers`: bytes per write.
+    pub write_bytes: u64,
 }
 
 impl Default for ContentionParams {
@@ -140,6 +158,8 @@ impl Default for ContentionParams {
             warmup_sec: 1,
             map_kib: DEFAULT_MAP_KIB,
             work: DEFAULT_WORK,
+            readers: 1,
+            write_bytes: DEFAULT_WRITE_BYTES,
         }
     }
 }
@@ -158,6 +178,7 @@ time and count their ops: system calls, kernel locks, user-space locks (will-it-
                 ("mmap", "map --map-kib of private anonymous memory, write its first page, unmap (will-it-scale mmap1, plus the write)"),
                 ("page-fault", "map --map-kib of private anonymous memory, write every page, unmap; one op per page (will-it-scale page_fault1)"),
                 ("fcntl-lock", "take and release an open-file-description write lock on the first byte of one file shared by all tasks, --work units inside (will-it-scale lock2)"),
+                ("pipe-writers", "write one --write-bytes record into one pipe all tasks share, which --readers more tasks drain"),
             ]),
         )
         .value("NAME")
@@ -187,6 +208,15 @@ time and count their ops: system calls, kernel locks, user-space locks (will-it-
             .value("W")
             .help("Lock testcases: units of work inside each critical section.")
             .details("`fcntl-lock`: units of work inside each critical section, a load, an add and a store each through `black_box` (a few cycles; 0 to 10^6)."),
+        ParamDef::new("readers", "readers", ParamKind::Count { min: 1, max: MAX_TASKS })
+            .value("R")
+            .help("pipe-writers: tasks draining the pipe, besides the --tasks writers.")
+            .details("`pipe-writers`: tasks draining the pipe, besides the `--tasks` writers (1 to 4,096); they are not counted in the per-task metrics.")
+            .task_count(),
+        ParamDef::new("write_bytes", "write-bytes", ParamKind::Count { min: 8, max: MAX_WRITE_BYTES as u64 })
+            .value("BYTES")
+            .help("pipe-writers: bytes per write (at most PIPE_BUF, so no write is split).")
+            .details("`pipe-writers`: bytes per write, one record (8 to 4,096: at most PIPE_BUF, so the kernel never splits or interleaves a write)."),
     ];
 
     fn check_rules(&self) -> Result<()> {
@@ -194,6 +224,7 @@ time and count their ops: system calls, kernel locks, user-space locks (will-it-
         let descriptors = match self.testcase {
             // One open file description per task, and the file's own while they are opened.
             Testcase::FcntlLock => self.tasks + 1,
+            Testcase::PipeWriters => 2,
             _ => 0,
         };
         if self.testcase == Testcase::PageFault {
@@ -214,7 +245,8 @@ time and count their ops: system calls, kernel locks, user-space locks (will-it-
                 }
             }
         }
-        check_task_budget(self.tasks, "tasks", descriptors, "use fewer --tasks")
+        let all = self.tasks + self.helpers();
+        check_task_budget(all, "tasks", descriptors, "use fewer --tasks")
     }
 
     fn case_name(&self) -> String {
@@ -231,6 +263,12 @@ time and count their ops: system calls, kernel locks, user-space locks (will-it-
         }
         if self.testcase.has_critical_section() {
             name.push_str(&format!(" work={}", self.work));
+        }
+        if self.testcase == Testcase::PipeWriters {
+            name.push_str(&format!(
+                " readers={} write-bytes={}",
+                self.readers, self.write_bytes
+            ));
         }
         name
     }
@@ -268,6 +306,14 @@ impl ContentionParams {
         }
     }
 
+    /// Tasks besides the `tasks` that run the testcase: pipe readers.
+    fn helpers(&self) -> u64 {
+        match self.testcase {
+            Testcase::PipeWriters => self.readers,
+            _ => 0,
+        }
+    }
+
     /// A testcase's own flag given to another testcase is refused rather than ignored.
     fn check_knobs(&self) -> Result<()> {
         let default = ContentionParams::default();
@@ -286,6 +332,11 @@ impl ContentionParams {
         if !self.testcase.has_critical_section() {
             unused("work", self.work != default.work, "fcntl-lock")?;
         }
+        if self.testcase != Testcase::PipeWriters {
+            unused("readers", self.readers != default.readers, "pipe-writers")?;
+            let write_bytes = self.write_bytes != default.write_bytes;
+            unused("write_bytes", write_bytes, "pipe-writers")?;
+        }
         Ok(())
     }
 }
@@ -294,24 +345,43 @@ impl ContentionParams {
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Config {
     testcase: Testcase,
-    tasks: usize,
+    /// Tasks whose ops the metrics count (slots `0..workers`).
+    workers: usize,
+    /// Tasks that serve them (pipe readers; slots after the workers).
+    helpers: usize,
     mode: TaskMode,
     warmup_ns: u64,
     duration_ns: u64,
     map_bytes: usize,
     work: u64,
+    write_bytes: usize,
 }
 
 impl Config {
     fn of(p: &ContentionParams) -> Self {
         Config {
             testcase: p.testcase,
-            tasks: p.tasks as usize,
+            workers: p.tasks as usize,
+            helpers: p.helpers() as usize,
             mode: p.mode(),
             warmup_ns: p.warmup_sec * 1_000_000_000,
             duration_ns: p.duration * 1_000_000_000,
             map_bytes: (p.map_kib * 1024) as usize,
             work: p.work,
+            write_bytes: p.write_bytes as usize,
+        }
+    }
+
+    fn all_tasks(&self) -> usize {
+        self.workers + self.helpers
+    }
+
+    /// Task `t` as messages name it.
+    fn task_name(&self, t: usize) -> String {
+        match self.testcase {
+            Testcase::PipeWriters if t < self.workers => format!("pipe writer {t}"),
+            Testcase::PipeWriters => format!("pipe reader {}", t - self.workers),
+            _ => format!("{} task {t}", self.testcase.as_str()),
         }
     }
 }
@@ -352,6 +422,9 @@ sys::process_shared! {
         errno: AtomicU32,
         /// The result of the critical sections' work, stored so no optimiser drops it.
         sink: AtomicU64,
+        /// A pipe reader's bytes read and the wrapping sum of the writer ids of its records.
+        bytes: AtomicU64,
+        ids: AtomicU64,
     }
 }
 
@@ -376,22 +449,30 @@ enum Reason {
     Munmap,
     RecordLock,
     RecordUnlock,
+    PipeWrite,
+    PipeRead,
     WrongParent,
     PageLost,
     TwoHolders,
+    SplitRecord,
+    UnknownWriter,
 }
 
 impl Reason {
-    const ALL: [Reason; 9] = [
+    const ALL: [Reason; 13] = [
         Reason::Getppid,
         Reason::SchedYield,
         Reason::Mmap,
         Reason::Munmap,
         Reason::RecordLock,
         Reason::RecordUnlock,
+        Reason::PipeWrite,
+        Reason::PipeRead,
         Reason::WrongParent,
         Reason::PageLost,
         Reason::TwoHolders,
+        Reason::SplitRecord,
+        Reason::UnknownWriter,
     ];
 
     fn of(code: u32) -> Option<Reason> {
@@ -407,7 +488,13 @@ impl Reason {
             Reason::Munmap => Some("munmap"),
             Reason::RecordLock => Some("fcntl(F_OFD_SETLKW, F_WRLCK)"),
             Reason::RecordUnlock => Some("fcntl(F_OFD_SETLKW, F_UNLCK)"),
-            Reason::WrongParent | Reason::PageLost | Reason::TwoHolders => None,
+            Reason::PipeWrite => Some("write to the pipe"),
+            Reason::PipeRead => Some("read from the pipe"),
+            Reason::WrongParent
+            | Reason::PageLost
+            | Reason::TwoHolders
+            | Reason::SplitRecord
+            | Reason::UnknownWriter => None,
         }
     }
 
@@ -428,6 +515,10 @@ impl Reason {
             Reason::TwoHolders => "another task was inside the critical section with it: the \
                                    lock let two holders in"
                 .to_string(),
+            Reason::SplitRecord => {
+                "a read returned part of a record: a write was split or interleaved".to_string()
+            }
+            Reason::UnknownWriter => "a record carried no writer's id".to_string(),
             _ => unreachable!("calls are described above"),
         }
     }
@@ -683,6 +774,80 @@ fn check_guarded(counter: u64, holder: u32, acquisitions: u64) -> Result<()> {
     Ok(())
 }
 
+/// A pipe writer: one record (its id, then filler) per write, through the C library's write as
+/// will-it-scale's tests call it. Its end of the pipe closes when it returns.
+fn pipe_writer_task(ctx: &TaskCtx, pipe: Arc<OwnedFd>, bytes: usize) -> TaskCode {
+    let mut record = [0xa5u8; MAX_WRITE_BYTES];
+    record[..8].copy_from_slice(&(ctx.me as u64 + 1).to_ne_bytes());
+    let record = &record[..bytes];
+    let mut ops = 0;
+    let result = op_loop(ctx, &mut ops, || {
+        sys::write_full(pipe.as_fd(), record).map_err(|e| Failure::call(Reason::PipeWrite, &e))
+    });
+    finish(ctx, ops, result)
+}
+
+/// A pipe reader: reads until every writer has closed its end, checking that each read holds
+/// whole records of known writers, and keeps the bytes and the sum of the writer ids. `buf` is
+/// a whole number of records, allocated before the start.
+fn pipe_reader_task(
+    ctx: &TaskCtx,
+    pipe: Arc<OwnedFd>,
+    mut buf: Vec<u8>,
+    bytes: usize,
+    writers: u64,
+) -> TaskCode {
+    let slot = ctx.slot();
+    let (mut reads, mut total, mut ids) = (0u64, 0u64, 0u64);
+    let result = (|| loop {
+        let n = match sys::read_interruptible(pipe.as_fd(), &mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Failure::call(Reason::PipeRead, &e)),
+        };
+        if n % bytes != 0 {
+            return Err(Failure::check(Reason::SplitRecord));
+        }
+        for record in buf[..n].chunks_exact(bytes) {
+            let id = u64::from_ne_bytes(record[..8].try_into().expect("8 bytes"));
+            if id == 0 || id > writers {
+                return Err(Failure::check(Reason::UnknownWriter));
+            }
+            ids = ids.wrapping_add(id);
+        }
+        total += n as u64;
+        reads += 1;
+        slot.ops.store(reads, Ordering::Relaxed);
+    })();
+    drop(pipe);
+    slot.bytes.store(total, Ordering::SeqCst);
+    slot.ids.store(ids, Ordering::SeqCst);
+    finish(ctx, reads, result)
+}
+
+/// After every task has ended: the readers read every byte the writers wrote, and the writer ids
+/// they summed are those of the writes counted (writer w's records carry w + 1).
+fn check_pipe(writes: &[u64], read_bytes: u64, read_ids: u64, bytes: usize) -> Result<()> {
+    let written: u64 = writes.iter().sum::<u64>() * bytes as u64;
+    if read_bytes != written {
+        return Err(Error::failed(format!(
+            "the writers wrote {written} bytes, the readers read {read_bytes}"
+        )));
+    }
+    let ids = writes
+        .iter()
+        .enumerate()
+        .fold(0u64, |sum, (w, &n)| sum.wrapping_add(n.wrapping_mul(w as u64 + 1)));
+    if read_ids != ids {
+        return Err(Error::failed(format!(
+            "the records read do not add up to the writes counted per writer (writer ids sum to \
+             {read_ids:#x}, expected {ids:#x})"
+        )));
+    }
+    Ok(())
+}
+
 /// Jain's fairness index of per-task op counts: (Σx)² / (n·Σx²), 1 when every task did the same,
 /// 1/n when one task did everything; `None` when no task did anything.
 pub fn jain_index(counts: &[u64]) -> Option<f64> {
@@ -784,7 +949,7 @@ impl ContentionWorkload {
             block: Arc::clone(block),
             me,
         };
-        let name = |me: usize| format!("{} task {me}", cfg.testcase.as_str());
+        let name = |me: usize| cfg.task_name(me);
         match cfg.testcase {
             Testcase::Getppid => {
                 // A forked task's parent is this process, for as long as it lives (tasks die
@@ -794,20 +959,20 @@ impl ContentionWorkload {
                     TaskMode::Process => Some(sys::raw_getpid()),
                     TaskMode::Threads => None,
                 };
-                for me in 0..cfg.tasks {
+                for me in 0..cfg.workers {
                     let ctx = ctx(me);
                     launch.spawn(name(me), move || getppid_task(&ctx, parent))?;
                 }
             }
             Testcase::SchedYield => {
-                for me in 0..cfg.tasks {
+                for me in 0..cfg.workers {
                     let ctx = ctx(me);
                     launch.spawn(name(me), move || sched_yield_task(&ctx))?;
                 }
             }
             Testcase::Mmap => {
                 let words = (cfg.map_bytes / 8).max(1);
-                for me in 0..cfg.tasks {
+                for me in 0..cfg.workers {
                     let ctx = ctx(me);
                     launch.spawn(name(me), move || mmap_task(&ctx, words))?;
                 }
@@ -815,20 +980,41 @@ impl ContentionWorkload {
             Testcase::PageFault => {
                 let page = sys::page_size();
                 let pages = (cfg.map_bytes / page).max(1);
-                for me in 0..cfg.tasks {
+                for me in 0..cfg.workers {
                     let ctx = ctx(me);
                     launch.spawn(name(me), move || page_fault_task(&ctx, pages, page / 8))?;
                 }
             }
             Testcase::FcntlLock => {
                 sys::raise_open_files_limit();
-                let files = sys::lock_file_descriptions(cfg.tasks)
+                let files = sys::lock_file_descriptions(cfg.workers)
                     .map_err(|e| Error::failed(format!("cannot open the file to lock: {e}")))?;
                 for (me, file) in files.into_iter().enumerate() {
                     let ctx = ctx(me);
                     let work = cfg.work;
                     launch.spawn(name(me), move || {
                         fcntl_lock_task(&ctx, FileLock(file), work)
+                    })?;
+                }
+            }
+            Testcase::PipeWriters => {
+                let (read, write) = sys::pipe()
+                    .map_err(|e| Error::failed(format!("cannot create a pipe: {e}")))?;
+                let (read, write) = (Arc::new(read), Arc::new(write));
+                let bytes = cfg.write_bytes;
+                for me in 0..cfg.workers {
+                    let (ctx, write) = (ctx(me), Arc::clone(&write));
+                    launch.spawn(name(me), move || pipe_writer_task(&ctx, write, bytes))?;
+                }
+                // Only the writers hold the write end from here (a forked reader inherits none),
+                // so the readers see the end of the stream once the last writer has returned.
+                drop(write);
+                let writers = cfg.workers as u64;
+                for me in cfg.workers..cfg.all_tasks() {
+                    let (ctx, read) = (ctx(me), Arc::clone(&read));
+                    let buf = vec![0u8; READ_BYTES / bytes * bytes];
+                    launch.spawn(name(me), move || {
+                        pipe_reader_task(&ctx, read, buf, bytes, writers)
                     })?;
                 }
             }
@@ -840,8 +1026,8 @@ impl ContentionWorkload {
     /// stops them and waits for every one.
     fn measure(&self, launch: &mut TaskLaunch, shared: &Shared) -> Result<Window> {
         let cfg = self.config;
-        let mut start = vec![0u64; cfg.tasks];
-        let mut end = vec![0u64; cfg.tasks];
+        let mut start = vec![0u64; cfg.all_tasks()];
+        let mut end = vec![0u64; cfg.all_tasks()];
         let released = launch.start()?;
         let timed = (|| -> Result<u64> {
             sleep_until(released.saturating_add(cfg.warmup_ns))?;
@@ -871,15 +1057,16 @@ impl ContentionWorkload {
     /// The first failure a task recorded, named, if any did.
     fn why_failed(&self, shared: &Shared) -> Option<Error> {
         let cfg = self.config;
-        shared.slots[..cfg.tasks]
+        shared.slots[..cfg.all_tasks()]
             .iter()
             .enumerate()
             .find_map(|(t, slot)| {
                 let reason = Reason::of(slot.failure.load(Ordering::SeqCst))?;
                 let errno = slot.errno.load(Ordering::SeqCst) as i32;
                 Some(Error::failed(format!(
-                    "contention {}: task {t} failed: {}",
+                    "contention {}: {} failed: {}",
                     cfg.testcase.as_str(),
+                    cfg.task_name(t),
                     reason.describe(errno)
                 )))
             })
@@ -902,19 +1089,37 @@ impl Workload for ContentionWorkload {
         let window = self.measure(&mut launch, &block)?;
         drop(launch);
         let shared: &Shared = &block;
-        let totals: Vec<u64> = shared.slots[..cfg.tasks]
+        let slots = &shared.slots[..cfg.all_tasks()];
+        let totals: Vec<u64> = slots
             .iter()
             .map(|s| s.total.load(Ordering::SeqCst))
             .collect();
         check_counts(&window, &totals)?;
+        let worker_totals = &totals[..cfg.workers];
         if cfg.testcase.has_critical_section() {
             check_guarded(
                 shared.guarded.counter.load(Ordering::SeqCst),
                 shared.guarded.holder.load(Ordering::SeqCst),
-                totals.iter().sum(),
+                worker_totals.iter().sum(),
             )?;
         }
-        Ok(rate_metrics(&window.ops(), window.ns)?.into())
+        if cfg.testcase == Testcase::PipeWriters {
+            let readers = &slots[cfg.workers..];
+            let sum = |f: fn(&Slot) -> &AtomicU64| {
+                readers
+                    .iter()
+                    .fold(0u64, |a, s| a.wrapping_add(f(s).load(Ordering::SeqCst)))
+            };
+            check_pipe(
+                worker_totals,
+                sum(|s| &s.bytes),
+                sum(|s| &s.ids),
+                cfg.write_bytes,
+            )?;
+        }
+        let mut ops = window.ops();
+        ops.truncate(cfg.workers);
+        Ok(rate_metrics(&ops, window.ns)?.into())
     }
 }
 
@@ -926,12 +1131,14 @@ mod tests {
     fn config(testcase: Testcase, tasks: usize, mode: TaskMode) -> Config {
         Config {
             testcase,
-            tasks,
+            workers: tasks,
+            helpers: usize::from(testcase == Testcase::PipeWriters),
             mode,
             warmup_ns: 20_000_000,
             duration_ns: 150_000_000,
             map_bytes: 1 << 20,
             work: 50,
+            write_bytes: 24,
         }
     }
 
@@ -994,6 +1201,51 @@ mod tests {
             let m = run(cfg).unwrap().measurements;
             check_metrics(&workload, &m, tasks);
         }
+    }
+
+    #[test]
+    fn pipe_readers_drain_every_writers_records() {
+        for (mode, writers, readers) in [(TaskMode::Threads, 3, 2), (TaskMode::Process, 2, 1)] {
+            let cfg = Config {
+                helpers: readers,
+                ..config(Testcase::PipeWriters, writers, mode)
+            };
+            let workload = ContentionWorkload::new(cfg);
+            let m = run(cfg).unwrap().measurements;
+            check_metrics(&workload, &m, writers);
+        }
+    }
+
+    #[test]
+    fn pipe_readers_catch_split_and_foreign_records_and_miscounts() {
+        let block = Arc::new(SharedValue::<Shared>::new().unwrap());
+        let reader = |bytes: &[u8], record: usize| {
+            let (read, write) = sys::pipe().unwrap();
+            sys::write_full(write.as_fd(), bytes).unwrap();
+            drop(write);
+            let ctx = TaskCtx {
+                block: Arc::clone(&block),
+                me: 2,
+            };
+            pipe_reader_task(&ctx, Arc::new(read), vec![0; 64], record, 2)
+        };
+        let mut good = [0u8; 16];
+        good[0] = 1;
+        good[8] = 2;
+        assert_eq!(reader(&good, 8), task_code::OK);
+        assert_eq!(block.slots[2].bytes.load(Ordering::SeqCst), 16);
+        assert_eq!(block.slots[2].ids.load(Ordering::SeqCst), 3);
+        assert_eq!(reader(&good[..12], 8), task_code::VERIFY_FAILED, "split");
+        assert_eq!(block.slots[2].failure.load(Ordering::SeqCst), Reason::SplitRecord as u32);
+        good[8] = 3;
+        assert_eq!(reader(&good, 8), task_code::VERIFY_FAILED, "writer 3 of 2");
+        assert_eq!(block.slots[2].failure.load(Ordering::SeqCst), Reason::UnknownWriter as u32);
+
+        check_pipe(&[2, 1], 3 * 8, 2 + 2, 8).unwrap();
+        let err = check_pipe(&[2, 1], 2 * 8, 3, 8).unwrap_err().to_string();
+        assert!(err.contains("wrote 24 bytes, the readers read 16"), "{err}");
+        let err = check_pipe(&[2, 1], 3 * 8, 5, 8).unwrap_err().to_string();
+        assert!(err.contains("do not add up"), "{err}");
     }
 
     #[test]
@@ -1062,8 +1314,8 @@ mod tests {
             .to_string();
         assert_eq!(
             err,
-            "contention getppid: task 1 failed: getppid returned another pid than the task's \
-             parent"
+            "contention getppid: getppid task 1 failed: getppid returned another pid than the \
+             task's parent"
         );
         let call = Failure::call(Reason::SchedYield, &std::io::Error::from_raw_os_error(22));
         assert_eq!(call.code(), task_code::ERRNO_BASE + 22);
@@ -1138,6 +1390,17 @@ mod tests {
             ..Default::default()
         };
         bad(no_section, "--work applies to fcntl-lock only, not mmap");
+        let no_pipe = ContentionParams {
+            readers: 2,
+            ..Default::default()
+        };
+        bad(no_pipe, "--readers applies to pipe-writers only, not getppid");
+        let torn = ContentionParams {
+            testcase: Testcase::PipeWriters,
+            write_bytes: MAX_WRITE_BYTES as u64 + 1,
+            ..Default::default()
+        };
+        bad(torn, "--write-bytes");
         let absurd_work = ContentionParams {
             testcase: Testcase::FcntlLock,
             work: MAX_WORK + 1,
