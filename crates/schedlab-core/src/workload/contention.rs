@@ -14,7 +14,9 @@
 //! the first byte of one shared file, through its own open file description, with `work` units
 //! of work inside: will-it-scale's lock2 with real exclusion between threads too);
 //! `pipe-writers` (every task writes records into one pipe that `readers` more tasks drain: the
-//! pipe's mutex, a sleeping lock that spins on its owner, and its wake-ups).
+//! pipe's mutex, a sleeping lock that spins on its owner, and its wake-ups); `futex-wake-storm`
+//! (one waker task wakes every task sleeping on one futex, over and over: the futex hash bucket's
+//! lock and a storm of wake-ups).
 //!
 //! Verification: every call's result is checked, each task's counter must only grow and end at
 //! least where the window read it, and a task that fails records why in shared memory, raises
@@ -24,7 +26,8 @@
 //! holders at once show as a task's failure or, afterwards, as a counter short of the
 //! acquisitions counted: lost updates. Pipe records carry their writer's id; readers check that
 //! every read holds whole records from known writers, and afterwards the bytes and the ids they
-//! summed must match the writes the writers counted.
+//! summed must match the writes the writers counted. Every wake-up a futex waiter counts must be
+//! one the waker's FUTEX_WAKE calls reported: wakes and waits balance exactly.
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -37,7 +40,7 @@ use super::tasks::{check_task_budget, TaskLaunch, TaskMode};
 use crate::metric::{Better, Measurement, MetricDef};
 use super::semaphore::burn;
 use crate::sys::{
-    self, task_code, AsFd, OwnedFd, RecordLock, SharedValue, TaskCode, ZeroPageWords,
+    self, task_code, AsFd, FutexScope, OwnedFd, RecordLock, SharedValue, TaskCode, ZeroPageWords,
 };
 use crate::{Error, Result};
 
@@ -51,6 +54,10 @@ pub const MAX_TASK_OPS_PER_SEC: MetricDef =
 pub const JAIN_FAIRNESS_INDEX: MetricDef =
     MetricDef::secondary("jain_fairness_index", "index", Better::Higher);
 
+/// futex-wake-storm: the waker's FUTEX_WAKE calls in the window.
+pub const WAKE_CALLS_PER_SEC: MetricDef =
+    MetricDef::secondary("wake_calls_per_sec", "calls/sec", Better::Higher);
+
 /// Every testcase's metrics.
 const BASE_METRICS: &[MetricDef] = &[
     OPS_PER_SEC,
@@ -58,6 +65,14 @@ const BASE_METRICS: &[MetricDef] = &[
     MIN_TASK_OPS_PER_SEC,
     MAX_TASK_OPS_PER_SEC,
     JAIN_FAIRNESS_INDEX,
+];
+const STORM_METRICS: &[MetricDef] = &[
+    OPS_PER_SEC,
+    OPS_PER_SEC_PER_TASK,
+    MIN_TASK_OPS_PER_SEC,
+    MAX_TASK_OPS_PER_SEC,
+    JAIN_FAIRNESS_INDEX,
+    WAKE_CALLS_PER_SEC,
 ];
 
 /// The most tasks of a testcase.
@@ -92,16 +107,18 @@ pub enum Testcase {
     PageFault,
     FcntlLock,
     PipeWriters,
+    FutexWakeStorm,
 }
 
 impl Testcase {
-    pub const ALL: [Testcase; 6] = [
+    pub const ALL: [Testcase; 7] = [
         Testcase::Getppid,
         Testcase::SchedYield,
         Testcase::Mmap,
         Testcase::PageFault,
         Testcase::FcntlLock,
         Testcase::PipeWriters,
+        Testcase::FutexWakeStorm,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -112,6 +129,7 @@ impl Testcase {
             Testcase::PageFault => "page-fault",
             Testcase::FcntlLock => "fcntl-lock",
             Testcase::PipeWriters => "pipe-writers",
+            Testcase::FutexWakeStorm => "futex-wake-storm",
         }
     }
 
@@ -179,6 +197,7 @@ time and count their ops: system calls, kernel locks, user-space locks (will-it-
                 ("page-fault", "map --map-kib of private anonymous memory, write every page, unmap; one op per page (will-it-scale page_fault1)"),
                 ("fcntl-lock", "take and release an open-file-description write lock on the first byte of one file shared by all tasks, --work units inside (will-it-scale lock2)"),
                 ("pipe-writers", "write one --write-bytes record into one pipe all tasks share, which --readers more tasks drain"),
+                ("futex-wake-storm", "one task wakes all that sleep on one futex, over and over; the others (at least one) wait on it; one op is one wake-up received"),
             ]),
         )
         .value("NAME")
@@ -221,6 +240,16 @@ time and count their ops: system calls, kernel locks, user-space locks (will-it-
 
     fn check_rules(&self) -> Result<()> {
         self.check_knobs()?;
+        if self.testcase == Testcase::FutexWakeStorm && self.tasks < 2 {
+            return Err(Error::param(
+                "tasks",
+                format!(
+                    "must be at least 2 for futex-wake-storm (one waker and at least one \
+                     waiter), not {}",
+                    self.tasks
+                ),
+            ));
+        }
         let descriptors = match self.testcase {
             // One open file description per task, and the file's own while they are opened.
             Testcase::FcntlLock => self.tasks + 1,
@@ -245,7 +274,7 @@ time and count their ops: system calls, kernel locks, user-space locks (will-it-
                 }
             }
         }
-        let all = self.tasks + self.helpers();
+        let all = self.tasks + self.readers_besides();
         check_task_budget(all, "tasks", descriptors, "use fewer --tasks")
     }
 
@@ -306,8 +335,8 @@ impl ContentionParams {
         }
     }
 
-    /// Tasks besides the `tasks` that run the testcase: pipe readers.
-    fn helpers(&self) -> u64 {
+    /// Tasks started besides `tasks`: pipe readers.
+    fn readers_besides(&self) -> u64 {
         match self.testcase {
             Testcase::PipeWriters => self.readers,
             _ => 0,
@@ -347,7 +376,7 @@ struct Config {
     testcase: Testcase,
     /// Tasks whose ops the metrics count (slots `0..workers`).
     workers: usize,
-    /// Tasks that serve them (pipe readers; slots after the workers).
+    /// Tasks that serve them (pipe readers, the storm's waker; slots after the workers).
     helpers: usize,
     mode: TaskMode,
     warmup_ns: u64,
@@ -359,10 +388,12 @@ struct Config {
 
 impl Config {
     fn of(p: &ContentionParams) -> Self {
+        // The storm's waker is one of its tasks, and serves the rest.
+        let waker = u64::from(p.testcase == Testcase::FutexWakeStorm);
         Config {
             testcase: p.testcase,
-            workers: p.tasks as usize,
-            helpers: p.helpers() as usize,
+            workers: (p.tasks - waker.min(p.tasks)) as usize,
+            helpers: (p.readers_besides() + waker) as usize,
             mode: p.mode(),
             warmup_ns: p.warmup_sec * 1_000_000_000,
             duration_ns: p.duration * 1_000_000_000,
@@ -381,7 +412,16 @@ impl Config {
         match self.testcase {
             Testcase::PipeWriters if t < self.workers => format!("pipe writer {t}"),
             Testcase::PipeWriters => format!("pipe reader {}", t - self.workers),
+            Testcase::FutexWakeStorm if t < self.workers => format!("futex waiter {t}"),
+            Testcase::FutexWakeStorm => "futex waker".to_string(),
             _ => format!("{} task {t}", self.testcase.as_str()),
+        }
+    }
+
+    fn futex_scope(&self) -> FutexScope {
+        match self.mode {
+            TaskMode::Threads => FutexScope::Private,
+            TaskMode::Process => FutexScope::Shared,
         }
     }
 }
@@ -409,6 +449,16 @@ sys::process_shared! {
 }
 
 sys::process_shared! {
+    /// futex-wake-storm's futex word, which the waker bumps before every wake, and the waiters
+    /// that have left.
+    #[repr(C, align(128))]
+    struct Storm {
+        word: AtomicU32,
+        exited: AtomicU32,
+    }
+}
+
+sys::process_shared! {
     /// One task's counters, on two cache lines of its own (adjacent-line prefetchers pair lines)
     /// so no task's counting disturbs another's.
     #[repr(C, align(128))]
@@ -425,6 +475,8 @@ sys::process_shared! {
         /// A pipe reader's bytes read and the wrapping sum of the writer ids of its records.
         bytes: AtomicU64,
         ids: AtomicU64,
+        /// The storm's waker: tasks its FUTEX_WAKE calls reported woken.
+        woken: AtomicU64,
     }
 }
 
@@ -434,6 +486,7 @@ sys::process_shared! {
     struct Shared {
         control: Control,
         guarded: Guarded,
+        storm: Storm,
         slots: [Slot; SLOTS],
     }
 }
@@ -451,6 +504,8 @@ enum Reason {
     RecordUnlock,
     PipeWrite,
     PipeRead,
+    FutexWait,
+    FutexWake,
     WrongParent,
     PageLost,
     TwoHolders,
@@ -459,7 +514,7 @@ enum Reason {
 }
 
 impl Reason {
-    const ALL: [Reason; 13] = [
+    const ALL: [Reason; 15] = [
         Reason::Getppid,
         Reason::SchedYield,
         Reason::Mmap,
@@ -468,6 +523,8 @@ impl Reason {
         Reason::RecordUnlock,
         Reason::PipeWrite,
         Reason::PipeRead,
+        Reason::FutexWait,
+        Reason::FutexWake,
         Reason::WrongParent,
         Reason::PageLost,
         Reason::TwoHolders,
@@ -490,6 +547,8 @@ impl Reason {
             Reason::RecordUnlock => Some("fcntl(F_OFD_SETLKW, F_UNLCK)"),
             Reason::PipeWrite => Some("write to the pipe"),
             Reason::PipeRead => Some("read from the pipe"),
+            Reason::FutexWait => Some("FUTEX_WAIT"),
+            Reason::FutexWake => Some("FUTEX_WAKE"),
             Reason::WrongParent
             | Reason::PageLost
             | Reason::TwoHolders
@@ -557,6 +616,8 @@ impl Failure {
 struct TaskCtx {
     block: Arc<SharedValue<Shared>>,
     me: usize,
+    /// Of the futexes in the shared block.
+    scope: FutexScope,
 }
 
 impl TaskCtx {
@@ -604,6 +665,9 @@ fn finish(ctx: &TaskCtx, ops: u64, result: std::result::Result<(), Failure>) -> 
                 .store(failure.reason as u32, Ordering::SeqCst);
             shared.control.failed.fetch_add(1, Ordering::SeqCst);
             shared.control.phase.store(STOP, Ordering::SeqCst);
+            // Whoever sleeps on a futex wakes and sees the stop.
+            shared.storm.word.fetch_add(1, Ordering::SeqCst);
+            let _ = sys::futex_wake_in(&shared.storm.word, i32::MAX as u32, ctx.scope);
             failure.code()
         }
     }
@@ -826,6 +890,73 @@ fn pipe_reader_task(
     finish(ctx, reads, result)
 }
 
+/// A futex waiter: sleeps on the storm's word while it holds the value last seen, counting the
+/// wake-ups (a FUTEX_WAIT that returned 0; one that found the word changed is no op).
+fn storm_waiter_task(ctx: &TaskCtx) -> TaskCode {
+    let (storm, slot) = (&ctx.shared().storm, ctx.slot());
+    let mut ops = 0u64;
+    let result = (|| loop {
+        let seen = storm.word.load(Ordering::SeqCst);
+        if ctx.stopping() {
+            return Ok(());
+        }
+        match sys::futex_wait_in(&storm.word, seen, ctx.scope) {
+            Ok(true) => {
+                ops += 1;
+                slot.ops.store(ops, Ordering::Relaxed);
+            }
+            Ok(false) => {}
+            Err(e) => return Err(Failure::call(Reason::FutexWait, &e)),
+        }
+    })();
+    let code = finish(ctx, ops, result);
+    storm.exited.fetch_add(1, Ordering::SeqCst);
+    code
+}
+
+/// The waker: bumps the word and wakes every sleeper, one op per FUTEX_WAKE call, summing the
+/// wake-ups the kernel reports. Told to stop, it goes on waking (yielding between calls) until
+/// every waiter has left, so none sleeps forever and every wake-up counted is one reported.
+fn storm_waker_task(ctx: &TaskCtx, waiters: u32) -> TaskCode {
+    let (storm, slot) = (&ctx.shared().storm, ctx.slot());
+    let mut woken = 0u64;
+    let wake = |woken: &mut u64| {
+        storm.word.fetch_add(1, Ordering::SeqCst);
+        let n = sys::futex_wake_in(&storm.word, i32::MAX as u32, ctx.scope)
+            .map_err(|e| Failure::call(Reason::FutexWake, &e))?;
+        *woken += n as u64;
+        Ok(())
+    };
+    let mut calls = 0;
+    let mut result = op_loop(ctx, &mut calls, || wake(&mut woken));
+    while storm.exited.load(Ordering::SeqCst) < waiters {
+        if let Err(failure) = wake(&mut woken) {
+            result = result.and(Err(failure));
+            break;
+        }
+        let _ = sys::raw_sched_yield();
+    }
+    slot.woken.store(woken, Ordering::SeqCst);
+    finish(ctx, calls, result)
+}
+
+/// After every task has ended: every waiter left, and the wake-ups the waiters counted are the
+/// ones the waker's calls reported.
+fn check_storm(woken: u64, received: u64, exited: u32, waiters: u32) -> Result<()> {
+    if exited != waiters {
+        return Err(Error::failed(format!(
+            "{exited} of {waiters} futex waiters left"
+        )));
+    }
+    if woken != received {
+        return Err(Error::failed(format!(
+            "wakes and waits do not balance: FUTEX_WAKE reported {woken} tasks woken, the \
+             waiters counted {received} wake-ups"
+        )));
+    }
+    Ok(())
+}
+
 /// After every task has ended: the readers read every byte the writers wrote, and the writer ids
 /// they summed are those of the writes counted (writer w's records carry w + 1).
 fn check_pipe(writes: &[u64], read_bytes: u64, read_ids: u64, bytes: usize) -> Result<()> {
@@ -948,6 +1079,7 @@ impl ContentionWorkload {
         let ctx = |me: usize| TaskCtx {
             block: Arc::clone(block),
             me,
+            scope: cfg.futex_scope(),
         };
         let name = |me: usize| cfg.task_name(me);
         match cfg.testcase {
@@ -1018,6 +1150,14 @@ impl ContentionWorkload {
                     })?;
                 }
             }
+            Testcase::FutexWakeStorm => {
+                for me in 0..cfg.workers {
+                    let ctx = ctx(me);
+                    launch.spawn(name(me), move || storm_waiter_task(&ctx))?;
+                }
+                let (ctx, waiters) = (ctx(cfg.workers), cfg.workers as u32);
+                launch.spawn(name(cfg.workers), move || storm_waker_task(&ctx, waiters))?;
+            }
         }
         Ok(())
     }
@@ -1075,7 +1215,10 @@ impl ContentionWorkload {
 
 impl Workload for ContentionWorkload {
     fn metrics(&self) -> &'static [MetricDef] {
-        BASE_METRICS
+        match self.config.testcase {
+            Testcase::FutexWakeStorm => STORM_METRICS,
+            _ => BASE_METRICS,
+        }
     }
 
     fn run_iteration(&mut self, _info: IterationInfo) -> Result<IterationOutput> {
@@ -1118,8 +1261,21 @@ impl Workload for ContentionWorkload {
             )?;
         }
         let mut ops = window.ops();
+        let mut out = Vec::new();
+        if cfg.testcase == Testcase::FutexWakeStorm {
+            check_storm(
+                slots[cfg.workers].woken.load(Ordering::SeqCst),
+                worker_totals.iter().sum(),
+                shared.storm.exited.load(Ordering::SeqCst),
+                cfg.workers as u32,
+            )?;
+            let calls = ops[cfg.workers] as f64;
+            out.push(WAKE_CALLS_PER_SEC.value(calls * 1e9 / window.ns.max(1) as f64));
+        }
         ops.truncate(cfg.workers);
-        Ok(rate_metrics(&ops, window.ns)?.into())
+        let mut metrics = rate_metrics(&ops, window.ns)?;
+        metrics.append(&mut out);
+        Ok(metrics.into())
     }
 }
 
@@ -1132,7 +1288,10 @@ mod tests {
         Config {
             testcase,
             workers: tasks,
-            helpers: usize::from(testcase == Testcase::PipeWriters),
+            helpers: usize::from(matches!(
+                testcase,
+                Testcase::PipeWriters | Testcase::FutexWakeStorm
+            )),
             mode,
             warmup_ns: 20_000_000,
             duration_ns: 150_000_000,
@@ -1226,6 +1385,7 @@ mod tests {
             let ctx = TaskCtx {
                 block: Arc::clone(&block),
                 me: 2,
+                scope: FutexScope::Private,
             };
             pipe_reader_task(&ctx, Arc::new(read), vec![0; 64], record, 2)
         };
@@ -1246,6 +1406,30 @@ mod tests {
         assert!(err.contains("wrote 24 bytes, the readers read 16"), "{err}");
         let err = check_pipe(&[2, 1], 3 * 8, 5, 8).unwrap_err().to_string();
         assert!(err.contains("do not add up"), "{err}");
+    }
+
+    #[test]
+    fn futex_wakes_and_waits_balance() {
+        for (mode, waiters) in [(TaskMode::Threads, 3), (TaskMode::Process, 2)] {
+            let cfg = config(Testcase::FutexWakeStorm, waiters, mode);
+            let workload = ContentionWorkload::new(cfg);
+            let m = run(cfg).unwrap().measurements;
+            check_metrics(&workload, &m, waiters);
+            assert!(value(&m, "wake_calls_per_sec") > 0.0);
+        }
+        check_storm(7, 7, 3, 3).unwrap();
+        let err = check_storm(7, 6, 3, 3).unwrap_err().to_string();
+        assert!(err.contains("reported 7 tasks woken, the waiters counted 6"), "{err}");
+        assert!(check_storm(7, 7, 2, 3).is_err());
+        // The waker is one of the --tasks.
+        let p = ContentionParams {
+            testcase: Testcase::FutexWakeStorm,
+            tasks: 4,
+            ..Default::default()
+        };
+        let cfg = Config::of(&p);
+        assert_eq!((cfg.workers, cfg.helpers), (3, 1));
+        assert_eq!(cfg.task_name(3), "futex waker");
     }
 
     #[test]
@@ -1282,6 +1466,7 @@ mod tests {
         let ctx = TaskCtx {
             block: Arc::new(block),
             me: 0,
+            scope: FutexScope::Private,
         };
         let mut ops = 0;
         let result = lock_loop(&ctx, &NoLock, 10, &mut ops);
@@ -1302,6 +1487,7 @@ mod tests {
         let ctx = TaskCtx {
             block: Arc::clone(&block),
             me: 1,
+            scope: FutexScope::Private,
         };
         // A parent the task does not have: the first call fails the check.
         let code = getppid_task(&ctx, Some(sys::raw_getpid() + 7));
@@ -1401,6 +1587,12 @@ mod tests {
             ..Default::default()
         };
         bad(torn, "--write-bytes");
+        let lonely = ContentionParams {
+            testcase: Testcase::FutexWakeStorm,
+            tasks: 1,
+            ..Default::default()
+        };
+        bad(lonely, "--tasks must be at least 2 for futex-wake-storm");
         let absurd_work = ContentionParams {
             testcase: Testcase::FcntlLock,
             work: MAX_WORK + 1,
