@@ -307,7 +307,8 @@ time and count their ops: system calls, kernel locks, user-space locks (will-it-
             ]),
         )
         .value("NAME")
-        .help("The testcase every task runs in a loop."),
+        .help("The testcase every task runs in a loop.")
+        .details("The testcase every task runs in a loop: `getppid`, `sched-yield` (system calls); `mmap`, `page-fault`, `fcntl-lock`, `pipe-writers`, `futex-wake-storm` (kernel paths with sleeping locks); `tas`, `ticket`, `mcs`, `pthread-mutex`, `futex-mutex` (user-space locks, threads only). What one op of each is, and how it is checked: [workloads.md](workloads.md#contention--the-class-of-will-it-scale)."),
         ParamDef::new("tasks", "tasks", ParamKind::Count { min: 1, max: MAX_TASKS })
             .value("N")
             .help("Tasks running the testcase at once; may exceed the CPUs.")
@@ -1834,7 +1835,7 @@ impl Workload for ContentionWorkload {
 mod tests {
     use super::*;
 
-    /// A short run: `ms` milliseconds measured after `warmup_ms`.
+    /// A short run: 150 ms measured after a 20 ms warm-up, small sizes.
     fn config(testcase: Testcase, tasks: usize, mode: TaskMode) -> Config {
         Config {
             testcase,
