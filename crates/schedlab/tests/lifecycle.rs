@@ -144,6 +144,52 @@ fn syscall_threads() {
     hang_up_then_kill(&["syscall", "--threads", "2", "--calls", "50000"]);
 }
 
+/// More spinning threads than CPUs, queued on an MCS lock when the hang-up comes: every queued
+/// waiter must still get its turn and leave.
+#[test]
+fn contention_threads() {
+    hang_up_then_kill(&[
+        "contention",
+        "--testcase",
+        "mcs",
+        "--tasks",
+        "4",
+        "--duration",
+        "1",
+        "--warmup-sec",
+        "0",
+    ]);
+}
+
+/// Processes asleep in fcntl record locks and a futex storm's waiters asleep on their futex.
+#[test]
+fn contention_processes() {
+    hang_up_then_kill(&[
+        "contention",
+        "--testcase",
+        "fcntl-lock",
+        "--tasks",
+        "3",
+        "--processes",
+        "--duration",
+        "1",
+        "--warmup-sec",
+        "0",
+    ]);
+    hang_up_then_kill(&[
+        "contention",
+        "--testcase",
+        "futex-wake-storm",
+        "--tasks",
+        "4",
+        "--processes",
+        "--duration",
+        "1",
+        "--warmup-sec",
+        "0",
+    ]);
+}
+
 #[test]
 fn fanout_threads() {
     hang_up_then_kill(&[

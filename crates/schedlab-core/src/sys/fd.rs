@@ -1,5 +1,6 @@
 //! Descriptors: pipes and socket pairs, the workloads' full reads and writes through libc, poll,
-//! and opening devices. Part of the audited OS layer (`crate::sys`).
+//! opening devices, and files for open-file-description record locks. Part of the audited OS
+//! layer (`crate::sys`).
 use std::io;
 
 use rustix::event::{PollFd, PollFlags};
@@ -103,6 +104,58 @@ pub fn write_once(fd: BorrowedFd<'_>, buf: &[u8]) -> io::Result<usize> {
     Ok(rustix::io::write(fd, buf)?)
 }
 
+/// `count` open file descriptions of one new, unnamed file (a memfd, opened again through
+/// `/proc/self/fd` for each), so each holder of one owns its own open-file-description locks.
+pub fn lock_file_descriptions(count: usize) -> io::Result<Vec<OwnedFd>> {
+    use rustix::fs::{memfd_create, MemfdFlags, Mode, OFlags};
+    let file = memfd_create("schedlab-record-locks", MemfdFlags::CLOEXEC)?;
+    let path = format!("/proc/self/fd/{}", file.as_raw_fd());
+    (0..count)
+        .map(|_| {
+            Ok(rustix::fs::open(
+                path.as_str(),
+                OFlags::RDWR | OFlags::CLOEXEC,
+                Mode::empty(),
+            )?)
+        })
+        .collect()
+}
+
+/// What [`ofd_record_lock`] does to its byte range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecordLock {
+    /// Take a write (exclusive) lock, waiting while another open file description holds one.
+    Write,
+    Unlock,
+}
+
+/// fcntl(F_OFD_SETLKW) on `len` bytes from `start`: an open-file-description record lock (Linux
+/// 3.15), owned by the open file rather than the process, so two threads of one process with
+/// their own descriptions exclude each other as two processes do. Waits while the range is held
+/// elsewhere; a signal's EINTR retries. rustix has only whole-file process-owned locks.
+pub fn ofd_record_lock(fd: BorrowedFd<'_>, start: u64, len: u64, op: RecordLock) -> io::Result<()> {
+    // SAFETY: an all-zero flock is a valid value (and l_pid must be 0 for OFD locks).
+    let mut lock: libc::flock = unsafe { std::mem::zeroed() };
+    lock.l_type = match op {
+        RecordLock::Write => libc::F_WRLCK,
+        RecordLock::Unlock => libc::F_UNLCK,
+    } as _;
+    lock.l_whence = libc::SEEK_SET as _;
+    lock.l_start = start as _;
+    lock.l_len = len as _;
+    loop {
+        // SAFETY: `fd` is open for the call and `lock` a valid flock the kernel only reads.
+        let rc = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_OFD_SETLKW, &lock) };
+        if rc == 0 {
+            return Ok(());
+        }
+        let err = io::Error::last_os_error();
+        if err.kind() != io::ErrorKind::Interrupted {
+            return Err(err);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,5 +170,28 @@ mod tests {
         assert_eq!(&buf, b"abcd");
         drop(w);
         assert!(!read_full(r.as_fd(), &mut buf).unwrap());
+    }
+
+    #[test]
+    fn record_locks_belong_to_the_open_file_description() {
+        let files = lock_file_descriptions(2).unwrap();
+        ofd_record_lock(files[0].as_fd(), 0, 1, RecordLock::Write).unwrap();
+        // The other description of the same file must wait: F_OFD_GETLK shows the conflict
+        // without blocking.
+        // SAFETY: as in `ofd_record_lock`.
+        let mut probe: libc::flock = unsafe { std::mem::zeroed() };
+        probe.l_type = libc::F_WRLCK as _;
+        probe.l_len = 1;
+        // SAFETY: a valid descriptor and flock, which F_OFD_GETLK fills in.
+        let rc = unsafe { libc::fcntl(files[1].as_raw_fd(), libc::F_OFD_GETLK, &mut probe) };
+        assert_eq!(rc, 0);
+        assert_eq!(
+            i32::from(probe.l_type),
+            libc::F_WRLCK,
+            "held by the first description"
+        );
+        ofd_record_lock(files[0].as_fd(), 0, 1, RecordLock::Unlock).unwrap();
+        ofd_record_lock(files[1].as_fd(), 0, 1, RecordLock::Write).unwrap();
+        ofd_record_lock(files[1].as_fd(), 0, 1, RecordLock::Unlock).unwrap();
     }
 }

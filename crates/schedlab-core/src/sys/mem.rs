@@ -41,6 +41,27 @@ impl ZeroPageWords {
         // u64s) until written, and is borrowed mutably through `self` only.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.words) }
     }
+
+    /// Unmaps the words now and says whether munmap succeeded (dropping unmaps too, but cannot
+    /// report a failure).
+    pub fn unmap(self) -> io::Result<()> {
+        let this = std::mem::ManuallyDrop::new(self);
+        // SAFETY: ptr and the byte length describe exactly the mapping made in `new`; the
+        // ManuallyDrop keeps `Drop` from unmapping it a second time, and `self` is consumed, so no
+        // slice of it is left.
+        unsafe { rustix::mm::munmap(this.ptr.as_ptr().cast(), this.words.max(1) * 8) }?;
+        Ok(())
+    }
+}
+
+/// The size of a page in bytes (4 KiB on x86_64; 4, 16 or 64 KiB on arm64).
+pub fn page_size() -> usize {
+    // SAFETY: sysconf only reads a system value.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(size)
+        .ok()
+        .filter(|&s| s > 0)
+        .unwrap_or(4096)
 }
 
 impl Drop for ZeroPageWords {
@@ -248,6 +269,18 @@ impl TransferBuffer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn zero_page_words_are_zero_writable_and_unmap() {
+        let page_words = page_size() / 8;
+        let mut words = ZeroPageWords::new(3 * page_words).unwrap();
+        let slice = words.as_mut_slice();
+        assert!(slice.iter().all(|&w| w == 0));
+        slice[2 * page_words] = 7;
+        assert_eq!(slice[2 * page_words], 7);
+        words.unmap().unwrap();
+        assert!(page_size().is_power_of_two() && page_size() >= 4096);
+    }
 
     #[test]
     fn transfer_buffer_checks_the_other_side() {

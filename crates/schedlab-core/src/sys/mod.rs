@@ -1,13 +1,14 @@
 //! The one audited place where schedlab talks to the kernel, and the only module of this crate
 //! allowed `unsafe` code: clocks, descriptors, fork and reaping, futexes, CPU placement, resource
 //! usage and limits, signals and the iteration watchdog, memory mappings, perf software counters,
-//! and the /proc and /sys files the fingerprint reads. One file per topic; everything is
-//! re-exported here, so callers name `sys::monotonic_ns`, never the file it lives in.
+//! the C library's pthread mutex, and the /proc and /sys files the fingerprint reads. One file per
+//! topic; everything is re-exported here, so callers name `sys::monotonic_ns`, never the file it
+//! lives in.
 //!
-//! rustix first; libc where rustix has no call (fork, sigaction, getrusage, prctl, timer_create)
-//! and for the workloads' read/write data path, which must take the same path as the reference
-//! tools. Every `unsafe` block says why it is sound in a `// SAFETY:` comment, which clippy
-//! enforces here.
+//! rustix first; libc where rustix has no call (fork, sigaction, getrusage, prctl, timer_create,
+//! open-file-description record locks, pthread mutexes) and for the workloads' read/write data
+//! path, which must take the same path as the reference tools. Every `unsafe` block says why it
+//! is sound in a `// SAFETY:` comment, which clippy enforces here.
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 mod cpu;
@@ -18,6 +19,7 @@ mod mem;
 mod perf;
 mod proc;
 mod process;
+mod pthread;
 mod raw;
 mod resource;
 mod signal;
@@ -28,20 +30,21 @@ pub use rustix::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 
 pub use cpu::{allowed_cpus, current_cpu, pin_current_thread, set_current_thread_cpus};
 pub use fd::{
-    open_device, pipe, poll_readable, read_full, read_interruptible, unix_stream_pair, write_full,
-    write_once,
+    lock_file_descriptions, ofd_record_lock, open_device, pipe, poll_readable, read_full,
+    read_interruptible, unix_stream_pair, write_full, write_once, RecordLock,
 };
 pub use futex::{futex_wait, futex_wait_in, futex_wake, futex_wake_in, FutexScope};
 pub use host::{boot_id, dir_names, hostname, libc_description, read_text};
+pub use mem::{page_size, ProcessShared, SharedValue, ZeroPageWords};
 pub(crate) use mem::{process_shared, TransferBuffer};
-pub use mem::{ProcessShared, SharedValue, ZeroPageWords};
 pub use perf::InheritedCounter;
 pub use proc::{
     current_tid, open_thread_schedstat, parse_task_stat, process_stat, read_schedstat, stop_self,
     this_process, thread_stat, SchedStat, TaskStat,
 };
 pub use process::{task_code, ChildExit, ChildSet, TaskCode};
-pub use raw::{raw_getpid, raw_getrlimit_nofile};
+pub use pthread::{PthreadGuard, PthreadMutex};
+pub use raw::{raw_getpid, raw_getppid, raw_getrlimit_nofile, raw_sched_yield};
 pub use resource::{
     available_memory_bytes, check_task_budget, effective_uid_is_root, open_files_limit,
     process_count_limit, raise_open_files_limit, usage, Limit, OverBudget, TaskLimits, Usage,
@@ -52,6 +55,7 @@ pub use signal::{
     STOP_SIGNALS,
 };
 pub use time::{
-    monotonic_ns, realtime_ns, sleep_interruptible_ns, sleep_ns, tsc_serialized, HAS_TSC,
+    monotonic_ns, realtime_ns, sleep_interruptible_ns, sleep_ns, thread_cpu_ns, tsc_serialized,
+    HAS_TSC,
 };
 pub use watchdog::{deadline_expired, Watchdog, WATCHDOG_SIGNAL};

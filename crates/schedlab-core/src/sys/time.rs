@@ -14,6 +14,14 @@ pub fn realtime_ns() -> i64 {
     ts.tv_sec * 1_000_000_000 + ts.tv_nsec
 }
 
+/// CPU time of the calling thread in nanoseconds (CLOCK_THREAD_CPUTIME_ID: a system call, as no
+/// vDSO serves the CPU clocks). Unlike getrusage(RUSAGE_THREAD) it includes the time since the
+/// scheduler last accounted the running thread, so it is exact to the call.
+pub fn thread_cpu_ns() -> u64 {
+    let ts = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 pub(super) fn timespec_of_ns(ns: u64) -> rustix::time::Timespec {
     rustix::time::Timespec {
         tv_sec: (ns / 1_000_000_000) as i64,
@@ -75,5 +83,15 @@ mod tests {
         let a = monotonic_ns();
         let b = monotonic_ns();
         assert!(b >= a);
+    }
+
+    #[test]
+    fn thread_cpu_clock_counts_this_threads_work() {
+        let before = thread_cpu_ns();
+        let mut x = 0u64;
+        for i in 0..2_000_000u64 {
+            x = std::hint::black_box(x.wrapping_add(i));
+        }
+        assert!(thread_cpu_ns() > before, "{x}");
     }
 }

@@ -118,6 +118,7 @@ registry! {
     Fanout: fanout => FanoutParams,
     Cpudl: cpudl => CpudlParams,
     Cpupri: cpupri => CpupriParams,
+    Contention: contention => ContentionParams,
 }
 
 type ValueMap = serde_json::Map<String, serde_json::Value>;
