@@ -2,7 +2,8 @@
 //! tasks' user and system CPU and context switches (getrusage), CPU migrations (a perf software
 //! counter, where perf events are available) and IPIs from /proc/interrupts summed over CPUs:
 //! rescheduling (RES) and function-call (CAL) interrupts — current kernels deliver many remote
-//! wake-ups through the wake list as CAL, not RES.
+//! wake-ups through the wake list as CAL, not RES — and, from /proc/stat, the steal time of all CPUs,
+//! which says whether a guest's host took its vCPUs away during the iteration.
 use crate::metric::{ns_to_sec, secondary, Measurement};
 use crate::sys::{self, Usage, UsageOf};
 
@@ -27,6 +28,17 @@ fn read_ipis() -> (Option<u64>, Option<u64>) {
     }
 }
 
+/// The steal time of the `cpu` line of /proc/stat (all CPUs), in clock ticks.
+pub fn parse_steal_ticks(text: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with("cpu "))?;
+    // user nice system idle iowait irq softirq steal: the eighth count, since Linux 2.6.11.
+    line.split_whitespace().nth(8)?.parse().ok()
+}
+
+fn read_steal_ticks() -> Option<u64> {
+    parse_steal_ticks(&std::fs::read_to_string("/proc/stat").ok()?)
+}
+
 /// Usage of the workload's tasks as seen from the main thread: the whole process minus the main
 /// thread itself (worker threads, including finished ones) plus reaped child processes.
 fn task_usage() -> (Usage, Usage, Usage) {
@@ -45,6 +57,7 @@ pub struct IterationCounters {
     migrations: Option<sys::InheritedCounter>,
     migrations_start: Option<u64>,
     ipis_start: (Option<u64>, Option<u64>),
+    steal_start: Option<u64>,
 }
 
 impl IterationCounters {
@@ -52,12 +65,14 @@ impl IterationCounters {
         let mut migrations = sys::InheritedCounter::cpu_migrations();
         let migrations_start = migrations.as_mut().and_then(|c| c.read());
         let ipis_start = read_ipis();
+        let steal_start = read_steal_ticks();
         IterationCounters {
             wall_start_ns: sys::monotonic_ns(),
             usage_start: task_usage(),
             migrations,
             migrations_start,
             ipis_start,
+            steal_start,
         }
     }
 
@@ -90,6 +105,10 @@ impl IterationCounters {
         if let (Some(start), Some(end)) = (cal_start, cal_end) {
             out.push(secondary::CAL_IPI_COUNT.value(end.saturating_sub(start) as f64));
         }
+        if let (Some(start), Some(end)) = (self.steal_start, read_steal_ticks()) {
+            let ticks = end.saturating_sub(start);
+            out.push(secondary::STEAL_CPU_SEC.value(ticks as f64 / sys::clock_ticks_per_sec()));
+        }
         out
     }
 }
@@ -106,6 +125,14 @@ mod tests {
                     CAL:       1000       2000   Function call interrupts\n";
         assert_eq!(parse_interrupt_row(text, "RES"), Some(811227 + 833019));
         assert_eq!(parse_interrupt_row(text, "CAL"), Some(3000));
+    }
+
+    #[test]
+    fn steal_is_the_eighth_count_of_the_cpu_line() {
+        let text = "cpu  4705 356 584 3699 23 23 0 91 0 0\ncpu0 2000 100 300 1800 10 10 0 41 0 0\n";
+        assert_eq!(parse_steal_ticks(text), Some(91));
+        assert_eq!(parse_steal_ticks("cpu  1 2 3 4\n"), None);
+        assert_eq!(parse_steal_ticks("intr 5\n"), None);
     }
 
     #[test]

@@ -294,6 +294,10 @@ pub mod secondary {
         MetricDef::secondary("cal_ipi_count", "count", Better::Lower)
             .count()
             .optional();
+    /// Steal time of /proc/stat summed over CPUs: in a guest, how long its vCPUs wanted to run
+    /// while the host ran something else. Optional, as /proc may be unreadable.
+    pub const STEAL_CPU_SEC: MetricDef =
+        MetricDef::secondary("steal_cpu_sec", "sec", Better::Lower).optional();
 
     /// What the runner declares beside the workload's metrics when the workload runs tasks.
     pub const ALL: &[MetricDef] = &[
@@ -305,6 +309,7 @@ pub mod secondary {
         CPU_MIGRATIONS_COUNT,
         RES_IPI_COUNT,
         CAL_IPI_COUNT,
+        STEAL_CPU_SEC,
     ];
 }
 

@@ -55,7 +55,7 @@ pub use signal::{
     STOP_SIGNALS,
 };
 pub use time::{
-    monotonic_ns, realtime_ns, sleep_interruptible_ns, sleep_ns, thread_cpu_ns, tsc_serialized,
-    HAS_TSC,
+    clock_ticks_per_sec, monotonic_ns, realtime_ns, sleep_interruptible_ns, sleep_ns,
+    thread_cpu_ns, tsc_serialized, HAS_TSC,
 };
 pub use watchdog::{deadline_expired, Watchdog, WATCHDOG_SIGNAL};

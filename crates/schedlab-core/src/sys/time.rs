@@ -22,6 +22,18 @@ pub fn thread_cpu_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// Clock ticks per second (USER_HZ), the unit of /proc/stat's times: 100 on nearly every
+/// architecture, but the kernel's ABI says to ask.
+pub fn clock_ticks_per_sec() -> f64 {
+    // SAFETY: sysconf only reads a system value.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if ticks > 0 {
+        ticks as f64
+    } else {
+        100.0
+    }
+}
+
 pub(super) fn timespec_of_ns(ns: u64) -> rustix::time::Timespec {
     rustix::time::Timespec {
         tv_sec: (ns / 1_000_000_000) as i64,
