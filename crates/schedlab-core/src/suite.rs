@@ -73,6 +73,10 @@ pub const BUILTIN_SUITES: &[(&str, &str)] = &[
         include_str!("../suites/schbench-matrix.toml"),
     ),
     ("vcpu-preempt", include_str!("../suites/vcpu-preempt.toml")),
+    (
+        "contention-sweep",
+        include_str!("../suites/contention-sweep.toml"),
+    ),
 ];
 
 impl Suite {

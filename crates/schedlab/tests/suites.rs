@@ -17,8 +17,51 @@ fn dry_run_of_every_builtin_suite() {
             &db,
             &["run", "--suite", &suite, "--dry-run", "--order-seed", "1"],
         );
-        insta::assert_snapshot!(format!("dry_run_{suite}"), plan);
+        match machine_dependent_cases(&suite) {
+            // Task counts relative to the CPUs make a different listing on every machine size:
+            // the snapshots hold the cases for 2 and for 64 CPUs, and this machine's dry run must
+            // list what the suite makes of its own count.
+            Some(for_this_machine) => {
+                let listed: Vec<&str> = plan
+                    .lines()
+                    .filter_map(|l| l.trim_start().split_once("  "))
+                    .filter(|(index, _)| index.parse::<usize>().is_ok())
+                    .filter_map(|(_, rest)| rest.trim_start().split("  ~").next())
+                    .collect();
+                assert_eq!(listed, for_this_machine, "{suite}:\n{plan}");
+                for cpus in [2, 64] {
+                    insta::assert_snapshot!(
+                        format!("cases_{suite}_on_{cpus}_cpus"),
+                        case_names(&suite, cpus).join("\n")
+                    );
+                }
+            }
+            None => insta::assert_snapshot!(format!("dry_run_{suite}"), plan),
+        }
     }
+}
+
+/// A built-in suite's case names on a machine with `cpus` online CPUs.
+fn case_names(suite: &str, cpus: u32) -> Vec<String> {
+    let text = schedlab_core::suite::BUILTIN_SUITES
+        .iter()
+        .find(|(name, _)| *name == suite)
+        .map(|(_, text)| *text)
+        .unwrap();
+    schedlab_core::suite::Suite::parse_for(suite, text, cpus)
+        .unwrap()
+        .cases
+        .iter()
+        .map(|case| case.case_name())
+        .collect()
+}
+
+/// This machine's case names of a suite whose cases depend on the CPU count, `None` for the rest.
+fn machine_dependent_cases(suite: &str) -> Option<Vec<String>> {
+    (case_names(suite, 2) != case_names(suite, 64)).then(|| {
+        let online = schedlab_core::fingerprint::online_cpu_count();
+        case_names(suite, online)
+    })
 }
 
 /// Counts relative to the machine (`"2x"`, `"50%"`) run as numbers of this machine's online
