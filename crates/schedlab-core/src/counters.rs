@@ -1,6 +1,6 @@
 //! What the runner measures around every iteration of a workload that runs tasks: wall time, the
-//! tasks' user and system CPU and context switches (getrusage), CPU migrations (a perf software
-//! counter, where perf events are available) and IPIs from /proc/interrupts summed over CPUs:
+//! tasks' user and system CPU and context switches (getrusage), CPU migrations on every online CPU
+//! (a perf software counter, where perf events are available) and IPIs from /proc/interrupts summed over CPUs:
 //! rescheduling (RES) and function-call (CAL) interrupts — current kernels deliver many remote
 //! wake-ups through the wake list as CAL, not RES — and, from /proc/stat, the steal time of all CPUs,
 //! which says whether a guest's host took its vCPUs away during the iteration.
@@ -26,6 +26,13 @@ fn read_ipis() -> (Option<u64>, Option<u64>) {
         ),
         Err(_) => (None, None),
     }
+}
+
+/// The online CPUs' numbers.
+fn online_cpus() -> Option<Vec<u32>> {
+    let text = std::fs::read_to_string("/sys/devices/system/cpu/online").ok()?;
+    let list: crate::cpu_list::CpuList = text.trim().parse().ok()?;
+    Some(list.into())
 }
 
 /// The steal time of the `cpu` line of /proc/stat (all CPUs), in clock ticks.
@@ -54,7 +61,7 @@ fn task_usage() -> (Usage, Usage, Usage) {
 pub struct IterationCounters {
     wall_start_ns: u64,
     usage_start: (Usage, Usage, Usage),
-    migrations: Option<sys::InheritedCounter>,
+    migrations: Option<sys::SystemCounter>,
     migrations_start: Option<u64>,
     ipis_start: (Option<u64>, Option<u64>),
     steal_start: Option<u64>,
@@ -62,7 +69,8 @@ pub struct IterationCounters {
 
 impl IterationCounters {
     pub fn start() -> Self {
-        let mut migrations = sys::InheritedCounter::cpu_migrations();
+        let mut migrations =
+            online_cpus().and_then(|cpus| sys::SystemCounter::cpu_migrations(&cpus));
         let migrations_start = migrations.as_mut().and_then(|c| c.read());
         let ipis_start = read_ipis();
         let steal_start = read_steal_ticks();

@@ -280,7 +280,8 @@ pub mod secondary {
         MetricDef::secondary("voluntary_csw_count", "count", Better::Lower).count();
     pub const INVOLUNTARY_CSW_COUNT: MetricDef =
         MetricDef::secondary("involuntary_csw_count", "count", Better::Lower).count();
-    /// A perf software counter: optional, as perf events may be unavailable (or forbidden).
+    /// A perf software counter on every online CPU (system-wide): optional, as perf events may be
+    /// unavailable (or forbidden).
     pub const CPU_MIGRATIONS_COUNT: MetricDef =
         MetricDef::secondary("cpu_migrations_count", "count", Better::Lower)
             .count()

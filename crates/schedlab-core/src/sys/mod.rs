@@ -37,7 +37,7 @@ pub use futex::{futex_wait, futex_wait_in, futex_wake, futex_wake_in, FutexScope
 pub use host::{boot_id, dir_names, hostname, libc_description, read_text};
 pub use mem::{page_size, ProcessShared, SharedValue, ZeroPageWords};
 pub(crate) use mem::{process_shared, TransferBuffer};
-pub use perf::InheritedCounter;
+pub use perf::SystemCounter;
 pub use proc::{
     current_tid, open_thread_schedstat, parse_task_stat, process_stat, read_schedstat, stop_self,
     this_process, thread_stat, SchedStat, TaskStat,
