@@ -123,7 +123,9 @@ pub fn e_divisive(series: &[f64], settings: &EDivisiveSettings) -> Result<Vec<Ch
 pub fn q_hat_values(series: &[f64], min_segment: usize) -> Vec<Option<f64>> {
     let order: Vec<usize> = (0..series.len()).collect();
     let mut out = vec![None; series.len()];
-    for_each_split(series, &order, min_segment.max(2), |tau, q| out[tau] = Some(q));
+    for_each_split(series, &order, min_segment.max(2), |tau, q| {
+        out[tau] = Some(q)
+    });
     out
 }
 
