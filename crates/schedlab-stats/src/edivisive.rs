@@ -166,7 +166,8 @@ fn for_each_split(
     mut visit: impl FnMut(usize, f64),
 ) {
     let n = order.len();
-    if n < 2 * min_segment {
+    // Not `n < 2 * min_segment`: a huge min_segment would overflow.
+    if n / 2 < min_segment {
         return;
     }
     let value = |i: usize| series[order[i]];
@@ -281,5 +282,10 @@ mod tests {
         };
         assert!(e_divisive(&[1.0, 2.0], &short).is_err());
         assert!(e_divisive(&[], &s).unwrap().is_empty());
+        let huge = EDivisiveSettings {
+            min_segment: usize::MAX,
+            ..s
+        };
+        assert!(e_divisive(&[1.0, 2.0, 3.0, 4.0], &huge).unwrap().is_empty());
     }
 }
