@@ -9,6 +9,8 @@
 //!   stale-calibration guard ([`guard`]), Student's t, multiplicity, verdicts, sequential looks.
 //! - [`figures`] and [`latency`]: every descriptive number the report styles print.
 //! - [`scaling`]: matrix cases that vary one numeric parameter, as curves against it.
+//! - [`history`]: one machine's run summaries of a metric over time and kernels, and the
+//!   change points in them (E-divisive means, judged against the calibrated noise).
 //! - [`model`]: the comparison model the reports render and the JSON serialises.
 //!
 //! Iterations within a run are not independent evidence about a kernel; runs (and boots) are.
@@ -20,6 +22,7 @@ pub mod calibration;
 pub mod compare;
 pub mod figures;
 pub mod guard;
+pub mod history;
 pub mod latency;
 pub mod model;
 pub mod scaling;

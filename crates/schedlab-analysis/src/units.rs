@@ -92,7 +92,9 @@ pub struct RunSummary {
     pub n: usize,
 }
 
-fn summarise_run(run: usize, values: &[f64], scale: Scale) -> RunSummary {
+/// One run's values summarised on `scale`: what a comparison's units and a history's points
+/// are made of.
+pub fn summarise_run(run: usize, values: &[f64], scale: Scale) -> RunSummary {
     let ys: Vec<f64> = values.iter().map(|v| scale.forward(*v)).collect();
     let n = ys.len();
     let mean = ys.iter().sum::<f64>() / n as f64;

@@ -5,6 +5,7 @@
 pub mod calibration;
 pub mod compare;
 pub mod csv;
+pub mod history;
 pub mod json;
 pub mod latency;
 pub mod model;

@@ -14,6 +14,8 @@
 //! - [`multiplicity`]: Benjamini–Hochberg, Benjamini–Yekutieli and Holm.
 //! - [`equivalence`]: TOST on the log ratio ("no change beyond ±δ").
 //! - [`power`]: minimum detectable effect and sample-size planning.
+//! - [`edivisive`]: E-divisive means change points with a seeded permutation
+//!   test (Matteson and James 2014, as MongoDB's and Hunter's CI use it).
 //!
 //! Conventions: two-sample functions take `(baseline, candidate)` and
 //! estimate candidate relative to baseline (`candidate - baseline` or
@@ -49,6 +51,7 @@
 
 pub mod bootstrap;
 pub mod dist;
+pub mod edivisive;
 pub mod equivalence;
 mod error;
 pub mod ministat;

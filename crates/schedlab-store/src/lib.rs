@@ -23,11 +23,13 @@ mod legacy;
 pub mod liveness;
 mod location;
 mod schema;
+pub mod select;
 mod sqlite;
 
 pub use check::{AbandonedRun, CheckReport};
 pub use location::{Location, KNOWN_SCHEMES};
 pub use schema::{known_version, OLDEST_READABLE_VERSION};
+pub use select::{HostSummary, RunSelection};
 pub use sqlite::{Patience, SqliteStore};
 
 #[derive(Debug, Error)]
@@ -94,6 +96,8 @@ pub struct RunSummary {
     pub ended_at_ns: Option<i64>,
     pub kernel_release: String,
     pub boot_id: String,
+    /// The machine's hostname, as its fingerprint has it.
+    pub hostname: String,
 }
 
 /// A results store. Every method is one transaction: an interrupted process leaves the store as
@@ -150,6 +154,18 @@ pub trait Store {
     fn save_calibration(&mut self, calibration: &StoredCalibration) -> Result<i64>;
     /// Every stored calibration, newest first.
     fn calibrations(&self) -> Result<Vec<StoredCalibration>>;
+    /// Stored runs that match `selection`, newest first, as [`Store::list_runs`] lists them.
+    fn select_runs(
+        &self,
+        selection: &RunSelection,
+        limit: Option<usize>,
+    ) -> Result<Vec<RunSummary>> {
+        select::select_runs_default(self, selection, limit)
+    }
+    /// The machines with stored runs, each with its newest run, newest first.
+    fn hosts(&self) -> Result<Vec<HostSummary>> {
+        select::hosts_default(self)
+    }
 }
 
 /// A calibration as the store keeps it: who and when, and the model as JSON owned by the

@@ -593,6 +593,7 @@ impl Store for SqliteStore {
                     first,
                     owner,
                 ) = row?;
+                let hostname = owner.hostname.clone();
                 let owner = owner.with_fallback(&boot);
                 let (status, _) = effective_status(parse_status(&status)?, &owner, &here);
                 let what = match (&suite, first) {
@@ -612,10 +613,57 @@ impl Store for SqliteStore {
                     ended_at_ns: ended,
                     kernel_release: kernel,
                     boot_id: boot,
+                    hostname,
                 });
             }
             Ok(out)
         })
+    }
+
+    /// Host, kernel and case in SQL, fingerprint fields on the stored fingerprint alone (no
+    /// iteration is read); answers as [`crate::select::select_runs_default`] does.
+    fn select_runs(
+        &self,
+        selection: &crate::RunSelection,
+        limit: Option<usize>,
+    ) -> Result<Vec<RunSummary>> {
+        if !self.has(V_RUNS) {
+            return Ok(Vec::new());
+        }
+        let chosen: std::collections::HashSet<i64> = self.read(|conn| {
+            let mut stmt = conn.prepare(
+                "SELECT r.id, r.fingerprint_json FROM runs r
+                 WHERE (?1 IS NULL OR r.hostname = ?1)
+                   AND (?2 IS NULL OR r.kernel_release = ?2)
+                   AND (?3 IS NULL OR EXISTS (SELECT 1 FROM cases c
+                                              WHERE c.run_id = r.id AND c.name = ?3))",
+            )?;
+            let rows = stmt.query_map(
+                rusqlite::params![selection.host, selection.kernel, selection.case],
+                |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)),
+            )?;
+            let mut ids = std::collections::HashSet::new();
+            for row in rows {
+                let (id, json) = row?;
+                if !selection.fields.is_empty() {
+                    let fingerprint: Fingerprint = from_json(&json, "a run's fingerprint")?;
+                    if !selection.matches_fingerprint(&fingerprint) {
+                        continue;
+                    }
+                }
+                ids.insert(id);
+            }
+            Ok(ids)
+        })?;
+        let mut runs: Vec<RunSummary> = self
+            .list_runs(None)?
+            .into_iter()
+            .filter(|r| chosen.contains(&r.id))
+            .collect();
+        if let Some(limit) = limit {
+            runs.truncate(limit);
+        }
+        Ok(runs)
     }
 
     fn load_run(&self, run_id: i64) -> Result<RunRecord> {
@@ -1173,7 +1221,7 @@ mod tests {
     use schedlab_core::workload::fake::FakeParams;
     use schedlab_core::workload::WorkloadSpec;
 
-    use crate::StoreSink;
+    use crate::{RunSelection, StoreSink};
 
     fn plan(label: &str) -> RunPlan {
         let fake = WorkloadSpec::Fake(FakeParams::default());
@@ -1202,6 +1250,100 @@ mod tests {
         let outcome = execute(plan, &mut StoreSink { store, run_id: id }, &mut Silent);
         store.finish_run(id, outcome.status, 2_000, None).unwrap();
         id
+    }
+
+    /// Runs on three machines and two kernels, of two cases, for the fleet selections.
+    fn fleet(store: &mut SqliteStore) {
+        let machines = [
+            ("alpha", "6.1", "Xeon", 10.0),
+            ("alpha", "6.2", "Xeon", 10.0),
+            ("beta", "6.1", "EPYC", 20.0),
+            ("gamma", "6.2", "Xeon", 10.0),
+            ("beta", "6.2", "EPYC", 10.0),
+        ];
+        for (i, (host, kernel, cpu, value)) in machines.into_iter().enumerate() {
+            let fake = WorkloadSpec::Fake(FakeParams {
+                value_usec: value,
+                ..FakeParams::default()
+            });
+            let plan = RunPlan::new(None, Some(format!("r{i}")), 1, 0, vec![fake]).unwrap();
+            let fp = Fingerprint {
+                hostname: host.into(),
+                kernel_release: kernel.into(),
+                cpu_model: cpu.into(),
+                ..Fingerprint::default()
+            };
+            let id = store.begin_run(&plan, &fp, 1_000 + i as i64).unwrap();
+            store
+                .finish_run(id, RunStatus::Complete, 2_000, None)
+                .unwrap();
+        }
+    }
+
+    #[test]
+    fn sql_selection_answers_as_the_default_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = SqliteStore::open(&dir.path().join("r.db")).unwrap();
+        fleet(&mut store);
+        let ten = store.load_run(1).unwrap().cases[0].spec.name.clone();
+        let mut selections = vec![RunSelection::default()];
+        for host in [None, Some("alpha"), Some("beta"), Some("nowhere")] {
+            for kernel in [None, Some("6.2")] {
+                for case in [None, Some(ten.clone())] {
+                    for cpu in [None, Some("cpu_model=EPYC"), Some("cpu_model=Xeon")] {
+                        let mut s = RunSelection {
+                            host: host.map(String::from),
+                            kernel: kernel.map(String::from),
+                            case: case.clone(),
+                            ..RunSelection::default()
+                        };
+                        if let Some(w) = cpu {
+                            s.add_where(w).unwrap();
+                        }
+                        selections.push(s);
+                    }
+                }
+            }
+        }
+        let mut seen_some = 0;
+        for s in &selections {
+            for limit in [None, Some(1)] {
+                let sql = store.select_runs(s, limit).unwrap();
+                let default = crate::select::select_runs_default(&store, s, limit).unwrap();
+                assert_eq!(sql, default, "{s:?} limit {limit:?}");
+                seen_some += usize::from(!sql.is_empty());
+            }
+        }
+        assert!(seen_some > 10);
+        let beta_epyc_ten = RunSelection {
+            host: Some("beta".into()),
+            case: Some(ten),
+            ..RunSelection::default()
+        };
+        let ids: Vec<i64> = store
+            .select_runs(&beta_epyc_ten, None)
+            .unwrap()
+            .iter()
+            .map(|r| r.id)
+            .collect();
+        assert_eq!(ids, [5]);
+    }
+
+    #[test]
+    fn hosts_are_listed_by_their_newest_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = SqliteStore::open(&dir.path().join("r.db")).unwrap();
+        fleet(&mut store);
+        let hosts = store.hosts().unwrap();
+        let seen: Vec<(&str, usize, usize, i64)> = hosts
+            .iter()
+            .map(|h| (h.hostname.as_str(), h.runs, h.kernels, h.last.id))
+            .collect();
+        assert_eq!(
+            seen,
+            [("beta", 2, 2, 5), ("gamma", 1, 1, 4), ("alpha", 2, 2, 2)]
+        );
+        assert_eq!(hosts[2].first_started_at_ns, 1_000);
     }
 
     #[test]

@@ -27,6 +27,13 @@ pub enum Command {
     Run(RunArgs),
     /// List stored runs, newest first.
     Runs(RunsArgs),
+    /// List the machines with stored runs, each with its newest run.
+    Hosts(HostsArgs),
+    /// Show one case's metric over time on one machine: a run summary per run, with its kernel.
+    History(HistoryArgs),
+    /// Find change points in cases' histories (E-divisive means, judged against the machine's
+    /// noise) and name the first run and kernel after each.
+    Changes(ChangesArgs),
     /// Show stored runs by run id or label (a label may name several runs).
     Show(ShowArgs),
     /// Interleave two settings A and B in ABBA order and store the runs as one paired experiment.
@@ -209,6 +216,109 @@ pub struct RunsArgs {
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
     #[command(flatten)]
+    pub select: SelectArgs,
+    #[command(flatten)]
+    pub db: DbArg,
+}
+
+/// Which stored runs a fleet command looks at.
+#[derive(Debug, Args)]
+pub struct SelectArgs {
+    /// Only runs of this machine (its hostname, as `schedlab hosts` lists it).
+    #[arg(long, value_name = "HOST")]
+    pub host: Option<String>,
+    /// Only runs on this kernel release, as `uname -r` prints it.
+    #[arg(long, value_name = "RELEASE")]
+    pub kernel: Option<String>,
+    /// Only runs whose fingerprint field KEY reads VALUE (repeatable; `schedlab env --format
+    /// json` shows the fields; lists read joined with `,`, `map.key` reads one entry of a map).
+    #[arg(long = "where", value_name = "KEY=VALUE")]
+    pub fields: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct HostsArgs {
+    /// Output format on stdout.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub format: OutputFormat,
+    #[command(flatten)]
+    pub db: DbArg,
+}
+
+/// The formats of `history` and `changes`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HistoryFormat {
+    /// Aligned text for people
+    Text,
+    /// One JSON document for programs
+    Json,
+    /// One row per line
+    Csv,
+}
+
+/// How `changes` (and `history`'s marks) find and judge change points.
+#[derive(Debug, Args)]
+pub struct ChangeArgs {
+    /// Report a change only when it moves the level by at least this many times the machine's
+    /// run-to-run noise (the larger of its calibration's and the series' own).
+    #[arg(long, value_name = "K", default_value_t = 3.0)]
+    pub noise_multiple: f64,
+    /// Smallest change reported, in percent.
+    #[arg(long, value_name = "PCT", default_value_t = 1.0)]
+    pub min_effect: f64,
+    /// Significance level of E-divisive's permutation test.
+    #[arg(long, value_name = "P", default_value_t = 0.01)]
+    pub alpha: f64,
+    /// Fewest runs either side of a change.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub min_runs: usize,
+    /// Use runs that did not complete (partial, interrupted, failed, abandoned) too.
+    #[arg(long)]
+    pub include_incomplete: bool,
+    /// Calibration that supplies the machine's noise: `auto` (the newest that covers the case),
+    /// `none`, or a calibration id.
+    #[arg(long, value_name = "auto|none|ID", default_value = "auto")]
+    pub calibration: String,
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// The case, by its canonical name (as `schedlab show` prints it).
+    #[arg(value_name = "CASE")]
+    pub case: String,
+    /// The metric [default: the case's first primary metric]
+    #[arg(long, value_name = "NAME")]
+    pub metric: Option<String>,
+    /// Output format on stdout.
+    #[arg(long, value_enum, default_value_t = HistoryFormat::Text)]
+    pub format: HistoryFormat,
+    /// Also write the history as a self-contained HTML page with an SVG plot (replaced whole).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    #[command(flatten)]
+    pub select: SelectArgs,
+    #[command(flatten)]
+    pub change: ChangeArgs,
+    #[command(flatten)]
+    pub db: DbArg,
+}
+
+#[derive(Debug, Args)]
+pub struct ChangesArgs {
+    /// Cases by canonical name [default: every case the selected runs measured]
+    #[arg(value_name = "CASE")]
+    pub cases: Vec<String>,
+    /// The metric [default: each case's first primary metric]
+    #[arg(long, value_name = "NAME")]
+    pub metric: Option<String>,
+    /// Output format on stdout.
+    #[arg(long, value_enum, default_value_t = HistoryFormat::Text)]
+    pub format: HistoryFormat,
+    #[command(flatten)]
+    pub select: SelectArgs,
+    #[command(flatten)]
+    pub change: ChangeArgs,
+    #[command(flatten)]
     pub db: DbArg,
 }
 
@@ -317,6 +427,9 @@ pub struct SidesArgs {
     /// Compare even when CPU model, CPU count, SMT or governor differ between the runs.
     #[arg(long)]
     pub allow_fingerprint_mismatch: bool,
+    /// Keep only each side's runs that match (a label shared by many machines).
+    #[command(flatten)]
+    pub select: SelectArgs,
     /// Use runs that did not complete (partial, interrupted, failed, abandoned) too; by default
     /// they are left out.
     #[arg(long)]

@@ -15,7 +15,7 @@ use schedlab_core::fingerprint::Fingerprint;
 use schedlab_core::record::{ExperimentTag, RunRecord, RunStatus};
 use schedlab_report::compare::text::Style;
 use schedlab_report::compare::{self};
-use schedlab_store::{SqliteStore, Store};
+use schedlab_store::{RunSelection, SqliteStore, Store};
 
 use crate::cli::{AdjustArg, CompareFormat, CompareStyle, DecisionArgs, SidesArgs};
 use crate::failure::{Failure, FailureKind};
@@ -160,6 +160,8 @@ pub struct Query<'a> {
     pub settings: Settings,
     pub calibration: CalibrationChoice,
     pub allow_fingerprint_mismatch: bool,
+    /// Only each side's runs that match (`--host`, `--kernel`, `--where`).
+    pub selection: RunSelection,
 }
 
 /// Loads each side's runs, refuses machines that differ where it matters, and compares; a
@@ -178,6 +180,7 @@ pub fn load_comparison(args: &SidesArgs) -> Result<LoadedComparison, Failure> {
         settings,
         calibration: CalibrationChoice::parse(&args.calibration)?,
         allow_fingerprint_mismatch: args.allow_fingerprint_mismatch,
+        selection: crate::fleet::selection(&args.select)?,
     };
     let loaded = load_with(&store, query)?;
     if loaded.comparison.rows.is_empty() {
@@ -207,6 +210,7 @@ pub fn load_with(store: &dyn Store, query: Query<'_>) -> Result<LoadedComparison
             }
             other => Failure::from(other),
         })?;
+        let ids = select(store, &query.selection, side, ids)?;
         let runs = ids
             .iter()
             .map(|&id| store.load_run(id))
@@ -294,9 +298,33 @@ pub fn load_with(store: &dyn Store, query: Query<'_>) -> Result<LoadedComparison
     })
 }
 
+/// The ids of `ids` that `selection` takes; a side left with none names what was asked.
+fn select(
+    store: &dyn Store,
+    selection: &RunSelection,
+    side: &str,
+    ids: Vec<i64>,
+) -> Result<Vec<i64>, Failure> {
+    if selection.is_empty() {
+        return Ok(ids);
+    }
+    let chosen: Vec<i64> = store
+        .select_runs(selection, None)?
+        .iter()
+        .map(|r| r.id)
+        .collect();
+    let kept: Vec<i64> = ids.into_iter().filter(|id| chosen.contains(id)).collect();
+    if kept.is_empty() {
+        return Err(Failure::from(schedlab_store::select::nothing_selected(
+            side, selection,
+        )));
+    }
+    Ok(kept)
+}
+
 /// The calibrations `--calibration` allows. A calibration chosen by id must be of the machine
 /// the runs ran on.
-fn calibrations(
+pub fn calibrations(
     store: &dyn Store,
     choice: &CalibrationChoice,
     base_runs: &[RunRecord],

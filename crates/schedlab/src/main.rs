@@ -10,6 +10,7 @@ mod cli;
 mod commands;
 mod comparison;
 mod failure;
+mod fleet;
 mod output;
 mod plan;
 mod progress;

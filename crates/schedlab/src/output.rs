@@ -1,5 +1,7 @@
 //! What commands print on stdout, and how.
-use std::io::Write;
+use std::fs::{self, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
 
 use crate::cli::OutputFormat;
 use crate::failure::Failure;
@@ -21,4 +23,46 @@ pub fn emit(render: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Resul
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         Err(e) => Err(Failure::failed(format!("cannot write output: {e}"))),
     }
+}
+
+/// Writes `path` through a temporary file in the same directory (so the rename cannot cross
+/// file systems) and renames it into place; on any error the temporary file is removed. A path
+/// that cannot be created or replaced is bad input (exit 2); a write that fails midway is a
+/// failure (exit 1).
+pub fn write_atomically(
+    path: &Path,
+    render: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> Result<(), Failure> {
+    let cannot = |e: io::Error| format!("cannot write {}: {e}", path.display());
+    let name = path
+        .file_name()
+        .ok_or_else(|| Failure::bad_input(format!("{}: not a file name", path.display())))?;
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let temp: PathBuf = dir.join(format!(
+        ".{}.{}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&temp)
+        .map_err(|e| Failure::bad_input(cannot(e)))?;
+    let mut out = BufWriter::new(file);
+    let written = render(&mut out)
+        .and_then(|()| out.flush())
+        .and_then(|()| out.get_ref().sync_all());
+    drop(out);
+    if let Err(e) = written {
+        let _ = fs::remove_file(&temp);
+        return Err(Failure::failed(cannot(e)));
+    }
+    if let Err(e) = fs::rename(&temp, path) {
+        let _ = fs::remove_file(&temp);
+        return Err(Failure::bad_input(cannot(e)));
+    }
+    Ok(())
 }

@@ -10,6 +10,9 @@ const BIN: &str = env!("CARGO_BIN_EXE_schedlab");
 const SECTIONS: &[(&[&str], &str)] = &[
     (&["run"], "## `schedlab run`"),
     (&["runs"], "## `schedlab runs`"),
+    (&["hosts"], "## `schedlab hosts`"),
+    (&["history"], "## `schedlab history"),
+    (&["changes"], "## `schedlab changes"),
     (&["show"], "## `schedlab show"),
     (&["ab"], "## `schedlab ab"),
     (&["campaign", "start"], "## `schedlab campaign"),

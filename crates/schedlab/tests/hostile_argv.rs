@@ -272,7 +272,12 @@ impl Fixture {
         let fast = ["--iterations=1", "--warmup=0", "--quiet"];
         let p: Vec<&str> = path.iter().map(String::as_str).collect();
         match p.as_slice() {
-            ["list"] | ["runs"] | ["env"] => vec![level(p[0], &[])],
+            ["list"] | ["runs"] | ["env"] | ["hosts"] => vec![level(p[0], &[])],
+            ["history"] | ["changes"] => {
+                let mut history = level(p[0], &[]);
+                pos(&mut history, "CASE", Path::new("fake:value=100 spread=1"));
+                vec![history]
+            }
             ["run"] | ["run", "fake"] => vec![level("run", &fast), level("fake", &[])],
             ["run", w] => vec![level("run", &["--dry-run"]), level(w, &[])],
             ["ab"] | ["ab", "fake"] => {

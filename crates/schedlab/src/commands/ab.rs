@@ -128,6 +128,7 @@ fn decide(args: &AbArgs, name: &str, store: &SqliteStore) -> Result<Comparison, 
             settings: settings(&args.decision)?,
             calibration: CalibrationChoice::Auto,
             allow_fingerprint_mismatch: false,
+            selection: Default::default(),
         },
     )?;
     Ok(loaded.comparison)

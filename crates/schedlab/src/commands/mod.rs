@@ -9,10 +9,13 @@ use crate::failure::Failure;
 mod ab;
 mod calibrate;
 mod campaign;
+mod changes;
 mod compare;
 mod db;
 mod docs;
 mod env;
+mod history;
+mod hosts;
 mod list;
 mod report;
 mod run;
@@ -25,6 +28,9 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, Failure> {
         Command::List => list::list(),
         Command::Run(args) => run::run(&args),
         Command::Runs(args) => runs::runs(&args),
+        Command::Hosts(args) => hosts::hosts(&args),
+        Command::History(args) => history::history(&args),
+        Command::Changes(args) => changes::changes(&args),
         Command::Show(args) => show::show(&args),
         Command::Ab(args) => ab::ab(&args),
         Command::Campaign(args) => campaign::campaign(&args),

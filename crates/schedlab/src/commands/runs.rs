@@ -1,4 +1,5 @@
-//! `schedlab runs`: stored runs, newest first.
+//! `schedlab runs`: stored runs, newest first, all of them or those `--host`, `--kernel` and
+//! `--where` select.
 use std::process::ExitCode;
 
 use schedlab_report::compare::table::{Align, Table};
@@ -7,13 +8,15 @@ use schedlab_store::{SqliteStore, Store};
 
 use crate::cli::{OutputFormat, RunsArgs};
 use crate::failure::Failure;
+use crate::fleet::selection;
 use crate::output::emit;
 use crate::store_path::db_path;
 
 pub fn runs(args: &RunsArgs) -> Result<ExitCode, Failure> {
     let path = db_path(&args.db)?;
+    let selection = selection(&args.select)?;
     let runs = if path.exists() {
-        SqliteStore::open_existing(&path)?.list_runs(args.limit)?
+        SqliteStore::open_existing(&path)?.select_runs(&selection, args.limit)?
     } else {
         Vec::new()
     };
@@ -34,6 +37,7 @@ pub fn runs(args: &RunsArgs) -> Result<ExitCode, Failure> {
                         "measured_iterations": r.measured_iterations,
                         "kernel_release": r.kernel_release,
                         "boot_id": r.boot_id,
+                        "hostname": r.hostname,
                     })
                 })
                 .collect();
@@ -42,7 +46,11 @@ pub fn runs(args: &RunsArgs) -> Result<ExitCode, Failure> {
         }
         OutputFormat::Text => {
             if runs.is_empty() {
-                return writeln!(out, "no stored runs in {}", path.display());
+                return if selection.is_empty() {
+                    writeln!(out, "no stored runs in {}", path.display())
+                } else {
+                    writeln!(out, "no stored run matches in {}", path.display())
+                };
             }
             let mut table = Table::new(&[
                 ("id", Align::Right),
@@ -51,6 +59,7 @@ pub fn runs(args: &RunsArgs) -> Result<ExitCode, Failure> {
                 ("started", Align::Left),
                 ("cases", Align::Right),
                 ("iters", Align::Right),
+                ("host", Align::Left),
                 ("kernel", Align::Left),
                 ("what", Align::Left),
             ]);
@@ -62,6 +71,7 @@ pub fn runs(args: &RunsArgs) -> Result<ExitCode, Failure> {
                     format_time_ns(r.started_at_ns),
                     r.case_count.to_string(),
                     r.measured_iterations.to_string(),
+                    r.hostname.clone(),
                     r.kernel_release.clone(),
                     r.what.clone(),
                 ]);

@@ -1,0 +1,566 @@
+//! A metric's history on one machine (`schedlab history`) and the changes in it
+//! (`schedlab changes`).
+//!
+//! The run is the unit, as in a comparison: each run of the case becomes one point, its run
+//! summary ([`crate::units::summarise_run`]: the mean of ln x over its measured iterations when
+//! every value is positive, shown as the geometric mean), in the order the runs started, with
+//! the kernel release each ran on. Iterations of one run share its conditions and are not
+//! independent evidence, so they never become points of their own.
+//!
+//! Change points are found in two steps:
+//!
+//! 1. E-divisive means ([`schedlab_stats::edivisive`]) proposes splits with a seeded permutation
+//!    test, as MongoDB's and Hunter's performance CI do;
+//! 2. a proposed change is kept only when the levels either side of it (medians of the run
+//!    summaries between neighbouring changes) differ by at least `noise_multiple` × the
+//!    machine's run-to-run noise, and by at least `min_effect`. The noise is the larger of the
+//!    calibrated noise of this machine, case and metric (`schedlab calibrate`: the spread of
+//!    one run's summary, across boots when the calibration spans boots) and the series' own
+//!    (a robust spread of the differences between runs one, two and three apart, which a step
+//!    barely touches). The weakest change under the bar goes first and the levels are worked
+//!    out again, until every change left clears it.
+//!
+//! Step 2 is what keeps drift from being reported: a permutation test takes autocorrelated noise
+//! (a machine that warms up, a neighbour's load that comes and goes) for changes, but such
+//! wanderings stay within a few noise widths, while the steps worth a kernel developer's time
+//! stand well clear of them.
+use serde::Serialize;
+
+use schedlab_core::metric::Better;
+use schedlab_core::record::{RunRecord, RunStatus};
+use schedlab_stats::edivisive::{e_divisive, EDivisiveSettings};
+
+use crate::calibration::{CalibrationSet, MachineKey, UnitKind};
+use crate::series::{MetricFilter, RunInput, Side};
+use crate::units::{summarise_run, Scale};
+
+/// One run of a history.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HistoryPoint {
+    pub run_id: Option<i64>,
+    pub label: Option<String>,
+    pub started_at_ns: i64,
+    pub kernel: String,
+    pub hostname: String,
+    pub status: RunStatus,
+    /// Measured iterations of the case in this run.
+    pub iterations: usize,
+    /// The run summary in the metric's unit (the geometric mean of the iterations on the log
+    /// scale, their mean on the raw one).
+    pub value: f64,
+    /// The run summary on the analysis scale.
+    #[serde(skip)]
+    pub y: f64,
+}
+
+/// Consecutive runs of one kernel release.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KernelSpan {
+    pub kernel: String,
+    /// Index of its first point.
+    pub first: usize,
+    pub runs: usize,
+    /// The median of its run summaries, in the metric's unit.
+    pub median: f64,
+}
+
+/// A metric's run summaries over time on one machine.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct History {
+    pub case: String,
+    pub metric: String,
+    pub unit: String,
+    pub better: Better,
+    pub scale: Scale,
+    pub hostname: String,
+    /// Oldest first.
+    pub points: Vec<HistoryPoint>,
+    pub kernels: Vec<KernelSpan>,
+    /// Runs of the case left out because they did not complete.
+    pub excluded_runs: Vec<i64>,
+    /// The machine of the newest run, for finding its calibration.
+    #[serde(skip)]
+    pub machine: Option<MachineKey>,
+}
+
+/// Why a history cannot be built.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HistoryError {
+    /// No run measured the case.
+    NoRuns { case: String },
+    /// The case has no such metric; the ones it has.
+    NoMetric {
+        case: String,
+        metric: String,
+        available: Vec<String>,
+    },
+    /// The runs come from several machines: a history is one machine's.
+    ManyHosts(Vec<String>),
+}
+
+impl std::fmt::Display for HistoryError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HistoryError::NoRuns { case } => write!(f, "no complete run measured case {case}"),
+            HistoryError::NoMetric {
+                case,
+                metric,
+                available,
+            } => write!(
+                f,
+                "case {case} has no metric {metric}; it has {}",
+                available.join(", ")
+            ),
+            HistoryError::ManyHosts(hosts) => write!(
+                f,
+                "the runs of this case come from {} hosts ({}); a history is one machine's: pass --host",
+                hosts.len(),
+                hosts.join(", ")
+            ),
+        }
+    }
+}
+
+/// The history of `metric` (default: the case's first primary metric) in `case` over `runs`.
+/// Runs that did not complete are left out unless `include_incomplete`.
+pub fn history(
+    runs: &[RunRecord],
+    case: &str,
+    metric: Option<&str>,
+    include_incomplete: bool,
+) -> Result<History, HistoryError> {
+    let mut ordered: Vec<&RunRecord> = runs
+        .iter()
+        .filter(|r| r.cases.iter().any(|c| c.spec.name == case))
+        .collect();
+    ordered.sort_by_key(|r| (r.started_at_ns, r.id));
+    let mut hosts: Vec<String> = ordered
+        .iter()
+        .map(|r| r.fingerprint.hostname.clone())
+        .collect();
+    hosts.sort();
+    hosts.dedup();
+    if hosts.len() > 1 {
+        return Err(HistoryError::ManyHosts(hosts));
+    }
+    let inputs: Vec<RunInput> = ordered
+        .iter()
+        .map(|record| RunInput { record, tag: None })
+        .collect();
+    let filter = MetricFilter {
+        names: metric.map(|m| vec![m.to_string()]).unwrap_or_default(),
+        all: false,
+    };
+    let side = Side::from_runs(case, &inputs, &filter, include_incomplete);
+    let Some(series) = side.series.iter().find(|s| s.case.name == case) else {
+        if side.runs.is_empty() {
+            return Err(HistoryError::NoRuns { case: case.into() });
+        }
+        let every = Side::from_runs(
+            case,
+            &inputs,
+            &MetricFilter::every_metric(),
+            include_incomplete,
+        );
+        return Err(HistoryError::NoMetric {
+            case: case.into(),
+            metric: metric.unwrap_or("(primary)").into(),
+            available: every
+                .series
+                .iter()
+                .filter(|s| s.case.name == case)
+                .map(|s| s.metric.clone())
+                .collect(),
+        });
+    };
+    let scale = Scale::of(series.runs.iter().flat_map(|(_, v)| v.iter().copied()));
+    let mut points = Vec::new();
+    for (run, values) in series.runs.iter().filter(|(_, v)| !v.is_empty()) {
+        let meta = &side.runs[*run];
+        let record = ordered.iter().find(|r| r.id == meta.id).copied();
+        let summary = summarise_run(*run, values, scale);
+        points.push(HistoryPoint {
+            run_id: meta.id,
+            label: record.and_then(|r| r.label.clone()),
+            started_at_ns: record.map_or(0, |r| r.started_at_ns),
+            kernel: meta.kernel.clone(),
+            hostname: record.map_or_else(String::new, |r| r.fingerprint.hostname.clone()),
+            status: meta.status,
+            iterations: summary.n,
+            value: scale.back(summary.mean),
+            y: summary.mean,
+        });
+    }
+    if points.is_empty() {
+        return Err(HistoryError::NoRuns { case: case.into() });
+    }
+    let kernels = kernel_spans(&points);
+    Ok(History {
+        case: case.into(),
+        metric: series.metric.clone(),
+        unit: series.unit.clone(),
+        better: series.better,
+        scale,
+        hostname: hosts.into_iter().next().unwrap_or_default(),
+        excluded_runs: side.excluded.iter().filter_map(|r| r.id).collect(),
+        machine: side.runs.last().and_then(|r| r.machine.clone()),
+        points,
+        kernels,
+    })
+}
+
+fn kernel_spans(points: &[HistoryPoint]) -> Vec<KernelSpan> {
+    let mut spans: Vec<KernelSpan> = Vec::new();
+    for (i, p) in points.iter().enumerate() {
+        match spans.last_mut() {
+            Some(s) if s.kernel == p.kernel => s.runs += 1,
+            _ => spans.push(KernelSpan {
+                kernel: p.kernel.clone(),
+                first: i,
+                runs: 1,
+                median: 0.0,
+            }),
+        }
+    }
+    for s in &mut spans {
+        let values: Vec<f64> = points[s.first..s.first + s.runs]
+            .iter()
+            .map(|p| p.value)
+            .collect();
+        s.median = median(&values);
+    }
+    spans
+}
+
+/// How changes are found and judged.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ChangeSettings {
+    pub edivisive: EDivisiveSettings,
+    /// The smallest change reported, as a fraction (0.01 = 1 %).
+    pub min_effect: f64,
+    /// A change must move the level by at least this many noise widths.
+    pub noise_multiple: f64,
+}
+
+impl Default for ChangeSettings {
+    fn default() -> Self {
+        ChangeSettings {
+            edivisive: EDivisiveSettings::default(),
+            min_effect: 0.01,
+            noise_multiple: 3.0,
+        }
+    }
+}
+
+/// Where the noise a change is measured against came from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "source", rename_all = "lowercase")]
+pub enum NoiseSource {
+    /// A stored calibration of this machine, case and metric was the larger.
+    Calibration { id: Option<i64>, label: String },
+    /// The series' own spread around its levels was the larger (or there is no calibration).
+    Series,
+}
+
+/// The run-to-run noise a history's changes are judged against.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Noise {
+    /// One run summary's spread, in percent of the metric (log scale) or of the series' median.
+    pub pct: f64,
+    /// The calibrated spread, when a calibration applies.
+    pub calibrated_pct: Option<f64>,
+    /// The series' own spread.
+    pub series_pct: Option<f64>,
+    #[serde(flatten)]
+    pub source: NoiseSource,
+    /// The smallest change reported: the larger of noise_multiple × pct and min_effect.
+    pub threshold_pct: f64,
+}
+
+/// A change point: the first run after it, and the levels either side.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Change {
+    /// Index of the first point after the change.
+    pub index: usize,
+    pub run_id: Option<i64>,
+    pub label: Option<String>,
+    pub started_at_ns: i64,
+    /// The kernel of the first run after the change, and of the run before it.
+    pub kernel: String,
+    pub kernel_before: String,
+    /// Runs in the level before (since the previous change) and after (until the next).
+    pub runs_before: usize,
+    pub runs_after: usize,
+    /// Medians of the run summaries of those levels, in the metric's unit.
+    pub before: f64,
+    pub after: f64,
+    /// after ÷ before − 1, in percent (raw scale: the difference in percent of before).
+    pub change_pct: f64,
+    /// The change's size in noise widths.
+    pub noise_widths: f64,
+    pub p_value: f64,
+    /// `regression` or `improvement`, by the metric's direction.
+    pub verdict: &'static str,
+}
+
+/// A split E-divisive proposed that did not clear the noise.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Dismissed {
+    pub index: usize,
+    pub run_id: Option<i64>,
+    pub change_pct: f64,
+    pub p_value: f64,
+}
+
+/// The changes in one history.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Changes {
+    pub case: String,
+    pub metric: String,
+    pub unit: String,
+    pub better: Better,
+    pub hostname: String,
+    pub runs: usize,
+    pub noise: Option<Noise>,
+    pub changes: Vec<Change>,
+    pub dismissed: Vec<Dismissed>,
+    pub settings: ChangeSettings,
+}
+
+/// What [`detect`] found in a series of run summaries on the analysis scale.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Detection {
+    /// (index, level before, level after, p-value), in index order; levels on the analysis
+    /// scale.
+    pub changes: Vec<(usize, f64, f64, f64)>,
+    /// (index, level before, level after, p-value) of proposals under the bar.
+    pub dismissed: Vec<(usize, f64, f64, f64)>,
+    /// The noise sd on the analysis scale, from the series (None with too few points).
+    pub series_sd: Option<f64>,
+    /// The noise sd used: the larger of the calibrated and the series' one.
+    pub sd: Option<f64>,
+    /// The bar a change cleared, on the analysis scale.
+    pub threshold: f64,
+}
+
+/// Finds the changes in `ys` (run summaries on `scale`, oldest first); `calibrated_sd` is the
+/// spread of one run summary a calibration gives, on the same scale.
+pub fn detect(
+    ys: &[f64],
+    scale: Scale,
+    calibrated_sd: Option<f64>,
+    settings: &ChangeSettings,
+) -> Result<Detection, schedlab_stats::StatsError> {
+    let proposed = e_divisive(ys, &settings.edivisive)?;
+    let mut kept: Vec<(usize, f64)> = proposed.iter().map(|c| (c.index, c.p_value)).collect();
+    let mut dismissed = Vec::new();
+    let series_sd = spread(ys);
+    let sd = match (series_sd, calibrated_sd) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    };
+    let floor = match scale {
+        Scale::Log => settings.min_effect.ln_1p(),
+        Scale::Raw => settings.min_effect * median(ys).abs(),
+    };
+    let threshold = sd.map_or(floor, |sd| (settings.noise_multiple * sd).max(floor));
+    loop {
+        let levels = levels(ys, &kept);
+        // The weakest change under the bar goes; the levels around it merge.
+        let weakest = kept
+            .iter()
+            .enumerate()
+            .map(|(i, _)| (i, (levels[i + 1] - levels[i]).abs()))
+            .filter(|(_, size)| *size < threshold)
+            .min_by(|a, b| a.1.total_cmp(&b.1));
+        match weakest {
+            Some((i, _)) => {
+                let (index, p) = kept.remove(i);
+                dismissed.push((index, levels[i], levels[i + 1], p));
+            }
+            None => {
+                dismissed.sort_by_key(|d| d.0);
+                return Ok(Detection {
+                    changes: kept
+                        .iter()
+                        .enumerate()
+                        .map(|(i, (index, p))| (*index, levels[i], levels[i + 1], *p))
+                        .collect(),
+                    dismissed,
+                    series_sd,
+                    sd,
+                    threshold,
+                });
+            }
+        }
+    }
+}
+
+/// The median of each segment between the changes.
+fn levels(ys: &[f64], changes: &[(usize, f64)]) -> Vec<f64> {
+    let bounds: Vec<usize> = std::iter::once(0)
+        .chain(changes.iter().map(|c| c.0))
+        .chain(std::iter::once(ys.len()))
+        .collect();
+    bounds.windows(2).map(|w| median(&ys[w[0]..w[1]])).collect()
+}
+
+/// The run-to-run spread of the series itself: for lags k = 1, 2, 3, 1.4826 × the median of
+/// |y(i+k) − y(i)| / √2 (a robust sd of one value, which a step touches in only k of the
+/// differences), the largest of the three, so noise that wanders over a few runs counts in
+/// full; `None` with fewer than 4 values.
+fn spread(ys: &[f64]) -> Option<f64> {
+    if ys.len() < 4 {
+        return None;
+    }
+    (1..=MAX_LAG.min(ys.len() / 2))
+        .map(|k| {
+            let differences: Vec<f64> = ys.windows(k + 1).map(|w| (w[k] - w[0]).abs()).collect();
+            1.4826 * median(&differences) / std::f64::consts::SQRT_2
+        })
+        .max_by(f64::total_cmp)
+}
+
+/// The longest lag [`spread`] looks at.
+const MAX_LAG: usize = 3;
+
+fn median(values: &[f64]) -> f64 {
+    if values.is_empty() {
+        return f64::NAN;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    if n % 2 == 1 {
+        sorted[n / 2]
+    } else {
+        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
+    }
+}
+
+/// A spread on the analysis scale in percent of the metric.
+fn pct(scale: Scale, sd: f64, reference: f64) -> f64 {
+    match scale {
+        Scale::Log => sd.exp_m1() * 100.0,
+        Scale::Raw => sd / reference.abs() * 100.0,
+    }
+}
+
+/// The changes in a history, judged against the noise of its machine's newest calibration that
+/// covers the case and metric (at the iteration count most of its runs used).
+pub fn changes(
+    history: &History,
+    calibrations: &CalibrationSet,
+    settings: &ChangeSettings,
+) -> Result<Changes, schedlab_stats::StatsError> {
+    let ys: Vec<f64> = history.points.iter().map(|p| p.y).collect();
+    let calibrated = history.machine.as_ref().and_then(|machine| {
+        let iterations = most_common(history.points.iter().map(|p| p.iterations))?;
+        let (cal, m) = calibrations.find(
+            machine,
+            &history.case,
+            &history.metric,
+            history.scale,
+            iterations,
+        )?;
+        let v = m
+            .unit_variance(UnitKind::BootMean { runs: 1.0 })
+            .or_else(|| m.unit_variance(UnitKind::RunWithinBoot))?;
+        Some((cal, v.variance.sqrt()))
+    });
+    let detection = detect(&ys, history.scale, calibrated.map(|(_, sd)| sd), settings)?;
+    let reference = median(&ys);
+    let to_pct = |sd: f64| pct(history.scale, sd, reference);
+    let noise = detection.sd.map(|sd| Noise {
+        pct: to_pct(sd),
+        calibrated_pct: calibrated.map(|(_, sd)| to_pct(sd)),
+        series_pct: detection.series_sd.map(to_pct),
+        source: match calibrated {
+            Some((cal, c_sd)) if detection.series_sd.is_none_or(|s| c_sd >= s) => {
+                NoiseSource::Calibration {
+                    id: cal.id,
+                    label: cal.label.clone(),
+                }
+            }
+            _ => NoiseSource::Series,
+        },
+        threshold_pct: to_pct(detection.threshold),
+    });
+    let change_pct = |before: f64, after: f64| match history.scale {
+        Scale::Log => (after - before).exp_m1() * 100.0,
+        Scale::Raw => (after - before) / before.abs() * 100.0,
+    };
+    let bounds: Vec<usize> = std::iter::once(0)
+        .chain(detection.changes.iter().map(|c| c.0))
+        .chain(std::iter::once(ys.len()))
+        .collect();
+    let found = detection
+        .changes
+        .iter()
+        .enumerate()
+        .map(|(i, &(index, before, after, p_value))| {
+            let p = &history.points[index];
+            let worse = match history.better {
+                Better::Lower => after > before,
+                Better::Higher => after < before,
+            };
+            Change {
+                index,
+                run_id: p.run_id,
+                label: p.label.clone(),
+                started_at_ns: p.started_at_ns,
+                kernel: p.kernel.clone(),
+                kernel_before: history.points[index - 1].kernel.clone(),
+                runs_before: bounds[i + 1] - bounds[i],
+                runs_after: bounds[i + 2] - bounds[i + 1],
+                before: history.scale.back(before),
+                after: history.scale.back(after),
+                change_pct: change_pct(before, after),
+                noise_widths: detection
+                    .sd
+                    .filter(|sd| *sd > 0.0)
+                    .map_or(f64::INFINITY, |sd| (after - before).abs() / sd),
+                p_value,
+                verdict: if worse { "regression" } else { "improvement" },
+            }
+        })
+        .collect();
+    Ok(Changes {
+        case: history.case.clone(),
+        metric: history.metric.clone(),
+        unit: history.unit.clone(),
+        better: history.better,
+        hostname: history.hostname.clone(),
+        runs: ys.len(),
+        noise,
+        changes: found,
+        dismissed: detection
+            .dismissed
+            .iter()
+            .map(|&(index, before, after, p_value)| Dismissed {
+                index,
+                run_id: history.points[index].run_id,
+                change_pct: change_pct(before, after),
+                p_value,
+            })
+            .collect(),
+        settings: *settings,
+    })
+}
+
+fn most_common(values: impl Iterator<Item = usize>) -> Option<usize> {
+    let mut counts: Vec<(usize, usize)> = Vec::new();
+    for v in values {
+        match counts.iter_mut().find(|(value, _)| *value == v) {
+            Some((_, c)) => *c += 1,
+            None => counts.push((v, 1)),
+        }
+    }
+    counts
+        .into_iter()
+        .max_by_key(|&(v, c)| (c, v))
+        .map(|(v, _)| v)
+}
+
+#[cfg(test)]
+mod tests;

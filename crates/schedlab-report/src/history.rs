@@ -1,0 +1,493 @@
+//! `schedlab history` and `schedlab changes` as text, CSV, JSON and (history) one
+//! self-contained HTML page with an SVG plot. Every number comes from the analysis' [`History`]
+//! and [`Changes`]; the sparkline and the plot only draw them.
+use std::fmt::Write as _;
+use std::io::{self, Write};
+
+use schedlab_analysis::history::{Changes, History};
+use schedlab_core::metric::Better;
+
+use crate::compare::html::escape::Esc;
+use crate::compare::html::svg::{fmt_num, nice_domain};
+use crate::compare::table::{Align, Table};
+use crate::model::format_time_ns;
+
+/// The values as a line of block characters from lowest (▁) to highest (█).
+pub fn sparkline(values: &[f64]) -> String {
+    const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    values
+        .iter()
+        .map(|v| {
+            if hi > lo {
+                BARS[(((v - lo) / (hi - lo)) * 7.0).round().clamp(0.0, 7.0) as usize]
+            } else {
+                BARS[3]
+            }
+        })
+        .collect()
+}
+
+fn direction(better: Better) -> &'static str {
+    match better {
+        Better::Lower => "lower is better",
+        Better::Higher => "higher is better",
+    }
+}
+
+fn pct(v: f64) -> String {
+    format!("{v:+.1}%")
+}
+
+/// The history as a table, a run per line, with its sparkline and each change marked on the
+/// first run after it.
+pub fn write_history_text(h: &History, c: &Changes, out: &mut dyn Write) -> io::Result<()> {
+    let values: Vec<f64> = h.points.iter().map(|p| p.value).collect();
+    writeln!(
+        out,
+        "{} {} ({}, {}) on {}: {} runs, {} kernel release(s)",
+        h.case,
+        h.metric,
+        h.unit,
+        direction(h.better),
+        h.hostname,
+        h.points.len(),
+        h.kernels.len()
+    )?;
+    writeln!(out, "{}", sparkline(&values))?;
+    let mut table = Table::new(&[
+        ("#", Align::Right),
+        ("run", Align::Right),
+        ("label", Align::Left),
+        ("started", Align::Left),
+        ("kernel", Align::Left),
+        ("iters", Align::Right),
+        (h.metric.as_str(), Align::Right),
+        ("change", Align::Left),
+    ]);
+    for (i, p) in h.points.iter().enumerate() {
+        let mark = c
+            .changes
+            .iter()
+            .find(|ch| ch.index == i)
+            .map(|ch| format!("◆ {} {}", pct(ch.change_pct), ch.verdict))
+            .unwrap_or_default();
+        table.push(vec![
+            (i + 1).to_string(),
+            p.run_id.map_or("-".into(), |id| id.to_string()),
+            p.label.clone().unwrap_or_else(|| "-".into()),
+            format_time_ns(p.started_at_ns),
+            p.kernel.clone(),
+            p.iterations.to_string(),
+            fmt_num(p.value),
+            mark,
+        ]);
+    }
+    table.write_text(out)?;
+    if !h.excluded_runs.is_empty() {
+        writeln!(
+            out,
+            "left out (did not complete; --include-incomplete takes them): runs {}",
+            h.excluded_runs
+                .iter()
+                .map(i64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )?;
+    }
+    write_noise_line(c, out)
+}
+
+fn write_noise_line(c: &Changes, out: &mut dyn Write) -> io::Result<()> {
+    match &c.noise {
+        Some(n) => {
+            let source = match &n.source {
+                schedlab_analysis::history::NoiseSource::Calibration { id, label } => format!(
+                    "calibration {} ({label})",
+                    id.map_or("-".into(), |i| i.to_string())
+                ),
+                schedlab_analysis::history::NoiseSource::Series => "the series itself".into(),
+            };
+            writeln!(
+                out,
+                "noise {:.2}% per run (from {source}); changes under {:.2}% are not reported; {} change(s), {} dismissed",
+                n.pct,
+                n.threshold_pct,
+                c.changes.len(),
+                c.dismissed.len()
+            )
+        }
+        None => writeln!(
+            out,
+            "too few runs to tell the noise; {} change(s)",
+            c.changes.len()
+        ),
+    }
+}
+
+/// The history as CSV, one run per line.
+pub fn write_history_csv(h: &History, c: &Changes, out: &mut dyn Write) -> io::Result<()> {
+    let mut w = csv::Writer::from_writer(out);
+    let io = |e: csv::Error| io::Error::other(e.to_string());
+    w.write_record([
+        "index",
+        "run_id",
+        "label",
+        "started_at",
+        "hostname",
+        "kernel",
+        "iterations",
+        "case",
+        "metric",
+        "unit",
+        "value",
+        "change_pct",
+    ])
+    .map_err(io)?;
+    for (i, p) in h.points.iter().enumerate() {
+        let change = c
+            .changes
+            .iter()
+            .find(|ch| ch.index == i)
+            .map(|ch| format!("{:.4}", ch.change_pct))
+            .unwrap_or_default();
+        w.write_record([
+            i.to_string(),
+            p.run_id.map_or(String::new(), |id| id.to_string()),
+            p.label.clone().unwrap_or_default(),
+            format_time_ns(p.started_at_ns),
+            p.hostname.clone(),
+            p.kernel.clone(),
+            p.iterations.to_string(),
+            h.case.clone(),
+            h.metric.clone(),
+            h.unit.clone(),
+            format!("{}", p.value),
+            change,
+        ])
+        .map_err(io)?;
+    }
+    w.flush()
+}
+
+/// The history and its changes as one JSON document.
+pub fn write_history_json(h: &History, c: &Changes, out: &mut dyn Write) -> io::Result<()> {
+    serde_json::to_writer_pretty(
+        &mut *out,
+        &serde_json::json!({ "history": h, "changes": c }),
+    )?;
+    writeln!(out)
+}
+
+/// Every change of every history, one per line, and a line for each history without one.
+pub fn write_changes_text(all: &[Changes], out: &mut dyn Write) -> io::Result<()> {
+    let mut table = Table::new(&[
+        ("case", Align::Left),
+        ("metric", Align::Left),
+        ("host", Align::Left),
+        ("first run", Align::Right),
+        ("label", Align::Left),
+        ("kernel", Align::Left),
+        ("before", Align::Right),
+        ("after", Align::Right),
+        ("change", Align::Right),
+        ("noise×", Align::Right),
+        ("p", Align::Right),
+        ("", Align::Left),
+    ]);
+    for c in all {
+        for ch in &c.changes {
+            let kernel = if ch.kernel == ch.kernel_before {
+                format!("{} (same kernel)", ch.kernel)
+            } else {
+                format!("{} → {}", ch.kernel_before, ch.kernel)
+            };
+            table.push(vec![
+                c.case.clone(),
+                c.metric.clone(),
+                c.hostname.clone(),
+                ch.run_id.map_or("-".into(), |id| id.to_string()),
+                ch.label.clone().unwrap_or_else(|| "-".into()),
+                kernel,
+                format!("{} ({})", fmt_num(ch.before), ch.runs_before),
+                format!("{} ({})", fmt_num(ch.after), ch.runs_after),
+                pct(ch.change_pct),
+                format!("{:.1}", ch.noise_widths),
+                format!("{:.3}", ch.p_value),
+                ch.verdict.to_string(),
+            ]);
+        }
+    }
+    if !table.rows.is_empty() {
+        table.write_text(out)?;
+        writeln!(
+            out,
+            "before and after: medians of the run summaries (runs) between neighbouring changes"
+        )?;
+    }
+    for c in all {
+        write!(
+            out,
+            "{} {} on {} ({} runs): ",
+            c.case, c.metric, c.hostname, c.runs
+        )?;
+        write_noise_line(c, out)?;
+    }
+    Ok(())
+}
+
+/// Every change as CSV, one per line.
+pub fn write_changes_csv(all: &[Changes], out: &mut dyn Write) -> io::Result<()> {
+    let mut w = csv::Writer::from_writer(out);
+    let io = |e: csv::Error| io::Error::other(e.to_string());
+    w.write_record([
+        "case",
+        "metric",
+        "hostname",
+        "index",
+        "run_id",
+        "label",
+        "started_at",
+        "kernel_before",
+        "kernel",
+        "before",
+        "after",
+        "runs_before",
+        "runs_after",
+        "change_pct",
+        "noise_widths",
+        "p_value",
+        "verdict",
+    ])
+    .map_err(io)?;
+    for c in all {
+        for ch in &c.changes {
+            w.write_record([
+                c.case.clone(),
+                c.metric.clone(),
+                c.hostname.clone(),
+                ch.index.to_string(),
+                ch.run_id.map_or(String::new(), |id| id.to_string()),
+                ch.label.clone().unwrap_or_default(),
+                format_time_ns(ch.started_at_ns),
+                ch.kernel_before.clone(),
+                ch.kernel.clone(),
+                format!("{}", ch.before),
+                format!("{}", ch.after),
+                ch.runs_before.to_string(),
+                ch.runs_after.to_string(),
+                format!("{:.4}", ch.change_pct),
+                format!("{:.3}", ch.noise_widths),
+                format!("{}", ch.p_value),
+                ch.verdict.to_string(),
+            ])
+            .map_err(io)?;
+        }
+    }
+    w.flush()
+}
+
+const WIDTH: f64 = 960.0;
+const HEIGHT: f64 = 360.0;
+const LEFT: f64 = 70.0;
+const RIGHT: f64 = 20.0;
+const TOP: f64 = 30.0;
+const BOTTOM: f64 = 70.0;
+
+/// The history as one self-contained HTML page: a plot of the run summaries in run order, the
+/// kernel releases under it, a line at each level between changes and a marker at each change,
+/// then the table `write_history_text` prints.
+pub fn write_history_html(h: &History, c: &Changes, out: &mut dyn Write) -> io::Result<()> {
+    let mut s = String::new();
+    page(&mut s, h, c).map_err(|_| io::Error::other("formatting the history page failed"))?;
+    out.write_all(s.as_bytes())
+}
+
+fn page(s: &mut String, h: &History, c: &Changes) -> std::fmt::Result {
+    let title = format!("{} {} on {}", h.case, h.metric, h.hostname);
+    write!(
+        s,
+        r#"<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta name="generator" content="schedlab {}">
+<title>schedlab history: {}</title>
+<style>body{{font:14px system-ui,sans-serif;margin:2em;color:#1a202c}}table{{border-collapse:collapse}}td,th{{padding:2px 8px;border-bottom:1px solid #e2e8f0;text-align:right}}td.l,th.l{{text-align:left}}.tick{{font-size:11px;fill:#4a5568}}.change{{color:#c53030;font-weight:600}}</style>
+</head><body><main><h1>{}</h1>
+<p>{} ({}, {}); one point per run: the run summary of its measured iterations. {} runs, {} kernel release(s).</p>
+"#,
+        Esc(schedlab_core::VERSION),
+        Esc(&title),
+        Esc(&title),
+        Esc(&h.metric),
+        Esc(&h.unit),
+        direction(h.better),
+        h.points.len(),
+        h.kernels.len()
+    )?;
+    plot(s, h, c)?;
+    s.push_str(r#"<h2>Changes</h2>"#);
+    if c.changes.is_empty() {
+        s.push_str("<p>No change cleared the noise.</p>");
+    } else {
+        s.push_str(r#"<table><tr><th>first run</th><th class="l">kernel</th><th>before</th><th>after</th><th>change</th><th>noise×</th><th>p</th><th class="l"></th></tr>"#);
+        for ch in &c.changes {
+            write!(
+                s,
+                r#"<tr><td>{}</td><td class="l">{} → {}</td><td>{}</td><td>{}</td><td class="change">{}</td><td>{:.1}</td><td>{:.3}</td><td class="l">{}</td></tr>"#,
+                ch.run_id.map_or("-".into(), |i| i.to_string()),
+                Esc(&ch.kernel_before),
+                Esc(&ch.kernel),
+                fmt_num(ch.before),
+                fmt_num(ch.after),
+                pct(ch.change_pct),
+                ch.noise_widths,
+                ch.p_value,
+                ch.verdict
+            )?;
+        }
+        s.push_str("</table>");
+    }
+    if let Some(n) = &c.noise {
+        write!(
+            s,
+            "<p>Noise {:.2}% per run; changes under {:.2}% are not reported.</p>",
+            n.pct, n.threshold_pct
+        )?;
+    }
+    s.push_str(r#"<h2>Runs</h2><table><tr><th>#</th><th>run</th><th class="l">label</th><th class="l">started</th><th class="l">kernel</th><th>iters</th><th>value</th></tr>"#);
+    for (i, p) in h.points.iter().enumerate() {
+        write!(
+            s,
+            r#"<tr><td>{}</td><td>{}</td><td class="l">{}</td><td class="l">{}</td><td class="l">{}</td><td>{}</td><td>{}</td></tr>"#,
+            i + 1,
+            p.run_id.map_or("-".into(), |i| i.to_string()),
+            Esc(p.label.as_deref().unwrap_or("-")),
+            Esc(&format_time_ns(p.started_at_ns)),
+            Esc(&p.kernel),
+            p.iterations,
+            fmt_num(p.value)
+        )?;
+    }
+    s.push_str("</table></main></body></html>\n");
+    Ok(())
+}
+
+fn plot(s: &mut String, h: &History, c: &Changes) -> std::fmt::Result {
+    let values: Vec<f64> = h.points.iter().map(|p| p.value).collect();
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let (d0, d1, ticks, _) = nice_domain(lo, hi, 5);
+    let n = values.len().max(1);
+    let x = |i: f64| LEFT + (i + 0.5) / n as f64 * (WIDTH - LEFT - RIGHT);
+    let y = |v: f64| {
+        let t = if d1 > d0 { (v - d0) / (d1 - d0) } else { 0.5 };
+        HEIGHT - BOTTOM - t * (HEIGHT - TOP - BOTTOM)
+    };
+    write!(
+        s,
+        r#"<svg class="history" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" role="img" aria-label="{}">"#,
+        Esc(&format!("{} over {} runs", h.metric, n))
+    )?;
+    for t in &ticks {
+        write!(
+            s,
+            r##"<line x1="{LEFT}" x2="{}" y1="{:.1}" y2="{:.1}" stroke="#e2e8f0"/><text x="{}" y="{:.1}" text-anchor="end" class="tick">{}</text>"##,
+            WIDTH - RIGHT,
+            y(*t),
+            y(*t),
+            LEFT - 6.0,
+            y(*t) + 4.0,
+            fmt_num(*t)
+        )?;
+    }
+    // Kernel releases: alternate bands under their runs, each named once.
+    for (k, span) in h.kernels.iter().enumerate() {
+        let (x0, x1) = (
+            x(span.first as f64 - 0.5),
+            x((span.first + span.runs) as f64 - 0.5),
+        );
+        if k % 2 == 1 {
+            write!(
+                s,
+                r##"<rect x="{x0:.1}" y="{TOP}" width="{:.1}" height="{}" fill="#f7fafc"/>"##,
+                x1 - x0,
+                HEIGHT - TOP - BOTTOM
+            )?;
+        }
+        write!(
+            s,
+            r#"<text x="{:.1}" y="{}" class="tick" text-anchor="end" transform="rotate(-30 {:.1} {})"><title>{}</title>{}</text>"#,
+            (x0 + x1) / 2.0,
+            HEIGHT - BOTTOM + 16.0,
+            (x0 + x1) / 2.0,
+            HEIGHT - BOTTOM + 16.0,
+            Esc(&span.kernel),
+            Esc(&crate::compare::html::svg::truncate(&span.kernel, 24))
+        )?;
+    }
+    // Levels between changes, and a marker at each change.
+    let mut start = 0;
+    for (i, ch) in c.changes.iter().enumerate() {
+        level(
+            s,
+            x(start as f64 - 0.5),
+            x(ch.index as f64 - 0.5),
+            y(ch.before),
+        )?;
+        if i + 1 == c.changes.len() {
+            level(s, x(ch.index as f64 - 0.5), x(n as f64 - 0.5), y(ch.after))?;
+        }
+        write!(
+            s,
+            r##"<line x1="{0:.1}" x2="{0:.1}" y1="{TOP}" y2="{1}" stroke="#c53030" stroke-dasharray="4 3"/><text x="{0:.1}" y="{2}" class="tick" fill="#c53030">{3}</text>"##,
+            x(ch.index as f64 - 0.5),
+            HEIGHT - BOTTOM,
+            TOP - 8.0,
+            pct(ch.change_pct)
+        )?;
+        start = ch.index;
+    }
+    let path: Vec<String> = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| format!("{:.1},{:.1}", x(i as f64), y(*v)))
+        .collect();
+    write!(
+        s,
+        r##"<polyline points="{}" fill="none" stroke="#a0aec0"/>"##,
+        path.join(" ")
+    )?;
+    for (i, p) in h.points.iter().enumerate() {
+        write!(
+            s,
+            r##"<circle cx="{:.1}" cy="{:.1}" r="3.5" fill="#2b6cb0"><title>run {} {} {}: {}</title></circle>"##,
+            x(i as f64),
+            y(p.value),
+            p.run_id.map_or("-".into(), |i| i.to_string()),
+            Esc(p.label.as_deref().unwrap_or("")),
+            Esc(&p.kernel),
+            fmt_num(p.value)
+        )?;
+    }
+    s.push_str("</svg>\n");
+    Ok(())
+}
+
+fn level(s: &mut String, x0: f64, x1: f64, y: f64) -> std::fmt::Result {
+    write!(
+        s,
+        r##"<line x1="{x0:.1}" x2="{x1:.1}" y1="{y:.1}" y2="{y:.1}" stroke="#c53030" stroke-width="2" opacity="0.6"/>"##
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sparkline_spans_lowest_to_highest() {
+        assert_eq!(sparkline(&[1.0, 2.0, 3.0]), "▁▅█");
+        assert_eq!(sparkline(&[5.0, 5.0]), "▄▄");
+        assert_eq!(sparkline(&[]), "");
+    }
+}

@@ -1,0 +1,243 @@
+//! The fleet view's selections: which stored runs `runs`, `compare`, `history` and `changes`
+//! look at (`--host`, `--kernel`, `--where key=value` on fingerprint fields, a case), and the
+//! machines a store has heard from (`schedlab hosts`). The default implementations here use
+//! only [`Store::list_runs`] and [`Store::load_run`], so every backend has them; a backend may
+//! answer faster with its own query, and must then answer the same.
+use schedlab_core::fingerprint::Fingerprint;
+
+use crate::{Result, RunSummary, Store, StoreError};
+
+/// Which runs to look at; an empty selection takes every run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunSelection {
+    /// The fingerprint's hostname.
+    pub host: Option<String>,
+    /// The kernel release, as `uname -r` prints it.
+    pub kernel: Option<String>,
+    /// Fingerprint fields that must read as the value (see [`fingerprint_field`]).
+    pub fields: Vec<(String, String)>,
+    /// Only runs with a case of this canonical name.
+    pub case: Option<String>,
+}
+
+impl RunSelection {
+    pub fn is_empty(&self) -> bool {
+        self.host.is_none()
+            && self.kernel.is_none()
+            && self.fields.is_empty()
+            && self.case.is_none()
+    }
+
+    /// Adds a `--where key=value`; an unknown field or a missing `=` is an error naming the
+    /// fields there are.
+    pub fn add_where(&mut self, text: &str) -> std::result::Result<(), String> {
+        let (key, value) = text
+            .split_once('=')
+            .ok_or_else(|| format!("--where {text:?}: expected key=value"))?;
+        let key = key.trim();
+        let known = field_names();
+        let top = key.split_once('.').map_or(key, |(top, _)| top);
+        if !known.iter().any(|k| k == top) {
+            return Err(format!(
+                "--where {key}: no such fingerprint field; the fields are {}",
+                known.join(", ")
+            ));
+        }
+        self.fields.push((key.to_string(), value.to_string()));
+        Ok(())
+    }
+
+    /// Whether the run's list line passes the host and kernel tests.
+    pub fn matches_summary(&self, run: &RunSummary) -> bool {
+        self.host.as_ref().is_none_or(|h| *h == run.hostname)
+            && self
+                .kernel
+                .as_ref()
+                .is_none_or(|k| *k == run.kernel_release)
+    }
+
+    /// Whether the fingerprint passes the field tests.
+    pub fn matches_fingerprint(&self, fingerprint: &Fingerprint) -> bool {
+        let value = serde_json::to_value(fingerprint).unwrap_or_default();
+        self.fields
+            .iter()
+            .all(|(key, want)| field_of(&value, key).is_some_and(|v| v == *want))
+    }
+}
+
+/// The fingerprint's fields by name, as `--where` takes them.
+pub fn field_names() -> Vec<String> {
+    match serde_json::to_value(Fingerprint::default()) {
+        Ok(serde_json::Value::Object(map)) => map.keys().cloned().collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// A fingerprint field as text: strings as they are, numbers and booleans as JSON writes them,
+/// lists joined with `,`, a missing value as `none`; `map.key` reads one entry of a map field
+/// (`sched_sysctls.kernel.sched_migration_cost_ns`). `None` when there is no such field.
+pub fn fingerprint_field(fingerprint: &Fingerprint, key: &str) -> Option<String> {
+    field_of(&serde_json::to_value(fingerprint).ok()?, key)
+}
+
+fn field_of(value: &serde_json::Value, key: &str) -> Option<String> {
+    let found = match value.get(key) {
+        Some(v) => v,
+        None => {
+            let (top, rest) = key.split_once('.')?;
+            value.get(top)?.get(rest)?
+        }
+    };
+    Some(text_of(found))
+}
+
+fn text_of(value: &serde_json::Value) -> String {
+    use serde_json::Value;
+    match value {
+        Value::Null => "none".into(),
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items.iter().map(text_of).collect::<Vec<_>>().join(","),
+        other => other.to_string(),
+    }
+}
+
+/// [`Store::select_runs`] from [`Store::list_runs`] and [`Store::load_run`].
+pub fn select_runs_default<S: Store + ?Sized>(
+    store: &S,
+    selection: &RunSelection,
+    limit: Option<usize>,
+) -> Result<Vec<RunSummary>> {
+    let mut out = Vec::new();
+    for run in store.list_runs(None)? {
+        if limit.is_some_and(|l| out.len() >= l) {
+            break;
+        }
+        if !selection.matches_summary(&run) {
+            continue;
+        }
+        if !selection.fields.is_empty() || selection.case.is_some() {
+            let record = store.load_run(run.id)?;
+            if !selection.matches_fingerprint(&record.fingerprint) {
+                continue;
+            }
+            if let Some(case) = &selection.case {
+                if !record.cases.iter().any(|c| c.spec.name == *case) {
+                    continue;
+                }
+            }
+        }
+        out.push(run);
+    }
+    Ok(out)
+}
+
+/// One machine a store has runs of.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostSummary {
+    pub hostname: String,
+    pub runs: usize,
+    /// Distinct kernel releases among its runs.
+    pub kernels: usize,
+    pub first_started_at_ns: i64,
+    /// Its newest run.
+    pub last: RunSummary,
+}
+
+/// [`Store::hosts`] from [`Store::list_runs`]: machines by their newest run, newest first.
+pub fn hosts_default<S: Store + ?Sized>(store: &S) -> Result<Vec<HostSummary>> {
+    let mut hosts: Vec<(HostSummary, Vec<String>)> = Vec::new();
+    // Newest first, so a host's first run seen is its last.
+    for run in store.list_runs(None)? {
+        match hosts.iter_mut().find(|(h, _)| h.hostname == run.hostname) {
+            Some((host, kernels)) => {
+                host.runs += 1;
+                host.first_started_at_ns = host.first_started_at_ns.min(run.started_at_ns);
+                if !kernels.contains(&run.kernel_release) {
+                    kernels.push(run.kernel_release.clone());
+                }
+            }
+            None => hosts.push((
+                HostSummary {
+                    hostname: run.hostname.clone(),
+                    runs: 1,
+                    kernels: 0,
+                    first_started_at_ns: run.started_at_ns,
+                    last: run.clone(),
+                },
+                vec![run.kernel_release],
+            )),
+        }
+    }
+    Ok(hosts
+        .into_iter()
+        .map(|(mut h, kernels)| {
+            h.kernels = kernels.len();
+            h
+        })
+        .collect())
+}
+
+/// The error for a selection that names no run, saying what was asked.
+pub fn nothing_selected(what: &str, selection: &RunSelection) -> StoreError {
+    let mut parts = Vec::new();
+    if let Some(h) = &selection.host {
+        parts.push(format!("--host {h}"));
+    }
+    if let Some(k) = &selection.kernel {
+        parts.push(format!("--kernel {k}"));
+    }
+    for (k, v) in &selection.fields {
+        parts.push(format!("--where {k}={v}"));
+    }
+    StoreError::NotFound(format!("{what} has no run matching {}", parts.join(" ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_read_as_text() {
+        let mut fp = Fingerprint {
+            cpu_model: "Xeon".into(),
+            online_cpu_count: 4,
+            smt_active: Some(true),
+            cpufreq_governors: vec!["performance".into(), "powersave".into()],
+            ..Fingerprint::default()
+        };
+        fp.sched_sysctls
+            .insert("kernel.sched_rt_runtime_us".into(), "950000".into());
+        assert_eq!(fingerprint_field(&fp, "cpu_model").unwrap(), "Xeon");
+        assert_eq!(fingerprint_field(&fp, "online_cpu_count").unwrap(), "4");
+        assert_eq!(fingerprint_field(&fp, "smt_active").unwrap(), "true");
+        assert_eq!(
+            fingerprint_field(&fp, "cpufreq_governors").unwrap(),
+            "performance,powersave"
+        );
+        assert_eq!(fingerprint_field(&fp, "preempt_model").unwrap(), "none");
+        assert_eq!(
+            fingerprint_field(&fp, "sched_sysctls.kernel.sched_rt_runtime_us").unwrap(),
+            "950000"
+        );
+        assert!(fingerprint_field(&fp, "nonsense").is_none());
+    }
+
+    #[test]
+    fn where_takes_known_fields_only() {
+        let mut s = RunSelection::default();
+        s.add_where("cpu_model=Xeon").unwrap();
+        s.add_where("sched_sysctls.kernel.x=1").unwrap();
+        let err = s.add_where("cpu=Xeon").unwrap_err();
+        assert!(err.contains("cpu_model"), "{err}");
+        assert!(s.add_where("cpu_model").is_err());
+        let fp = Fingerprint {
+            cpu_model: "Xeon".into(),
+            ..Fingerprint::default()
+        };
+        let mut only_cpu = RunSelection::default();
+        only_cpu.add_where("cpu_model=Xeon").unwrap();
+        assert!(only_cpu.matches_fingerprint(&fp));
+        only_cpu.add_where("hypervisor=true").unwrap();
+        assert!(!only_cpu.matches_fingerprint(&fp));
+    }
+}

@@ -1,0 +1,35 @@
+//! `schedlab history CASE`: one metric's run summaries over time on one machine, with the
+//! changes in them marked; optionally also as an HTML page with an SVG plot.
+use std::process::ExitCode;
+
+use schedlab_report::history as render;
+use schedlab_store::SqliteStore;
+
+use crate::cli::{HistoryArgs, HistoryFormat};
+use crate::failure::Failure;
+use crate::fleet::{history_and_changes, selection};
+use crate::output::{emit, write_atomically};
+use crate::store_path::db_path;
+
+pub fn history(args: &HistoryArgs) -> Result<ExitCode, Failure> {
+    let selection = selection(&args.select)?;
+    let store = SqliteStore::open_existing(&db_path(&args.db)?)?;
+    let (history, changes) = history_and_changes(
+        &store,
+        &selection,
+        &args.case,
+        args.metric.as_deref(),
+        &args.change,
+    )?;
+    if let Some(path) = &args.html {
+        write_atomically(path, |out| {
+            render::write_history_html(&history, &changes, out)
+        })?;
+    }
+    emit(|out| match args.format {
+        HistoryFormat::Text => render::write_history_text(&history, &changes, out),
+        HistoryFormat::Csv => render::write_history_csv(&history, &changes, out),
+        HistoryFormat::Json => render::write_history_json(&history, &changes, out),
+    })?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,84 @@
+//! `schedlab hosts`: the machines with stored runs, each with its newest run and hardware.
+use std::process::ExitCode;
+
+use schedlab_report::compare::table::{Align, Table};
+use schedlab_report::model::format_time_ns;
+use schedlab_store::{SqliteStore, Store};
+
+use crate::cli::{HostsArgs, OutputFormat};
+use crate::failure::Failure;
+use crate::output::emit;
+use crate::store_path::db_path;
+
+pub fn hosts(args: &HostsArgs) -> Result<ExitCode, Failure> {
+    let path = db_path(&args.db)?;
+    let store = SqliteStore::open_existing(&path)?;
+    let hosts = store.hosts()?;
+    // The hardware as the newest run saw it.
+    let mut cpus = Vec::new();
+    for h in &hosts {
+        let fp = store.load_run(h.last.id)?.fingerprint;
+        cpus.push((fp.cpu_model, fp.online_cpu_count));
+    }
+    emit(|out| match args.format {
+        OutputFormat::Json => {
+            let rows: Vec<serde_json::Value> = hosts
+                .iter()
+                .zip(&cpus)
+                .map(|(h, (model, count))| {
+                    serde_json::json!({
+                        "hostname": h.hostname,
+                        "runs": h.runs,
+                        "kernels": h.kernels,
+                        "first_started_at": format_time_ns(h.first_started_at_ns),
+                        "cpu_model": model,
+                        "online_cpu_count": count,
+                        "last_run": {
+                            "id": h.last.id,
+                            "label": h.last.label,
+                            "status": h.last.status.as_str(),
+                            "started_at": format_time_ns(h.last.started_at_ns),
+                            "kernel_release": h.last.kernel_release,
+                            "what": h.last.what,
+                        },
+                    })
+                })
+                .collect();
+            serde_json::to_writer_pretty(&mut *out, &rows)?;
+            writeln!(out)
+        }
+        OutputFormat::Text => {
+            if hosts.is_empty() {
+                return writeln!(out, "no stored runs in {}", path.display());
+            }
+            let mut table = Table::new(&[
+                ("host", Align::Left),
+                ("runs", Align::Right),
+                ("kernels", Align::Right),
+                ("cpus", Align::Right),
+                ("cpu model", Align::Left),
+                ("last run", Align::Right),
+                ("started", Align::Left),
+                ("status", Align::Left),
+                ("kernel", Align::Left),
+                ("label", Align::Left),
+            ]);
+            for (h, (model, count)) in hosts.iter().zip(&cpus) {
+                table.push(vec![
+                    h.hostname.clone(),
+                    h.runs.to_string(),
+                    h.kernels.to_string(),
+                    count.to_string(),
+                    model.clone(),
+                    h.last.id.to_string(),
+                    format_time_ns(h.last.started_at_ns),
+                    h.last.status.as_str().to_string(),
+                    h.last.kernel_release.clone(),
+                    h.last.label.clone().unwrap_or_else(|| "-".into()),
+                ]);
+            }
+            table.write_text(out)
+        }
+    })?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,134 @@
+//! The fleet view end to end: `runs`, `hosts`, `history`, `changes` and `compare`'s selection on
+//! runs the binary stored, one of them moved to another machine in the file the way a second
+//! host's push would put it there.
+mod common;
+
+use std::path::Path;
+
+use common::{
+    assert_bad_input, expect_success, json_of_success, schedlab, stdout_of_success, temp_db,
+};
+
+/// 14 runs of one fake case, the last 7 with every value 15 % larger; returns the case name.
+fn nightly(db: &Path) -> String {
+    for i in 1..=14 {
+        let effect = if i > 7 { "15" } else { "0" };
+        let (seed, label) = (i.to_string(), format!("night-{i}"));
+        expect_success(schedlab(db).args([
+            "run",
+            "fake",
+            "--spread-pct",
+            "1",
+            "--seed",
+            &seed,
+            "--effect-pct",
+            effect,
+            "--iterations",
+            "3",
+            "--label",
+            &label,
+            "-q",
+        ]));
+    }
+    let runs = json_of_success(db, &["runs", "--format", "json", "--limit", "1"]);
+    runs[0]["what"].as_str().unwrap().to_string()
+}
+
+fn sql(db: &Path, statement: &str) {
+    rusqlite::Connection::open(db)
+        .unwrap()
+        .execute(statement, [])
+        .unwrap();
+}
+
+#[test]
+fn history_and_changes_find_the_step_and_name_its_first_run() {
+    let (dir, db) = temp_db();
+    let case = nightly(&db);
+    let changes = json_of_success(&db, &["changes", "--format", "json"]);
+    let found = changes[0]["changes"].as_array().unwrap();
+    assert_eq!(found.len(), 1, "{changes:#}");
+    let label = found[0]["label"].as_str().unwrap();
+    assert!(
+        ["night-7", "night-8", "night-9"].contains(&label),
+        "{label}"
+    );
+    assert_eq!(found[0]["verdict"], "regression");
+    let pct = found[0]["change_pct"].as_f64().unwrap();
+    assert!((10.0..20.0).contains(&pct), "{pct}");
+
+    let csv = stdout_of_success(&db, &["history", &case, "--format", "csv"]);
+    assert_eq!(csv.lines().count(), 15, "{csv}");
+    let html = dir.path().join("h.html");
+    let text = stdout_of_success(&db, &["history", &case, "--html", html.to_str().unwrap()]);
+    assert!(text.contains("◆ +"), "{text}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<svg") && page.contains("</html>"));
+    // A noise bar above the step reports nothing.
+    let quiet = json_of_success(
+        &db,
+        &["changes", &case, "--format", "json", "--min-effect", "50"],
+    );
+    assert!(quiet[0]["changes"].as_array().unwrap().is_empty());
+    assert_bad_input(&db, &["history", &case, "--metric", "nope"]);
+    assert_bad_input(&db, &["history", "no-such-case"]);
+    assert_bad_input(&db, &["changes", "--alpha", "2"]);
+}
+
+#[test]
+fn runs_hosts_and_compare_select_by_host_kernel_and_fingerprint() {
+    let (_dir, db) = temp_db();
+    let case = nightly(&db);
+    let here = json_of_success(&db, &["hosts", "--format", "json"]);
+    let host = here[0]["hostname"].as_str().unwrap().to_string();
+    assert_eq!(here[0]["runs"], 14);
+    // Run 14 moves to another machine with another CPU.
+    sql(
+        &db,
+        "UPDATE runs SET hostname = 'otherbox', fingerprint_json =
+           json_set(json_set(fingerprint_json, '$.hostname', 'otherbox'), '$.cpu_model', 'Other CPU')
+         WHERE id = 14",
+    );
+    let hosts = json_of_success(&db, &["hosts", "--format", "json"]);
+    assert_eq!(hosts.as_array().unwrap().len(), 2);
+    assert_eq!(hosts[0]["hostname"], "otherbox");
+    assert_eq!(hosts[0]["last_run"]["id"], 14);
+
+    let other = json_of_success(&db, &["runs", "--format", "json", "--host", "otherbox"]);
+    assert_eq!(other.as_array().unwrap().len(), 1);
+    let by_cpu = json_of_success(
+        &db,
+        &["runs", "--format", "json", "--where", "cpu_model=Other CPU"],
+    );
+    assert_eq!(by_cpu[0]["id"], 14);
+    let kernel = other[0]["kernel_release"].as_str().unwrap().to_string();
+    let on_kernel = json_of_success(&db, &["runs", "--format", "json", "--kernel", &kernel]);
+    assert_eq!(on_kernel.as_array().unwrap().len(), 14);
+    assert!(
+        stdout_of_success(&db, &["runs", "--kernel", "0.0-none"]).contains("no stored run matches")
+    );
+    let err = assert_bad_input(&db, &["runs", "--where", "cpu=x"]);
+    assert!(err.contains("cpu_model"), "{err}");
+
+    // A history is one machine's.
+    let err = assert_bad_input(&db, &["history", &case]);
+    assert!(err.contains("--host"), "{err}");
+    let h = json_of_success(
+        &db,
+        &["history", &case, "--host", &host, "--format", "json"],
+    );
+    assert_eq!(h["history"]["points"].as_array().unwrap().len(), 13);
+
+    // compare keeps refusing to mix hardware; --host keeps a side's runs on one machine.
+    let err = assert_bad_input(&db, &["compare", "night-1", "night-14"]);
+    assert!(err.contains("CPU model"), "{err}");
+    expect_success(schedlab(&db).args([
+        "compare",
+        "night-1",
+        "night-14",
+        "--allow-fingerprint-mismatch",
+    ]));
+    let err = assert_bad_input(&db, &["compare", "night-1", "night-14", "--host", &host]);
+    assert!(err.contains("night-14 has no run matching --host"), "{err}");
+    expect_success(schedlab(&db).args(["compare", "night-1", "night-13", "--host", &host]));
+}
