@@ -5,7 +5,7 @@
 //! many runs hold many blocks; each is one result. Blank lines are skipped; any other line is an
 //! error, so a file that is not perf's output is never half-read.
 use super::{number, ParseError, Parsed, ToolResult};
-use crate::metric::{Better, Measurement, MetricDef};
+use crate::metric::{Better, MetricDef};
 
 /// The same names, units and directions as the `messaging` and `pipe` workloads' metrics.
 pub const TIME_SEC: MetricDef = MetricDef::primary("time_sec", "sec", Better::Lower);
@@ -216,7 +216,7 @@ pub fn parse(text: &str) -> Result<Parsed, ParseError> {
 
 /// The measurements' names, for tests of other modules.
 #[cfg(test)]
-pub(crate) fn names(m: &[Measurement]) -> Vec<&str> {
+pub(crate) fn names(m: &[crate::metric::Measurement]) -> Vec<&str> {
     m.iter().map(|m| m.name.as_str()).collect()
 }
 

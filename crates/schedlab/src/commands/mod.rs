@@ -13,6 +13,7 @@ mod compare;
 mod db;
 mod docs;
 mod env;
+mod import;
 mod list;
 mod report;
 mod run;
@@ -32,6 +33,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Compare(args) => compare::compare(&args),
         Command::Report(args) => report::report(&args),
         Command::Stat(args) => stat::stat(&args),
+        Command::Import(args) => import::import(&args),
         Command::Env(args) => env::env(&args),
         Command::Db(args) => db::db(&args),
         Command::Completions(args) => docs::completions(&args),
