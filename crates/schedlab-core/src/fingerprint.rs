@@ -666,7 +666,10 @@ mod tests {
         assert_eq!(here.cpu_model, now.cpu_model);
         assert_eq!(here.online_cpu_count, now.online_cpu_count);
         assert_eq!(here.kernel_release, "6.1.0");
-        assert_eq!(here.kernel_cmdline, "", "the kernel of the files is not this one's");
+        assert_eq!(
+            here.kernel_cmdline, "",
+            "the kernel of the files is not this one's"
+        );
         assert_eq!(here.boot_id, "");
         let known = &here.imported.as_ref().unwrap().known;
         assert_eq!(known["cpu_model"], "--this-machine");

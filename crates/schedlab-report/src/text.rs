@@ -70,7 +70,10 @@ fn write_run(run: &RunView, out: &mut dyn Write) -> std::io::Result<()> {
             known("hostname", &fp.hostname),
             known("kernel_release", &fp.kernel_release),
             if imported.known.contains_key("cpu_model") {
-                format!("{} · {} CPUs · {smt} · {governor}", fp.cpu_model, fp.online_cpu_count)
+                format!(
+                    "{} · {} CPUs · {smt} · {governor}",
+                    fp.cpu_model, fp.online_cpu_count
+                )
             } else {
                 "unknown".to_string()
             }

@@ -275,7 +275,12 @@ pub struct ImportArgs {
     #[arg(long, short = 'C', value_name = "N", default_value_t = 1)]
     pub column: usize,
     /// `plain`: column delimiters, as ministat's -d.
-    #[arg(long = "delimiter", short = 'd', value_name = "CHARS", default_value = " \t")]
+    #[arg(
+        long = "delimiter",
+        short = 'd',
+        value_name = "CHARS",
+        default_value = " \t"
+    )]
     pub delimiters: String,
     #[command(flatten)]
     pub db: DbArg,

@@ -68,7 +68,10 @@ pub fn parse(text: &str) -> Result<Parsed, ParseError> {
         let words: Vec<&str> = line.split_whitespace().collect();
         if words.first() == Some(&"Running") {
             let what = running(&words).ok_or_else(|| {
-                ParseError::at(n, format!("not hackbench's `Running in … mode` line: {line:?}"))
+                ParseError::at(
+                    n,
+                    format!("not hackbench's `Running in … mode` line: {line:?}"),
+                )
             })?;
             header = Header {
                 line: Some(n),
@@ -176,7 +179,11 @@ mod tests {
     fn malformed_output_names_its_line() {
         for (file, line, says) in [
             ("malformed-hackbench-bad-time.txt", 3, "a time in seconds"),
-            ("malformed-hackbench-truncated.txt", 1, "has no `Time:` line"),
+            (
+                "malformed-hackbench-truncated.txt",
+                1,
+                "has no `Time:` line",
+            ),
             ("perf-pipe.txt", 1, "not hackbench output"),
         ] {
             let err = parse(&fixture(file)).unwrap_err();

@@ -254,7 +254,10 @@ pub(crate) mod testdata {
 
     /// The value of metric `name` in `measurements`.
     pub fn value(measurements: &[crate::metric::Measurement], name: &str) -> Option<f64> {
-        measurements.iter().find(|m| m.name == name).map(|m| m.value)
+        measurements
+            .iter()
+            .find(|m| m.name == name)
+            .map(|m| m.value)
     }
 }
 

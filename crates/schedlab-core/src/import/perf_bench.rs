@@ -236,7 +236,10 @@ mod tests {
         let r = one("perf-pipe.txt");
         assert_eq!(r.case, "perf-bench:pipe process loops=20000");
         assert_eq!(r.line, 1);
-        assert_eq!(names(&r.measurements), ["time_sec", "usec_per_op", "ops_per_sec"]);
+        assert_eq!(
+            names(&r.measurements),
+            ["time_sec", "usec_per_op", "ops_per_sec"]
+        );
         assert_eq!(value(&r.measurements, "time_sec"), Some(0.355));
         assert_eq!(value(&r.measurements, "usec_per_op"), Some(17.769450));
         assert_eq!(value(&r.measurements, "ops_per_sec"), Some(56276.0));
@@ -276,9 +279,16 @@ mod tests {
         let r = one("perf-pipe-simple.txt");
         assert_eq!(r.case, "perf-bench:simple");
         assert_eq!(r.measurements, vec![TIME_SEC.value(0.164)]);
-        assert_eq!(one("perf-messaging-simple.txt").measurements, vec![TIME_SEC.value(0.281)]);
+        assert_eq!(
+            one("perf-messaging-simple.txt").measurements,
+            vec![TIME_SEC.value(0.281)]
+        );
         let many = parse(&fixture("perf-messaging-simple-repeated.txt")).unwrap();
-        let times: Vec<f64> = many.results.iter().map(|r| r.measurements[0].value).collect();
+        let times: Vec<f64> = many
+            .results
+            .iter()
+            .map(|r| r.measurements[0].value)
+            .collect();
         assert_eq!(times, [0.253, 0.429, 0.323]);
         assert_eq!(many.results[2].line, 3);
     }
@@ -299,10 +309,22 @@ mod tests {
     #[test]
     fn malformed_output_names_its_line() {
         for (file, line, says) in [
-            ("malformed-perf-truncated.txt", 1, "has no `Total time:` line"),
-            ("malformed-perf-bad-number.txt", 4, "a total time in seconds"),
+            (
+                "malformed-perf-truncated.txt",
+                1,
+                "has no `Total time:` line",
+            ),
+            (
+                "malformed-perf-bad-number.txt",
+                4,
+                "a total time in seconds",
+            ),
             ("malformed-perf-stray-line.txt", 6, "unexpected line"),
-            ("malformed-perf-other-bench.txt", 1, "not one schedlab reads"),
+            (
+                "malformed-perf-other-bench.txt",
+                1,
+                "not one schedlab reads",
+            ),
             ("hackbench.txt", 1, "not perf bench output"),
         ] {
             let err = parse(&fixture(file)).unwrap_err();

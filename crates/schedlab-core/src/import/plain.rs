@@ -40,7 +40,11 @@ mod tests {
     use crate::metric::Better;
 
     fn values(parsed: &Parsed) -> Vec<f64> {
-        parsed.results.iter().map(|r| r.measurements[0].value).collect()
+        parsed
+            .results
+            .iter()
+            .map(|r| r.measurements[0].value)
+            .collect()
     }
 
     #[test]

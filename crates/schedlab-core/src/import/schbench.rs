@@ -158,7 +158,10 @@ struct Summary {
 impl Summary {
     fn push(&mut self, n: usize, m: Measurement) -> Result<(), ParseError> {
         if self.measurements.iter().any(|old| old.name == m.name) {
-            return Err(ParseError::at(n, format!("{} given twice in one summary", m.name)));
+            return Err(ParseError::at(
+                n,
+                format!("{} given twice in one summary", m.name),
+            ));
         }
         self.start.get_or_insert(n);
         self.measurements.push(m);
@@ -201,8 +204,11 @@ fn parse_text(text: &str) -> Result<Parsed, ParseError> {
                 .table
                 .ok_or_else(|| bad("a percentile outside a table"))?;
             let (p, value) = percentile_row(line).ok_or_else(|| bad("a percentile row"))?;
-            let def = quantile(distribution, p)
-                .ok_or_else(|| bad(&format!("a {p}th percentile, which schbench does not print")))?;
+            let def = quantile(distribution, p).ok_or_else(|| {
+                bad(&format!(
+                    "a {p}th percentile, which schbench does not print"
+                ))
+            })?;
             summary.push(n, def.value(value))?;
         } else if line.starts_with("min=") {
             let (_, max) = min_max(line).ok_or_else(|| bad("a `min=…, max=…` line"))?;
@@ -226,7 +232,9 @@ fn parse_text(text: &str) -> Result<Parsed, ParseError> {
                 _ => (None, None),
             };
             let (Some(message), Some(worker)) = (message, worker) else {
-                return Err(bad("a `sched delay: message N (usec) worker N (usec)` line"));
+                return Err(bad(
+                    "a `sched delay: message N (usec) worker N (usec)` line",
+                ));
             };
             summary.push(n, def("message_sched_delay_usec").value(message))?;
             summary.push(n, def("worker_sched_delay_usec").value(worker))?;
@@ -307,7 +315,9 @@ fn parse_json(text: &str) -> Result<Parsed, ParseError> {
         let skipped = text[start..].len() - text[start..].trim_start().len();
         let line = line_of(text, start + skipped);
         let bad = |what: &str| ParseError::at(line, format!("schbench JSON object {what}"));
-        let normal = value.get("normal").ok_or_else(|| bad("has no `normal` part"))?;
+        let normal = value
+            .get("normal")
+            .ok_or_else(|| bad("has no `normal` part"))?;
         let int = value
             .get("int")
             .and_then(Value::as_object)
@@ -331,7 +341,9 @@ fn parse_json(text: &str) -> Result<Parsed, ParseError> {
         }
         let mut measurements = Vec::new();
         for (key, value) in int {
-            let Some(def) = json_metric(key) else { continue };
+            let Some(def) = json_metric(key) else {
+                continue;
+            };
             let value = value
                 .as_f64()
                 .filter(|v| v.is_finite())
@@ -478,8 +490,16 @@ mod tests {
     fn malformed_output_names_its_line() {
         for (file, line, says) in [
             ("malformed-schbench-truncated.txt", 1, "cut short"),
-            ("malformed-schbench-bad-percentile.txt", 4, "a percentile row"),
-            ("malformed-schbench-truncated.json", 1, "not schbench's JSON"),
+            (
+                "malformed-schbench-bad-percentile.txt",
+                4,
+                "a percentile row",
+            ),
+            (
+                "malformed-schbench-truncated.json",
+                1,
+                "not schbench's JSON",
+            ),
             ("hackbench.txt", 1, "not schbench output"),
         ] {
             let err = parse(&fixture(file)).unwrap_err();

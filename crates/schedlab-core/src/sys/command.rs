@@ -4,10 +4,10 @@
 //! iteration's deadline. However it ends, nothing of its group outlives the iteration. Part of
 //! the audited OS layer (`crate::sys`).
 use std::io;
+use std::os::fd::OwnedFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::os::fd::OwnedFd;
 use std::sync::atomic::Ordering;
 
 use rustix::event::{PollFd, PollFlags};
@@ -39,7 +39,10 @@ pub enum CommandError {
     Spawn(io::Error),
     /// `stop` said so: the group was ended (SIGTERM, then SIGKILL) and reaped. What it had
     /// printed is kept for the message.
-    Stopped { stdout: Vec<u8>, stderr: Vec<u8> },
+    Stopped {
+        stdout: Vec<u8>,
+        stderr: Vec<u8>,
+    },
     /// It printed more than [`MAX_OUTPUT_BYTES`] on one stream; it was killed.
     TooMuchOutput,
     Io(io::Error),
@@ -239,7 +242,11 @@ mod tests {
         let CommandError::Stopped { .. } = err else {
             panic!("{err:?}")
         };
-        let pid: i32 = std::fs::read_to_string(&marker).unwrap().trim().parse().unwrap();
+        let pid: i32 = std::fs::read_to_string(&marker)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
         let _ = std::fs::remove_file(&marker);
         // The grandchild was our child's child: once killed, init reaps it; /proc may still show
         // it as a zombie for a moment, never as running or sleeping.

@@ -45,9 +45,7 @@ pub fn import(args: &ImportArgs) -> Result<ExitCode, Failure> {
     ] {
         if let Some(text) = text {
             if text.trim().is_empty() || text.chars().any(char::is_control) {
-                return Err(Failure::bad_input(format!(
-                    "{flag} must be printable text"
-                )));
+                return Err(Failure::bad_input(format!("{flag} must be printable text")));
             }
         }
     }
