@@ -33,7 +33,7 @@ fn running(words: &[&str]) -> Option<String> {
             };
             let groups: u64 = groups.parse().ok()?;
             let descriptors: u64 = fds.parse().ok()?;
-            let fds = if descriptors % 2 == 0 {
+            let fds = if descriptors.is_multiple_of(2) {
                 descriptors / 2
             } else {
                 descriptors
