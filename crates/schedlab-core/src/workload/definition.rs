@@ -188,7 +188,7 @@ impl ParamDef {
     /// `-l/--loops`, as errors name a flag.
     pub fn spelling(&self) -> String {
         if matches!(self.kind, ParamKind::Command) {
-            return format!("`-- {}`", self.value_name);
+            return format!("-- {} ARGS…", self.value_name);
         }
         match self.short {
             Some(short) => format!("-{short}/--{}", self.long),
@@ -306,7 +306,7 @@ fn markdown_spelling(def: &ParamDef) -> String {
         String::new()
     };
     if matches!(def.kind, ParamKind::Command) {
-        return format!("`-- {}`", def.value_name);
+        return format!("`-- {} ARGS…`", def.value_name);
     }
     let mut text = match def.short {
         Some(short) => format!("`-{short}`, `--{}{value}`", def.long),

@@ -97,7 +97,7 @@ impl WorkloadParams for ExternalParams {
             .value("TEXT")
             .help("The tool's version, kept with the case (perf's is asked for when not given)."),
         ParamDef::new("command", "command", ParamKind::Command)
-            .value("CMD ARGS…")
+            .value("CMD")
             .help("The program to run and its arguments, after `--`."),
     ];
 
