@@ -302,7 +302,7 @@ impl Fixture {
                 vec![level("ab", &args), level("fake", &[])]
             }
             ["ab", w] => vec![
-                level("ab", &["--a=true", "--b=true", "--rounds=1", &unwritable]),
+                level("ab", &["--a=true", "--b=true", "--rounds=1", unwritable]),
                 level(w, &[]),
             ],
             ["calibrate"] | ["calibrate", "fake"] => {
@@ -311,7 +311,7 @@ impl Fixture {
                 vec![level("calibrate", &args), level("fake", &[])]
             }
             ["calibrate", w] => vec![
-                level("calibrate", &["--runs=3", "--pause=0", &unwritable]),
+                level("calibrate", &["--runs=3", "--pause=0", unwritable]),
                 level(w, &[]),
             ],
             ["campaign", "start", rest @ ..] => {
