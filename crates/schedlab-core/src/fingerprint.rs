@@ -74,7 +74,47 @@ pub struct Fingerprint {
     pub libc: String,
     pub schedlab_version: String,
     pub schedlab_commit: String,
+    /// Set on a run `schedlab import` read from a tool's output: where the numbers came from and
+    /// which fields above are known. Every other field is empty (or 0) because nobody knows it,
+    /// not because it is empty; `None` on a run schedlab measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub imported: Option<ImportOrigin>,
 }
+
+/// Where an imported run's numbers came from, and what was known of the machine that made them.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ImportOrigin {
+    /// The parser that read them: `perf-bench`, `hackbench`, `schbench` or `plain`.
+    pub tool: String,
+    /// `None` when not known (perf bench's output does not say; schbench and hackbench have none).
+    pub tool_version: Option<String>,
+    /// The files, as named on the command line.
+    pub files: Vec<String>,
+    /// Each known field of the fingerprint and where it came from (`--host`, `--kernel`,
+    /// `--this-machine`, or a file that records it, as schbench's JSON does).
+    pub known: BTreeMap<String, String>,
+    /// The host that imported them, which did not measure them (unless `--this-machine` says so).
+    pub imported_by: String,
+}
+
+/// The fields `--this-machine` vouches for: the hardware and its tuning, which a later kernel
+/// does not change. The kernel's own fields (release, command line, preemption, sysctls,
+/// mitigations) are not taken: the files may come from another kernel on this machine.
+const MACHINE_FIELDS: &[&str] = &[
+    "hostname",
+    "cpu_model",
+    "online_cpus",
+    "online_cpu_count",
+    "smt_active",
+    "numa_nodes",
+    "cpufreq_governors",
+    "cpuidle_driver",
+    "hypervisor",
+    "dmi_vendor",
+    "dmi_product",
+    "microcode",
+    "mem_total_kib",
+];
 
 fn read_trimmed(path: &str) -> Option<String> {
     let text = sys::read_text(path)?;
@@ -328,7 +368,59 @@ impl Fingerprint {
             libc: sys::libc_description(),
             schedlab_version: crate::VERSION.to_string(),
             schedlab_commit: crate::GIT_COMMIT.to_string(),
+            imported: None,
         }
+    }
+
+    /// The fingerprint of an imported run: only what `origin.known` lists is filled in —
+    /// `hostname` and `kernel_release` from `host` and `kernel`, the hardware fields from this
+    /// machine when `this_machine` says the files were measured here — and the rest left empty.
+    /// The boot is never known.
+    pub fn for_import(
+        mut origin: ImportOrigin,
+        host: Option<(String, String)>,
+        kernel: Option<(String, String)>,
+        this_machine: bool,
+    ) -> Self {
+        let mut fp = Fingerprint {
+            schedlab_version: crate::VERSION.to_string(),
+            schedlab_commit: crate::GIT_COMMIT.to_string(),
+            ..Fingerprint::default()
+        };
+        if this_machine {
+            let here = Fingerprint::collect();
+            fp = Fingerprint {
+                hostname: here.hostname,
+                cpu_model: here.cpu_model,
+                online_cpus: here.online_cpus,
+                online_cpu_count: here.online_cpu_count,
+                smt_active: here.smt_active,
+                numa_nodes: here.numa_nodes,
+                cpufreq_governors: here.cpufreq_governors,
+                cpuidle_driver: here.cpuidle_driver,
+                hypervisor: here.hypervisor,
+                dmi_vendor: here.dmi_vendor,
+                dmi_product: here.dmi_product,
+                microcode: here.microcode,
+                mem_total_kib: here.mem_total_kib,
+                ..fp
+            };
+            for field in MACHINE_FIELDS {
+                origin
+                    .known
+                    .insert(field.to_string(), "--this-machine".to_string());
+            }
+        }
+        if let Some((hostname, source)) = host {
+            fp.hostname = hostname;
+            origin.known.insert("hostname".to_string(), source);
+        }
+        if let Some((release, source)) = kernel {
+            fp.kernel_release = release;
+            origin.known.insert("kernel_release".to_string(), source);
+        }
+        fp.imported = Some(origin);
+        fp
     }
 
     /// Every field in declaration order, as its JSON value, with maps (sysctls, vulnerabilities)
@@ -537,5 +629,51 @@ mod tests {
         );
         assert!(!names.contains(&"sched_sysctls"));
         assert_eq!(names.last(), Some(&"schedlab_commit"));
+    }
+
+    #[test]
+    fn an_imported_fingerprint_knows_only_what_it_was_told() {
+        let origin = ImportOrigin {
+            tool: "hackbench".into(),
+            files: vec!["old.log".into()],
+            imported_by: "here".into(),
+            ..ImportOrigin::default()
+        };
+        let fp = Fingerprint::for_import(
+            origin.clone(),
+            Some(("box7".into(), "--host".into())),
+            None,
+            false,
+        );
+        assert_eq!(fp.hostname, "box7");
+        assert_eq!((fp.kernel_release.as_str(), fp.boot_id.as_str()), ("", ""));
+        assert_eq!((fp.cpu_model.as_str(), fp.online_cpu_count), ("", 0));
+        let imported = fp.imported.as_ref().unwrap();
+        assert_eq!(imported.known.keys().collect::<Vec<_>>(), ["hostname"]);
+        // Stored and read back, it is still an import; a measured run's JSON has no such key.
+        let back: Fingerprint = serde_json::from_str(&serde_json::to_string(&fp).unwrap()).unwrap();
+        assert_eq!(back, fp);
+        let measured = serde_json::to_value(Fingerprint::default()).unwrap();
+        assert!(measured.get("imported").is_none());
+
+        let here = Fingerprint::for_import(
+            origin,
+            None,
+            Some(("6.1.0".into(), "--kernel".into())),
+            true,
+        );
+        let now = Fingerprint::collect();
+        assert_eq!(here.cpu_model, now.cpu_model);
+        assert_eq!(here.online_cpu_count, now.online_cpu_count);
+        assert_eq!(here.kernel_release, "6.1.0");
+        assert_eq!(
+            here.kernel_cmdline, "",
+            "the kernel of the files is not this one's"
+        );
+        assert_eq!(here.boot_id, "");
+        let known = &here.imported.as_ref().unwrap().known;
+        assert_eq!(known["cpu_model"], "--this-machine");
+        assert_eq!(known["kernel_release"], "--kernel");
+        assert!(!known.contains_key("kernel_cmdline"));
     }
 }

@@ -11,6 +11,7 @@ pub mod error;
 pub mod estimate;
 pub mod experiment;
 pub mod fingerprint;
+pub mod import;
 pub mod metric;
 pub mod plan;
 pub mod record;

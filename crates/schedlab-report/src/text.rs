@@ -49,14 +49,45 @@ fn write_run(run: &RunView, out: &mut dyn Write) -> std::io::Result<()> {
     } else {
         fp.cpufreq_governors.join("/")
     };
-    writeln!(
-        out,
-        "kernel {} · {} CPUs · {smt} · {governor} · {} · boot {}",
-        fp.kernel_release,
-        fp.online_cpu_count,
-        fp.libc,
-        fp.boot_id.get(..8).unwrap_or(&fp.boot_id)
-    )?;
+    if let Some(imported) = &fp.imported {
+        // Not measured here: say where from and what is known, not empty fields as facts.
+        let known = |field: &str, value: &str| {
+            if imported.known.contains_key(field) {
+                value.to_string()
+            } else {
+                "unknown".to_string()
+            }
+        };
+        writeln!(
+            out,
+            "imported: {} {} from {} · host {} · kernel {} · machine {}",
+            imported.tool,
+            imported
+                .tool_version
+                .as_deref()
+                .unwrap_or("(version unknown)"),
+            imported.files.join(", "),
+            known("hostname", &fp.hostname),
+            known("kernel_release", &fp.kernel_release),
+            if imported.known.contains_key("cpu_model") {
+                format!(
+                    "{} · {} CPUs · {smt} · {governor}",
+                    fp.cpu_model, fp.online_cpu_count
+                )
+            } else {
+                "unknown".to_string()
+            }
+        )?;
+    } else {
+        writeln!(
+            out,
+            "kernel {} · {} CPUs · {smt} · {governor} · {} · boot {}",
+            fp.kernel_release,
+            fp.online_cpu_count,
+            fp.libc,
+            fp.boot_id.get(..8).unwrap_or(&fp.boot_id)
+        )?;
+    }
     if let Some(error) = &run.error {
         writeln!(out, "error: {error}")?;
     }

@@ -49,6 +49,9 @@ pub enum Command {
     Report(ReportArgs),
     /// Compare plain data files, one number per line (ministat-compatible).
     Stat(StatArgs),
+    /// Store results a reference tool printed (perf bench, hackbench, schbench, number files) as
+    /// one run, one iteration per result, to compare like measured runs.
+    Import(ImportArgs),
     /// Print this machine's fingerprint, as stored with every run.
     Env(EnvArgs),
     /// Check the results database, or upgrade its schema.
@@ -341,6 +344,54 @@ pub struct ShowArgs {
     /// Output format on stdout.
     #[arg(long, value_enum, default_value_t = ShowFormat::Text)]
     pub format: ShowFormat,
+    #[command(flatten)]
+    pub db: DbArg,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The tool whose output the files are.
+    #[arg(long, value_name = "TOOL", value_parser = ["perf-bench", "hackbench", "schbench", "plain"])]
+    pub tool: String,
+    /// Files the tool's output was kept in; every one is read and checked before anything is stored.
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+    /// Name the run, as `run --label` does (many runs may share a label).
+    #[arg(long, value_name = "TEXT")]
+    pub label: Option<String>,
+    /// Name the case instead of what the output says was run (all results must be of one kind).
+    #[arg(long, value_name = "NAME")]
+    pub case: Option<String>,
+    /// The host the files came from [default: unknown, unless a file says].
+    #[arg(long, value_name = "NAME")]
+    pub host: Option<String>,
+    /// The kernel release (`uname -r`) the files came from [default: unknown, unless a file says].
+    #[arg(long, value_name = "RELEASE")]
+    pub kernel: Option<String>,
+    /// The files were measured on this machine: take its hardware fields (CPU model, CPUs, SMT,
+    /// governors, …; not its kernel's) into the fingerprint.
+    #[arg(long)]
+    pub this_machine: bool,
+    /// The tool's version [default: unknown].
+    #[arg(long, value_name = "TEXT")]
+    pub tool_version: Option<String>,
+    /// `plain`: the metric the numbers are (snake_case with a unit suffix: `wakeup_p99_usec`).
+    #[arg(long, value_name = "NAME", default_value = "value")]
+    pub metric: String,
+    /// `plain`: a higher number is better (default: lower, like times).
+    #[arg(long)]
+    pub higher_is_better: bool,
+    /// `plain`: the column to read (1-based), as ministat's -C.
+    #[arg(long, short = 'C', value_name = "N", default_value_t = 1)]
+    pub column: usize,
+    /// `plain`: column delimiters, as ministat's -d.
+    #[arg(
+        long = "delimiter",
+        short = 'd',
+        value_name = "CHARS",
+        default_value = " \t"
+    )]
+    pub delimiters: String,
     #[command(flatten)]
     pub db: DbArg,
 }

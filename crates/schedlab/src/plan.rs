@@ -125,6 +125,7 @@ fn workload_spec(command: &WorkloadCommand) -> Result<WorkloadSpec, Failure> {
                     Failure::bad_input(format!("--{} must be a finite number", def.long))
                 })?,
             (_, Given::Text(text)) => serde_json::Value::String(text.clone()),
+            (_, Given::List(words)) => serde_json::Value::from(words.clone()),
         };
         values.insert(def.key.to_string(), value);
     }

@@ -13,6 +13,8 @@ pub enum Given {
     Count(u64),
     Number(f64),
     Text(String),
+    /// The words after `--`.
+    List(Vec<String>),
 }
 
 /// The workload chosen on the command line and the flags given for it.
@@ -52,6 +54,15 @@ fn flag(definition: &WorkloadDefinition, def: &'static ParamDef) -> Arg {
     if let Some(default) = definition.default_text(def.key) {
         help.push_str(&format!(" [default: {default}]"));
     }
+    if matches!(def.kind, ParamKind::Command) {
+        // Everything after `--`, flags of the program included.
+        return Arg::new(def.key)
+            .help(help)
+            .value_name(def.value_name)
+            .num_args(1..)
+            .last(true)
+            .allow_hyphen_values(true);
+    }
     let mut arg = Arg::new(def.key)
         .long(def.long)
         .help(help.clone())
@@ -89,7 +100,7 @@ fn flag(definition: &WorkloadDefinition, def: &'static ParamDef) -> Arg {
                 .iter()
                 .map(|(name, help)| PossibleValue::new(*name).help(*help)),
         )),
-        ParamKind::Text { .. } | ParamKind::Label => arg,
+        ParamKind::Text { .. } | ParamKind::Label | ParamKind::Command => arg,
         ParamKind::Refused { takes_value, .. } => {
             let arg = arg.hide(true);
             if takes_value {
@@ -111,6 +122,9 @@ fn given(def: &'static ParamDef, matches: &ArgMatches) -> Option<Given> {
         ParamKind::Choice(_) | ParamKind::Text { .. } | ParamKind::Label => matches
             .get_one::<String>(def.key)
             .map(|text| Given::Text(text.clone())),
+        ParamKind::Command => matches
+            .get_many::<String>(def.key)
+            .map(|words| Given::List(words.cloned().collect())),
         ParamKind::Refused { takes_value, .. } => {
             let present = if takes_value {
                 matches.contains_id(def.key)

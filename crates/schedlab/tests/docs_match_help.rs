@@ -22,6 +22,7 @@ const SECTIONS: &[(&[&str], &str)] = &[
     (&["compare"], "## `schedlab compare"),
     (&["report"], "## `schedlab report"),
     (&["stat"], "## `schedlab stat"),
+    (&["import"], "## `schedlab import"),
     (&["env"], "## `schedlab env"),
     (&["db", "check"], "## `schedlab db check"),
     (&["db", "upgrade"], "## `schedlab db upgrade"),

@@ -271,14 +271,35 @@ impl Fixture {
         let unwritable = format!("--db={}", self.path("not-a-dir/results.db").display());
         let fast = ["--iterations=1", "--warmup=0", "--quiet"];
         let p: Vec<&str> = path.iter().map(String::as_str).collect();
-        match p.as_slice() {
+        let mut levels = self.base_of(&p, &level, &pos, &unwritable, &fast);
+        // A user's tool, wherever a workload goes: a parser and a command after `--` (`render`
+        // puts it there).
+        if let Some(external) = levels.last_mut().filter(|l| l.name == "external") {
+            if external.args.is_empty() {
+                external.args.push(Arg::parse("--parser=plain"));
+                pos(external, "CMD", Path::new("/bin/true"));
+            }
+        }
+        levels
+    }
+
+    fn base_of(
+        &self,
+        p: &[&str],
+        level: &dyn Fn(&str, &[&str]) -> Level,
+        pos: &dyn Fn(&mut Level, &str, &Path),
+        unwritable: &str,
+        fast: &[&str; 3],
+    ) -> Vec<Level> {
+        let path = p;
+        match p {
             ["list"] | ["runs"] | ["env"] | ["hosts"] => vec![level(p[0], &[])],
             ["history"] | ["changes"] => {
                 let mut history = level(p[0], &[]);
                 pos(&mut history, "CASE", Path::new("fake:value=100 spread=1"));
                 vec![history]
             }
-            ["run"] | ["run", "fake"] => vec![level("run", &fast), level("fake", &[])],
+            ["run"] | ["run", "fake"] => vec![level("run", fast), level("fake", &[])],
             ["run", w] => vec![level("run", &["--dry-run"]), level(w, &[])],
             ["ab"] | ["ab", "fake"] => {
                 let mut args = vec!["--a=true", "--b=true", "--rounds=1"];
@@ -286,7 +307,7 @@ impl Fixture {
                 vec![level("ab", &args), level("fake", &[])]
             }
             ["ab", w] => vec![
-                level("ab", &["--a=true", "--b=true", "--rounds=1", &unwritable]),
+                level("ab", &["--a=true", "--b=true", "--rounds=1", unwritable]),
                 level(w, &[]),
             ],
             ["calibrate"] | ["calibrate", "fake"] => {
@@ -295,7 +316,7 @@ impl Fixture {
                 vec![level("calibrate", &args), level("fake", &[])]
             }
             ["calibrate", w] => vec![
-                level("calibrate", &["--runs=3", "--pause=0", &unwritable]),
+                level("calibrate", &["--runs=3", "--pause=0", unwritable]),
                 level(w, &[]),
             ],
             ["campaign", "start", rest @ ..] => {
@@ -328,6 +349,11 @@ impl Fixture {
                 pos(&mut compare, "BASE", Path::new("a"));
                 pos(&mut compare, "CAND", Path::new("b"));
                 vec![compare]
+            }
+            ["import"] => {
+                let mut import = level("import", &["--tool=plain"]);
+                pos(&mut import, "FILE", &self.path("x.txt"));
+                vec![import]
             }
             ["stat"] => {
                 let mut stat = level("stat", &[]);
@@ -366,7 +392,11 @@ fn render(levels: &[Level]) -> Vec<OsString> {
         }
         // Only after the last subcommand can `--` say that a value like `-1` is no flag.
         let last = i + 1 == levels.len();
-        if last && positionals.iter().any(|v| v.as_bytes().starts_with(b"-")) {
+        let command = level
+            .args
+            .iter()
+            .any(|a| matches!(a, Arg::Pos(name, _) if name == "CMD"));
+        if last && (command || positionals.iter().any(|v| v.as_bytes().starts_with(b"-"))) {
             argv.push("--".into());
         }
         argv.extend(positionals);

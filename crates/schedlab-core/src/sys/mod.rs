@@ -1,9 +1,9 @@
 //! The one audited place where schedlab talks to the kernel, and the only module of this crate
-//! allowed `unsafe` code: clocks, descriptors, fork and reaping, futexes, CPU placement, resource
-//! usage and limits, signals and the iteration watchdog, memory mappings, perf software counters,
-//! the C library's pthread mutex, and the /proc and /sys files the fingerprint reads. One file per
-//! topic; everything is re-exported here, so callers name `sys::monotonic_ns`, never the file it
-//! lives in.
+//! allowed `unsafe` code: clocks, descriptors, fork and reaping, other programs run as a workload,
+//! futexes, CPU placement, resource usage and limits, signals and the iteration watchdog, memory
+//! mappings, perf software counters, the C library's pthread mutex, and the /proc and /sys files
+//! the fingerprint reads. One file per topic; everything is re-exported here, so callers name
+//! `sys::monotonic_ns`, never the file it lives in.
 //!
 //! rustix first; libc where rustix has no call (fork, sigaction, getrusage, prctl, timer_create,
 //! open-file-description record locks, pthread mutexes) and for the workloads' read/write data
@@ -11,6 +11,7 @@
 //! is sound in a `// SAFETY:` comment, which clippy enforces here.
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+mod command;
 mod cpu;
 mod fd;
 mod futex;
@@ -28,6 +29,7 @@ mod watchdog;
 
 pub use rustix::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 
+pub use command::{find_program, run_command, CommandError, CommandRun, MAX_OUTPUT_BYTES};
 pub use cpu::{allowed_cpus, current_cpu, pin_current_thread, set_current_thread_cpus};
 pub use fd::{
     lock_file_descriptions, ofd_record_lock, open_device, pipe, poll_readable, read_full,

@@ -73,6 +73,9 @@ pub enum ParamKind {
     },
     /// Names the run instead of the case (schbench's `-J/--jobname` becomes `--label`).
     Label,
+    /// A program and its arguments, everything after `--` on the command line (a list of
+    /// strings in a suite file).
+    Command,
     /// A reference tool's flag with no counterpart here: hidden, and refused with the reason.
     Refused {
         tool: &'static str,
@@ -184,6 +187,9 @@ impl ParamDef {
 
     /// `-l/--loops`, as errors name a flag.
     pub fn spelling(&self) -> String {
+        if matches!(self.kind, ParamKind::Command) {
+            return format!("-- {} ARGS…", self.value_name);
+        }
         match self.short {
             Some(short) => format!("-{short}/--{}", self.long),
             None => format!("--{}", self.long),
@@ -299,6 +305,9 @@ fn markdown_spelling(def: &ParamDef) -> String {
     } else {
         String::new()
     };
+    if matches!(def.kind, ParamKind::Command) {
+        return format!("`-- {} ARGS…`", def.value_name);
+    }
     let mut text = match def.short {
         Some(short) => format!("`-{short}`, `--{}{value}`", def.long),
         None => format!("`--{}{value}`", def.long),

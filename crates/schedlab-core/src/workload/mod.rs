@@ -119,6 +119,7 @@ registry! {
     Cpudl: cpudl => CpudlParams,
     Cpupri: cpupri => CpupriParams,
     Contention: contention => ContentionParams,
+    External: external => ExternalParams,
 }
 
 type ValueMap = serde_json::Map<String, serde_json::Value>;

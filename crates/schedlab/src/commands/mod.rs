@@ -16,6 +16,7 @@ mod docs;
 mod env;
 mod history;
 mod hosts;
+mod import;
 mod list;
 mod report;
 mod run;
@@ -38,6 +39,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Compare(args) => compare::compare(&args),
         Command::Report(args) => report::report(&args),
         Command::Stat(args) => stat::stat(&args),
+        Command::Import(args) => import::import(&args),
         Command::Env(args) => env::env(&args),
         Command::Db(args) => db::db(&args),
         Command::Completions(args) => docs::completions(&args),

@@ -1,0 +1,525 @@
+//! schbench's output: the text it prints on stderr, or the JSON `-j FILE` writes.
+//!
+//! The text is tables — `Wakeup Latencies percentiles (usec) runtime 5 (s) (247 total samples)`,
+//! a line per percentile, `min=…, max=…` — for wake-up and request latencies and requests per
+//! second, then `average rps:` (or `final rps goal was` with -A) and `sched delay:`. With a
+//! runtime over `-i` seconds the same tables come every interval, ending `current rps:`; those are
+//! progress, not results, and are skipped. Pipe mode (-p) prints the wake-up table and `avg worker
+//! transfer: … ops/sec …MB/s`. Each final summary is one result. The lines schbench prints about
+//! its set-up (`setting worker threads to 2`, `warmup done, zeroing stats`, pinning) are skipped;
+//! any other line is an error.
+//!
+//! The JSON is one object (`{"normal": {"version", "hostname", "cmdline", …}, "int": {"time",
+//! "wakeup_latency_pct50.0", …, "runtime"}}`); a file of several objects is one result each. It
+//! names the kernel and host, which the import keeps. Keys schedlab has no metric for (the
+//! minima, a percentile it does not know) are left out.
+use serde_json::Value;
+
+use super::{number, ParseError, Parsed, ToolResult};
+use crate::metric::{Better, Measurement, MetricDef, MetricShape};
+
+const fn latency(name: &'static str, distribution: &'static str, p: f64) -> MetricDef {
+    MetricDef::primary(name, "usec", Better::Lower)
+        .quantile(distribution, p)
+        .optional()
+}
+
+const fn latency_max(name: &'static str, distribution: &'static str) -> MetricDef {
+    MetricDef::primary(name, "usec", Better::Lower)
+        .max_of(distribution)
+        .optional()
+}
+
+const fn rps(name: &'static str, p: f64) -> MetricDef {
+    MetricDef::primary(name, "requests/sec", Better::Higher)
+        .quantile("rps", p)
+        .optional()
+}
+
+/// Named as the `wakeup` workload names the same quantities; the 20th percentiles, the RPS
+/// tails and the per-worker rates are schbench's own. All optional: which ones a result has
+/// depends on the mode and on what took samples.
+pub const METRICS: &[MetricDef] = &[
+    latency("wakeup_p20_usec", "wakeup", 20.0),
+    latency("wakeup_p50_usec", "wakeup", 50.0),
+    latency("wakeup_p90_usec", "wakeup", 90.0),
+    latency("wakeup_p99_usec", "wakeup", 99.0),
+    latency("wakeup_p99_9_usec", "wakeup", 99.9),
+    latency_max("wakeup_max_usec", "wakeup"),
+    latency("request_p20_usec", "request", 20.0),
+    latency("request_p50_usec", "request", 50.0),
+    latency("request_p90_usec", "request", 90.0),
+    latency("request_p99_usec", "request", 99.0),
+    latency("request_p99_9_usec", "request", 99.9),
+    latency_max("request_max_usec", "request"),
+    rps("rps_p20", 20.0),
+    rps("rps_p50", 50.0),
+    rps("rps_p90", 90.0),
+    rps("rps_p99", 99.0),
+    rps("rps_p99_9", 99.9),
+    MetricDef::primary("rps_avg", "requests/sec", Better::Higher).optional(),
+    MetricDef::primary("wakeup_samples_count", "count", Better::Higher)
+        .count()
+        .optional(),
+    MetricDef::primary("request_samples_count", "count", Better::Higher)
+        .count()
+        .optional(),
+    MetricDef::primary("message_sched_delay_usec", "usec", Better::Lower).optional(),
+    MetricDef::primary("worker_sched_delay_usec", "usec", Better::Lower).optional(),
+    MetricDef::primary("worker_ops_per_sec", "ops/sec", Better::Higher).optional(),
+    MetricDef::primary("worker_mib_per_sec", "MiB/sec", Better::Higher).optional(),
+];
+
+fn def(name: &str) -> MetricDef {
+    *METRICS
+        .iter()
+        .find(|d| d.name == name)
+        .expect("a metric of the table")
+}
+
+fn quantile(distribution: &str, p: f64) -> Option<MetricDef> {
+    METRICS
+        .iter()
+        .find(|d| d.distribution == Some(distribution) && d.shape == MetricShape::Quantile(p))
+        .copied()
+}
+
+fn max_of(distribution: &str) -> Option<MetricDef> {
+    METRICS
+        .iter()
+        .find(|d| d.distribution == Some(distribution) && d.shape == MetricShape::Max)
+        .copied()
+}
+
+pub fn parse(text: &str) -> Result<Parsed, ParseError> {
+    if text.trim_start().starts_with('{') {
+        parse_json(text)
+    } else {
+        parse_text(text)
+    }
+}
+
+/// The distribution a table header names, and its total sample count.
+fn table_header(line: &str) -> Option<(&'static str, Option<u64>)> {
+    let (label, rest) = line.split_once(" percentiles (")?;
+    let distribution = match label {
+        "Wakeup Latencies" => "wakeup",
+        "Request Latencies" => "request",
+        "RPS" => "rps",
+        _ => return None,
+    };
+    // `usec) runtime 5 (s) (247 total samples)`
+    let samples = rest
+        .rsplit_once('(')
+        .and_then(|(_, tail)| tail.split_whitespace().next())
+        .and_then(|n| n.parse().ok());
+    Some((distribution, samples))
+}
+
+/// `* 99.0th: 16208      (22 samples)` → (99.0, 16208).
+fn percentile_row(line: &str) -> Option<(f64, f64)> {
+    let line = line.trim_start_matches('*').trim();
+    let (p, rest) = line.split_once("th:")?;
+    let p = number(p)?;
+    let value = number(rest.split_whitespace().next()?)?;
+    (p > 0.0 && p < 100.0).then_some((p, value))
+}
+
+/// `min=3, max=24839` → (3, 24839).
+fn min_max(line: &str) -> Option<(f64, f64)> {
+    let (min, max) = line.split_once(',')?;
+    let min = number(min.trim().strip_prefix("min=")?)?;
+    let max = number(max.trim().strip_prefix("max=")?)?;
+    Some((min, max))
+}
+
+/// Lines about schbench's set-up and progress that hold no result.
+const SET_UP: &[&str] = &[
+    "setting worker threads to ",
+    "warmup done, zeroing stats",
+    "auto pinning message and worker threads",
+    "Pinning to message thread index ",
+    "split mode: ",
+    "matrix sizes: ",
+    "pipe size too big, using ",
+];
+
+/// One summary being read: its measurements so far and where it started.
+#[derive(Default)]
+struct Summary {
+    start: Option<usize>,
+    measurements: Vec<Measurement>,
+    /// The table whose rows come next.
+    table: Option<&'static str>,
+    /// `average rps:` or `final rps goal was` seen: the next `sched delay:` ends a final summary.
+    final_rps: bool,
+}
+
+impl Summary {
+    fn push(&mut self, n: usize, m: Measurement) -> Result<(), ParseError> {
+        if self.measurements.iter().any(|old| old.name == m.name) {
+            return Err(ParseError::at(
+                n,
+                format!("{} given twice in one summary", m.name),
+            ));
+        }
+        self.start.get_or_insert(n);
+        self.measurements.push(m);
+        Ok(())
+    }
+
+    fn result(self, mode: &str) -> ToolResult {
+        ToolResult {
+            case: format!("schbench:{mode}"),
+            line: self.start.unwrap_or(1),
+            at_ns: None,
+            measurements: self.measurements,
+        }
+    }
+}
+
+fn parse_text(text: &str) -> Result<Parsed, ParseError> {
+    let mut results = Vec::new();
+    let mut summary = Summary::default();
+    for (index, raw) in text.lines().enumerate() {
+        let n = index + 1;
+        let line = raw.trim();
+        let bad = |what: &str| ParseError::at(n, format!("{what}: {line:?}"));
+        if line.is_empty() || SET_UP.iter().any(|s| line.starts_with(s)) {
+            continue;
+        }
+        if let Some((distribution, samples)) = table_header(line) {
+            summary.start.get_or_insert(n);
+            summary.table = Some(distribution);
+            let count = match distribution {
+                "wakeup" => Some("wakeup_samples_count"),
+                "request" => Some("request_samples_count"),
+                _ => None,
+            };
+            if let (Some(name), Some(samples)) = (count, samples) {
+                summary.push(n, def(name).value(samples as f64))?;
+            }
+        } else if line.contains("th:") {
+            let distribution = summary
+                .table
+                .ok_or_else(|| bad("a percentile outside a table"))?;
+            let (p, value) = percentile_row(line).ok_or_else(|| bad("a percentile row"))?;
+            let def = quantile(distribution, p).ok_or_else(|| {
+                bad(&format!(
+                    "a {p}th percentile, which schbench does not print"
+                ))
+            })?;
+            summary.push(n, def.value(value))?;
+        } else if line.starts_with("min=") {
+            let (_, max) = min_max(line).ok_or_else(|| bad("a `min=…, max=…` line"))?;
+            // A table without samples prints only this line, without its header.
+            if let Some(distribution) = summary.table.take() {
+                if let Some(def) = max_of(distribution) {
+                    summary.push(n, def.value(max))?;
+                }
+            }
+        } else if let Some(value) = line.strip_prefix("average rps:") {
+            let rps = number(value).ok_or_else(|| bad("a rate"))?;
+            summary.push(n, def("rps_avg").value(rps))?;
+            summary.final_rps = true;
+        } else if line.starts_with("final rps goal was ") {
+            summary.final_rps = true;
+        } else if let Some(rest) = line.strip_prefix("sched delay:") {
+            // `message 0 (usec) worker 0 (usec)`
+            let words: Vec<&str> = rest.split_whitespace().collect();
+            let (message, worker) = match words.as_slice() {
+                ["message", m, "(usec)", "worker", w, "(usec)"] => (number(m), number(w)),
+                _ => (None, None),
+            };
+            let (Some(message), Some(worker)) = (message, worker) else {
+                return Err(bad(
+                    "a `sched delay: message N (usec) worker N (usec)` line",
+                ));
+            };
+            summary.push(n, def("message_sched_delay_usec").value(message))?;
+            summary.push(n, def("worker_sched_delay_usec").value(worker))?;
+            if summary.final_rps {
+                results.push(std::mem::take(&mut summary).result("request"));
+            }
+        } else if line.starts_with("current rps:") {
+            // The end of an interval's progress report.
+            summary = Summary::default();
+        } else if let Some(rest) = line.strip_prefix("avg worker transfer:") {
+            // `93916.92 ops/sec 91.72MB/s`: per worker, sizes in powers of 1024.
+            let words: Vec<&str> = rest.split_whitespace().collect();
+            let (ops, size) = match words.as_slice() {
+                [ops, "ops/sec", size] => (number(ops), size.strip_suffix("/s")),
+                _ => (None, None),
+            };
+            let ops = ops.ok_or_else(|| bad("an `avg worker transfer` line"))?;
+            let mib = size
+                .and_then(mib_of)
+                .ok_or_else(|| bad("a transfer rate such as 91.72MB/s"))?;
+            summary.push(n, def("worker_ops_per_sec").value(ops))?;
+            summary.push(n, def("worker_mib_per_sec").value(mib))?;
+            results.push(std::mem::take(&mut summary).result("pipe"));
+        } else {
+            return Err(bad("not schbench output"));
+        }
+    }
+    if let Some(start) = summary.start {
+        return Err(ParseError::at(
+            start,
+            "the schbench summary that starts here has no end (`average rps:` and `sched \
+             delay:`, or `avg worker transfer:`): the output was cut short",
+        ));
+    }
+    Ok(Parsed {
+        results,
+        ..Parsed::default()
+    })
+}
+
+/// schbench's pretty size (`91.72MB`, units B, KB, MB, GB, … in powers of 1024) in MiB.
+fn mib_of(text: &str) -> Option<f64> {
+    const UNITS: [(&str, i32); 6] = [
+        ("PB", 5),
+        ("TB", 4),
+        ("GB", 3),
+        ("MB", 2),
+        ("KB", 1),
+        ("B", 0),
+    ];
+    let (value, power) = UNITS
+        .iter()
+        .find_map(|(unit, power)| Some((text.strip_suffix(unit)?, *power)))?;
+    Some(number(value)? * 1024f64.powi(power - 2))
+}
+
+/// The 1-based line of byte `offset` in `text`.
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+fn parse_json(text: &str) -> Result<Parsed, ParseError> {
+    let mut parsed = Parsed::default();
+    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+    loop {
+        let start = stream.byte_offset();
+        let value = match stream.next() {
+            None => break,
+            Some(Ok(value)) => value,
+            Some(Err(e)) => {
+                return Err(ParseError::at(
+                    e.line(),
+                    format!("not schbench's JSON: {e}"),
+                ))
+            }
+        };
+        // The offset before the object may sit on the whitespace in front of it.
+        let skipped = text[start..].len() - text[start..].trim_start().len();
+        let line = line_of(text, start + skipped);
+        let bad = |what: &str| ParseError::at(line, format!("schbench JSON object {what}"));
+        let normal = value
+            .get("normal")
+            .ok_or_else(|| bad("has no `normal` part"))?;
+        let int = value
+            .get("int")
+            .and_then(Value::as_object)
+            .ok_or_else(|| bad("has no `int` part"))?;
+        for (field, known) in [
+            ("version", &mut parsed.kernel_release),
+            ("hostname", &mut parsed.hostname),
+        ] {
+            let Some(this) = normal.get(field).and_then(Value::as_str) else {
+                continue;
+            };
+            match known {
+                Some(earlier) if earlier != this => {
+                    return Err(bad(&format!(
+                        "says {field} {this:?}, an earlier one {earlier:?}: import results of \
+                         different machines or kernels separately"
+                    )))
+                }
+                _ => *known = Some(this.to_string()),
+            }
+        }
+        let mut measurements = Vec::new();
+        for (key, value) in int {
+            let Some(def) = json_metric(key) else {
+                continue;
+            };
+            let value = value
+                .as_f64()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| bad(&format!("has a {key} that is not a number")))?;
+            measurements.push(def.value(value));
+        }
+        if measurements.is_empty() {
+            return Err(bad("holds no latency or rate schedlab reads"));
+        }
+        // serde_json keeps keys sorted; the table's order reads better.
+        measurements.sort_by_key(|m| METRICS.iter().position(|d| d.name == m.name));
+        let pipe = !int.keys().any(|k| k.starts_with("request_latency_"));
+        let at_ns = int
+            .get("time")
+            .and_then(Value::as_i64)
+            .and_then(|sec| sec.checked_mul(1_000_000_000));
+        parsed.results.push(ToolResult {
+            case: format!("schbench:{}", if pipe { "pipe" } else { "request" }),
+            line,
+            at_ns,
+            measurements,
+        });
+    }
+    Ok(parsed)
+}
+
+/// The metric of a key of the JSON's `int` part: `wakeup_latency_pct99.0`, `rps_pct50.0`,
+/// `request_latency_max`; `None` for the rest (minima, runtime, time, unknown percentiles).
+fn json_metric(key: &str) -> Option<MetricDef> {
+    let (distribution, stat) = if let Some(stat) = key.strip_prefix("wakeup_latency_") {
+        ("wakeup", stat)
+    } else if let Some(stat) = key.strip_prefix("request_latency_") {
+        ("request", stat)
+    } else if let Some(stat) = key.strip_prefix("rps_") {
+        ("rps", stat)
+    } else {
+        return None;
+    };
+    if stat == "max" {
+        return max_of(distribution).filter(|d| d.better == Better::Lower);
+    }
+    quantile(distribution, number(stat.strip_prefix("pct")?)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::import::perf_bench::names;
+    use crate::import::testdata::{fixture, value};
+
+    fn one(name: &str) -> (ToolResult, Parsed) {
+        let parsed = parse(&fixture(name)).unwrap();
+        assert_eq!(parsed.results.len(), 1, "{name}");
+        (parsed.results[0].clone(), parsed)
+    }
+
+    #[test]
+    fn request_mode_text() {
+        let (r, parsed) = one("schbench.txt");
+        assert_eq!(r.case, "schbench:request");
+        assert_eq!(r.line, 1);
+        let v = |name| value(&r.measurements, name);
+        assert_eq!(v("wakeup_p50_usec"), Some(16.0));
+        assert_eq!(v("wakeup_p99_usec"), Some(16208.0));
+        assert_eq!(v("wakeup_p99_9_usec"), Some(24864.0));
+        assert_eq!(v("wakeup_max_usec"), Some(24839.0));
+        assert_eq!(v("wakeup_samples_count"), Some(247.0));
+        assert_eq!(v("request_p90_usec"), Some(58176.0));
+        assert_eq!(v("request_max_usec"), Some(129515.0));
+        assert_eq!(v("rps_p20"), Some(33.0));
+        assert_eq!(v("rps_p50"), Some(40.0));
+        assert_eq!(v("rps_avg"), Some(49.40));
+        assert_eq!(v("message_sched_delay_usec"), Some(0.0));
+        assert_eq!(r.measurements.len(), 18);
+        assert_eq!(parsed.kernel_release, None);
+    }
+
+    #[test]
+    fn interval_reports_are_progress_not_results() {
+        let (r, _) = one("schbench-intervals.txt");
+        assert_eq!(r.line, 39);
+        assert_eq!(value(&r.measurements, "wakeup_samples_count"), Some(463.0));
+        assert_eq!(value(&r.measurements, "rps_avg"), Some(92.60));
+    }
+
+    #[test]
+    fn pipe_mode_text() {
+        let (r, _) = one("schbench-pipe.txt");
+        assert_eq!(r.case, "schbench:pipe");
+        assert_eq!(
+            names(&r.measurements),
+            [
+                "wakeup_samples_count",
+                "wakeup_p20_usec",
+                "wakeup_p50_usec",
+                "wakeup_p90_usec",
+                "wakeup_p99_usec",
+                "wakeup_p99_9_usec",
+                "wakeup_max_usec",
+                "worker_ops_per_sec",
+                "worker_mib_per_sec"
+            ]
+        );
+        assert_eq!(value(&r.measurements, "worker_ops_per_sec"), Some(93916.92));
+        assert_eq!(value(&r.measurements, "worker_mib_per_sec"), Some(91.72));
+    }
+
+    #[test]
+    fn json_names_its_kernel_and_host() {
+        let (r, parsed) = one("schbench.json");
+        assert_eq!(r.case, "schbench:request");
+        assert_eq!(parsed.kernel_release.as_deref(), Some("6.18.44-fc-v669"));
+        assert_eq!(parsed.hostname.as_deref(), Some("vm"));
+        assert_eq!(r.at_ns, Some(1_795_471_816_000_000_000));
+        let v = |name| value(&r.measurements, name);
+        assert_eq!(v("wakeup_p20_usec"), Some(4.0));
+        assert_eq!(v("wakeup_p99_9_usec"), Some(17248.0));
+        assert_eq!(v("wakeup_max_usec"), Some(17250.0));
+        assert_eq!(v("request_p50_usec"), Some(16016.0));
+        assert_eq!(v("rps_p50"), Some(95.0));
+        assert_eq!(v("rps_p99_9"), Some(105.0));
+        // Minima have no metric; RPS's max is no latency.
+        assert_eq!(r.measurements.len(), 17);
+        let (r, _) = one("schbench-pipe.json");
+        assert_eq!(r.case, "schbench:pipe");
+        assert_eq!(value(&r.measurements, "wakeup_p99_9_usec"), Some(1622.0));
+    }
+
+    #[test]
+    fn several_json_objects_are_several_results() {
+        let one = fixture("schbench.json");
+        let text = format!("{one}\n{}\n", fixture("schbench-pipe.json"));
+        let parsed = parse(&text).unwrap();
+        assert_eq!(parsed.results.len(), 2);
+        assert_eq!(parsed.results[1].line, 2);
+        assert_eq!(parsed.results[1].case, "schbench:pipe");
+        let other_host = one.replace("\"vm\"", "\"box2\"");
+        let err = parse(&format!("{one}\n{other_host}")).unwrap_err();
+        assert_eq!(err.line, 2);
+        assert!(err.message.contains("separately"), "{err}");
+    }
+
+    #[test]
+    fn malformed_output_names_its_line() {
+        for (file, line, says) in [
+            ("malformed-schbench-truncated.txt", 1, "cut short"),
+            (
+                "malformed-schbench-bad-percentile.txt",
+                4,
+                "a percentile row",
+            ),
+            (
+                "malformed-schbench-truncated.json",
+                1,
+                "not schbench's JSON",
+            ),
+            ("hackbench.txt", 1, "not schbench output"),
+        ] {
+            let err = parse(&fixture(file)).unwrap_err();
+            assert_eq!(err.line, line, "{file}: {err}");
+            assert!(err.message.contains(says), "{file}: {err}");
+        }
+    }
+
+    #[test]
+    fn the_names_are_the_wakeup_workloads() {
+        use crate::workload::wakeup::metrics as native;
+        let native_defs = native::REQUEST_MODE.iter().chain(native::PIPE_MODE);
+        let mut shared = 0;
+        for native in native_defs {
+            if let Some(ours) = METRICS.iter().find(|d| d.name == native.name) {
+                assert!(ours.describes(&native.value(1.0)), "{}", native.name);
+                shared += 1;
+            }
+        }
+        // Every latency quantile and max, RPS median and mean, the sample counts and delays.
+        assert!(shared >= 17, "{shared}");
+    }
+}

@@ -1,0 +1,240 @@
+//! `schedlab import`: results a reference tool printed, stored as one run with one iteration per
+//! result, so `compare`, `show` and `report` treat them as measured runs. Every file is read and
+//! parsed before the store is opened: a file that does not parse is bad input naming the file and
+//! line, and nothing is stored. The run's fingerprint says what is known of the machine (`--host`,
+//! `--kernel`, `--this-machine`, or what a file records) and leaves the rest empty.
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::ExitCode;
+
+use schedlab_core::fingerprint::{Fingerprint, ImportOrigin};
+use schedlab_core::import::{PlainOptions, Tool, ToolResult};
+use schedlab_core::plan::{validate_label, RunPlan};
+use schedlab_core::record::{IterationRecord, RunStatus};
+use schedlab_core::sys;
+use schedlab_core::workload::external::ExternalParams;
+use schedlab_core::workload::WorkloadSpec;
+use schedlab_store::{SqliteStore, Store};
+
+use crate::cli::ImportArgs;
+use crate::failure::Failure;
+use crate::output::emit;
+use crate::store_path::db_path;
+
+/// A case of the run: its name, the files it came from, its results in file order.
+struct ImportedCase {
+    name: String,
+    files: Vec<String>,
+    results: Vec<ToolResult>,
+}
+
+/// A fact about the machine and where it came from (`--host`, or the file that records it).
+type Fact = Option<(String, String)>;
+
+pub fn import(args: &ImportArgs) -> Result<ExitCode, Failure> {
+    let tool = Tool::parse(&args.tool)
+        .ok_or_else(|| Failure::bad_input(format!("--tool {}: no such parser", args.tool)))?;
+    if let Some(label) = &args.label {
+        validate_label(label)?;
+    }
+    for (flag, text) in [
+        ("--case", &args.case),
+        ("--host", &args.host),
+        ("--kernel", &args.kernel),
+        ("--tool-version", &args.tool_version),
+    ] {
+        if let Some(text) = text {
+            if text.trim().is_empty() || text.chars().any(char::is_control) {
+                return Err(Failure::bad_input(format!("{flag} must be printable text")));
+            }
+        }
+    }
+    let plain = PlainOptions {
+        name: args.metric.clone(),
+        higher_is_better: args.higher_is_better,
+        column: args.column,
+        delimiters: args.delimiters.clone(),
+    };
+    if tool == Tool::Plain {
+        plain.check().map_err(Failure::bad_input)?;
+    } else if plain != PlainOptions::default() {
+        return Err(Failure::bad_input(
+            "--metric, --higher-is-better, --column and --delimiter are for --tool plain (the \
+             other tools' outputs name their metrics)",
+        ));
+    }
+
+    let mut cases: Vec<ImportedCase> = Vec::new();
+    let (mut host, mut kernel): (Fact, Fact) = (None, None);
+    for path in &args.files {
+        let name = path.display().to_string();
+        let text = read(path)?;
+        let parsed = tool
+            .parse_text(&text, &plain)
+            .map_err(|e| Failure::bad_input(format!("{name}:{}: {}", e.line, e.message)))?;
+        for (fact, stated, what) in [
+            (&mut host, parsed.hostname, "host"),
+            (&mut kernel, parsed.kernel_release, "kernel"),
+        ] {
+            let Some(stated) = stated else { continue };
+            match fact {
+                Some((earlier, from)) if *earlier != stated => {
+                    return Err(Failure::bad_input(format!(
+                        "{name} says its {what} is {stated:?}, {from} says {earlier:?}: import \
+                         results of different machines or kernels separately"
+                    )))
+                }
+                Some(_) => {}
+                None => *fact = Some((stated, name.clone())),
+            }
+        }
+        for result in parsed.results {
+            let case_name = args.case.clone().unwrap_or_else(|| result.case.clone());
+            let index = match cases.iter().position(|c| c.name == case_name) {
+                Some(i) => i,
+                None => {
+                    cases.push(ImportedCase {
+                        name: case_name,
+                        files: Vec::new(),
+                        results: Vec::new(),
+                    });
+                    cases.len() - 1
+                }
+            };
+            let case = &mut cases[index];
+            if !case.files.contains(&name) {
+                case.files.push(name.clone());
+            }
+            case.results.push(result);
+        }
+    }
+    if args.case.is_some() {
+        let kinds: Vec<&str> = {
+            let mut kinds: Vec<&str> = cases
+                .iter()
+                .flat_map(|c| c.results.iter().map(|r| r.case.as_str()))
+                .collect();
+            kinds.dedup();
+            kinds.sort_unstable();
+            kinds.dedup();
+            kinds
+        };
+        if kinds.len() > 1 {
+            return Err(Failure::bad_input(format!(
+                "--case names one case, but the files hold results of {} kinds ({}); import \
+                 each kind on its own",
+                kinds.len(),
+                kinds.join(", ")
+            )));
+        }
+    }
+    // A flag overrides nothing a file records: both must agree.
+    for (flag, given, fact) in [
+        ("--host", &args.host, &mut host),
+        ("--kernel", &args.kernel, &mut kernel),
+    ] {
+        if let Some(given) = given {
+            if let Some((stated, file)) = fact.as_ref().filter(|(s, _)| s != given) {
+                return Err(Failure::bad_input(format!(
+                    "{flag} {given:?} contradicts {file}, which says {stated:?}"
+                )));
+            }
+            *fact = Some((given.clone(), flag.to_string()));
+        }
+    }
+
+    let files: Vec<String> = args.files.iter().map(|p| p.display().to_string()).collect();
+    let origin = ImportOrigin {
+        tool: tool.as_str().to_string(),
+        tool_version: args.tool_version.clone(),
+        files,
+        known: BTreeMap::new(),
+        imported_by: sys::hostname(),
+    };
+    let fingerprint = Fingerprint::for_import(origin, host, kernel, args.this_machine);
+    let specs: Vec<WorkloadSpec> = cases
+        .iter()
+        .map(|case| {
+            WorkloadSpec::External(ExternalParams {
+                parser: Some(tool),
+                case: Some(case.name.clone()),
+                metric: args.metric.clone(),
+                higher_is_better: args.higher_is_better,
+                tool_version: args.tool_version.clone(),
+                imported_from: case.files.clone(),
+                ..ExternalParams::default()
+            })
+        })
+        .collect();
+    let most = cases.iter().map(|c| c.results.len()).max().unwrap_or(1);
+    let plan = RunPlan::new(
+        None,
+        args.label.clone(),
+        u32::try_from(most).unwrap_or(u32::MAX),
+        0,
+        specs,
+    )?;
+
+    // Everything parsed: only now is the store opened and written.
+    sys::install_interrupt_handlers()
+        .map_err(|e| Failure::failed(format!("cannot install signal handlers: {e}")))?;
+    let mut store = SqliteStore::open(&db_path(&args.db)?)?;
+    let now = sys::realtime_ns();
+    // A run whose results say when they were taken starts then.
+    let started = cases
+        .iter()
+        .flat_map(|c| c.results.iter().filter_map(|r| r.at_ns))
+        .min()
+        .unwrap_or(now);
+    let run_id = store.begin_run(&plan, &fingerprint, started)?;
+    for (case_index, case) in cases.iter().enumerate() {
+        for (index, result) in case.results.iter().enumerate() {
+            if let Some(signal) = sys::interrupt_signal() {
+                let error = schedlab_core::Error::Interrupted(signal);
+                store.finish_run(
+                    run_id,
+                    RunStatus::Interrupted,
+                    sys::realtime_ns(),
+                    Some(&error.to_string()),
+                )?;
+                return Err(Failure::from(error));
+            }
+            let iteration = IterationRecord {
+                index: index as u32,
+                warmup: false,
+                started_at_ns: result.at_ns.unwrap_or(now),
+                measurements: result.measurements.clone(),
+                attachments: Vec::new(),
+            };
+            store.record_iteration(run_id, case_index, &iteration)?;
+        }
+    }
+    store.finish_run(run_id, RunStatus::Complete, sys::realtime_ns(), None)?;
+
+    let total: usize = cases.iter().map(|c| c.results.len()).sum();
+    emit(|out| {
+        writeln!(
+            out,
+            "imported {total} {} result{} from {} file{} as run {run_id}{}",
+            tool,
+            if total == 1 { "" } else { "s" },
+            args.files.len(),
+            if args.files.len() == 1 { "" } else { "s" },
+            args.label
+                .as_ref()
+                .map_or(String::new(), |l| format!(" (label {l})"))
+        )?;
+        for case in &cases {
+            writeln!(out, "  {}: {} iterations", case.name, case.results.len())?;
+        }
+        Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn read(path: &Path) -> Result<String, Failure> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| Failure::bad_input(format!("cannot read {}: {e}", path.display())))?;
+    String::from_utf8(bytes)
+        .map_err(|_| Failure::bad_input(format!("{} is not text (UTF-8)", path.display())))
+}

@@ -1,0 +1,400 @@
+//! `schedlab import` and `schedlab run external` end to end: captured outputs of the real tools
+//! imported and compared, bad files refused with nothing stored, the external workload driven by a
+//! script that prints a captured output (deterministic), a real tool where one is installed, loud
+//! failures, and an interrupted tool that leaves nothing behind.
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command as StdCommand, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+
+fn fixture(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../schedlab-core/tests/fixtures/import")
+        .join(name)
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+fn case_named<'a>(run: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    run["runs"][0]["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no case {name} in {run}"))
+}
+
+#[test]
+fn imported_logs_compare_like_runs() {
+    let (_d, db) = temp_db();
+    let out = stdout_of_success(
+        &db,
+        &[
+            "import",
+            "--tool",
+            "perf-bench",
+            "--label",
+            "old",
+            "--host",
+            "box7",
+            &fixture("perf-pipe-repeated.txt"),
+        ],
+    );
+    assert!(
+        out.contains("imported 3 perf-bench results from 1 file"),
+        "{out}"
+    );
+    assert!(
+        out.contains("perf-bench:pipe process loops=20000: 3 iterations"),
+        "{out}"
+    );
+    stdout_of_success(
+        &db,
+        &[
+            "import",
+            "--tool",
+            "perf-bench",
+            "--label",
+            "new",
+            "--host",
+            "box7",
+            &fixture("perf-pipe.txt"),
+            &fixture("perf-pipe-threads.txt"),
+        ],
+    );
+    let old = show_json(&db, "old");
+    let case = case_named(&old, "perf-bench:pipe process loops=20000");
+    assert_eq!(case["measured_iterations"], 3);
+    let usec: Vec<f64> = metric(case, "usec_per_op")["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    assert_eq!(usec, [14.6682, 14.6924, 9.0123]);
+    // The fingerprint knows the host it was told and nothing else.
+    let fp = &old["runs"][0]["fingerprint"];
+    assert_eq!(fp["hostname"], "box7");
+    assert_eq!(fp["kernel_release"], "");
+    assert_eq!(fp["imported"]["tool"], "perf-bench");
+    assert_eq!(fp["imported"]["tool_version"], serde_json::Value::Null);
+    assert_eq!(fp["imported"]["known"]["hostname"], "--host");
+    assert!(fp["imported"]["known"].get("cpu_model").is_none());
+
+    let text = stdout_of_success(&db, &["compare", "old", "new"]);
+    assert!(text.contains("usec_per_op"), "{text}");
+    assert!(
+        text.contains("unmatched: perf-bench:pipe threads"),
+        "{text}"
+    );
+    let json = json_of_success(&db, &["compare", "old", "new", "--format", "json"]);
+    assert_eq!(json["rows"].as_array().unwrap().len(), 3, "{json}");
+    let shown = stdout_of_success(&db, &["show", "new"]);
+    assert!(
+        shown.contains("imported: perf-bench (version unknown)"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("kernel unknown · machine unknown"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn a_file_that_does_not_parse_stores_nothing() {
+    let (_d, db) = temp_db();
+    let err = assert_bad_input(
+        &db,
+        &[
+            "import",
+            "--tool",
+            "perf-bench",
+            &fixture("perf-pipe.txt"),
+            &fixture("malformed-perf-stray-line.txt"),
+        ],
+    );
+    assert!(err.contains("malformed-perf-stray-line.txt:6:"), "{err}");
+    assert!(!db.exists(), "the database was not even created");
+    for (args, says) in [
+        (
+            vec!["--tool", "hackbench", "/nonexistent.log"],
+            "cannot read",
+        ),
+        (
+            vec!["--tool", "schbench", &fixture("hackbench.txt")],
+            "not schbench output",
+        ),
+        (
+            vec![
+                "--tool",
+                "hackbench",
+                "--metric",
+                "x_usec",
+                &fixture("hackbench.txt"),
+            ],
+            "for --tool plain",
+        ),
+        (
+            vec![
+                "--tool",
+                "schbench",
+                "--kernel",
+                "6.1.0",
+                &fixture("schbench.json"),
+            ],
+            "contradicts",
+        ),
+        (
+            vec![
+                "--tool",
+                "perf-bench",
+                "--case",
+                "one",
+                &fixture("perf-pipe.txt"),
+                &fixture("perf-messaging.txt"),
+            ],
+            "2 kinds",
+        ),
+        (
+            vec!["--tool", "plain", &fixture("malformed-plain.txt")],
+            ":4:",
+        ),
+    ] {
+        let mut full = vec!["import"];
+        full.extend(args.iter().copied());
+        let err = assert_bad_input(&db, &full);
+        assert!(err.contains(says), "{full:?}: {err}");
+    }
+    assert!(!db.exists());
+}
+
+#[test]
+fn schbench_json_names_its_machine() {
+    let (_d, db) = temp_db();
+    stdout_of_success(
+        &db,
+        &[
+            "import",
+            "--tool",
+            "schbench",
+            "--label",
+            "s",
+            &fixture("schbench.json"),
+        ],
+    );
+    let run = show_json(&db, "s");
+    let fp = &run["runs"][0]["fingerprint"];
+    assert_eq!(fp["kernel_release"], "6.18.44-fc-v669");
+    assert_eq!(fp["hostname"], "vm");
+    let known = &fp["imported"]["known"];
+    assert!(known["kernel_release"]
+        .as_str()
+        .unwrap()
+        .ends_with("schbench.json"));
+    let case = case_named(&run, "schbench:request");
+    assert_eq!(first_value(case, "wakeup_p99_usec"), 15984.0);
+    assert_eq!(first_value(case, "rps_p50"), 95.0);
+}
+
+/// A stand-in for a tool: prints a captured output to the stream the tool uses.
+fn printing(dir: &Path, fixture_name: &str, to_stderr: bool) -> PathBuf {
+    let redirect = if to_stderr { " >&2" } else { "" };
+    let script = format!("#!/bin/sh\ncat '{}'{redirect}\n", fixture(fixture_name));
+    let path = write_file(dir, &format!("{fixture_name}.sh"), script);
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+#[test]
+fn run_external_stores_what_the_tool_printed_and_compares_with_an_import() {
+    let (dir, db) = temp_db();
+    let tool = printing(dir.path(), "schbench.txt", true);
+    let case = "schbench:request";
+    let out = expect_success(schedlab(&db).args([
+        "run",
+        "external",
+        "--parser",
+        "schbench",
+        "--case",
+        case,
+        "--label",
+        "ran",
+        "--iterations",
+        "3",
+        "--warmup",
+        "1",
+        "-q",
+        "--",
+        tool.to_str().unwrap(),
+        "-m",
+        "1",
+    ]));
+    assert!(out.status.success());
+    let run = show_json(&db, "ran");
+    let stored = case_named(&run, case);
+    assert_eq!(stored["measured_iterations"], 3);
+    assert_eq!(stored["warmup_iterations"], 1);
+    assert_eq!(first_value(stored, "wakeup_p99_usec"), 16208.0);
+    assert_eq!(first_value(stored, "rps_avg"), 49.4);
+    // The runner measured around the tool, as around any workload.
+    assert!(has_metric(stored, "sys_cpu_sec"), "{stored}");
+    assert_eq!(
+        run["runs"][0]["fingerprint"]["imported"],
+        serde_json::Value::Null
+    );
+
+    stdout_of_success(
+        &db,
+        &[
+            "import",
+            "--tool",
+            "schbench",
+            "--label",
+            "logs",
+            &fixture("schbench.txt"),
+            &fixture("schbench-intervals.txt"),
+            "--this-machine",
+        ],
+    );
+    let json = json_of_success(&db, &["compare", "logs", "ran", "--format", "json"]);
+    let rows = json["rows"].as_array().unwrap();
+    assert!(
+        rows.iter()
+            .any(|r| r.to_string().contains("wakeup_p99_usec")),
+        "{json}"
+    );
+}
+
+#[test]
+fn run_external_fails_loudly() {
+    let (dir, db) = temp_db();
+    let script = write_file(
+        dir.path(),
+        "bad.sh",
+        "#!/bin/sh\necho 'Time: 1.0'\nexit 4\n",
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = schedlab(&db)
+        .args(["run", "external", "--parser", "hackbench", "-q", "--"])
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("exited with code 4"), "{err}");
+    let err = assert_bad_input(
+        &db,
+        &[
+            "run",
+            "external",
+            "--parser",
+            "hackbench",
+            "--",
+            "/nonexistent/hackbench",
+        ],
+    );
+    assert!(err.contains("no such executable file"), "{err}");
+    let err = assert_bad_input(&db, &["run", "external", "--", "/bin/true"]);
+    assert!(err.contains("--parser"), "{err}");
+}
+
+/// A real tool where one is installed (`.ci/run` installs rt-tests' hackbench and sets
+/// SCHEDLAB_REQUIRE_TOOLS, so CI cannot skip it).
+#[test]
+fn run_external_with_a_real_hackbench() {
+    let Some(hackbench) = ["/usr/bin/hackbench", "/usr/local/bin/hackbench"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+    else {
+        assert!(
+            std::env::var_os("SCHEDLAB_REQUIRE_TOOLS").is_none(),
+            "hackbench is required (SCHEDLAB_REQUIRE_TOOLS) but not installed"
+        );
+        eprintln!("hackbench is not installed: skipped");
+        return;
+    };
+    let (_d, db) = temp_db();
+    expect_success(schedlab(&db).args([
+        "run",
+        "external",
+        "--parser",
+        "hackbench",
+        "--label",
+        "real",
+        "--iterations",
+        "2",
+        "--warmup",
+        "0",
+        "-q",
+        "--",
+        hackbench,
+        "-g",
+        "1",
+        "-l",
+        "20",
+    ]));
+    let run = show_json(&db, "real");
+    let case = case_named(&run, "external:hackbench hackbench -g 1 -l 20");
+    assert!(first_value(case, "time_sec") > 0.0);
+    assert!(has_metric(case, "voluntary_csw_count"));
+}
+
+#[test]
+fn an_interrupted_tool_leaves_nothing_behind() {
+    let (dir, db) = temp_db();
+    let state = dir.path().join("ran-once");
+    // The first iteration prints a result; the second starts a grandchild that would run
+    // forever (its command line carries the database path, where assert_no_strays looks).
+    let script = write_file(
+        dir.path(),
+        "tool.sh",
+        "if [ -e \"$1\" ]; then sh -c 'while :; do sleep 0.1; done' \"$2\" & wait; \
+         else : > \"$1\"; echo 'Time: 1.5'; fi\n",
+    );
+    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("schedlab"))
+        .env_remove("SCHEDLAB_DB")
+        .env_remove("XDG_DATA_HOME")
+        .args([
+            "run",
+            "external",
+            "--parser",
+            "hackbench",
+            "--warmup",
+            "0",
+            "--iterations",
+            "3",
+            "-q",
+            "--db",
+        ])
+        .arg(&db)
+        .args(["--", "/bin/sh"])
+        .arg(&script)
+        .arg(&state)
+        .arg(&db)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_a_stored_iteration(&db, &mut child, Duration::from_secs(60));
+    let marker = db.to_str().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    // Wait for the grandchild (its `sh -c` loop names the database as $0).
+    while processes_mentioning(marker).len() < 3 {
+        assert!(
+            Instant::now() < deadline,
+            "the tool's second iteration did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    send_signal(&child, libc::SIGTERM);
+    let (code, stderr) = exit_code_and_stderr(child);
+    assert_eq!(code, Some(143), "{stderr}");
+    assert_no_strays(&db);
+    assert_interrupted_in_a_sound_database(&db);
+}
