@@ -75,7 +75,9 @@ fn ab_until_decided_stops_once_a_cpu_hog_is_marked() {
     );
     schedlab(&db)
         .args(["ab", "--a", &stop, "--b", &start, "--restore", &stop])
-        .args(["--until-decided", "--max-rounds", "6", "--label", "hog"])
+        // Room for a loaded machine, where arm A is noisy too and the hog decides later; a quiet
+        // one decides at round 2 or 3.
+        .args(["--until-decided", "--max-rounds", "8", "--label", "hog"])
         .args(["syscall", "--threads", "2", "--calls", "200000"])
         .args(["--iterations", "3", "--warmup", "0"])
         .assert()
@@ -84,10 +86,10 @@ fn ab_until_decided_stops_once_a_cpu_hog_is_marked() {
     assert!(!pids.exists(), "the restore stopped the hog");
     let doc = json_of_success(&db, &["compare", "hog-a", "hog-b", "--format", "json"]);
     let sequential = &doc["sequential"];
-    assert_eq!(sequential["plan"]["max_rounds"], 6);
+    assert_eq!(sequential["plan"]["max_rounds"], 8);
     assert_eq!(sequential["plan"]["spending"], "obrien-fleming");
     let rounds = sequential["rounds"].as_u64().unwrap();
-    assert!((2..6).contains(&rounds), "stopped early: {sequential}");
+    assert!((2..8).contains(&rounds), "stopped early: {sequential}");
     // A round that can judge nothing yet (one pair, no calibration) spends nothing and is no look.
     let looks = sequential["looks"].as_array().unwrap();
     assert!(
