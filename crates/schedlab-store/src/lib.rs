@@ -30,6 +30,8 @@ mod pg;
 pub mod push;
 mod schema;
 mod sqlite;
+#[doc(hidden)]
+pub mod testing;
 
 pub use check::{AbandonedRun, CheckReport};
 pub use location::{Location, PgUrl, KNOWN_SCHEMES};

@@ -15,12 +15,12 @@ use schedlab_core::fingerprint::Fingerprint;
 use schedlab_core::record::{ExperimentTag, RunRecord, RunStatus};
 use schedlab_report::compare::text::Style;
 use schedlab_report::compare::{self};
-use schedlab_store::{SqliteStore, Store};
+use schedlab_store::Store;
 
 use crate::cli::{AdjustArg, CompareFormat, CompareStyle, DecisionArgs, SidesArgs};
 use crate::failure::{Failure, FailureKind};
 use crate::output::emit;
-use crate::store_path::db_path;
+use crate::store_path::{db_location, open_reader};
 
 /// ministat's confidence levels, the only ones its t table (and so our ministat style) knows.
 const CONFIDENCE_LEVELS: [f64; 6] = [80.0, 90.0, 95.0, 98.0, 99.0, 99.5];
@@ -167,7 +167,7 @@ pub struct Query<'a> {
 pub fn load_comparison(args: &SidesArgs) -> Result<LoadedComparison, Failure> {
     let mut settings = settings(&args.decision)?;
     settings.include_incomplete = args.include_incomplete;
-    let store = SqliteStore::open_existing(&db_path(&args.db)?)?;
+    let store = open_reader(&db_location(&args.db)?)?;
     let query = Query {
         base: &args.base,
         candidates: &args.candidates,
@@ -179,7 +179,7 @@ pub fn load_comparison(args: &SidesArgs) -> Result<LoadedComparison, Failure> {
         calibration: CalibrationChoice::parse(&args.calibration)?,
         allow_fingerprint_mismatch: args.allow_fingerprint_mismatch,
     };
-    let loaded = load_with(&store, query)?;
+    let loaded = load_with(&*store, query)?;
     if loaded.comparison.rows.is_empty() {
         return Err(Failure::untestable(format!(
             "nothing to compare: no case and metric is present on both sides{}",

@@ -162,6 +162,63 @@ impl PgStore {
         })
     }
 
+    /// What `schedlab db check` says of a PostgreSQL database, read-only: its schema (version,
+    /// history) and runs by status, with the abandoned ones. The server keeps its own pages
+    /// sound, so there is no file-level check to make.
+    pub fn check(url: &PgUrl) -> Result<crate::CheckReport> {
+        let mut report = crate::CheckReport {
+            path: url.redacted().into(),
+            quick: false,
+            integrity_problems: Vec::new(),
+            schema_version: None,
+            schema_problem: None,
+            runs_by_status: Vec::new(),
+            abandoned_runs: Vec::new(),
+        };
+        let store = match PgStore::open_reader(url) {
+            Ok(store) => store,
+            Err(StoreError::Damaged { detail, .. }) => {
+                report.schema_problem = Some(detail);
+                return Ok(report);
+            }
+            Err(StoreError::NeedsUpgrade { version, .. }) => {
+                report.schema_version = Some(version);
+                return Ok(report);
+            }
+            Err(e) => return Err(e),
+        };
+        report.schema_version = Some(store.version);
+        let mut counts: Vec<(String, i64)> = crate::check::STATUSES
+            .iter()
+            .map(|s| (s.to_string(), 0))
+            .collect();
+        if store.has_schema() {
+            let rows = store.read(|tx| {
+                Ok(tx.query("SELECT status, count(*) FROM runs GROUP BY status", &[])?)
+            })?;
+            for row in rows {
+                let (status, n): (String, i64) = (row.try_get(0)?, row.try_get(1)?);
+                match counts.iter_mut().find(|(s, _)| *s == status) {
+                    Some(entry) => entry.1 = n,
+                    None => counts.push((status, n)),
+                }
+            }
+            for run in store.list_runs(None)? {
+                if run.status == RunStatus::Abandoned {
+                    let reason = store.load_run(run.id)?.error.unwrap_or_default();
+                    report.abandoned_runs.push(crate::AbandonedRun {
+                        id: run.id,
+                        label: run.label,
+                        started_at_ns: run.started_at_ns,
+                        reason,
+                    });
+                }
+            }
+        }
+        report.runs_by_status = counts;
+        Ok(report)
+    }
+
     /// The schema version the database had when it was opened, before a writer upgraded it.
     pub fn found_version(&self) -> i64 {
         self.found_version

@@ -14,6 +14,7 @@ mod db;
 mod docs;
 mod env;
 mod list;
+mod push;
 mod report;
 mod run;
 mod runs;
@@ -34,6 +35,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Stat(args) => stat::stat(&args),
         Command::Env(args) => env::env(&args),
         Command::Db(args) => db::db(&args),
+        Command::Push(args) => push::push(&args),
         Command::Completions(args) => docs::completions(&args),
         Command::Man(args) => docs::man(&args),
     }

@@ -3,17 +3,16 @@ use std::process::ExitCode;
 
 use schedlab_report::compare::table::{Align, Table};
 use schedlab_report::model::format_time_ns;
-use schedlab_store::{SqliteStore, Store};
 
 use crate::cli::{OutputFormat, RunsArgs};
 use crate::failure::Failure;
 use crate::output::emit;
-use crate::store_path::db_path;
+use crate::store_path::{db_location, is_missing, open_reader};
 
 pub fn runs(args: &RunsArgs) -> Result<ExitCode, Failure> {
-    let path = db_path(&args.db)?;
-    let runs = if path.exists() {
-        SqliteStore::open_existing(&path)?.list_runs(args.limit)?
+    let location = db_location(&args.db)?;
+    let runs = if !is_missing(&location) {
+        open_reader(&location)?.list_runs(args.limit)?
     } else {
         Vec::new()
     };
@@ -42,7 +41,7 @@ pub fn runs(args: &RunsArgs) -> Result<ExitCode, Failure> {
         }
         OutputFormat::Text => {
             if runs.is_empty() {
-                return writeln!(out, "no stored runs in {}", path.display());
+                return writeln!(out, "no stored runs in {}", location.describe());
             }
             let mut table = Table::new(&[
                 ("id", Align::Right),
