@@ -1954,12 +1954,59 @@ mod tests {
 
         let writer = SqliteStore::open(&path).unwrap();
         assert_eq!(writer.found_version(), 6);
-        assert_eq!(writer.schema_version(), V_METRIC_DEFS);
+        assert_eq!(writer.schema_version(), schema::known_version());
         assert_eq!(writer.load_run(1).unwrap(), before);
         drop(writer);
         let reader = SqliteStore::open_existing(&path).unwrap();
         assert_eq!(reader.load_run(1).unwrap(), before);
         reader.integrity_check().unwrap();
+    }
+
+    /// Runs stored before V8 have no global id: a reader of such a file says so, and the upgrade
+    /// gives every run its own random UUID, in the form new runs get.
+    #[test]
+    fn runs_stored_before_v8_get_uuids_when_the_file_is_upgraded() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v7.db");
+        {
+            let conn = raw(&path);
+            let tx = conn.unchecked_transaction().unwrap();
+            schema::migrate_to(&tx, &path, 7).unwrap();
+            tx.commit().unwrap();
+            for n in 0..20 {
+                conn.execute(
+                    "INSERT INTO runs (label, plan_json, fingerprint_json, boot_id, kernel_release,
+                                       hostname, started_at_ns, status, schedlab_version)
+                     VALUES ('v7', ?1, ?2, 'b', 'k', 'h', ?3, 'complete', 'old')",
+                    params![
+                        to_json(&plan("v7")).unwrap(),
+                        to_json(&Fingerprint::collect()).unwrap(),
+                        n
+                    ],
+                )
+                .unwrap();
+            }
+        }
+        let reader = SqliteStore::open_existing(&path).unwrap();
+        assert_eq!(reader.schema_version(), 7);
+        assert_eq!(reader.run_provenance(1).unwrap().uuid, None);
+        drop(reader);
+        let mut writer = SqliteStore::open(&path).unwrap();
+        assert_eq!(writer.found_version(), 7);
+        let new = begin(&mut writer, &plan("v8"));
+        let mut uuids: Vec<String> = (1..=new)
+            .map(|id| writer.run_provenance(id).unwrap().uuid.unwrap())
+            .collect();
+        for uuid in &uuids {
+            let parsed = uuid::Uuid::parse_str(uuid).unwrap();
+            assert_eq!(parsed.get_version_num(), 4, "{uuid}");
+            assert_eq!(parsed.hyphenated().to_string(), *uuid, "lower-case, hyphenated");
+            assert_eq!(writer.run_by_uuid(uuid).unwrap().is_some(), true);
+        }
+        uuids.sort();
+        uuids.dedup();
+        assert_eq!(uuids.len(), 21);
+        writer.integrity_check().unwrap();
     }
 
     #[test]

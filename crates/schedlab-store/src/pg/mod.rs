@@ -1070,3 +1070,141 @@ impl Store for PgStore {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::fresh_pg_database;
+
+    /// A fresh database's URL with `query` added, and the CA that signed the test server's
+    /// certificate; `None` without a test server.
+    fn url_with(test: &str, query: &str) -> Option<(PgUrl, String)> {
+        let url = fresh_pg_database(test)?;
+        let ca = std::env::var("SCHEDLAB_TEST_PG_CA").expect("scripts/with-postgres sets it");
+        let query = query.replace("{ca}", &ca);
+        Some((PgUrl::parse(&format!("{url}?{query}")).unwrap(), ca))
+    }
+
+    fn uses_tls(url: &PgUrl) -> bool {
+        let mut client = connect(url).unwrap();
+        client
+            .query_one("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()", &[])
+            .unwrap()
+            .get(0)
+    }
+
+    #[test]
+    fn tls_is_verified_against_the_given_root_certificate() {
+        let Some((url, _)) = url_with("tls_verified", "sslmode=verify-full&sslrootcert={ca}")
+        else {
+            return;
+        };
+        assert!(uses_tls(&url));
+        // The whole store works over it.
+        let mut store = PgStore::open_writer(&url).unwrap();
+        let fake = schedlab_core::workload::WorkloadSpec::Fake(Default::default());
+        let plan = RunPlan::new(None, Some("tls".into()), 1, 0, vec![fake]).unwrap();
+        let id = store.begin_run(&plan, &Fingerprint::collect(), 1).unwrap();
+        assert_eq!(PgStore::open_reader(&url).unwrap().resolve("tls").unwrap(), [id]);
+    }
+
+    #[test]
+    fn an_unknown_certificate_is_refused_when_tls_is_required() {
+        let Some((url, _)) = url_with("tls_unknown", "sslmode=require") else {
+            return;
+        };
+        // The test CA is not among the webpki roots.
+        let e = PgStore::open_reader(&url).map(drop).unwrap_err();
+        assert!(matches!(e, StoreError::Unopenable { .. }), "{e}");
+        let message = e.to_string();
+        assert!(message.contains("certificate"), "{message}");
+        assert!(!message.contains('\n'), "{message}");
+    }
+
+    #[test]
+    fn prefer_encrypts_without_checking_and_disable_does_not_encrypt() {
+        let Some((prefer, _)) = url_with("tls_prefer", "application_name=x") else {
+            return;
+        };
+        assert!(uses_tls(&prefer));
+        let Some((disable, _)) = url_with("tls_disable", "sslmode=disable") else {
+            return;
+        };
+        assert!(!uses_tls(&disable));
+    }
+
+    #[test]
+    fn a_root_certificate_file_without_certificates_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let empty = dir.path().join("empty.pem");
+        std::fs::write(&empty, "not a certificate\n").unwrap();
+        let url = PgUrl::parse(&format!(
+            "postgres://127.0.0.1:1/x?sslmode=require&sslrootcert={}",
+            empty.display()
+        ))
+        .unwrap();
+        let message = PgStore::open_reader(&url).map(drop).unwrap_err().to_string();
+        assert!(message.contains("empty.pem"), "{message}");
+    }
+
+    #[test]
+    fn a_server_that_is_not_there_is_a_one_line_error_without_the_password() {
+        let url = PgUrl::parse("postgres://u:hunter2@127.0.0.1:1/x?connect_timeout=5").unwrap();
+        let e = PgStore::open_writer(&url).map(drop).unwrap_err();
+        assert!(matches!(e, StoreError::Unopenable { .. }), "{e}");
+        let message = e.to_string();
+        assert!(!message.contains("hunter2") && !message.contains('\n'), "{message}");
+    }
+
+    /// A database that holds another application's tables is refused, unchanged.
+    #[test]
+    fn another_applications_database_is_refused() {
+        let Some(url) = fresh_pg_database("foreign") else {
+            return;
+        };
+        let url = PgUrl::parse(&url).unwrap();
+        connect(&url)
+            .unwrap()
+            .batch_execute("CREATE TABLE runs (x int)")
+            .unwrap();
+        for result in [
+            PgStore::open_writer(&url).map(drop),
+            PgStore::open_reader(&url).map(drop),
+        ] {
+            assert!(matches!(result, Err(StoreError::NotSchedlab { .. })), "{result:?}");
+        }
+        let history = connect(&url)
+            .unwrap()
+            .query_one("SELECT to_regclass('refinery_schema_history') IS NULL", &[])
+            .unwrap()
+            .get::<_, bool>(0);
+        assert!(history, "nothing was created");
+    }
+
+    /// Writers opening one new database at once all succeed: one migrates, the others find it
+    /// done; a newer schema is refused.
+    #[test]
+    fn writers_opening_one_new_database_at_once_all_succeed() {
+        let Some(url) = fresh_pg_database("migrate_race") else {
+            return;
+        };
+        let url = PgUrl::parse(&url).unwrap();
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..6)
+                .map(|_| scope.spawn(|| PgStore::open_writer(&url).map(|s| s.found_version())))
+                .collect();
+            let found: Vec<i64> = handles.into_iter().map(|h| h.join().unwrap().unwrap()).collect();
+            assert_eq!(found.iter().filter(|&&v| v == 0).count(), 1, "{found:?}");
+        });
+        let reader = PgStore::open_reader(&url).unwrap();
+        assert_eq!(reader.schema_version(), known_version());
+        connect(&url)
+            .unwrap()
+            .batch_execute(
+                "INSERT INTO refinery_schema_history VALUES (999, 'future', '2030-01-01T00:00:00Z', '1')",
+            )
+            .unwrap();
+        let e = PgStore::open_writer(&url).map(drop).unwrap_err();
+        assert!(matches!(e, StoreError::Newer { version: 999, .. }), "{e}");
+    }
+}
