@@ -173,7 +173,10 @@ fn parse_since(text: &str, now_ns: i64) -> Result<i64, Failure> {
             }
         }
     };
-    Ok((days_from_civil(year, month, day) * 86_400 + seconds_of_day) * SEC)
+    // Nanoseconds in an i64 end in 2262.
+    (days_from_civil(year, month, day) * 86_400 + seconds_of_day)
+        .checked_mul(SEC)
+        .ok_or_else(bad)
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
@@ -205,7 +208,7 @@ mod tests {
         let now = 1_000_000 * SEC;
         assert_eq!(parse_since("36h", now).unwrap(), now - 36 * 3600 * SEC);
         assert_eq!(parse_since("2w", now).unwrap(), now - 14 * 86_400 * SEC);
-        for bad in ["", "yesterday", "7y", "-3d", "2026-13-01", "2026-11-01T25:00", "d"] {
+        for bad in ["", "yesterday", "7y", "-3d", "2026-13-01", "2026-11-01T25:00", "d", "9999-01-01"] {
             assert!(parse_since(bad, now).is_err(), "{bad}");
         }
     }
