@@ -67,9 +67,7 @@ impl PgUrl {
     /// database, and parameters such as `sslmode`, `sslrootcert`, `connect_timeout`,
     /// `application_name`, `options`, or `host=/run/postgresql` for a Unix socket).
     pub fn parse(url: &str) -> Result<PgUrl> {
-        let bad = |why: String| {
-            StoreError::BadLocation(format!("{}: {why}", redact(url)))
-        };
+        let bad = |why: String| StoreError::BadLocation(format!("{}: {why}", redact(url)));
         let (base, query) = match url.split_once('?') {
             Some((base, query)) => (base, Some(query)),
             None => (url, None),
@@ -77,7 +75,11 @@ impl PgUrl {
         let mut tls = TlsMode::Prefer;
         let mut root_cert = None;
         let mut kept = Vec::new();
-        for pair in query.into_iter().flat_map(|q| q.split('&')).filter(|p| !p.is_empty()) {
+        for pair in query
+            .into_iter()
+            .flat_map(|q| q.split('&'))
+            .filter(|p| !p.is_empty())
+        {
             let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
             match key {
                 "sslmode" => {
@@ -335,18 +337,25 @@ mod tests {
             panic!("not PostgreSQL")
         };
         assert_eq!(url.tls, TlsMode::Verify);
-        assert_eq!(url.root_cert.as_deref(), Some(std::path::Path::new("/etc/ca.pem")));
+        assert_eq!(
+            url.root_cert.as_deref(),
+            Some(std::path::Path::new("/etc/ca.pem"))
+        );
         assert_eq!(url.config().get_application_name(), Some("x"));
         let Location::Postgres(url) = parse("postgres://h/lab?sslrootcert=ca.pem").unwrap() else {
             panic!("not PostgreSQL")
         };
         assert_eq!(url.tls, TlsMode::Verify, "a root certificate is used");
-        let Location::Postgres(url) = parse("postgres://h/lab?sslmode=disable&password=pw").unwrap()
+        let Location::Postgres(url) =
+            parse("postgres://h/lab?sslmode=disable&password=pw").unwrap()
         else {
             panic!("not PostgreSQL")
         };
         assert_eq!(url.tls, TlsMode::Disable);
-        assert_eq!(url.redacted(), "postgres://h/lab?sslmode=disable&password=***");
+        assert_eq!(
+            url.redacted(),
+            "postgres://h/lab?sslmode=disable&password=***"
+        );
 
         for bad in [
             "postgres://h/lab?sslmode=sometimes",
@@ -355,7 +364,10 @@ mod tests {
             "postgres://h/lab?sslrootcert=",
         ] {
             let message = parse(bad).unwrap_err().to_string();
-            assert!(!message.contains('\n') && !message.contains(":pw@"), "{bad}: {message}");
+            assert!(
+                !message.contains('\n') && !message.contains(":pw@"),
+                "{bad}: {message}"
+            );
         }
     }
 

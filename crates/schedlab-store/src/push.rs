@@ -76,7 +76,8 @@ pub fn push(
                 let mapped = match experiments.get(&tag.experiment_id) {
                     Some(mapped) => *mapped,
                     None => {
-                        let mapped = target_experiment(source, target, tag.experiment_id, &mut report)?;
+                        let mapped =
+                            target_experiment(source, target, tag.experiment_id, &mut report)?;
                         experiments.insert(tag.experiment_id, mapped.as_ref().ok().copied());
                         if let Err(why) = &mapped {
                             report.conflicts.push((summary.id, why.clone()));

@@ -440,7 +440,12 @@ fn insert_run(
 fn insert_iteration(tx: &Transaction<'_>, case_id: i64, iteration: &IterationRecord) -> Result<()> {
     tx.execute(
         "INSERT INTO iterations (case_id, position, warmup, started_at_ns) VALUES (?1, ?2, ?3, ?4)",
-        params![case_id, iteration.index, iteration.warmup, iteration.started_at_ns],
+        params![
+            case_id,
+            iteration.index,
+            iteration.warmup,
+            iteration.started_at_ns
+        ],
     )?;
     let iteration_id = tx.last_insert_rowid();
     let mut insert = tx.prepare_cached(
@@ -2000,8 +2005,12 @@ mod tests {
         for uuid in &uuids {
             let parsed = uuid::Uuid::parse_str(uuid).unwrap();
             assert_eq!(parsed.get_version_num(), 4, "{uuid}");
-            assert_eq!(parsed.hyphenated().to_string(), *uuid, "lower-case, hyphenated");
-            assert_eq!(writer.run_by_uuid(uuid).unwrap().is_some(), true);
+            assert_eq!(
+                parsed.hyphenated().to_string(),
+                *uuid,
+                "lower-case, hyphenated"
+            );
+            assert!(writer.run_by_uuid(uuid).unwrap().is_some());
         }
         uuids.sort();
         uuids.dedup();

@@ -23,7 +23,13 @@ pub fn fresh_pg_database(test: &str) -> Option<String> {
     static COUNTER: AtomicU32 = AtomicU32::new(0);
     let suffix: String = test
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
         .take(40)
         .collect();
     let name = format!(

@@ -15,8 +15,8 @@ use schedlab_core::workload::WorkloadSpec;
 use schedlab_store::push::push;
 use schedlab_store::testing::fresh_pg_database;
 use schedlab_store::{
-    open_reader, open_writer, Experiment, ExperimentKind, Location, SqliteStore, Store,
-    StoreError, StoreSink, StoredCalibration,
+    open_reader, open_writer, Experiment, ExperimentKind, Location, SqliteStore, Store, StoreError,
+    StoreSink, StoredCalibration,
 };
 
 /// Where one test keeps its results.
@@ -85,7 +85,9 @@ fn plan(label: &str) -> RunPlan {
 
 /// A run of `plan` measured by the fake workload into `store`, as `schedlab run` stores it.
 fn run_into(store: &mut dyn Store, plan: &RunPlan) -> i64 {
-    let id = store.begin_run(plan, &Fingerprint::collect(), 1_000).unwrap();
+    let id = store
+        .begin_run(plan, &Fingerprint::collect(), 1_000)
+        .unwrap();
     let outcome = execute(plan, &mut StoreSink { store, run_id: id }, &mut Silent);
     store.finish_run(id, outcome.status, 2_000, None).unwrap();
     id
@@ -119,12 +121,18 @@ fn runs_round_trip_with_every_sample(backend: &Backend) {
     assert_eq!(iterations.len(), 5);
     assert!(iterations[0].warmup);
     assert_eq!(iterations[4], extra);
-    assert!(iterations[1].measurements.iter().any(|m| m.name == "usec_per_op"));
+    assert!(iterations[1]
+        .measurements
+        .iter()
+        .any(|m| m.name == "usec_per_op"));
     let listed = reader.list_runs(None).unwrap();
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].measured_iterations, 4);
     assert_eq!(listed[0].what, plan.cases[0].name);
-    assert!(reader.median_wall_time_sec(&plan.cases[0].name).unwrap().is_some());
+    assert!(reader
+        .median_wall_time_sec(&plan.cases[0].name)
+        .unwrap()
+        .is_some());
     assert_eq!(reader.median_wall_time_sec("never-ran").unwrap(), None);
     let provenance = reader.run_provenance(id).unwrap();
     let uuid = provenance.uuid.expect("every new run has a uuid");
@@ -139,9 +147,17 @@ fn labels_name_many_runs_and_ids_one(backend: &Backend) {
     let c = run_into(&mut *store, &plan("kernel-b"));
     assert_eq!(store.resolve("kernel-a").unwrap(), vec![a, b]);
     assert_eq!(store.resolve(&c.to_string()).unwrap(), vec![c]);
-    assert!(matches!(store.resolve("kernel-z"), Err(StoreError::NotFound(_))));
+    assert!(matches!(
+        store.resolve("kernel-z"),
+        Err(StoreError::NotFound(_))
+    ));
     assert!(matches!(store.resolve("999"), Err(StoreError::NotFound(_))));
-    let listed: Vec<i64> = store.list_runs(None).unwrap().iter().map(|r| r.id).collect();
+    let listed: Vec<i64> = store
+        .list_runs(None)
+        .unwrap()
+        .iter()
+        .map(|r| r.id)
+        .collect();
     assert_eq!(listed, vec![c, b, a], "newest first");
     assert_eq!(store.list_runs(Some(1)).unwrap().len(), 1);
     assert!(matches!(
@@ -178,7 +194,9 @@ fn experiments_tags_and_calibrations_round_trip(backend: &Backend) {
     };
     store.tag_run(run, tag).unwrap();
     let state = serde_json::json!({"slots": [{"run_id": run}]});
-    store.update_experiment(eid, &state, RunStatus::Complete).unwrap();
+    store
+        .update_experiment(eid, &state, RunStatus::Complete)
+        .unwrap();
     let calibration = StoredCalibration {
         id: None,
         created_at_ns: 77,
@@ -199,7 +217,10 @@ fn experiments_tags_and_calibrations_round_trip(backend: &Backend) {
     assert_eq!(stored.state, state);
     assert_eq!(stored.status, RunStatus::Complete);
     assert_eq!(reader.experiment_by_id(eid).unwrap(), Some(stored));
-    assert_eq!(reader.experiment(ExperimentKind::Ab, "nightly").unwrap(), None);
+    assert_eq!(
+        reader.experiment(ExperimentKind::Ab, "nightly").unwrap(),
+        None
+    );
     assert_eq!(
         reader.calibrations().unwrap(),
         vec![StoredCalibration {
@@ -226,13 +247,17 @@ fn readers_write_nothing(backend: &Backend) {
     // A reader beside a writer that is storing: neither waits for the other.
     let reader = backend.reader();
     writer
-        .record_iteration(id, 0, &IterationRecord {
-            index: 7,
-            warmup: false,
-            started_at_ns: 3,
-            measurements: vec![],
-            attachments: vec![],
-        })
+        .record_iteration(
+            id,
+            0,
+            &IterationRecord {
+                index: 7,
+                warmup: false,
+                started_at_ns: 3,
+                measurements: vec![],
+                attachments: vec![],
+            },
+        )
         .unwrap();
     assert_eq!(reader.load_run(id).unwrap().cases[0].iterations.len(), 5);
 }
@@ -260,7 +285,11 @@ fn concurrent_writers_lose_and_duplicate_nothing(backend: &Backend) {
     let runs = reader.list_runs(None).unwrap();
     assert_eq!(runs.len(), WRITERS * RUNS_EACH, "runs stored");
     let iterations: usize = runs.iter().map(|r| r.measured_iterations).sum();
-    assert_eq!(iterations, WRITERS * RUNS_EACH * 3, "measured iterations stored");
+    assert_eq!(
+        iterations,
+        WRITERS * RUNS_EACH * 3,
+        "measured iterations stored"
+    );
     let mut ids: Vec<i64> = runs.iter().map(|r| r.id).collect();
     ids.dedup();
     assert_eq!(ids.len(), runs.len());
@@ -297,16 +326,23 @@ fn source_store(dir: &tempfile::TempDir) -> (PathBuf, Vec<i64>) {
     for (i, arm) in [Arm::A, Arm::B].into_iter().enumerate() {
         let id = run_into(&mut source, &plan(&format!("gov-{}", arm.as_str())));
         source
-            .tag_run(id, ExperimentTag {
-                experiment_id: eid,
-                arm,
-                round: i as u32,
-            })
+            .tag_run(
+                id,
+                ExperimentTag {
+                    experiment_id: eid,
+                    arm,
+                    round: i as u32,
+                },
+            )
             .unwrap();
         ids.push(id);
     }
     source
-        .update_experiment(eid, &serde_json::json!({"visits_done": 2, "run_ids": ids}), RunStatus::Complete)
+        .update_experiment(
+            eid,
+            &serde_json::json!({"visits_done": 2, "run_ids": ids}),
+            RunStatus::Complete,
+        )
         .unwrap();
     ids.push(run_into(&mut source, &plan("plain")));
     source
@@ -320,7 +356,9 @@ fn source_store(dir: &tempfile::TempDir) -> (PathBuf, Vec<i64>) {
         })
         .unwrap();
     // Still running: left for a later push.
-    source.begin_run(&plan("going"), &Fingerprint::collect(), 3_000).unwrap();
+    source
+        .begin_run(&plan("going"), &Fingerprint::collect(), 3_000)
+        .unwrap();
     (path, ids)
 }
 
@@ -356,15 +394,27 @@ fn push_copies_everything_once(backend: &Backend) {
             .unwrap()
     };
     for &id in &ids {
-        let (mut theirs, mut ours) = (source.load_run(id).unwrap(), reader.load_run(target_of(id)).unwrap());
+        let (mut theirs, mut ours) = (
+            source.load_run(id).unwrap(),
+            reader.load_run(target_of(id)).unwrap(),
+        );
         theirs.id = None;
         ours.id = None;
         assert_eq!(ours, theirs, "run {id}");
-        let (a, b) = (source.run_provenance(id).unwrap(), reader.run_provenance(target_of(id)).unwrap());
+        let (a, b) = (
+            source.run_provenance(id).unwrap(),
+            reader.run_provenance(target_of(id)).unwrap(),
+        );
         assert_eq!((a.uuid, a.status, a.owner), (b.uuid, b.status, b.owner));
-        assert_eq!(a.tag.map(|t| (t.arm, t.round)), b.tag.map(|t| (t.arm, t.round)));
+        assert_eq!(
+            a.tag.map(|t| (t.arm, t.round)),
+            b.tag.map(|t| (t.arm, t.round))
+        );
     }
-    let experiment = reader.experiment(ExperimentKind::Ab, "gov").unwrap().unwrap();
+    let experiment = reader
+        .experiment(ExperimentKind::Ab, "gov")
+        .unwrap()
+        .unwrap();
     assert_eq!(
         experiment.state,
         serde_json::json!({"visits_done": 2, "run_ids": [target_of(ids[0]), target_of(ids[1])]})
@@ -372,7 +422,10 @@ fn push_copies_everything_once(backend: &Backend) {
     assert_eq!(experiment.status, RunStatus::Complete);
     let calibrations = reader.calibrations().unwrap();
     assert_eq!(calibrations[0].run_ids, vec![target_of(ids[2])]);
-    assert_eq!(calibrations[0].model["run_ids"], serde_json::json!([target_of(ids[2])]));
+    assert_eq!(
+        calibrations[0].model["run_ids"],
+        serde_json::json!([target_of(ids[2])])
+    );
 
     // --since: nothing that old is new.
     let mut target = backend.writer();
@@ -383,7 +436,10 @@ fn push_copies_everything_once(backend: &Backend) {
 /// From the backend back into a new SQLite file: the same runs again.
 fn push_back_into_sqlite_gives_the_same_runs(backend: &Backend) {
     let mut store = backend.writer();
-    let ids = [run_into(&mut *store, &plan("one")), run_into(&mut *store, &plan("two"))];
+    let ids = [
+        run_into(&mut *store, &plan("one")),
+        run_into(&mut *store, &plan("two")),
+    ];
     drop(store);
     let source = backend.reader();
     let dir = tempfile::tempdir().unwrap();

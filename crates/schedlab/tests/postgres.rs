@@ -26,14 +26,25 @@ fn every_command_works_on_postgresql() {
     assert_stdout_contains(schedlab(db).arg("runs"), &["no stored runs in postgres://"]);
     for label in ["base", "base", "new"] {
         schedlab(db)
-            .args(["run", "--label", label, "--quiet", "fake", "--iterations", "3"])
+            .args([
+                "run",
+                "--label",
+                label,
+                "--quiet",
+                "fake",
+                "--iterations",
+                "3",
+            ])
             .assert()
             .success();
     }
     let runs = json_of_success(db, &["runs", "--format", "json"]);
     assert_eq!(runs.as_array().unwrap().len(), 3);
     assert_eq!(show_json(db, "base")["runs"].as_array().unwrap().len(), 2);
-    assert_stdout_contains(schedlab(db).args(["show", "1", "--format", "csv"]), &["usec_per_op"]);
+    assert_stdout_contains(
+        schedlab(db).args(["show", "1", "--format", "csv"]),
+        &["usec_per_op"],
+    );
     assert_stdout_contains(schedlab(db).args(["compare", "base", "new"]), &["fake"]);
     let dir = tempfile::tempdir().unwrap();
     let html = dir.path().join("r.html");
@@ -48,7 +59,9 @@ fn every_command_works_on_postgresql() {
         .assert()
         .success();
     schedlab(db)
-        .args(["ab", "--a", "true", "--b", "true", "--rounds", "1", "--label", "gov"])
+        .args([
+            "ab", "--a", "true", "--b", "true", "--rounds", "1", "--label", "gov",
+        ])
         .args(["fake", "--iterations", "2", "--warmup", "0"])
         .assert()
         .success();
@@ -75,15 +88,23 @@ fn every_command_works_on_postgresql() {
     assert_stdout_contains(schedlab(db).args(["calibrate", "--list"]), &["cal"]);
     let check = json_of_success(db, &["db", "check", "--format", "json"]);
     assert_eq!(check["ok"], true);
-    assert_eq!(check["database_schema_version"], check["known_schema_version"]);
+    assert_eq!(
+        check["database_schema_version"],
+        check["known_schema_version"]
+    );
     assert!(check["runs_by_status"]["complete"].as_i64().unwrap() >= 8);
-    assert_stdout_contains(schedlab(db).args(["db", "upgrade"]), &["nothing to upgrade"]);
+    assert_stdout_contains(
+        schedlab(db).args(["db", "upgrade"]),
+        &["nothing to upgrade"],
+    );
     // The URL's password is never printed; a server that is not there is bad input.
-    schedlab(Path::new("postgres://u:hunter2@127.0.0.1:1/x?connect_timeout=5"))
-        .arg("runs")
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("hunter2").not());
+    schedlab(Path::new(
+        "postgres://u:hunter2@127.0.0.1:1/x?connect_timeout=5",
+    ))
+    .arg("runs")
+    .assert()
+    .code(2)
+    .stderr(predicate::str::contains("hunter2").not());
 }
 
 /// A test box's SQLite file pushed into the fleet's database twice: everything once.
@@ -95,7 +116,15 @@ fn push_twice_copies_nothing_twice() {
     let (_d, file) = temp_db();
     for label in ["a", "a", "b"] {
         schedlab(&file)
-            .args(["run", "--label", label, "--quiet", "fake", "--iterations", "2"])
+            .args([
+                "run",
+                "--label",
+                label,
+                "--quiet",
+                "fake",
+                "--iterations",
+                "2",
+            ])
             .assert()
             .success();
     }
@@ -111,7 +140,18 @@ fn push_twice_copies_nothing_twice() {
     let fleet = Path::new(&url);
     assert_eq!(show_json(fleet, "a")["runs"].as_array().unwrap().len(), 2);
     // --since in the future copies nothing; a bad one and a push into itself are bad input.
-    let later = json_of_success(&file, &["push", "--to", &url, "--since", "2200-01-01", "--format", "json"]);
+    let later = json_of_success(
+        &file,
+        &[
+            "push",
+            "--to",
+            &url,
+            "--since",
+            "2200-01-01",
+            "--format",
+            "json",
+        ],
+    );
     assert_eq!(later["already_there"], 0);
     schedlab(&file)
         .args(["push", "--to", &url, "--since", "soon"])
@@ -124,6 +164,9 @@ fn push_twice_copies_nothing_twice() {
         .code(2);
     // And back into a new file, from the fleet.
     let (_d2, copy) = temp_db();
-    let back = json_of_success(fleet, &["push", "--to", copy.to_str().unwrap(), "--format", "json"]);
+    let back = json_of_success(
+        fleet,
+        &["push", "--to", copy.to_str().unwrap(), "--format", "json"],
+    );
     assert_eq!(back["copied"].as_array().unwrap().len(), 3);
 }

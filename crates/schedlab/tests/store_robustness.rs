@@ -285,7 +285,11 @@ fn store_urls_are_stores_or_errors() {
         }
         assert_eq!(listing(cwd), Vec::<String>::new(), "{url} created files");
     }
-    let out = run_in(cwd, Path::new("postgres://h/x?sslmode=sometimes"), &["runs"]);
+    let out = run_in(
+        cwd,
+        Path::new("postgres://h/x?sslmode=sometimes"),
+        &["runs"],
+    );
     assert!(stderr_of(&out).contains("sslmode=sometimes"));
 
     for (url, file) in [

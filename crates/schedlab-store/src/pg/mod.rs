@@ -75,11 +75,11 @@ fn is_transient(e: &postgres::Error) -> bool {
         Some(code) => {
             let code = code.code();
             // serialization failure, deadlock, shutdown, cannot connect now, connection exceptions
-            matches!(code, "40001" | "40P01" | "57P01" | "57P02" | "57P03") || code.starts_with("08")
+            matches!(code, "40001" | "40P01" | "57P01" | "57P02" | "57P03")
+                || code.starts_with("08")
         }
-        None => {
-            std::error::Error::source(e).is_some_and(|s| s.downcast_ref::<std::io::Error>().is_some())
-        }
+        None => std::error::Error::source(e)
+            .is_some_and(|s| s.downcast_ref::<std::io::Error>().is_some()),
     }
 }
 
@@ -382,7 +382,11 @@ fn insert_run(
 }
 
 /// Inserts one iteration with its measurements, metric definitions and attachments.
-fn insert_iteration(tx: &mut Transaction<'_>, case_id: i64, iteration: &IterationRecord) -> Result<()> {
+fn insert_iteration(
+    tx: &mut Transaction<'_>,
+    case_id: i64,
+    iteration: &IterationRecord,
+) -> Result<()> {
     let row = tx.query_one(
         "INSERT INTO iterations (case_id, position, warmup, started_at_ns) VALUES ($1, $2, $3, $4)
          RETURNING id",
@@ -530,11 +534,14 @@ fn load_run_in(tx: &mut Transaction<'_>, run_id: i64, here: &Here) -> Result<Run
           WHERE c.run_id = $1 ORDER BY a.id",
         &[&run_id],
     )? {
-        attachments.entry(r.try_get(0)?).or_default().push(Attachment {
-            name: r.try_get(1)?,
-            encoding: r.try_get(2)?,
-            data: r.try_get(3)?,
-        });
+        attachments
+            .entry(r.try_get(0)?)
+            .or_default()
+            .push(Attachment {
+                name: r.try_get(1)?,
+                encoding: r.try_get(2)?,
+                data: r.try_get(3)?,
+            });
     }
     let mut iterations: HashMap<i64, Vec<IterationRecord>> = HashMap::new();
     for r in tx.query(
@@ -545,19 +552,22 @@ fn load_run_in(tx: &mut Transaction<'_>, run_id: i64, here: &Here) -> Result<Run
     )? {
         let iteration_id: i64 = r.try_get(1)?;
         let position: i64 = r.try_get(2)?;
-        iterations.entry(r.try_get(0)?).or_default().push(IterationRecord {
-            index: u32::try_from(position)
-                .map_err(|_| StoreError::Corrupt(format!("iteration position {position}")))?,
-            warmup: r.try_get(3)?,
-            started_at_ns: r.try_get(4)?,
-            measurements: measurements
-                .remove(&iteration_id)
-                .unwrap_or_default()
-                .into_iter()
-                .map(MeasurementRow::into_measurement)
-                .collect::<Result<_>>()?,
-            attachments: attachments.remove(&iteration_id).unwrap_or_default(),
-        });
+        iterations
+            .entry(r.try_get(0)?)
+            .or_default()
+            .push(IterationRecord {
+                index: u32::try_from(position)
+                    .map_err(|_| StoreError::Corrupt(format!("iteration position {position}")))?,
+                warmup: r.try_get(3)?,
+                started_at_ns: r.try_get(4)?,
+                measurements: measurements
+                    .remove(&iteration_id)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(MeasurementRow::into_measurement)
+                    .collect::<Result<_>>()?,
+                attachments: attachments.remove(&iteration_id).unwrap_or_default(),
+            });
     }
     let mut cases = Vec::new();
     for r in tx.query(
@@ -629,7 +639,15 @@ impl Store for PgStore {
                     return Ok(row.try_get(0)?);
                 }
             }
-            insert_run(tx, plan, fingerprint, started_at_ns, None, &provenance, None)
+            insert_run(
+                tx,
+                plan,
+                fingerprint,
+                started_at_ns,
+                None,
+                &provenance,
+                None,
+            )
         })
     }
 
@@ -756,7 +774,8 @@ impl Store for PgStore {
                 .parse()
                 .map_err(|_| StoreError::NotFound(format!("no run with id {id_or_label}")))?;
             let exists = self.has_schema()
-                && self.read(|tx| Ok(tx.query_opt("SELECT 1 FROM runs WHERE id = $1", &[&id])?))?
+                && self
+                    .read(|tx| Ok(tx.query_opt("SELECT 1 FROM runs WHERE id = $1", &[&id])?))?
                     .is_some();
             return if exists {
                 Ok(vec![id])
@@ -1052,7 +1071,10 @@ impl Store for PgStore {
             for (index, case) in run.cases.iter().enumerate() {
                 let case_id = case_id(tx, run_id, index)?;
                 if let Some(error) = &case.error {
-                    tx.execute("UPDATE cases SET error = $2 WHERE id = $1", &[&case_id, error])?;
+                    tx.execute(
+                        "UPDATE cases SET error = $2 WHERE id = $1",
+                        &[&case_id, error],
+                    )?;
                 }
                 for iteration in &case.iterations {
                     insert_iteration(tx, case_id, iteration)?;
@@ -1088,7 +1110,10 @@ mod tests {
     fn uses_tls(url: &PgUrl) -> bool {
         let mut client = connect(url).unwrap();
         client
-            .query_one("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()", &[])
+            .query_one(
+                "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+                &[],
+            )
             .unwrap()
             .get(0)
     }
@@ -1105,7 +1130,10 @@ mod tests {
         let fake = schedlab_core::workload::WorkloadSpec::Fake(Default::default());
         let plan = RunPlan::new(None, Some("tls".into()), 1, 0, vec![fake]).unwrap();
         let id = store.begin_run(&plan, &Fingerprint::collect(), 1).unwrap();
-        assert_eq!(PgStore::open_reader(&url).unwrap().resolve("tls").unwrap(), [id]);
+        assert_eq!(
+            PgStore::open_reader(&url).unwrap().resolve("tls").unwrap(),
+            [id]
+        );
     }
 
     #[test]
@@ -1143,7 +1171,10 @@ mod tests {
             empty.display()
         ))
         .unwrap();
-        let message = PgStore::open_reader(&url).map(drop).unwrap_err().to_string();
+        let message = PgStore::open_reader(&url)
+            .map(drop)
+            .unwrap_err()
+            .to_string();
         assert!(message.contains("empty.pem"), "{message}");
     }
 
@@ -1153,7 +1184,10 @@ mod tests {
         let e = PgStore::open_writer(&url).map(drop).unwrap_err();
         assert!(matches!(e, StoreError::Unopenable { .. }), "{e}");
         let message = e.to_string();
-        assert!(!message.contains("hunter2") && !message.contains('\n'), "{message}");
+        assert!(
+            !message.contains("hunter2") && !message.contains('\n'),
+            "{message}"
+        );
     }
 
     /// A database that holds another application's tables is refused, unchanged.
@@ -1171,7 +1205,10 @@ mod tests {
             PgStore::open_writer(&url).map(drop),
             PgStore::open_reader(&url).map(drop),
         ] {
-            assert!(matches!(result, Err(StoreError::NotSchedlab { .. })), "{result:?}");
+            assert!(
+                matches!(result, Err(StoreError::NotSchedlab { .. })),
+                "{result:?}"
+            );
         }
         let history = connect(&url)
             .unwrap()
@@ -1193,7 +1230,10 @@ mod tests {
             let handles: Vec<_> = (0..6)
                 .map(|_| scope.spawn(|| PgStore::open_writer(&url).map(|s| s.found_version())))
                 .collect();
-            let found: Vec<i64> = handles.into_iter().map(|h| h.join().unwrap().unwrap()).collect();
+            let found: Vec<i64> = handles
+                .into_iter()
+                .map(|h| h.join().unwrap().unwrap())
+                .collect();
             assert_eq!(found.iter().filter(|&&v| v == 0).count(), 1, "{found:?}");
         });
         let reader = PgStore::open_reader(&url).unwrap();

@@ -67,7 +67,12 @@ pub fn inspect(client: &mut impl GenericClient, url: &str) -> Result<i64> {
             ),
             &[],
         )
-        .map_err(|e| damaged(format!("its schema history cannot be read ({})", super::error_text(&e))))?;
+        .map_err(|e| {
+            damaged(format!(
+                "its schema history cannot be read ({})",
+                super::error_text(&e)
+            ))
+        })?;
     let known = known_version();
     let mut top = 0;
     for (expected, row) in (1..).zip(&rows) {
@@ -84,10 +89,14 @@ pub fn inspect(client: &mut impl GenericClient, url: &str) -> Result<i64> {
             });
         }
         if version != expected {
-            return Err(damaged(format!("schema history row V{expected} is missing")));
+            return Err(damaged(format!(
+                "schema history row V{expected} is missing"
+            )));
         }
         if !applied_on.is_some_and(|t| looks_rfc3339(t.as_bytes())) {
-            return Err(damaged(format!("schema history row V{version}: applied_on is invalid")));
+            return Err(damaged(format!(
+                "schema history row V{version}: applied_on is invalid"
+            )));
         }
         let ours = migrations().iter().find(|m| m.version == version);
         let matches = ours.is_some_and(|m| {
@@ -134,15 +143,16 @@ pub fn migrate(client: &mut postgres::Client, url: &str) -> Result<i64> {
         tx.batch_execute(CREATE_HISTORY)?;
     }
     for m in migrations().iter().filter(|m| m.version > from) {
-        tx.batch_execute(&m.sql).map_err(|e| StoreError::Unwritable {
-            path: url.into(),
-            reason: format!(
-                "migration V{}__{} failed: {}",
-                m.version,
-                m.name,
-                super::error_text(&e)
-            ),
-        })?;
+        tx.batch_execute(&m.sql)
+            .map_err(|e| StoreError::Unwritable {
+                path: url.into(),
+                reason: format!(
+                    "migration V{}__{} failed: {}",
+                    m.version,
+                    m.name,
+                    super::error_text(&e)
+                ),
+            })?;
         let version = i32::try_from(m.version).unwrap_or(i32::MAX);
         tx.execute(
             &format!(

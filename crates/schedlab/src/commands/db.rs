@@ -166,9 +166,7 @@ fn upgrade(args: &DbUpgradeArgs) -> Result<ExitCode, Failure> {
     };
     let path = location.describe();
     if from == to {
-        println!(
-            "{path}: schema version {to}, nothing to upgrade"
-        );
+        println!("{path}: schema version {to}, nothing to upgrade");
     } else {
         println!("{path}: schema version {from} → {to}");
     }

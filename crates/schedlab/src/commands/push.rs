@@ -208,7 +208,16 @@ mod tests {
         let now = 1_000_000 * SEC;
         assert_eq!(parse_since("36h", now).unwrap(), now - 36 * 3600 * SEC);
         assert_eq!(parse_since("2w", now).unwrap(), now - 14 * 86_400 * SEC);
-        for bad in ["", "yesterday", "7y", "-3d", "2026-13-01", "2026-11-01T25:00", "d", "9999-01-01"] {
+        for bad in [
+            "",
+            "yesterday",
+            "7y",
+            "-3d",
+            "2026-13-01",
+            "2026-11-01T25:00",
+            "d",
+            "9999-01-01",
+        ] {
             assert!(parse_since(bad, now).is_err(), "{bad}");
         }
     }
