@@ -55,10 +55,10 @@ measure() {
     end=$(now)
     read -r found found_iterations < <(count "$db")
     local expected=$((writers * runs_each))
-    awk -v name="$name" -v n="$found" -v s="$start" -v e="$end" -v exp="$expected" \
-        -v it="$found_iterations" -v expit="$((expected * iterations))" -v w="$writers" 'BEGIN {
+    awk -v name="$name" -v n="$found" -v s="$start" -v e="$end" -v want="$expected" \
+        -v it="$found_iterations" -v wantit="$((expected * iterations))" -v w="$writers" 'BEGIN {
         printf "%-10s %d writers: %d runs in %.1f s = %.1f runs/s stored; lost %d runs, %d iterations\n",
-            name, w, n, e - s, n / (e - s), exp - n, expit - it }'
+            name, w, n, e - s, n / (e - s), want - n, wantit - it }'
 }
 
 sqlite_db="$work/results.db"

@@ -918,7 +918,11 @@ impl Store for PgStore {
     }
 
     fn run_tag(&self, run_id: i64) -> Result<Option<ExperimentTag>> {
-        Ok(self.run_provenance(run_id).ok().and_then(|p| p.tag))
+        match self.run_provenance(run_id) {
+            Ok(provenance) => Ok(provenance.tag),
+            Err(StoreError::NotFound(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     fn experiment_by_id(&self, id: i64) -> Result<Option<Experiment>> {
