@@ -129,8 +129,12 @@ fn parse_since(text: &str, now_ns: i64) -> Result<i64, Failure> {
         ))
     };
     const SEC: i64 = 1_000_000_000;
-    if let Some(unit) = text.chars().last().filter(char::is_ascii_alphabetic) {
-        let number: i64 = text[..text.len() - 1].parse().map_err(|_| bad())?;
+    let age = text
+        .strip_suffix(|c: char| c.is_ascii_alphabetic())
+        .filter(|number| !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()));
+    if let Some(number) = age {
+        let unit = text.chars().last().unwrap_or_default();
+        let number: i64 = number.parse().map_err(|_| bad())?;
         let per = match unit {
             's' => SEC,
             'm' => 60 * SEC,
@@ -139,9 +143,6 @@ fn parse_since(text: &str, now_ns: i64) -> Result<i64, Failure> {
             'w' => 7 * 86_400 * SEC,
             _ => return Err(bad()),
         };
-        if number < 0 {
-            return Err(bad());
-        }
         return number
             .checked_mul(per)
             .map(|age| now_ns.saturating_sub(age))
