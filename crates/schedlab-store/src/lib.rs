@@ -1,13 +1,17 @@
-//! schedlab's results store: the [`Store`] trait every backend implements (SQLite now, PostgreSQL
-//! later), the SQLite backend with its migrations, and [`StoreSink`], which lets the runner write
-//! each iteration the moment it finishes.
+//! schedlab's results store: the [`Store`] trait every backend implements, the SQLite backend
+//! (one file per machine, the default) and the PostgreSQL backend (one database for a fleet), each
+//! with its migrations of one schema, [`push`](push::push) which copies runs between stores, and
+//! [`StoreSink`], which lets the runner write each iteration the moment it finishes.
 //!
 //! Readers and writers open the database differently: [`SqliteStore::open_existing`] is read-only
 //! (it writes nothing, migrates nothing and never blocks a run), [`SqliteStore::open`] and
 //! [`SqliteStore::open_existing_writer`] create or upgrade the schema in one exclusive transaction
 //! and retry busy writes with backoff; [`SqliteStore::in_memory`] is a writer whose database lives
 //! and dies in memory, with the same schema, for runs that are not kept (`run --no-store`).
-//! [`Location`] turns a `--db` value into a backend or an error.
+//! [`Location`] turns a `--db` value into a backend or an error; [`open_reader`] and
+//! [`open_writer`] open whichever it names. [`PgStore`] keeps the same promises on a server:
+//! readers run read-only transactions (PostgreSQL's MVCC never makes a writer wait for them),
+//! every write is one transaction, and each run carries a globally unique id.
 #![forbid(unsafe_code)]
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -22,12 +26,17 @@ mod check;
 mod legacy;
 pub mod liveness;
 mod location;
+mod pg;
+pub mod push;
 mod schema;
 pub mod select;
 mod sqlite;
+#[doc(hidden)]
+pub mod testing;
 
 pub use check::{AbandonedRun, CheckReport};
-pub use location::{Location, KNOWN_SCHEMES};
+pub use location::{Location, PgUrl, KNOWN_SCHEMES};
+pub use pg::PgStore;
 pub use schema::{known_version, OLDEST_READABLE_VERSION};
 pub use select::{HostSummary, RunSelection};
 pub use sqlite::{Patience, SqliteStore};
@@ -77,6 +86,9 @@ pub enum StoreError {
     Corrupt(String),
     #[error("database error: {0}")]
     Database(#[from] rusqlite::Error),
+    /// An error the PostgreSQL server or the connection to it reported.
+    #[error("PostgreSQL: {}", pg::error_text(.0))]
+    Postgres(#[from] postgres::Error),
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -166,6 +178,54 @@ pub trait Store {
     fn hosts(&self) -> Result<Vec<HostSummary>> {
         select::hosts_default(self)
     }
+    /// Where the store is, for messages: a path, or a URL without its password.
+    fn describe(&self) -> String;
+    /// What [`push`](push::push) copies of a run beyond [`Store::load_run`]: its globally unique
+    /// id, the status and error as stored (never derived), its owner and its place in an
+    /// experiment. `uuid` is `None` in a file older than V8 that no writer has upgraded.
+    fn run_provenance(&self, run_id: i64) -> Result<RunProvenance>;
+    /// The id of the run with this globally unique id, when this store has it.
+    fn run_by_uuid(&self, uuid: &str) -> Result<Option<i64>>;
+    /// Stores a run copied from another store, with every case, iteration, measurement, metric
+    /// definition and attachment, in one transaction; `experiment_id` is the experiment's id in
+    /// this store. Returns `None`, storing nothing, when a run with its uuid is already here.
+    fn copy_run(
+        &mut self,
+        run: &RunRecord,
+        provenance: &RunProvenance,
+        experiment_id: Option<i64>,
+    ) -> Result<Option<i64>>;
+}
+
+/// A run's identity and stored state, as [`Store::run_provenance`] reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunProvenance {
+    pub uuid: Option<String>,
+    /// The status as stored: `running` for a run a reader derives as abandoned.
+    pub status: RunStatus,
+    pub error: Option<String>,
+    pub owner: liveness::StoredOwner,
+    pub tag: Option<ExperimentTag>,
+}
+
+/// Opens the store `location` names for reading only: an SQLite file read-only, a PostgreSQL
+/// database in read-only transactions. Neither migrates anything nor makes a writer wait.
+pub fn open_reader(location: &Location) -> Result<Box<dyn Store>> {
+    Ok(match location {
+        Location::Sqlite(path) => Box::new(SqliteStore::open_existing(path)?),
+        Location::Postgres(url) => Box::new(PgStore::open_reader(url)?),
+    })
+}
+
+/// Opens the store `location` names for writing, its schema created or upgraded; a missing SQLite
+/// file is created when `create` says so, else it is an error. A PostgreSQL database must exist
+/// (schedlab creates its tables, not the database).
+pub fn open_writer(location: &Location, create: bool) -> Result<Box<dyn Store>> {
+    Ok(match location {
+        Location::Sqlite(path) if create => Box::new(SqliteStore::open(path)?),
+        Location::Sqlite(path) => Box::new(SqliteStore::open_existing_writer(path)?),
+        Location::Postgres(url) => Box::new(PgStore::open_writer(url)?),
+    })
 }
 
 /// A calibration as the store keeps it: who and when, and the model as JSON owned by the

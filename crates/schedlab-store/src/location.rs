@@ -1,21 +1,202 @@
 //! Where results live, as the user writes it in `--db` or `$SCHEDLAB_DB`: a plain path, or a URL
 //! whose scheme names a backend. A value that looks like a URL is never taken as a file name —
 //! `postgres://u@h/x` once became a directory `postgres:` full of results nobody could find.
+//! A `postgres://` or `postgresql://` URL names a PostgreSQL database; it is checked here, so a bad
+//! one is a one-line error before anything runs, and it is never shown with its password.
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
 use crate::{Result, StoreError};
 
-/// A parsed store location. PostgreSQL joins this enum when the fleet store lands.
+/// A parsed store location.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Location {
     /// An SQLite file at this path (relative paths are relative to the working directory).
     Sqlite(PathBuf),
+    /// A PostgreSQL database.
+    Postgres(PgUrl),
+}
+
+impl Location {
+    /// The location as messages show it: the path, or the URL without its password.
+    pub fn describe(&self) -> String {
+        match self {
+            Location::Sqlite(path) => path.display().to_string(),
+            Location::Postgres(url) => url.redacted(),
+        }
+    }
 }
 
 /// The schemes named in every refusal, so a user sees what would have worked.
-pub const KNOWN_SCHEMES: &str = "sqlite:PATH, sqlite://PATH or a plain path";
+pub const KNOWN_SCHEMES: &str =
+    "sqlite:PATH, sqlite://PATH, a plain path, or postgres://USER@HOST/DATABASE";
+
+/// How a connection uses TLS, from the URL's `sslmode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TlsMode {
+    /// `sslmode=disable`: never.
+    Disable,
+    /// `sslmode=prefer` (the default, as libpq's): TLS when the server offers it, its certificate
+    /// not checked — as libpq does, since whoever can intercept can also refuse TLS.
+    Prefer,
+    /// `sslmode=require`, `verify-ca` or `verify-full`: TLS or no connection, and the server's
+    /// certificate verified (chain and host name) against `sslrootcert`, else the webpki roots.
+    Verify,
+}
+
+/// A PostgreSQL URL as given, with what schedlab reads from it itself: the TLS mode and a root
+/// certificate file. Debug output never shows the password.
+#[derive(Clone, PartialEq, Eq)]
+pub struct PgUrl {
+    given: String,
+    /// The URL handed to the driver: `sslmode` mapped to what it knows, `sslrootcert` removed.
+    driver_url: String,
+    pub tls: TlsMode,
+    pub root_cert: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for PgUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.redacted())
+    }
+}
+
+impl PgUrl {
+    /// Parses a `postgres://` or `postgresql://` URL (libpq's form: user, password, hosts, port,
+    /// database, and parameters such as `sslmode`, `sslrootcert`, `connect_timeout`,
+    /// `application_name`, `options`, or `host=/run/postgresql` for a Unix socket).
+    pub fn parse(url: &str) -> Result<PgUrl> {
+        let bad = |why: String| StoreError::BadLocation(format!("{}: {why}", redact(url)));
+        let (base, query) = match url.split_once('?') {
+            Some((base, query)) => (base, Some(query)),
+            None => (url, None),
+        };
+        let mut tls = TlsMode::Prefer;
+        let mut root_cert = None;
+        let mut kept = Vec::new();
+        for pair in query
+            .into_iter()
+            .flat_map(|q| q.split('&'))
+            .filter(|p| !p.is_empty())
+        {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            match key {
+                "sslmode" => {
+                    tls = match percent_decode(value).as_str() {
+                        "disable" => TlsMode::Disable,
+                        "allow" | "prefer" => TlsMode::Prefer,
+                        "require" | "verify-ca" | "verify-full" => TlsMode::Verify,
+                        other => {
+                            return Err(bad(format!(
+                                "sslmode={other} is not one of disable, prefer, require, verify-ca, verify-full"
+                            )))
+                        }
+                    };
+                }
+                "sslrootcert" => {
+                    let path = percent_decode(value);
+                    if path.is_empty() {
+                        return Err(bad("sslrootcert= names no file".into()));
+                    }
+                    root_cert = Some(PathBuf::from(path));
+                }
+                _ => kept.push(pair),
+            }
+        }
+        if root_cert.is_some() && tls == TlsMode::Prefer && !query_has(query, "sslmode") {
+            // libpq verifies against a root certificate it is given; so does schedlab.
+            tls = TlsMode::Verify;
+        }
+        let driver_mode = match tls {
+            TlsMode::Disable => "disable",
+            TlsMode::Prefer => "prefer",
+            TlsMode::Verify => "require",
+        };
+        kept.push(match driver_mode {
+            "disable" => "sslmode=disable",
+            "prefer" => "sslmode=prefer",
+            _ => "sslmode=require",
+        });
+        let driver_url = format!("{base}?{}", kept.join("&"));
+        driver_url
+            .parse::<postgres::Config>()
+            .map_err(|e| bad(format!("not a PostgreSQL URL schedlab can use: {e}")))?;
+        Ok(PgUrl {
+            given: url.to_string(),
+            driver_url,
+            tls,
+            root_cert,
+        })
+    }
+
+    /// The driver's configuration for this URL.
+    pub(crate) fn config(&self) -> postgres::Config {
+        self.driver_url
+            .parse()
+            .expect("checked when the URL was parsed")
+    }
+
+    /// The URL as given, with any password replaced by `***`.
+    pub fn redacted(&self) -> String {
+        redact(&self.given)
+    }
+}
+
+fn query_has(query: Option<&str>, key: &str) -> bool {
+    query.is_some_and(|q| q.split('&').any(|p| p.split('=').next() == Some(key)))
+}
+
+/// `%XX` escapes decoded; anything malformed is kept as written.
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            if let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A URL with its password (in the user information or a `password=` parameter) hidden.
+pub(crate) fn redact(url: &str) -> String {
+    let Some(scheme_end) = url.find("://").map(|i| i + 3) else {
+        return url.to_string();
+    };
+    let (head, rest) = url.split_at(scheme_end);
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    let authority = match authority.rsplit_once('@') {
+        Some((userinfo, hosts)) => match userinfo.split_once(':') {
+            Some((user, _)) => format!("{user}:***@{hosts}"),
+            None => authority.to_string(),
+        },
+        None => authority.to_string(),
+    };
+    let tail = match tail.split_once('?') {
+        Some((path, query)) => {
+            let query: Vec<String> = query
+                .split('&')
+                .map(|pair| match pair.split_once('=') {
+                    Some(("password", _)) => "password=***".to_string(),
+                    _ => pair.to_string(),
+                })
+                .collect();
+            format!("{path}?{}", query.join("&"))
+        }
+        None => tail.to_string(),
+    };
+    format!("{head}{authority}{tail}")
+}
 
 impl Location {
     /// Parses a `--db` value. A value starting with `scheme:` (RFC 3986: a letter, then letters,
@@ -38,13 +219,18 @@ impl Location {
                 let path = rest.strip_prefix(b"//").unwrap_or(rest);
                 sqlite_path(value, OsStr::from_bytes(path))
             }
-            "postgres" | "postgresql" => Err(StoreError::BadLocation(format!(
-                "{}: PostgreSQL is not supported yet; schedlab knows {KNOWN_SCHEMES}",
-                value.to_string_lossy()
-            ))),
+            "postgres" | "postgresql" => {
+                let url = value.to_str().ok_or_else(|| {
+                    StoreError::BadLocation(format!(
+                        "{}: a PostgreSQL URL must be UTF-8",
+                        redact(&value.to_string_lossy())
+                    ))
+                })?;
+                Ok(Location::Postgres(PgUrl::parse(url)?))
+            }
             _ => Err(StoreError::BadLocation(format!(
                 "{shown}: unknown store scheme \"{scheme}:\"; schedlab knows {KNOWN_SCHEMES} \
-                 (PostgreSQL is not supported yet; a file name with a colon can be given as ./{shown})",
+                 (a file name with a colon can be given as ./{shown})",
                 shown = value.to_string_lossy()
             ))),
         }
@@ -119,8 +305,6 @@ mod tests {
     #[test]
     fn other_schemes_are_refused_with_the_known_ones() {
         for url in [
-            "postgres://u@host/x",
-            "postgresql://host/db",
             "file:r.db",
             "file:///tmp/r.db",
             "http://example.invalid/r.db",
@@ -131,10 +315,60 @@ mod tests {
             assert!(message.contains("sqlite:PATH"), "{url}: {message}");
             assert!(!message.contains('\n'), "{url}: {message}");
         }
-        assert!(parse("postgres://x")
-            .unwrap_err()
-            .to_string()
-            .contains("PostgreSQL is not supported yet"));
+    }
+
+    #[test]
+    fn postgres_urls_name_a_database_and_their_tls() {
+        let Location::Postgres(url) = parse("postgres://u:secret@db.example:5433/lab").unwrap()
+        else {
+            panic!("not PostgreSQL")
+        };
+        assert_eq!(url.tls, TlsMode::Prefer);
+        assert_eq!(url.redacted(), "postgres://u:***@db.example:5433/lab");
+        assert!(!format!("{url:?}").contains("secret"));
+        let config = url.config();
+        assert_eq!(config.get_dbname(), Some("lab"));
+        assert_eq!(config.get_ports(), [5433]);
+
+        let Location::Postgres(url) = parse(
+            "postgresql://u@h/lab?sslmode=verify-full&sslrootcert=%2Fetc%2Fca.pem&application_name=x",
+        )
+        .unwrap() else {
+            panic!("not PostgreSQL")
+        };
+        assert_eq!(url.tls, TlsMode::Verify);
+        assert_eq!(
+            url.root_cert.as_deref(),
+            Some(std::path::Path::new("/etc/ca.pem"))
+        );
+        assert_eq!(url.config().get_application_name(), Some("x"));
+        let Location::Postgres(url) = parse("postgres://h/lab?sslrootcert=ca.pem").unwrap() else {
+            panic!("not PostgreSQL")
+        };
+        assert_eq!(url.tls, TlsMode::Verify, "a root certificate is used");
+        let Location::Postgres(url) =
+            parse("postgres://h/lab?sslmode=disable&password=pw").unwrap()
+        else {
+            panic!("not PostgreSQL")
+        };
+        assert_eq!(url.tls, TlsMode::Disable);
+        assert_eq!(
+            url.redacted(),
+            "postgres://h/lab?sslmode=disable&password=***"
+        );
+
+        for bad in [
+            "postgres://h/lab?sslmode=sometimes",
+            "postgres://h/lab?nosuchoption=1",
+            "postgres://u:pw@h:notaport/lab",
+            "postgres://h/lab?sslrootcert=",
+        ] {
+            let message = parse(bad).unwrap_err().to_string();
+            assert!(
+                !message.contains('\n') && !message.contains(":pw@"),
+                "{bad}: {message}"
+            );
+        }
     }
 
     #[test]

@@ -42,6 +42,8 @@ pub const V_CALIBRATIONS: i64 = 4;
 pub const V_RUN_OWNER: i64 = 5;
 /// Each case's metric definitions (`metrics`): a measurement's shape and distribution.
 pub const V_METRIC_DEFS: i64 = 7;
+/// Every run's globally unique id (`runs.uuid`).
+pub const V_RUN_UUID: i64 = 8;
 
 /// refinery's DDL for the history table, verbatim, so the table looks the same whoever made it.
 const CREATE_HISTORY: &str = "CREATE TABLE IF NOT EXISTS refinery_schema_history(
@@ -304,7 +306,7 @@ fn describe(value: ValueRef<'_>) -> String {
 }
 
 /// `YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)`, the only shape refinery can parse back.
-fn looks_rfc3339(text: &[u8]) -> bool {
+pub(crate) fn looks_rfc3339(text: &[u8]) -> bool {
     let digits = |range: std::ops::Range<usize>| {
         text.get(range)
             .is_some_and(|d| d.iter().all(u8::is_ascii_digit))
@@ -340,7 +342,7 @@ fn looks_rfc3339(text: &[u8]) -> bool {
 }
 
 /// Now as RFC 3339 UTC with nanoseconds, as refinery writes `applied_on`.
-fn now_rfc3339() -> String {
+pub(crate) fn now_rfc3339() -> String {
     let since = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
@@ -456,6 +458,7 @@ mod tests {
         assert!(OLDEST_READABLE_VERSION <= known_version());
         assert!(V_CALIBRATIONS <= known_version());
         assert!(V_METRIC_DEFS <= known_version());
+        assert!(V_RUN_UUID <= known_version());
     }
 
     #[test]

@@ -26,8 +26,12 @@ use crate::check::CheckReport;
 use crate::liveness::{effective_status, Here, StoredOwner};
 use crate::schema::{
     self, Shape, V_ATTACHMENTS, V_CALIBRATIONS, V_EXPERIMENTS, V_METRIC_DEFS, V_RUNS, V_RUN_OWNER,
+    V_RUN_UUID,
 };
-use crate::{Experiment, ExperimentKind, Result, RunSummary, Store, StoreError, StoredCalibration};
+use crate::{
+    Experiment, ExperimentKind, Result, RunProvenance, RunSummary, Store, StoreError,
+    StoredCalibration,
+};
 
 /// How long the store waits on other processes' locks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -376,13 +380,112 @@ fn is_busy(e: &rusqlite::Error) -> bool {
     )
 }
 
-fn to_json<T: serde::Serialize>(value: &T) -> Result<String> {
+pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> Result<String> {
     serde_json::to_string(value).map_err(|e| StoreError::Corrupt(format!("cannot encode: {e}")))
 }
 
-fn from_json<T: serde::de::DeserializeOwned>(text: &str, what: &str) -> Result<T> {
+pub(crate) fn from_json<T: serde::de::DeserializeOwned>(text: &str, what: &str) -> Result<T> {
     serde_json::from_str(text)
         .map_err(|e| StoreError::Corrupt(format!("cannot decode {what}: {e}")))
+}
+
+/// Inserts a run's row (not its cases) as `begin_run` and `copy_run` store it.
+#[allow(clippy::too_many_arguments)]
+fn insert_run(
+    tx: &Transaction<'_>,
+    plan: &RunPlan,
+    plan_json: &str,
+    fingerprint: &Fingerprint,
+    fingerprint_json: &str,
+    (started_at_ns, ended_at_ns): (i64, Option<i64>),
+    provenance: &RunProvenance,
+    experiment: Option<(i64, &str, u32)>,
+) -> Result<()> {
+    let owner = &provenance.owner;
+    tx.execute(
+        "INSERT INTO runs (uuid, label, suite, plan_json, fingerprint_json, boot_id, kernel_release,
+                           hostname, started_at_ns, ended_at_ns, status, error, schedlab_version,
+                           owner_pid, owner_start_ticks, owner_boot_id, owner_host,
+                           experiment_id, experiment_side, experiment_round)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
+                 ?19, ?20)",
+        params![
+            provenance.uuid,
+            plan.label,
+            plan.suite,
+            plan_json,
+            fingerprint_json,
+            fingerprint.boot_id,
+            fingerprint.kernel_release,
+            fingerprint.hostname,
+            started_at_ns,
+            ended_at_ns,
+            provenance.status.as_str(),
+            provenance.error,
+            fingerprint.schedlab_version,
+            owner.pid,
+            owner.start_ticks.map(|t| t as i64),
+            owner.boot_id,
+            owner.host,
+            experiment.map(|e| e.0),
+            experiment.map(|e| e.1),
+            experiment.map(|e| e.2),
+        ],
+    )?;
+    Ok(())
+}
+
+/// Inserts one finished iteration of a case with its measurements, the case's definitions of
+/// the metrics it returns, and its attachments.
+fn insert_iteration(tx: &Transaction<'_>, case_id: i64, iteration: &IterationRecord) -> Result<()> {
+    tx.execute(
+        "INSERT INTO iterations (case_id, position, warmup, started_at_ns) VALUES (?1, ?2, ?3, ?4)",
+        params![
+            case_id,
+            iteration.index,
+            iteration.warmup,
+            iteration.started_at_ns
+        ],
+    )?;
+    let iteration_id = tx.last_insert_rowid();
+    let mut insert = tx.prepare_cached(
+        "INSERT INTO measurements (iteration_id, name, unit, better, role, value)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?;
+    // The first iteration to return a metric defines it for the case: the runner holds
+    // every iteration of a case to the same declaration.
+    let mut define = tx.prepare_cached(
+        "INSERT INTO metrics (case_id, name, unit, better, role, shape, quantile_p, distribution)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+         ON CONFLICT (case_id, name) DO NOTHING",
+    )?;
+    for m in &iteration.measurements {
+        insert.execute(params![
+            iteration_id,
+            m.name,
+            m.unit,
+            m.better.as_str(),
+            m.role.as_str(),
+            m.value
+        ])?;
+        define.execute(params![
+            case_id,
+            m.name,
+            m.unit,
+            m.better.as_str(),
+            m.role.as_str(),
+            m.shape.as_str(),
+            m.shape.p(),
+            m.distribution
+        ])?;
+    }
+    let mut insert = tx.prepare_cached(
+        "INSERT INTO attachments (iteration_id, name, encoding, data) VALUES (?1, ?2, ?3, ?4)",
+    )?;
+    for a in &iteration.attachments {
+        insert.execute(params![iteration_id, a.name, a.encoding, a.data])?;
+    }
+    Ok(())
 }
 
 impl Store for SqliteStore {
@@ -401,27 +504,28 @@ impl Store for SqliteStore {
             .collect::<Result<Vec<_>>>()?;
         // The process that begins a run is the one that runs it.
         let owner = RunOwner::current();
+        let provenance = RunProvenance {
+            uuid: Some(uuid::Uuid::new_v4().to_string()),
+            status: RunStatus::Running,
+            error: None,
+            owner: StoredOwner {
+                pid: Some(owner.pid),
+                start_ticks: owner.start_ticks,
+                boot_id: owner.boot_id,
+                host: Some(owner.host),
+            },
+            tag: None,
+        };
         self.write(|tx| {
-            tx.execute(
-                "INSERT INTO runs (label, suite, plan_json, fingerprint_json, boot_id, kernel_release,
-                                   hostname, started_at_ns, status, schedlab_version,
-                                   owner_pid, owner_start_ticks, owner_boot_id, owner_host)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'running', ?9, ?10, ?11, ?12, ?13)",
-                params![
-                    plan.label,
-                    plan.suite,
-                    plan_json,
-                    fingerprint_json,
-                    fingerprint.boot_id,
-                    fingerprint.kernel_release,
-                    fingerprint.hostname,
-                    started_at_ns,
-                    fingerprint.schedlab_version,
-                    owner.pid,
-                    owner.start_ticks.map(|t| t as i64),
-                    owner.boot_id,
-                    owner.host,
-                ],
+            insert_run(
+                tx,
+                plan,
+                &plan_json,
+                fingerprint,
+                &fingerprint_json,
+                (started_at_ns, None),
+                &provenance,
+                None,
             )?;
             let run_id = tx.last_insert_rowid();
             for (position, (case, spec_json)) in cases.iter().enumerate() {
@@ -458,49 +562,7 @@ impl Store for SqliteStore {
                 .ok_or_else(|| {
                     StoreError::NotFound(format!("case {case_index} of run {run_id}"))
                 })?;
-            tx.execute(
-                "INSERT INTO iterations (case_id, position, warmup, started_at_ns) VALUES (?1, ?2, ?3, ?4)",
-                params![case_id, iteration.index, iteration.warmup, iteration.started_at_ns],
-            )?;
-            let iteration_id = tx.last_insert_rowid();
-            let mut insert = tx.prepare_cached(
-                "INSERT INTO measurements (iteration_id, name, unit, better, role, value)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )?;
-            // The first iteration to return a metric defines it for the case: the runner holds
-            // every iteration of a case to the same declaration.
-            let mut define = tx.prepare_cached(
-                "INSERT INTO metrics (case_id, name, unit, better, role, shape, quantile_p, distribution)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-                 ON CONFLICT (case_id, name) DO NOTHING",
-            )?;
-            for m in &iteration.measurements {
-                insert.execute(params![
-                    iteration_id,
-                    m.name,
-                    m.unit,
-                    m.better.as_str(),
-                    m.role.as_str(),
-                    m.value
-                ])?;
-                define.execute(params![
-                    case_id,
-                    m.name,
-                    m.unit,
-                    m.better.as_str(),
-                    m.role.as_str(),
-                    m.shape.as_str(),
-                    m.shape.p(),
-                    m.distribution
-                ])?;
-            }
-            let mut insert = tx.prepare_cached(
-                "INSERT INTO attachments (iteration_id, name, encoding, data) VALUES (?1, ?2, ?3, ?4)",
-            )?;
-            for a in &iteration.attachments {
-                insert.execute(params![iteration_id, a.name, a.encoding, a.data])?;
-            }
-            Ok(())
+            insert_iteration(tx, case_id, iteration)
         })
     }
 
@@ -901,6 +963,143 @@ impl Store for SqliteStore {
             values[mid]
         }))
     }
+
+    fn describe(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    fn run_provenance(&self, run_id: i64) -> Result<RunProvenance> {
+        let columns = format!(
+            "{}, status, error, {}, {}",
+            if self.has(V_RUN_UUID) { "uuid" } else { "NULL" },
+            self.owner_columns(""),
+            if self.has(V_EXPERIMENTS) {
+                "experiment_id, experiment_side, experiment_round"
+            } else {
+                "NULL, NULL, NULL"
+            }
+        );
+        if !self.has(V_RUNS) {
+            return Err(StoreError::NotFound(format!("no run with id {run_id}")));
+        }
+        self.read(|conn| {
+            let row = conn
+                .query_row(
+                    &format!("SELECT {columns} FROM runs WHERE id = ?1"),
+                    [run_id],
+                    |r| {
+                        Ok((
+                            r.get::<_, Option<String>>(0)?,
+                            r.get::<_, String>(1)?,
+                            r.get::<_, Option<String>>(2)?,
+                            StoredOwner {
+                                pid: r.get(3)?,
+                                start_ticks: r.get::<_, Option<i64>>(4)?.map(|t| t as u64),
+                                boot_id: r.get(5)?,
+                                host: r.get(6)?,
+                            },
+                            (
+                                r.get::<_, Option<i64>>(7)?,
+                                r.get::<_, Option<String>>(8)?,
+                                r.get::<_, Option<u32>>(9)?,
+                            ),
+                        ))
+                    },
+                )
+                .optional()?
+                .ok_or_else(|| StoreError::NotFound(format!("no run with id {run_id}")))?;
+            let (uuid, status, error, owner, tag) = row;
+            let tag = match tag {
+                (Some(experiment_id), Some(side), Some(round)) => Some(ExperimentTag {
+                    experiment_id,
+                    arm: Arm::parse(&side)
+                        .ok_or_else(|| StoreError::Corrupt(format!("experiment side {side:?}")))?,
+                    round,
+                }),
+                _ => None,
+            };
+            Ok(RunProvenance {
+                uuid,
+                status: parse_status(&status)?,
+                error,
+                owner,
+                tag,
+            })
+        })
+    }
+
+    fn run_by_uuid(&self, uuid: &str) -> Result<Option<i64>> {
+        if !self.has(V_RUN_UUID) {
+            return Ok(None);
+        }
+        self.read(|conn| {
+            Ok(conn
+                .query_row("SELECT id FROM runs WHERE uuid = ?1", [uuid], |r| r.get(0))
+                .optional()?)
+        })
+    }
+
+    fn copy_run(
+        &mut self,
+        run: &RunRecord,
+        provenance: &RunProvenance,
+        experiment_id: Option<i64>,
+    ) -> Result<Option<i64>> {
+        let uuid = provenance
+            .uuid
+            .as_deref()
+            .ok_or_else(|| StoreError::Corrupt("a run to copy has no uuid".into()))?;
+        let plan_json = to_json(&run.plan)?;
+        let fingerprint_json = to_json(&run.fingerprint)?;
+        let cases = run
+            .plan
+            .cases
+            .iter()
+            .map(|case| Ok((case, to_json(case)?)))
+            .collect::<Result<Vec<_>>>()?;
+        let experiment = match (experiment_id, &provenance.tag) {
+            (Some(id), Some(tag)) => Some((id, tag.arm.as_str(), tag.round)),
+            _ => None,
+        };
+        self.write(|tx| {
+            let here: Option<i64> = tx
+                .query_row("SELECT id FROM runs WHERE uuid = ?1", [uuid], |r| r.get(0))
+                .optional()?;
+            if here.is_some() {
+                return Ok(None);
+            }
+            insert_run(
+                tx,
+                &run.plan,
+                &plan_json,
+                &run.fingerprint,
+                &fingerprint_json,
+                (run.started_at_ns, run.ended_at_ns),
+                provenance,
+                experiment,
+            )?;
+            let run_id = tx.last_insert_rowid();
+            for (position, (case, spec_json)) in cases.iter().enumerate() {
+                tx.execute(
+                    "INSERT INTO cases (run_id, position, name, workload, spec_json, error)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    params![
+                        run_id,
+                        position as i64,
+                        case.name,
+                        case.workload.kind(),
+                        spec_json,
+                        run.cases.get(position).and_then(|c| c.error.as_deref())
+                    ],
+                )?;
+                let case_id = tx.last_insert_rowid();
+                for iteration in run.cases.get(position).map_or(&[][..], |c| &c.iterations) {
+                    insert_iteration(tx, case_id, iteration)?;
+                }
+            }
+            Ok(Some(run_id))
+        })
+    }
 }
 
 /// One run with every case, iteration, measurement and (from V2) attachment, read on `conn`.
@@ -1057,19 +1256,19 @@ fn load_run_in(conn: &Connection, run_id: i64, shape: &RunShape, here: &Here) ->
 }
 
 /// A measurement as stored, with its case's definition of the metric where there is one.
-struct MeasurementRow {
-    name: String,
-    unit: String,
-    better: String,
-    role: String,
-    value: f64,
-    shape: Option<String>,
-    quantile_p: Option<f64>,
-    distribution: Option<String>,
+pub(crate) struct MeasurementRow {
+    pub(crate) name: String,
+    pub(crate) unit: String,
+    pub(crate) better: String,
+    pub(crate) role: String,
+    pub(crate) value: f64,
+    pub(crate) shape: Option<String>,
+    pub(crate) quantile_p: Option<f64>,
+    pub(crate) distribution: Option<String>,
 }
 
 impl MeasurementRow {
-    fn into_measurement(self) -> Result<Measurement> {
+    pub(crate) fn into_measurement(self) -> Result<Measurement> {
         let MeasurementRow {
             name,
             unit,
@@ -1186,15 +1385,15 @@ fn owner_of(r: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<OwnerColumn
     })
 }
 
-struct OwnerColumns {
-    hostname: String,
-    owner: StoredOwner,
+pub(crate) struct OwnerColumns {
+    pub(crate) hostname: String,
+    pub(crate) owner: StoredOwner,
 }
 
 impl OwnerColumns {
     /// Runs stored before V5 have no owner columns; the fingerprint's boot id and host name still
     /// tell whether they ran in an earlier boot of this machine.
-    fn with_fallback(self, boot_id: &str) -> StoredOwner {
+    pub(crate) fn with_fallback(self, boot_id: &str) -> StoredOwner {
         let OwnerColumns {
             hostname,
             mut owner,
@@ -1209,7 +1408,7 @@ impl OwnerColumns {
     }
 }
 
-fn parse_status(text: &str) -> Result<RunStatus> {
+pub(crate) fn parse_status(text: &str) -> Result<RunStatus> {
     RunStatus::parse(text)
         .ok_or_else(|| StoreError::Corrupt(format!("unknown run status {text:?}")))
 }
@@ -1902,12 +2101,63 @@ mod tests {
 
         let writer = SqliteStore::open(&path).unwrap();
         assert_eq!(writer.found_version(), 6);
-        assert_eq!(writer.schema_version(), V_METRIC_DEFS);
+        assert_eq!(writer.schema_version(), schema::known_version());
         assert_eq!(writer.load_run(1).unwrap(), before);
         drop(writer);
         let reader = SqliteStore::open_existing(&path).unwrap();
         assert_eq!(reader.load_run(1).unwrap(), before);
         reader.integrity_check().unwrap();
+    }
+
+    /// Runs stored before V8 have no global id: a reader of such a file says so, and the upgrade
+    /// gives every run its own random UUID, in the form new runs get.
+    #[test]
+    fn runs_stored_before_v8_get_uuids_when_the_file_is_upgraded() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v7.db");
+        {
+            let conn = raw(&path);
+            let tx = conn.unchecked_transaction().unwrap();
+            schema::migrate_to(&tx, &path, 7).unwrap();
+            tx.commit().unwrap();
+            for n in 0..20 {
+                conn.execute(
+                    "INSERT INTO runs (label, plan_json, fingerprint_json, boot_id, kernel_release,
+                                       hostname, started_at_ns, status, schedlab_version)
+                     VALUES ('v7', ?1, ?2, 'b', 'k', 'h', ?3, 'complete', 'old')",
+                    params![
+                        to_json(&plan("v7")).unwrap(),
+                        to_json(&Fingerprint::collect()).unwrap(),
+                        n
+                    ],
+                )
+                .unwrap();
+            }
+        }
+        let reader = SqliteStore::open_existing(&path).unwrap();
+        assert_eq!(reader.schema_version(), 7);
+        assert_eq!(reader.run_provenance(1).unwrap().uuid, None);
+        drop(reader);
+        let mut writer = SqliteStore::open(&path).unwrap();
+        assert_eq!(writer.found_version(), 7);
+        let new = begin(&mut writer, &plan("v8"));
+        let mut uuids: Vec<String> = (1..=new)
+            .map(|id| writer.run_provenance(id).unwrap().uuid.unwrap())
+            .collect();
+        for uuid in &uuids {
+            let parsed = uuid::Uuid::parse_str(uuid).unwrap();
+            assert_eq!(parsed.get_version_num(), 4, "{uuid}");
+            assert_eq!(
+                parsed.hyphenated().to_string(),
+                *uuid,
+                "lower-case, hyphenated"
+            );
+            assert!(writer.run_by_uuid(uuid).unwrap().is_some());
+        }
+        uuids.sort();
+        uuids.dedup();
+        assert_eq!(uuids.len(), 21);
+        writer.integrity_check().unwrap();
     }
 
     #[test]

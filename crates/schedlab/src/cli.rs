@@ -56,6 +56,9 @@ pub enum Command {
     Env(EnvArgs),
     /// Check the results database, or upgrade its schema.
     Db(DbArgs),
+    /// Copy this store's runs (with their experiments and calibrations) into another store, a
+    /// PostgreSQL database or an SQLite file; runs already there are skipped.
+    Push(PushArgs),
     /// Print a shell completion script for schedlab (workloads and their flags included).
     Completions(CompletionsArgs),
     /// Write schedlab's man pages: schedlab(1) on stdout, or one page per command into a folder.
@@ -87,8 +90,9 @@ pub enum OutputFormat {
 
 #[derive(Debug, Args)]
 pub struct DbArg {
-    /// Results database [default: $XDG_DATA_HOME/schedlab/results.db]
-    #[arg(long, env = "SCHEDLAB_DB", value_name = "PATH", global = true)]
+    /// Results database: a file, sqlite:PATH or postgres://USER@HOST/DATABASE
+    /// [default: $XDG_DATA_HOME/schedlab/results.db]
+    #[arg(long, env = "SCHEDLAB_DB", value_name = "PATH|URL", global = true)]
     pub db: Option<PathBuf>,
 }
 
@@ -748,6 +752,23 @@ pub struct DbCheckArgs {
     /// Run SQLite's quick_check instead of the full integrity_check (faster on big files).
     #[arg(long)]
     pub quick: bool,
+    /// Output format on stdout.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub format: OutputFormat,
+    #[command(flatten)]
+    pub db: DbArg,
+}
+
+#[derive(Debug, Args)]
+pub struct PushArgs {
+    /// The store to copy into: postgres://USER@HOST/DATABASE, or an SQLite file (created if
+    /// missing). The store copied from is --db.
+    #[arg(long, value_name = "URL|PATH")]
+    pub to: std::ffi::OsString,
+    /// Copy only runs started at or after this time: a date (2026-11-01), a UTC time
+    /// (2026-11-01T18:30:00Z) or an age (36h, 7d, 2w).
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
     /// Output format on stdout.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,

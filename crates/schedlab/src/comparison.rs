@@ -15,12 +15,12 @@ use schedlab_core::fingerprint::Fingerprint;
 use schedlab_core::record::{ExperimentTag, RunRecord, RunStatus};
 use schedlab_report::compare::text::Style;
 use schedlab_report::compare::{self};
-use schedlab_store::{RunSelection, SqliteStore, Store};
+use schedlab_store::{RunSelection, Store};
 
 use crate::cli::{AdjustArg, CompareFormat, CompareStyle, DecisionArgs, SidesArgs};
 use crate::failure::{Failure, FailureKind};
 use crate::output::emit;
-use crate::store_path::db_path;
+use crate::store_path::{db_location, open_reader};
 
 /// ministat's confidence levels, the only ones its t table (and so our ministat style) knows.
 const CONFIDENCE_LEVELS: [f64; 6] = [80.0, 90.0, 95.0, 98.0, 99.0, 99.5];
@@ -169,7 +169,7 @@ pub struct Query<'a> {
 pub fn load_comparison(args: &SidesArgs) -> Result<LoadedComparison, Failure> {
     let mut settings = settings(&args.decision)?;
     settings.include_incomplete = args.include_incomplete;
-    let store = SqliteStore::open_existing(&db_path(&args.db)?)?;
+    let store = open_reader(&db_location(&args.db)?)?;
     let query = Query {
         base: &args.base,
         candidates: &args.candidates,
@@ -182,7 +182,7 @@ pub fn load_comparison(args: &SidesArgs) -> Result<LoadedComparison, Failure> {
         allow_fingerprint_mismatch: args.allow_fingerprint_mismatch,
         selection: crate::fleet::selection(&args.select)?,
     };
-    let loaded = load_with(&store, query)?;
+    let loaded = load_with(&*store, query)?;
     if loaded.comparison.rows.is_empty() {
         return Err(Failure::untestable(format!(
             "nothing to compare: no case and metric is present on both sides{}",

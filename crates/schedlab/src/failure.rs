@@ -117,7 +117,8 @@ impl From<StoreError> for Failure {
             StoreError::Busy { .. }
             | StoreError::ReadOnly { .. }
             | StoreError::Corrupt(_)
-            | StoreError::Database(_) => Failure::failed(e.to_string()),
+            | StoreError::Database(_)
+            | StoreError::Postgres(_) => Failure::failed(e.to_string()),
         }
     }
 }

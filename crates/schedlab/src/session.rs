@@ -3,29 +3,28 @@
 //! machine's fingerprint once, and drives each run from `begin_run` through the runner into the
 //! store to the status it ended with. A run in memory goes through exactly the same steps as a
 //! stored one; only its id is not shown, since nothing could find it later.
-use std::path::PathBuf;
-
 use schedlab_core::fingerprint::Fingerprint;
 use schedlab_core::plan::RunPlan;
 use schedlab_core::record::{ExperimentTag, RunRecord, RunStatus};
 use schedlab_core::runner::{self, RunObserver, RunOutcome};
 use schedlab_core::sys;
-use schedlab_store::{SqliteStore, Store, StoreSink};
+use schedlab_store::{Location, SqliteStore, Store, StoreSink};
 
 use crate::failure::{Failure, FailureKind};
 
 /// Where a session keeps its runs.
 pub enum Storage {
-    /// The results database at this path, created or upgraded as needed.
-    File(PathBuf),
-    /// The results database at this path, which must exist (a campaign lives in one).
-    ExistingFile(PathBuf),
+    /// The results database there (a file or a PostgreSQL database), created or upgraded as needed.
+    File(Location),
+    /// The results database there, which must exist (a campaign lives in one).
+    ExistingFile(Location),
     /// Memory: measured and reported, then gone (`run --no-store`).
     Memory,
 }
 
 pub struct Session {
-    store: SqliteStore,
+    store: Box<dyn Store>,
+    in_memory: bool,
     fingerprint: Fingerprint,
 }
 
@@ -41,25 +40,27 @@ impl Session {
     /// handlers that turn SIGINT, SIGTERM, SIGHUP and SIGQUIT into a clean stop, and takes the
     /// fingerprint every run of the session is stored with.
     pub fn open(storage: Storage) -> Result<Self, Failure> {
-        let store = match storage {
-            Storage::File(path) => SqliteStore::open(&path)?,
-            Storage::ExistingFile(path) => SqliteStore::open_existing_writer(&path)?,
-            Storage::Memory => SqliteStore::in_memory()?,
+        let in_memory = matches!(storage, Storage::Memory);
+        let store: Box<dyn Store> = match storage {
+            Storage::File(location) => schedlab_store::open_writer(&location, true)?,
+            Storage::ExistingFile(location) => schedlab_store::open_writer(&location, false)?,
+            Storage::Memory => Box::new(SqliteStore::in_memory()?),
         };
         sys::install_interrupt_handlers()
             .map_err(|e| Failure::failed(format!("cannot install signal handlers: {e}")))?;
         Ok(Session {
             store,
+            in_memory,
             fingerprint: Fingerprint::collect(),
         })
     }
 
-    pub fn store(&self) -> &SqliteStore {
-        &self.store
+    pub fn store(&self) -> &dyn Store {
+        &*self.store
     }
 
-    pub fn store_mut(&mut self) -> &mut SqliteStore {
-        &mut self.store
+    pub fn store_mut(&mut self) -> &mut dyn Store {
+        &mut *self.store
     }
 
     pub fn fingerprint(&self) -> &Fingerprint {
@@ -75,7 +76,7 @@ impl Session {
         tag: Option<ExperimentTag>,
         progress: &mut dyn RunObserver,
     ) -> Result<MeasuredRun, Failure> {
-        let store = &mut self.store;
+        let store = &mut *self.store;
         let run_id = store.begin_run(plan, &self.fingerprint, sys::realtime_ns())?;
         if let Some(tag) = tag {
             store.tag_run(run_id, tag)?;
@@ -92,7 +93,7 @@ impl Session {
         store.finish_run(run_id, outcome.status, sys::realtime_ns(), error.as_deref())?;
         Ok(MeasuredRun {
             run_id,
-            in_memory: store.is_in_memory(),
+            in_memory: self.in_memory,
             outcome,
         })
     }

@@ -26,6 +26,7 @@ const SECTIONS: &[(&[&str], &str)] = &[
     (&["env"], "## `schedlab env"),
     (&["db", "check"], "## `schedlab db check"),
     (&["db", "upgrade"], "## `schedlab db upgrade"),
+    (&["push"], "## `schedlab push"),
     (&["completions"], "## `schedlab completions"),
     (&["man"], "## `schedlab man"),
 ];

@@ -368,6 +368,10 @@ impl Fixture {
                 vec![completions]
             }
             ["man"] => vec![level("man", &[])],
+            ["push"] => {
+                let to = format!("--to={}", self.path("pushed.db").display());
+                vec![level("push", &[&to])]
+            }
             _ => panic!("schedlab {path:?} is new: give it a base command line in Fixture::base"),
         }
     }

@@ -239,8 +239,6 @@ fn store_urls_are_stores_or_errors() {
     let dir = tempfile::tempdir().unwrap();
     let cwd = dir.path();
     for url in [
-        "postgres://u@host/x",
-        "postgresql://host/results",
         "file:results.db",
         "file:///tmp/results.db",
         "http://example.invalid/results.db",
@@ -268,8 +266,31 @@ fn store_urls_are_stores_or_errors() {
         assert_refused(&out, url);
         assert_eq!(listing(cwd), Vec::<String>::new(), "{url} created files");
     }
-    let out = run_in(cwd, Path::new("postgres://u@host/x"), &["runs"]);
-    assert!(stderr_of(&out).contains("PostgreSQL is not supported yet"));
+    // A PostgreSQL URL names a server, never a file: one that does not answer is bad input, and
+    // nothing is created here.
+    for url in [
+        "postgres://u@127.0.0.1:1/x?connect_timeout=5",
+        "postgresql://127.0.0.1:1/results?sslmode=disable",
+    ] {
+        for args in [
+            &["run", "fake", "--iterations", "1"][..],
+            &["runs"],
+            &["show", "1"],
+            &["db", "check"],
+            &["db", "upgrade"],
+        ] {
+            let out = run_in(cwd, Path::new(url), args);
+            let line = assert_refused(&out, url);
+            assert!(line.contains("127.0.0.1:1"), "{url}: {line}");
+        }
+        assert_eq!(listing(cwd), Vec::<String>::new(), "{url} created files");
+    }
+    let out = run_in(
+        cwd,
+        Path::new("postgres://h/x?sslmode=sometimes"),
+        &["runs"],
+    );
+    assert!(stderr_of(&out).contains("sslmode=sometimes"));
 
     for (url, file) in [
         ("sqlite:plain.db", "plain.db"),
@@ -550,6 +571,9 @@ fn downgrade_to_v3(db: &Path) {
         .unwrap()
         .execute_batch(
             "DROP TABLE calibrations;
+             DROP INDEX runs_by_uuid;
+             DROP INDEX runs_by_host;
+             ALTER TABLE runs DROP COLUMN uuid;
              ALTER TABLE runs DROP COLUMN owner_pid;
              ALTER TABLE runs DROP COLUMN owner_start_ticks;
              ALTER TABLE runs DROP COLUMN owner_boot_id;
@@ -609,6 +633,9 @@ fn downgrade_to_v6(db: &Path) {
         .unwrap()
         .execute_batch(
             "DROP TABLE metrics;
+             DROP INDEX runs_by_uuid;
+             DROP INDEX runs_by_host;
+             ALTER TABLE runs DROP COLUMN uuid;
              DELETE FROM refinery_schema_history WHERE version > 6;
              PRAGMA user_version = 6;",
         )

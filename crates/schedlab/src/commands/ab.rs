@@ -11,7 +11,7 @@ use schedlab_core::plan::{validate_label, RunPlan};
 use schedlab_core::record::{Arm, ExperimentTag, RunStatus};
 use schedlab_core::sys;
 use schedlab_stats::sequential::Spending;
-use schedlab_store::{Experiment, ExperimentKind, SqliteStore, Store};
+use schedlab_store::{Experiment, ExperimentKind, Store};
 
 use crate::cli::AbArgs;
 use crate::comparison::{gate, load_with, settings, CalibrationChoice, Query};
@@ -21,7 +21,7 @@ use crate::plan::plan_from_parts;
 use crate::progress::ProgressLine;
 use crate::session::{plan_for_visit, Session, Storage};
 use crate::shell::run_shell_command;
-use crate::store_path::db_path;
+use crate::store_path::db_location;
 
 pub fn ab(args: &AbArgs) -> Result<ExitCode, Failure> {
     let sequential = match (args.until_decided, args.max_rounds) {
@@ -57,7 +57,7 @@ pub fn ab(args: &AbArgs) -> Result<ExitCode, Failure> {
         None => format!("ab-{}", sys::realtime_ns() / 1_000_000_000),
     };
     validate_label(&arm_label(&name, Arm::A))?;
-    let mut session = Session::open(Storage::File(db_path(&args.db)?))?;
+    let mut session = Session::open(Storage::File(db_location(&args.db)?))?;
     let spec = serde_json::json!({
         "a": args.apply_a,
         "b": args.apply_b,
@@ -117,7 +117,7 @@ pub fn ab(args: &AbArgs) -> Result<ExitCode, Failure> {
 
 /// The experiment's comparison so far, decided as `compare` would (sequentially for
 /// `--until-decided`: the plan is in the experiment's spec).
-fn decide(args: &AbArgs, name: &str, store: &SqliteStore) -> Result<Comparison, Failure> {
+fn decide(args: &AbArgs, name: &str, store: &dyn Store) -> Result<Comparison, Failure> {
     let candidates = [arm_label(name, Arm::B)];
     let loaded = load_with(
         store,

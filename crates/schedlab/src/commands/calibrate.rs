@@ -14,7 +14,7 @@ use schedlab_core::{runner, sys};
 use schedlab_report::calibration::{write_json, write_text};
 use schedlab_report::compare::table::{Align, Table};
 use schedlab_report::model::format_time_ns;
-use schedlab_store::{SqliteStore, Store, StoredCalibration};
+use schedlab_store::{Store, StoredCalibration};
 
 use crate::cli::{CalibrateArgs, OutputFormat};
 use crate::failure::Failure;
@@ -22,7 +22,7 @@ use crate::output::emit;
 use crate::plan::plan_from_parts;
 use crate::progress::ProgressLine;
 use crate::session::{plan_for_visit, Session, Storage};
-use crate::store_path::db_path;
+use crate::store_path::{db_location, is_missing, open_existing_writer, open_reader};
 
 /// The level the report's detectable changes are stated at.
 const REPORT_ALPHA: f64 = 0.05;
@@ -62,8 +62,8 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<ExitCode, Failure> {
         return show(args, id);
     }
     if let Some(label) = &args.from {
-        let mut store = SqliteStore::open_existing_writer(&db_path(&args.db)?)?;
-        return compute_and_store(&mut store, label, None, args.format);
+        let mut store = open_existing_writer(&db_location(&args.db)?)?;
+        return compute_and_store(&mut *store, label, None, args.format);
     }
     measure(args)
 }
@@ -98,7 +98,7 @@ fn measure(args: &CalibrateArgs) -> Result<ExitCode, Failure> {
     };
     validate_label(&label)?;
     plan.label = Some(label.clone());
-    let mut session = Session::open(Storage::File(db_path(&args.db)?))?;
+    let mut session = Session::open(Storage::File(db_location(&args.db)?))?;
     for i in 0..runs {
         if i > 0 {
             runner::pause((pause * 1000.0).round() as u64).map_err(Failure::from)?;
@@ -124,7 +124,7 @@ fn measure(args: &CalibrateArgs) -> Result<ExitCode, Failure> {
 /// Computes a calibration from every complete run of `label` on this machine (restricted to
 /// `cases` when given), stores it and prints its report.
 fn compute_and_store(
-    store: &mut SqliteStore,
+    store: &mut dyn Store,
     label: &str,
     cases: Option<&[String]>,
     format: OutputFormat,
@@ -183,7 +183,7 @@ fn print_report(calibration: &Calibration, format: OutputFormat) -> Result<ExitC
     Ok(ExitCode::SUCCESS)
 }
 
-fn stored(store: &SqliteStore) -> Result<Vec<Calibration>, Failure> {
+fn stored(store: &dyn Store) -> Result<Vec<Calibration>, Failure> {
     store
         .calibrations()?
         .into_iter()
@@ -205,8 +205,8 @@ fn stored(store: &SqliteStore) -> Result<Vec<Calibration>, Failure> {
 }
 
 fn show(args: &CalibrateArgs, id: i64) -> Result<ExitCode, Failure> {
-    let store = SqliteStore::open_existing(&db_path(&args.db)?)?;
-    let calibration = stored(&store)?
+    let store = open_reader(&db_location(&args.db)?)?;
+    let calibration = stored(&*store)?
         .into_iter()
         .find(|c| c.id == Some(id))
         .ok_or_else(|| Failure::bad_input(format!("no calibration with id {id}")))?;
@@ -214,9 +214,9 @@ fn show(args: &CalibrateArgs, id: i64) -> Result<ExitCode, Failure> {
 }
 
 fn list(args: &CalibrateArgs) -> Result<ExitCode, Failure> {
-    let path = db_path(&args.db)?;
-    let calibrations = if path.exists() {
-        stored(&SqliteStore::open_existing(&path)?)?
+    let location = db_location(&args.db)?;
+    let calibrations = if !is_missing(&location) {
+        stored(&*open_reader(&location)?)?
     } else {
         Vec::new()
     };

@@ -12,7 +12,7 @@ use schedlab_core::experiment::{arm_label, AbbaSlot};
 use schedlab_core::plan::{validate_label, RunPlan};
 use schedlab_core::record::{Arm, ExperimentTag, RunStatus};
 use schedlab_core::sys;
-use schedlab_store::{Experiment, ExperimentKind, SqliteStore, Store};
+use schedlab_store::{Experiment, ExperimentKind, Store};
 
 use crate::cli::{
     CampaignAction, CampaignArgs, CampaignNextArgs, CampaignStartArgs, CampaignStatusArgs,
@@ -22,7 +22,7 @@ use crate::plan::plan_from_parts;
 use crate::progress::ProgressLine;
 use crate::session::{plan_for_visit, Session, Storage};
 use crate::shell::run_shell_command;
-use crate::store_path::db_path;
+use crate::store_path::{db_location, open_reader, open_writer};
 
 const MAX_BOOTS: u32 = 1000;
 
@@ -141,7 +141,7 @@ fn start(args: &CampaignStartArgs) -> Result<ExitCode, Failure> {
         boots: args.boots,
         plan,
     };
-    let mut store = SqliteStore::open(&db_path(&args.db)?)?;
+    let mut store = open_writer(&db_location(&args.db)?)?;
     store.create_experiment(&Experiment {
         id: None,
         kind: ExperimentKind::Campaign,
@@ -164,7 +164,7 @@ fn to_value<T: Serialize>(value: &T) -> Result<serde_json::Value, Failure> {
 }
 
 fn load(
-    store: &SqliteStore,
+    store: &dyn Store,
     name: &str,
 ) -> Result<(Experiment, CampaignSpec, CampaignState), Failure> {
     let experiment = store
@@ -182,7 +182,7 @@ fn load(
 }
 
 fn next(args: &CampaignNextArgs) -> Result<ExitCode, Failure> {
-    let mut session = Session::open(Storage::ExistingFile(db_path(&args.db)?))?;
+    let mut session = Session::open(Storage::ExistingFile(db_location(&args.db)?))?;
     let (experiment, spec, mut state) = load(session.store(), &args.name)?;
     let experiment_id = experiment.id.unwrap_or_default();
     let fingerprint = session.fingerprint().clone();
@@ -270,8 +270,8 @@ fn next(args: &CampaignNextArgs) -> Result<ExitCode, Failure> {
 }
 
 fn status(args: &CampaignStatusArgs) -> Result<ExitCode, Failure> {
-    let store = SqliteStore::open_existing(&db_path(&args.db)?)?;
-    let (experiment, spec, state) = load(&store, &args.name)?;
+    let store = open_reader(&db_location(&args.db)?)?;
+    let (experiment, spec, state) = load(&*store, &args.name)?;
     println!(
         "campaign {} · {} · {} of {} boots done · A = {} · B = {} · {} cases per boot",
         args.name,

@@ -3,19 +3,19 @@
 use std::process::ExitCode;
 
 use schedlab_report::history as render;
-use schedlab_store::{RunSelection, SqliteStore, Store};
+use schedlab_store::{RunSelection, Store};
 
 use crate::cli::{ChangesArgs, HistoryFormat};
 use crate::failure::Failure;
 use crate::fleet::{history_and_changes, selection};
 use crate::output::emit;
-use crate::store_path::db_path;
+use crate::store_path::{db_location, open_reader};
 
 pub fn changes(args: &ChangesArgs) -> Result<ExitCode, Failure> {
     let selection = selection(&args.select)?;
-    let store = SqliteStore::open_existing(&db_path(&args.db)?)?;
+    let store = open_reader(&db_location(&args.db)?)?;
     let cases = if args.cases.is_empty() {
-        every_case(&store, &selection)?
+        every_case(&*store, &selection)?
     } else {
         args.cases.clone()
     };
@@ -27,7 +27,7 @@ pub fn changes(args: &ChangesArgs) -> Result<ExitCode, Failure> {
     let mut all = Vec::new();
     for case in &cases {
         let (_, changes) = history_and_changes(
-            &store,
+            &*store,
             &selection,
             case,
             args.metric.as_deref(),

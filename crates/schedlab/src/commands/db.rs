@@ -4,12 +4,14 @@
 use std::process::ExitCode;
 
 use schedlab_report::model::format_time_ns;
-use schedlab_store::{known_version, CheckReport, SqliteStore, OLDEST_READABLE_VERSION};
+use schedlab_store::{
+    known_version, CheckReport, Location, PgStore, SqliteStore, OLDEST_READABLE_VERSION,
+};
 
 use crate::cli::{DbAction, DbArgs, DbCheckArgs, DbUpgradeArgs, OutputFormat};
 use crate::failure::{Failure, FailureKind};
 use crate::output::emit;
-use crate::store_path::db_path;
+use crate::store_path::db_location;
 
 pub fn db(args: &DbArgs) -> Result<ExitCode, Failure> {
     match &args.action {
@@ -19,14 +21,18 @@ pub fn db(args: &DbArgs) -> Result<ExitCode, Failure> {
 }
 
 fn check(args: &DbCheckArgs) -> Result<ExitCode, Failure> {
-    let path = db_path(&args.db)?;
-    let report = SqliteStore::check(&path, args.quick)?;
+    let location = db_location(&args.db)?;
+    let report = match &location {
+        Location::Sqlite(path) => SqliteStore::check(path, args.quick)?,
+        Location::Postgres(url) => PgStore::check(url)?,
+    };
+    let server = matches!(location, Location::Postgres(_));
     emit(|out| match args.format {
         OutputFormat::Json => {
-            serde_json::to_writer_pretty(&mut *out, &to_json(&report))?;
+            serde_json::to_writer_pretty(&mut *out, &to_json(&report, server))?;
             writeln!(out)
         }
-        OutputFormat::Text => write_text(out, &report),
+        OutputFormat::Text => write_text(out, &report, server),
     })?;
     if !report.ok() {
         // The report on stdout names what is wrong.
@@ -35,15 +41,18 @@ fn check(args: &DbCheckArgs) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn pragma_name(report: &CheckReport) -> &'static str {
-    if report.quick {
+/// What checked the pages: SQLite's pragma, or nobody for a server, which keeps its own.
+fn pragma_name(report: &CheckReport, server: bool) -> &'static str {
+    if server {
+        "none: PostgreSQL keeps its own pages sound"
+    } else if report.quick {
         "quick_check"
     } else {
         "integrity_check"
     }
 }
 
-fn to_json(report: &CheckReport) -> serde_json::Value {
+fn to_json(report: &CheckReport, server: bool) -> serde_json::Value {
     let runs: serde_json::Map<String, serde_json::Value> = report
         .runs_by_status
         .iter()
@@ -64,7 +73,7 @@ fn to_json(report: &CheckReport) -> serde_json::Value {
     serde_json::json!({
         "path": report.path.display().to_string(),
         "ok": report.ok(),
-        "check": pragma_name(report),
+        "check": pragma_name(report, server),
         "integrity_problems": report.integrity_problems,
         "database_schema_version": report.schema_version,
         "known_schema_version": known_version(),
@@ -75,16 +84,20 @@ fn to_json(report: &CheckReport) -> serde_json::Value {
     })
 }
 
-fn write_text(out: &mut dyn std::io::Write, report: &CheckReport) -> std::io::Result<()> {
+fn write_text(
+    out: &mut dyn std::io::Write,
+    report: &CheckReport,
+    server: bool,
+) -> std::io::Result<()> {
     writeln!(out, "database   {}", report.path.display())?;
     if report.integrity_problems.is_empty() {
-        writeln!(out, "integrity  ok ({})", pragma_name(report))?;
+        writeln!(out, "integrity  ok ({})", pragma_name(report, server))?;
     } else {
         writeln!(
             out,
             "integrity  {} problem(s) found by {}:",
             report.integrity_problems.len(),
-            pragma_name(report)
+            pragma_name(report, server)
         )?;
         for problem in &report.integrity_problems {
             writeln!(out, "  {problem}")?;
@@ -140,16 +153,22 @@ fn write_text(out: &mut dyn std::io::Write, report: &CheckReport) -> std::io::Re
 }
 
 fn upgrade(args: &DbUpgradeArgs) -> Result<ExitCode, Failure> {
-    let path = db_path(&args.db)?;
-    let store = SqliteStore::open_existing_writer(&path)?;
-    let (from, to) = (store.found_version(), store.schema_version());
+    let location = db_location(&args.db)?;
+    let (from, to) = match &location {
+        Location::Sqlite(path) => {
+            let store = SqliteStore::open_existing_writer(path)?;
+            (store.found_version(), store.schema_version())
+        }
+        Location::Postgres(url) => {
+            let store = PgStore::open_writer(url)?;
+            (store.found_version(), store.schema_version())
+        }
+    };
+    let path = location.describe();
     if from == to {
-        println!(
-            "{}: schema version {to}, nothing to upgrade",
-            path.display()
-        );
+        println!("{path}: schema version {to}, nothing to upgrade");
     } else {
-        println!("{}: schema version {from} → {to}", path.display());
+        println!("{path}: schema version {from} → {to}");
     }
     Ok(ExitCode::SUCCESS)
 }

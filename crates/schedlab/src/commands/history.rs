@@ -3,19 +3,18 @@
 use std::process::ExitCode;
 
 use schedlab_report::history as render;
-use schedlab_store::SqliteStore;
 
 use crate::cli::{HistoryArgs, HistoryFormat};
 use crate::failure::Failure;
 use crate::fleet::{history_and_changes, selection};
 use crate::output::{emit, write_atomically};
-use crate::store_path::db_path;
+use crate::store_path::{db_location, open_reader};
 
 pub fn history(args: &HistoryArgs) -> Result<ExitCode, Failure> {
     let selection = selection(&args.select)?;
-    let store = SqliteStore::open_existing(&db_path(&args.db)?)?;
+    let store = open_reader(&db_location(&args.db)?)?;
     let (history, changes) = history_and_changes(
-        &store,
+        &*store,
         &selection,
         &args.case,
         args.metric.as_deref(),

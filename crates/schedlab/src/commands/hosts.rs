@@ -3,16 +3,15 @@ use std::process::ExitCode;
 
 use schedlab_report::compare::table::{Align, Table};
 use schedlab_report::model::format_time_ns;
-use schedlab_store::{SqliteStore, Store};
 
 use crate::cli::{HostsArgs, OutputFormat};
 use crate::failure::Failure;
 use crate::output::emit;
-use crate::store_path::db_path;
+use crate::store_path::{db_location, open_reader};
 
 pub fn hosts(args: &HostsArgs) -> Result<ExitCode, Failure> {
-    let path = db_path(&args.db)?;
-    let store = SqliteStore::open_existing(&path)?;
+    let location = db_location(&args.db)?;
+    let store = open_reader(&location)?;
     let hosts = store.hosts()?;
     // The hardware as the newest run saw it.
     let mut cpus = Vec::new();
@@ -49,7 +48,7 @@ pub fn hosts(args: &HostsArgs) -> Result<ExitCode, Failure> {
         }
         OutputFormat::Text => {
             if hosts.is_empty() {
-                return writeln!(out, "no stored runs in {}", path.display());
+                return writeln!(out, "no stored runs in {}", location.describe());
             }
             let mut table = Table::new(&[
                 ("host", Align::Left),

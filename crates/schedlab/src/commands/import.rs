@@ -14,12 +14,11 @@ use schedlab_core::record::{IterationRecord, RunStatus};
 use schedlab_core::sys;
 use schedlab_core::workload::external::ExternalParams;
 use schedlab_core::workload::WorkloadSpec;
-use schedlab_store::{SqliteStore, Store};
 
 use crate::cli::ImportArgs;
 use crate::failure::Failure;
 use crate::output::emit;
-use crate::store_path::db_path;
+use crate::store_path::{db_location, open_writer};
 
 /// A case of the run: its name, the files it came from, its results in file order.
 struct ImportedCase {
@@ -178,7 +177,7 @@ pub fn import(args: &ImportArgs) -> Result<ExitCode, Failure> {
     // Everything parsed: only now is the store opened and written.
     sys::install_interrupt_handlers()
         .map_err(|e| Failure::failed(format!("cannot install signal handlers: {e}")))?;
-    let mut store = SqliteStore::open(&db_path(&args.db)?)?;
+    let mut store = open_writer(&db_location(&args.db)?)?;
     let now = sys::realtime_ns();
     // A run whose results say when they were taken starts then.
     let started = cases

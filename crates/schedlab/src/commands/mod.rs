@@ -18,6 +18,7 @@ mod history;
 mod hosts;
 mod import;
 mod list;
+mod push;
 mod report;
 mod run;
 mod runs;
@@ -42,6 +43,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Import(args) => import::import(&args),
         Command::Env(args) => env::env(&args),
         Command::Db(args) => db::db(&args),
+        Command::Push(args) => push::push(&args),
         Command::Completions(args) => docs::completions(&args),
         Command::Man(args) => docs::man(&args),
     }

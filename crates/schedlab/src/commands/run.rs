@@ -6,7 +6,6 @@ use std::process::ExitCode;
 use schedlab_core::estimate;
 use schedlab_core::plan::RunPlan;
 use schedlab_report::RunReport;
-use schedlab_store::{SqliteStore, Store};
 
 use crate::cli::{OutputFormat, RunArgs};
 use crate::failure::Failure;
@@ -14,7 +13,7 @@ use crate::output::{emit, report_format};
 use crate::plan::run_plan;
 use crate::progress::ProgressLine;
 use crate::session::{Session, Storage};
-use crate::store_path::db_path;
+use crate::store_path::{db_location, is_missing, open_reader};
 
 pub fn run(args: &RunArgs) -> Result<ExitCode, Failure> {
     let plan = run_plan(args)?;
@@ -24,11 +23,11 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Failure> {
     let storage = if args.no_store {
         // Unused, a --db value must still name a store: a mistyped URL should not pass silently.
         if args.db.db.is_some() {
-            db_path(&args.db)?;
+            db_location(&args.db)?;
         }
         Storage::Memory
     } else {
-        Storage::File(db_path(&args.db)?)
+        Storage::File(db_location(&args.db)?)
     };
     let mut session = Session::open(storage)?;
     let mut progress = ProgressLine::new(args.quiet);
@@ -54,11 +53,10 @@ struct Estimated {
 /// Lists the cases in the order they would run, with an estimated duration, and runs nothing;
 /// `--format json` prints the whole plan and the estimate as one document.
 fn dry_run(plan: &RunPlan, args: &RunArgs) -> Result<ExitCode, Failure> {
-    let path = db_path(&args.db)?;
+    let location = db_location(&args.db)?;
     // History is optional: a missing or unreadable database just means rules of thumb.
-    let store = path
-        .exists()
-        .then(|| SqliteStore::open_existing(&path).ok())
+    let store = (!is_missing(&location))
+        .then(|| open_reader(&location).ok())
         .flatten();
     let per_case = u64::from(plan.warmup + plan.iterations);
     let mut known_total = 0.0;

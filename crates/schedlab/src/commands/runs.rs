@@ -4,19 +4,18 @@ use std::process::ExitCode;
 
 use schedlab_report::compare::table::{Align, Table};
 use schedlab_report::model::format_time_ns;
-use schedlab_store::{SqliteStore, Store};
 
 use crate::cli::{OutputFormat, RunsArgs};
 use crate::failure::Failure;
 use crate::fleet::selection;
 use crate::output::emit;
-use crate::store_path::db_path;
+use crate::store_path::{db_location, is_missing, open_reader};
 
 pub fn runs(args: &RunsArgs) -> Result<ExitCode, Failure> {
-    let path = db_path(&args.db)?;
+    let location = db_location(&args.db)?;
     let selection = selection(&args.select)?;
-    let runs = if path.exists() {
-        SqliteStore::open_existing(&path)?.select_runs(&selection, args.limit)?
+    let runs = if !is_missing(&location) {
+        open_reader(&location)?.select_runs(&selection, args.limit)?
     } else {
         Vec::new()
     };
@@ -47,9 +46,9 @@ pub fn runs(args: &RunsArgs) -> Result<ExitCode, Failure> {
         OutputFormat::Text => {
             if runs.is_empty() {
                 return if selection.is_empty() {
-                    writeln!(out, "no stored runs in {}", path.display())
+                    writeln!(out, "no stored runs in {}", location.describe())
                 } else {
-                    writeln!(out, "no stored run matches in {}", path.display())
+                    writeln!(out, "no stored run matches in {}", location.describe())
                 };
             }
             let mut table = Table::new(&[

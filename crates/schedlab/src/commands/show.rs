@@ -3,15 +3,14 @@
 use std::process::ExitCode;
 
 use schedlab_report::RunReport;
-use schedlab_store::{SqliteStore, Store};
 
 use crate::cli::{ShowArgs, ShowFormat};
 use crate::failure::Failure;
 use crate::output::emit;
-use crate::store_path::db_path;
+use crate::store_path::{db_location, open_reader};
 
 pub fn show(args: &ShowArgs) -> Result<ExitCode, Failure> {
-    let store = SqliteStore::open_existing(&db_path(&args.db)?)?;
+    let store = open_reader(&db_location(&args.db)?)?;
     let runs = store
         .resolve(&args.run)?
         .into_iter()

@@ -1,0 +1,186 @@
+//! The schema of a PostgreSQL results database: the same tables as SQLite's, version for version,
+//! from `migrations/postgres`, with refinery's history table so either tool sees the same history.
+//! A writer migrates inside one transaction holding an advisory lock — DDL is transactional in
+//! PostgreSQL — so N machines opening one new database at once all succeed and every other session
+//! sees either no schema or a complete one. Readers only look.
+use std::sync::OnceLock;
+
+use postgres::GenericClient;
+
+use crate::schema::{looks_rfc3339, now_rfc3339, Migration, HISTORY_TABLE};
+use crate::{Result, StoreError};
+
+mod embedded {
+    refinery::embed_migrations!("migrations/postgres");
+}
+
+/// The advisory lock every migrating writer takes ("SchL", as SQLite's application id).
+const MIGRATION_LOCK: i64 = 0x5363_684C;
+
+/// refinery's DDL for the history table on PostgreSQL.
+const CREATE_HISTORY: &str = "CREATE TABLE IF NOT EXISTS refinery_schema_history(
+             version int4 PRIMARY KEY,
+             name VARCHAR(255),
+             applied_on VARCHAR(255),
+             checksum VARCHAR(255));";
+
+/// The embedded PostgreSQL migrations, by version.
+pub fn migrations() -> &'static [Migration] {
+    static MIGRATIONS: OnceLock<Vec<Migration>> = OnceLock::new();
+    MIGRATIONS.get_or_init(|| {
+        let mut all: Vec<Migration> = embedded::migrations::runner()
+            .get_migrations()
+            .iter()
+            .map(|m| Migration {
+                version: i64::from(m.version()),
+                name: m.name().to_string(),
+                sql: m.sql().unwrap_or_default().to_string(),
+                checksum: m.checksum(),
+            })
+            .collect();
+        all.sort_by_key(|m| m.version);
+        all
+    })
+}
+
+/// The schema version of the database on `client` (0: no schema yet), found without writing.
+/// Refuses a database holding another application's `runs` table, a newer schedlab's schema, and
+/// a damaged history.
+pub fn inspect(client: &mut impl GenericClient, url: &str) -> Result<i64> {
+    let damaged = |detail: String| StoreError::Damaged {
+        path: url.into(),
+        detail,
+    };
+    if !table_exists(client, HISTORY_TABLE)? {
+        if table_exists(client, "runs")? {
+            return Err(StoreError::NotSchedlab {
+                path: url.into(),
+                why: "it has a `runs` table but no schedlab schema history; give schedlab a database of its own".into(),
+            });
+        }
+        return Ok(0);
+    }
+    let rows = client
+        .query(
+            &format!(
+                "SELECT version, name, applied_on, checksum FROM {HISTORY_TABLE} ORDER BY version"
+            ),
+            &[],
+        )
+        .map_err(|e| {
+            damaged(format!(
+                "its schema history cannot be read ({})",
+                super::error_text(&e)
+            ))
+        })?;
+    let known = known_version();
+    let mut top = 0;
+    for (expected, row) in (1..).zip(&rows) {
+        let version: Option<i32> = row.try_get(0)?;
+        let name: Option<String> = row.try_get(1)?;
+        let applied_on: Option<String> = row.try_get(2)?;
+        let checksum: Option<String> = row.try_get(3)?;
+        let version = i64::from(version.unwrap_or(0));
+        if version > known {
+            return Err(StoreError::Newer {
+                path: url.into(),
+                version,
+                known,
+            });
+        }
+        if version != expected {
+            return Err(damaged(format!(
+                "schema history row V{expected} is missing"
+            )));
+        }
+        if !applied_on.is_some_and(|t| looks_rfc3339(t.as_bytes())) {
+            return Err(damaged(format!(
+                "schema history row V{version}: applied_on is invalid"
+            )));
+        }
+        let ours = migrations().iter().find(|m| m.version == version);
+        let matches = ours.is_some_and(|m| {
+            Some(&m.name) == name.as_ref()
+                && checksum.as_deref().and_then(|c| c.parse().ok()) == Some(m.checksum)
+        });
+        if !matches {
+            if version == 1 {
+                return Err(StoreError::NotSchedlab {
+                    path: url.into(),
+                    why: "its refinery schema history is another application's".into(),
+                });
+            }
+            return Err(damaged(format!(
+                "schema history row V{version}__{} does not match this schedlab's migration",
+                name.unwrap_or_default()
+            )));
+        }
+        top = version;
+    }
+    if rows.is_empty() {
+        return Err(damaged("its schema history is empty".into()));
+    }
+    Ok(top)
+}
+
+fn table_exists(client: &mut impl GenericClient, table: &str) -> Result<bool> {
+    let row = client.query_one("SELECT to_regclass($1) IS NOT NULL", &[&table])?;
+    Ok(row.try_get(0)?)
+}
+
+/// The newest PostgreSQL schema version this schedlab knows.
+pub fn known_version() -> i64 {
+    migrations().last().map_or(0, |m| m.version)
+}
+
+/// Brings the database to [`known_version`] in one transaction under the migration lock, looking
+/// again once the lock is held (another machine may have just done it). Returns the version found.
+pub fn migrate(client: &mut postgres::Client, url: &str) -> Result<i64> {
+    let mut tx = client.transaction()?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
+    let from = inspect(&mut tx, url)?;
+    if from == 0 {
+        tx.batch_execute(CREATE_HISTORY)?;
+    }
+    for m in migrations().iter().filter(|m| m.version > from) {
+        tx.batch_execute(&m.sql)
+            .map_err(|e| StoreError::Unwritable {
+                path: url.into(),
+                reason: format!(
+                    "migration V{}__{} failed: {}",
+                    m.version,
+                    m.name,
+                    super::error_text(&e)
+                ),
+            })?;
+        let version = i32::try_from(m.version).unwrap_or(i32::MAX);
+        tx.execute(
+            &format!(
+                "INSERT INTO {HISTORY_TABLE} (version, name, applied_on, checksum) VALUES ($1, $2, $3, $4)"
+            ),
+            &[&version, &m.name, &now_rfc3339(), &m.checksum.to_string()],
+        )?;
+    }
+    tx.commit()?;
+    Ok(from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One schema in two dialects: the same versions and names, so "schema version N" means the
+    /// same tables whichever backend holds them.
+    #[test]
+    fn both_dialects_have_the_same_migrations() {
+        let sqlite: Vec<(i64, &str)> = crate::schema::migrations()
+            .iter()
+            .map(|m| (m.version, m.name.as_str()))
+            .collect();
+        let postgres: Vec<(i64, &str)> = migrations()
+            .iter()
+            .map(|m| (m.version, m.name.as_str()))
+            .collect();
+        assert_eq!(sqlite, postgres);
+    }
+}

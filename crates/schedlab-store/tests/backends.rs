@@ -1,0 +1,457 @@
+//! The `Store` contract, checked on both backends: every test here runs once on an SQLite file and
+//! once on a fresh database of a real PostgreSQL server (`scripts/with-postgres`; without one, plain
+//! `cargo test` skips the PostgreSQL half with a notice, and `scripts/check` fails instead).
+//! Among them: concurrent writers with a count of what was stored, and `push` run twice.
+use std::ffi::OsStr;
+use std::path::PathBuf;
+
+use schedlab_core::fingerprint::Fingerprint;
+use schedlab_core::metric::secondary;
+use schedlab_core::plan::RunPlan;
+use schedlab_core::record::{Arm, Attachment, ExperimentTag, IterationRecord, RunStatus};
+use schedlab_core::runner::{execute, Silent};
+use schedlab_core::workload::fake::FakeParams;
+use schedlab_core::workload::WorkloadSpec;
+use schedlab_store::push::push;
+use schedlab_store::testing::fresh_pg_database;
+use schedlab_store::{
+    open_reader, open_writer, Experiment, ExperimentKind, Location, SqliteStore, Store, StoreError,
+    StoreSink, StoredCalibration,
+};
+
+/// Where one test keeps its results.
+struct Backend {
+    location: Location,
+    /// Keeps an SQLite file's directory alive for the test.
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Backend {
+    fn sqlite() -> Backend {
+        let dir = tempfile::tempdir().unwrap();
+        Backend {
+            location: Location::Sqlite(dir.path().join("results.db")),
+            _dir: Some(dir),
+        }
+    }
+
+    fn postgres(test: &str) -> Option<Backend> {
+        let url = fresh_pg_database(test)?;
+        Some(Backend {
+            location: Location::parse(OsStr::new(&url)).unwrap(),
+            _dir: None,
+        })
+    }
+
+    fn writer(&self) -> Box<dyn Store> {
+        open_writer(&self.location, true).unwrap()
+    }
+
+    fn reader(&self) -> Box<dyn Store> {
+        open_reader(&self.location).unwrap()
+    }
+}
+
+/// Each test as a function of its backend, run on SQLite and on PostgreSQL.
+macro_rules! on_both_backends {
+    ($($test:ident),* $(,)?) => {
+        mod sqlite {
+            $(#[test] fn $test() { super::$test(&super::Backend::sqlite()); })*
+        }
+        mod postgres {
+            $(#[test] fn $test() {
+                if let Some(backend) = super::Backend::postgres(stringify!($test)) {
+                    super::$test(&backend);
+                }
+            })*
+        }
+    };
+}
+
+on_both_backends!(
+    runs_round_trip_with_every_sample,
+    labels_name_many_runs_and_ids_one,
+    experiments_tags_and_calibrations_round_trip,
+    readers_write_nothing,
+    concurrent_writers_lose_and_duplicate_nothing,
+    push_copies_everything_once,
+    push_back_into_sqlite_gives_the_same_runs,
+);
+
+fn plan(label: &str) -> RunPlan {
+    let fake = WorkloadSpec::Fake(FakeParams::default());
+    RunPlan::new(None, Some(label.into()), 3, 1, vec![fake]).unwrap()
+}
+
+/// A run of `plan` measured by the fake workload into `store`, as `schedlab run` stores it.
+fn run_into(store: &mut dyn Store, plan: &RunPlan) -> i64 {
+    let id = store
+        .begin_run(plan, &Fingerprint::collect(), 1_000)
+        .unwrap();
+    let outcome = execute(plan, &mut StoreSink { store, run_id: id }, &mut Silent);
+    store.finish_run(id, outcome.status, 2_000, None).unwrap();
+    id
+}
+
+fn runs_round_trip_with_every_sample(backend: &Backend) {
+    let mut store = backend.writer();
+    let plan = plan("base");
+    let id = run_into(&mut *store, &plan);
+    let extra = IterationRecord {
+        index: 9,
+        warmup: false,
+        started_at_ns: 7,
+        measurements: vec![secondary::WALL_TIME_SEC.value(2.5)],
+        attachments: vec![Attachment {
+            name: "wakeup_latency".into(),
+            encoding: "hdrhistogram-v2-deflate".into(),
+            data: vec![0, 1, 2, 255],
+        }],
+    };
+    store.record_iteration(id, 0, &extra).unwrap();
+    store.record_case_failure(id, 0, "stuck: task 3").unwrap();
+    drop(store);
+
+    let reader = backend.reader();
+    let run = reader.load_run(id).unwrap();
+    assert_eq!(run.status, RunStatus::Complete);
+    assert_eq!(run.plan, plan);
+    assert_eq!(run.cases[0].error.as_deref(), Some("stuck: task 3"));
+    let iterations = &run.cases[0].iterations;
+    assert_eq!(iterations.len(), 5);
+    assert!(iterations[0].warmup);
+    assert_eq!(iterations[4], extra);
+    assert!(iterations[1]
+        .measurements
+        .iter()
+        .any(|m| m.name == "usec_per_op"));
+    let listed = reader.list_runs(None).unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].measured_iterations, 4);
+    assert_eq!(listed[0].what, plan.cases[0].name);
+    assert!(reader
+        .median_wall_time_sec(&plan.cases[0].name)
+        .unwrap()
+        .is_some());
+    assert_eq!(reader.median_wall_time_sec("never-ran").unwrap(), None);
+    let provenance = reader.run_provenance(id).unwrap();
+    let uuid = provenance.uuid.expect("every new run has a uuid");
+    assert_eq!(reader.run_by_uuid(&uuid).unwrap(), Some(id));
+    assert_eq!(provenance.owner.pid, Some(std::process::id() as i32));
+}
+
+fn labels_name_many_runs_and_ids_one(backend: &Backend) {
+    let mut store = backend.writer();
+    let a = run_into(&mut *store, &plan("kernel-a"));
+    let b = run_into(&mut *store, &plan("kernel-a"));
+    let c = run_into(&mut *store, &plan("kernel-b"));
+    assert_eq!(store.resolve("kernel-a").unwrap(), vec![a, b]);
+    assert_eq!(store.resolve(&c.to_string()).unwrap(), vec![c]);
+    assert!(matches!(
+        store.resolve("kernel-z"),
+        Err(StoreError::NotFound(_))
+    ));
+    assert!(matches!(store.resolve("999"), Err(StoreError::NotFound(_))));
+    let listed: Vec<i64> = store
+        .list_runs(None)
+        .unwrap()
+        .iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(listed, vec![c, b, a], "newest first");
+    assert_eq!(store.list_runs(Some(1)).unwrap().len(), 1);
+    assert!(matches!(
+        store.finish_run(a, RunStatus::Abandoned, 3, None),
+        Err(StoreError::Corrupt(_))
+    ));
+    assert!(matches!(
+        store.finish_run(999, RunStatus::Failed, 3, None),
+        Err(StoreError::NotFound(_))
+    ));
+}
+
+fn experiments_tags_and_calibrations_round_trip(backend: &Backend) {
+    let mut store = backend.writer();
+    let experiment = Experiment {
+        id: None,
+        kind: ExperimentKind::Campaign,
+        name: "nightly".into(),
+        spec: serde_json::json!({"boots": 4}),
+        state: serde_json::json!({"slots": []}),
+        status: RunStatus::Running,
+        created_at_ns: 42,
+    };
+    let eid = store.create_experiment(&experiment).unwrap();
+    assert!(matches!(
+        store.create_experiment(&experiment),
+        Err(StoreError::Exists(_))
+    ));
+    let run = run_into(&mut *store, &plan("k-a"));
+    let tag = ExperimentTag {
+        experiment_id: eid,
+        arm: Arm::B,
+        round: 3,
+    };
+    store.tag_run(run, tag).unwrap();
+    let state = serde_json::json!({"slots": [{"run_id": run}]});
+    store
+        .update_experiment(eid, &state, RunStatus::Complete)
+        .unwrap();
+    let calibration = StoredCalibration {
+        id: None,
+        created_at_ns: 77,
+        label: "cal".into(),
+        hostname: "box".into(),
+        run_ids: vec![run],
+        model: serde_json::json!({"cases": []}),
+    };
+    let cid = store.save_calibration(&calibration).unwrap();
+    drop(store);
+
+    let reader = backend.reader();
+    assert_eq!(reader.run_tag(run).unwrap(), Some(tag));
+    let stored = reader
+        .experiment(ExperimentKind::Campaign, "nightly")
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.state, state);
+    assert_eq!(stored.status, RunStatus::Complete);
+    assert_eq!(reader.experiment_by_id(eid).unwrap(), Some(stored));
+    assert_eq!(
+        reader.experiment(ExperimentKind::Ab, "nightly").unwrap(),
+        None
+    );
+    assert_eq!(
+        reader.calibrations().unwrap(),
+        vec![StoredCalibration {
+            id: Some(cid),
+            ..calibration
+        }]
+    );
+}
+
+fn readers_write_nothing(backend: &Backend) {
+    // A store nobody has written to yet reads as empty (an SQLite file must exist to be read).
+    if let Location::Sqlite(path) = &backend.location {
+        std::fs::write(path, b"").unwrap();
+    }
+    let mut reader = backend.reader();
+    assert!(reader.list_runs(None).unwrap().is_empty());
+    assert!(matches!(
+        reader.begin_run(&plan("x"), &Fingerprint::collect(), 1),
+        Err(StoreError::ReadOnly { .. })
+    ));
+    drop(reader);
+    let mut writer = backend.writer();
+    let id = run_into(&mut *writer, &plan("x"));
+    // A reader beside a writer that is storing: neither waits for the other.
+    let reader = backend.reader();
+    writer
+        .record_iteration(
+            id,
+            0,
+            &IterationRecord {
+                index: 7,
+                warmup: false,
+                started_at_ns: 3,
+                measurements: vec![],
+                attachments: vec![],
+            },
+        )
+        .unwrap();
+    assert_eq!(reader.load_run(id).unwrap().cases[0].iterations.len(), 5);
+}
+
+/// Four writers, each with its own connection, store runs at once: every run and iteration is
+/// there exactly once, each run with its own id and uuid.
+fn concurrent_writers_lose_and_duplicate_nothing(backend: &Backend) {
+    const WRITERS: usize = 4;
+    const RUNS_EACH: usize = 5;
+    drop(backend.writer());
+    let barrier = std::sync::Barrier::new(WRITERS);
+    std::thread::scope(|scope| {
+        for w in 0..WRITERS {
+            let barrier = &barrier;
+            scope.spawn(move || {
+                let mut store = backend.writer();
+                barrier.wait();
+                for r in 0..RUNS_EACH {
+                    run_into(&mut *store, &plan(&format!("w{w}-{r}")));
+                }
+            });
+        }
+    });
+    let reader = backend.reader();
+    let runs = reader.list_runs(None).unwrap();
+    assert_eq!(runs.len(), WRITERS * RUNS_EACH, "runs stored");
+    let iterations: usize = runs.iter().map(|r| r.measured_iterations).sum();
+    assert_eq!(
+        iterations,
+        WRITERS * RUNS_EACH * 3,
+        "measured iterations stored"
+    );
+    let mut ids: Vec<i64> = runs.iter().map(|r| r.id).collect();
+    ids.dedup();
+    assert_eq!(ids.len(), runs.len());
+    let mut uuids: Vec<String> = runs
+        .iter()
+        .map(|r| reader.run_provenance(r.id).unwrap().uuid.unwrap())
+        .collect();
+    uuids.sort();
+    uuids.dedup();
+    assert_eq!(uuids.len(), runs.len(), "distinct uuids");
+    for w in 0..WRITERS {
+        for r in 0..RUNS_EACH {
+            assert_eq!(reader.resolve(&format!("w{w}-{r}")).unwrap().len(), 1);
+        }
+    }
+}
+
+/// A laptop's SQLite store with runs, an experiment and a calibration.
+fn source_store(dir: &tempfile::TempDir) -> (PathBuf, Vec<i64>) {
+    let path = dir.path().join("source.db");
+    let mut source = SqliteStore::open(&path).unwrap();
+    let eid = source
+        .create_experiment(&Experiment {
+            id: None,
+            kind: ExperimentKind::Ab,
+            name: "gov".into(),
+            spec: serde_json::json!({"rounds": 1}),
+            state: serde_json::json!({"visits_done": 0}),
+            status: RunStatus::Running,
+            created_at_ns: 5,
+        })
+        .unwrap();
+    let mut ids = Vec::new();
+    for (i, arm) in [Arm::A, Arm::B].into_iter().enumerate() {
+        let id = run_into(&mut source, &plan(&format!("gov-{}", arm.as_str())));
+        source
+            .tag_run(
+                id,
+                ExperimentTag {
+                    experiment_id: eid,
+                    arm,
+                    round: i as u32,
+                },
+            )
+            .unwrap();
+        ids.push(id);
+    }
+    source
+        .update_experiment(
+            eid,
+            &serde_json::json!({"visits_done": 2, "run_ids": ids}),
+            RunStatus::Complete,
+        )
+        .unwrap();
+    ids.push(run_into(&mut source, &plan("plain")));
+    source
+        .save_calibration(&StoredCalibration {
+            id: None,
+            created_at_ns: 9,
+            label: "plain".into(),
+            hostname: "laptop".into(),
+            run_ids: vec![ids[2]],
+            model: serde_json::json!({"id": null, "run_ids": [ids[2]], "cases": []}),
+        })
+        .unwrap();
+    // Still running: left for a later push.
+    source
+        .begin_run(&plan("going"), &Fingerprint::collect(), 3_000)
+        .unwrap();
+    (path, ids)
+}
+
+fn push_copies_everything_once(backend: &Backend) {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, ids) = source_store(&dir);
+    let source = SqliteStore::open_existing(&path).unwrap();
+    let mut target = backend.writer();
+    let first = push(&source, &mut *target, None, &mut |_| {}).unwrap();
+    assert_eq!(first.copied.len(), 3);
+    assert_eq!(first.still_running.len(), 1);
+    assert_eq!(first.experiments_copied, 1);
+    assert_eq!(first.experiments_updated, 1);
+    assert_eq!(first.calibrations_copied, 1);
+    assert!(first.conflicts.is_empty());
+
+    let second = push(&source, &mut *target, None, &mut |_| {}).unwrap();
+    assert!(second.copied.is_empty(), "{second:?}");
+    assert_eq!(second.already_there, 3);
+    assert_eq!(second.experiments_copied + second.experiments_updated, 0);
+    assert_eq!(second.calibrations_copied, 0);
+    assert_eq!(second.calibrations_already_there, 1);
+    drop(target);
+
+    let reader = backend.reader();
+    assert_eq!(reader.list_runs(None).unwrap().len(), 3);
+    let target_of = |source_id: i64| {
+        first
+            .copied
+            .iter()
+            .find(|(s, _)| *s == source_id)
+            .map(|(_, t)| *t)
+            .unwrap()
+    };
+    for &id in &ids {
+        let (mut theirs, mut ours) = (
+            source.load_run(id).unwrap(),
+            reader.load_run(target_of(id)).unwrap(),
+        );
+        theirs.id = None;
+        ours.id = None;
+        assert_eq!(ours, theirs, "run {id}");
+        let (a, b) = (
+            source.run_provenance(id).unwrap(),
+            reader.run_provenance(target_of(id)).unwrap(),
+        );
+        assert_eq!((a.uuid, a.status, a.owner), (b.uuid, b.status, b.owner));
+        assert_eq!(
+            a.tag.map(|t| (t.arm, t.round)),
+            b.tag.map(|t| (t.arm, t.round))
+        );
+    }
+    let experiment = reader
+        .experiment(ExperimentKind::Ab, "gov")
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        experiment.state,
+        serde_json::json!({"visits_done": 2, "run_ids": [target_of(ids[0]), target_of(ids[1])]})
+    );
+    assert_eq!(experiment.status, RunStatus::Complete);
+    let calibrations = reader.calibrations().unwrap();
+    assert_eq!(calibrations[0].run_ids, vec![target_of(ids[2])]);
+    assert_eq!(
+        calibrations[0].model["run_ids"],
+        serde_json::json!([target_of(ids[2])])
+    );
+
+    // --since: nothing that old is new.
+    let mut target = backend.writer();
+    let later = push(&source, &mut *target, Some(i64::MAX), &mut |_| {}).unwrap();
+    assert!(later.copied.is_empty() && later.already_there == 0);
+}
+
+/// From the backend back into a new SQLite file: the same runs again.
+fn push_back_into_sqlite_gives_the_same_runs(backend: &Backend) {
+    let mut store = backend.writer();
+    let ids = [
+        run_into(&mut *store, &plan("one")),
+        run_into(&mut *store, &plan("two")),
+    ];
+    drop(store);
+    let source = backend.reader();
+    let dir = tempfile::tempdir().unwrap();
+    let mut file = SqliteStore::open(&dir.path().join("copy.db")).unwrap();
+    let report = push(&*source, &mut file, None, &mut |_| {}).unwrap();
+    assert_eq!(report.copied.len(), 2);
+    for (&id, &(from, to)) in ids.iter().zip(&report.copied) {
+        assert_eq!(id, from);
+        let (mut a, mut b) = (source.load_run(from).unwrap(), file.load_run(to).unwrap());
+        a.id = None;
+        b.id = None;
+        assert_eq!(a, b);
+    }
+    file.integrity_check().unwrap();
+}

@@ -1,0 +1,225 @@
+//! `schedlab push --to URL`: copies the runs of the store `--db` names (with their fingerprints,
+//! iterations, histograms, metric definitions, experiments and calibrations) into another store.
+//! Runs are matched by their globally unique id, so a second push copies nothing twice, and each
+//! run goes in in one transaction of the target, so an interrupted push leaves only whole runs.
+use std::process::ExitCode;
+
+use schedlab_core::sys;
+use schedlab_store::push::PushReport;
+use schedlab_store::{Location, SqliteStore, Store};
+
+use crate::cli::{OutputFormat, PushArgs};
+use crate::failure::{Failure, FailureKind};
+use crate::output::emit;
+use crate::store_path::{db_location, open_reader, open_writer};
+
+pub fn push(args: &PushArgs) -> Result<ExitCode, Failure> {
+    let since_ns = args
+        .since
+        .as_deref()
+        .map(|text| parse_since(text, sys::realtime_ns()))
+        .transpose()?;
+    let source_location = db_location(&args.db)?;
+    let target_location = Location::parse(&args.to)?;
+    if source_location == target_location {
+        return Err(Failure::bad_input(format!(
+            "--to {} is the store --db names; push copies into another one",
+            target_location.describe()
+        )));
+    }
+    let source = open_source(&source_location)?;
+    let mut target = open_writer(&target_location)?;
+    let report = schedlab_store::push::push(&*source, &mut *target, since_ns, &mut |_| {})?;
+    let (from, to) = (source.describe(), target.describe());
+    emit(|out| match args.format {
+        OutputFormat::Json => {
+            serde_json::to_writer_pretty(&mut *out, &to_json(&report, &from, &to))?;
+            writeln!(out)
+        }
+        OutputFormat::Text => write_text(out, &report, &from, &to),
+    })?;
+    if !report.conflicts.is_empty() {
+        return Err(Failure::reported(FailureKind::Failed));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The store runs are copied from, read-only. An SQLite file older than V8 has no run ids to
+/// match runs by: it is upgraded first, as `schedlab db upgrade` would.
+fn open_source(location: &Location) -> Result<Box<dyn Store>, Failure> {
+    if let Location::Sqlite(path) = location {
+        let reader = SqliteStore::open_existing(path)?;
+        if reader.schema_version() < schedlab_store::known_version() {
+            drop(reader);
+            let writer = SqliteStore::open_existing_writer(path)?;
+            eprintln!(
+                "{}: schema version {} → {} (runs get their global ids)",
+                path.display(),
+                writer.found_version(),
+                writer.schema_version()
+            );
+        }
+    }
+    open_reader(location)
+}
+
+fn to_json(report: &PushReport, from: &str, to: &str) -> serde_json::Value {
+    serde_json::json!({
+        "from": from,
+        "to": to,
+        "copied": report.copied.iter().map(|(source, target)| serde_json::json!({
+            "run_id": source,
+            "target_run_id": target,
+        })).collect::<Vec<_>>(),
+        "already_there": report.already_there,
+        "still_running": report.still_running,
+        "conflicts": report.conflicts.iter().map(|(id, why)| serde_json::json!({
+            "run_id": id,
+            "why": why,
+        })).collect::<Vec<_>>(),
+        "experiments_copied": report.experiments_copied,
+        "experiments_updated": report.experiments_updated,
+        "calibrations_copied": report.calibrations_copied,
+        "calibrations_already_there": report.calibrations_already_there,
+    })
+}
+
+fn write_text(
+    out: &mut dyn std::io::Write,
+    report: &PushReport,
+    from: &str,
+    to: &str,
+) -> std::io::Result<()> {
+    writeln!(out, "push {from} → {to}")?;
+    writeln!(
+        out,
+        "runs          {} copied, {} already there",
+        report.copied.len(),
+        report.already_there
+    )?;
+    if !report.still_running.is_empty() {
+        let ids: Vec<String> = report.still_running.iter().map(i64::to_string).collect();
+        writeln!(
+            out,
+            "running       {} left for a later push (still running: {})",
+            ids.len(),
+            ids.join(", ")
+        )?;
+    }
+    for (id, why) in &report.conflicts {
+        writeln!(out, "not copied    run {id}: {why}")?;
+    }
+    writeln!(
+        out,
+        "experiments   {} copied, {} updated",
+        report.experiments_copied, report.experiments_updated
+    )?;
+    writeln!(
+        out,
+        "calibrations  {} copied, {} already there",
+        report.calibrations_copied, report.calibrations_already_there
+    )
+}
+
+/// `--since`: a date (UTC midnight), a UTC time, or an age before `now_ns`.
+fn parse_since(text: &str, now_ns: i64) -> Result<i64, Failure> {
+    let bad = || {
+        Failure::bad_input(format!(
+            "--since {text:?}: give a date (2026-11-01), a UTC time (2026-11-01T18:30:00Z) or an age (36h, 7d, 2w)"
+        ))
+    };
+    const SEC: i64 = 1_000_000_000;
+    let age = text
+        .strip_suffix(|c: char| c.is_ascii_alphabetic())
+        .filter(|number| !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()));
+    if let Some(number) = age {
+        let unit = text.chars().last().unwrap_or_default();
+        let number: i64 = number.parse().map_err(|_| bad())?;
+        let per = match unit {
+            's' => SEC,
+            'm' => 60 * SEC,
+            'h' => 3600 * SEC,
+            'd' => 86_400 * SEC,
+            'w' => 7 * 86_400 * SEC,
+            _ => return Err(bad()),
+        };
+        return number
+            .checked_mul(per)
+            .map(|age| now_ns.saturating_sub(age))
+            .ok_or_else(bad);
+    }
+    let (date, time) = match text.split_once(['T', ' ']) {
+        Some((date, time)) => (date, Some(time.strip_suffix('Z').unwrap_or(time))),
+        None => (text, None),
+    };
+    let mut parts = date.splitn(3, '-').map(|p| p.parse::<i64>().ok());
+    let (Some(Some(year)), Some(Some(month)), Some(Some(day))) =
+        (parts.next(), parts.next(), parts.next())
+    else {
+        return Err(bad());
+    };
+    if !(1970..=9999).contains(&year) || !(1..=12).contains(&month) || !(1..=31).contains(&day) {
+        return Err(bad());
+    }
+    let seconds_of_day = match time {
+        None => 0,
+        Some(time) => {
+            let fields: Vec<Option<i64>> = time.split(':').map(|p| p.parse().ok()).collect();
+            match fields.as_slice() {
+                [Some(h), Some(m)] if *h < 24 && *m < 60 => h * 3600 + m * 60,
+                [Some(h), Some(m), Some(s)] if *h < 24 && *m < 60 && *s < 61 => {
+                    h * 3600 + m * 60 + s
+                }
+                _ => return Err(bad()),
+            }
+        }
+    };
+    // Nanoseconds in an i64 end in 2262.
+    (days_from_civil(year, month, day) * 86_400 + seconds_of_day)
+        .checked_mul(SEC)
+        .ok_or_else(bad)
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SEC: i64 = 1_000_000_000;
+
+    #[test]
+    fn since_takes_dates_times_and_ages() {
+        assert_eq!(parse_since("1970-01-01", 0).unwrap(), 0);
+        assert_eq!(parse_since("2026-11-01", 0).unwrap(), 1_793_491_200 * SEC);
+        assert_eq!(
+            parse_since("2026-11-01T18:30:00Z", 0).unwrap(),
+            (1_793_491_200 + 18 * 3600 + 30 * 60) * SEC
+        );
+        assert_eq!(parse_since("2000-03-01", 0).unwrap(), 951_868_800 * SEC);
+        let now = 1_000_000 * SEC;
+        assert_eq!(parse_since("36h", now).unwrap(), now - 36 * 3600 * SEC);
+        assert_eq!(parse_since("2w", now).unwrap(), now - 14 * 86_400 * SEC);
+        for bad in [
+            "",
+            "yesterday",
+            "7y",
+            "-3d",
+            "2026-13-01",
+            "2026-11-01T25:00",
+            "d",
+            "9999-01-01",
+        ] {
+            assert!(parse_since(bad, now).is_err(), "{bad}");
+        }
+    }
+}

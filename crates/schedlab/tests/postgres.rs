@@ -1,0 +1,172 @@
+//! Every command on a PostgreSQL store (`--db postgres://…` or `SCHEDLAB_DB`), against the real
+//! server `scripts/with-postgres` starts; and `schedlab push` from a laptop's SQLite file into it,
+//! twice. Without a server, plain `cargo test` skips these with a notice (`scripts/check` fails).
+mod common;
+
+use std::path::Path;
+
+use common::*;
+use predicates::prelude::*;
+use schedlab_store::testing::fresh_pg_database;
+
+fn kernel() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn every_command_works_on_postgresql() {
+    let Some(url) = fresh_pg_database("cli_every_command") else {
+        return;
+    };
+    let db = Path::new(&url);
+    // Readers before any writer: an empty database.
+    assert_stdout_contains(schedlab(db).arg("runs"), &["no stored runs in postgres://"]);
+    for label in ["base", "base", "new"] {
+        schedlab(db)
+            .args([
+                "run",
+                "--label",
+                label,
+                "--quiet",
+                "fake",
+                "--iterations",
+                "3",
+            ])
+            .assert()
+            .success();
+    }
+    let runs = json_of_success(db, &["runs", "--format", "json"]);
+    assert_eq!(runs.as_array().unwrap().len(), 3);
+    assert_eq!(show_json(db, "base")["runs"].as_array().unwrap().len(), 2);
+    assert_stdout_contains(
+        schedlab(db).args(["show", "1", "--format", "csv"]),
+        &["usec_per_op"],
+    );
+    assert_stdout_contains(schedlab(db).args(["compare", "base", "new"]), &["fake"]);
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("r.html");
+    schedlab(db)
+        .args(["report", "base", "new", "--html"])
+        .arg(&html)
+        .assert()
+        .success();
+    assert!(std::fs::read_to_string(&html).unwrap().contains("<svg"));
+    schedlab(db)
+        .args(["run", "--dry-run", "fake", "--iterations", "3"])
+        .assert()
+        .success();
+    schedlab(db)
+        .args([
+            "ab", "--a", "true", "--b", "true", "--rounds", "1", "--label", "gov",
+        ])
+        .args(["fake", "--iterations", "2", "--warmup", "0"])
+        .assert()
+        .success();
+    schedlab(db).args(["show", "gov-b"]).assert().success();
+    schedlab(db)
+        .args(["campaign", "start", "k", "--a-kernel", &kernel()])
+        .args(["--b-kernel", "other-kernel", "--boots", "4"])
+        .args(["fake", "--iterations", "2"])
+        .assert()
+        .success();
+    assert_stdout_contains(
+        schedlab(db).args(["campaign", "next", "k"]),
+        &["next: boot kernel other-kernel"],
+    );
+    assert_stdout_contains(
+        schedlab(db).args(["campaign", "status", "k"]),
+        &["1 of 4 boots done"],
+    );
+    schedlab(db)
+        .args(["calibrate", "--runs", "3", "--label", "cal", "--quiet"])
+        .args(["fake", "--iterations", "3"])
+        .assert()
+        .success();
+    assert_stdout_contains(schedlab(db).args(["calibrate", "--list"]), &["cal"]);
+    let check = json_of_success(db, &["db", "check", "--format", "json"]);
+    assert_eq!(check["ok"], true);
+    assert_eq!(
+        check["database_schema_version"],
+        check["known_schema_version"]
+    );
+    assert!(check["runs_by_status"]["complete"].as_i64().unwrap() >= 8);
+    assert_stdout_contains(
+        schedlab(db).args(["db", "upgrade"]),
+        &["nothing to upgrade"],
+    );
+    // The URL's password is never printed; a server that is not there is bad input.
+    schedlab(Path::new(
+        "postgres://u:hunter2@127.0.0.1:1/x?connect_timeout=5",
+    ))
+    .arg("runs")
+    .assert()
+    .code(2)
+    .stderr(predicate::str::contains("hunter2").not());
+}
+
+/// A test box's SQLite file pushed into the fleet's database twice: everything once.
+#[test]
+fn push_twice_copies_nothing_twice() {
+    let Some(url) = fresh_pg_database("cli_push") else {
+        return;
+    };
+    let (_d, file) = temp_db();
+    for label in ["a", "a", "b"] {
+        schedlab(&file)
+            .args([
+                "run",
+                "--label",
+                label,
+                "--quiet",
+                "fake",
+                "--iterations",
+                "2",
+            ])
+            .assert()
+            .success();
+    }
+    let first = json_of_success(&file, &["push", "--to", &url, "--format", "json"]);
+    assert_eq!(first["copied"].as_array().unwrap().len(), 3);
+    let second = json_of_success(&file, &["push", "--to", &url, "--format", "json"]);
+    assert_eq!(second["copied"].as_array().unwrap().len(), 0);
+    assert_eq!(second["already_there"], 3);
+    assert_stdout_contains(
+        schedlab(&file).args(["push", "--to", &url]),
+        &["0 copied, 3 already there"],
+    );
+    let fleet = Path::new(&url);
+    assert_eq!(show_json(fleet, "a")["runs"].as_array().unwrap().len(), 2);
+    // --since in the future copies nothing; a bad one and a push into itself are bad input.
+    let later = json_of_success(
+        &file,
+        &[
+            "push",
+            "--to",
+            &url,
+            "--since",
+            "2200-01-01",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(later["already_there"], 0);
+    schedlab(&file)
+        .args(["push", "--to", &url, "--since", "soon"])
+        .assert()
+        .code(2);
+    schedlab(&file)
+        .args(["push", "--to"])
+        .arg(&file)
+        .assert()
+        .code(2);
+    // And back into a new file, from the fleet.
+    let (_d2, copy) = temp_db();
+    let back = json_of_success(
+        fleet,
+        &["push", "--to", copy.to_str().unwrap(), "--format", "json"],
+    );
+    assert_eq!(back["copied"].as_array().unwrap().len(), 3);
+}
