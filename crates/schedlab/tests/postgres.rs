@@ -46,6 +46,30 @@ fn every_command_works_on_postgresql() {
         &["usec_per_op"],
     );
     assert_stdout_contains(schedlab(db).args(["compare", "base", "new"]), &["fake"]);
+    // The fleet view and the history read through the same trait.
+    let host = runs[0]["hostname"].as_str().unwrap().to_string();
+    assert_stdout_contains(schedlab(db).arg("hosts"), &[host.as_str()]);
+    let only_here = json_of_success(db, &["runs", "--host", &host, "--format", "json"]);
+    assert_eq!(only_here.as_array().unwrap().len(), 3);
+    let case = show_json(db, "new")["runs"][0]["cases"][0]["name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let history = json_of_success(db, &["history", &case, "--format", "json"]);
+    assert!(history.to_string().contains("base"), "{history}");
+    schedlab(db).args(["changes", &case]).assert().success();
+    // An import stores through it too.
+    let numbers = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(numbers.path(), "1.5\n1.6\n1.4\n").unwrap();
+    schedlab(db)
+        .args(["import", "--tool", "plain", "--label", "imported"])
+        .arg(numbers.path())
+        .assert()
+        .success();
+    assert_eq!(
+        show_json(db, "imported")["runs"].as_array().unwrap().len(),
+        1
+    );
     let dir = tempfile::tempdir().unwrap();
     let html = dir.path().join("r.html");
     schedlab(db)
