@@ -394,13 +394,29 @@ mod tests {
         assert_eq!(count_cpu_list(""), 0);
     }
 
+    /// The flavour this test binary is linked with, and a dotted version number after it (glibc's
+    /// from gnu_get_libc_version, a static musl's from __libc_version; a dynamic musl cannot say).
+    fn assert_libc_named_with_version(libc: &str) {
+        if cfg!(all(target_env = "musl", not(target_feature = "crt-static"))) {
+            assert_eq!(libc, "musl");
+            return;
+        }
+        let flavour = if cfg!(target_env = "musl") { "musl " } else { "glibc " };
+        let version = libc.strip_prefix(flavour).unwrap_or_else(|| panic!("{libc:?}"));
+        let parts: Vec<&str> = version.split('.').collect();
+        assert!(
+            parts.len() >= 2 && parts.iter().all(|p| p.parse::<u32>().is_ok()),
+            "libc {libc:?}"
+        );
+    }
+
     #[test]
     fn collects_this_machine() {
         let fp = Fingerprint::collect();
         assert!(!fp.kernel_release.is_empty());
         assert!(fp.online_cpu_count >= 1);
         assert_eq!(fp.boot_id.len(), 36, "boot id {:?}", fp.boot_id);
-        assert!(fp.libc.starts_with("glibc") || fp.libc == "musl");
+        assert_libc_named_with_version(&fp.libc);
         // Every Linux has these two; the rest depends on the kernel and the user.
         assert!(fp.mem_total_kib.is_some_and(|kib| kib > 0));
         assert!(fp.preempt_model.is_some());
