@@ -57,7 +57,8 @@ pub fn libc_description() -> String {
         }
         // SAFETY: musl defines __libc_version as a NUL-terminated constant array that lives for
         // the whole program; only its address is taken here, and CStr reads up to the NUL.
-        let version = unsafe { std::ffi::CStr::from_ptr(std::ptr::addr_of!(__libc_version).cast()) };
+        let version =
+            unsafe { std::ffi::CStr::from_ptr(std::ptr::addr_of!(__libc_version).cast()) };
         format!("musl {}", version.to_string_lossy())
     }
     #[cfg(all(target_env = "musl", not(target_feature = "crt-static")))]

@@ -1,14 +1,15 @@
 //! The one audited place where schedlab talks to the kernel, and the only module of this crate
 //! allowed `unsafe` code: clocks, descriptors, fork and reaping, futexes, CPU placement, resource
-//! usage and limits, signals and the iteration watchdog, memory mappings, perf software counters,
-//! the C library's pthread mutex, and the /proc and /sys files the fingerprint reads. One file per
-//! topic; everything is re-exported here, so callers name `sys::monotonic_ns`, never the file it
-//! lives in.
+//! usage and limits, the scheduling policy, signals and the iteration watchdog, memory mappings,
+//! perf software counters, the C library's pthread mutex, and the /proc and /sys files the
+//! fingerprint reads. One file per topic; everything is re-exported here, so callers name
+//! `sys::monotonic_ns`, never the file it lives in.
 //!
 //! rustix first; libc where rustix has no call (fork, sigaction, getrusage, prctl, timer_create,
-//! open-file-description record locks, pthread mutexes) and for the workloads' read/write data
-//! path, which must take the same path as the reference tools. Every `unsafe` block says why it
-//! is sound in a `// SAFETY:` comment, which clippy enforces here.
+//! open-file-description record locks, pthread mutexes), raw `syscall` where no libc call works
+//! in both builds (sched_getattr), and for the workloads' read/write data path, which must take
+//! the same path as the reference tools. Every `unsafe` block says why it is sound in a
+//! `// SAFETY:` comment, which clippy enforces here.
 //!
 //! Two C libraries: glibc (the host build) and musl (the static `x86_64-unknown-linux-musl`
 //! build, `.ci/musl-smoke`). Each libc call here was checked against musl's source (1.2.5, what
@@ -25,7 +26,7 @@
 //! What musl would get wrong is not called through it: musl's sched_setscheduler,
 //! sched_getscheduler, sched_setparam and sched_getparam fail with ENOSYS on purpose (Linux
 //! applies them to one thread, POSIX to the process), so any scheduling-policy call added here
-//! must be `libc::syscall(SYS_…)`, as sched_setattr has to be on both libraries; semaphores are
+//! must be `libc::syscall(SYS_…)`, as sched_getattr is ([`current_sched_policy`]); semaphores are
 //! futex words of schedlab's own (`workload::semaphore`), not sem_*, so both builds time the same
 //! code; futexes, clocks, affinity, pipes, sockets, mappings and uname go through rustix's raw
 //! system calls, whatever the libc. [`raw_getpid`] and its kin are `syscall(SYS_…)` so that no
@@ -43,6 +44,7 @@ mod process;
 mod pthread;
 mod raw;
 mod resource;
+mod sched;
 mod signal;
 mod time;
 mod watchdog;
@@ -71,6 +73,7 @@ pub use resource::{
     process_count_limit, raise_open_files_limit, usage, Limit, OverBudget, TaskLimits, Usage,
     UsageOf,
 };
+pub use sched::{current_sched_policy, SchedPolicy};
 pub use signal::{
     install_interrupt_handlers, interrupt_signal, signal_name, with_interrupts_blocked,
     STOP_SIGNALS,
