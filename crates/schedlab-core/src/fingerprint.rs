@@ -70,7 +70,13 @@ pub struct Fingerprint {
     /// `Not affected`, `Vulnerable`).
     #[serde(default)]
     pub cpu_vulnerabilities: BTreeMap<String, String>,
-    /// The C library the binary uses: semaphore and pthread results depend on it.
+    /// The scheduling policy schedlab ran under, which its tasks inherit (`chrt`, `nice`):
+    /// `SCHED_OTHER nice 0`, `SCHED_FIFO priority 50`, … (see [`describe_sched_policy`]); `None`
+    /// where the kernel would not say (no sched_getattr) and in fingerprints stored before it.
+    #[serde(default)]
+    pub sched_policy: Option<String>,
+    /// The C library the binary uses, with its version (`glibc 2.36`, `musl 1.2.5`): the
+    /// read/write data path, fork and the pthread mutex are its code.
     pub libc: String,
     pub schedlab_version: String,
     pub schedlab_commit: String,
@@ -171,6 +177,39 @@ pub fn mem_total_kib(meminfo: &str) -> Option<u64> {
         let rest = line.strip_prefix("MemTotal:")?;
         rest.split_whitespace().next()?.parse().ok()
     })
+}
+
+/// A scheduling policy as `chrt` and `nice` would set it: `SCHED_OTHER nice 0`, `SCHED_BATCH
+/// nice 5`, `SCHED_IDLE`, `SCHED_EXT nice 0`, `SCHED_FIFO priority 50`, `SCHED_RR priority 1`,
+/// `SCHED_DEADLINE runtime 1000000 deadline 5000000 period 10000000 ns`; a fair policy adds its
+/// EEVDF slice where the kernel reports one (` slice 1400000 ns`, 6.12 on; a custom slice changes
+/// wake-up latency), then ` reset-on-fork` when the flag is set; an unknown policy goes by its
+/// number (`policy 9 nice 0`). Nice is shown for the policies that weigh by it (SCHED_IDLE weighs
+/// less than nice 19, whatever nice says).
+pub fn describe_sched_policy(p: &sys::SchedPolicy) -> String {
+    let slice = if p.runtime_ns > 0 {
+        format!(" slice {} ns", p.runtime_ns)
+    } else {
+        String::new()
+    };
+    let weighed = |name: &str| format!("{name} nice {}{slice}", p.nice);
+    let mut text = match p.policy {
+        0 => weighed("SCHED_OTHER"),
+        1 => format!("SCHED_FIFO priority {}", p.rt_priority),
+        2 => format!("SCHED_RR priority {}", p.rt_priority),
+        3 => weighed("SCHED_BATCH"),
+        5 => format!("SCHED_IDLE{slice}"),
+        6 => format!(
+            "SCHED_DEADLINE runtime {} deadline {} period {} ns",
+            p.runtime_ns, p.deadline_ns, p.period_ns
+        ),
+        7 => weighed("SCHED_EXT"),
+        other => weighed(&format!("policy {other}")),
+    };
+    if p.reset_on_fork {
+        text.push_str(" reset-on-fork");
+    }
+    text
 }
 
 /// The selected value of a sysfs choice file such as `always [madvise] never`.
@@ -365,6 +404,9 @@ impl Fingerprint {
                 .and_then(|t| bracketed_choice(&t)),
             cgroup_version: sys::read_text("/proc/self/mounts").and_then(|m| cgroup_version(&m)),
             cpu_vulnerabilities: files_of("/sys/devices/system/cpu/vulnerabilities", |_| true),
+            sched_policy: sys::current_sched_policy()
+                .ok()
+                .map(|p| describe_sched_policy(&p)),
             libc: sys::libc_description(),
             schedlab_version: crate::VERSION.to_string(),
             schedlab_commit: crate::GIT_COMMIT.to_string(),
@@ -479,11 +521,82 @@ mod tests {
     use super::*;
 
     #[test]
+    fn names_scheduling_policies_as_chrt_and_nice_set_them() {
+        let policy = |policy, nice, rt_priority| sys::SchedPolicy {
+            policy,
+            nice,
+            rt_priority,
+            runtime_ns: 0,
+            deadline_ns: 0,
+            period_ns: 0,
+            reset_on_fork: false,
+        };
+        let cases = [
+            (policy(0, 0, 0), "SCHED_OTHER nice 0"),
+            (policy(0, 19, 0), "SCHED_OTHER nice 19"),
+            (policy(3, -5, 0), "SCHED_BATCH nice -5"),
+            (policy(5, 0, 0), "SCHED_IDLE"),
+            (policy(7, 0, 0), "SCHED_EXT nice 0"),
+            (policy(1, 0, 50), "SCHED_FIFO priority 50"),
+            (policy(2, 0, 1), "SCHED_RR priority 1"),
+            (policy(9, 2, 0), "policy 9 nice 2"),
+        ];
+        for (p, want) in cases {
+            assert_eq!(describe_sched_policy(&p), want);
+        }
+        let sliced = |policy| sys::SchedPolicy {
+            runtime_ns: 1_400_000,
+            ..policy
+        };
+        assert_eq!(
+            describe_sched_policy(&sliced(policy(0, 0, 0))),
+            "SCHED_OTHER nice 0 slice 1400000 ns"
+        );
+        assert_eq!(
+            describe_sched_policy(&sliced(policy(5, 0, 0))),
+            "SCHED_IDLE slice 1400000 ns"
+        );
+        let deadline = sys::SchedPolicy {
+            runtime_ns: 1_000_000,
+            deadline_ns: 5_000_000,
+            period_ns: 10_000_000,
+            reset_on_fork: true,
+            ..policy(6, 0, 0)
+        };
+        assert_eq!(
+            describe_sched_policy(&deadline),
+            "SCHED_DEADLINE runtime 1000000 deadline 5000000 period 10000000 ns reset-on-fork"
+        );
+    }
+
+    #[test]
     fn counts_cpu_lists() {
         assert_eq!(count_cpu_list("0-1"), 2);
         assert_eq!(count_cpu_list("0-3,8,10-11"), 7);
         assert_eq!(count_cpu_list("0"), 1);
         assert_eq!(count_cpu_list(""), 0);
+    }
+
+    /// The flavour this test binary is linked with, and a dotted version number after it (glibc's
+    /// from gnu_get_libc_version, a static musl's from __libc_version; a dynamic musl cannot say).
+    fn assert_libc_named_with_version(libc: &str) {
+        if cfg!(all(target_env = "musl", not(target_feature = "crt-static"))) {
+            assert_eq!(libc, "musl");
+            return;
+        }
+        let flavour = if cfg!(target_env = "musl") {
+            "musl "
+        } else {
+            "glibc "
+        };
+        let version = libc
+            .strip_prefix(flavour)
+            .unwrap_or_else(|| panic!("{libc:?}"));
+        let parts: Vec<&str> = version.split('.').collect();
+        assert!(
+            parts.len() >= 2 && parts.iter().all(|p| p.parse::<u32>().is_ok()),
+            "libc {libc:?}"
+        );
     }
 
     #[test]
@@ -492,7 +605,15 @@ mod tests {
         assert!(!fp.kernel_release.is_empty());
         assert!(fp.online_cpu_count >= 1);
         assert_eq!(fp.boot_id.len(), 36, "boot id {:?}", fp.boot_id);
-        assert!(fp.libc.starts_with("glibc") || fp.libc == "musl");
+        assert_libc_named_with_version(&fp.libc);
+        // Every kernel since 3.14 answers sched_getattr, and the test runs under some policy.
+        assert!(
+            fp.sched_policy
+                .as_deref()
+                .is_some_and(|p| p.starts_with("SCHED_")),
+            "{:?}",
+            fp.sched_policy
+        );
         // Every Linux has these two; the rest depends on the kernel and the user.
         assert!(fp.mem_total_kib.is_some_and(|kib| kib > 0));
         assert!(fp.preempt_model.is_some());
@@ -609,6 +730,7 @@ mod tests {
         assert_eq!((fp.preempt_model, fp.mem_total_kib), (None, None));
         assert!(fp.sched_sysctls.is_empty() && fp.cpu_vulnerabilities.is_empty());
         assert_eq!(fp.sched_features, None);
+        assert_eq!(fp.sched_policy, None);
     }
 
     #[test]

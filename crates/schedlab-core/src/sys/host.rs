@@ -36,8 +36,12 @@ pub fn dir_names(path: &str) -> Vec<String> {
     names
 }
 
-/// The C library schedlab was built against, with its version where it has a call for it
-/// (`glibc 2.39`; musl has none).
+/// The C library schedlab runs on, with its version: `glibc 2.36` (gnu_get_libc_version), or
+/// `musl 1.2.5` in the static build. musl has no call that names its version, so the static build
+/// reads `__libc_version`, the string musl's own dynamic loader prints; it is hidden from dynamic
+/// linking but an ordinary symbol of libc.a, so a fully static link (which `.cargo/config.toml`
+/// forces for musl) resolves it, and what it names is the musl that is really linked in (Rust's
+/// bundled one, not the musl-tools headers). A dynamically linked musl build says `musl`.
 pub fn libc_description() -> String {
     #[cfg(target_env = "gnu")]
     {
@@ -45,7 +49,19 @@ pub fn libc_description() -> String {
         let version = unsafe { std::ffi::CStr::from_ptr(libc::gnu_get_libc_version()) };
         format!("glibc {}", version.to_string_lossy())
     }
-    #[cfg(target_env = "musl")]
+    #[cfg(all(target_env = "musl", target_feature = "crt-static"))]
+    {
+        extern "C" {
+            // musl's src/internal/version.c: `const char __libc_version[] = VERSION;`.
+            static __libc_version: [std::ffi::c_char; 0];
+        }
+        // SAFETY: musl defines __libc_version as a NUL-terminated constant array that lives for
+        // the whole program; only its address is taken here, and CStr reads up to the NUL.
+        let version =
+            unsafe { std::ffi::CStr::from_ptr(std::ptr::addr_of!(__libc_version).cast()) };
+        format!("musl {}", version.to_string_lossy())
+    }
+    #[cfg(all(target_env = "musl", not(target_feature = "crt-static")))]
     {
         "musl".to_string()
     }

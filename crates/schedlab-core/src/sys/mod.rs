@@ -1,14 +1,37 @@
 //! The one audited place where schedlab talks to the kernel, and the only module of this crate
 //! allowed `unsafe` code: clocks, descriptors, fork and reaping, other programs run as a workload,
-//! futexes, CPU placement, resource usage and limits, signals and the iteration watchdog, memory
-//! mappings, perf software counters, the C library's pthread mutex, and the /proc and /sys files
-//! the fingerprint reads. One file per topic; everything is re-exported here, so callers name
+//! futexes, CPU placement, resource usage and limits, the scheduling policy, signals and the
+//! iteration watchdog, memory mappings, perf software counters, the C library's pthread mutex, and
+//! the /proc and /sys files the fingerprint reads. One file per topic; everything is re-exported
+//! here, so callers name
 //! `sys::monotonic_ns`, never the file it lives in.
 //!
 //! rustix first; libc where rustix has no call (fork, sigaction, getrusage, prctl, timer_create,
-//! open-file-description record locks, pthread mutexes) and for the workloads' read/write data
-//! path, which must take the same path as the reference tools. Every `unsafe` block says why it
-//! is sound in a `// SAFETY:` comment, which clippy enforces here.
+//! open-file-description record locks, pthread mutexes), raw `syscall` where no libc call works
+//! in both builds (sched_getattr), and for the workloads' read/write data path, which must take
+//! the same path as the reference tools. Every `unsafe` block says why it is sound in a
+//! `// SAFETY:` comment, which clippy enforces here.
+//!
+//! Two C libraries: glibc (the host build) and musl (the static `x86_64-unknown-linux-musl`
+//! build, `.ci/musl-smoke`). Each libc call here was checked against musl's source (1.2.5, what
+//! Rust bundles); none needs a raw system call to work on musl:
+//! - passed through to the kernel as is by musl: read, write, fcntl (F_OFD_SETLKW/GETLK),
+//!   getrusage (RUSAGE_THREAD), prctl, kill, setpgid, waitpid, _exit, sigaction, sigprocmask,
+//!   pthread_sigmask, timer_settime, timer_delete, timer_create with SIGEV_THREAD_ID (musl since
+//!   1.2.2; older musl refuses it with EINVAL and the watchdog would fail to arm);
+//! - musl's own code, measured as such: fork (takes musl's internal locks, so the child's malloc
+//!   works) and the pthread mutex of the contention workload; the fingerprint's `libc` names the
+//!   library and version, so runs of the two builds are never taken for one another;
+//! - sysconf(_SC_PAGESIZE), the signal-set helpers: no system call.
+//!
+//! What musl would get wrong is not called through it: musl's sched_setscheduler,
+//! sched_getscheduler, sched_setparam and sched_getparam fail with ENOSYS on purpose (Linux
+//! applies them to one thread, POSIX to the process), so any scheduling-policy call added here
+//! must be `libc::syscall(SYS_…)`, as sched_getattr is ([`current_sched_policy`]); semaphores are
+//! futex words of schedlab's own (`workload::semaphore`), not sem_*, so both builds time the same
+//! code; futexes, clocks, affinity, pipes, sockets, mappings and uname go through rustix's raw
+//! system calls, whatever the libc. [`raw_getpid`] and its kin are `syscall(SYS_…)` so that no
+//! libc answers from a cache.
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 mod command;
@@ -23,6 +46,7 @@ mod process;
 mod pthread;
 mod raw;
 mod resource;
+mod sched;
 mod signal;
 mod time;
 mod watchdog;
@@ -52,6 +76,7 @@ pub use resource::{
     process_count_limit, raise_open_files_limit, usage, Limit, OverBudget, TaskLimits, Usage,
     UsageOf,
 };
+pub use sched::{current_sched_policy, SchedPolicy};
 pub use signal::{
     install_interrupt_handlers, interrupt_signal, signal_name, with_interrupts_blocked,
     STOP_SIGNALS,

@@ -93,7 +93,8 @@ impl Watchdog {
 
     fn set(&mut self, value_ns: u64, interval_ns: u64) -> io::Result<()> {
         let spec = |ns: u64| libc::timespec {
-            tv_sec: (ns / 1_000_000_000) as libc::time_t,
+            // `as _`: time_t is i64 on every 64-bit target; libc deprecates naming it on musl.
+            tv_sec: (ns / 1_000_000_000) as _,
             tv_nsec: (ns % 1_000_000_000) as libc::c_long,
         };
         let new = libc::itimerspec {
