@@ -353,10 +353,10 @@ time and count their ops: system calls, kernel locks, user-space locks (will-it-
             .value("BYTES")
             .help("pipe-writers: bytes per write (at most PIPE_BUF, so no write is split).")
             .details("`pipe-writers`: bytes per write, one record (8 to 4,096: at most PIPE_BUF, so the kernel never splits or interleaves a write)."),
-        ParamDef::new("sample_every", "sample-every", ParamKind::Count { min: 2, max: MAX_SAMPLE_EVERY })
+        ParamDef::new("sample_every", "sample-every", ParamKind::Count { min: 0, max: MAX_SAMPLE_EVERY })
             .value("K")
-            .help("User-space locks: time one critical section in K of each task's, probe another.")
-            .details("User-space locks: of every K critical sections of a task in the measured window, one is timed (acquisition latency, hold time) and another probed for its holder going off CPU (2 to 10^6). The clock reads cost about 20 ns each inside the timed one and the probe's two CPU-clock system calls lengthen the probed one, so a small K disturbs what it measures."),
+            .help("User-space locks: time one critical section in K of each task's, probe another; 0: none.")
+            .details("User-space locks: of every K critical sections of a task in the measured window, one is timed (acquisition latency, hold time) and another probed for its holder going off CPU (2 to 10^6). The clock reads cost about 20 ns each inside the timed one and the probe's two CPU-clock system calls lengthen the probed one, so a small K disturbs what it measures. 0 times and probes none, and the loop carries no sampling code at all: only the rates are reported (will-it-scale's pthread_mutex1 is `pthread-mutex --work 0 --sample-every 0`)."),
         ParamDef::new("map_only", "map-only", ParamKind::Switch)
             .help("mmap: map and unmap only, touching no page (will-it-scale mmap1).")
             .details("`mmap`: map and unmap only, as will-it-scale's mmap1: no page is touched, so no op takes a page fault or frees a page. What can be checked without touching the memory is: mmap succeeds with a page-aligned address, and munmap succeeds."),
@@ -367,6 +367,13 @@ time and count their ops: system calls, kernel locks, user-space locks (will-it-
 
     fn check_rules(&self) -> Result<()> {
         self.check_knobs()?;
+        if self.sample_every == 1 {
+            return Err(Error::param(
+                "sample_every",
+                "must be 0 (no sampling) or at least 2: the timed and the probed critical \
+                 sections of a period are two different ones",
+            ));
+        }
         if self.testcase.is_user_lock() && self.processes {
             return Err(Error::param(
                 "processes",
@@ -1208,16 +1215,28 @@ struct Stamps {
     cpu_ns: u64,
 }
 
-/// The critical section: `holder` swapped in (finding nobody) and out (finding itself), the
-/// shared counter incremented by a plain load and store around `work` units. Returns whether the
-/// task was alone inside; it never leaves early, so the lock is always released.
+/// The critical section: `holder` read (nobody) and written in, the shared counter incremented
+/// by a plain load and store around `work` units, `holder` read back (itself) and cleared.
+/// Returns whether the task was alone inside; it never leaves early, so the lock is always
+/// released.
+///
+/// Plain loads and stores, not swaps: a locked exchange costs about as much as an uncontended
+/// pthread mutex's lock or unlock (will-it-scale's pthread_mutex1 takes 13-15 ns an op here), so
+/// two would nearly double the shortest op; and with a lock that excludes, its acquire and
+/// release order these accesses exactly. Under one that lets two in, the second holder reads
+/// the first's id, or the first reads the second's back before leaving, or they lose a counter
+/// update, which the check after the run finds.
 #[inline]
 fn guarded_section(guarded: &Guarded, holder: u32, work: u64, sink: &mut u64) -> bool {
-    let before = guarded.holder.swap(holder, Ordering::Relaxed);
+    let before = guarded.holder.load(Ordering::Relaxed);
+    guarded.holder.store(holder, Ordering::Relaxed);
     let count = guarded.counter.load(Ordering::Relaxed);
-    *sink = burn(work, *sink ^ count);
+    if work > 0 {
+        *sink = burn(work, *sink ^ count);
+    }
     guarded.counter.store(count + 1, Ordering::Relaxed);
-    let after = guarded.holder.swap(0, Ordering::Relaxed);
+    let after = guarded.holder.load(Ordering::Relaxed);
+    guarded.holder.store(0, Ordering::Relaxed);
     before == 0 && after == holder
 }
 
@@ -1226,7 +1245,9 @@ fn guarded_section(guarded: &Guarded, holder: u32, work: u64, sink: &mut u64) ->
 /// taking the lock, on entry and before release) and the one half a period later probed (the
 /// monotonic and the thread CPU clock read on entry and before release); recording happens
 /// after the release, into histograms that never allocate.
-fn lock_loop<L: CriticalLock>(
+/// `SAMPLED` false compiles the sampling out, whatever `timing` holds: an untimed loop does per op
+/// what will-it-scale's does, plus the critical-section checks and the stop flag.
+fn lock_loop<L: CriticalLock, const SAMPLED: bool>(
     ctx: &TaskCtx,
     lock: &L,
     guarded: &Guarded,
@@ -1234,6 +1255,9 @@ fn lock_loop<L: CriticalLock>(
     ops: &mut u64,
     mut timing: Option<&mut LockTiming>,
 ) -> std::result::Result<(), Failure> {
+    if !SAMPLED {
+        timing = None;
+    }
     let shared = ctx.shared();
     let (control, slot) = (&shared.control, ctx.slot());
     let holder = ctx.me as u32 + 1;
@@ -1297,6 +1321,21 @@ fn lock_loop<L: CriticalLock>(
 }
 
 /// `own_file`: the file is the task's alone, and so is the critical section it checks.
+/// [`lock_loop`] with its sampling compiled in, unless `--sample-every 0` asked for none.
+fn sampled_lock_loop<L: CriticalLock>(
+    ctx: &TaskCtx,
+    lock: &L,
+    guarded: &Guarded,
+    work: u64,
+    ops: &mut u64,
+    timing: Option<&mut LockTiming>,
+) -> std::result::Result<(), Failure> {
+    match timing {
+        Some(t) if t.every > 0 => lock_loop::<L, true>(ctx, lock, guarded, work, ops, Some(t)),
+        _ => lock_loop::<L, false>(ctx, lock, guarded, work, ops, None),
+    }
+}
+
 fn fcntl_lock_task(ctx: &TaskCtx, file: FileLock, work: u64, own_file: bool) -> TaskCode {
     let guarded = if own_file {
         &ctx.slot().guarded
@@ -1304,7 +1343,7 @@ fn fcntl_lock_task(ctx: &TaskCtx, file: FileLock, work: u64, own_file: bool) -> 
         &ctx.shared().guarded
     };
     let mut ops = 0;
-    let result = lock_loop(ctx, &file, guarded, work, &mut ops, None);
+    let result = lock_loop::<_, false>(ctx, &file, guarded, work, &mut ops, None);
     finish(ctx, ops, result)
 }
 
@@ -1327,14 +1366,14 @@ fn user_lock_task(
                 flag: &shared.lock.word,
                 control,
             };
-            lock_loop(ctx, &lock, guarded, work, &mut ops, t)
+            sampled_lock_loop(ctx, &lock, guarded, work, &mut ops, t)
         }
         Testcase::Ticket => {
             let lock = Ticket {
                 words: &shared.lock,
                 control,
             };
-            lock_loop(ctx, &lock, guarded, work, &mut ops, t)
+            sampled_lock_loop(ctx, &lock, guarded, work, &mut ops, t)
         }
         Testcase::Mcs => {
             let lock = Mcs {
@@ -1342,15 +1381,17 @@ fn user_lock_task(
                 slots: &shared.slots,
                 control,
             };
-            lock_loop(ctx, &lock, guarded, work, &mut ops, t)
+            sampled_lock_loop(ctx, &lock, guarded, work, &mut ops, t)
         }
-        Testcase::PthreadMutex => lock_loop(ctx, &Pthread(pthread), guarded, work, &mut ops, t),
+        Testcase::PthreadMutex => {
+            sampled_lock_loop(ctx, &Pthread(pthread), guarded, work, &mut ops, t)
+        }
         _ => {
             let lock = FutexMutex {
                 word: &shared.lock.word,
                 scope: ctx.scope,
             };
-            lock_loop(ctx, &lock, guarded, work, &mut ops, t)
+            sampled_lock_loop(ctx, &lock, guarded, work, &mut ops, t)
         }
     };
     if let Ok(mut all) = timings.lock() {
@@ -2249,6 +2290,27 @@ mod tests {
     }
 
     #[test]
+    fn sample_every_0_times_and_probes_nothing() {
+        let cfg = Config {
+            sample_every: 0,
+            work: 0,
+            ..config(Testcase::PthreadMutex, 3, TaskMode::Threads)
+        };
+        let workload = ContentionWorkload::new(cfg);
+        let m = run(cfg).unwrap().measurements;
+        check_metrics(&workload, &m, 3);
+        assert_eq!(value(&m, "lock_samples_count"), 0.0);
+        assert_eq!(value(&m, "holder_off_cpu_probes_count"), 0.0);
+        assert!(m.iter().all(|m| m.name != "acquire_p50_nsec" && m.name != "holder_off_cpu_pct"));
+        let p = ContentionParams {
+            testcase: Testcase::PthreadMutex,
+            sample_every: 0,
+            ..Default::default()
+        };
+        p.validate().unwrap();
+    }
+
+    #[test]
     fn every_lock_is_free_again_after_each_section() {
         // One thread taking each lock many times with nobody else: the counter is exact, the
         // section always finds itself alone, and the lock is left free.
@@ -2359,7 +2421,7 @@ mod tests {
             scope: FutexScope::Private,
         };
         let mut ops = 0;
-        let result = lock_loop(&ctx, &NoLock, &ctx.shared().guarded, 10, &mut ops, None);
+        let result = lock_loop::<_, false>(&ctx, &NoLock, &ctx.shared().guarded, 10, &mut ops, None);
         assert_eq!(result, Err(Failure::check(Reason::TwoHolders)));
         assert_eq!(ops, 1, "the section ran and counts");
         assert_eq!(finish(&ctx, ops, result), task_code::VERIFY_FAILED);
