@@ -28,8 +28,9 @@
 //! Verification: every call's result is checked, each task's counter must only grow and end at
 //! least where the window read it, and a task that fails records why in shared memory, raises
 //! the stop flag, and fails the iteration with that reason, naming the task. Inside every
-//! critical section the holder swaps its id into a holder word (finding it empty) and back out
-//! (finding its own id), and increments a shared counter by a plain load and store, so two
+//! critical section the holder writes its id into a holder word (reading it empty first), reads
+//! it back (its own id) and clears it, and increments a shared counter by a plain load and
+//! store, all plain accesses (no locked instruction of its own), so two
 //! holders at once show as a task's failure or, afterwards, as a counter short of the
 //! acquisitions counted: lost updates. Pipe records carry their writer's id; readers check that
 //! every read holds whole records from known writers, and afterwards the bytes and the ids they
