@@ -956,7 +956,7 @@ fn map_only_task(ctx: &TaskCtx, words: usize, page: usize) -> TaskCode {
 }
 
 fn check_map_address(address: usize, page: usize) -> std::result::Result<(), Failure> {
-    if address == 0 || address % page != 0 {
+    if address == 0 || !address.is_multiple_of(page) {
         return Err(Failure::check(Reason::MisalignedMap));
     }
     Ok(())
