@@ -36,6 +36,11 @@ impl ZeroPageWords {
         Ok(ZeroPageWords { ptr, words })
     }
 
+    /// Where the mapping starts, read without touching it.
+    pub fn address(&self) -> usize {
+        self.ptr.as_ptr() as usize
+    }
+
     pub fn as_mut_slice(&mut self) -> &mut [u64] {
         // SAFETY: the mapping holds at least `words` u64s, is page-aligned, reads as zeros (valid
         // u64s) until written, and is borrowed mutably through `self` only.

@@ -28,8 +28,9 @@
 //! Verification: every call's result is checked, each task's counter must only grow and end at
 //! least where the window read it, and a task that fails records why in shared memory, raises
 //! the stop flag, and fails the iteration with that reason, naming the task. Inside every
-//! critical section the holder swaps its id into a holder word (finding it empty) and back out
-//! (finding its own id), and increments a shared counter by a plain load and store, so two
+//! critical section the holder writes its id into a holder word (reading it empty first), reads
+//! it back (its own id) and clears it, and increments a shared counter by a plain load and
+//! store, all plain accesses (no locked instruction of its own), so two
 //! holders at once show as a task's failure or, afterwards, as a counter short of the
 //! acquisitions counted: lost updates. Pipe records carry their writer's id; readers check that
 //! every read holds whole records from known writers, and afterwards the bytes and the ids they
@@ -178,6 +179,7 @@ pub enum Testcase {
     PageFault,
     FcntlLock,
     PipeWriters,
+    PipeLoopback,
     FutexWakeStorm,
     Tas,
     Ticket,
@@ -187,13 +189,14 @@ pub enum Testcase {
 }
 
 impl Testcase {
-    pub const ALL: [Testcase; 12] = [
+    pub const ALL: [Testcase; 13] = [
         Testcase::Getppid,
         Testcase::SchedYield,
         Testcase::Mmap,
         Testcase::PageFault,
         Testcase::FcntlLock,
         Testcase::PipeWriters,
+        Testcase::PipeLoopback,
         Testcase::FutexWakeStorm,
         Testcase::Tas,
         Testcase::Ticket,
@@ -210,6 +213,7 @@ impl Testcase {
             Testcase::PageFault => "page-fault",
             Testcase::FcntlLock => "fcntl-lock",
             Testcase::PipeWriters => "pipe-writers",
+            Testcase::PipeLoopback => "pipe-loopback",
             Testcase::FutexWakeStorm => "futex-wake-storm",
             Testcase::Tas => "tas",
             Testcase::Ticket => "ticket",
@@ -264,6 +268,10 @@ pub struct ContentionParams {
     pub write_bytes: u64,
     /// User-space locks: one critical section in this many is timed, another probed.
     pub sample_every: u64,
+    /// `mmap`: map and unmap only, touching nothing (will-it-scale's mmap1).
+    pub map_only: bool,
+    /// `fcntl-lock`: every task locks a file of its own (will-it-scale's lock1).
+    pub file_per_task: bool,
 }
 
 impl Default for ContentionParams {
@@ -279,6 +287,8 @@ impl Default for ContentionParams {
             readers: 1,
             write_bytes: DEFAULT_WRITE_BYTES,
             sample_every: DEFAULT_SAMPLE_EVERY,
+            map_only: false,
+            file_per_task: false,
         }
     }
 }
@@ -294,10 +304,11 @@ time and count their ops: system calls, kernel locks, user-space locks (will-it-
             ParamKind::Choice(&[
                 ("getppid", "getppid(2) as a raw system call (will-it-scale getppid1)"),
                 ("sched-yield", "sched_yield(2) (will-it-scale sched_yield)"),
-                ("mmap", "map --map-kib of private anonymous memory, write its first page, unmap (will-it-scale mmap1, plus the write)"),
+                ("mmap", "map --map-kib of private anonymous memory, write its first page, unmap (will-it-scale mmap1, plus the write; with --map-only, mmap1)"),
                 ("page-fault", "map --map-kib of private anonymous memory, write every page, unmap; one op per page (will-it-scale page_fault1)"),
-                ("fcntl-lock", "take and release an open-file-description write lock on the first byte of one file shared by all tasks, --work units inside (will-it-scale lock2)"),
+                ("fcntl-lock", "take and release an open-file-description write lock on the first byte of one file shared by all tasks, --work units inside (will-it-scale lock2; with --file-per-task, lock1)"),
                 ("pipe-writers", "write one --write-bytes record into one pipe all tasks share, which --readers more tasks drain"),
+                ("pipe-loopback", "write one byte into the task's own pipe and read it back (will-it-scale pipe1)"),
                 ("futex-wake-storm", "one task wakes all that sleep on one futex, over and over; the others (at least one) wait on it; one op is one wake-up received"),
                 ("tas", "test-and-test-and-set spin lock with exponential backoff around --work units (threads)"),
                 ("ticket", "ticket spin lock around --work units (threads)"),
@@ -308,7 +319,7 @@ time and count their ops: system calls, kernel locks, user-space locks (will-it-
         )
         .value("NAME")
         .help("The testcase every task runs in a loop.")
-        .details("The testcase every task runs in a loop: `getppid`, `sched-yield` (system calls); `mmap`, `page-fault`, `fcntl-lock`, `pipe-writers`, `futex-wake-storm` (kernel paths with sleeping locks); `tas`, `ticket`, `mcs`, `pthread-mutex`, `futex-mutex` (user-space locks, threads only). What one op of each is, and how it is checked: [workloads.md](workloads.md#contention--the-class-of-will-it-scale)."),
+        .details("The testcase every task runs in a loop: `getppid`, `sched-yield` (system calls); `mmap`, `page-fault`, `fcntl-lock`, `pipe-writers`, `futex-wake-storm` (kernel paths with sleeping locks); `pipe-loopback` (a pipe of the task's own); `tas`, `ticket`, `mcs`, `pthread-mutex`, `futex-mutex` (user-space locks, threads only). What one op of each is, and how it is checked: [workloads.md](workloads.md#contention--the-class-of-will-it-scale)."),
         ParamDef::new("tasks", "tasks", ParamKind::Count { min: 1, max: MAX_TASKS })
             .value("N")
             .help("Tasks running the testcase at once; may exceed the CPUs.")
@@ -343,14 +354,27 @@ time and count their ops: system calls, kernel locks, user-space locks (will-it-
             .value("BYTES")
             .help("pipe-writers: bytes per write (at most PIPE_BUF, so no write is split).")
             .details("`pipe-writers`: bytes per write, one record (8 to 4,096: at most PIPE_BUF, so the kernel never splits or interleaves a write)."),
-        ParamDef::new("sample_every", "sample-every", ParamKind::Count { min: 2, max: MAX_SAMPLE_EVERY })
+        ParamDef::new("sample_every", "sample-every", ParamKind::Count { min: 0, max: MAX_SAMPLE_EVERY })
             .value("K")
-            .help("User-space locks: time one critical section in K of each task's, probe another.")
-            .details("User-space locks: of every K critical sections of a task in the measured window, one is timed (acquisition latency, hold time) and another probed for its holder going off CPU (2 to 10^6). The clock reads cost about 20 ns each inside the timed one and the probe's two CPU-clock system calls lengthen the probed one, so a small K disturbs what it measures."),
+            .help("User-space locks: time one critical section in K of each task's, probe another; 0: none.")
+            .details("User-space locks: of every K critical sections of a task in the measured window, one is timed (acquisition latency, hold time) and another probed for its holder going off CPU (2 to 10^6). The clock reads cost about 20 ns each inside the timed one and the probe's two CPU-clock system calls lengthen the probed one, so a small K disturbs what it measures. 0 times and probes none, and the loop carries no sampling code at all: only the rates are reported (will-it-scale's pthread_mutex1 is `pthread-mutex --work 0 --sample-every 0`)."),
+        ParamDef::new("map_only", "map-only", ParamKind::Switch)
+            .help("mmap: map and unmap only, touching no page (will-it-scale mmap1).")
+            .details("`mmap`: map and unmap only, as will-it-scale's mmap1: no page is touched, so no op takes a page fault or frees a page. What can be checked without touching the memory is: mmap succeeds with a page-aligned address, and munmap succeeds."),
+        ParamDef::new("file_per_task", "file-per-task", ParamKind::Switch)
+            .help("fcntl-lock: every task locks a file of its own (will-it-scale lock1: no waiting).")
+            .details("`fcntl-lock`: every task locks the first byte of a file of its own instead of one file all tasks share, as will-it-scale's lock1: no task waits for another, and each task's critical sections are checked against a holder word and a counter of its own."),
     ];
 
     fn check_rules(&self) -> Result<()> {
         self.check_knobs()?;
+        if self.sample_every == 1 {
+            return Err(Error::param(
+                "sample_every",
+                "must be 0 (no sampling) or at least 2: the timed and the probed critical \
+                 sections of a period are two different ones",
+            ));
+        }
         if self.testcase.is_user_lock() && self.processes {
             return Err(Error::param(
                 "processes",
@@ -392,6 +416,8 @@ time and count their ops: system calls, kernel locks, user-space locks (will-it-
             // One open file description per task, and the file's own while they are opened.
             Testcase::FcntlLock => self.tasks + 1,
             Testcase::PipeWriters => 2,
+            // Every task's own pipe.
+            Testcase::PipeLoopback => 2 * self.tasks,
             _ => 0,
         };
         if self.testcase == Testcase::PageFault {
@@ -427,6 +453,12 @@ time and count their ops: system calls, kernel locks, user-space locks (will-it-
         );
         if self.testcase.maps() {
             name.push_str(&format!(" map-kib={}", self.map_kib));
+        }
+        if self.map_only {
+            name.push_str(" map-only");
+        }
+        if self.file_per_task {
+            name.push_str(" file-per-task");
         }
         if self.testcase.has_critical_section() {
             name.push_str(&format!(" work={}", self.work));
@@ -499,6 +531,12 @@ impl ContentionParams {
         if !self.testcase.maps() {
             unused("map_kib", self.map_kib != default.map_kib, "mmap and page-fault")?;
         }
+        if self.testcase != Testcase::Mmap {
+            unused("map_only", self.map_only, "mmap")?;
+        }
+        if self.testcase != Testcase::FcntlLock {
+            unused("file_per_task", self.file_per_task, "fcntl-lock")?;
+        }
         if !self.testcase.has_critical_section() {
             unused("work", self.work != default.work, "fcntl-lock and the user-space locks")?;
         }
@@ -530,6 +568,8 @@ struct Config {
     work: u64,
     write_bytes: usize,
     sample_every: u64,
+    map_only: bool,
+    file_per_task: bool,
 }
 
 impl Config {
@@ -547,6 +587,8 @@ impl Config {
             work: p.work,
             write_bytes: p.write_bytes as usize,
             sample_every: p.sample_every,
+            map_only: p.map_only,
+            file_per_task: p.file_per_task,
         }
     }
 
@@ -619,7 +661,8 @@ sys::process_shared! {
 
 sys::process_shared! {
     /// One task's counters, on two cache lines of its own (adjacent-line prefetchers pair lines)
-    /// so no task's counting disturbs another's.
+    /// so no task's counting disturbs another's, and the critical section of its own file on
+    /// two more.
     #[repr(C, align(128))]
     struct Slot {
         /// Ops so far, stored after every op, read by the main thread around the window.
@@ -639,6 +682,8 @@ sys::process_shared! {
         /// The task's MCS queue node: whether it must still wait, and its successor's id.
         mcs_waiting: AtomicU32,
         mcs_next: AtomicU32,
+        /// `fcntl-lock --file-per-task`: the critical section of the task's own file.
+        guarded: Guarded,
     }
 }
 
@@ -676,10 +721,13 @@ enum Reason {
     TwoHolders,
     SplitRecord,
     UnknownWriter,
+    PipeCreate,
+    WrongByte,
+    MisalignedMap,
 }
 
 impl Reason {
-    const ALL: [Reason; 17] = [
+    const ALL: [Reason; 20] = [
         Reason::Getppid,
         Reason::SchedYield,
         Reason::Mmap,
@@ -697,6 +745,9 @@ impl Reason {
         Reason::TwoHolders,
         Reason::SplitRecord,
         Reason::UnknownWriter,
+        Reason::PipeCreate,
+        Reason::WrongByte,
+        Reason::MisalignedMap,
     ];
 
     fn of(code: u32) -> Option<Reason> {
@@ -718,7 +769,10 @@ impl Reason {
             Reason::FutexWake => Some("FUTEX_WAKE"),
             Reason::MutexLock => Some("pthread_mutex_lock"),
             Reason::MutexUnlock => Some("pthread_mutex_unlock"),
+            Reason::PipeCreate => Some("pipe"),
             Reason::WrongParent
+            | Reason::WrongByte
+            | Reason::MisalignedMap
             | Reason::PageLost
             | Reason::TwoHolders
             | Reason::SplitRecord
@@ -747,6 +801,10 @@ impl Reason {
                 "a read returned part of a record: a write was split or interleaved".to_string()
             }
             Reason::UnknownWriter => "a record carried no writer's id".to_string(),
+            Reason::WrongByte => {
+                "its own pipe gave back another byte than the one it wrote".to_string()
+            }
+            Reason::MisalignedMap => "mmap returned an address that is not page-aligned".to_string(),
             _ => unreachable!("calls are described above"),
         }
     }
@@ -882,6 +940,26 @@ fn mmap_task(ctx: &TaskCtx, words: usize) -> TaskCode {
         map.unmap().map_err(|e| Failure::call(Reason::Munmap, &e))
     });
     finish(ctx, ops, result)
+}
+
+/// mmap1 exactly: a fresh mapping of `words` u64s, unmapped untouched. Without a touch, what
+/// shows the kernel made a mapping is its address (page-aligned) and munmap's success; a read
+/// would map the zero page, a fault and a page-table entry that mmap1 never has.
+fn map_only_task(ctx: &TaskCtx, words: usize, page: usize) -> TaskCode {
+    let mut ops = 0;
+    let result = op_loop(ctx, &mut ops, || {
+        let map = ZeroPageWords::new(words).map_err(|e| Failure::call(Reason::Mmap, &e))?;
+        check_map_address(map.address(), page)?;
+        map.unmap().map_err(|e| Failure::call(Reason::Munmap, &e))
+    });
+    finish(ctx, ops, result)
+}
+
+fn check_map_address(address: usize, page: usize) -> std::result::Result<(), Failure> {
+    if address == 0 || !address.is_multiple_of(page) {
+        return Err(Failure::check(Reason::MisalignedMap));
+    }
+    Ok(())
 }
 
 /// page_fault1: map `pages` pages, write the first word of each (one op per page, counted as it
@@ -1138,16 +1216,28 @@ struct Stamps {
     cpu_ns: u64,
 }
 
-/// The critical section: `holder` swapped in (finding nobody) and out (finding itself), the
-/// shared counter incremented by a plain load and store around `work` units. Returns whether the
-/// task was alone inside; it never leaves early, so the lock is always released.
+/// The critical section: `holder` read (nobody) and written in, the shared counter incremented
+/// by a plain load and store around `work` units, `holder` read back (itself) and cleared.
+/// Returns whether the task was alone inside; it never leaves early, so the lock is always
+/// released.
+///
+/// Plain loads and stores, not swaps: a locked exchange costs about as much as an uncontended
+/// pthread mutex's lock or unlock (will-it-scale's pthread_mutex1 takes 13-15 ns an op here), so
+/// two would nearly double the shortest op; and with a lock that excludes, its acquire and
+/// release order these accesses exactly. Under one that lets two in, the second holder reads
+/// the first's id, or the first reads the second's back before leaving, or they lose a counter
+/// update, which the check after the run finds.
 #[inline]
 fn guarded_section(guarded: &Guarded, holder: u32, work: u64, sink: &mut u64) -> bool {
-    let before = guarded.holder.swap(holder, Ordering::Relaxed);
+    let before = guarded.holder.load(Ordering::Relaxed);
+    guarded.holder.store(holder, Ordering::Relaxed);
     let count = guarded.counter.load(Ordering::Relaxed);
-    *sink = burn(work, *sink ^ count);
+    if work > 0 {
+        *sink = burn(work, *sink ^ count);
+    }
     guarded.counter.store(count + 1, Ordering::Relaxed);
-    let after = guarded.holder.swap(0, Ordering::Relaxed);
+    let after = guarded.holder.load(Ordering::Relaxed);
+    guarded.holder.store(0, Ordering::Relaxed);
     before == 0 && after == holder
 }
 
@@ -1156,15 +1246,21 @@ fn guarded_section(guarded: &Guarded, holder: u32, work: u64, sink: &mut u64) ->
 /// taking the lock, on entry and before release) and the one half a period later probed (the
 /// monotonic and the thread CPU clock read on entry and before release); recording happens
 /// after the release, into histograms that never allocate.
-fn lock_loop<L: CriticalLock>(
+/// `SAMPLED` false compiles the sampling out, whatever `timing` holds: an untimed loop does per op
+/// what will-it-scale's does, plus the critical-section checks and the stop flag.
+fn lock_loop<L: CriticalLock, const SAMPLED: bool>(
     ctx: &TaskCtx,
     lock: &L,
+    guarded: &Guarded,
     work: u64,
     ops: &mut u64,
     mut timing: Option<&mut LockTiming>,
 ) -> std::result::Result<(), Failure> {
+    if !SAMPLED {
+        timing = None;
+    }
     let shared = ctx.shared();
-    let (guarded, control, slot) = (&shared.guarded, &shared.control, ctx.slot());
+    let (control, slot) = (&shared.control, ctx.slot());
     let holder = ctx.me as u32 + 1;
     let mut sink = 0u64;
     let mut tick = 0u64;
@@ -1225,9 +1321,30 @@ fn lock_loop<L: CriticalLock>(
     result
 }
 
-fn fcntl_lock_task(ctx: &TaskCtx, file: FileLock, work: u64) -> TaskCode {
+/// `own_file`: the file is the task's alone, and so is the critical section it checks.
+/// [`lock_loop`] with its sampling compiled in, unless `--sample-every 0` asked for none.
+fn sampled_lock_loop<L: CriticalLock>(
+    ctx: &TaskCtx,
+    lock: &L,
+    guarded: &Guarded,
+    work: u64,
+    ops: &mut u64,
+    timing: Option<&mut LockTiming>,
+) -> std::result::Result<(), Failure> {
+    match timing {
+        Some(t) if t.every > 0 => lock_loop::<L, true>(ctx, lock, guarded, work, ops, Some(t)),
+        _ => lock_loop::<L, false>(ctx, lock, guarded, work, ops, None),
+    }
+}
+
+fn fcntl_lock_task(ctx: &TaskCtx, file: FileLock, work: u64, own_file: bool) -> TaskCode {
+    let guarded = if own_file {
+        &ctx.slot().guarded
+    } else {
+        &ctx.shared().guarded
+    };
     let mut ops = 0;
-    let result = lock_loop(ctx, &file, work, &mut ops, None);
+    let result = lock_loop::<_, false>(ctx, &file, guarded, work, &mut ops, None);
     finish(ctx, ops, result)
 }
 
@@ -1241,7 +1358,7 @@ fn user_lock_task(
     timings: &Timings,
 ) -> TaskCode {
     let shared = ctx.shared();
-    let control = &shared.control;
+    let (control, guarded) = (&shared.control, &shared.guarded);
     let mut ops = 0;
     let t = Some(&mut timing);
     let result = match testcase {
@@ -1250,14 +1367,14 @@ fn user_lock_task(
                 flag: &shared.lock.word,
                 control,
             };
-            lock_loop(ctx, &lock, work, &mut ops, t)
+            sampled_lock_loop(ctx, &lock, guarded, work, &mut ops, t)
         }
         Testcase::Ticket => {
             let lock = Ticket {
                 words: &shared.lock,
                 control,
             };
-            lock_loop(ctx, &lock, work, &mut ops, t)
+            sampled_lock_loop(ctx, &lock, guarded, work, &mut ops, t)
         }
         Testcase::Mcs => {
             let lock = Mcs {
@@ -1265,15 +1382,17 @@ fn user_lock_task(
                 slots: &shared.slots,
                 control,
             };
-            lock_loop(ctx, &lock, work, &mut ops, t)
+            sampled_lock_loop(ctx, &lock, guarded, work, &mut ops, t)
         }
-        Testcase::PthreadMutex => lock_loop(ctx, &Pthread(pthread), work, &mut ops, t),
+        Testcase::PthreadMutex => {
+            sampled_lock_loop(ctx, &Pthread(pthread), guarded, work, &mut ops, t)
+        }
         _ => {
             let lock = FutexMutex {
                 word: &shared.lock.word,
                 scope: ctx.scope,
             };
-            lock_loop(ctx, &lock, work, &mut ops, t)
+            sampled_lock_loop(ctx, &lock, guarded, work, &mut ops, t)
         }
     };
     if let Ok(mut all) = timings.lock() {
@@ -1338,6 +1457,21 @@ fn check_guarded(counter: u64, holder: u32, acquisitions: u64) -> Result<()> {
     Ok(())
 }
 
+/// `--file-per-task`: every task's own critical section, as [`check_guarded`] checks the shared
+/// one, against the task's own acquisitions.
+fn check_own_sections(cfg: &Config, slots: &[Slot], totals: &[u64]) -> Result<()> {
+    for (t, (slot, &total)) in slots.iter().zip(totals).enumerate() {
+        let guarded = &slot.guarded;
+        check_guarded(
+            guarded.counter.load(Ordering::SeqCst),
+            guarded.holder.load(Ordering::SeqCst),
+            total,
+        )
+        .map_err(|e| Error::failed(format!("{}'s own file: {e}", cfg.task_name(t))))?;
+    }
+    Ok(())
+}
+
 /// A pipe writer: one record (its id, then filler) per write, through the C library's write as
 /// will-it-scale's tests call it. Its end of the pipe closes when it returns.
 fn pipe_writer_task(ctx: &TaskCtx, pipe: Arc<OwnedFd>, bytes: usize) -> TaskCode {
@@ -1388,6 +1522,40 @@ fn pipe_reader_task(
     slot.bytes.store(total, Ordering::SeqCst);
     slot.ids.store(ids, Ordering::SeqCst);
     finish(ctx, reads, result)
+}
+
+/// pipe1: the task writes one byte into a pipe of its own and reads it back, so nobody waits and
+/// nothing wakes; through the C library's write and read, as will-it-scale's test calls them.
+/// The byte rotates op by op (and starts at the task's id), so a byte that went astray or a read
+/// of a stale one shows.
+fn pipe_loopback_task(ctx: &TaskCtx) -> TaskCode {
+    let mut ops = 0;
+    let result = sys::pipe()
+        .map_err(|e| Failure::call(Reason::PipeCreate, &e))
+        .and_then(|(read, write)| {
+            let mut tag = ctx.me as u8;
+            op_loop(ctx, &mut ops, || {
+                tag = tag.wrapping_add(1);
+                loopback_once(read.as_fd(), write.as_fd(), tag)
+            })
+        });
+    finish(ctx, ops, result)
+}
+
+/// One byte through a pipe and back, checked.
+#[inline(always)]
+fn loopback_once(
+    read: sys::BorrowedFd<'_>,
+    write: sys::BorrowedFd<'_>,
+    tag: u8,
+) -> std::result::Result<(), Failure> {
+    sys::write_full(write, &[tag]).map_err(|e| Failure::call(Reason::PipeWrite, &e))?;
+    let mut back = [0u8; 1];
+    match sys::read_full(read, &mut back) {
+        Ok(true) if back[0] == tag => Ok(()),
+        Ok(_) => Err(Failure::check(Reason::WrongByte)),
+        Err(e) => Err(Failure::call(Reason::PipeRead, &e)),
+    }
 }
 
 /// A futex waiter: sleeps on the storm's word while it holds the value last seen, counting the
@@ -1608,10 +1776,14 @@ impl ContentionWorkload {
                 }
             }
             Testcase::Mmap => {
-                let words = (cfg.map_bytes / 8).max(1);
+                let (words, page) = ((cfg.map_bytes / 8).max(1), sys::page_size());
                 for me in 0..cfg.workers {
                     let ctx = ctx(me);
-                    launch.spawn(name(me), move || mmap_task(&ctx, words))?;
+                    if cfg.map_only {
+                        launch.spawn(name(me), move || map_only_task(&ctx, words, page))?;
+                    } else {
+                        launch.spawn(name(me), move || mmap_task(&ctx, words))?;
+                    }
                 }
             }
             Testcase::PageFault => {
@@ -1624,13 +1796,23 @@ impl ContentionWorkload {
             }
             Testcase::FcntlLock => {
                 sys::raise_open_files_limit();
-                let files = sys::lock_file_descriptions(cfg.workers)
-                    .map_err(|e| Error::failed(format!("cannot open the file to lock: {e}")))?;
+                let cannot = |e: std::io::Error| {
+                    Error::failed(format!("cannot open the file to lock: {e}"))
+                };
+                let files = if cfg.file_per_task {
+                    // A file of its own for every task: one description of each.
+                    (0..cfg.workers)
+                        .map(|_| sys::lock_file_descriptions(1).map(|mut one| one.remove(0)))
+                        .collect::<std::io::Result<Vec<_>>>()
+                        .map_err(cannot)?
+                } else {
+                    sys::lock_file_descriptions(cfg.workers).map_err(cannot)?
+                };
                 for (me, file) in files.into_iter().enumerate() {
                     let ctx = ctx(me);
-                    let work = cfg.work;
+                    let (work, own_file) = (cfg.work, cfg.file_per_task);
                     launch.spawn(name(me), move || {
-                        fcntl_lock_task(&ctx, FileLock(file), work)
+                        fcntl_lock_task(&ctx, FileLock(file), work, own_file)
                     })?;
                 }
             }
@@ -1653,6 +1835,12 @@ impl ContentionWorkload {
                     launch.spawn(name(me), move || {
                         pipe_reader_task(&ctx, read, buf, bytes, writers)
                     })?;
+                }
+            }
+            Testcase::PipeLoopback => {
+                for me in 0..cfg.workers {
+                    let ctx = ctx(me);
+                    launch.spawn(name(me), move || pipe_loopback_task(&ctx))?;
                 }
             }
             Testcase::FutexWakeStorm => {
@@ -1771,7 +1959,9 @@ impl Workload for ContentionWorkload {
             .collect();
         check_counts(&window, &totals)?;
         let worker_totals = &totals[..cfg.workers];
-        if cfg.testcase.has_critical_section() {
+        if cfg.file_per_task {
+            check_own_sections(&cfg, slots, worker_totals)?;
+        } else if cfg.testcase.has_critical_section() {
             check_guarded(
                 shared.guarded.counter.load(Ordering::SeqCst),
                 shared.guarded.holder.load(Ordering::SeqCst),
@@ -1851,6 +2041,8 @@ mod tests {
             work: 50,
             write_bytes: 24,
             sample_every: 4,
+            map_only: false,
+            file_per_task: false,
         }
     }
 
@@ -1905,6 +2097,71 @@ mod tests {
                 check_metrics(&workload, &m, tasks);
             }
         }
+    }
+
+    #[test]
+    fn map_only_maps_and_unmaps_untouched() {
+        for (mode, tasks) in [(TaskMode::Threads, 3), (TaskMode::Process, 2)] {
+            let cfg = Config {
+                map_only: true,
+                ..config(Testcase::Mmap, tasks, mode)
+            };
+            let workload = ContentionWorkload::new(cfg);
+            let m = run(cfg).unwrap().measurements;
+            check_metrics(&workload, &m, tasks);
+        }
+        check_map_address(8 << 20, 4096).unwrap();
+        for wrong in [0, (8 << 20) + 64] {
+            let err = check_map_address(wrong, 4096).unwrap_err();
+            assert_eq!(err, Failure::check(Reason::MisalignedMap));
+        }
+    }
+
+    #[test]
+    fn pipe_loopback_reads_back_its_own_byte() {
+        for (mode, tasks) in [(TaskMode::Threads, 3), (TaskMode::Process, 2)] {
+            let cfg = config(Testcase::PipeLoopback, tasks, mode);
+            let workload = ContentionWorkload::new(cfg);
+            let m = run(cfg).unwrap().measurements;
+            check_metrics(&workload, &m, tasks);
+        }
+        let (read, write) = sys::pipe().unwrap();
+        loopback_once(read.as_fd(), write.as_fd(), 7).unwrap();
+        // A byte left behind is read before the one just written: the check sees it.
+        sys::write_full(write.as_fd(), &[9]).unwrap();
+        let stale = loopback_once(read.as_fd(), write.as_fd(), 10).unwrap_err();
+        assert_eq!(stale, Failure::check(Reason::WrongByte));
+        assert!(Reason::WrongByte.describe(0).contains("another byte"));
+        drop(read);
+        let broken = loopback_once(sys::pipe().unwrap().0.as_fd(), write.as_fd(), 1).unwrap_err();
+        assert_eq!(broken.reason, Reason::PipeWrite, "EPIPE: nobody reads");
+    }
+
+    #[test]
+    fn file_per_task_locks_check_every_tasks_own_section() {
+        for (mode, tasks) in [(TaskMode::Threads, 3), (TaskMode::Process, 2)] {
+            let cfg = Config {
+                file_per_task: true,
+                ..config(Testcase::FcntlLock, tasks, mode)
+            };
+            let workload = ContentionWorkload::new(cfg);
+            let m = run(cfg).unwrap().measurements;
+            check_metrics(&workload, &m, tasks);
+        }
+        let cfg = Config {
+            file_per_task: true,
+            ..config(Testcase::FcntlLock, 2, TaskMode::Threads)
+        };
+        let block = SharedValue::<Shared>::new().unwrap();
+        for (slot, n) in block.slots.iter().zip([3, 5]) {
+            slot.guarded.counter.store(n, Ordering::SeqCst);
+        }
+        check_own_sections(&cfg, &block.slots[..2], &[3, 5]).unwrap();
+        let err = check_own_sections(&cfg, &block.slots[..2], &[3, 6])
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("fcntl-lock task 1's own file: the counter"), "{err}");
+        assert!(err.contains("1 updates were lost"), "{err}");
     }
 
     #[test]
@@ -2034,6 +2291,27 @@ mod tests {
     }
 
     #[test]
+    fn sample_every_0_times_and_probes_nothing() {
+        let cfg = Config {
+            sample_every: 0,
+            work: 0,
+            ..config(Testcase::PthreadMutex, 3, TaskMode::Threads)
+        };
+        let workload = ContentionWorkload::new(cfg);
+        let m = run(cfg).unwrap().measurements;
+        check_metrics(&workload, &m, 3);
+        assert_eq!(value(&m, "lock_samples_count"), 0.0);
+        assert_eq!(value(&m, "holder_off_cpu_probes_count"), 0.0);
+        assert!(m.iter().all(|m| m.name != "acquire_p50_nsec" && m.name != "holder_off_cpu_pct"));
+        let p = ContentionParams {
+            testcase: Testcase::PthreadMutex,
+            sample_every: 0,
+            ..Default::default()
+        };
+        p.validate().unwrap();
+    }
+
+    #[test]
     fn every_lock_is_free_again_after_each_section() {
         // One thread taking each lock many times with nobody else: the counter is exact, the
         // section always finds itself alone, and the lock is left free.
@@ -2144,7 +2422,7 @@ mod tests {
             scope: FutexScope::Private,
         };
         let mut ops = 0;
-        let result = lock_loop(&ctx, &NoLock, 10, &mut ops, None);
+        let result = lock_loop::<_, false>(&ctx, &NoLock, &ctx.shared().guarded, 10, &mut ops, None);
         assert_eq!(result, Err(Failure::check(Reason::TwoHolders)));
         assert_eq!(ops, 1, "the section ran and counts");
         assert_eq!(finish(&ctx, ops, result), task_code::VERIFY_FAILED);
@@ -2316,6 +2594,24 @@ mod tests {
         }
         .validate()
         .unwrap();
+        let mapped_elsewhere = ContentionParams {
+            testcase: Testcase::PageFault,
+            map_only: true,
+            ..Default::default()
+        };
+        bad(mapped_elsewhere, "--map-only applies to mmap only, not page-fault");
+        let shared_pipe_file = ContentionParams {
+            testcase: Testcase::PipeLoopback,
+            file_per_task: true,
+            ..Default::default()
+        };
+        bad(shared_pipe_file, "--file-per-task applies to fcntl-lock only, not pipe-loopback");
+        let loopback_records = ContentionParams {
+            testcase: Testcase::PipeLoopback,
+            write_bytes: 8,
+            ..Default::default()
+        };
+        bad(loopback_records, "--write-bytes applies to pipe-writers only");
         assert!(serde_json::from_value::<Testcase>("fork".into()).is_err());
         ContentionParams::default().validate().unwrap();
     }
@@ -2342,6 +2638,19 @@ mod tests {
             mapping.case_name(),
             "contention:page-fault threads tasks=2 duration=5 warmup=1 map-kib=4096"
         );
+        let exact = ContentionParams {
+            testcase: Testcase::Mmap,
+            map_only: true,
+            ..Default::default()
+        };
+        assert!(exact.case_name().ends_with(" map-kib=131072 map-only"), "{}", exact.case_name());
+        let lock1 = ContentionParams {
+            testcase: Testcase::FcntlLock,
+            file_per_task: true,
+            work: 0,
+            ..Default::default()
+        };
+        assert!(lock1.case_name().ends_with(" file-per-task work=0"), "{}", lock1.case_name());
         assert_eq!(p.scaled(0.01).duration, 1);
         assert_eq!(p.estimate_sec(), 6.0);
         let label = p.comparison_label(&p.case_name());
