@@ -3,12 +3,14 @@
 //!
 //! A run is recognised by its globally unique id, so pushing twice copies nothing twice and two
 //! machines pushing into one store never collide. Each run is copied in one target transaction:
-//! an interrupted push leaves the target with whole runs only, and the next push carries on.
+//! an interrupted push leaves the target with whole runs only, and the next push carries on. A
+//! caller that is asked to stop (a signal) says so between runs, and the push ends there.
 //! Experiments are matched by kind and name (and must be the same experiment: same creation time),
 //! calibrations by creation time, host and label. Run ids are a store's own, so the ids that the
 //! copied JSON holds — every `run_id` and `run_ids` in an experiment's state or a calibration — are
 //! translated to the target's.
 use std::collections::HashMap;
+use std::ops::ControlFlow;
 
 use schedlab_core::record::RunStatus;
 
@@ -29,16 +31,20 @@ pub struct PushReport {
     pub experiments_updated: usize,
     pub calibrations_copied: usize,
     pub calibrations_already_there: usize,
+    /// The caller stopped the push between runs: the runs not yet looked at, their experiments'
+    /// progress and the calibrations are left for the next push.
+    pub stopped: bool,
 }
 
 /// Copies the runs of `source` that started at or after `since_ns` (all with `None`), oldest
 /// first, then their experiments' progress and every calibration whose runs the target now has.
-/// `progress` hears of each run as it is copied.
+/// `keep_going` is asked, with the report so far, before each run; `Break` ends the push there,
+/// after the last run's transaction and before the next one begins.
 pub fn push(
     source: &dyn Store,
     target: &mut dyn Store,
     since_ns: Option<i64>,
-    progress: &mut dyn FnMut(&PushReport),
+    keep_going: &mut dyn FnMut(&PushReport) -> ControlFlow<()>,
 ) -> Result<PushReport> {
     let mut report = PushReport::default();
     let mut runs = source.list_runs(None)?;
@@ -48,6 +54,10 @@ pub fn push(
     // Source experiment id to target experiment id; `None` when it conflicts.
     let mut experiments: HashMap<i64, Option<i64>> = HashMap::new();
     for summary in runs {
+        if keep_going(&report).is_break() {
+            report.stopped = true;
+            return Ok(report);
+        }
         if since_ns.is_some_and(|since| summary.started_at_ns < since) {
             continue;
         }
@@ -114,7 +124,6 @@ pub fn push(
                 report.already_there += 1;
             }
         }
-        progress(&report);
     }
     // Experiments' progress (a campaign's slots, an A/B's visits), in the target's run ids.
     for (source_id, target_id) in &experiments {

@@ -3,6 +3,7 @@
 //! `cargo test` skips the PostgreSQL half with a notice, and `scripts/check` fails instead).
 //! Among them: concurrent writers with a count of what was stored, and `push` run twice.
 use std::ffi::OsStr;
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 
 use schedlab_core::fingerprint::Fingerprint;
@@ -75,6 +76,7 @@ on_both_backends!(
     readers_write_nothing,
     concurrent_writers_lose_and_duplicate_nothing,
     push_copies_everything_once,
+    push_stopped_between_runs_carries_on_next_time,
     push_back_into_sqlite_gives_the_same_runs,
 );
 
@@ -367,7 +369,10 @@ fn push_copies_everything_once(backend: &Backend) {
     let (path, ids) = source_store(&dir);
     let source = SqliteStore::open_existing(&path).unwrap();
     let mut target = backend.writer();
-    let first = push(&source, &mut *target, None, &mut |_| {}).unwrap();
+    let first = push(&source, &mut *target, None, &mut |_| {
+        ControlFlow::Continue(())
+    })
+    .unwrap();
     assert_eq!(first.copied.len(), 3);
     assert_eq!(first.still_running.len(), 1);
     assert_eq!(first.experiments_copied, 1);
@@ -375,7 +380,10 @@ fn push_copies_everything_once(backend: &Backend) {
     assert_eq!(first.calibrations_copied, 1);
     assert!(first.conflicts.is_empty());
 
-    let second = push(&source, &mut *target, None, &mut |_| {}).unwrap();
+    let second = push(&source, &mut *target, None, &mut |_| {
+        ControlFlow::Continue(())
+    })
+    .unwrap();
     assert!(second.copied.is_empty(), "{second:?}");
     assert_eq!(second.already_there, 3);
     assert_eq!(second.experiments_copied + second.experiments_updated, 0);
@@ -429,8 +437,80 @@ fn push_copies_everything_once(backend: &Backend) {
 
     // --since: nothing that old is new.
     let mut target = backend.writer();
-    let later = push(&source, &mut *target, Some(i64::MAX), &mut |_| {}).unwrap();
+    let later = push(&source, &mut *target, Some(i64::MAX), &mut |_| {
+        ControlFlow::Continue(())
+    })
+    .unwrap();
     assert!(later.copied.is_empty() && later.already_there == 0);
+}
+
+/// A push told to stop after its first run: the target holds that run whole, and the next push
+/// copies the rest, the experiment's progress and the calibration.
+fn push_stopped_between_runs_carries_on_next_time(backend: &Backend) {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, ids) = source_store(&dir);
+    let source = SqliteStore::open_existing(&path).unwrap();
+    let mut target = backend.writer();
+    let mut asked = 0;
+    let first = push(&source, &mut *target, None, &mut |report| {
+        asked += 1;
+        if report.copied.is_empty() {
+            ControlFlow::Continue(())
+        } else {
+            ControlFlow::Break(())
+        }
+    })
+    .unwrap();
+    assert!(first.stopped);
+    assert_eq!(
+        asked, 2,
+        "asked before each run, up to the one it stopped at"
+    );
+    assert_eq!(first.copied.len(), 1);
+    assert_eq!(first.copied[0].0, ids[0]);
+    assert_eq!(
+        (first.experiments_updated, first.calibrations_copied),
+        (0, 0)
+    );
+    drop(target);
+    let reader = backend.reader();
+    let runs = reader.list_runs(None).unwrap();
+    assert_eq!(runs.len(), 1);
+    let (mut theirs, mut ours) = (
+        source.load_run(ids[0]).unwrap(),
+        reader.load_run(runs[0].id).unwrap(),
+    );
+    (theirs.id, ours.id) = (None, None);
+    assert_eq!(ours, theirs);
+    assert!(reader.calibrations().unwrap().is_empty());
+    drop(reader);
+
+    let mut target = backend.writer();
+    let second = push(&source, &mut *target, None, &mut |_| {
+        ControlFlow::Continue(())
+    })
+    .unwrap();
+    assert!(!second.stopped);
+    assert_eq!(second.already_there, 1);
+    assert_eq!(
+        second.copied.iter().map(|(s, _)| *s).collect::<Vec<_>>(),
+        ids[1..]
+    );
+    assert_eq!(second.experiments_updated, 1);
+    assert_eq!(second.calibrations_copied, 1);
+    drop(target);
+    let reader = backend.reader();
+    assert_eq!(reader.list_runs(None).unwrap().len(), 3);
+    let experiment = reader
+        .experiment(ExperimentKind::Ab, "gov")
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        experiment.state["run_ids"].as_array().unwrap().len(),
+        2,
+        "{}",
+        experiment.state
+    );
 }
 
 /// From the backend back into a new SQLite file: the same runs again.
@@ -444,7 +524,13 @@ fn push_back_into_sqlite_gives_the_same_runs(backend: &Backend) {
     let source = backend.reader();
     let dir = tempfile::tempdir().unwrap();
     let mut file = SqliteStore::open(&dir.path().join("copy.db")).unwrap();
-    let report = push(&*source, &mut file, None, &mut |_| {}).unwrap();
+    let report = push(
+        &*source,
+        &mut file,
+        None,
+        &mut |_| ControlFlow::Continue(()),
+    )
+    .unwrap();
     assert_eq!(report.copied.len(), 2);
     for (&id, &(from, to)) in ids.iter().zip(&report.copied) {
         assert_eq!(id, from);

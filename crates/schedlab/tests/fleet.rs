@@ -1,8 +1,10 @@
 //! The fleet view end to end: `runs`, `hosts`, `history`, `changes` and `compare`'s selection on
 //! runs the binary stored, one of them moved to another machine in the file the way a second
-//! host's push would put it there.
+//! host's push would put it there; and their JSON checked against the fields docs/json-schema.md
+//! documents.
 mod common;
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use common::{
@@ -131,4 +133,91 @@ fn runs_hosts_and_compare_select_by_host_kernel_and_fingerprint() {
     let err = assert_bad_input(&db, &["compare", "night-1", "night-14", "--host", &host]);
     assert!(err.contains("night-14 has no run matching --host"), "{err}");
     expect_success(schedlab(&db).args(["compare", "night-1", "night-13", "--host", &host]));
+}
+
+/// The backticked names in the first column of the `nth` table under the heading `heading` of
+/// docs/json-schema.md.
+fn documented_fields(heading: &str, nth: usize) -> BTreeSet<String> {
+    let doc = include_str!("../../../docs/json-schema.md");
+    let section = doc
+        .split("\n## ")
+        .find(|s| s.starts_with(heading))
+        .unwrap_or_else(|| panic!("json-schema.md has no section {heading}"));
+    let mut tables: Vec<BTreeSet<String>> = Vec::new();
+    let mut in_table = false;
+    for line in section.lines() {
+        let Some(row) = line.strip_prefix('|') else {
+            in_table = false;
+            continue;
+        };
+        if !in_table {
+            // The header row.
+            tables.push(BTreeSet::new());
+            in_table = true;
+            continue;
+        }
+        if row.starts_with('-') {
+            continue;
+        }
+        let first = row.split('|').next().unwrap();
+        let names = first.split('`').skip(1).step_by(2).map(str::to_string);
+        tables.last_mut().unwrap().extend(names);
+    }
+    tables.into_iter().nth(nth).unwrap_or_default()
+}
+
+fn keys(object: &serde_json::Value) -> BTreeSet<String> {
+    object.as_object().unwrap().keys().cloned().collect()
+}
+
+#[test]
+fn json_outputs_have_the_fields_json_schema_md_documents() {
+    let (dir, db) = temp_db();
+    let case = nightly(&db);
+    let runs = json_of_success(&db, &["runs", "--format", "json"]);
+    assert_eq!(
+        keys(&runs[0]),
+        documented_fields("`schedlab runs --format json`", 0)
+    );
+    let hosts = json_of_success(&db, &["hosts", "--format", "json"]);
+    assert_eq!(
+        keys(&hosts[0]),
+        documented_fields("`schedlab hosts --format json`", 0)
+    );
+    let history = json_of_success(&db, &["history", &case, "--format", "json"]);
+    assert_eq!(
+        keys(&history),
+        ["changes", "history"].map(String::from).into()
+    );
+    let heading = "`schedlab history CASE --format json`";
+    assert_eq!(keys(&history["history"]), documented_fields(heading, 0));
+    assert_eq!(keys(&history["changes"]), documented_fields(heading, 1));
+    let changes = json_of_success(&db, &["changes", "--format", "json"]);
+    assert_eq!(keys(&changes[0]), documented_fields(heading, 1));
+    let push = json_of_success(
+        &db,
+        &[
+            "push",
+            "--format",
+            "json",
+            "--to",
+            dir.path().join("copy.db").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(
+        keys(&push),
+        documented_fields("`schedlab push --format json`", 0)
+    );
+    let numbers = dir.path().join("numbers.txt");
+    std::fs::write(&numbers, "1.5\n1.6\n").unwrap();
+    expect_success(
+        schedlab(&db)
+            .args(["import", "--tool", "plain", "--label", "imported"])
+            .arg(&numbers),
+    );
+    let show = json_of_success(&db, &["show", "imported", "--format", "json"]);
+    assert_eq!(
+        keys(&show["runs"][0]["fingerprint"]["imported"]),
+        documented_fields("fingerprint", 1)
+    );
 }

@@ -194,3 +194,42 @@ fn push_twice_copies_nothing_twice() {
     );
     assert_eq!(back["copied"].as_array().unwrap().len(), 3);
 }
+
+/// A URL whose host is a directory reaches the server over its Unix socket there, as libpq's
+/// `host=/run/postgresql` does: the same database as over TCP.
+#[test]
+fn a_unix_socket_host_reaches_the_same_database() {
+    let Some(tcp) = fresh_pg_database("cli_unix_socket") else {
+        return;
+    };
+    let dir = std::env::var("SCHEDLAB_TEST_PG_SOCKET_DIR")
+        .expect("scripts/with-postgres sets SCHEDLAB_TEST_PG_SOCKET_DIR beside the URL");
+    // postgres://postgres@127.0.0.1:PORT/NAME → the same user, port and database by socket.
+    let (authority, database) = tcp
+        .strip_prefix("postgres://")
+        .unwrap()
+        .split_once('/')
+        .unwrap();
+    let (user, host_port) = authority.split_once('@').unwrap();
+    let port = host_port.rsplit_once(':').unwrap().1;
+    let socket = format!("postgres://{user}@/{database}?host={dir}&port={port}");
+    schedlab(Path::new(&socket))
+        .args(["run", "--label", "by-socket", "--quiet", "fake"])
+        .args(["--iterations", "2", "--warmup", "0"])
+        .assert()
+        .success();
+    let over_tcp = json_of_success(Path::new(&tcp), &["runs", "--format", "json"]);
+    assert_eq!(over_tcp.as_array().unwrap().len(), 1);
+    assert_eq!(over_tcp[0]["label"], "by-socket");
+    let check = json_of_success(Path::new(&socket), &["db", "check", "--format", "json"]);
+    assert_eq!(check["ok"], true);
+    assert_eq!(check["runs_by_status"]["complete"], 1);
+    // A socket directory with no server in it is bad input, not a hang or a panic.
+    let nowhere = tempfile::tempdir().unwrap();
+    let missing = format!(
+        "postgres://{user}@/{database}?host={}&port={port}",
+        nowhere.path().display()
+    );
+    let out = schedlab(Path::new(&missing)).arg("runs").output().unwrap();
+    assert_refused(&out, "a socket directory without a server");
+}

@@ -2,6 +2,8 @@
 //! iterations, histograms, metric definitions, experiments and calibrations) into another store.
 //! Runs are matched by their globally unique id, so a second push copies nothing twice, and each
 //! run goes in in one transaction of the target, so an interrupted push leaves only whole runs.
+//! A stop signal ends it between runs: it says what it copied and exits 128 + N.
+use std::ops::ControlFlow;
 use std::process::ExitCode;
 
 use schedlab_core::sys;
@@ -27,17 +29,37 @@ pub fn push(args: &PushArgs) -> Result<ExitCode, Failure> {
             target_location.describe()
         )));
     }
+    // Ctrl-C, `kill`, a hang-up: the run being copied is finished (its transaction commits or
+    // rolls back whole either way) and the push stops before the next.
+    sys::install_interrupt_handlers()
+        .map_err(|e| Failure::failed(format!("cannot install signal handlers: {e}")))?;
     let source = open_source(&source_location)?;
     let mut target = open_writer(&target_location)?;
-    let report = schedlab_store::push::push(&*source, &mut *target, since_ns, &mut |_| {})?;
+    let report = schedlab_store::push::push(&*source, &mut *target, since_ns, &mut |_| {
+        match sys::interrupt_signal() {
+            Some(_) => ControlFlow::Break(()),
+            None => ControlFlow::Continue(()),
+        }
+    })?;
     let (from, to) = (source.describe(), target.describe());
+    let stopped_by = report.stopped.then(sys::interrupt_signal).flatten();
     emit(|out| match args.format {
         OutputFormat::Json => {
-            serde_json::to_writer_pretty(&mut *out, &to_json(&report, &from, &to))?;
+            serde_json::to_writer_pretty(&mut *out, &to_json(&report, &from, &to, stopped_by))?;
             writeln!(out)
         }
         OutputFormat::Text => write_text(out, &report, &from, &to),
     })?;
+    if let Some(signal) = stopped_by {
+        return Err(Failure::new(
+            FailureKind::Interrupted { signal },
+            format!(
+                "push interrupted by {} after {} runs copied; the target holds whole runs only, and pushing again copies the rest",
+                sys::signal_name(signal),
+                report.copied.len()
+            ),
+        ));
+    }
     if !report.conflicts.is_empty() {
         return Err(Failure::reported(FailureKind::Failed));
     }
@@ -63,7 +85,12 @@ fn open_source(location: &Location) -> Result<Box<dyn Store>, Failure> {
     open_reader(location)
 }
 
-fn to_json(report: &PushReport, from: &str, to: &str) -> serde_json::Value {
+fn to_json(
+    report: &PushReport,
+    from: &str,
+    to: &str,
+    stopped_by: Option<i32>,
+) -> serde_json::Value {
     serde_json::json!({
         "from": from,
         "to": to,
@@ -81,6 +108,7 @@ fn to_json(report: &PushReport, from: &str, to: &str) -> serde_json::Value {
         "experiments_updated": report.experiments_updated,
         "calibrations_copied": report.calibrations_copied,
         "calibrations_already_there": report.calibrations_already_there,
+        "interrupted_by": stopped_by.map(sys::signal_name),
     })
 }
 
@@ -118,7 +146,14 @@ fn write_text(
         out,
         "calibrations  {} copied, {} already there",
         report.calibrations_copied, report.calibrations_already_there
-    )
+    )?;
+    if report.stopped {
+        writeln!(
+            out,
+            "stopped       by a signal before the other runs; push again to copy the rest"
+        )?;
+    }
+    Ok(())
 }
 
 /// `--since`: a date (UTC midnight), a UTC time, or an age before `now_ns`.
