@@ -2061,6 +2061,14 @@ mod tests {
     }
 
     /// The metrics are there as declared, and agree with each other (no speed is asserted).
+    /// Runs one iteration that must succeed, checks its metrics against the declared schema and
+    /// the task counts, and returns them.
+    fn run_checked(cfg: Config, tasks: usize) -> Vec<Measurement> {
+        let m = run(cfg).unwrap().measurements;
+        check_metrics(&ContentionWorkload::new(cfg), &m, tasks);
+        m
+    }
+
     fn check_metrics(workload: &ContentionWorkload, m: &[Measurement], tasks: usize) {
         assert!(crate::metric::check_declared(workload.metrics(), m).is_empty(), "{m:?}");
         let total = value(m, "ops_per_sec");
@@ -2080,9 +2088,7 @@ mod tests {
         for testcase in [Testcase::Getppid, Testcase::SchedYield] {
             for (mode, tasks) in [(TaskMode::Threads, 3), (TaskMode::Process, 2)] {
                 let cfg = config(testcase, tasks, mode);
-                let workload = ContentionWorkload::new(cfg);
-                let m = run(cfg).unwrap().measurements;
-                check_metrics(&workload, &m, tasks);
+                run_checked(cfg, tasks);
             }
         }
     }
@@ -2092,9 +2098,7 @@ mod tests {
         for testcase in [Testcase::Mmap, Testcase::PageFault] {
             for (mode, tasks) in [(TaskMode::Threads, 3), (TaskMode::Process, 2)] {
                 let cfg = config(testcase, tasks, mode);
-                let workload = ContentionWorkload::new(cfg);
-                let m = run(cfg).unwrap().measurements;
-                check_metrics(&workload, &m, tasks);
+                run_checked(cfg, tasks);
             }
         }
     }
@@ -2106,9 +2110,7 @@ mod tests {
                 map_only: true,
                 ..config(Testcase::Mmap, tasks, mode)
             };
-            let workload = ContentionWorkload::new(cfg);
-            let m = run(cfg).unwrap().measurements;
-            check_metrics(&workload, &m, tasks);
+            run_checked(cfg, tasks);
         }
         check_map_address(8 << 20, 4096).unwrap();
         for wrong in [0, (8 << 20) + 64] {
@@ -2121,9 +2123,7 @@ mod tests {
     fn pipe_loopback_reads_back_its_own_byte() {
         for (mode, tasks) in [(TaskMode::Threads, 3), (TaskMode::Process, 2)] {
             let cfg = config(Testcase::PipeLoopback, tasks, mode);
-            let workload = ContentionWorkload::new(cfg);
-            let m = run(cfg).unwrap().measurements;
-            check_metrics(&workload, &m, tasks);
+            run_checked(cfg, tasks);
         }
         let (read, write) = sys::pipe().unwrap();
         loopback_once(read.as_fd(), write.as_fd(), 7).unwrap();
@@ -2144,9 +2144,7 @@ mod tests {
                 file_per_task: true,
                 ..config(Testcase::FcntlLock, tasks, mode)
             };
-            let workload = ContentionWorkload::new(cfg);
-            let m = run(cfg).unwrap().measurements;
-            check_metrics(&workload, &m, tasks);
+            run_checked(cfg, tasks);
         }
         let cfg = Config {
             file_per_task: true,
@@ -2168,9 +2166,7 @@ mod tests {
     fn fcntl_locks_exclude_threads_and_processes() {
         for (mode, tasks) in [(TaskMode::Threads, 3), (TaskMode::Process, 2)] {
             let cfg = config(Testcase::FcntlLock, tasks, mode);
-            let workload = ContentionWorkload::new(cfg);
-            let m = run(cfg).unwrap().measurements;
-            check_metrics(&workload, &m, tasks);
+            run_checked(cfg, tasks);
         }
     }
 
@@ -2181,9 +2177,7 @@ mod tests {
                 helpers: readers,
                 ..config(Testcase::PipeWriters, writers, mode)
             };
-            let workload = ContentionWorkload::new(cfg);
-            let m = run(cfg).unwrap().measurements;
-            check_metrics(&workload, &m, writers);
+            run_checked(cfg, writers);
         }
     }
 
@@ -2224,9 +2218,7 @@ mod tests {
     fn futex_wakes_and_waits_balance() {
         for (mode, waiters) in [(TaskMode::Threads, 3), (TaskMode::Process, 2)] {
             let cfg = config(Testcase::FutexWakeStorm, waiters, mode);
-            let workload = ContentionWorkload::new(cfg);
-            let m = run(cfg).unwrap().measurements;
-            check_metrics(&workload, &m, waiters);
+            let m = run_checked(cfg, waiters);
             assert!(value(&m, "wake_calls_per_sec") > 0.0);
         }
         check_storm(7, 7, 3, 3).unwrap();
@@ -2297,9 +2289,7 @@ mod tests {
             work: 0,
             ..config(Testcase::PthreadMutex, 3, TaskMode::Threads)
         };
-        let workload = ContentionWorkload::new(cfg);
-        let m = run(cfg).unwrap().measurements;
-        check_metrics(&workload, &m, 3);
+        let m = run_checked(cfg, 3);
         assert_eq!(value(&m, "lock_samples_count"), 0.0);
         assert_eq!(value(&m, "holder_off_cpu_probes_count"), 0.0);
         assert!(m.iter().all(|m| m.name != "acquire_p50_nsec" && m.name != "holder_off_cpu_pct"));
