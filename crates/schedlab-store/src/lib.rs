@@ -197,6 +197,16 @@ pub trait Store {
     ) -> Result<Option<i64>>;
 }
 
+/// Refuses to store `abandoned`, which every backend derives when runs are read.
+fn refuse_derived_status(status: RunStatus) -> Result<()> {
+    if status == RunStatus::Abandoned {
+        return Err(StoreError::Corrupt(
+            "`abandoned` is derived when runs are read and is never stored".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// A run's identity and stored state, as [`Store::run_provenance`] reads it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunProvenance {

@@ -679,11 +679,7 @@ impl Store for PgStore {
         ended_at_ns: i64,
         error: Option<&str>,
     ) -> Result<()> {
-        if status == RunStatus::Abandoned {
-            return Err(StoreError::Corrupt(
-                "`abandoned` is derived when runs are read and is never stored".into(),
-            ));
-        }
+        crate::refuse_derived_status(status)?;
         let changed = self.write(|tx, _| {
             Ok(tx.execute(
                 "UPDATE runs SET status = $2, ended_at_ns = $3, error = $4 WHERE id = $1",
