@@ -630,22 +630,38 @@ sys::process_shared! {
     /// The user-space locks' words, on a cache line of their own: `word` is tas's flag,
     /// futex-mutex's state and mcs's tail (the id of the last task queued, 0 for none); ticket's
     /// next ticket and the one served share the line, as in the kernel's old ticket spinlocks.
+    /// What the critical section checks lies on the same line, as a lock embedded in the data it
+    /// guards (pthread-mutex's lies beside the C library's mutex instead).
     #[repr(C, align(128))]
     struct LockWords {
         word: AtomicU32,
         next_ticket: AtomicU32,
         serving: AtomicU32,
+        guarded: Guarded,
     }
 }
 
 sys::process_shared! {
-    /// What every critical section checks and changes, on a cache line of its own.
-    #[repr(C, align(128))]
+    /// What every critical section checks and changes. A user-space lock's lies on the lock's
+    /// cache line, so a hand-over moves one line between CPUs, not two (with two, pthread-mutex
+    /// at 4 threads on 2 CPUs ran at 0.63-0.75 of will-it-scale's pthread_mutex1, whose op
+    /// touches only the mutex); fcntl-lock's, whose lock is the kernel's, on a line of its own
+    /// ([`GuardedLine`]).
+    #[derive(Default)]
+    #[repr(C)]
     struct Guarded {
         /// The id (task + 1) of the task inside, 0 when none is.
         holder: AtomicU32,
         /// Incremented inside every critical section by a plain load and store.
         counter: AtomicU64,
+    }
+}
+
+sys::process_shared! {
+    /// A critical section's words on a cache line of their own.
+    #[repr(C, align(128))]
+    struct GuardedLine {
+        guarded: Guarded,
     }
 }
 
@@ -683,7 +699,7 @@ sys::process_shared! {
         mcs_waiting: AtomicU32,
         mcs_next: AtomicU32,
         /// `fcntl-lock --file-per-task`: the critical section of the task's own file.
-        guarded: Guarded,
+        own_file: GuardedLine,
     }
 }
 
@@ -693,7 +709,8 @@ sys::process_shared! {
     struct Shared {
         control: Control,
         lock: LockWords,
-        guarded: Guarded,
+        /// `fcntl-lock`'s critical section, of the one file all tasks lock.
+        file: GuardedLine,
         storm: Storm,
         slots: [Slot; SLOTS],
     }
@@ -1115,7 +1132,7 @@ impl CriticalLock for Mcs<'_> {
 }
 
 /// The C library's pthread mutex.
-struct Pthread<'a>(&'a PthreadMutex);
+struct Pthread<'a>(&'a PthreadMutex<Guarded>);
 
 impl CriticalLock for Pthread<'_> {
     fn critical(&self, _me: usize, section: impl FnOnce()) -> std::result::Result<(), Failure> {
@@ -1339,9 +1356,9 @@ fn sampled_lock_loop<L: CriticalLock>(
 
 fn fcntl_lock_task(ctx: &TaskCtx, file: FileLock, work: u64, own_file: bool) -> TaskCode {
     let guarded = if own_file {
-        &ctx.slot().guarded
+        &ctx.slot().own_file.guarded
     } else {
-        &ctx.shared().guarded
+        &ctx.shared().file.guarded
     };
     let mut ops = 0;
     let result = lock_loop::<_, false>(ctx, &file, guarded, work, &mut ops, None);
@@ -1352,13 +1369,13 @@ fn fcntl_lock_task(ctx: &TaskCtx, file: FileLock, work: u64, own_file: bool) -> 
 fn user_lock_task(
     ctx: &TaskCtx,
     testcase: Testcase,
-    pthread: &PthreadMutex,
+    pthread: &PthreadMutex<Guarded>,
     work: u64,
     mut timing: LockTiming,
     timings: &Timings,
 ) -> TaskCode {
     let shared = ctx.shared();
-    let (control, guarded) = (&shared.control, &shared.guarded);
+    let (control, guarded) = (&shared.control, &shared.lock.guarded);
     let mut ops = 0;
     let t = Some(&mut timing);
     let result = match testcase {
@@ -1385,7 +1402,7 @@ fn user_lock_task(
             sampled_lock_loop(ctx, &lock, guarded, work, &mut ops, t)
         }
         Testcase::PthreadMutex => {
-            sampled_lock_loop(ctx, &Pthread(pthread), guarded, work, &mut ops, t)
+            sampled_lock_loop(ctx, &Pthread(pthread), pthread.data(), work, &mut ops, t)
         }
         _ => {
             let lock = FutexMutex {
@@ -1461,7 +1478,7 @@ fn check_guarded(counter: u64, holder: u32, acquisitions: u64) -> Result<()> {
 /// one, against the task's own acquisitions.
 fn check_own_sections(cfg: &Config, slots: &[Slot], totals: &[u64]) -> Result<()> {
     for (t, (slot, &total)) in slots.iter().zip(totals).enumerate() {
-        let guarded = &slot.guarded;
+        let guarded = &slot.own_file.guarded;
         check_guarded(
             guarded.counter.load(Ordering::SeqCst),
             guarded.holder.load(Ordering::SeqCst),
@@ -1747,6 +1764,7 @@ impl ContentionWorkload {
         launch: &mut TaskLaunch,
         block: &Arc<SharedValue<Shared>>,
         timings: &Timings,
+        pthread: &Arc<PthreadMutex<Guarded>>,
     ) -> Result<()> {
         let cfg = self.config;
         let ctx = |me: usize| TaskCtx {
@@ -1861,11 +1879,9 @@ impl ContentionWorkload {
                         "the user-space locks run as threads of one process only",
                     ));
                 }
-                // Only pthread-mutex takes it; it is a few bytes.
-                let pthread = Arc::new(PthreadMutex::new());
                 for me in 0..cfg.workers {
                     let (ctx, pthread, timings) =
-                        (ctx(me), Arc::clone(&pthread), Arc::clone(timings));
+                        (ctx(me), Arc::clone(pthread), Arc::clone(timings));
                     // The histograms are allocated here, before the start.
                     let timing = LockTiming::new(cfg.sample_every);
                     let (testcase, work) = (cfg.testcase, cfg.work);
@@ -1948,7 +1964,9 @@ impl Workload for ContentionWorkload {
         let timings: Timings = Arc::new(Mutex::new(
             std::iter::repeat_with(|| None).take(cfg.workers).collect(),
         ));
-        self.spawn_tasks(&mut launch, &block, &timings)?;
+        // Only pthread-mutex takes it; it is a few bytes.
+        let pthread = Arc::new(PthreadMutex::with_data(Guarded::default()));
+        self.spawn_tasks(&mut launch, &block, &timings, &pthread)?;
         let window = self.measure(&mut launch, &block)?;
         drop(launch);
         let shared: &Shared = &block;
@@ -1962,9 +1980,14 @@ impl Workload for ContentionWorkload {
         if cfg.file_per_task {
             check_own_sections(&cfg, slots, worker_totals)?;
         } else if cfg.testcase.has_critical_section() {
+            let guarded = match cfg.testcase {
+                Testcase::FcntlLock => &shared.file.guarded,
+                Testcase::PthreadMutex => pthread.data(),
+                _ => &shared.lock.guarded,
+            };
             check_guarded(
-                shared.guarded.counter.load(Ordering::SeqCst),
-                shared.guarded.holder.load(Ordering::SeqCst),
+                guarded.counter.load(Ordering::SeqCst),
+                guarded.holder.load(Ordering::SeqCst),
                 worker_totals.iter().sum(),
             )?;
         }
@@ -2152,7 +2175,7 @@ mod tests {
         };
         let block = SharedValue::<Shared>::new().unwrap();
         for (slot, n) in block.slots.iter().zip([3, 5]) {
-            slot.guarded.counter.store(n, Ordering::SeqCst);
+            slot.own_file.guarded.counter.store(n, Ordering::SeqCst);
         }
         check_own_sections(&cfg, &block.slots[..2], &[3, 5]).unwrap();
         let err = check_own_sections(&cfg, &block.slots[..2], &[3, 6])
@@ -2308,10 +2331,14 @@ mod tests {
         for testcase in USER_LOCKS {
             let block = SharedValue::<Shared>::new().unwrap();
             let (shared, control) = (&*block, &block.control);
-            let pthread = PthreadMutex::new();
+            let pthread = PthreadMutex::with_data(Guarded::default());
+            let guarded = match testcase {
+                Testcase::PthreadMutex => pthread.data(),
+                _ => &shared.lock.guarded,
+            };
             let mut sink = 0;
             for _ in 0..1_000 {
-                let section = || assert!(guarded_section(&shared.guarded, 1, 3, &mut sink));
+                let section = || assert!(guarded_section(guarded, 1, 3, &mut sink));
                 let word = &shared.lock.word;
                 match testcase {
                     Testcase::Tas => Tas { flag: word, control }.critical(0, section),
@@ -2335,7 +2362,7 @@ mod tests {
                 }
                 .unwrap();
             }
-            assert_eq!(shared.guarded.counter.load(Ordering::SeqCst), 1_000, "{testcase:?}");
+            assert_eq!(guarded.counter.load(Ordering::SeqCst), 1_000, "{testcase:?}");
             let free = match testcase {
                 Testcase::Ticket => {
                     shared.lock.next_ticket.load(Ordering::SeqCst)
@@ -2379,11 +2406,11 @@ mod tests {
     fn a_second_holder_is_caught_inside_and_lost_updates_after() {
         let block = SharedValue::<Shared>::new().unwrap();
         let mut sink = 0;
-        assert!(guarded_section(&block.guarded, 1, 10, &mut sink));
-        assert_eq!(block.guarded.counter.load(Ordering::SeqCst), 1);
+        assert!(guarded_section(&block.file.guarded, 1, 10, &mut sink));
+        assert_eq!(block.file.guarded.counter.load(Ordering::SeqCst), 1);
         // Task 2 is inside (its id is in the holder word) when task 0 enters.
-        block.guarded.holder.store(3, Ordering::SeqCst);
-        assert!(!guarded_section(&block.guarded, 1, 10, &mut sink));
+        block.file.guarded.holder.store(3, Ordering::SeqCst);
+        assert!(!guarded_section(&block.file.guarded, 1, 10, &mut sink));
         check_guarded(2, 0, 2).unwrap();
         let err = check_guarded(1, 0, 2).unwrap_err().to_string();
         assert!(err.contains("1 updates were lost, so two tasks held the lock"), "{err}");
@@ -2405,14 +2432,14 @@ mod tests {
     fn a_lock_that_excludes_nobody_fails_loudly() {
         let block = SharedValue::<Shared>::new().unwrap();
         // Another task is inside for good: the first section sees it.
-        block.guarded.holder.store(2, Ordering::SeqCst);
+        block.file.guarded.holder.store(2, Ordering::SeqCst);
         let ctx = TaskCtx {
             block: Arc::new(block),
             me: 0,
             scope: FutexScope::Private,
         };
         let mut ops = 0;
-        let result = lock_loop::<_, false>(&ctx, &NoLock, &ctx.shared().guarded, 10, &mut ops, None);
+        let result = lock_loop::<_, false>(&ctx, &NoLock, &ctx.shared().file.guarded, 10, &mut ops, None);
         assert_eq!(result, Err(Failure::check(Reason::TwoHolders)));
         assert_eq!(ops, 1, "the section ran and counts");
         assert_eq!(finish(&ctx, ops, result), task_code::VERIFY_FAILED);
