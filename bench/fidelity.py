@@ -10,6 +10,11 @@ each pairing:
   hackbench  schedlab run messaging -g 4 -l 1000    vs  hackbench -g 4 -l 1000           (seconds)
   ... -p, -T and -p -T likewise.
 
+--taskset CPUS runs both sides under `taskset -c CPUS`. On a small VM a wake-up that crosses to
+an idle vCPU costs the host's vCPU wake-up, which swings from run to run and can dwarf the work
+itself (here: a pipe round trip took 45-50 usec across the two vCPUs, 6 usec on one); pinned to
+one CPU, the pairs compare the two tools' own work.
+
 The reference binaries are given by path; this script never fetches or builds anything.
 
   bench/fidelity.py --schedlab target/release/schedlab --perf /usr/bin/perf \
@@ -22,10 +27,15 @@ import statistics
 import subprocess
 import sys
 
+import pairs
+
+# Set from --taskset: the command prefix both sides run under.
+PREFIX = []
+
 
 def schedlab_value(binary, args, metric):
     cmd = [binary, "run", *args, "--iterations", "1", "--warmup", "0", "--no-store", "--format", "json"]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(PREFIX + cmd, check=True, capture_output=True, text=True).stdout
     case = json.loads(out)["runs"][0]["cases"][0]
     for m in case["metrics"]:
         if m["name"] == metric:
@@ -35,7 +45,7 @@ def schedlab_value(binary, args, metric):
 
 def perf_pipe_usec(perf, loops, threads):
     cmd = [perf, "bench", "sched", "pipe", "-l", str(loops)] + (["-T"] if threads else [])
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(PREFIX + cmd, check=True, capture_output=True, text=True).stdout
     match = re.search(r"([\d.]+)\s+usecs/op", out)
     if not match:
         raise RuntimeError(f"cannot parse perf output: {out!r}")
@@ -45,7 +55,7 @@ def perf_pipe_usec(perf, loops, threads):
 def hackbench_sec(hackbench, groups, loops, pipe, threads):
     cmd = [hackbench, "-g", str(groups), "-l", str(loops)]
     cmd += (["-p"] if pipe else []) + (["-T"] if threads else [])
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(PREFIX + cmd, check=True, capture_output=True, text=True).stdout
     match = re.search(r"Time:\s*([\d.]+)", out)
     if not match:
         raise RuntimeError(f"cannot parse hackbench output: {out!r}")
@@ -62,7 +72,12 @@ def main():
     parser.add_argument("--groups", type=int, default=4)
     parser.add_argument("--hackbench-loops", type=int, default=1000)
     parser.add_argument("--json", help="also write every sample to this file")
+    parser.add_argument("--only", metavar="REGEX",
+                        help="only the pairings whose name matches (pipe, pipe -T, hackbench, hackbench -p, ...)")
+    parser.add_argument("--taskset", metavar="CPUS", help="run both sides under `taskset -c CPUS`")
     opts = parser.parse_args()
+    if opts.taskset:
+        PREFIX[:] = ["taskset", "-c", opts.taskset]
 
     pairings = []
     if opts.perf:
@@ -84,8 +99,10 @@ def main():
                 lambda a=args: schedlab_value(opts.schedlab, a, "time_sec"),
                 lambda p=pipe, t=threads: hackbench_sec(opts.hackbench, opts.groups, opts.hackbench_loops, p, t),
             ))
+    if opts.only:
+        pairings = [p for p in pairings if re.search(opts.only, p[0])]
     if not pairings:
-        sys.exit("give --perf and/or --hackbench")
+        sys.exit("no pairing: give --perf and/or --hackbench (and an --only that matches)")
 
     samples = {name: {"ours": [], "ref": []} for name, *_ in pairings}
     for round_index in range(opts.rounds):
@@ -99,12 +116,11 @@ def main():
             samples[name]["ref"].append(values[ref])
         print(f"round {round_index + 1}/{opts.rounds} done", file=sys.stderr)
 
-    print(f"{'pairing':<16} {'unit':<8} {'schedlab med':>13} {'reference med':>14} {'ratio med':>10} {'ratio min':>10} {'ratio max':>10}")
+    print(f"{'pairing':<16} {'unit':<8} {'schedlab med':>13} {'reference med':>14} {pairs.ratio_header()}")
     for name, unit, *_ in pairings:
         ours, ref = samples[name]["ours"], samples[name]["ref"]
-        ratios = [o / r for o, r in zip(ours, ref)]
         print(f"{name:<16} {unit:<8} {statistics.median(ours):>13.4f} {statistics.median(ref):>14.4f} "
-              f"{statistics.median(ratios):>10.3f} {min(ratios):>10.3f} {max(ratios):>10.3f}")
+              f"{pairs.ratio_columns(pairs.ratios(ours, ref))}")
     if opts.json:
         with open(opts.json, "w") as f:
             json.dump(samples, f, indent=1)

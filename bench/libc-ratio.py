@@ -19,6 +19,8 @@ import statistics
 import subprocess
 import sys
 
+import pairs
+
 # name, schedlab arguments, metric (lower is better for every one but ops_per_sec)
 PAIRINGS = [
     ("pipe", ["pipe", "--loops", "100000"], "usec_per_op"),
@@ -63,13 +65,11 @@ def main():
         print(f"round {round_index + 1}/{opts.rounds} done", file=sys.stderr)
 
     print(f"glibc binary: {libcs['glibc']}; musl binary: {libcs['musl']}")
-    print(f"{'pairing':<22} {'metric':<16} {'glibc med':>11} {'musl med':>11} "
-          f"{'ratio med':>10} {'ratio min':>10} {'ratio max':>10}")
+    print(f"{'pairing':<22} {'metric':<16} {'glibc med':>11} {'musl med':>11} {pairs.ratio_header()}")
     for name, _args, metric in PAIRINGS:
         g, m = samples[name]["glibc"], samples[name]["musl"]
-        ratios = [b / a for a, b in zip(g, m)]
         print(f"{name:<22} {metric:<16} {statistics.median(g):>11.4g} {statistics.median(m):>11.4g} "
-              f"{statistics.median(ratios):>10.3f} {min(ratios):>10.3f} {max(ratios):>10.3f}")
+              f"{pairs.ratio_columns(pairs.ratios(m, g))}")
     if opts.json:
         with open(opts.json, "w") as f:
             json.dump(samples, f, indent=1)

@@ -10,6 +10,11 @@ drift hits both equally, and reports the median of the paired ratios schedlab / 
   request  schedlab run wakeup -m M -t T -r R             vs  schbench -m M -t T -r R
            rps_avg vs "average rps"; wakeup and request p50.
 
+--taskset CPUS runs both sides under `taskset -c CPUS`. On a small VM a wake-up that crosses to
+an idle vCPU costs the host's vCPU wake-up, which swings from run to run and can dwarf the work
+itself (here: a pipe round trip took 45-50 usec across the two vCPUs, 6 usec on one); pinned to
+one CPU, the pairs compare the two tools' own work.
+
 schbench is given by path; this script never fetches or builds anything.
 
   bench/schbench_fidelity.py --schedlab target/release/schedlab --schbench /path/to/schbench \\
@@ -22,10 +27,15 @@ import statistics
 import subprocess
 import sys
 
+import pairs
+
+# Set from --taskset: the command prefix both sides run under.
+PREFIX = []
+
 
 def schedlab_metrics(binary, args):
     cmd = [binary, "run", "wakeup", *args, "--iterations", "1", "--warmup", "0", "--no-store", "--format", "json"]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(PREFIX + cmd, check=True, capture_output=True, text=True).stdout
     case = json.loads(out)["runs"][0]["cases"][0]
     return {m["name"]: m["values"][0] for m in case["metrics"]}
 
@@ -46,7 +56,7 @@ def last_block(text, title):
 
 def schbench_metrics(binary, args):
     # schbench prints everything on stderr.
-    text = subprocess.run([binary, *args], check=True, capture_output=True, text=True).stderr
+    text = subprocess.run(PREFIX + [binary, *args], check=True, capture_output=True, text=True).stderr
     result = {"wakeup_p50_usec": last_block(text, "Wakeup Latencies")[50.0]}
     transfer = re.findall(r"avg worker transfer:\s*([\d.]+) ops/sec", text)
     if transfer:
@@ -69,7 +79,10 @@ def main():
     parser.add_argument("--pipe", type=int, default=4096, help="bytes per transfer in pipe mode")
     parser.add_argument("--modes", default="pipe", help="comma-separated: pipe, request")
     parser.add_argument("--json", help="also write every sample to this file")
+    parser.add_argument("--taskset", metavar="CPUS", help="run both sides under `taskset -c CPUS`")
     opts = parser.parse_args()
+    if opts.taskset:
+        PREFIX[:] = ["taskset", "-c", opts.taskset]
 
     common = ["-m", str(opts.message_threads), "-t", str(opts.workers), "-r", str(opts.runtime)]
     pairings = {}
@@ -97,14 +110,12 @@ def main():
                 samples[mode][side].append(run())
         print(f"round {round_index + 1}/{opts.rounds} done", file=sys.stderr)
 
-    print(f"{'mode':<8} {'metric':<20} {'schedlab med':>13} {'schbench med':>13} {'ratio med':>10} {'ratio min':>10} {'ratio max':>10}")
+    print(f"{'mode':<8} {'metric':<20} {'schedlab med':>13} {'schbench med':>13} {pairs.ratio_header()}")
     for mode, (_, _, metrics) in pairings.items():
         for metric in metrics:
             ours = [s[metric] for s in samples[mode]["ours"]]
             ref = [s[metric] for s in samples[mode]["ref"]]
-            ratios = [o / r for o, r in zip(ours, ref) if r]
-            ratio = (f"{statistics.median(ratios):>10.3f} {min(ratios):>10.3f} {max(ratios):>10.3f}"
-                     if ratios else f"{'-':>10} {'-':>10} {'-':>10}")
+            ratio = pairs.ratio_columns(pairs.ratios(ours, ref))
             print(f"{mode:<8} {metric:<20} {statistics.median(ours):>13.2f} {statistics.median(ref):>13.2f} {ratio}")
     if opts.json:
         with open(opts.json, "w") as f:

@@ -40,6 +40,8 @@ import statistics
 import subprocess
 import sys
 
+import pairs
+
 # will-it-scale's warm-up: main.c prints its first six 1-second samples without adding them.
 WIS_WARMUP_SEC = 6
 
@@ -89,7 +91,7 @@ def report(samples):
     refs = [ref for ref in ("unbound", "pinned") if any(ref in p for p in samples.values())]
     header = f"{'pairing':<30} {'rounds':>6} {'schedlab med':>13}"
     for ref in refs:
-        header += f" {'wis ' + ref + ' med':>16} {'ratio med':>9} {'min':>6} {'max':>6}"
+        header += f" {'wis ' + ref + ' med':>16} {pairs.ratio_header()}"
     print(header)
     for name, pairing in samples.items():
         ours = pairing["schedlab"]
@@ -97,11 +99,9 @@ def report(samples):
         for ref in refs:
             theirs = pairing.get(ref, [])
             if len(theirs) != len(ours) or not ours:
-                line += f" {'-':>16} {'-':>9} {'-':>6} {'-':>6}"
+                line += f" {'-':>16} {pairs.ratio_columns([])}"
                 continue
-            ratios = [o / r for o, r in zip(ours, theirs)]
-            line += (f" {statistics.median(theirs):>16.0f} {statistics.median(ratios):>9.3f}"
-                     f" {min(ratios):>6.3f} {max(ratios):>6.3f}")
+            line += f" {statistics.median(theirs):>16.0f} {pairs.ratio_columns(pairs.ratios(ours, theirs))}"
         print(line)
 
 
