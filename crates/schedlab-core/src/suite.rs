@@ -228,7 +228,7 @@ fn resolve_relative(
             continue;
         };
         let given = given.clone();
-        let count = relative_count(&given, online_cpus).map_err(|why| {
+        let count = crate::workload::relative_count(&given, online_cpus).map_err(|why| {
             (
                 key.to_string(),
                 format!(
@@ -248,35 +248,6 @@ fn resolve_relative(
         });
     }
     Ok(resolved)
-}
-
-/// `"2x"` (× CPUs) or `"50%"` (of CPUs), rounded down and at least 1.
-fn relative_count(given: &str, cpus: u32) -> std::result::Result<u64, String> {
-    let (number, per_cpu) = if let Some(n) = given.strip_suffix('x') {
-        (n, 1.0)
-    } else if let Some(n) = given.strip_suffix('%') {
-        (n, 0.01)
-    } else {
-        return Err("not a count, nor a multiple (\"2x\") or percentage (\"50%\")".into());
-    };
-    // Plain decimals only: f64's parser would also take "inf", "1e3" and "-1".
-    let plain = !number.is_empty()
-        && number.chars().all(|c| c.is_ascii_digit() || c == '.')
-        && number.matches('.').count() <= 1
-        && number != ".";
-    let factor: f64 = match number.parse() {
-        Ok(f) if plain => f,
-        _ => return Err(format!("{number:?} is not a plain number")),
-    };
-    if factor <= 0.0 {
-        return Err("it must be above 0".into());
-    }
-    let count = (factor * per_cpu * f64::from(cpus)).floor();
-    Ok(if count >= u64::MAX as f64 {
-        u64::MAX
-    } else {
-        (count as u64).max(1)
-    })
 }
 
 /// `line L, column C` of a byte offset.

@@ -4,7 +4,10 @@
 //! workload's parameters in `plan.rs`; no clap type leaves this crate.
 use clap::builder::{PossibleValue, PossibleValuesParser};
 use clap::{value_parser, Arg, ArgAction, ArgMatches, Command, FromArgMatches, Subcommand};
-use schedlab_core::workload::{ParamDef, ParamKind, WorkloadDefinition, WORKLOADS};
+use schedlab_core::fingerprint::online_cpu_count;
+use schedlab_core::workload::{
+    parse_task_count, ParamDef, ParamKind, WorkloadDefinition, RELATIVE_COUNT, WORKLOADS,
+};
 
 /// A value as given on the command line, typed by its flag's kind.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,6 +54,9 @@ fn sentence(summary: &str) -> String {
 
 fn flag(definition: &WorkloadDefinition, def: &'static ParamDef) -> Arg {
     let mut help = def.help.to_string();
+    if def.task_count {
+        help.push_str(RELATIVE_COUNT);
+    }
     if let Some(default) = definition.default_text(def.key) {
         help.push_str(&format!(" [default: {default}]"));
     }
@@ -91,6 +97,9 @@ fn flag(definition: &WorkloadDefinition, def: &'static ParamDef) -> Arg {
             arg
         }
         ParamKind::SwitchOff { of } => arg.action(ArgAction::SetTrue).overrides_with(of),
+        ParamKind::Count { .. } if def.task_count => {
+            arg.value_parser(|given: &str| parse_task_count(given, online_cpu_count()))
+        }
         ParamKind::Count { .. } => arg.value_parser(value_parser!(u64)),
         ParamKind::Number => arg
             .value_parser(value_parser!(f64))

@@ -174,6 +174,10 @@ fn bad_input_gets_one_line_and_exit_code_2() {
         vec!["run", "messaging", "--groups", "10000", "--fds", "1000"],
         vec!["run", "contention", "--testcase", "fork"],
         vec!["run", "contention", "--tasks", "0"],
+        vec!["run", "contention", "--tasks", "2y"],
+        vec!["run", "contention", "--tasks", "0x"],
+        vec!["run", "contention", "--tasks", "-1x"],
+        vec!["run", "messaging", "--groups", "1e3%"],
         vec!["run", "contention", "--testcase", "getppid", "--map-only"],
         vec![
             "run",
@@ -199,6 +203,35 @@ fn bad_input_gets_one_line_and_exit_code_2() {
         .success();
     for args in cases {
         assert_bad_input(&db, &args);
+    }
+}
+
+#[test]
+fn task_counts_may_be_relative_to_the_online_cpus() {
+    let (_dir, db) = temp_db();
+    let online = u64::from(schedlab_core::fingerprint::online_cpu_count());
+    for (given, key, expected) in [
+        (["contention", "--tasks", "2x"], "tasks", 2 * online),
+        (["contention", "--tasks", "7"], "tasks", 7),
+        (
+            ["messaging", "--groups", "50%"],
+            "groups",
+            (online / 2).max(1),
+        ),
+    ] {
+        let output = schedlab(&db)
+            .args(["run", "--dry-run", "--format", "json"])
+            .args(given)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{given:?}: {output:?}");
+        let plan: Value = serde_json::from_slice(&output.stdout).unwrap();
+        let workload = &plan["plan"]["cases"][0]["workload"];
+        assert_eq!(
+            workload[key].as_u64(),
+            Some(expected),
+            "{given:?}: {workload}"
+        );
     }
 }
 

@@ -359,6 +359,14 @@ pub fn markdown_flags(
             }
             _ => {}
         }
+        if def.task_count {
+            if !meaning.ends_with('.') {
+                meaning.push('.');
+            }
+            meaning.push_str(
+                " Also relative to the online CPUs: `2x`, `50%` (rounded down, at least 1).",
+            );
+        }
         let default = match def.kind {
             ParamKind::Switch => "off".to_string(),
             _ => default_text(def.key).map_or_else(|| "—".to_string(), |d| format!("`{d}`")),
@@ -375,4 +383,48 @@ pub fn markdown_flags(
         ));
     }
     out
+}
+
+/// `"2x"` (× CPUs) or `"50%"` (of CPUs), rounded down and at least 1.
+pub fn relative_count(given: &str, cpus: u32) -> std::result::Result<u64, String> {
+    let (number, per_cpu) = if let Some(n) = given.strip_suffix('x') {
+        (n, 1.0)
+    } else if let Some(n) = given.strip_suffix('%') {
+        (n, 0.01)
+    } else {
+        return Err("not a count, nor a multiple (\"2x\") or percentage (\"50%\")".into());
+    };
+    // Plain decimals only: f64's parser would also take "inf", "1e3" and "-1".
+    let plain = !number.is_empty()
+        && number.chars().all(|c| c.is_ascii_digit() || c == '.')
+        && number.matches('.').count() <= 1
+        && number != ".";
+    let factor: f64 = match number.parse() {
+        Ok(f) if plain => f,
+        _ => return Err(format!("{number:?} is not a plain number")),
+    };
+    if factor <= 0.0 {
+        return Err("it must be above 0".into());
+    }
+    let count = (factor * per_cpu * f64::from(cpus)).floor();
+    Ok(if count >= u64::MAX as f64 {
+        u64::MAX
+    } else {
+        (count as u64).max(1)
+    })
+}
+
+/// What a task count's help adds: it may be given relative to the machine, as in a suite.
+pub const RELATIVE_COUNT: &str = " (or relative to the online CPUs: 2x, 50%)";
+
+/// A task count as the command line takes it: a number, or one relative to the machine's
+/// `online_cpus` as a suite may give it (`2x`, `50%`).
+pub fn parse_task_count(given: &str, online_cpus: u32) -> std::result::Result<u64, String> {
+    match given.parse::<u64>() {
+        Ok(count) => Ok(count),
+        Err(_) if given.ends_with(['x', '%']) => relative_count(given, online_cpus),
+        Err(_) => Err(format!(
+            "{given:?} is not a count, nor a multiple (\"2x\") or percentage (\"50%\") of the online CPUs"
+        )),
+    }
 }
