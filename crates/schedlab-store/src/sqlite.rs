@@ -768,6 +768,41 @@ mod tests {
         Connection::open(path).unwrap()
     }
 
+    /// A new file with the schema of `version`, as an older schedlab left it, opened raw.
+    fn file_at_version(path: &Path, version: i64) -> Connection {
+        let conn = raw(path);
+        let tx = conn.unchecked_transaction().unwrap();
+        schema::migrate_to(&tx, path, version).unwrap();
+        tx.commit().unwrap();
+        conn
+    }
+
+    /// Stores a complete run of `plan` (without its cases) as a writer before V5 did: no owner
+    /// and no uuid.
+    fn insert_old_run(conn: &Connection, plan: &RunPlan, started_at_ns: i64) {
+        conn.execute(
+            "INSERT INTO runs (label, plan_json, fingerprint_json, boot_id, kernel_release,
+                               hostname, started_at_ns, status, schedlab_version)
+             VALUES (?1, ?2, ?3, 'b', 'k', 'h', ?4, 'complete', 'old')",
+            params![
+                plan.label,
+                to_json(plan).unwrap(),
+                to_json(&Fingerprint::collect()).unwrap(),
+                started_at_ns
+            ],
+        )
+        .unwrap();
+    }
+
+    /// Stores the first case of `plan` as case 1 of run 1, as a writer before V5 did.
+    fn insert_old_case(conn: &Connection, plan: &RunPlan) {
+        conn.execute(
+            "INSERT INTO cases (run_id, position, name, workload, spec_json) VALUES (1, 0, ?1, 'fake', ?2)",
+            params![plan.cases[0].name, to_json(&plan.cases[0]).unwrap()],
+        )
+        .unwrap();
+    }
+
     #[test]
     fn readers_write_nothing_and_cannot_store() {
         let dir = tempfile::tempdir().unwrap();
@@ -829,24 +864,10 @@ mod tests {
         {
             let conn = raw(&path);
             conn.pragma_update(None, "journal_mode", "WAL").unwrap();
-            let tx = conn.unchecked_transaction().unwrap();
-            schema::migrate_to(&tx, &path, 1).unwrap();
-            tx.commit().unwrap();
-            conn.execute(
-                "INSERT INTO runs (plan_json, fingerprint_json, boot_id, kernel_release, hostname,
-                                   started_at_ns, status, schedlab_version)
-                 VALUES (?1, ?2, 'b', 'k', 'h', 5, 'complete', 'old')",
-                params![
-                    to_json(&plan).unwrap(),
-                    to_json(&Fingerprint::collect()).unwrap()
-                ],
-            )
-            .unwrap();
-            conn.execute(
-                "INSERT INTO cases (run_id, position, name, workload, spec_json) VALUES (1, 0, ?1, 'fake', ?2)",
-                params![plan.cases[0].name, to_json(&plan.cases[0]).unwrap()],
-            )
-            .unwrap();
+            drop(conn);
+            let conn = file_at_version(&path, 1);
+            insert_old_run(&conn, &plan, 5);
+            insert_old_case(&conn, &plan);
             conn.execute(
                 "INSERT INTO iterations (case_id, position, warmup, started_at_ns) VALUES (1, 0, 0, 6)",
                 [],
@@ -885,10 +906,7 @@ mod tests {
         let path = dir.path().join("v5.db");
         let plan = plan("v5");
         {
-            let conn = raw(&path);
-            let tx = conn.unchecked_transaction().unwrap();
-            schema::migrate_to(&tx, &path, 5).unwrap();
-            tx.commit().unwrap();
+            let conn = file_at_version(&path, 5);
             for id in 1..=3 {
                 conn.execute(
                     "INSERT INTO runs (id, label, plan_json, fingerprint_json, boot_id, kernel_release,
@@ -1013,25 +1031,9 @@ mod tests {
         let path = dir.path().join("v6.db");
         let plan = plan("v6");
         {
-            let conn = raw(&path);
-            let tx = conn.unchecked_transaction().unwrap();
-            schema::migrate_to(&tx, &path, 6).unwrap();
-            tx.commit().unwrap();
-            conn.execute(
-                "INSERT INTO runs (label, plan_json, fingerprint_json, boot_id, kernel_release,
-                                   hostname, started_at_ns, status, schedlab_version)
-                 VALUES ('v6', ?1, ?2, 'b', 'k', 'h', 5, 'complete', 'old')",
-                params![
-                    to_json(&plan).unwrap(),
-                    to_json(&Fingerprint::collect()).unwrap()
-                ],
-            )
-            .unwrap();
-            conn.execute(
-                "INSERT INTO cases (run_id, position, name, workload, spec_json) VALUES (1, 0, ?1, 'fake', ?2)",
-                params![plan.cases[0].name, to_json(&plan.cases[0]).unwrap()],
-            )
-            .unwrap();
+            let conn = file_at_version(&path, 6);
+            insert_old_run(&conn, &plan, 5);
+            insert_old_case(&conn, &plan);
             for position in 0..2 {
                 conn.execute(
                     "INSERT INTO iterations (case_id, position, warmup, started_at_ns) VALUES (1, ?1, 0, 6)",
@@ -1086,22 +1088,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("v7.db");
         {
-            let conn = raw(&path);
-            let tx = conn.unchecked_transaction().unwrap();
-            schema::migrate_to(&tx, &path, 7).unwrap();
-            tx.commit().unwrap();
+            let conn = file_at_version(&path, 7);
             for n in 0..20 {
-                conn.execute(
-                    "INSERT INTO runs (label, plan_json, fingerprint_json, boot_id, kernel_release,
-                                       hostname, started_at_ns, status, schedlab_version)
-                     VALUES ('v7', ?1, ?2, 'b', 'k', 'h', ?3, 'complete', 'old')",
-                    params![
-                        to_json(&plan("v7")).unwrap(),
-                        to_json(&Fingerprint::collect()).unwrap(),
-                        n
-                    ],
-                )
-                .unwrap();
+                insert_old_run(&conn, &plan("v7"), n);
             }
         }
         let reader = SqliteStore::open_existing(&path).unwrap();
