@@ -645,24 +645,18 @@ fn build_row(t: &Tested, d: Decision, settings: &Settings) -> Row {
             };
             let extra_df = t.variance.calibration.map_or(0.0, |c| c.df);
             let needed = if delta > 0.0 {
-                match units.design {
-                    Design::Pairs => required_pairs_t(
-                        v.variance,
-                        extra_df,
-                        delta,
-                        mde_alpha,
-                        MDE_POWER,
-                        MAX_RUNS_NEEDED,
-                    ),
-                    _ => required_runs_two_sample(
-                        v.variance,
-                        extra_df,
-                        delta,
-                        mde_alpha,
-                        MDE_POWER,
-                        MAX_RUNS_NEEDED,
-                    ),
-                }
+                let required = match units.design {
+                    Design::Pairs => required_pairs_t,
+                    _ => required_runs_two_sample,
+                };
+                required(
+                    v.variance,
+                    extra_df,
+                    delta,
+                    mde_alpha,
+                    MDE_POWER,
+                    MAX_RUNS_NEEDED,
+                )
                 .ok()
                 .flatten()
             } else {

@@ -122,14 +122,7 @@ impl Side {
         metrics: &MetricFilter,
         include_incomplete: bool,
     ) -> Side {
-        let mut side = Side {
-            name: name.to_string(),
-            origin: Origin::Runs,
-            runs: Vec::new(),
-            excluded: Vec::new(),
-            series: Vec::new(),
-            cases: Vec::new(),
-        };
+        let mut side = Side::empty(name, Origin::Runs);
         for input in inputs {
             let run = input.record;
             let meta = RunMeta {
@@ -207,11 +200,20 @@ impl Side {
             })
             .collect();
         Side {
-            name: name.to_string(),
-            origin: Origin::Values,
             runs,
-            excluded: Vec::new(),
             series,
+            ..Side::empty(name, Origin::Values)
+        }
+    }
+
+    /// A side named `name` with nothing in it yet.
+    pub(crate) fn empty(name: &str, origin: Origin) -> Side {
+        Side {
+            name: name.to_string(),
+            origin,
+            runs: Vec::new(),
+            excluded: Vec::new(),
+            series: Vec::new(),
             cases: Vec::new(),
         }
     }
@@ -220,14 +222,7 @@ impl Side {
     /// (boot id, values). The runs' machine is [`MachineKey::default`], so calibrations made for
     /// that key apply.
     pub fn from_run_values(name: &str, series: Vec<RunValuesSeries>) -> Side {
-        let mut side = Side {
-            name: name.to_string(),
-            origin: Origin::Runs,
-            runs: Vec::new(),
-            excluded: Vec::new(),
-            series: Vec::new(),
-            cases: Vec::new(),
-        };
+        let mut side = Side::empty(name, Origin::Runs);
         for (case, metric, better, runs) in series {
             let label = CaseLabel {
                 name: case.clone(),

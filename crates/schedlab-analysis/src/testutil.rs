@@ -108,11 +108,7 @@ pub fn meta(id: i64, boot: &str, status: RunStatus, tag: Option<(i64, Arm, u32)>
 pub fn side(name: &str, runs: Vec<RunMeta>, values: Vec<Vec<f64>>) -> Side {
     assert_eq!(runs.len(), values.len());
     Side {
-        name: name.into(),
-        origin: Origin::Runs,
         runs,
-        excluded: Vec::new(),
-        cases: Vec::new(),
         series: vec![Series {
             case: CaseLabel {
                 name: "case".into(),
@@ -126,5 +122,6 @@ pub fn side(name: &str, runs: Vec<RunMeta>, values: Vec<Vec<f64>>) -> Side {
             distribution: None,
             runs: values.into_iter().enumerate().collect(),
         }],
+        ..Side::empty(name, Origin::Runs)
     }
 }

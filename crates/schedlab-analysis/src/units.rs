@@ -371,8 +371,15 @@ mod tests {
         meta(id, boot, Complete, None)
     }
 
-    fn tagged(id: i64, boot: &str, status: RunStatus, arm: Arm, round: u32) -> RunMeta {
-        meta(id, boot, status, Some((7, arm, round)))
+    /// A side of one experiment's `arm`: each run with its id, boot, status, round and values.
+    fn arm(name: &str, arm: Arm, runs: Vec<(i64, &str, RunStatus, u32, Vec<f64>)>) -> Side {
+        let (metas, values) = runs
+            .into_iter()
+            .map(|(id, boot, status, round, values)| {
+                (meta(id, boot, status, Some((7, arm, round))), values)
+            })
+            .unzip();
+        side(name, metas, values)
     }
 
     /// The ids of the runs behind each unit, in unit order.
@@ -475,24 +482,24 @@ mod tests {
     #[test]
     fn pairs_are_formed_by_round_from_experiment_tags() {
         // Listed out of round order; B's round 3 has no A partner and is left out.
-        let base = side(
+        let base = arm(
             "a",
+            Arm::A,
             vec![
-                tagged(1, "b", Complete, Arm::A, 2),
-                tagged(2, "b", Complete, Arm::A, 0),
-                tagged(3, "b", Complete, Arm::A, 1),
+                (1, "b", Complete, 2, exps(&[1.0])),
+                (2, "b", Complete, 0, exps(&[2.0])),
+                (3, "b", Complete, 1, exps(&[3.0])),
             ],
-            vec![exps(&[1.0]), exps(&[2.0]), exps(&[3.0])],
         );
-        let candidate = side(
+        let candidate = arm(
             "b",
+            Arm::B,
             vec![
-                tagged(4, "b", Complete, Arm::B, 0),
-                tagged(5, "b", Complete, Arm::B, 1),
-                tagged(6, "b", Complete, Arm::B, 2),
-                tagged(7, "b", Complete, Arm::B, 3),
+                (4, "b", Complete, 0, exps(&[2.5])),
+                (5, "b", Complete, 1, exps(&[3.0])),
+                (6, "b", Complete, 2, exps(&[1.5])),
+                (7, "b", Complete, 3, exps(&[9.0])),
             ],
-            vec![exps(&[2.5]), exps(&[3.0]), exps(&[1.5]), exps(&[9.0])],
         );
         let u = units_of(&base, &candidate);
         assert_eq!(u.design, Design::Pairs);
@@ -505,21 +512,21 @@ mod tests {
         assert!(u.pairs_share_boots);
 
         // A campaign: each slot on a boot of its own. Still pairs (not boots), not sharing.
-        let base = side(
+        let base = arm(
             "a",
+            Arm::A,
             vec![
-                tagged(1, "a0", Complete, Arm::A, 0),
-                tagged(2, "a1", Complete, Arm::A, 1),
+                (1, "a0", Complete, 0, exps(&[1.0])),
+                (2, "a1", Complete, 1, exps(&[2.0])),
             ],
-            vec![exps(&[1.0]), exps(&[2.0])],
         );
-        let candidate = side(
+        let candidate = arm(
             "b",
+            Arm::B,
             vec![
-                tagged(3, "b0", Complete, Arm::B, 0),
-                tagged(4, "b1", Complete, Arm::B, 1),
+                (3, "b0", Complete, 0, exps(&[1.5])),
+                (4, "b1", Complete, 1, exps(&[2.5])),
             ],
-            vec![exps(&[1.5]), exps(&[2.5])],
         );
         let u = units_of(&base, &candidate);
         assert_eq!(u.design, Design::Pairs);
@@ -551,53 +558,36 @@ mod tests {
 
     #[test]
     fn a_retried_round_counts_once_with_its_complete_run_else_its_newest() {
-        let base = side(
+        let base = arm(
             "a",
+            Arm::A,
             vec![
-                tagged(1, "b", Complete, Arm::A, 0),
+                (1, "b", Complete, 0, exps(&[1.0])),
                 // Round 1: interrupted, then retried to completion.
-                tagged(2, "b", Interrupted, Arm::A, 1),
-                tagged(3, "b", Complete, Arm::A, 1),
+                (2, "b", Interrupted, 1, exps(&[10.0])),
+                (3, "b", Complete, 1, exps(&[2.0])),
                 // Round 2: complete, then a newer retry that failed: the complete one stays.
-                tagged(6, "b", Complete, Arm::A, 2),
-                tagged(7, "b", Failed, Arm::A, 2),
+                (6, "b", Complete, 2, exps(&[4.0])),
+                (7, "b", Failed, 2, exps(&[20.0])),
                 // Round 3: two complete runs, listed newest first: the newest (id 9) wins.
-                tagged(9, "b", Complete, Arm::A, 3),
-                tagged(8, "b", Complete, Arm::A, 3),
+                (9, "b", Complete, 3, exps(&[6.0])),
+                (8, "b", Complete, 3, exps(&[5.0])),
                 // Round 4: nothing complete: the newest.
-                tagged(10, "b", Interrupted, Arm::A, 4),
-                tagged(11, "b", Failed, Arm::A, 4),
-            ],
-            vec![
-                exps(&[1.0]),
-                exps(&[10.0]),
-                exps(&[2.0]),
-                exps(&[4.0]),
-                exps(&[20.0]),
-                exps(&[6.0]),
-                exps(&[5.0]),
-                exps(&[7.0]),
-                exps(&[8.0]),
+                (10, "b", Interrupted, 4, exps(&[7.0])),
+                (11, "b", Failed, 4, exps(&[8.0])),
             ],
         );
-        let candidate = side(
+        let candidate = arm(
             "b",
+            Arm::B,
             vec![
-                tagged(21, "b", Complete, Arm::B, 0),
-                tagged(22, "b", Complete, Arm::B, 1),
+                (21, "b", Complete, 0, exps(&[1.5])),
+                (22, "b", Complete, 1, exps(&[2.5])),
                 // The retry is on the candidate's side too: two complete runs of round 2.
-                tagged(23, "b", Complete, Arm::B, 2),
-                tagged(24, "b", Complete, Arm::B, 2),
-                tagged(25, "b", Complete, Arm::B, 3),
-                tagged(26, "b", Complete, Arm::B, 4),
-            ],
-            vec![
-                exps(&[1.5]),
-                exps(&[2.5]),
-                exps(&[30.0]),
-                exps(&[4.5]),
-                exps(&[6.5]),
-                exps(&[8.5]),
+                (23, "b", Complete, 2, exps(&[30.0])),
+                (24, "b", Complete, 2, exps(&[4.5])),
+                (25, "b", Complete, 3, exps(&[6.5])),
+                (26, "b", Complete, 4, exps(&[8.5])),
             ],
         );
         let u = units_of(&base, &candidate);
@@ -640,21 +630,21 @@ mod tests {
         assert_eq!(units_of(&base, &positive).scale, Scale::Log);
 
         // Pairs too: the differences are raw differences.
-        let a = side(
+        let a = arm(
             "a",
+            Arm::A,
             vec![
-                tagged(1, "b", Complete, Arm::A, 0),
-                tagged(2, "b", Complete, Arm::A, 1),
+                (1, "b", Complete, 0, vec![0.0, 2.0]),
+                (2, "b", Complete, 1, vec![3.0]),
             ],
-            vec![vec![0.0, 2.0], vec![3.0]],
         );
-        let b = side(
+        let b = arm(
             "b",
+            Arm::B,
             vec![
-                tagged(3, "b", Complete, Arm::B, 0),
-                tagged(4, "b", Complete, Arm::B, 1),
+                (3, "b", Complete, 0, vec![2.0]),
+                (4, "b", Complete, 1, vec![5.0]),
             ],
-            vec![vec![2.0], vec![5.0]],
         );
         let u = units_of(&a, &b);
         assert_eq!((u.design, u.scale), (Design::Pairs, Scale::Raw));

@@ -22,6 +22,7 @@ use schedlab_core::record::{ExperimentTag, IterationRecord, RunRecord, RunStatus
 use schedlab_core::runner::RunSink;
 use thiserror::Error;
 
+mod backend;
 mod check;
 mod legacy;
 pub mod liveness;
@@ -30,6 +31,7 @@ mod pg;
 pub mod push;
 mod schema;
 pub mod select;
+mod sql;
 mod sqlite;
 #[doc(hidden)]
 pub mod testing;

@@ -61,11 +61,10 @@ pub struct Migration {
     pub checksum: u64,
 }
 
-/// The embedded migrations, by version.
-pub fn migrations() -> &'static [Migration] {
-    static MIGRATIONS: OnceLock<Vec<Migration>> = OnceLock::new();
-    MIGRATIONS.get_or_init(|| {
-        let mut all: Vec<Migration> = embedded::migrations::runner()
+impl Migration {
+    /// The migrations refinery embedded for one backend, by version.
+    pub fn by_version(runner: &refinery::Runner) -> Vec<Migration> {
+        let mut all: Vec<Migration> = runner
             .get_migrations()
             .iter()
             .map(|m| Migration {
@@ -77,7 +76,13 @@ pub fn migrations() -> &'static [Migration] {
             .collect();
         all.sort_by_key(|m| m.version);
         all
-    })
+    }
+}
+
+/// The embedded migrations, by version.
+pub fn migrations() -> &'static [Migration] {
+    static MIGRATIONS: OnceLock<Vec<Migration>> = OnceLock::new();
+    MIGRATIONS.get_or_init(|| Migration::by_version(&embedded::migrations::runner()))
 }
 
 /// The newest schema version this schedlab knows (its highest migration).

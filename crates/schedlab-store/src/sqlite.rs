@@ -12,26 +12,13 @@ use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use rusqlite::{
-    params, Connection, ErrorCode, OpenFlags, OptionalExtension, Transaction, TransactionBehavior,
-};
-use schedlab_core::fingerprint::Fingerprint;
-use schedlab_core::metric::{secondary, Better, Measurement, MetricShape, Role};
-use schedlab_core::plan::{CaseSpec, RunPlan};
-use schedlab_core::record::{
-    Arm, Attachment, CaseRecord, ExperimentTag, IterationRecord, RunOwner, RunRecord, RunStatus,
-};
+use rusqlite::{Connection, ErrorCode, OpenFlags, Transaction, TransactionBehavior};
 
+use crate::backend::Backend;
 use crate::check::CheckReport;
-use crate::liveness::{effective_status, Here, StoredOwner};
-use crate::schema::{
-    self, Shape, V_ATTACHMENTS, V_CALIBRATIONS, V_EXPERIMENTS, V_METRIC_DEFS, V_RUNS, V_RUN_OWNER,
-    V_RUN_UUID,
-};
-use crate::{
-    Experiment, ExperimentKind, Result, RunProvenance, RunSummary, Store, StoreError,
-    StoredCalibration,
-};
+use crate::schema::{self, Shape};
+use crate::sql::Lite;
+use crate::{Result, StoreError};
 
 /// How long the store waits on other processes' locks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,7 +97,7 @@ impl SqliteStore {
                 reason: schema::sqlite_text(&e),
             })?;
         let mut store = SqliteStore::new(conn, path, false)?;
-        let shape = store.read(|conn| schema::inspect(conn, path))?;
+        let shape = store.read_tx(|db| schema::inspect(db.0, path))?;
         store.version = match shape {
             Shape::Empty => 0,
             Shape::Schedlab { version } => {
@@ -178,7 +165,7 @@ impl SqliteStore {
         let path_buf = store.path.clone();
         let path = path_buf.as_path();
         // Look before touching anything: a foreign or newer file is refused unchanged.
-        let shape = store.read(|conn| schema::inspect(conn, path))?;
+        let shape = store.read_tx(|db| schema::inspect(db.0, path))?;
         store.found_version = match shape {
             Shape::Empty => 0,
             Shape::Schedlab { version } => version,
@@ -279,7 +266,7 @@ impl SqliteStore {
     /// Runs SQLite's own consistency check; `Ok(())` when it answers "ok".
     pub fn integrity_check(&self) -> Result<()> {
         let answer: String =
-            self.read(|conn| Ok(conn.query_row("PRAGMA integrity_check", [], |r| r.get(0))?))?;
+            self.read_tx(|db| Ok(db.0.query_row("PRAGMA integrity_check", [], |r| r.get(0))?))?;
         if answer == "ok" {
             Ok(())
         } else {
@@ -334,36 +321,6 @@ impl SqliteStore {
             other => other,
         }
     }
-
-    /// One write transaction, begun IMMEDIATE, retried whole while the database is busy.
-    fn write<T>(&self, body: impl Fn(&Transaction<'_>) -> Result<T>) -> Result<T> {
-        if !self.writer {
-            return Err(StoreError::ReadOnly {
-                path: self.path.clone(),
-            });
-        }
-        self.retry(|| {
-            let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
-            let value = body(&tx)?;
-            tx.commit()?;
-            Ok(value)
-        })
-    }
-
-    /// One read, in a deferred transaction so it sees one snapshot, retried while busy.
-    fn read<T>(&self, body: impl Fn(&Connection) -> Result<T>) -> Result<T> {
-        self.retry(|| {
-            let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Deferred)?;
-            let value = body(&tx)?;
-            tx.commit()?;
-            Ok(value)
-        })
-    }
-
-    /// Whether the schema has what arrived in `version` (a reader may hold an older file).
-    fn has(&self, version: i64) -> bool {
-        self.version >= version
-    }
 }
 
 fn missing(path: &Path) -> StoreError {
@@ -380,1038 +337,55 @@ fn is_busy(e: &rusqlite::Error) -> bool {
     )
 }
 
-pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> Result<String> {
-    serde_json::to_string(value).map_err(|e| StoreError::Corrupt(format!("cannot encode: {e}")))
-}
+impl Backend for SqliteStore {
+    type Db<'t> = Lite<'t>;
 
-pub(crate) fn from_json<T: serde::de::DeserializeOwned>(text: &str, what: &str) -> Result<T> {
-    serde_json::from_str(text)
-        .map_err(|e| StoreError::Corrupt(format!("cannot decode {what}: {e}")))
-}
-
-/// Inserts a run's row (not its cases) as `begin_run` and `copy_run` store it.
-#[allow(clippy::too_many_arguments)]
-fn insert_run(
-    tx: &Transaction<'_>,
-    plan: &RunPlan,
-    plan_json: &str,
-    fingerprint: &Fingerprint,
-    fingerprint_json: &str,
-    (started_at_ns, ended_at_ns): (i64, Option<i64>),
-    provenance: &RunProvenance,
-    experiment: Option<(i64, &str, u32)>,
-) -> Result<()> {
-    let owner = &provenance.owner;
-    tx.execute(
-        "INSERT INTO runs (uuid, label, suite, plan_json, fingerprint_json, boot_id, kernel_release,
-                           hostname, started_at_ns, ended_at_ns, status, error, schedlab_version,
-                           owner_pid, owner_start_ticks, owner_boot_id, owner_host,
-                           experiment_id, experiment_side, experiment_round)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-                 ?19, ?20)",
-        params![
-            provenance.uuid,
-            plan.label,
-            plan.suite,
-            plan_json,
-            fingerprint_json,
-            fingerprint.boot_id,
-            fingerprint.kernel_release,
-            fingerprint.hostname,
-            started_at_ns,
-            ended_at_ns,
-            provenance.status.as_str(),
-            provenance.error,
-            fingerprint.schedlab_version,
-            owner.pid,
-            owner.start_ticks.map(|t| t as i64),
-            owner.boot_id,
-            owner.host,
-            experiment.map(|e| e.0),
-            experiment.map(|e| e.1),
-            experiment.map(|e| e.2),
-        ],
-    )?;
-    Ok(())
-}
-
-/// Inserts one finished iteration of a case with its measurements, the case's definitions of
-/// the metrics it returns, and its attachments.
-fn insert_iteration(tx: &Transaction<'_>, case_id: i64, iteration: &IterationRecord) -> Result<()> {
-    tx.execute(
-        "INSERT INTO iterations (case_id, position, warmup, started_at_ns) VALUES (?1, ?2, ?3, ?4)",
-        params![
-            case_id,
-            iteration.index,
-            iteration.warmup,
-            iteration.started_at_ns
-        ],
-    )?;
-    let iteration_id = tx.last_insert_rowid();
-    let mut insert = tx.prepare_cached(
-        "INSERT INTO measurements (iteration_id, name, unit, better, role, value)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    )?;
-    // The first iteration to return a metric defines it for the case: the runner holds
-    // every iteration of a case to the same declaration.
-    let mut define = tx.prepare_cached(
-        "INSERT INTO metrics (case_id, name, unit, better, role, shape, quantile_p, distribution)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-         ON CONFLICT (case_id, name) DO NOTHING",
-    )?;
-    for m in &iteration.measurements {
-        insert.execute(params![
-            iteration_id,
-            m.name,
-            m.unit,
-            m.better.as_str(),
-            m.role.as_str(),
-            m.value
-        ])?;
-        define.execute(params![
-            case_id,
-            m.name,
-            m.unit,
-            m.better.as_str(),
-            m.role.as_str(),
-            m.shape.as_str(),
-            m.shape.p(),
-            m.distribution
-        ])?;
+    fn version(&self) -> i64 {
+        self.version
     }
-    let mut insert = tx.prepare_cached(
-        "INSERT INTO attachments (iteration_id, name, encoding, data) VALUES (?1, ?2, ?3, ?4)",
-    )?;
-    for a in &iteration.attachments {
-        insert.execute(params![iteration_id, a.name, a.encoding, a.data])?;
-    }
-    Ok(())
-}
 
-impl Store for SqliteStore {
-    fn begin_run(
-        &mut self,
-        plan: &RunPlan,
-        fingerprint: &Fingerprint,
-        started_at_ns: i64,
-    ) -> Result<i64> {
-        let plan_json = to_json(plan)?;
-        let fingerprint_json = to_json(fingerprint)?;
-        let cases = plan
-            .cases
-            .iter()
-            .map(|case| Ok((case, to_json(case)?)))
-            .collect::<Result<Vec<_>>>()?;
-        // The process that begins a run is the one that runs it.
-        let owner = RunOwner::current();
-        let provenance = RunProvenance {
-            uuid: Some(uuid::Uuid::new_v4().to_string()),
-            status: RunStatus::Running,
-            error: None,
-            owner: StoredOwner {
-                pid: Some(owner.pid),
-                start_ticks: owner.start_ticks,
-                boot_id: owner.boot_id,
-                host: Some(owner.host),
-            },
-            tag: None,
-        };
-        self.write(|tx| {
-            insert_run(
-                tx,
-                plan,
-                &plan_json,
-                fingerprint,
-                &fingerprint_json,
-                (started_at_ns, None),
-                &provenance,
-                None,
-            )?;
-            let run_id = tx.last_insert_rowid();
-            for (position, (case, spec_json)) in cases.iter().enumerate() {
-                tx.execute(
-                    "INSERT INTO cases (run_id, position, name, workload, spec_json)
-                     VALUES (?1, ?2, ?3, ?4, ?5)",
-                    params![
-                        run_id,
-                        position as i64,
-                        case.name,
-                        case.workload.kind(),
-                        spec_json
-                    ],
-                )?;
-            }
-            Ok(run_id)
+    /// A deferred transaction, so it sees one snapshot, retried while busy.
+    fn read_tx<T>(&self, mut body: impl FnMut(&mut Lite<'_>) -> Result<T>) -> Result<T> {
+        self.retry(|| {
+            let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Deferred)?;
+            let value = body(&mut Lite(&tx))?;
+            tx.commit()?;
+            Ok(value)
         })
     }
 
-    fn record_iteration(
-        &mut self,
-        run_id: i64,
-        case_index: usize,
-        iteration: &IterationRecord,
-    ) -> Result<()> {
-        self.write(|tx| {
-            let case_id: i64 = tx
-                .query_row(
-                    "SELECT id FROM cases WHERE run_id = ?1 AND position = ?2",
-                    params![run_id, case_index as i64],
-                    |r| r.get(0),
-                )
-                .optional()?
-                .ok_or_else(|| {
-                    StoreError::NotFound(format!("case {case_index} of run {run_id}"))
-                })?;
-            insert_iteration(tx, case_id, iteration)
-        })
-    }
-
-    fn finish_run(
-        &mut self,
-        run_id: i64,
-        status: RunStatus,
-        ended_at_ns: i64,
-        error: Option<&str>,
-    ) -> Result<()> {
-        crate::refuse_derived_status(status)?;
-        let changed = self.write(|tx| {
-            Ok(tx.execute(
-                "UPDATE runs SET status = ?2, ended_at_ns = ?3, error = ?4 WHERE id = ?1",
-                params![run_id, status.as_str(), ended_at_ns, error],
-            )?)
-        })?;
-        if changed != 1 {
-            return Err(StoreError::NotFound(format!("run {run_id}")));
-        }
-        Ok(())
-    }
-
-    fn record_case_failure(&mut self, run_id: i64, case_index: usize, message: &str) -> Result<()> {
-        let changed = self.write(|tx| {
-            Ok(tx.execute(
-                "UPDATE cases SET error = ?3 WHERE run_id = ?1 AND position = ?2",
-                params![run_id, case_index as i64, message],
-            )?)
-        })?;
-        if changed != 1 {
-            return Err(StoreError::NotFound(format!(
-                "case {case_index} of run {run_id}"
-            )));
-        }
-        Ok(())
-    }
-
-    fn list_runs(&self, limit: Option<usize>) -> Result<Vec<RunSummary>> {
-        if !self.has(V_RUNS) {
-            return Ok(Vec::new());
-        }
-        let here = Here::now();
-        let owner_columns = self.owner_columns("r.");
-        self.read(|conn| {
-            let mut stmt = conn.prepare(&format!(
-                "SELECT r.id, r.label, r.suite, r.status, r.started_at_ns, r.ended_at_ns,
-                        r.kernel_release, r.boot_id,
-                        (SELECT count(*) FROM cases c WHERE c.run_id = r.id),
-                        (SELECT count(*) FROM iterations i JOIN cases c ON i.case_id = c.id
-                          WHERE c.run_id = r.id AND i.warmup = 0),
-                        (SELECT c.name FROM cases c WHERE c.run_id = r.id ORDER BY c.position LIMIT 1),
-                        r.hostname, {owner_columns}
-                 FROM runs r ORDER BY r.started_at_ns DESC, r.id DESC LIMIT ?1"
-            ))?;
-            let limit = limit.map_or(-1, |l| i64::try_from(l).unwrap_or(i64::MAX));
-            let rows = stmt.query_map([limit], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, Option<String>>(1)?,
-                    r.get::<_, Option<String>>(2)?,
-                    r.get::<_, String>(3)?,
-                    r.get::<_, i64>(4)?,
-                    r.get::<_, Option<i64>>(5)?,
-                    r.get::<_, String>(6)?,
-                    r.get::<_, String>(7)?,
-                    r.get::<_, i64>(8)?,
-                    r.get::<_, i64>(9)?,
-                    r.get::<_, Option<String>>(10)?,
-                    owner_of(r, 11)?,
-                ))
-            })?;
-            let mut out = Vec::new();
-            for row in rows {
-                let (
-                    id,
-                    label,
-                    suite,
-                    status,
-                    started,
-                    ended,
-                    kernel,
-                    boot,
-                    cases,
-                    measured,
-                    first,
-                    owner,
-                ) = row?;
-                let hostname = owner.hostname.clone();
-                let owner = owner.with_fallback(&boot);
-                let (status, _) = effective_status(parse_status(&status)?, &owner, &here);
-                let what = match (&suite, first) {
-                    (Some(s), _) => format!("suite {s}"),
-                    (None, Some(name)) => name,
-                    (None, None) => String::new(),
-                };
-                out.push(RunSummary {
-                    id,
-                    label,
-                    suite,
-                    what,
-                    case_count: cases as usize,
-                    measured_iterations: measured as usize,
-                    status,
-                    started_at_ns: started,
-                    ended_at_ns: ended,
-                    kernel_release: kernel,
-                    boot_id: boot,
-                    hostname,
-                });
-            }
-            Ok(out)
-        })
-    }
-
-    /// Host, kernel and case in SQL, fingerprint fields on the stored fingerprint alone (no
-    /// iteration is read); answers as [`crate::select::select_runs_default`] does.
-    fn select_runs(
-        &self,
-        selection: &crate::RunSelection,
-        limit: Option<usize>,
-    ) -> Result<Vec<RunSummary>> {
-        if !self.has(V_RUNS) {
-            return Ok(Vec::new());
-        }
-        let chosen: std::collections::HashSet<i64> = self.read(|conn| {
-            let mut stmt = conn.prepare(
-                "SELECT r.id, r.fingerprint_json FROM runs r
-                 WHERE (?1 IS NULL OR r.hostname = ?1)
-                   AND (?2 IS NULL OR r.kernel_release = ?2)
-                   AND (?3 IS NULL OR EXISTS (SELECT 1 FROM cases c
-                                              WHERE c.run_id = r.id AND c.name = ?3))",
-            )?;
-            let rows = stmt.query_map(
-                rusqlite::params![selection.host, selection.kernel, selection.case],
-                |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)),
-            )?;
-            let mut ids = std::collections::HashSet::new();
-            for row in rows {
-                let (id, json) = row?;
-                if !selection.fields.is_empty() {
-                    let fingerprint: Fingerprint = from_json(&json, "a run's fingerprint")?;
-                    if !selection.matches_fingerprint(&fingerprint) {
-                        continue;
-                    }
-                }
-                ids.insert(id);
-            }
-            Ok(ids)
-        })?;
-        let mut runs: Vec<RunSummary> = self
-            .list_runs(None)?
-            .into_iter()
-            .filter(|r| chosen.contains(&r.id))
-            .collect();
-        if let Some(limit) = limit {
-            runs.truncate(limit);
-        }
-        Ok(runs)
-    }
-
-    fn load_run(&self, run_id: i64) -> Result<RunRecord> {
-        if !self.has(V_RUNS) {
-            return Err(StoreError::NotFound(format!("no run with id {run_id}")));
-        }
-        let shape = RunShape {
-            attachments: self.has(V_ATTACHMENTS),
-            owner_columns: self.owner_columns(""),
-            case_error: self.has(V_RUN_OWNER),
-            metric_defs: self.has(V_METRIC_DEFS),
-        };
-        let here = Here::now();
-        self.read(|conn| load_run_in(conn, run_id, &shape, &here))
-    }
-
-    fn resolve(&self, id_or_label: &str) -> Result<Vec<i64>> {
-        let by_id = !id_or_label.is_empty() && id_or_label.chars().all(|c| c.is_ascii_digit());
-        if by_id {
-            let id: i64 = id_or_label
-                .parse()
-                .map_err(|_| StoreError::NotFound(format!("no run with id {id_or_label}")))?;
-            let exists: Option<i64> = if self.has(V_RUNS) {
-                self.read(|conn| {
-                    Ok(conn
-                        .query_row("SELECT id FROM runs WHERE id = ?1", [id], |r| r.get(0))
-                        .optional()?)
-                })?
-            } else {
-                None
-            };
-            return exists
-                .map(|id| vec![id])
-                .ok_or_else(|| StoreError::NotFound(format!("no run with id {id}")));
-        }
-        let ids: Vec<i64> = if self.has(V_RUNS) {
-            self.read(|conn| {
-                let mut stmt = conn
-                    .prepare("SELECT id FROM runs WHERE label = ?1 ORDER BY started_at_ns, id")?;
-                let ids = stmt
-                    .query_map([id_or_label], |r| r.get(0))?
-                    .collect::<rusqlite::Result<_>>()?;
-                Ok(ids)
-            })?
-        } else {
-            Vec::new()
-        };
-        if ids.is_empty() {
-            return Err(StoreError::NotFound(format!(
-                "no run with id or label {id_or_label:?}"
-            )));
-        }
-        Ok(ids)
-    }
-
-    fn create_experiment(&mut self, e: &Experiment) -> Result<i64> {
-        self.write(|tx| {
-            let exists: Option<i64> = tx
-                .query_row(
-                    "SELECT id FROM experiments WHERE kind = ?1 AND name = ?2",
-                    params![e.kind.as_str(), e.name],
-                    |r| r.get(0),
-                )
-                .optional()?;
-            if exists.is_some() {
-                return Err(StoreError::Exists(format!(
-                    "a {} named {:?} already exists",
-                    e.kind.as_str(),
-                    e.name
-                )));
-            }
-            tx.execute(
-                "INSERT INTO experiments (kind, name, spec_json, state_json, status, created_at_ns)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![
-                    e.kind.as_str(),
-                    e.name,
-                    e.spec.to_string(),
-                    e.state.to_string(),
-                    e.status.as_str(),
-                    e.created_at_ns
-                ],
-            )?;
-            Ok(tx.last_insert_rowid())
-        })
-    }
-
-    fn experiment(&self, kind: ExperimentKind, name: &str) -> Result<Option<Experiment>> {
-        self.experiment_where("kind = ?1 AND name = ?2", params![kind.as_str(), name])
-    }
-
-    fn experiment_by_id(&self, id: i64) -> Result<Option<Experiment>> {
-        self.experiment_where("id = ?1", params![id])
-    }
-
-    fn save_calibration(&mut self, c: &StoredCalibration) -> Result<i64> {
-        let run_ids = to_json(&c.run_ids)?;
-        self.write(|tx| {
-            tx.execute(
-                "INSERT INTO calibrations (created_at_ns, label, hostname, run_ids_json, model_json)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![
-                    c.created_at_ns,
-                    c.label,
-                    c.hostname,
-                    run_ids,
-                    c.model.to_string()
-                ],
-            )?;
-            Ok(tx.last_insert_rowid())
-        })
-    }
-
-    fn calibrations(&self) -> Result<Vec<StoredCalibration>> {
-        if !self.has(V_CALIBRATIONS) {
-            return Ok(Vec::new());
-        }
-        let rows = self.read(|conn| {
-            let mut stmt = conn.prepare(
-                "SELECT id, created_at_ns, label, hostname, run_ids_json, model_json FROM calibrations
-                  ORDER BY created_at_ns DESC, id DESC",
-            )?;
-            let rows = stmt
-                .query_map([], |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        r.get::<_, i64>(1)?,
-                        r.get::<_, String>(2)?,
-                        r.get::<_, String>(3)?,
-                        r.get::<_, String>(4)?,
-                        r.get::<_, String>(5)?,
-                    ))
-                })?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
-            Ok(rows)
-        })?;
-        rows.into_iter()
-            .map(|(id, created_at_ns, label, hostname, run_ids, model)| {
-                Ok(StoredCalibration {
-                    id: Some(id),
-                    created_at_ns,
-                    label,
-                    hostname,
-                    run_ids: from_json(&run_ids, "a calibration's runs")?,
-                    model: from_json(&model, "a calibration")?,
-                })
-            })
-            .collect()
-    }
-
-    fn update_experiment(
-        &mut self,
-        id: i64,
-        state: &serde_json::Value,
-        status: RunStatus,
-    ) -> Result<()> {
-        let changed = self.write(|tx| {
-            Ok(tx.execute(
-                "UPDATE experiments SET state_json = ?2, status = ?3 WHERE id = ?1",
-                params![id, state.to_string(), status.as_str()],
-            )?)
-        })?;
-        if changed != 1 {
-            return Err(StoreError::NotFound(format!("experiment {id}")));
-        }
-        Ok(())
-    }
-
-    fn tag_run(&mut self, run_id: i64, tag: ExperimentTag) -> Result<()> {
-        let changed = self.write(|tx| {
-            Ok(tx.execute(
-                "UPDATE runs SET experiment_id = ?2, experiment_side = ?3, experiment_round = ?4 WHERE id = ?1",
-                params![run_id, tag.experiment_id, tag.arm.as_str(), tag.round],
-            )?)
-        })?;
-        if changed != 1 {
-            return Err(StoreError::NotFound(format!("run {run_id}")));
-        }
-        Ok(())
-    }
-
-    fn run_tag(&self, run_id: i64) -> Result<Option<ExperimentTag>> {
-        if !self.has(V_EXPERIMENTS) {
-            return Ok(None);
-        }
-        let row: Option<(Option<i64>, Option<String>, Option<u32>)> = self.read(|conn| {
-            Ok(conn
-                .query_row(
-                    "SELECT experiment_id, experiment_side, experiment_round FROM runs WHERE id = ?1",
-                    [run_id],
-                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-                )
-                .optional()?)
-        })?;
-        Ok(match row {
-            Some((Some(experiment_id), Some(side), Some(round))) => Some(ExperimentTag {
-                experiment_id,
-                arm: Arm::parse(&side)
-                    .ok_or_else(|| StoreError::Corrupt(format!("experiment side {side:?}")))?,
-                round,
-            }),
-            _ => None,
-        })
-    }
-
-    fn median_wall_time_sec(&self, case_name: &str) -> Result<Option<f64>> {
-        if !self.has(V_RUNS) {
-            return Ok(None);
-        }
-        let mut values: Vec<f64> = self.read(|conn| {
-            let mut stmt = conn.prepare(
-                "SELECT m.value FROM measurements m
-                   JOIN iterations i ON m.iteration_id = i.id
-                   JOIN cases c ON i.case_id = c.id
-                  WHERE c.name = ?1 AND m.name = ?2 AND m.role = ?3 AND i.warmup = 0
-                  ORDER BY i.id DESC LIMIT 50",
-            )?;
-            let wall_time = secondary::WALL_TIME_SEC;
-            let values = stmt
-                .query_map(
-                    params![case_name, wall_time.name, wall_time.role.as_str()],
-                    |r| r.get(0),
-                )?
-                .collect::<rusqlite::Result<_>>()?;
-            Ok(values)
-        })?;
-        if values.is_empty() {
-            return Ok(None);
-        }
-        values.sort_by(f64::total_cmp);
-        let mid = values.len() / 2;
-        Ok(Some(if values.len().is_multiple_of(2) {
-            (values[mid - 1] + values[mid]) / 2.0
-        } else {
-            values[mid]
-        }))
-    }
-
-    fn describe(&self) -> String {
-        self.path.display().to_string()
-    }
-
-    fn run_provenance(&self, run_id: i64) -> Result<RunProvenance> {
-        let columns = format!(
-            "{}, status, error, {}, {}",
-            if self.has(V_RUN_UUID) { "uuid" } else { "NULL" },
-            self.owner_columns(""),
-            if self.has(V_EXPERIMENTS) {
-                "experiment_id, experiment_side, experiment_round"
-            } else {
-                "NULL, NULL, NULL"
-            }
-        );
-        if !self.has(V_RUNS) {
-            return Err(StoreError::NotFound(format!("no run with id {run_id}")));
-        }
-        self.read(|conn| {
-            let row = conn
-                .query_row(
-                    &format!("SELECT {columns} FROM runs WHERE id = ?1"),
-                    [run_id],
-                    |r| {
-                        Ok((
-                            r.get::<_, Option<String>>(0)?,
-                            r.get::<_, String>(1)?,
-                            r.get::<_, Option<String>>(2)?,
-                            StoredOwner {
-                                pid: r.get(3)?,
-                                start_ticks: r.get::<_, Option<i64>>(4)?.map(|t| t as u64),
-                                boot_id: r.get(5)?,
-                                host: r.get(6)?,
-                            },
-                            (
-                                r.get::<_, Option<i64>>(7)?,
-                                r.get::<_, Option<String>>(8)?,
-                                r.get::<_, Option<u32>>(9)?,
-                            ),
-                        ))
-                    },
-                )
-                .optional()?
-                .ok_or_else(|| StoreError::NotFound(format!("no run with id {run_id}")))?;
-            let (uuid, status, error, owner, tag) = row;
-            let tag = match tag {
-                (Some(experiment_id), Some(side), Some(round)) => Some(ExperimentTag {
-                    experiment_id,
-                    arm: Arm::parse(&side)
-                        .ok_or_else(|| StoreError::Corrupt(format!("experiment side {side:?}")))?,
-                    round,
-                }),
-                _ => None,
-            };
-            Ok(RunProvenance {
-                uuid,
-                status: parse_status(&status)?,
-                error,
-                owner,
-                tag,
-            })
-        })
-    }
-
-    fn run_by_uuid(&self, uuid: &str) -> Result<Option<i64>> {
-        if !self.has(V_RUN_UUID) {
-            return Ok(None);
-        }
-        self.read(|conn| {
-            Ok(conn
-                .query_row("SELECT id FROM runs WHERE uuid = ?1", [uuid], |r| r.get(0))
-                .optional()?)
-        })
-    }
-
-    fn copy_run(
-        &mut self,
-        run: &RunRecord,
-        provenance: &RunProvenance,
-        experiment_id: Option<i64>,
-    ) -> Result<Option<i64>> {
-        let uuid = provenance
-            .uuid
-            .as_deref()
-            .ok_or_else(|| StoreError::Corrupt("a run to copy has no uuid".into()))?;
-        let plan_json = to_json(&run.plan)?;
-        let fingerprint_json = to_json(&run.fingerprint)?;
-        let cases = run
-            .plan
-            .cases
-            .iter()
-            .map(|case| Ok((case, to_json(case)?)))
-            .collect::<Result<Vec<_>>>()?;
-        let experiment = match (experiment_id, &provenance.tag) {
-            (Some(id), Some(tag)) => Some((id, tag.arm.as_str(), tag.round)),
-            _ => None,
-        };
-        self.write(|tx| {
-            let here: Option<i64> = tx
-                .query_row("SELECT id FROM runs WHERE uuid = ?1", [uuid], |r| r.get(0))
-                .optional()?;
-            if here.is_some() {
-                return Ok(None);
-            }
-            insert_run(
-                tx,
-                &run.plan,
-                &plan_json,
-                &run.fingerprint,
-                &fingerprint_json,
-                (run.started_at_ns, run.ended_at_ns),
-                provenance,
-                experiment,
-            )?;
-            let run_id = tx.last_insert_rowid();
-            for (position, (case, spec_json)) in cases.iter().enumerate() {
-                tx.execute(
-                    "INSERT INTO cases (run_id, position, name, workload, spec_json, error)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                    params![
-                        run_id,
-                        position as i64,
-                        case.name,
-                        case.workload.kind(),
-                        spec_json,
-                        run.cases.get(position).and_then(|c| c.error.as_deref())
-                    ],
-                )?;
-                let case_id = tx.last_insert_rowid();
-                for iteration in run.cases.get(position).map_or(&[][..], |c| &c.iterations) {
-                    insert_iteration(tx, case_id, iteration)?;
-                }
-            }
-            Ok(Some(run_id))
-        })
-    }
-}
-
-/// One run with every case, iteration, measurement and (from V2) attachment, read on `conn`.
-/// What a file's schema lets `load_run_in` read.
-struct RunShape {
-    attachments: bool,
-    owner_columns: String,
-    case_error: bool,
-    /// Whether the file has the `metrics` table (V7).
-    metric_defs: bool,
-}
-
-fn load_run_in(conn: &Connection, run_id: i64, shape: &RunShape, here: &Here) -> Result<RunRecord> {
-    let row = conn
-        .query_row(
-            &format!(
-                "SELECT label, plan_json, fingerprint_json, started_at_ns, ended_at_ns, status,
-                        error, hostname, {}, boot_id
-                 FROM runs WHERE id = ?1",
-                shape.owner_columns
-            ),
-            [run_id],
-            |r| {
-                Ok((
-                    r.get::<_, Option<String>>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, i64>(3)?,
-                    r.get::<_, Option<i64>>(4)?,
-                    r.get::<_, String>(5)?,
-                    r.get::<_, Option<String>>(6)?,
-                    owner_of(r, 7)?,
-                    r.get::<_, String>(12)?,
-                ))
-            },
-        )
-        .optional()?
-        .ok_or_else(|| StoreError::NotFound(format!("no run with id {run_id}")))?;
-    let (
-        label,
-        plan_json,
-        fingerprint_json,
-        started_at_ns,
-        ended_at_ns,
-        status,
-        error,
-        owner,
-        boot,
-    ) = row;
-    let (status, abandoned) =
-        effective_status(parse_status(&status)?, &owner.with_fallback(&boot), here);
-    let error = error.or(abandoned);
-    let plan: RunPlan = from_json(&plan_json, "the run plan")?;
-    let fingerprint: Fingerprint = from_json(&fingerprint_json, "the fingerprint")?;
-
-    let case_error = if shape.case_error { "error" } else { "NULL" };
-    let mut cases_stmt = conn.prepare(&format!(
-        "SELECT id, spec_json, {case_error} FROM cases WHERE run_id = ?1 ORDER BY position"
-    ))?;
-    let mut iterations_stmt = conn.prepare(
-        "SELECT id, position, warmup, started_at_ns FROM iterations WHERE case_id = ?1 ORDER BY position",
-    )?;
-    // A measurement without a definition (stored before V7) reads with NULLs for its shape.
-    let mut measurements_stmt = conn.prepare(if shape.metric_defs {
-        "SELECT m.name, m.unit, m.better, m.role, m.value, d.shape, d.quantile_p, d.distribution
-           FROM measurements m LEFT JOIN metrics d ON d.case_id = ?2 AND d.name = m.name
-          WHERE m.iteration_id = ?1 ORDER BY m.rowid"
-    } else {
-        "SELECT name, unit, better, role, value, NULL, NULL, NULL
-           FROM measurements WHERE iteration_id = ?1 ORDER BY rowid"
-    })?;
-    let mut attachments_stmt = if shape.attachments {
-        Some(conn.prepare(
-            "SELECT name, encoding, data FROM attachments WHERE iteration_id = ?1 ORDER BY rowid",
-        )?)
-    } else {
-        None
-    };
-    let case_rows: Vec<(i64, String, Option<String>)> = cases_stmt
-        .query_map([run_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-        .collect::<rusqlite::Result<_>>()?;
-    let mut cases = Vec::with_capacity(case_rows.len());
-    for (case_id, spec_json, case_error) in case_rows {
-        let spec: CaseSpec = from_json(&spec_json, "a case")?;
-        let iteration_rows: Vec<(i64, u32, bool, i64)> = iterations_stmt
-            .query_map([case_id], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-            })?
-            .collect::<rusqlite::Result<_>>()?;
-        let mut iterations = Vec::with_capacity(iteration_rows.len());
-        for (iteration_id, index, warmup, started_at_ns) in iteration_rows {
-            let by_iteration = params![iteration_id];
-            let by_iteration_and_case = params![iteration_id, case_id];
-            let args = if shape.metric_defs {
-                by_iteration_and_case
-            } else {
-                by_iteration
-            };
-            let raw: Vec<MeasurementRow> = measurements_stmt
-                .query_map(args, |r| {
-                    Ok(MeasurementRow {
-                        name: r.get(0)?,
-                        unit: r.get(1)?,
-                        better: r.get(2)?,
-                        role: r.get(3)?,
-                        value: r.get(4)?,
-                        shape: r.get(5)?,
-                        quantile_p: r.get(6)?,
-                        distribution: r.get(7)?,
-                    })
-                })?
-                .collect::<rusqlite::Result<_>>()?;
-            let measurements = raw
-                .into_iter()
-                .map(MeasurementRow::into_measurement)
-                .collect::<Result<Vec<_>>>()?;
-            let attachments = match attachments_stmt.as_mut() {
-                Some(stmt) => stmt
-                    .query_map([iteration_id], |r| {
-                        Ok(Attachment {
-                            name: r.get(0)?,
-                            encoding: r.get(1)?,
-                            data: r.get(2)?,
-                        })
-                    })?
-                    .collect::<rusqlite::Result<Vec<_>>>()?,
-                None => Vec::new(),
-            };
-            iterations.push(IterationRecord {
-                index,
-                warmup,
-                started_at_ns,
-                measurements,
-                attachments,
+    /// Begun IMMEDIATE, retried whole while the database is busy. SQLite answers busy before it
+    /// commits anything, so no attempt follows one that may have committed.
+    fn write_tx<T>(&self, mut body: impl FnMut(&mut Lite<'_>, bool) -> Result<T>) -> Result<T> {
+        if !self.writer {
+            return Err(StoreError::ReadOnly {
+                path: self.path.clone(),
             });
         }
-        cases.push(CaseRecord {
-            spec,
-            iterations,
-            error: case_error,
-        });
-    }
-    Ok(RunRecord {
-        id: Some(run_id),
-        label,
-        plan,
-        fingerprint,
-        started_at_ns,
-        ended_at_ns,
-        status,
-        error,
-        cases,
-    })
-}
-
-/// A measurement as stored, with its case's definition of the metric where there is one.
-pub(crate) struct MeasurementRow {
-    pub(crate) name: String,
-    pub(crate) unit: String,
-    pub(crate) better: String,
-    pub(crate) role: String,
-    pub(crate) value: f64,
-    pub(crate) shape: Option<String>,
-    pub(crate) quantile_p: Option<f64>,
-    pub(crate) distribution: Option<String>,
-}
-
-impl MeasurementRow {
-    pub(crate) fn into_measurement(self) -> Result<Measurement> {
-        let MeasurementRow {
-            name,
-            unit,
-            better,
-            role,
-            value,
-            shape,
-            quantile_p,
-            distribution,
-        } = self;
-        let (shape, distribution) = match shape {
-            Some(text) => {
-                let shape = MetricShape::parse(&text, quantile_p)
-                    .filter(|s| s.of_distribution() == distribution.is_some())
-                    .ok_or_else(|| {
-                        StoreError::Corrupt(format!(
-                            "metric {name:?}: shape {text:?} with p {quantile_p:?} and \
-                             distribution {distribution:?}"
-                        ))
-                    })?;
-                (shape, distribution)
-            }
-            None => crate::legacy::shape_before_v7(&name, &unit),
-        };
-        Ok(Measurement {
-            better: Better::parse(&better)
-                .ok_or_else(|| StoreError::Corrupt(format!("direction {better:?}")))?,
-            role: Role::parse(&role)
-                .ok_or_else(|| StoreError::Corrupt(format!("role {role:?}")))?,
-            name,
-            unit,
-            shape,
-            distribution,
-            value,
+        self.retry(|| {
+            let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
+            let value = body(&mut Lite(&tx), false)?;
+            tx.commit()?;
+            Ok(value)
         })
     }
-}
 
-impl SqliteStore {
-    /// Whether `table` has `column`. A reader may meet a database a writer has not migrated to
-    /// V5 yet (if it opens without migrating); its runs then read with unknown owners.
-    /// The four owner columns of `runs` (prefixed with `alias`), or NULLs before they arrived.
-    fn owner_columns(&self, alias: &str) -> String {
-        if self.has(V_RUN_OWNER) {
-            format!(
-                "{alias}owner_pid, {alias}owner_start_ticks, {alias}owner_boot_id, {alias}owner_host"
-            )
-        } else {
-            "NULL, NULL, NULL, NULL".to_string()
-        }
+    fn location(&self) -> String {
+        self.path.display().to_string()
     }
-
-    fn experiment_where(
-        &self,
-        condition: &str,
-        args: impl rusqlite::Params + Clone,
-    ) -> Result<Option<Experiment>> {
-        if !self.has(V_EXPERIMENTS) {
-            return Ok(None);
-        }
-        let row = self.read(|conn| {
-            Ok(conn
-                .query_row(
-                    &format!(
-                        "SELECT id, kind, name, spec_json, state_json, status, created_at_ns
-                           FROM experiments WHERE {condition}"
-                    ),
-                    args.clone(),
-                    |r| {
-                        Ok((
-                            r.get::<_, i64>(0)?,
-                            r.get::<_, String>(1)?,
-                            r.get::<_, String>(2)?,
-                            r.get::<_, String>(3)?,
-                            r.get::<_, String>(4)?,
-                            r.get::<_, String>(5)?,
-                            r.get::<_, i64>(6)?,
-                        ))
-                    },
-                )
-                .optional()?)
-        })?;
-        let Some((id, kind, name, spec, state, status, created_at_ns)) = row else {
-            return Ok(None);
-        };
-        let kind = match kind.as_str() {
-            "ab" => ExperimentKind::Ab,
-            "campaign" => ExperimentKind::Campaign,
-            other => return Err(StoreError::Corrupt(format!("experiment kind {other:?}"))),
-        };
-        Ok(Some(Experiment {
-            id: Some(id),
-            kind,
-            name,
-            spec: from_json(&spec, "an experiment's spec")?,
-            state: from_json(&state, "an experiment's state")?,
-            status: parse_status(&status)?,
-            created_at_ns,
-        }))
-    }
-}
-
-/// The owner columns of a run row, from `first` on: the fingerprint's host name, then owner pid,
-/// start ticks, boot id and host.
-fn owner_of(r: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<OwnerColumns> {
-    Ok(OwnerColumns {
-        hostname: r.get(first)?,
-        owner: StoredOwner {
-            pid: r.get(first + 1)?,
-            start_ticks: r.get::<_, Option<i64>>(first + 2)?.map(|t| t as u64),
-            boot_id: r.get(first + 3)?,
-            host: r.get(first + 4)?,
-        },
-    })
-}
-
-pub(crate) struct OwnerColumns {
-    pub(crate) hostname: String,
-    pub(crate) owner: StoredOwner,
-}
-
-impl OwnerColumns {
-    /// Runs stored before V5 have no owner columns; the fingerprint's boot id and host name still
-    /// tell whether they ran in an earlier boot of this machine.
-    pub(crate) fn with_fallback(self, boot_id: &str) -> StoredOwner {
-        let OwnerColumns {
-            hostname,
-            mut owner,
-        } = self;
-        if owner.boot_id.is_none() && !boot_id.is_empty() {
-            owner.boot_id = Some(boot_id.to_string());
-        }
-        if owner.host.is_none() && !hostname.is_empty() {
-            owner.host = Some(hostname);
-        }
-        owner
-    }
-}
-
-pub(crate) fn parse_status(text: &str) -> Result<RunStatus> {
-    RunStatus::parse(text)
-        .ok_or_else(|| StoreError::Corrupt(format!("unknown run status {text:?}")))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rusqlite::params;
+    use schedlab_core::fingerprint::Fingerprint;
+    use schedlab_core::metric::{secondary, Measurement, MetricShape};
+    use schedlab_core::plan::RunPlan;
+    use schedlab_core::record::{Attachment, IterationRecord, RunRecord, RunStatus};
+
+    use crate::backend::to_json;
+    use crate::{ExperimentKind, Store, StoredCalibration};
     use schedlab_core::runner::{execute, Silent};
     use schedlab_core::workload::fake::FakeParams;
     use schedlab_core::workload::WorkloadSpec;
@@ -1794,6 +768,41 @@ mod tests {
         Connection::open(path).unwrap()
     }
 
+    /// A new file with the schema of `version`, as an older schedlab left it, opened raw.
+    fn file_at_version(path: &Path, version: i64) -> Connection {
+        let conn = raw(path);
+        let tx = conn.unchecked_transaction().unwrap();
+        schema::migrate_to(&tx, path, version).unwrap();
+        tx.commit().unwrap();
+        conn
+    }
+
+    /// Stores a complete run of `plan` (without its cases) as a writer before V5 did: no owner
+    /// and no uuid.
+    fn insert_old_run(conn: &Connection, plan: &RunPlan, started_at_ns: i64) {
+        conn.execute(
+            "INSERT INTO runs (label, plan_json, fingerprint_json, boot_id, kernel_release,
+                               hostname, started_at_ns, status, schedlab_version)
+             VALUES (?1, ?2, ?3, 'b', 'k', 'h', ?4, 'complete', 'old')",
+            params![
+                plan.label,
+                to_json(plan).unwrap(),
+                to_json(&Fingerprint::collect()).unwrap(),
+                started_at_ns
+            ],
+        )
+        .unwrap();
+    }
+
+    /// Stores the first case of `plan` as case 1 of run 1, as a writer before V5 did.
+    fn insert_old_case(conn: &Connection, plan: &RunPlan) {
+        conn.execute(
+            "INSERT INTO cases (run_id, position, name, workload, spec_json) VALUES (1, 0, ?1, 'fake', ?2)",
+            params![plan.cases[0].name, to_json(&plan.cases[0]).unwrap()],
+        )
+        .unwrap();
+    }
+
     #[test]
     fn readers_write_nothing_and_cannot_store() {
         let dir = tempfile::tempdir().unwrap();
@@ -1855,24 +864,10 @@ mod tests {
         {
             let conn = raw(&path);
             conn.pragma_update(None, "journal_mode", "WAL").unwrap();
-            let tx = conn.unchecked_transaction().unwrap();
-            schema::migrate_to(&tx, &path, 1).unwrap();
-            tx.commit().unwrap();
-            conn.execute(
-                "INSERT INTO runs (plan_json, fingerprint_json, boot_id, kernel_release, hostname,
-                                   started_at_ns, status, schedlab_version)
-                 VALUES (?1, ?2, 'b', 'k', 'h', 5, 'complete', 'old')",
-                params![
-                    to_json(&plan).unwrap(),
-                    to_json(&Fingerprint::collect()).unwrap()
-                ],
-            )
-            .unwrap();
-            conn.execute(
-                "INSERT INTO cases (run_id, position, name, workload, spec_json) VALUES (1, 0, ?1, 'fake', ?2)",
-                params![plan.cases[0].name, to_json(&plan.cases[0]).unwrap()],
-            )
-            .unwrap();
+            drop(conn);
+            let conn = file_at_version(&path, 1);
+            insert_old_run(&conn, &plan, 5);
+            insert_old_case(&conn, &plan);
             conn.execute(
                 "INSERT INTO iterations (case_id, position, warmup, started_at_ns) VALUES (1, 0, 0, 6)",
                 [],
@@ -1911,10 +906,7 @@ mod tests {
         let path = dir.path().join("v5.db");
         let plan = plan("v5");
         {
-            let conn = raw(&path);
-            let tx = conn.unchecked_transaction().unwrap();
-            schema::migrate_to(&tx, &path, 5).unwrap();
-            tx.commit().unwrap();
+            let conn = file_at_version(&path, 5);
             for id in 1..=3 {
                 conn.execute(
                     "INSERT INTO runs (id, label, plan_json, fingerprint_json, boot_id, kernel_release,
@@ -2039,25 +1031,9 @@ mod tests {
         let path = dir.path().join("v6.db");
         let plan = plan("v6");
         {
-            let conn = raw(&path);
-            let tx = conn.unchecked_transaction().unwrap();
-            schema::migrate_to(&tx, &path, 6).unwrap();
-            tx.commit().unwrap();
-            conn.execute(
-                "INSERT INTO runs (label, plan_json, fingerprint_json, boot_id, kernel_release,
-                                   hostname, started_at_ns, status, schedlab_version)
-                 VALUES ('v6', ?1, ?2, 'b', 'k', 'h', 5, 'complete', 'old')",
-                params![
-                    to_json(&plan).unwrap(),
-                    to_json(&Fingerprint::collect()).unwrap()
-                ],
-            )
-            .unwrap();
-            conn.execute(
-                "INSERT INTO cases (run_id, position, name, workload, spec_json) VALUES (1, 0, ?1, 'fake', ?2)",
-                params![plan.cases[0].name, to_json(&plan.cases[0]).unwrap()],
-            )
-            .unwrap();
+            let conn = file_at_version(&path, 6);
+            insert_old_run(&conn, &plan, 5);
+            insert_old_case(&conn, &plan);
             for position in 0..2 {
                 conn.execute(
                     "INSERT INTO iterations (case_id, position, warmup, started_at_ns) VALUES (1, ?1, 0, 6)",
@@ -2112,22 +1088,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("v7.db");
         {
-            let conn = raw(&path);
-            let tx = conn.unchecked_transaction().unwrap();
-            schema::migrate_to(&tx, &path, 7).unwrap();
-            tx.commit().unwrap();
+            let conn = file_at_version(&path, 7);
             for n in 0..20 {
-                conn.execute(
-                    "INSERT INTO runs (label, plan_json, fingerprint_json, boot_id, kernel_release,
-                                       hostname, started_at_ns, status, schedlab_version)
-                     VALUES ('v7', ?1, ?2, 'b', 'k', 'h', ?3, 'complete', 'old')",
-                    params![
-                        to_json(&plan("v7")).unwrap(),
-                        to_json(&Fingerprint::collect()).unwrap(),
-                        n
-                    ],
-                )
-                .unwrap();
+                insert_old_run(&conn, &plan("v7"), n);
             }
         }
         let reader = SqliteStore::open_existing(&path).unwrap();

@@ -30,25 +30,10 @@ fn stored_pair(dir: &Path) -> PathBuf {
             run_suite(&db, file, &["--label", label]);
         }
     }
-    let conn = rusqlite::Connection::open(&db).unwrap();
     for (label, scale) in [("base", 1.0), (HOSTILE, 1.12)] {
-        for (name, usec) in [
-            ("wakeup_p50_usec", 6.0),
-            ("wakeup_p90_usec", 11.0),
-            ("wakeup_p99_usec", 38.0),
-            ("wakeup_p99_9_usec", 140.0),
-            ("wakeup_max_usec", 850.0),
-        ] {
-            conn.execute(
-                "INSERT INTO measurements (iteration_id, name, unit, better, role, value)
-                 SELECT i.id, ?1, 'usec', 'lower', 'primary', ?2 * (1 + (i.position % 3) * 0.02)
-                 FROM iterations i JOIN cases c ON i.case_id = c.id JOIN runs r ON c.run_id = r.id
-                 WHERE c.position = 0 AND r.label = ?3",
-                rusqlite::params![name, usec * scale, label],
-            )
-            .unwrap();
-        }
+        store_named_wakeup_latencies(&db, label, scale);
     }
+    let conn = rusqlite::Connection::open(&db).unwrap();
     conn.execute(
         "UPDATE runs SET fingerprint_json = json_set(fingerprint_json,
              '$.kernel_release', '6.19.0-rc1-candidate',

@@ -16,6 +16,23 @@ fn kernel() -> String {
         .to_string()
 }
 
+/// Runs the fake workload for `iterations` iterations into `db`, labelled `label`.
+fn store_fake_run(db: &Path, label: &str, iterations: u32) {
+    let iterations = iterations.to_string();
+    schedlab(db)
+        .args([
+            "run",
+            "--label",
+            label,
+            "--quiet",
+            "fake",
+            "--iterations",
+            &iterations,
+        ])
+        .assert()
+        .success();
+}
+
 #[test]
 fn every_command_works_on_postgresql() {
     let Some(url) = fresh_pg_database("cli_every_command") else {
@@ -25,18 +42,7 @@ fn every_command_works_on_postgresql() {
     // Readers before any writer: an empty database.
     assert_stdout_contains(schedlab(db).arg("runs"), &["no stored runs in postgres://"]);
     for label in ["base", "base", "new"] {
-        schedlab(db)
-            .args([
-                "run",
-                "--label",
-                label,
-                "--quiet",
-                "fake",
-                "--iterations",
-                "3",
-            ])
-            .assert()
-            .success();
+        store_fake_run(db, label, 3);
     }
     let runs = json_of_success(db, &["runs", "--format", "json"]);
     assert_eq!(runs.as_array().unwrap().len(), 3);
@@ -139,18 +145,7 @@ fn push_twice_copies_nothing_twice() {
     };
     let (_d, file) = temp_db();
     for label in ["a", "a", "b"] {
-        schedlab(&file)
-            .args([
-                "run",
-                "--label",
-                label,
-                "--quiet",
-                "fake",
-                "--iterations",
-                "2",
-            ])
-            .assert()
-            .success();
+        store_fake_run(&file, label, 2);
     }
     let first = json_of_success(&file, &["push", "--to", &url, "--format", "json"]);
     assert_eq!(first["copied"].as_array().unwrap().len(), 3);

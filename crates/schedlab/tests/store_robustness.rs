@@ -651,26 +651,10 @@ fn a_v6_database_shows_and_compares_alike_before_and_after_its_upgrade() {
     stored_run(dir.path(), &db, "base");
     stored_run(dir.path(), &db, "cand");
     downgrade_to_v6(&db);
-    let conn = rusqlite::Connection::open(&db).unwrap();
+    // The fake workload's runs have one case, which gets them all.
     for (label, scale) in [("base", 1.0), ("cand", 1.1)] {
-        for (name, usec) in [
-            ("wakeup_p50_usec", 6.0),
-            ("wakeup_p90_usec", 11.0),
-            ("wakeup_p99_usec", 38.0),
-            ("wakeup_p99_9_usec", 140.0),
-            ("wakeup_max_usec", 850.0),
-        ] {
-            conn.execute(
-                "INSERT INTO measurements (iteration_id, name, unit, better, role, value)
-                 SELECT i.id, ?1, 'usec', 'lower', 'primary', ?2 * (1 + (i.position % 3) * 0.02)
-                 FROM iterations i JOIN cases c ON i.case_id = c.id JOIN runs r ON c.run_id = r.id
-                 WHERE r.label = ?3",
-                rusqlite::params![name, usec * scale, label],
-            )
-            .unwrap();
-        }
+        store_named_wakeup_latencies(&db, label, scale);
     }
-    drop(conn);
     let outputs = || -> Vec<String> {
         [
             &["show", "base", "--format", "json"][..],

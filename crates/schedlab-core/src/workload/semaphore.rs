@@ -274,6 +274,22 @@ impl FutexSemaphore {
         Ok(())
     }
 
+    /// Spins `SPINS_PER_CHECK` times trying to take the count: whether it took it, or the abort
+    /// the run was told of meanwhile.
+    #[inline(always)]
+    fn spin_briefly(&self, abort: &AtomicU32) -> std::result::Result<bool, TaskCode> {
+        for _ in 0..SPINS_PER_CHECK {
+            spin_loop();
+            if self.try_take() {
+                return Ok(true);
+            }
+        }
+        if abort.load(Ordering::Relaxed) != 0 {
+            return Err(task_code::ABORTED);
+        }
+        Ok(false)
+    }
+
     fn wait(
         &self,
         strategy: WaitStrategy,
@@ -287,27 +303,15 @@ impl FutexSemaphore {
         match strategy {
             WaitStrategy::Block => {}
             WaitStrategy::Spin => loop {
-                for _ in 0..SPINS_PER_CHECK {
-                    spin_loop();
-                    if self.try_take() {
-                        return Ok(());
-                    }
-                }
-                if abort.load(Ordering::Relaxed) != 0 {
-                    return Err(task_code::ABORTED);
+                if self.spin_briefly(abort)? {
+                    return Ok(());
                 }
             },
             WaitStrategy::Adaptive { spin_ns } => {
                 let deadline = sys::monotonic_ns().saturating_add(spin_ns);
                 loop {
-                    for _ in 0..SPINS_PER_CHECK {
-                        spin_loop();
-                        if self.try_take() {
-                            return Ok(());
-                        }
-                    }
-                    if abort.load(Ordering::Relaxed) != 0 {
-                        return Err(task_code::ABORTED);
+                    if self.spin_briefly(abort)? {
+                        return Ok(());
                     }
                     if sys::monotonic_ns() >= deadline {
                         break;

@@ -236,18 +236,22 @@ mod tests {
     use super::*;
     use crate::cpudl::{Bugfix, CpudlBenchOps, Fast, Orig};
 
+    /// Two inserts with deadlines at 2^63 and just after, where the wrapping clock makes the
+    /// original heap and the fixed one place the second CPU differently.
+    const WRAPAROUND_INSERTS: [Op; 2] = [
+        Op::Set {
+            cpu: 0,
+            dl: 1 << 63,
+        },
+        Op::Set {
+            cpu: 1,
+            dl: (1 << 63) + 1,
+        },
+    ];
+
     #[test]
     fn lockstep_orig_vs_bugfix_reports_the_first_wraparound_insert() {
-        let ops = [
-            Op::Set {
-                cpu: 0,
-                dl: 1 << 63,
-            },
-            Op::Set {
-                cpu: 1,
-                dl: (1 << 63) + 1,
-            },
-        ];
+        let ops = WRAPAROUND_INSERTS;
         let err = run_lockstep(&mut Orig::new(2), &mut Bugfix::new(2), ops).unwrap_err();
         let LockstepError::Diverged(d) = err else {
             panic!("expected divergence, got {err:?}")
@@ -325,16 +329,7 @@ mod tests {
 
     #[test]
     fn run_checked_names_the_step() {
-        let ops = [
-            Op::Set {
-                cpu: 0,
-                dl: 1 << 63,
-            },
-            Op::Set {
-                cpu: 1,
-                dl: (1 << 63) + 1,
-            },
-        ];
+        let ops = WRAPAROUND_INSERTS;
         assert_eq!(run_checked(&mut Bugfix::new(2), ops), Ok(2));
         let err = run_checked(&mut Orig::new(2), ops).unwrap_err();
         assert!(matches!(

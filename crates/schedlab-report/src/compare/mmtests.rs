@@ -49,16 +49,5 @@ pub fn tables(c: &Comparison) -> Vec<(String, Table)> {
             table.push(cells);
         }
     }
-    vec![(
-        format!(
-            "{} vs {}",
-            c.candidates
-                .iter()
-                .map(|s| s.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
-            c.base.name
-        ),
-        table,
-    )]
+    vec![(super::title(c), table)]
 }

@@ -12,3 +12,11 @@ pub mod mmtests;
 pub mod schedtests;
 pub mod table;
 pub mod text;
+
+use schedlab_analysis::model::Comparison;
+
+/// What a comparison compares, as a title: every candidate against the base.
+pub(crate) fn title(c: &Comparison) -> String {
+    let candidates: Vec<&str> = c.candidates.iter().map(|s| s.name.as_str()).collect();
+    format!("{} vs {}", candidates.join(", "), c.base.name)
+}

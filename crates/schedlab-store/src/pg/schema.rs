@@ -27,20 +27,7 @@ const CREATE_HISTORY: &str = "CREATE TABLE IF NOT EXISTS refinery_schema_history
 /// The embedded PostgreSQL migrations, by version.
 pub fn migrations() -> &'static [Migration] {
     static MIGRATIONS: OnceLock<Vec<Migration>> = OnceLock::new();
-    MIGRATIONS.get_or_init(|| {
-        let mut all: Vec<Migration> = embedded::migrations::runner()
-            .get_migrations()
-            .iter()
-            .map(|m| Migration {
-                version: i64::from(m.version()),
-                name: m.name().to_string(),
-                sql: m.sql().unwrap_or_default().to_string(),
-                checksum: m.checksum(),
-            })
-            .collect();
-        all.sort_by_key(|m| m.version);
-        all
-    })
+    MIGRATIONS.get_or_init(|| Migration::by_version(&embedded::migrations::runner()))
 }
 
 /// The schema version of the database on `client` (0: no schema yet), found without writing.

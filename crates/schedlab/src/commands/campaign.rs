@@ -339,15 +339,9 @@ mod tests {
     #[test]
     fn next_step_checks_kernel_and_boot() {
         let spec = spec();
+        let run = |slot, arm, round| Step::Run { slot, arm, round };
         let mut state = CampaignState::default();
-        assert_eq!(
-            spec.next_step(&state, "6.1-a", "boot1"),
-            Step::Run {
-                slot: 0,
-                arm: Arm::A,
-                round: 0
-            }
-        );
+        assert_eq!(spec.next_step(&state, "6.1-a", "boot1"), run(0, Arm::A, 0));
         assert!(matches!(
             spec.next_step(&state, "6.1-b", "boot1"),
             Step::WrongKernel { slot: 0, .. }
@@ -360,23 +354,9 @@ mod tests {
                 next_kernel: "6.1-b".into()
             }
         );
-        assert_eq!(
-            spec.next_step(&state, "6.1-b", "boot2"),
-            Step::Run {
-                slot: 1,
-                arm: Arm::B,
-                round: 0
-            }
-        );
+        assert_eq!(spec.next_step(&state, "6.1-b", "boot2"), run(1, Arm::B, 0));
         state.slots.push(slot(Arm::B, "boot2"));
-        assert_eq!(
-            spec.next_step(&state, "6.1-b", "boot3"),
-            Step::Run {
-                slot: 2,
-                arm: Arm::B,
-                round: 1
-            }
-        );
+        assert_eq!(spec.next_step(&state, "6.1-b", "boot3"), run(2, Arm::B, 1));
         state.slots.push(slot(Arm::B, "boot3"));
         state.slots.push(slot(Arm::A, "boot4"));
         assert_eq!(spec.next_step(&state, "6.1-a", "boot5"), Step::Finished);

@@ -69,15 +69,7 @@ fn write_page(
             runs,
         })
         .collect();
-    let title = format!(
-        "{} vs {}",
-        c.candidates
-            .iter()
-            .map(|s| s.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", "),
-        c.base.name
-    );
+    let title = super::title(c);
     let curves = &c.latency_curves;
     let machines_values: Vec<fingerprints::SideValues> = sides
         .iter()

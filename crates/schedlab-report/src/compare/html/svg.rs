@@ -183,6 +183,37 @@ const FOREST_ROW: f64 = 24.0;
 
 /// Horizontal grid lines across `left..right`, each labelled with its value at the left edge
 /// (plain numbers on a log axis, as many decimals as the step needs on a linear one).
+/// The value (y) axis of a plot of `values` from `bottom` up to `top`, with its ticks and their
+/// step (0 on a log axis): logarithmic when the finite values are all positive and span more
+/// than a factor of ten, else linear over `linear(lo, hi)` made nice.
+fn value_axis(
+    values: &[f64],
+    (bottom, top): (f64, f64),
+    linear: impl FnOnce(f64, f64) -> (f64, f64),
+) -> (Scale, Vec<f64>, f64) {
+    let finite = || values.iter().copied().filter(|v| v.is_finite());
+    let lo = finite().fold(f64::INFINITY, f64::min);
+    let hi = finite().fold(f64::NEG_INFINITY, f64::max);
+    let log = lo > 0.0 && hi / lo > 10.0;
+    let (d0, d1, ticks, step) = if !lo.is_finite() {
+        nice_domain(0.0, 1.0, 5)
+    } else if log {
+        let (a, b, t) = log_domain(lo, hi);
+        (a, b, t, 0.0)
+    } else {
+        let (a, b) = linear(lo, hi);
+        nice_domain(a, b, 5)
+    };
+    let y = Scale {
+        d0,
+        d1,
+        r0: bottom,
+        r1: top,
+        log,
+    };
+    (y, ticks, step)
+}
+
 fn y_grid(
     s: &mut String,
     ticks: &[f64],
@@ -469,27 +500,10 @@ pub fn curve(
     let values: Vec<f64> = series
         .iter()
         .flat_map(|c| c.values.iter().flatten().copied())
-        .filter(|v| v.is_finite())
         .collect();
-    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let (left, right, top, bottom) = (64.0, CURVE_WIDTH - 20.0, 28.0, CURVE_HEIGHT - 44.0);
-    let log = lo > 0.0 && hi / lo > 10.0;
-    let (d0, d1, ticks, step) = if !lo.is_finite() {
-        nice_domain(0.0, 1.0, 5)
-    } else if log {
-        let (a, b, t) = log_domain(lo, hi);
-        (a, b, t, 0.0)
-    } else {
-        nice_domain(0.0, hi, 5)
-    };
-    let y = Scale {
-        d0,
-        d1,
-        r0: bottom,
-        r1: top,
-        log,
-    };
+    let (y, ticks, step) = value_axis(&values, (bottom, top), |_, hi| (0.0, hi));
+    let log = y.log;
     let x0 = points.first().map_or(0.0, |p| p.1);
     let x1 = points.last().map_or(1.0, |p| p.1);
     let x = Scale {
@@ -611,10 +625,7 @@ pub fn scaling(
         .flat_map(|p| {
             std::iter::once(p.mean).chain(p.interval.into_iter().flat_map(|(a, b)| [a, b]))
         })
-        .filter(|v| v.is_finite())
         .collect();
-    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let legend_rows = sides.len().div_ceil(3).max(1) as f64;
     let (left, right, top, bottom) = (
         64.0,
@@ -622,23 +633,11 @@ pub fn scaling(
         17.0 + 13.0 * legend_rows,
         SCALING_HEIGHT - 44.0,
     );
-    let log = lo > 0.0 && hi / lo > 10.0;
-    let (d0, d1, yticks, step) = if !lo.is_finite() {
-        nice_domain(0.0, 1.0, 5)
-    } else if log {
-        let (a, b, t) = log_domain(lo, hi);
-        (a, b, t, 0.0)
-    } else {
+    let (y, yticks, step) = value_axis(&values, (bottom, top), |lo, hi| {
         let pad = (hi - lo).max(hi.abs() * 0.02) * 0.08;
-        nice_domain(lo - pad, hi + pad, 5)
-    };
-    let y = Scale {
-        d0,
-        d1,
-        r0: bottom,
-        r1: top,
-        log,
-    };
+        (lo - pad, hi + pad)
+    });
+    let log = y.log;
     let x = Scale {
         d0: ticks.first().map_or(0.0, |t| t.1),
         d1: ticks.last().map_or(1.0, |t| t.1),

@@ -38,11 +38,9 @@ fn measurement(name: &str, value: f64) -> Measurement {
     }
 }
 
-/// A run of two fake cases (the second renamed to something hostile) with 6 iterations each;
-/// `scale` multiplies every value, `latency` adds the wakeup workload's latency quantiles and max
-/// to the first case.
-fn run(id: i64, label: &str, kernel: &str, scale: f64, latency: bool) -> RunRecord {
-    let workloads = [100.0, 200.0]
+/// A plan of 6 iterations of a fake case per value, in order.
+fn fake_plan(values_usec: &[f64]) -> RunPlan {
+    let workloads = values_usec
         .iter()
         .map(|v| {
             WorkloadSpec::Fake(FakeParams {
@@ -51,7 +49,14 @@ fn run(id: i64, label: &str, kernel: &str, scale: f64, latency: bool) -> RunReco
             })
         })
         .collect();
-    let plan = RunPlan::new(None, None, 6, 0, workloads).unwrap();
+    RunPlan::new(None, None, 6, 0, workloads).unwrap()
+}
+
+/// A run of two fake cases (the second renamed to something hostile) with 6 iterations each;
+/// `scale` multiplies every value, `latency` adds the wakeup workload's latency quantiles and max
+/// to the first case.
+fn run(id: i64, label: &str, kernel: &str, scale: f64, latency: bool) -> RunRecord {
+    let plan = fake_plan(&[100.0, 200.0]);
     let cases = plan
         .cases
         .iter()
@@ -230,16 +235,7 @@ fn latency_curves_appear_only_with_percentile_metrics() {
 fn matrix_run(id: i64, label: &str, scale: f64) -> RunRecord {
     let values = [25.0, 50.0, 100.0, 200.0];
     let mut record = run(id, label, "6.18.0", scale, false);
-    let workloads = values
-        .iter()
-        .map(|v| {
-            WorkloadSpec::Fake(FakeParams {
-                value_usec: *v,
-                ..FakeParams::default()
-            })
-        })
-        .collect();
-    record.plan = RunPlan::new(None, None, 6, 0, workloads).unwrap();
+    record.plan = fake_plan(&values);
     record.status = RunStatus::Complete;
     record.cases = record
         .plan
