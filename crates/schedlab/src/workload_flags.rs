@@ -55,6 +55,9 @@ fn sentence(summary: &str) -> String {
 fn flag(definition: &WorkloadDefinition, def: &'static ParamDef) -> Arg {
     let mut help = def.help.to_string();
     if def.task_count {
+        if !help.ends_with('.') {
+            help.push('.');
+        }
         help.push_str(RELATIVE_COUNT);
     }
     if let Some(default) = definition.default_text(def.key) {

@@ -415,7 +415,7 @@ pub fn relative_count(given: &str, cpus: u32) -> std::result::Result<u64, String
 }
 
 /// What a task count's help adds: it may be given relative to the machine, as in a suite.
-pub const RELATIVE_COUNT: &str = " (or relative to the online CPUs: 2x, 50%)";
+pub const RELATIVE_COUNT: &str = " Also relative to the online CPUs: 2x, 50%.";
 
 /// A task count as the command line takes it: a number, or one relative to the machine's
 /// `online_cpus` as a suite may give it (`2x`, `50%`).
