@@ -10,6 +10,9 @@ drift hits both equally, and reports the median of the paired ratios schedlab / 
   request  schedlab run wakeup -m M -t T -r R             vs  schbench -m M -t T -r R
            rps_avg vs "average rps"; wakeup and request p50.
 
+--extra ARGS passes the same arguments to both sides (schedlab's wakeup takes schbench's
+spellings), e.g. `--modes request --extra "-s 0 -L"`: no sleep and no lock, so a request is its math.
+
 --taskset CPUS runs both sides under `taskset -c CPUS`. On a small VM a wake-up that crosses to
 an idle vCPU costs the host's vCPU wake-up, which swings from run to run and can dwarf the work
 itself (here: a pipe round trip took 45-50 usec across the two vCPUs, 6 usec on one); pinned to
@@ -80,11 +83,13 @@ def main():
     parser.add_argument("--modes", default="pipe", help="comma-separated: pipe, request")
     parser.add_argument("--json", help="also write every sample to this file")
     parser.add_argument("--taskset", metavar="CPUS", help="run both sides under `taskset -c CPUS`")
+    parser.add_argument("--extra", default="", metavar="ARGS",
+                        help="more arguments for both sides, spelled as schbench takes them (e.g. '-s 0 -L')")
     opts = parser.parse_args()
     if opts.taskset:
         PREFIX[:] = ["taskset", "-c", opts.taskset]
 
-    common = ["-m", str(opts.message_threads), "-t", str(opts.workers), "-r", str(opts.runtime)]
+    common = ["-m", str(opts.message_threads), "-t", str(opts.workers), "-r", str(opts.runtime), *opts.extra.split()]
     pairings = {}
     for mode in opts.modes.split(","):
         if mode == "pipe":

@@ -1,8 +1,9 @@
 //! The one audited place where schedlab talks to the kernel, and the only module of this crate
 //! allowed `unsafe` code: clocks, descriptors, fork and reaping, other programs run as a workload,
 //! futexes, CPU placement, resource usage and limits, the scheduling policy, signals and the
-//! iteration watchdog, memory mappings, perf software counters, the C library's pthread mutex, and
-//! the /proc and /sys files the fingerprint reads. One file per topic; everything is re-exported
+//! iteration watchdog, memory mappings, perf software counters, the C library's pthread mutex, the
+//! request math's inner loop (machine code matching schbench's), and the /proc and /sys files the
+//! fingerprint reads. One file per topic; everything is re-exported
 //! here, so callers name
 //! `sys::monotonic_ns`, never the file it lives in.
 //!
@@ -39,6 +40,7 @@ mod cpu;
 mod fd;
 mod futex;
 mod host;
+mod matrix;
 mod mem;
 mod perf;
 mod proc;
@@ -61,6 +63,7 @@ pub use fd::{
 };
 pub use futex::{futex_wait, futex_wait_in, futex_wake, futex_wake_in, FutexScope};
 pub use host::{boot_id, dir_names, hostname, libc_description, read_text};
+pub use matrix::dot_column_storing;
 pub use mem::{page_size, ProcessShared, SharedValue, ZeroPageWords};
 pub(crate) use mem::{process_shared, TransferBuffer};
 pub use perf::SystemCounter;
