@@ -102,55 +102,27 @@ pub mod metrics {
 
     const W: [MetricDef; 5] = WAKEUP_QUANTILES;
     const R: [MetricDef; 5] = REQUEST_QUANTILES;
+    // One line per group: the wake-up quantiles, the mode's own, the sample counts, the delays.
+    #[rustfmt::skip]
     pub const REQUEST_MODE: &[MetricDef] = &[
-        W[0],
-        W[1],
-        W[2],
-        W[3],
-        W[4],
-        R[0],
-        R[1],
-        R[2],
-        R[3],
-        R[4],
-        RPS_P50,
-        RPS_AVG,
-        WAKEUP_SAMPLES_COUNT,
-        REQUEST_SAMPLES_COUNT,
-        MESSAGE_SCHED_DELAY_USEC,
-        WORKER_SCHED_DELAY_USEC,
+        W[0], W[1], W[2], W[3], W[4],
+        R[0], R[1], R[2], R[3], R[4], RPS_P50, RPS_AVG,
+        WAKEUP_SAMPLES_COUNT, REQUEST_SAMPLES_COUNT,
+        MESSAGE_SCHED_DELAY_USEC, WORKER_SCHED_DELAY_USEC,
     ];
+    #[rustfmt::skip]
     pub const PIPE_MODE: &[MetricDef] = &[
-        W[0],
-        W[1],
-        W[2],
-        W[3],
-        W[4],
-        OPS_PER_SEC,
-        WORKER_OPS_PER_SEC,
-        MIB_PER_SEC,
+        W[0], W[1], W[2], W[3], W[4],
+        OPS_PER_SEC, WORKER_OPS_PER_SEC, MIB_PER_SEC,
         WAKEUP_SAMPLES_COUNT,
-        MESSAGE_SCHED_DELAY_USEC,
-        WORKER_SCHED_DELAY_USEC,
+        MESSAGE_SCHED_DELAY_USEC, WORKER_SCHED_DELAY_USEC,
     ];
+    #[rustfmt::skip]
     pub const OPEN_LOOP_MODE: &[MetricDef] = &[
-        W[0],
-        W[1],
-        W[2],
-        W[3],
-        W[4],
-        R[0],
-        R[1],
-        R[2],
-        R[3],
-        R[4],
-        RPS_P50,
-        RPS_AVG,
-        WAKEUP_SAMPLES_COUNT,
-        REQUEST_SAMPLES_COUNT,
-        REQUESTS_DROPPED_COUNT,
-        MESSAGE_SCHED_DELAY_USEC,
-        WORKER_SCHED_DELAY_USEC,
+        W[0], W[1], W[2], W[3], W[4],
+        R[0], R[1], R[2], R[3], R[4], RPS_P50, RPS_AVG,
+        WAKEUP_SAMPLES_COUNT, REQUEST_SAMPLES_COUNT, REQUESTS_DROPPED_COUNT,
+        MESSAGE_SCHED_DELAY_USEC, WORKER_SCHED_DELAY_USEC,
     ];
 }
 

@@ -356,13 +356,7 @@ fn closed_loop_worker(shared: &Shared, config: &Config, local: &mut WorkerLocal)
         local.posts += 1;
         post(&message.futex);
         wait(&slot.futex);
-        let woke = sys::monotonic_ns();
-        local.wakes_seen += 1;
-        if shared.measuring() {
-            let stamp = slot.wake_stamp_ns.load(Ordering::Relaxed);
-            record(&mut local.wakeup, woke.saturating_sub(stamp));
-            local.wakeup_samples += 1;
-        }
+        let woke = note_wake(shared, slot, local);
         if buffer.is_some() {
             if shared.measuring() {
                 completed += 1;
@@ -378,6 +372,20 @@ fn closed_loop_worker(shared: &Shared, config: &Config, local: &mut WorkerLocal)
             slot.completed.store(completed, Ordering::Relaxed);
         }
     }
+}
+
+/// A worker just woke: counts the wake and, while measuring, records its latency from the stamp
+/// the waker left; returns when it woke.
+#[inline(always)]
+fn note_wake(shared: &Shared, slot: &WorkerSlot, local: &mut WorkerLocal) -> u64 {
+    let woke = sys::monotonic_ns();
+    local.wakes_seen += 1;
+    if shared.measuring() {
+        let stamp = slot.wake_stamp_ns.load(Ordering::Relaxed);
+        record(&mut local.wakeup, woke.saturating_sub(stamp));
+        local.wakeup_samples += 1;
+    }
+    woke
 }
 
 /// One request as schbench serves it: its simulated network wait, then the math; returns when it
@@ -429,13 +437,7 @@ fn open_loop_worker(shared: &Shared, config: &Config, local: &mut WorkerLocal) {
         }
         wait(&slot.futex);
         slot.futex.store(RUNNING, Ordering::SeqCst);
-        let woke = sys::monotonic_ns();
-        local.wakes_seen += 1;
-        if shared.measuring() {
-            let stamp = slot.wake_stamp_ns.load(Ordering::Relaxed);
-            record(&mut local.wakeup, woke.saturating_sub(stamp));
-            local.wakeup_samples += 1;
-        }
+        note_wake(shared, slot, local);
     }
 }
 
