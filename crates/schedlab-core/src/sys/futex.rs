@@ -9,6 +9,13 @@ use super::time::timespec_of_ns;
 
 /// FUTEX_WAIT_PRIVATE: sleeps while `word` holds `expected`; returns on a wake, a changed value,
 /// a signal or the timeout (callers re-check their condition, as with any futex).
+///
+/// Never inlined, like `futex_wake`, so that the wakeup workload pays what schbench (through
+/// glibc's `syscall()`) and real programs pay: after the syscall, a `ret` through a
+/// return-stack-buffer entry the kernel has overwritten meanwhile. With an inlined syscall that
+/// mispredict disappears; on a KVM guest with the spectre_v2 (RSB filling) and SRSO mitigations it
+/// was about 1.1 µs of a 5 µs pipe-mode round trip, and schedlab read 1.1-1.2x schbench's rate.
+#[inline(never)]
 pub fn futex_wait(
     word: &std::sync::atomic::AtomicU32,
     expected: u32,
@@ -23,6 +30,8 @@ pub fn futex_wait(
 }
 
 /// FUTEX_WAKE_PRIVATE: wakes up to `count` threads sleeping on `word`; returns how many woke.
+/// Never inlined, for the reason given at `futex_wait`.
+#[inline(never)]
 pub fn futex_wake(word: &std::sync::atomic::AtomicU32, count: u32) -> io::Result<usize> {
     use rustix::thread::futex;
     Ok(futex::wake(word, futex::Flags::PRIVATE, count)?)
