@@ -56,6 +56,8 @@ impl FutexScope {
 
 /// FUTEX_WAIT in either scope, no timeout: `Ok(true)` after sleeping until a wake, `Ok(false)` when
 /// `word` no longer held `expected` (EAGAIN) or a signal interrupted (callers re-check either way).
+/// Never inlined, for the reason given at `futex_wait`.
+#[inline(never)]
 pub fn futex_wait_in(
     word: &std::sync::atomic::AtomicU32,
     expected: u32,
@@ -69,6 +71,8 @@ pub fn futex_wait_in(
 }
 
 /// FUTEX_WAKE in either scope: wakes up to `count` tasks sleeping on `word`; returns how many woke.
+/// Never inlined, for the reason given at `futex_wait`.
+#[inline(never)]
 pub fn futex_wake_in(
     word: &std::sync::atomic::AtomicU32,
     count: u32,
