@@ -1047,6 +1047,8 @@ fn footer<'a>(
                 .to_string(),
         );
     }
+    let sides: Vec<&Side> = sides.collect();
+    text.extend(measured_differently(&sides));
     for side in sides {
         if side.origin == Origin::Runs && !side.excluded.is_empty() {
             let runs: Vec<String> = side
@@ -1075,6 +1077,59 @@ fn footer<'a>(
         false_marks_if_nothing_changed: bound,
         text,
     }
+}
+
+/// Notes for runs that were not measured alike: by more than one schedlab build or tool (a change
+/// in the measuring code moves results as a kernel's would), or on machines whose hardware or
+/// tuning differ. The rows stand as computed; the notes say what else differs between the sides.
+fn measured_differently(sides: &[&Side]) -> Vec<String> {
+    let mut notes = Vec::new();
+    let runs = || sides.iter().flat_map(|s| s.runs.iter());
+    let mut builds: Vec<&str> = runs().filter_map(|r| r.measured_by.as_deref()).collect();
+    builds.sort_unstable();
+    builds.dedup();
+    if builds.len() > 1 {
+        let per_side: Vec<String> = sides
+            .iter()
+            .map(|side| {
+                let mut by: Vec<&str> = Vec::new();
+                for run in &side.runs {
+                    let b = run.measured_by.as_deref().unwrap_or("not recorded");
+                    if !by.contains(&b) {
+                        by.push(b);
+                    }
+                }
+                format!("{}: {}", side.name, by.join(", "))
+            })
+            .collect();
+        notes.push(format!(
+            "measured by more than one build or tool ({}): a change in the measuring code moves results \
+             as a kernel's would (docs/fidelity.md), so compare runs of one build where that matters",
+            per_side.join("; ")
+        ));
+    }
+    // An imported run's machine fields are empty where nobody knew them: not a difference.
+    let mut keys = runs()
+        .filter(|r| !r.imported)
+        .filter_map(|r| r.machine.as_ref());
+    if let Some(first) = keys.next() {
+        let mut fields: Vec<&'static str> = Vec::new();
+        for key in keys {
+            for field in first.differences(key) {
+                if !fields.contains(&field) {
+                    fields.push(field);
+                }
+            }
+        }
+        if !fields.is_empty() {
+            notes.push(format!(
+                "the runs were measured on machines that differ in {}: a difference between the sides \
+                 may be the machine's, not the kernel's",
+                fields.join(", ")
+            ));
+        }
+    }
+    notes
 }
 
 /// RFC 3339 UTC to the second.

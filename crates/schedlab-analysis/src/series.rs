@@ -33,6 +33,14 @@ pub struct RunMeta {
     /// The machine's hardware-and-tuning key (`None` for plain numbers).
     #[serde(skip)]
     pub machine: Option<MachineKey>,
+    /// The build or tool that measured the run
+    /// ([`schedlab_core::fingerprint::Fingerprint::measured_by`]).
+    #[serde(skip)]
+    pub measured_by: Option<String>,
+    /// Read from a tool's output by `schedlab import`: its machine fields are what was known,
+    /// empty where nothing was.
+    #[serde(skip)]
+    pub imported: bool,
 }
 
 /// Where a side's numbers came from.
@@ -134,6 +142,8 @@ impl Side {
                 arm: input.tag.map(|t| t.arm),
                 round: input.tag.map(|t| t.round),
                 machine: Some(MachineKey::of(&run.fingerprint)),
+                measured_by: run.fingerprint.measured_by(),
+                imported: run.fingerprint.imported.is_some(),
             };
             if run.status != RunStatus::Complete && !include_incomplete {
                 side.excluded.push(meta);
@@ -177,6 +187,8 @@ impl Side {
                 arm: None,
                 round: None,
                 machine: None,
+                measured_by: None,
+                imported: false,
             })
             .collect();
         let series = series
@@ -249,6 +261,8 @@ impl Side {
                         arm: None,
                         round: None,
                         machine: Some(MachineKey::default()),
+                        measured_by: None,
+                        imported: false,
                     });
                 }
                 entry.runs.push((i, values));

@@ -683,6 +683,8 @@ fn the_footer_names_the_runs_left_out() {
         arm: None,
         round: None,
         machine: Some(MachineKey::default()),
+        measured_by: None,
+        imported: false,
     });
     let c = run_compare(base, candidate, &CalibrationSet::default());
     assert_eq!(c.base.excluded.len(), 1);
@@ -694,4 +696,68 @@ fn the_footer_names_the_runs_left_out() {
         "{:?}",
         c.footer.text
     );
+}
+
+#[test]
+fn the_footer_says_when_the_sides_were_measured_by_different_builds() {
+    let builds_note = |c: &Comparison| {
+        c.footer
+            .text
+            .iter()
+            .find(|t| t.contains("more than one build"))
+            .cloned()
+    };
+    let (mut base, mut candidate) = one_run_per_side();
+    base.runs[0].measured_by = Some("schedlab 0.1.0 aaa (glibc 2.36)".into());
+    candidate.runs[0].measured_by = Some("schedlab 0.1.0 aaa (glibc 2.36)".into());
+    let same = run_compare(base.clone(), candidate.clone(), &CalibrationSet::default());
+    assert_eq!(builds_note(&same), None, "{:?}", same.footer.text);
+    candidate.runs[0].measured_by = Some("schedlab 0.1.0 bbb (musl 1.2.5)".into());
+    let differ = run_compare(base, candidate, &CalibrationSet::default());
+    let note = builds_note(&differ).expect("a note on the builds");
+    assert!(
+        note.contains(
+            "base: schedlab 0.1.0 aaa (glibc 2.36); cand: schedlab 0.1.0 bbb (musl 1.2.5)"
+        ),
+        "{note}"
+    );
+    // The rows are what they were: the note adds to the verdicts, it does not change them.
+    let verdicts = |c: &Comparison| c.rows.iter().map(|r| r.verdict).collect::<Vec<_>>();
+    assert_eq!(verdicts(&same), verdicts(&differ));
+}
+
+#[test]
+fn the_footer_names_the_machine_fields_that_differ_but_not_an_imports_unknowns() {
+    let machine_note = |c: &Comparison| {
+        c.footer
+            .text
+            .iter()
+            .find(|t| t.contains("machines that differ"))
+            .cloned()
+    };
+    let here = MachineKey {
+        hostname: "box".into(),
+        cpu_model: "EPYC".into(),
+        ..MachineKey::default()
+    };
+    let (mut base, mut candidate) = one_run_per_side();
+    base.runs[0].machine = Some(here.clone());
+    candidate.runs[0].machine = Some(here.clone());
+    let c = run_compare(base.clone(), candidate.clone(), &CalibrationSet::default());
+    assert_eq!(machine_note(&c), None);
+    candidate.runs[0].machine = Some(MachineKey {
+        cpu_model: "Xeon".into(),
+        ..here
+    });
+    let c = run_compare(base.clone(), candidate.clone(), &CalibrationSet::default());
+    let note = machine_note(&c).expect("a note on the machines");
+    assert!(note.contains("differ in cpu_model:"), "{note}");
+    // An imported run knows no CPU model: that is not a difference.
+    candidate.runs[0].machine = Some(MachineKey {
+        hostname: "box".into(),
+        ..MachineKey::default()
+    });
+    candidate.runs[0].imported = true;
+    let c = run_compare(base, candidate, &CalibrationSet::default());
+    assert_eq!(machine_note(&c), None, "{:?}", c.footer.text);
 }

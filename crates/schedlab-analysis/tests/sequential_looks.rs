@@ -31,6 +31,8 @@ fn arm(name: &str, arm: Arm, rounds: usize, shift: impl Fn(&[f64; 4], usize) -> 
             arm: Some(arm),
             round: Some(r as u32),
             machine: Some(MachineKey::default()),
+            measured_by: None,
+            imported: false,
         })
         .collect();
     let series = [("hog", &HOG), ("flat", &FLAT)]

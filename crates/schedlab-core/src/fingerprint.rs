@@ -352,6 +352,30 @@ fn files_of(dir: &str, keep: impl Fn(&str) -> bool) -> BTreeMap<String, String> 
 }
 
 impl Fingerprint {
+    /// What took the run's numbers: schedlab's build (version, commit, C library), or for an
+    /// imported run the tool whose output was read. Two runs with different answers may differ
+    /// because the measuring code did; `None` when a fingerprint stored before the fields existed
+    /// does not say.
+    pub fn measured_by(&self) -> Option<String> {
+        if let Some(origin) = &self.imported {
+            return Some(match &origin.tool_version {
+                Some(version) => format!("{} {version} (imported)", origin.tool),
+                None => format!("{} (imported)", origin.tool),
+            });
+        }
+        if self.schedlab_commit.is_empty() && self.schedlab_version.is_empty() {
+            return None;
+        }
+        let mut by = format!(
+            "schedlab {} {}",
+            self.schedlab_version, self.schedlab_commit
+        );
+        if !self.libc.is_empty() {
+            by.push_str(&format!(" ({})", self.libc));
+        }
+        Some(by)
+    }
+
     /// Reads the fingerprint of the machine schedlab runs on. Missing files give empty or `None`
     /// fields, never an error: containers and odd kernels hide some of these.
     pub fn collect() -> Self {
@@ -519,6 +543,32 @@ impl<'de> Deserialize<'de> for Ordered {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn measured_by_names_the_build_or_the_imported_tool() {
+        let built = Fingerprint {
+            libc: "glibc 2.36".into(),
+            schedlab_version: "0.1.0".into(),
+            schedlab_commit: "abc".into(),
+            ..Fingerprint::default()
+        };
+        assert_eq!(
+            built.measured_by().as_deref(),
+            Some("schedlab 0.1.0 abc (glibc 2.36)")
+        );
+        let imported = Fingerprint {
+            imported: Some(ImportOrigin {
+                tool: "hackbench".into(),
+                ..ImportOrigin::default()
+            }),
+            ..built.clone()
+        };
+        assert_eq!(
+            imported.measured_by().as_deref(),
+            Some("hackbench (imported)")
+        );
+        assert_eq!(Fingerprint::default().measured_by(), None);
+    }
 
     #[test]
     fn names_scheduling_policies_as_chrt_and_nice_set_them() {
