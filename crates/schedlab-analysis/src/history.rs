@@ -51,6 +51,10 @@ pub struct HistoryPoint {
     /// The run summary on the analysis scale.
     #[serde(skip)]
     pub y: f64,
+    /// The schedlab build (or imported tool) that measured the run: a step where it changes may
+    /// be the measuring code's, not the kernel's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measured_by: Option<String>,
 }
 
 /// Consecutive runs of one kernel release.
@@ -62,6 +66,15 @@ pub struct KernelSpan {
     pub runs: usize,
     /// The median of its run summaries, in the metric's unit.
     pub median: f64,
+}
+
+/// Consecutive runs measured by one build (see [`HistoryPoint::measured_by`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BuildSpan {
+    pub measured_by: String,
+    /// Index of its first point.
+    pub first: usize,
+    pub runs: usize,
 }
 
 /// A metric's run summaries over time on one machine.
@@ -76,6 +89,9 @@ pub struct History {
     /// Oldest first.
     pub points: Vec<HistoryPoint>,
     pub kernels: Vec<KernelSpan>,
+    /// The builds that measured the runs, in run order; more than one means a step may be the
+    /// measuring code's. Runs whose fingerprint does not say belong to no span.
+    pub builds: Vec<BuildSpan>,
     /// Runs of the case left out because they did not complete.
     pub excluded_runs: Vec<i64>,
     /// The machine of the newest run, for finding its calibration.
@@ -189,12 +205,14 @@ pub fn history(
             iterations: summary.n,
             value: scale.back(summary.mean),
             y: summary.mean,
+            measured_by: meta.measured_by.clone(),
         });
     }
     if points.is_empty() {
         return Err(HistoryError::NoRuns { case: case.into() });
     }
     let kernels = kernel_spans(&points);
+    let builds = build_spans(&points);
     Ok(History {
         case: case.into(),
         metric: series.metric.clone(),
@@ -206,7 +224,24 @@ pub fn history(
         machine: side.runs.last().and_then(|r| r.machine.clone()),
         points,
         kernels,
+        builds,
     })
+}
+
+fn build_spans(points: &[HistoryPoint]) -> Vec<BuildSpan> {
+    let mut spans: Vec<BuildSpan> = Vec::new();
+    for (i, p) in points.iter().enumerate() {
+        let Some(by) = &p.measured_by else { continue };
+        match spans.last_mut() {
+            Some(s) if &s.measured_by == by => s.runs = i + 1 - s.first,
+            _ => spans.push(BuildSpan {
+                measured_by: by.clone(),
+                first: i,
+                runs: 1,
+            }),
+        }
+    }
+    spans
 }
 
 fn kernel_spans(points: &[HistoryPoint]) -> Vec<KernelSpan> {
@@ -301,6 +336,30 @@ pub struct Change {
     pub p_value: f64,
     /// `regression` or `improvement`, by the metric's direction.
     pub verdict: &'static str,
+    /// The builds that measured the run before the change and the first run after it, when
+    /// they differ: the step may be schedlab's own (or the imported tool's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub build_changed: Option<BuildChange>,
+}
+
+/// A change of the measuring build between two neighbouring runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BuildChange {
+    pub before: String,
+    pub after: String,
+}
+
+impl BuildChange {
+    /// The build change between two runs, if both say what measured them and the answers differ.
+    pub fn between(before: &HistoryPoint, after: &HistoryPoint) -> Option<BuildChange> {
+        match (&before.measured_by, &after.measured_by) {
+            (Some(b), Some(a)) if a != b => Some(BuildChange {
+                before: b.clone(),
+                after: a.clone(),
+            }),
+            _ => None,
+        }
+    }
 }
 
 /// A split E-divisive proposed that did not clear the noise.
@@ -522,6 +581,7 @@ pub fn changes(
                     .map_or(f64::INFINITY, |sd| (after - before).abs() / sd),
                 p_value,
                 verdict: if worse { "regression" } else { "improvement" },
+                build_changed: BuildChange::between(&history.points[index - 1], p),
             }
         })
         .collect();

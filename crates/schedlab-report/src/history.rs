@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use schedlab_analysis::history::{Changes, History};
+use schedlab_analysis::history::{Change, Changes, History};
 use schedlab_core::metric::Better;
 
 use crate::compare::html::escape::Esc;
@@ -71,7 +71,14 @@ pub fn write_history_text(h: &History, c: &Changes, out: &mut dyn Write) -> io::
             .changes
             .iter()
             .find(|ch| ch.index == i)
-            .map(|ch| format!("◆ {} {}", pct(ch.change_pct), ch.verdict))
+            .map(|ch| {
+                let build = if ch.build_changed.is_some() {
+                    " (build changed)"
+                } else {
+                    ""
+                };
+                format!("◆ {} {}{build}", pct(ch.change_pct), ch.verdict)
+            })
             .unwrap_or_default();
         table.push(vec![
             (i + 1).to_string(),
@@ -85,6 +92,9 @@ pub fn write_history_text(h: &History, c: &Changes, out: &mut dyn Write) -> io::
         ]);
     }
     table.write_text(out)?;
+    if let Some(line) = builds_line(h) {
+        writeln!(out, "{line}")?;
+    }
     if !h.excluded_runs.is_empty() {
         writeln!(
             out,
@@ -97,6 +107,36 @@ pub fn write_history_text(h: &History, c: &Changes, out: &mut dyn Write) -> io::
         )?;
     }
     write_noise_line(c, out)
+}
+
+/// "measured by 2 builds: …" when the runs were not all measured by one build.
+fn builds_line(h: &History) -> Option<String> {
+    if h.builds.len() < 2 {
+        return None;
+    }
+    let spans: Vec<String> = h
+        .builds
+        .iter()
+        .map(|b| format!("{} (#{}–#{})", b.measured_by, b.first + 1, b.first + b.runs))
+        .collect();
+    Some(format!(
+        "measured by {} builds: {}; a step where the build changes may be the measuring code's",
+        h.builds.len(),
+        spans.join(", ")
+    ))
+}
+
+/// The line under a changes table for a change whose first run a different build measured.
+fn build_change_line(c: &Changes, ch: &Change) -> Option<String> {
+    let b = ch.build_changed.as_ref()?;
+    Some(format!(
+        "{} {}, first run {}: the measuring build changed there too ({} → {}); the step may be the build's",
+        c.case,
+        c.metric,
+        ch.run_id.map_or("-".into(), |id| id.to_string()),
+        b.before,
+        b.after
+    ))
 }
 
 fn write_noise_line(c: &Changes, out: &mut dyn Write) -> io::Result<()> {
@@ -143,6 +183,7 @@ pub fn write_history_csv(h: &History, c: &Changes, out: &mut dyn Write) -> io::R
         "unit",
         "value",
         "change_pct",
+        "measured_by",
     ])
     .map_err(io)?;
     for (i, p) in h.points.iter().enumerate() {
@@ -165,6 +206,7 @@ pub fn write_history_csv(h: &History, c: &Changes, out: &mut dyn Write) -> io::R
             h.unit.clone(),
             format!("{}", p.value),
             change,
+            p.measured_by.clone().unwrap_or_default(),
         ])
         .map_err(io)?;
     }
@@ -225,6 +267,11 @@ pub fn write_changes_text(all: &[Changes], out: &mut dyn Write) -> io::Result<()
             out,
             "before and after: medians of the run summaries (runs) between neighbouring changes"
         )?;
+        for c in all {
+            for line in c.changes.iter().filter_map(|ch| build_change_line(c, ch)) {
+                writeln!(out, "{line}")?;
+            }
+        }
     }
     for c in all {
         write!(
@@ -259,6 +306,8 @@ pub fn write_changes_csv(all: &[Changes], out: &mut dyn Write) -> io::Result<()>
         "noise_widths",
         "p_value",
         "verdict",
+        "measured_by_before",
+        "measured_by",
     ])
     .map_err(io)?;
     for c in all {
@@ -281,6 +330,12 @@ pub fn write_changes_csv(all: &[Changes], out: &mut dyn Write) -> io::Result<()>
                 format!("{:.3}", ch.noise_widths),
                 format!("{}", ch.p_value),
                 ch.verdict.to_string(),
+                ch.build_changed
+                    .as_ref()
+                    .map_or(String::new(), |b| b.before.clone()),
+                ch.build_changed
+                    .as_ref()
+                    .map_or(String::new(), |b| b.after.clone()),
             ])
             .map_err(io)?;
         }
@@ -311,7 +366,7 @@ fn page(s: &mut String, h: &History, c: &Changes) -> std::fmt::Result {
         r#"<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="generator" content="schedlab {}">
 <title>schedlab history: {}</title>
-<style>body{{font:14px system-ui,sans-serif;margin:2em;color:#1a202c}}table{{border-collapse:collapse}}td,th{{padding:2px 8px;border-bottom:1px solid #e2e8f0;text-align:right}}td.l,th.l{{text-align:left}}.tick{{font-size:11px;fill:#4a5568}}.change{{color:#c53030;font-weight:600}}</style>
+<style>body{{font:14px system-ui,sans-serif;margin:2em;color:#1a202c}}table{{border-collapse:collapse}}td,th{{padding:2px 8px;border-bottom:1px solid #e2e8f0;text-align:right}}td.l,th.l{{text-align:left}}.tick{{font-size:11px;fill:#4a5568}}.change{{color:#c53030;font-weight:600}}.note{{color:#4a5568}}</style>
 </head><body><main><h1>{}</h1>
 <p>{} ({}, {}); one point per run: the run summary of its measured iterations. {} runs, {} kernel release(s).</p>
 "#,
@@ -346,6 +401,12 @@ fn page(s: &mut String, h: &History, c: &Changes) -> std::fmt::Result {
             )?;
         }
         s.push_str("</table>");
+        for line in c.changes.iter().filter_map(|ch| build_change_line(c, ch)) {
+            write!(s, r#"<p class="note">{}</p>"#, Esc(&line))?;
+        }
+    }
+    if let Some(line) = builds_line(h) {
+        write!(s, r#"<p class="note">{}</p>"#, Esc(&line))?;
     }
     if let Some(n) = &c.noise {
         write!(

@@ -78,6 +78,53 @@ fn history_and_changes_find_the_step_and_name_its_first_run() {
 }
 
 #[test]
+fn a_step_where_schedlab_was_upgraded_is_named_by_history_changes_and_compare() {
+    let (_dir, db) = temp_db();
+    let case = nightly(&db);
+    let changes = json_of_success(&db, &["changes", "--format", "json"]);
+    let first = changes[0]["changes"][0]["run_id"].as_i64().unwrap();
+    assert!(changes[0]["changes"][0].get("build_changed").is_none());
+    // From the change's first run on, the runs were measured by another schedlab build.
+    sql(
+        &db,
+        &format!(
+            "UPDATE runs SET fingerprint_json =
+               json_set(fingerprint_json, '$.schedlab_commit', 'upgraded') WHERE id >= {first}"
+        ),
+    );
+    let changes = json_of_success(&db, &["changes", "--format", "json"]);
+    let build = &changes[0]["changes"][0]["build_changed"];
+    assert_eq!(
+        build["after"].as_str().unwrap().split(' ').nth(2),
+        Some("upgraded")
+    );
+    assert_ne!(build["before"], build["after"]);
+    let text = stdout_of_success(&db, &["changes"]);
+    assert!(
+        text.contains("the measuring build changed there too"),
+        "{text}"
+    );
+    let history = stdout_of_success(&db, &["history", &case]);
+    assert!(history.contains("(build changed)"), "{history}");
+    assert!(history.contains("measured by 2 builds"), "{history}");
+    let csv = stdout_of_success(&db, &["changes", "--format", "csv"]);
+    assert!(
+        csv.lines()
+            .next()
+            .unwrap()
+            .ends_with(",measured_by_before,measured_by"),
+        "{csv}"
+    );
+    assert!(csv.lines().nth(1).unwrap().contains("upgraded"), "{csv}");
+    // compare's footer says so too; the rows are judged as before.
+    let compare = stdout_of_success(&db, &["compare", "night-1", "night-14"]);
+    assert!(
+        compare.contains("measured by more than one build or tool"),
+        "{compare}"
+    );
+}
+
+#[test]
 fn runs_hosts_and_compare_select_by_host_kernel_and_fingerprint() {
     let (_dir, db) = temp_db();
     let case = nightly(&db);

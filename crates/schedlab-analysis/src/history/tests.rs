@@ -239,6 +239,51 @@ fn changes_name_the_first_kernel_and_run_after_the_step() {
 }
 
 #[test]
+fn a_step_where_the_measuring_build_changed_says_so() {
+    let mut runs = Vec::new();
+    for i in 0..12 {
+        let wobble = [0.0, 0.4, -0.3, 0.2, -0.1, 0.3][i % 6];
+        let level = if i < 6 { 100.0 } else { 110.0 };
+        let mut run = kernel_run(
+            i as i64 + 1,
+            "6.1",
+            i as i64,
+            &[level + wobble, level - wobble],
+        );
+        run.fingerprint.schedlab_version = "0.1.0".into();
+        run.fingerprint.schedlab_commit = if i < 6 { "old" } else { "new" }.into();
+        runs.push(run);
+    }
+    let h = history(&runs, "c", Some(PRIMARY), false).unwrap();
+    let spans: Vec<_> = h
+        .builds
+        .iter()
+        .map(|b| (b.measured_by.as_str(), b.first, b.runs))
+        .collect();
+    assert_eq!(
+        spans,
+        [("schedlab 0.1.0 old", 0, 6), ("schedlab 0.1.0 new", 6, 6)]
+    );
+    let c = changes(&h, &CalibrationSet::default(), &ChangeSettings::default()).unwrap();
+    assert_eq!(c.changes.len(), 1, "{c:?}");
+    assert_eq!(
+        c.changes[0].build_changed,
+        Some(BuildChange {
+            before: "schedlab 0.1.0 old".into(),
+            after: "schedlab 0.1.0 new".into(),
+        })
+    );
+    // One build throughout: nothing to say.
+    for run in &mut runs {
+        run.fingerprint.schedlab_commit = "same".into();
+    }
+    let h = history(&runs, "c", Some(PRIMARY), false).unwrap();
+    assert_eq!(h.builds.len(), 1);
+    let c = changes(&h, &CalibrationSet::default(), &ChangeSettings::default()).unwrap();
+    assert_eq!(c.changes[0].build_changed, None);
+}
+
+#[test]
 fn a_calibration_of_the_machine_is_used_and_named() {
     // Six calibration runs, one per boot, with a 7 % spread between them.
     let cal_runs: Vec<RunRecord> = (0..6)
