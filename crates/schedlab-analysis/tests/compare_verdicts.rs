@@ -698,15 +698,14 @@ fn the_footer_names_the_runs_left_out() {
     );
 }
 
+/// The footer line that contains `needle`, if any.
+fn footer_line(c: &Comparison, needle: &str) -> Option<String> {
+    c.footer.text.iter().find(|t| t.contains(needle)).cloned()
+}
+
 #[test]
 fn the_footer_says_when_the_sides_were_measured_by_different_builds() {
-    let builds_note = |c: &Comparison| {
-        c.footer
-            .text
-            .iter()
-            .find(|t| t.contains("more than one build"))
-            .cloned()
-    };
+    let builds_note = |c: &Comparison| footer_line(c, "more than one build");
     let (mut base, mut candidate) = one_run_per_side();
     base.runs[0].measured_by = Some("schedlab 0.1.0 aaa (glibc 2.36)".into());
     candidate.runs[0].measured_by = Some("schedlab 0.1.0 aaa (glibc 2.36)".into());
@@ -728,13 +727,7 @@ fn the_footer_says_when_the_sides_were_measured_by_different_builds() {
 
 #[test]
 fn the_footer_names_the_machine_fields_that_differ_but_not_an_imports_unknowns() {
-    let machine_note = |c: &Comparison| {
-        c.footer
-            .text
-            .iter()
-            .find(|t| t.contains("machines that differ"))
-            .cloned()
-    };
+    let machine_note = |c: &Comparison| footer_line(c, "machines that differ");
     let here = MachineKey {
         hostname: "box".into(),
         cpu_model: "EPYC".into(),
