@@ -43,6 +43,24 @@ pub struct RunMeta {
     pub imported: bool,
 }
 
+impl Default for RunMeta {
+    /// A complete run that nothing is known about: plain numbers, or a test's run.
+    fn default() -> Self {
+        RunMeta {
+            id: None,
+            boot_id: String::new(),
+            kernel: String::new(),
+            status: RunStatus::Complete,
+            experiment_id: None,
+            arm: None,
+            round: None,
+            machine: None,
+            measured_by: None,
+            imported: false,
+        }
+    }
+}
+
 /// Where a side's numbers came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -177,20 +195,7 @@ impl Side {
     /// each taken as one independent unit.
     pub fn from_values(name: &str, series: Vec<(String, String, Better, Vec<f64>)>) -> Side {
         let units = series.iter().map(|s| s.3.len()).max().unwrap_or(0);
-        let runs = (0..units)
-            .map(|_| RunMeta {
-                id: None,
-                boot_id: String::new(),
-                kernel: String::new(),
-                status: RunStatus::Complete,
-                experiment_id: None,
-                arm: None,
-                round: None,
-                machine: None,
-                measured_by: None,
-                imported: false,
-            })
-            .collect();
+        let runs = (0..units).map(|_| RunMeta::default()).collect();
         let series = series
             .into_iter()
             .map(|(case, metric, better, values)| Series {
@@ -255,14 +260,8 @@ impl Side {
                     side.runs.push(RunMeta {
                         id: Some(i as i64 + 1),
                         boot_id: boot,
-                        kernel: String::new(),
-                        status: RunStatus::Complete,
-                        experiment_id: None,
-                        arm: None,
-                        round: None,
                         machine: Some(MachineKey::default()),
-                        measured_by: None,
-                        imported: false,
+                        ..RunMeta::default()
                     });
                 }
                 entry.runs.push((i, values));

@@ -101,8 +101,7 @@ pub fn meta(id: i64, boot: &str, status: RunStatus, tag: Option<(i64, Arm, u32)>
         arm: tag.map(|t| t.1),
         round: tag.map(|t| t.2),
         machine: Some(MachineKey::default()),
-        measured_by: None,
-        imported: false,
+        ..RunMeta::default()
     }
 }
 

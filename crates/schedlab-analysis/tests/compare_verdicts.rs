@@ -677,14 +677,9 @@ fn the_footer_names_the_runs_left_out() {
     base.excluded.push(RunMeta {
         id: Some(42),
         boot_id: "boot".into(),
-        kernel: String::new(),
         status: RunStatus::Interrupted,
-        experiment_id: None,
-        arm: None,
-        round: None,
         machine: Some(MachineKey::default()),
-        measured_by: None,
-        imported: false,
+        ..RunMeta::default()
     });
     let c = run_compare(base, candidate, &CalibrationSet::default());
     assert_eq!(c.base.excluded.len(), 1);

@@ -6,7 +6,7 @@ use schedlab_analysis::{
     compare, CalibrationSet, Comparison, MachineKey, SequentialPlan, Settings, Side, Verdict,
 };
 use schedlab_core::metric::{Better, MetricShape};
-use schedlab_core::record::{Arm, RunStatus};
+use schedlab_core::record::Arm;
 use schedlab_stats::sequential::{spent_alpha, Spending};
 
 /// Per round, ln(B/A) of each case: "hog" doubles in rounds 1 and 2 and then swings ±e³, so
@@ -25,14 +25,11 @@ fn arm(name: &str, arm: Arm, rounds: usize, shift: impl Fn(&[f64; 4], usize) -> 
         .map(|r| RunMeta {
             id: Some(r as i64 * 2 + if arm == Arm::A { 1 } else { 2 }),
             boot_id: "boot".into(),
-            kernel: String::new(),
-            status: RunStatus::Complete,
             experiment_id: Some(1),
             arm: Some(arm),
             round: Some(r as u32),
             machine: Some(MachineKey::default()),
-            measured_by: None,
-            imported: false,
+            ..RunMeta::default()
         })
         .collect();
     let series = [("hog", &HOG), ("flat", &FLAT)]
