@@ -319,8 +319,6 @@ fn point(row: &Row, side: &SideFigures, confidence: f64, candidate: bool) -> Opt
 
 #[cfg(test)]
 mod tests {
-    use schedlab_core::fingerprint::Fingerprint;
-    use schedlab_core::metric::{Better, Measurement, MetricShape, Role};
     use schedlab_core::plan::RunPlan;
     use schedlab_core::record::{CaseRecord, IterationRecord, RunRecord, RunStatus};
     use schedlab_core::workload::fake::FakeParams;
@@ -330,6 +328,7 @@ mod tests {
 
     use super::*;
     use crate::model::Verdict;
+    use crate::testutil::{stored_run, PRIMARY_METRIC};
     use crate::{compare, CalibrationSet, MetricFilter, RunInput, Settings};
 
     fn messaging(groups: u64, fds: u64, pipe: bool) -> CaseSpec {
@@ -473,38 +472,16 @@ mod tests {
                         index: j,
                         warmup: false,
                         started_at_ns: 0,
-                        measurements: vec![Measurement {
-                            name: "usec_per_op".into(),
-                            unit: "usec".into(),
-                            better: Better::Lower,
-                            role: Role::Primary,
-                            shape: MetricShape::Scalar,
-                            distribution: None,
-                            value: v
-                                * scale
-                                * (1.0 + f64::from(j) / 100.0)
-                                * (1.0 + id as f64 / 1000.0),
-                        }],
+                        measurements: vec![PRIMARY_METRIC.value(
+                            v * scale * (1.0 + f64::from(j) / 100.0) * (1.0 + id as f64 / 1000.0),
+                        )],
                         attachments: Vec::new(),
                     })
                     .collect(),
                 error: None,
             })
             .collect();
-        RunRecord {
-            id: Some(id),
-            label: None,
-            plan,
-            fingerprint: Fingerprint {
-                boot_id: "boot".into(),
-                ..Fingerprint::default()
-            },
-            started_at_ns: 0,
-            ended_at_ns: None,
-            status: RunStatus::Complete,
-            error: None,
-            cases,
-        }
+        stored_run(id, "boot", RunStatus::Complete, plan, cases)
     }
 
     fn side(name: &str, runs: &[RunRecord]) -> Side {

@@ -1,7 +1,7 @@
 //! Hand-made stored runs and sides for the unit tests: every number a test checks is one it
 //! chose, so expected values can be worked out by hand.
 use schedlab_core::fingerprint::Fingerprint;
-use schedlab_core::metric::{Better, Measurement, MetricShape, Role};
+use schedlab_core::metric::{Better, MetricDef};
 use schedlab_core::plan::{CaseSpec, RunPlan};
 use schedlab_core::record::{Arm, CaseRecord, IterationRecord, RunRecord, RunStatus};
 use schedlab_core::workload::fake::FakeParams;
@@ -13,6 +13,8 @@ use crate::series::{CaseLabel, Origin, RunMeta, Series, Side};
 /// The primary metric of the hand-made runs, and a secondary one every iteration also records.
 pub const PRIMARY: &str = "usec_per_op";
 pub const SECONDARY: &str = "migrations";
+pub const PRIMARY_METRIC: MetricDef = MetricDef::primary(PRIMARY, "usec", Better::Lower);
+const SECONDARY_METRIC: MetricDef = MetricDef::secondary(SECONDARY, "count", Better::Lower).count();
 
 /// A fake case named `name` (the name is what the analysis matches cases by).
 pub fn case_spec(name: &str) -> CaseSpec {
@@ -35,26 +37,7 @@ pub fn record(id: i64, boot: &str, status: RunStatus, cases: &[(&str, &[f64])]) 
         index,
         warmup,
         started_at_ns: 0,
-        measurements: vec![
-            Measurement {
-                name: PRIMARY.into(),
-                unit: "usec".into(),
-                better: Better::Lower,
-                role: Role::Primary,
-                shape: MetricShape::Scalar,
-                distribution: None,
-                value,
-            },
-            Measurement {
-                name: SECONDARY.into(),
-                unit: "count".into(),
-                better: Better::Lower,
-                role: Role::Secondary,
-                shape: MetricShape::Count,
-                distribution: None,
-                value: 7.0,
-            },
-        ],
+        measurements: vec![PRIMARY_METRIC.value(value), SECONDARY_METRIC.value(7.0)],
         attachments: Vec::new(),
     };
     let cases = cases
@@ -72,6 +55,17 @@ pub fn record(id: i64, boot: &str, status: RunStatus, cases: &[(&str, &[f64])]) 
             error: None,
         })
         .collect();
+    stored_run(id, boot, status, plan, cases)
+}
+
+/// A stored run of `plan` with `cases`, on host `testhost` and boot `boot`.
+pub fn stored_run(
+    id: i64,
+    boot: &str,
+    status: RunStatus,
+    plan: RunPlan,
+    cases: Vec<CaseRecord>,
+) -> RunRecord {
     RunRecord {
         id: Some(id),
         label: None,
@@ -117,9 +111,9 @@ pub fn side(name: &str, runs: Vec<RunMeta>, values: Vec<Vec<f64>>) -> Side {
                 load: "-".into(),
             },
             metric: PRIMARY.into(),
-            unit: "usec".into(),
-            better: Better::Lower,
-            shape: MetricShape::Scalar,
+            unit: PRIMARY_METRIC.unit.into(),
+            better: PRIMARY_METRIC.better,
+            shape: PRIMARY_METRIC.shape,
             distribution: None,
             runs: values.into_iter().enumerate().collect(),
         }],

@@ -572,8 +572,9 @@ mod tests {
     use crate::workload::fake::{FakeParams, FakeWorkload};
     use crate::workload::IterationOutput;
 
+    /// Keeps (case, iteration, warm-up) of every iteration and (case, message) of every failure.
     #[derive(Default)]
-    struct Collect(Vec<(usize, u32, bool)>);
+    struct Collect(Vec<(usize, u32, bool)>, Vec<(usize, String)>);
 
     impl RunSink for Collect {
         fn record_iteration(
@@ -583,6 +584,16 @@ mod tests {
             it: &IterationRecord,
         ) -> Result<(), String> {
             self.0.push((case, it.index, it.warmup));
+            Ok(())
+        }
+
+        fn record_case_failure(
+            &mut self,
+            case: usize,
+            _: &CaseSpec,
+            message: &str,
+        ) -> Result<(), String> {
+            self.1.push((case, message.to_string()));
             Ok(())
         }
     }
@@ -664,29 +675,8 @@ mod tests {
             value_usec: 7.0,
             ..Default::default()
         });
-        #[derive(Default)]
-        struct Failures(Vec<(usize, String)>);
-        impl RunSink for Failures {
-            fn record_iteration(
-                &mut self,
-                _: usize,
-                _: &CaseSpec,
-                _: &IterationRecord,
-            ) -> Result<(), String> {
-                Ok(())
-            }
-            fn record_case_failure(
-                &mut self,
-                case: usize,
-                _: &CaseSpec,
-                message: &str,
-            ) -> Result<(), String> {
-                self.0.push((case, message.to_string()));
-                Ok(())
-            }
-        }
         let plan = RunPlan::new(None, None, 2, 1, vec![failing.clone(), fine]).unwrap();
-        let mut sink = Failures::default();
+        let mut sink = Collect::default();
         let stopped = execute(&plan, &mut sink, &mut Silent);
         assert_eq!(stopped.status, RunStatus::Failed);
         assert_eq!(
@@ -694,9 +684,9 @@ mod tests {
             0,
             "the run ended at case 0"
         );
-        assert_eq!(sink.0.len(), 1);
+        assert_eq!(sink.1.len(), 1);
 
-        let mut sink = Failures::default();
+        let mut sink = Collect::default();
         let outcome = execute(&plan.clone().with_keep_going(true), &mut sink, &mut Silent);
         assert_eq!(outcome.status, RunStatus::Partial);
         assert_eq!(outcome.cases[0].iterations.len(), 1);
@@ -707,7 +697,7 @@ mod tests {
             .contains("--fail-at"));
         assert_eq!(outcome.cases[1].iterations.len(), 3, "the next case ran");
         assert_eq!(outcome.cases[1].error, None);
-        assert_eq!(sink.0[0].0, 0);
+        assert_eq!(sink.1[0].0, 0);
         let error = outcome.error.unwrap().to_string();
         assert!(error.contains("--fail-at"), "{error}");
         assert!(

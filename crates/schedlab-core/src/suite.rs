@@ -171,7 +171,7 @@ impl Suite {
             )));
         }
         for case in &mut self.cases {
-            *case = case.scaled(factor);
+            *case = case.scaled(factor)?;
             case.validate()?;
         }
         Ok(self)
@@ -364,7 +364,7 @@ mod tests {
         for definition in crate::workload::WORKLOADS {
             let spec = definition.default_spec();
             let before = serde_json::to_value(&spec).unwrap();
-            let after = serde_json::to_value(spec.scaled(3.0)).unwrap();
+            let after = serde_json::to_value(spec.scaled(3.0).unwrap()).unwrap();
             let changed: Vec<&str> = before
                 .as_object()
                 .unwrap()

@@ -17,3 +17,4 @@
 
 pub mod cpudl;
 pub mod cpupri;
+pub mod rng;

@@ -7,6 +7,7 @@ use schedlab_kmodels::cpupri::{
     check_find_answer, partition_blocks, partition_interleaved, reference_find, CpuMask, CpuOwner,
     CpuPri, Cpupri, Layout, NumaTopology, CPUPRI_NR_PRIORITIES,
 };
+use schedlab_kmodels::rng::SplitMix64;
 
 /// Deterministic per-(seed, cpu) bits for building allowed masks.
 fn mix(seed: u64, cpu: u32) -> u64 {
@@ -75,23 +76,7 @@ proptest! {
     }
 }
 
-/// Small xorshift for the worker threads.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
-fn random_level(rng: &mut Rng) -> Option<CpuPri> {
+fn random_level(rng: &mut SplitMix64) -> Option<CpuPri> {
     match rng.below(8) {
         0 => None,
         1..=3 => CpuPri::new([0, 1, 50, 99][rng.below(4) as usize]),
@@ -111,7 +96,7 @@ fn contended_run(layout: Layout, owners: Vec<CpuMask>, topo: NumaTopology) {
             scope.spawn(move || {
                 let mut owner = CpuOwner::new(map, cpus).unwrap();
                 let own: Vec<u32> = owner.cpus().iter().collect();
-                let mut rng = Rng(0x1234_5678 + t as u64 * 7919);
+                let mut rng = SplitMix64(0x1234_5678 + t as u64 * 7919);
                 let mut out = CpuMask::new();
                 let all = CpuMask::first_n(topo.nr_cpus());
                 for i in 0..ITERATIONS {
@@ -122,7 +107,7 @@ fn contended_run(layout: Layout, owners: Vec<CpuMask>, topo: NumaTopology) {
                     let allowed = if i % 3 == 0 {
                         all.clone()
                     } else {
-                        allowed_mask(topo.nr_cpus(), rng.next(), 2)
+                        allowed_mask(topo.nr_cpus(), rng.next_u64(), 2)
                     };
                     let start_node = topo.node_of(cpu).unwrap();
                     if let Err(mismatch) =

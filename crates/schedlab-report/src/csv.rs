@@ -121,7 +121,7 @@ pub fn write(runs: &[RunRecord], out: &mut dyn Write) -> std::io::Result<()> {
 mod tests {
     use super::*;
     use schedlab_core::fingerprint::Fingerprint;
-    use schedlab_core::metric::{Better, Measurement, MetricShape, Role};
+    use schedlab_core::metric::{Better, MetricDef};
     use schedlab_core::plan::{CaseSpec, RunPlan};
     use schedlab_core::record::{CaseRecord, IterationRecord, RunStatus};
     use schedlab_core::workload::messaging::MessagingParams;
@@ -133,15 +133,7 @@ mod tests {
             index,
             warmup,
             started_at_ns: 1_000 + i64::from(index),
-            measurements: vec![Measurement {
-                name: "time_sec".into(),
-                unit: "sec".into(),
-                better: Better::Lower,
-                role: Role::Primary,
-                shape: MetricShape::Scalar,
-                distribution: None,
-                value,
-            }],
+            measurements: vec![MetricDef::primary("time_sec", "sec", Better::Lower).value(value)],
             attachments: Vec::new(),
         }
     }

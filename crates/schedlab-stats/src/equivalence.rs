@@ -53,7 +53,7 @@ pub fn tost_log_ratio_two_sample(
     let log_a: Vec<f64> = baseline.iter().map(|x| x.ln()).collect();
     let log_b: Vec<f64> = candidate.iter().map(|x| x.ln()).collect();
     let parts = WelchParts::new(&log_a, &log_b);
-    two_one_sided(parts.diff, parts.std_err, parts.df, delta, alpha)
+    tost_from_estimate(parts.diff, parts.std_err, parts.df, delta, alpha)
 }
 
 /// TOST with the one-sample t test on paired log ratios
@@ -61,13 +61,14 @@ pub fn tost_log_ratio_two_sample(
 pub fn tost_log_ratio_paired(log_ratios: &[f64], delta: f64, alpha: f64) -> Result<Equivalence> {
     require_sample(log_ratios, 2, "log_ratios")?;
     let n = log_ratios.len() as f64;
-    let mean = require_finite_result(mean_unchecked(log_ratios))?;
-    let std_err = require_finite_result((variance_unchecked(log_ratios, mean) / n).sqrt())?;
-    two_one_sided(mean, std_err, n - 1.0, delta, alpha)
+    let mean = mean_unchecked(log_ratios);
+    let std_err = (variance_unchecked(log_ratios, mean) / n).sqrt();
+    tost_from_estimate(mean, std_err, n - 1.0, delta, alpha)
 }
 
 /// TOST of a log-ratio `estimate` whose standard error and degrees of
-/// freedom come from elsewhere (runs, a calibration, or both).
+/// freedom come from elsewhere (runs, a calibration, or both); the two
+/// forms above reduce their samples to these three numbers.
 pub fn tost_from_estimate(
     estimate: f64,
     std_err: f64,
@@ -84,16 +85,6 @@ pub fn tost_from_estimate(
             expected: "> 0 with a standard error >= 0",
         });
     }
-    two_one_sided(estimate, std_err, df, delta, alpha)
-}
-
-fn two_one_sided(
-    estimate: f64,
-    std_err: f64,
-    df: f64,
-    delta: f64,
-    alpha: f64,
-) -> Result<Equivalence> {
     if !(delta.is_finite() && delta > 0.0) {
         return Err(StatsError::InvalidParameter {
             name: "delta",

@@ -43,7 +43,7 @@ use std::sync::{Arc, Mutex};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use super::definition::{scale_count, ComparisonLabel, ParamDef, ParamKind, WorkloadParams};
+use super::definition::{ComparisonLabel, ParamDef, ParamKind, WorkloadParams};
 use super::definition::{IterationInfo, IterationOutput, Workload};
 use super::tasks::{check_task_budget, TaskLaunch, TaskMode};
 use super::wakeup::latency;
@@ -475,12 +475,6 @@ time and count their ops: system calls, kernel locks, user-space locks (will-it-
         name
     }
 
-    fn scaled(&self, factor: f64) -> Self {
-        ContentionParams {
-            duration: scale_count(self.duration, factor),
-            ..self.clone()
-        }
-    }
 
     /// The warm-up and the window; starting and stopping the tasks is a rounding error.
     fn estimate_sec(&self) -> f64 {
@@ -2645,7 +2639,7 @@ mod tests {
             p.case_name(),
             "contention:sched-yield process tasks=8 duration=5 warmup=1"
         );
-        assert_eq!(p.scaled(0.5).duration, 3);
+        assert_eq!(p.scaled(0.5).unwrap().duration, 3);
         let mapping = ContentionParams {
             testcase: Testcase::PageFault,
             map_kib: 4096,
@@ -2668,7 +2662,7 @@ mod tests {
             ..Default::default()
         };
         assert!(lock1.case_name().ends_with(" file-per-task work=0"), "{}", lock1.case_name());
-        assert_eq!(p.scaled(0.01).duration, 1);
+        assert_eq!(p.scaled(0.01).unwrap().duration, 1);
         assert_eq!(p.estimate_sec(), 6.0);
         let label = p.comparison_label(&p.case_name());
         assert_eq!((label.short.as_str(), label.load.as_str()), ("sched-yield-process", "8-tasks"));

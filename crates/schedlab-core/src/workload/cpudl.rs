@@ -36,7 +36,7 @@ use schedlab_kmodels::cpudl::{
     Fast, HeapSnapshot, InvariantViolation, LockstepError, Op, OpMix, Orig, RealisticOps, Variant,
 };
 
-use super::definition::{scale_count, ParamDef, ParamKind, WorkloadParams};
+use super::definition::{ParamDef, ParamKind, WorkloadParams};
 use super::definition::{IterationInfo, IterationOutput, Workload};
 use crate::metric::{Better, MetricDef};
 use crate::{sys, Error, Result};
@@ -409,12 +409,6 @@ impl WorkloadParams for CpudlParams {
         name
     }
 
-    fn scaled(&self, factor: f64) -> Self {
-        CpudlParams {
-            ops: scale_count(self.ops, factor),
-            ..self.clone()
-        }
-    }
 
     /// The op stream is generated and the heap verified untimed, at about the cost of the timed
     /// loop; checked and lock-step replays examine the whole heap after every op.

@@ -28,7 +28,7 @@ use schedlab_kmodels::cpupri::{
 };
 
 use super::tasks::{TaskLaunch, TaskMode};
-use super::definition::{check_range, scale_count, ParamDef, ParamKind, WorkloadParams};
+use super::definition::{check_range, ParamDef, ParamKind, WorkloadParams};
 use super::definition::{IterationInfo, IterationOutput, Workload};
 use crate::metric::{Better, MetricDef};
 use crate::sys::{self, task_code, TaskCode};
@@ -183,12 +183,6 @@ impl WorkloadParams for CpupriParams {
         )
     }
 
-    fn scaled(&self, factor: f64) -> Self {
-        CpupriParams {
-            ops: scale_count(self.ops, factor),
-            ..self.clone()
-        }
-    }
 
     /// Threads beyond the CPUs queue behind each other.
     fn estimate_sec(&self) -> f64 {

@@ -254,8 +254,22 @@ pub trait WorkloadParams:
     /// The canonical case name: the workload and every parameter that changes what is measured.
     fn case_name(&self) -> String;
 
-    /// The same case with its work sizes (the `work_size` parameters) multiplied by `factor`.
-    fn scaled(&self, factor: f64) -> Self;
+    /// The same case with its work sizes (the `work_size` parameters of [`Self::PARAMS`])
+    /// multiplied by `factor`, each rounded and at least 1: the declaration is what is scaled.
+    fn scaled(&self, factor: f64) -> Result<Self> {
+        let mut values = match serde_json::to_value(self) {
+            Ok(serde_json::Value::Object(values)) => values,
+            Ok(_) => return Err(Error::invalid(format!("{} is not a table", Self::NAME))),
+            Err(e) => return Err(Error::invalid(e.to_string())),
+        };
+        for def in Self::PARAMS.iter().filter(|def| def.work_size) {
+            if let Some(n) = values.get(def.key).and_then(serde_json::Value::as_u64) {
+                values.insert(def.key.to_string(), scale_count(n, factor).into());
+            }
+        }
+        serde_json::from_value(serde_json::Value::Object(values))
+            .map_err(|e| Error::invalid(e.to_string()))
+    }
 
     /// Seconds one iteration takes by rule of thumb on a 2-vCPU machine, for `--dry-run` and the
     /// default deadline when no stored history exists.
@@ -283,7 +297,7 @@ pub trait WorkloadParams:
 }
 
 /// A work size times `factor`, rounded, at least 1.
-pub fn scale_count(value: u64, factor: f64) -> u64 {
+fn scale_count(value: u64, factor: f64) -> u64 {
     ((value as f64 * factor).round() as u64).max(1)
 }
 

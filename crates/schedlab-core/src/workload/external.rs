@@ -76,6 +76,8 @@ impl WorkloadParams for ExternalParams {
     const SUMMARY: &'static str =
         "a reference tool you built (perf bench, hackbench, schbench) run as each iteration, its output parsed";
     const REFERENCE_NOTE: Option<&'static str> = Some(EXTERNAL_NOTE);
+    // No `work_size` parameter: the tool's work size is in its own arguments, which schedlab
+    // does not interpret, so `--scale` leaves the case as it is.
     const PARAMS: &'static [ParamDef] = &[
         ParamDef::new("parser", "parser", ParamKind::Choice(TOOLS))
             .value("TOOL")
@@ -151,10 +153,6 @@ impl WorkloadParams for ExternalParams {
         format!("external:{tool} {}", words.join(" "))
     }
 
-    fn scaled(&self, _factor: f64) -> Self {
-        // The tool's work size is in its own arguments, which schedlab does not interpret.
-        self.clone()
-    }
 
     fn estimate_sec(&self) -> f64 {
         // Unknown until it has run: the first iteration gets the runner's long deadline.

@@ -144,11 +144,6 @@ impl WorkloadParams for FakeParams {
         format!("fake:value={} spread={}", self.value_usec, self.spread_pct)
     }
 
-    /// Nothing to scale: the fake workload's values do not depend on a size of work.
-    fn scaled(&self, _factor: f64) -> Self {
-        self.clone()
-    }
-
     fn estimate_sec(&self) -> f64 {
         self.sleep_ms as f64 / 1000.0
     }

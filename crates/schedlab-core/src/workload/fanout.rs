@@ -17,7 +17,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::tasks::{TaskLaunch, TaskMode};
-use super::definition::{scale_count, ParamDef, ParamKind, WorkloadParams};
+use super::definition::{ParamDef, ParamKind, WorkloadParams};
 use super::definition::{IterationInfo, IterationOutput, Workload};
 use crate::metric::{Better, MetricDef};
 use crate::sys::{self, task_code, AsFd, OwnedFd, TaskCode};
@@ -104,12 +104,6 @@ impl WorkloadParams for FanoutParams {
         )
     }
 
-    fn scaled(&self, factor: f64) -> Self {
-        FanoutParams {
-            rounds: scale_count(self.rounds, factor),
-            ..self.clone()
-        }
-    }
 
     /// Every message is handed over and back through the dispatcher, one at a time.
     fn estimate_sec(&self) -> f64 {

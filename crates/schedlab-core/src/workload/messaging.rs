@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::tasks::{TaskLaunch, TaskMode};
-use super::definition::{scale_count, ComparisonLabel, ParamDef, ParamKind, WorkloadParams};
+use super::definition::{ComparisonLabel, ParamDef, ParamKind, WorkloadParams};
 use super::definition::{IterationInfo, IterationOutput, Workload};
 use crate::metric::{ns_to_sec, Better, MetricDef};
 use crate::sys::{self, task_code, AsFd, OwnedFd, TaskCode};
@@ -155,12 +155,6 @@ impl WorkloadParams for MessagingParams {
         )
     }
 
-    fn scaled(&self, factor: f64) -> Self {
-        MessagingParams {
-            loops: scale_count(self.loops, factor),
-            ..self.clone()
-        }
-    }
 
     fn estimate_sec(&self) -> f64 {
         let per_message = if self.pipe {

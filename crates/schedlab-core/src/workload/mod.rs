@@ -56,9 +56,9 @@ macro_rules! registry {
             }
 
             /// The same case with its work sizes multiplied by `factor` (`--scale`).
-            pub fn scaled(&self, factor: f64) -> WorkloadSpec {
+            pub fn scaled(&self, factor: f64) -> Result<WorkloadSpec> {
                 match self {
-                    $(WorkloadSpec::$variant(p) => WorkloadSpec::$variant(p.scaled(factor)),)+
+                    $(WorkloadSpec::$variant(p) => p.scaled(factor).map(WorkloadSpec::$variant),)+
                 }
             }
 

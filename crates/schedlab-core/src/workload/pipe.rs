@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::tasks::{TaskLaunch, TaskMode};
-use super::definition::{scale_count, ParamDef, ParamKind, WorkloadParams};
+use super::definition::{ParamDef, ParamKind, WorkloadParams};
 use super::definition::{IterationInfo, IterationOutput, Workload};
 use crate::metric::{Better, MetricDef};
 use crate::cpu_list::{self, CpuPair};
@@ -102,12 +102,6 @@ impl WorkloadParams for PipeParams {
         name
     }
 
-    fn scaled(&self, factor: f64) -> Self {
-        PipeParams {
-            loops: scale_count(self.loops, factor),
-            ..self.clone()
-        }
-    }
 
     fn estimate_sec(&self) -> f64 {
         let per_trip = if self.threads {

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::tasks::{TaskLaunch, TaskMode};
-use super::definition::{scale_count, ParamDef, ParamKind, WorkloadParams};
+use super::definition::{ParamDef, ParamKind, WorkloadParams};
 use super::definition::{IterationInfo, IterationOutput, Workload};
 use crate::metric::{ns_to_sec, Better, MetricDef};
 use crate::cpu_list::{self, CpuPair};
@@ -200,12 +200,6 @@ block, spin or adaptive waits (seed 001, Jiny's sem test)";
         name
     }
 
-    fn scaled(&self, factor: f64) -> Self {
-        SemaphoreParams {
-            items: scale_count(self.items, factor),
-            ..self.clone()
-        }
-    }
 
     fn estimate_sec(&self) -> f64 {
         self.items as f64 * (2.0 * self.work as f64 * WORK_UNIT_SEC + HANDOFF_SEC)

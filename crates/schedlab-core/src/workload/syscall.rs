@@ -13,7 +13,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::tasks::{TaskLaunch, TaskMode};
-use super::definition::{scale_count, ParamDef, ParamKind, WorkloadParams};
+use super::definition::{ParamDef, ParamKind, WorkloadParams};
 use super::definition::{IterationInfo, IterationOutput, Workload};
 use crate::metric::{Better, MetricDef};
 use crate::sys::{self, task_code, AsFd, OwnedFd, TaskCode};
@@ -136,12 +136,6 @@ getrlimit, /dev/null writes, /dev/zero reads (seeds 001 and 003)";
         )
     }
 
-    fn scaled(&self, factor: f64) -> Self {
-        SyscallParams {
-            calls: scale_count(self.calls, factor),
-            ..self.clone()
-        }
-    }
 
     /// Threads beyond the CPUs queue behind each other.
     fn estimate_sec(&self) -> f64 {

@@ -5,6 +5,8 @@
 
 use std::fmt;
 
+use crate::rng::SplitMix64;
+
 /// One heap operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Op {
@@ -279,26 +281,6 @@ impl fmt::Display for CpudlBenchMixAnalysis {
             r = residues.join(", "),
             m = self.uniform_modulus,
         )
-    }
-}
-
-/// Tiny deterministic generator (SplitMix64), enough for op mixes without a
-/// `rand` dependency.
-#[derive(Clone, Debug)]
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..bound` (`bound > 0`), by multiply-shift.
-    fn below(&mut self, bound: u64) -> u64 {
-        ((u128::from(self.next_u64()) * u128::from(bound)) >> 64) as u64
     }
 }
 

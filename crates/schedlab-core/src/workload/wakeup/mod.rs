@@ -17,7 +17,7 @@
 //! the threads are alive.
 use serde::{Deserialize, Serialize};
 
-use super::definition::{scale_count, ParamDef, ParamKind, WorkloadParams};
+use super::definition::{ParamDef, ParamKind, WorkloadParams};
 use super::definition::{IterationInfo, IterationOutput, Workload};
 use crate::cpu_list::{self, CpuList};
 use crate::metric::MetricDef;
@@ -449,12 +449,6 @@ impl WorkloadParams for WakeupParams {
         name
     }
 
-    fn scaled(&self, factor: f64) -> Self {
-        WakeupParams {
-            runtime: scale_count(self.runtime, factor),
-            ..self.clone()
-        }
-    }
 
     /// The window is timed by the clock, whatever the machine.
     fn estimate_sec(&self) -> f64 {

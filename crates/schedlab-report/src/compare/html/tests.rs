@@ -2,7 +2,7 @@
 //! nothing is fetched, the table has a row per comparison row, and the latency section appears
 //! exactly when percentile metrics exist.
 use schedlab_core::fingerprint::Fingerprint;
-use schedlab_core::metric::{Better, Measurement, MetricShape, Role};
+use schedlab_core::metric::{Better, MetricDef};
 use schedlab_core::plan::RunPlan;
 use schedlab_core::record::{CaseRecord, IterationRecord, RunRecord, RunStatus};
 use schedlab_core::workload::fake::FakeParams;
@@ -26,17 +26,8 @@ fn fingerprint(kernel: &str, run: i64) -> Fingerprint {
     }
 }
 
-fn measurement(name: &str, value: f64) -> Measurement {
-    Measurement {
-        name: name.into(),
-        unit: "usec".into(),
-        better: Better::Lower,
-        role: Role::Primary,
-        shape: MetricShape::Scalar,
-        distribution: None,
-        value,
-    }
-}
+/// The fake cases' one metric.
+const USEC_PER_OP: MetricDef = MetricDef::primary("usec_per_op", "usec", Better::Lower);
 
 /// A plan of 6 iterations of a fake case per value, in order.
 fn fake_plan(values_usec: &[f64]) -> RunPlan {
@@ -69,10 +60,8 @@ fn run(id: i64, label: &str, kernel: &str, scale: f64, latency: bool) -> RunReco
             let iterations = (0..6)
                 .map(|i| {
                     let noise = (1.0 + (i % 3) as f64 * 0.002) * (1.0 + id as f64 * 0.001);
-                    let mut measurements = vec![measurement(
-                        "usec_per_op",
-                        (100.0 + 100.0 * c as f64) * scale * noise,
-                    )];
+                    let mut measurements =
+                        vec![USEC_PER_OP.value((100.0 + 100.0 * c as f64) * scale * noise)];
                     if latency && c == 0 {
                         let values = [5.0, 9.0, 40.0, 120.0, 900.0];
                         for (def, v) in wakeup::WAKEUP_QUANTILES.iter().zip(values) {
@@ -249,8 +238,7 @@ fn matrix_run(id: i64, label: &str, scale: f64) -> RunRecord {
                     index: i,
                     warmup: false,
                     started_at_ns: 1_700_000_000_000_000_000,
-                    measurements: vec![measurement(
-                        "usec_per_op",
+                    measurements: vec![USEC_PER_OP.value(
                         v * scale * (1.0 + (i % 3) as f64 * 0.002) * (1.0 + id as f64 * 0.001),
                     )],
                     attachments: Vec::new(),
