@@ -30,12 +30,7 @@ pub struct GuardInput {
 
 pub fn guard(inputs: &[GuardInput]) -> Guard {
     if inputs.is_empty() {
-        return Guard {
-            factor: 1.0,
-            method: "unused",
-            rows: 0,
-            today_over_calibrated: None,
-        };
+        return measured_guard(1.0, "unused", 0, None);
     }
     let mut ratios: Vec<f64> = inputs
         .iter()
@@ -53,28 +48,14 @@ pub fn guard(inputs: &[GuardInput]) -> Guard {
     if !ratios.is_empty() {
         ratios.sort_by(f64::total_cmp);
         let factor = median_sorted(&ratios);
-        return Guard {
-            factor: if factor.is_finite() {
-                factor.max(1.0)
-            } else {
-                1.0
-            },
-            method: "variance-ratio",
-            rows: ratios.len(),
-            today_over_calibrated: Some(factor),
-        };
+        return measured_guard(factor, "variance-ratio", ratios.len(), Some(factor));
     }
     let usable: Vec<&GuardInput> = inputs
         .iter()
         .filter(|g| g.calibrated.variance > 0.0 && g.calibrated.df > 0.0)
         .collect();
     if usable.len() < GUARD_MIN_ROWS {
-        return Guard {
-            factor: 1.0,
-            method: "too-few-rows",
-            rows: usable.len(),
-            today_over_calibrated: None,
-        };
+        return measured_guard(1.0, "too-few-rows", usable.len(), None);
     }
     let z: Vec<f64> = usable
         .iter()
@@ -84,15 +65,25 @@ pub fn guard(inputs: &[GuardInput]) -> Guard {
     dfs.sort_by(f64::total_cmp);
     let scale = t_scaled_mad(&z, median_sorted(&dfs)).unwrap_or(1.0);
     let factor = scale * scale;
+    measured_guard(factor, "z-scale", usable.len(), None)
+}
+
+/// The guard of a measured `factor`: at least 1, and 1 where it could not be measured.
+fn measured_guard(
+    factor: f64,
+    method: &'static str,
+    rows: usize,
+    today_over_calibrated: Option<f64>,
+) -> Guard {
     Guard {
         factor: if factor.is_finite() {
             factor.max(1.0)
         } else {
             1.0
         },
-        method: "z-scale",
-        rows: usable.len(),
-        today_over_calibrated: None,
+        method,
+        rows,
+        today_over_calibrated,
     }
 }
 

@@ -3,7 +3,7 @@
 //! ends, so these tests must not share a process with others.
 use schedlab_core::plan::RunPlan;
 use schedlab_core::record::RunStatus;
-use schedlab_core::runner::{execute, NoSink, Silent};
+use schedlab_core::runner::{execute, NoSink, RunOutcome, Silent};
 use schedlab_core::workload::fake::{FakeParams, StallIn};
 use schedlab_core::workload::tasks::live_task_threads;
 use schedlab_core::workload::WorkloadSpec;
@@ -24,22 +24,28 @@ fn fine() -> WorkloadSpec {
     })
 }
 
-/// One test, run in order: the process-wide state must not be shared by tests running at once.
-#[test]
-fn deadlines_name_the_stuck_task_stop_it_and_keep_going_only_when_nothing_is_left() {
-    // A stopped process: named, killed, and the next case runs.
+/// A case whose second iteration stalls in `stall_in`, then a fine case: two measured iterations
+/// each after a warm-up, a 0.5 s deadline, `--keep-going`.
+fn stall_then_fine(stall_in: StallIn, value_usec: f64) -> RunOutcome {
     let plan = RunPlan::new(
         None,
         None,
         2,
         1,
-        vec![stalling(StallIn::Process, 1.0), fine()],
+        vec![stalling(stall_in, value_usec), fine()],
     )
     .unwrap()
     .with_iteration_timeout_sec(0.5)
     .unwrap()
     .with_keep_going(true);
-    let outcome = execute(&plan, &mut NoSink, &mut Silent);
+    execute(&plan, &mut NoSink, &mut Silent)
+}
+
+/// One test, run in order: the process-wide state must not be shared by tests running at once.
+#[test]
+fn deadlines_name_the_stuck_task_stop_it_and_keep_going_only_when_nothing_is_left() {
+    // A stopped process: named, killed, and the next case runs.
+    let outcome = stall_then_fine(StallIn::Process, 1.0);
     assert_eq!(outcome.status, RunStatus::Partial);
     let case_error = outcome.cases[0].error.clone().unwrap();
     assert!(
@@ -59,18 +65,7 @@ fn deadlines_name_the_stuck_task_stop_it_and_keep_going_only_when_nothing_is_lef
     );
 
     // A thread waiting for a wake-up that never comes cannot be killed: the run ends there.
-    let plan = RunPlan::new(
-        None,
-        None,
-        2,
-        1,
-        vec![stalling(StallIn::Thread, 2.0), fine()],
-    )
-    .unwrap()
-    .with_iteration_timeout_sec(0.5)
-    .unwrap()
-    .with_keep_going(true);
-    let outcome = execute(&plan, &mut NoSink, &mut Silent);
+    let outcome = stall_then_fine(StallIn::Thread, 2.0);
     assert_eq!(outcome.status, RunStatus::Failed);
     let error = outcome.error.unwrap().to_string();
     assert!(error.contains("fake worker 1 (tid "), "{error}");

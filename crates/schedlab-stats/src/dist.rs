@@ -48,14 +48,9 @@ pub(crate) fn t_cdf(t: f64, df: f64) -> f64 {
     students_t(df).map_or(f64::NAN, |d| d.cdf(t))
 }
 
+/// P(T > t), by symmetry: the lower tail at −t is computed directly, never as 1 − cdf.
 pub(crate) fn t_sf(t: f64, df: f64) -> f64 {
-    if t.is_nan() || df.is_nan() {
-        return f64::NAN;
-    }
-    if df > NORMAL_LIMIT_DF {
-        return normal_sf(t);
-    }
-    students_t(df).map_or(f64::NAN, |d| d.sf(t))
+    t_cdf(-t, df)
 }
 
 /// Two-sided p-value of a t statistic, `2 P(T > |t|)`.

@@ -382,7 +382,7 @@ mod tests {
     use schedlab_core::fingerprint::Fingerprint;
     use schedlab_core::metric::{secondary, Measurement, MetricShape};
     use schedlab_core::plan::RunPlan;
-    use schedlab_core::record::{Attachment, IterationRecord, RunRecord, RunStatus};
+    use schedlab_core::record::{IterationRecord, RunRecord, RunStatus};
 
     use crate::backend::to_json;
     use crate::{ExperimentKind, Store, StoredCalibration};
@@ -531,49 +531,6 @@ mod tests {
             "usec_per_op"
         );
         store.integrity_check().unwrap();
-    }
-
-    #[test]
-    fn attachments_round_trip() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut store = SqliteStore::open(&dir.path().join("r.db")).unwrap();
-        let plan = plan("blobs");
-        let id = begin(&mut store, &plan);
-        let iteration = IterationRecord {
-            index: 0,
-            warmup: false,
-            started_at_ns: 6,
-            measurements: vec![],
-            attachments: vec![Attachment {
-                name: "wakeup_latency".into(),
-                encoding: "hdrhistogram-v2-deflate".into(),
-                data: vec![0, 1, 2, 255],
-            }],
-        };
-        store.record_iteration(id, 0, &iteration).unwrap();
-        let run = store.load_run(id).unwrap();
-        assert_eq!(run.cases[0].iterations[0], iteration);
-    }
-
-    #[test]
-    fn labels_name_many_runs_and_ids_one() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut store = SqliteStore::open(&dir.path().join("r.db")).unwrap();
-        let a = run_into(&mut store, &plan("kernel-a"));
-        let b = run_into(&mut store, &plan("kernel-a"));
-        let c = run_into(&mut store, &plan("kernel-b"));
-        assert_eq!(store.resolve("kernel-a").unwrap(), vec![a, b]);
-        assert_eq!(store.resolve(&c.to_string()).unwrap(), vec![c]);
-        assert!(store.resolve("kernel-z").is_err());
-        assert!(store.resolve("999").is_err());
-        let listed: Vec<i64> = store
-            .list_runs(None)
-            .unwrap()
-            .iter()
-            .map(|r| r.id)
-            .collect();
-        assert_eq!(listed, vec![c, b, a]);
-        assert_eq!(store.list_runs(Some(1)).unwrap().len(), 1);
     }
 
     #[test]

@@ -126,7 +126,7 @@ pub fn parse(text: &str) -> Result<Parsed, ParseError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::import::testdata::fixture;
+    use crate::import::testdata::{assert_rejected, fixture};
 
     fn results(name: &str) -> Vec<ToolResult> {
         parse(&fixture(name)).unwrap().results
@@ -177,19 +177,18 @@ mod tests {
 
     #[test]
     fn malformed_output_names_its_line() {
-        for (file, line, says) in [
-            ("malformed-hackbench-bad-time.txt", 3, "a time in seconds"),
-            (
-                "malformed-hackbench-truncated.txt",
-                1,
-                "has no `Time:` line",
-            ),
-            ("perf-pipe.txt", 1, "not hackbench output"),
-        ] {
-            let err = parse(&fixture(file)).unwrap_err();
-            assert_eq!(err.line, line, "{file}: {err}");
-            assert!(err.message.contains(says), "{file}: {err}");
-        }
+        assert_rejected(
+            parse,
+            &[
+                ("malformed-hackbench-bad-time.txt", 3, "a time in seconds"),
+                (
+                    "malformed-hackbench-truncated.txt",
+                    1,
+                    "has no `Time:` line",
+                ),
+                ("perf-pipe.txt", 1, "not hackbench output"),
+            ],
+        );
     }
 
     #[test]

@@ -252,6 +252,19 @@ pub(crate) mod testdata {
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
     }
 
+    /// Each `(fixture, line, says)`: the fixture fails to parse at that line, with a message
+    /// that contains `says`.
+    pub fn assert_rejected(
+        parse: impl Fn(&str) -> Result<super::Parsed, super::ParseError>,
+        cases: &[(&str, usize, &str)],
+    ) {
+        for (file, line, says) in cases {
+            let err = parse(&fixture(file)).unwrap_err();
+            assert_eq!(err.line, *line, "{file}: {err}");
+            assert!(err.message.contains(says), "{file}: {err}");
+        }
+    }
+
     /// The value of metric `name` in `measurements`.
     pub fn value(measurements: &[crate::metric::Measurement], name: &str) -> Option<f64> {
         measurements

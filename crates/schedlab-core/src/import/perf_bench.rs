@@ -223,7 +223,7 @@ pub(crate) fn names(m: &[crate::metric::Measurement]) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::import::testdata::{fixture, value};
+    use crate::import::testdata::{assert_rejected, fixture, value};
 
     fn one(name: &str) -> ToolResult {
         let parsed = parse(&fixture(name)).unwrap();
@@ -308,29 +308,28 @@ mod tests {
 
     #[test]
     fn malformed_output_names_its_line() {
-        for (file, line, says) in [
-            (
-                "malformed-perf-truncated.txt",
-                1,
-                "has no `Total time:` line",
-            ),
-            (
-                "malformed-perf-bad-number.txt",
-                4,
-                "a total time in seconds",
-            ),
-            ("malformed-perf-stray-line.txt", 6, "unexpected line"),
-            (
-                "malformed-perf-other-bench.txt",
-                1,
-                "not one schedlab reads",
-            ),
-            ("hackbench.txt", 1, "not perf bench output"),
-        ] {
-            let err = parse(&fixture(file)).unwrap_err();
-            assert_eq!(err.line, line, "{file}: {err}");
-            assert!(err.message.contains(says), "{file}: {err}");
-        }
+        assert_rejected(
+            parse,
+            &[
+                (
+                    "malformed-perf-truncated.txt",
+                    1,
+                    "has no `Total time:` line",
+                ),
+                (
+                    "malformed-perf-bad-number.txt",
+                    4,
+                    "a total time in seconds",
+                ),
+                ("malformed-perf-stray-line.txt", 6, "unexpected line"),
+                (
+                    "malformed-perf-other-bench.txt",
+                    1,
+                    "not one schedlab reads",
+                ),
+                ("hackbench.txt", 1, "not perf bench output"),
+            ],
+        );
     }
 
     #[test]

@@ -392,7 +392,7 @@ fn json_metric(key: &str) -> Option<MetricDef> {
 mod tests {
     use super::*;
     use crate::import::perf_bench::names;
-    use crate::import::testdata::{fixture, value};
+    use crate::import::testdata::{assert_rejected, fixture, value};
 
     fn one(name: &str) -> (ToolResult, Parsed) {
         let parsed = parse(&fixture(name)).unwrap();
@@ -488,24 +488,23 @@ mod tests {
 
     #[test]
     fn malformed_output_names_its_line() {
-        for (file, line, says) in [
-            ("malformed-schbench-truncated.txt", 1, "cut short"),
-            (
-                "malformed-schbench-bad-percentile.txt",
-                4,
-                "a percentile row",
-            ),
-            (
-                "malformed-schbench-truncated.json",
-                1,
-                "not schbench's JSON",
-            ),
-            ("hackbench.txt", 1, "not schbench output"),
-        ] {
-            let err = parse(&fixture(file)).unwrap_err();
-            assert_eq!(err.line, line, "{file}: {err}");
-            assert!(err.message.contains(says), "{file}: {err}");
-        }
+        assert_rejected(
+            parse,
+            &[
+                ("malformed-schbench-truncated.txt", 1, "cut short"),
+                (
+                    "malformed-schbench-bad-percentile.txt",
+                    4,
+                    "a percentile row",
+                ),
+                (
+                    "malformed-schbench-truncated.json",
+                    1,
+                    "not schbench's JSON",
+                ),
+                ("hackbench.txt", 1, "not schbench output"),
+            ],
+        );
     }
 
     #[test]

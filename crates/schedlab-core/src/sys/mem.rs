@@ -17,22 +17,11 @@ unsafe impl Send for ZeroPageWords {}
 impl ZeroPageWords {
     /// Maps `words` u64s (at least one page); fails with ENOMEM where the memory cannot be had.
     pub fn new(words: usize) -> io::Result<Self> {
-        use rustix::mm::{mmap_anonymous, MapFlags, ProtFlags};
         let bytes = words
             .max(1)
             .checked_mul(8)
             .ok_or_else(|| io::Error::from_raw_os_error(libc::ENOMEM))?;
-        // SAFETY: a fresh anonymous mapping at an address of the kernel's choosing aliases nothing.
-        let ptr = unsafe {
-            mmap_anonymous(
-                std::ptr::null_mut(),
-                bytes,
-                ProtFlags::READ | ProtFlags::WRITE,
-                MapFlags::PRIVATE,
-            )?
-        };
-        let ptr = std::ptr::NonNull::new(ptr.cast::<u64>())
-            .ok_or_else(|| io::Error::other("mmap returned a null mapping"))?;
+        let ptr = map_anonymous(bytes, rustix::mm::MapFlags::PRIVATE)?.cast::<u64>();
         Ok(ZeroPageWords { ptr, words })
     }
 
@@ -57,6 +46,22 @@ impl ZeroPageWords {
         unsafe { rustix::mm::munmap(this.ptr.as_ptr().cast(), this.words.max(1) * 8) }?;
         Ok(())
     }
+}
+
+/// A fresh read-write anonymous mapping of `len` bytes (> 0), zero-filled, page-aligned.
+fn map_anonymous(len: usize, flags: rustix::mm::MapFlags) -> io::Result<std::ptr::NonNull<u8>> {
+    use rustix::mm::{mmap_anonymous, ProtFlags};
+    // SAFETY: a fresh anonymous mapping at an address of the kernel's choosing aliases nothing.
+    let ptr = unsafe {
+        mmap_anonymous(
+            std::ptr::null_mut(),
+            len,
+            ProtFlags::READ | ProtFlags::WRITE,
+            flags,
+        )?
+    };
+    std::ptr::NonNull::new(ptr.cast::<u8>())
+        .ok_or_else(|| io::Error::other("mmap returned a null mapping"))
 }
 
 /// The size of a page in bytes (4 KiB on x86_64; 4, 16 or 64 KiB on arm64).
@@ -94,19 +99,8 @@ unsafe impl Sync for SharedMapping {}
 impl SharedMapping {
     /// Maps `len` bytes (rounded up to whole pages by the kernel), page-aligned and zeroed.
     fn new(len: usize) -> io::Result<Self> {
-        use rustix::mm::{mmap_anonymous, MapFlags, ProtFlags};
         let len = len.max(1);
-        // SAFETY: a fresh anonymous mapping at an address of the kernel's choosing aliases nothing.
-        let ptr = unsafe {
-            mmap_anonymous(
-                std::ptr::null_mut(),
-                len,
-                ProtFlags::READ | ProtFlags::WRITE,
-                MapFlags::SHARED,
-            )?
-        };
-        let ptr = std::ptr::NonNull::new(ptr.cast::<u8>())
-            .ok_or_else(|| io::Error::other("mmap returned a null mapping"))?;
+        let ptr = map_anonymous(len, rustix::mm::MapFlags::SHARED)?;
         Ok(SharedMapping { ptr, len })
     }
 }

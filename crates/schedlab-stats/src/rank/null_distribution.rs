@@ -40,11 +40,7 @@ impl MannWhitneyNull {
                 counts[u] += counts[u - i];
             }
         }
-        let mut running = 0i128;
-        for count in &mut counts {
-            running += *count;
-            *count = running;
-        }
+        accumulate(&mut counts);
         Some(MannWhitneyNull {
             cumulative: counts,
             total,
@@ -91,11 +87,7 @@ impl SignedRankNull {
                 counts[s] += counts[s - weight];
             }
         }
-        let mut running = 0u128;
-        for count in &mut counts {
-            running += *count;
-            *count = running;
-        }
+        accumulate(&mut counts);
         Some(SignedRankNull {
             cumulative: counts,
             total: 1u128 << weights.len(),
@@ -142,6 +134,14 @@ fn critical_rank(support: usize, cdf: impl Fn(usize) -> f64, tail: f64) -> Optio
         k += 1;
     }
     Some((k, cdf(k - 1)))
+}
+
+/// Turns counts per value into counts of values at most each one, in place.
+fn accumulate<T: Copy + std::ops::AddAssign>(counts: &mut [T]) {
+    for i in 1..counts.len() {
+        let below = counts[i - 1];
+        counts[i] += below;
+    }
 }
 
 #[cfg(test)]
