@@ -171,18 +171,19 @@ fn rand_seed() -> u64 {
 #[test]
 fn calibrate_refuses_bad_input() {
     let (_dir, db) = temp_db();
-    for line in [
-        "calibrate --runs 2 fake",
-        "calibrate --runs 5000 fake",
-        "calibrate --pause -1 fake",
-        "calibrate --pause nan fake",
-        "calibrate --no-store fake",
-        "calibrate --show 7",
-        "calibrate --from nobody",
-        "calibrate",
-        "compare a b --calibration latest",
-        "compare a b --calibration -3",
-    ] {
-        assert_bad_input(&db, &words(line));
-    }
+    assert_each_bad_input(
+        &db,
+        &[
+            "calibrate --runs 2 fake",
+            "calibrate --runs 5000 fake",
+            "calibrate --pause -1 fake",
+            "calibrate --pause nan fake",
+            "calibrate --no-store fake",
+            "calibrate --show 7",
+            "calibrate --from nobody",
+            "calibrate",
+            "compare a b --calibration latest",
+            "compare a b --calibration -3",
+        ],
+    );
 }

@@ -155,9 +155,7 @@ fn bad_input_gets_one_line_and_exit_code_2() {
         .args(words("run fake --iterations 1"))
         .assert()
         .success();
-    for line in lines {
-        assert_bad_input(&db, &words(line));
-    }
+    assert_each_bad_input(&db, &lines);
 }
 
 #[test]

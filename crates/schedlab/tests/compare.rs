@@ -141,17 +141,18 @@ fn refuses_different_machines_unless_told() {
 #[test]
 fn compare_bad_input_is_one_line_exit_2() {
     let (_dir, db) = stored_pair();
-    for line in [
-        "compare base",
-        "compare base no-such-label",
-        "compare base cand --confidence 97",
-        "compare base cand --fdr 0",
-        "compare base cand --min-effect -1",
-        "compare base cand --style fancy",
-        "compare base cand --metric no_such_metric",
-    ] {
-        assert_bad_input(&db, &words(line));
-    }
+    assert_each_bad_input(
+        &db,
+        &[
+            "compare base",
+            "compare base no-such-label",
+            "compare base cand --confidence 97",
+            "compare base cand --fdr 0",
+            "compare base cand --min-effect -1",
+            "compare base cand --style fancy",
+            "compare base cand --metric no_such_metric",
+        ],
+    );
 }
 
 #[test]
@@ -292,11 +293,12 @@ fn could_not_test_exit_lets_git_bisect_skip() {
     assert!(page.exists());
 
     // The code is for the gate: alone, or 0, it is bad input.
-    for line in [
-        "compare base cand --could-not-test-exit 125",
-        "compare base cand --fail-on-regression --could-not-test-exit 0",
-        "compare base cand --fail-on-regression --could-not-test-exit 256",
-    ] {
-        assert_bad_input(&db, &words(line));
-    }
+    assert_each_bad_input(
+        &db,
+        &[
+            "compare base cand --could-not-test-exit 125",
+            "compare base cand --fail-on-regression --could-not-test-exit 0",
+            "compare base cand --fail-on-regression --could-not-test-exit 256",
+        ],
+    );
 }

@@ -404,21 +404,22 @@ fn keep_going_ends_partial_and_comparisons_leave_it_out() {
 #[test]
 fn bad_watchdog_and_stall_flags_are_bad_input() {
     let (_d, db) = temp_db();
-    for line in [
-        "run fake --iteration-timeout 0",
-        "run fake --iteration-timeout -1",
-        "run fake --iteration-timeout nan",
-        "run fake --iteration-timeout inf",
-        "run fake --iteration-timeout 1e30",
-        "run fake --iteration-timeout 18446744073709551616",
-        "run fake --stall-in thread",
-        "run fake --stall-spin",
-        "run fake --stall-at -1",
-        "run fake --stall-at 1 --stall-in fiber",
-        "run fake --keep-going=yes",
-    ] {
-        assert_bad_input(&db, &words(line));
-    }
+    assert_each_bad_input(
+        &db,
+        &[
+            "run fake --iteration-timeout 0",
+            "run fake --iteration-timeout -1",
+            "run fake --iteration-timeout nan",
+            "run fake --iteration-timeout inf",
+            "run fake --iteration-timeout 1e30",
+            "run fake --iteration-timeout 18446744073709551616",
+            "run fake --stall-in thread",
+            "run fake --stall-spin",
+            "run fake --stall-at -1",
+            "run fake --stall-at 1 --stall-in fiber",
+            "run fake --keep-going=yes",
+        ],
+    );
     // An empty value is a word of its own, which a line cannot show.
     assert_bad_input(&db, &["run", "fake", "--iteration-timeout", ""]);
 }

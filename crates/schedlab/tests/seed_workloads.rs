@@ -188,9 +188,7 @@ fn bad_input_gets_one_line_and_exit_code_2() {
         "run cpupri --nodes 0",
         "run cpupri --cpus 4 --threads 5",
     ];
-    for line in lines {
-        assert_bad_input(&db, &words(line));
-    }
+    assert_each_bad_input(&db, &lines);
 }
 
 /// Ctrl-C in the middle of a semaphore run over processes: exit 130, both sides reaped.

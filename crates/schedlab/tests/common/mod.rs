@@ -110,6 +110,13 @@ pub fn assert_bad_input(db: &Path, args: &[impl AsRef<OsStr> + Debug]) -> String
     assert_refused(&out, &format!("{args:?}"))
 }
 
+/// Checks that schedlab refuses each of the command `lines` as bad input (see `assert_bad_input`).
+pub fn assert_each_bad_input(db: &Path, lines: &[&str]) {
+    for line in lines {
+        assert_bad_input(db, &words(line));
+    }
+}
+
 /// Writes `contents` to the file `name` in `dir`; returns its path.
 pub fn write_file(dir: &Path, name: &str, contents: impl AsRef<[u8]>) -> PathBuf {
     let path = dir.join(name);
