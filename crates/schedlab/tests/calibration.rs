@@ -11,20 +11,13 @@ mod common;
 use common::*;
 
 /// A small real case: two threads of getpid calls, quick enough for tests.
-const CASE: [&str; 7] = [
-    "syscall",
-    "--threads",
-    "2",
-    "--calls",
-    "100000",
-    "--kind",
-    "getpid",
-];
+const CASE: &str = "syscall --threads 2 --calls 100000 --kind getpid";
 
 fn run(db: &Path, label: &str) {
     schedlab(db)
-        .args(["run", "-q", "--iterations", "5", "--label", label])
-        .args(CASE)
+        .args(words(&format!(
+            "run -q --iterations 5 --label {label} {CASE}"
+        )))
         .assert()
         .success();
 }
@@ -34,19 +27,8 @@ fn compare_json(db: &Path, base: &str, cand: &str) -> Value {
 }
 
 fn calibrate(db: &Path) -> Value {
-    let options = [
-        "calibrate",
-        "--runs",
-        "6",
-        "--pause",
-        "0",
-        "-q",
-        "--iterations",
-        "5",
-        "--format",
-        "json",
-    ];
-    json_of_success(db, &[&options[..], &CASE].concat())
+    let line = format!("calibrate --runs 6 --pause 0 -q --iterations 5 --format json {CASE}");
+    json_of_success(db, &words(&line))
 }
 
 /// The tests that measure hold this, so one's runs are not another's noise: the verdicts they
@@ -108,7 +90,7 @@ fn two_runs_are_not_judged_then_judged_after_calibrate_and_a_hog_is_marked() {
     }
     assert_eq!(doc["footer"]["comparisons"], 0);
     assert!(doc["footer"]["false_marks_if_nothing_changed"].is_null());
-    let text = stdout_of_success(&db, &["compare", "a", "b"]);
+    let text = stdout_of_success(&db, &words("compare a b"));
     assert!(text.contains("schedlab calibrate"), "{text}");
 
     let report = calibrate(&db);
@@ -118,10 +100,7 @@ fn two_runs_are_not_judged_then_judged_after_calibrate_and_a_hog_is_marked() {
 
     // Even a calibration that describes the machine perfectly marks an A/A at the rate q = 0.05
     // promises; at q = 0.001 a mark here would mean the procedure, not chance, is wrong.
-    let doc = json_of_success(
-        &db,
-        &["compare", "a", "b", "--fdr", "0.001", "--format", "json"],
-    );
+    let doc = json_of_success(&db, &words("compare a b --fdr 0.001 --format json"));
     assert_eq!(doc["calibrations"][0]["id"], calibration_id);
     for row in rows(&doc) {
         assert!(row["p_value"].is_number(), "judged after calibrate: {row}");
@@ -154,15 +133,7 @@ fn two_runs_are_not_judged_then_judged_after_calibrate_and_a_hog_is_marked() {
     // Ignoring the calibration makes the same pair unjudgeable again.
     let doc = json_of_success(
         &db,
-        &[
-            "compare",
-            "a",
-            "hogged",
-            "--calibration",
-            "none",
-            "--format",
-            "json",
-        ],
+        &words("compare a hogged --calibration none --format json"),
     );
     assert!(rows(&doc).iter().all(|r| r["verdict"] == "not_judged"));
 }
@@ -173,26 +144,19 @@ fn calibrations_are_listed_shown_and_computed_from_stored_runs() {
     let (_dir, db) = temp_db();
     for _ in 0..3 {
         schedlab(&db)
-            .args([
-                "run",
-                "-q",
-                "fake",
-                "--label",
-                "cal",
-                "--iterations",
-                "4",
-                "--seed",
-            ])
-            .arg(format!("{}", rand_seed()))
+            .args(words(&format!(
+                "run -q fake --label cal --iterations 4 --seed {}",
+                rand_seed()
+            )))
             .assert()
             .success();
     }
-    let text = stdout_of_success(&db, &["calibrate", "--from", "cal"]);
+    let text = stdout_of_success(&db, &words("calibrate --from cal"));
     assert!(text.starts_with("calibration 1 "), "{text}");
     assert!(text.contains("usec_per_op"), "{text}");
-    let list = stdout_of_success(&db, &["calibrate", "--list"]);
+    let list = stdout_of_success(&db, &words("calibrate --list"));
     assert!(list.contains("cal") && list.lines().count() == 2, "{list}");
-    let doc = json_of_success(&db, &["calibrate", "--show", "1", "--format", "json"]);
+    let doc = json_of_success(&db, &words("calibrate --show 1 --format json"));
     assert_eq!(doc["id"], 1);
     assert_eq!(doc["runs"], 3);
 }
@@ -207,18 +171,19 @@ fn rand_seed() -> u64 {
 #[test]
 fn calibrate_refuses_bad_input() {
     let (_dir, db) = temp_db();
-    for args in [
-        &["calibrate", "--runs", "2", "fake"][..],
-        &["calibrate", "--runs", "5000", "fake"],
-        &["calibrate", "--pause", "-1", "fake"],
-        &["calibrate", "--pause", "nan", "fake"],
-        &["calibrate", "--no-store", "fake"],
-        &["calibrate", "--show", "7"],
-        &["calibrate", "--from", "nobody"],
-        &["calibrate"],
-        &["compare", "a", "b", "--calibration", "latest"],
-        &["compare", "a", "b", "--calibration", "-3"],
-    ] {
-        assert_bad_input(&db, args);
-    }
+    assert_each_bad_input(
+        &db,
+        &[
+            "calibrate --runs 2 fake",
+            "calibrate --runs 5000 fake",
+            "calibrate --pause -1 fake",
+            "calibrate --pause nan fake",
+            "calibrate --no-store fake",
+            "calibrate --show 7",
+            "calibrate --from nobody",
+            "calibrate",
+            "compare a b --calibration latest",
+            "compare a b --calibration -3",
+        ],
+    );
 }

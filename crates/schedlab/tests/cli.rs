@@ -18,20 +18,9 @@ fn fake_run_is_stored_and_shown_identically() {
     let run = |label: &str| {
         json_of_success(
             &db,
-            &[
-                "run",
-                "fake",
-                "--seed",
-                "42",
-                "--iterations",
-                "4",
-                "--warmup",
-                "1",
-                "--label",
-                label,
-                "--format",
-                "json",
-            ],
+            &words(&format!(
+                "run fake --seed 42 --iterations 4 --warmup 1 --label {label} --format json"
+            )),
         )
     };
     let first = run("aa");
@@ -56,7 +45,7 @@ fn fake_run_is_stored_and_shown_identically() {
 fn text_summary_has_median_min_max_and_spread() {
     let (_d, db) = temp_db();
     assert_stdout_contains(
-        schedlab(&db).args(["run", "fake", "--iterations", "3"]),
+        schedlab(&db).args(words("run fake --iterations 3")),
         &["median", "std%", "usec_per_op"],
     );
 }
@@ -66,16 +55,7 @@ fn pipe_run_verifies_and_reports_secondary_metrics() {
     let (_d, db) = temp_db();
     let doc = json_of_success(
         &db,
-        &[
-            "run",
-            "pipe",
-            "--loops",
-            "5000",
-            "--iterations",
-            "2",
-            "--format",
-            "json",
-        ],
+        &words("run pipe --loops 5000 --iterations 2 --format json"),
     );
     let case = &doc["runs"][0]["cases"][0];
     assert_eq!(metric(case, "usec_per_op")["better"], "lower");
@@ -97,20 +77,7 @@ fn pipe_run_verifies_and_reports_secondary_metrics() {
 fn hackbench_alias_and_threads_pipe_mode() {
     let (_d, db) = temp_db();
     assert_stdout_contains(
-        schedlab(&db).args([
-            "run",
-            "hackbench",
-            "-g",
-            "2",
-            "-f",
-            "5",
-            "-l",
-            "20",
-            "-p",
-            "-T",
-            "--iterations",
-            "1",
-        ]),
+        schedlab(&db).args(words("run hackbench -g 2 -f 5 -l 20 -p -T --iterations 1")),
         &["messaging:threads-pipe fds=5 groups=2"],
     );
 }
@@ -123,17 +90,10 @@ fn large_task_counts_work() {
     for (groups, fds) in [("8", "45"), ("40", "20")] {
         for mode in [None, Some("--threads")] {
             let mut cmd = schedlab(&db);
-            cmd.args([
-                "run",
-                "messaging",
-                "--groups",
-                groups,
-                "--fds",
-                fds,
-                "--loops",
-                "2",
-            ])
-            .args(["--iterations", "1", "--warmup", "0", "--no-store"]);
+            cmd.args(words(&format!(
+                "run messaging --groups {groups} --fds {fds} --loops 2 \
+                 --iterations 1 --warmup 0 --no-store"
+            )));
             if let Some(flag) = mode {
                 cmd.arg(flag);
             }
@@ -146,7 +106,7 @@ fn large_task_counts_work() {
 fn no_store_leaves_no_database() {
     let (_d, db) = temp_db();
     schedlab(&db)
-        .args(["run", "fake", "--iterations", "2", "--no-store"])
+        .args(words("run fake --iterations 2 --no-store"))
         .assert()
         .success();
     assert!(!db.exists());
@@ -161,49 +121,41 @@ fn bad_input_gets_one_line_and_exit_code_2() {
         "notes.txt",
         "shopping list: eggs, flour, and a scheduler that never regresses\n",
     );
-    let not_a_db = not_a_db.to_str().unwrap().to_string();
-    let cases: Vec<Vec<&str>> = vec![
-        vec!["run", "nosuchworkload"],
-        vec!["run", "pipe", "--bogus-flag"],
-        vec!["run", "pipe", "--loops", "0"],
-        vec!["run", "pipe", "--loops", "-5"],
-        vec!["run", "pipe", "--cpus", "0"],
-        vec!["run", "pipe", "--cpus", "0,99999"],
-        vec!["run", "messaging", "--groups", "0"],
-        vec!["run", "messaging", "--datasize", "1000000000"],
-        vec!["run", "messaging", "--groups", "10000", "--fds", "1000"],
-        vec!["run", "contention", "--testcase", "fork"],
-        vec!["run", "contention", "--tasks", "0"],
-        vec!["run", "contention", "--tasks", "2y"],
-        vec!["run", "contention", "--tasks", "0x"],
-        vec!["run", "contention", "--tasks", "-1x"],
-        vec!["run", "messaging", "--groups", "1e3%"],
-        vec!["run", "contention", "--testcase", "getppid", "--map-only"],
-        vec![
-            "run",
-            "contention",
-            "--testcase",
-            "pipe-loopback",
-            "--file-per-task",
-        ],
-        vec!["run", "fake", "--iterations", "0"],
-        vec!["run", "fake", "--label", "123"],
-        vec!["run"],
-        vec!["run", "--suite", "nosuchsuite"],
-        vec!["run", "--suite", "quick", "pipe"],
-        vec!["run", "fake", "--db", "/proc/no-such-dir/results.db"],
-        vec!["run", "fake", "--db", &not_a_db],
-        vec!["show", "424242"],
-        vec!["show", "no-such-label"],
+    let run_on_notes = format!("run fake --db {}", not_a_db.to_str().unwrap());
+    let lines = [
+        "run nosuchworkload",
+        "run pipe --bogus-flag",
+        "run pipe --loops 0",
+        "run pipe --loops -5",
+        "run pipe --cpus 0",
+        "run pipe --cpus 0,99999",
+        "run messaging --groups 0",
+        "run messaging --datasize 1000000000",
+        "run messaging --groups 10000 --fds 1000",
+        "run contention --testcase fork",
+        "run contention --tasks 0",
+        "run contention --tasks 2y",
+        "run contention --tasks 0x",
+        "run contention --tasks -1x",
+        "run messaging --groups 1e3%",
+        "run contention --testcase getppid --map-only",
+        "run contention --testcase pipe-loopback --file-per-task",
+        "run fake --iterations 0",
+        "run fake --label 123",
+        "run",
+        "run --suite nosuchsuite",
+        "run --suite quick pipe",
+        "run fake --db /proc/no-such-dir/results.db",
+        &run_on_notes,
+        "show 424242",
+        "show no-such-label",
     ];
     // Make the database exist so `show` reaches the lookup.
     schedlab(&db)
-        .args(["run", "fake", "--iterations", "1"])
+        .args(words("run fake --iterations 1"))
         .assert()
         .success();
-    for args in cases {
-        assert_bad_input(&db, &args);
-    }
+    assert_each_bad_input(&db, &lines);
 }
 
 #[test]
@@ -211,17 +163,13 @@ fn task_counts_may_be_relative_to_the_online_cpus() {
     let (_dir, db) = temp_db();
     let online = u64::from(schedlab_core::fingerprint::online_cpu_count());
     for (given, key, expected) in [
-        (["contention", "--tasks", "2x"], "tasks", 2 * online),
-        (["contention", "--tasks", "7"], "tasks", 7),
-        (
-            ["messaging", "--groups", "50%"],
-            "groups",
-            (online / 2).max(1),
-        ),
+        ("contention --tasks 2x", "tasks", 2 * online),
+        ("contention --tasks 7", "tasks", 7),
+        ("messaging --groups 50%", "groups", (online / 2).max(1)),
     ] {
         let output = schedlab(&db)
-            .args(["run", "--dry-run", "--format", "json"])
-            .args(given)
+            .args(words("run --dry-run --format json"))
+            .args(words(given))
             .output()
             .unwrap();
         assert!(output.status.success(), "{given:?}: {output:?}");
@@ -239,18 +187,9 @@ fn task_counts_may_be_relative_to_the_online_cpus() {
 fn failed_run_keeps_finished_iterations() {
     let (_d, db) = temp_db();
     let out = schedlab(&db)
-        .args([
-            "run",
-            "fake",
-            "--fail-at",
-            "3",
-            "--iterations",
-            "5",
-            "--warmup",
-            "1",
-            "--format",
-            "json",
-        ])
+        .args(words(
+            "run fake --fail-at 3 --iterations 5 --warmup 1 --format json",
+        ))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
@@ -268,20 +207,7 @@ fn interrupt_messaging_run(signal: i32, threads: bool) {
     let (_d, db) = temp_db();
     let mut cmd = background(
         &db,
-        &[
-            "run",
-            "messaging",
-            "--groups",
-            "2",
-            "--fds",
-            "10",
-            "--loops",
-            "3000",
-            "--iterations",
-            "200",
-            "--warmup",
-            "0",
-        ],
+        &words("run messaging --groups 2 --fds 10 --loops 3000 --iterations 200 --warmup 0"),
     );
     if threads {
         cmd.arg("--threads");
@@ -322,8 +248,8 @@ fn show_of_a_matrix_run_prints_its_scaling_tables() {
         "description = \"fake matrix\"\niterations = 4\nwarmup = 0\n[[case]]\nworkload = \"fake\"\n\
          [case.matrix]\nspread_pct = [0.5, 2.0]\nvalue_usec = [25.0, 50.0, 100.0]\n",
     );
-    run_suite(&db, &suite, &["--label", "m", "--quiet"]);
-    let text = stdout_of_success(&db, &["show", "m"]);
+    run_suite(&db, &suite, &words("--label m --quiet"));
+    let text = stdout_of_success(&db, &words("show m"));
     // Two series over value_usec (one per spread); spread takes two values, too few for one.
     assert_eq!(
         text.matches("scaling: fake over value_usec").count(),
@@ -360,18 +286,10 @@ fn show_of_a_matrix_run_prints_its_scaling_tables() {
 
     // A run without a matrix has neither.
     schedlab(&db)
-        .args([
-            "run",
-            "fake",
-            "--label",
-            "one",
-            "--iterations",
-            "2",
-            "--quiet",
-        ])
+        .args(words("run fake --label one --iterations 2 --quiet"))
         .assert()
         .success();
-    assert!(!stdout_of_success(&db, &["show", "one"]).contains("scaling:"));
+    assert!(!stdout_of_success(&db, &words("show one")).contains("scaling:"));
     assert!(show_json(&db, "one")["runs"][0].get("scaling").is_none());
 }
 
@@ -380,7 +298,7 @@ fn show_of_a_matrix_run_prints_its_scaling_tables() {
 #[test]
 fn env_prints_the_scheduler_settings_with_a_schema_version() {
     let (_d, db) = temp_db();
-    let doc = json_of_success(&db, &["env", "--format", "json"]);
+    let doc = json_of_success(&db, &words("env --format json"));
     assert_eq!(doc["schema_version"], 1);
     for field in [
         "preempt_model",
@@ -413,7 +331,7 @@ fn env_prints_the_scheduler_settings_with_a_schema_version() {
     assert!(!text.contains("schema_version"), "{text}");
     // The stored fingerprint has the same fields.
     schedlab(&db)
-        .args(["run", "fake", "--iterations", "1", "--warmup", "0"])
+        .args(words("run fake --iterations 1 --warmup 0"))
         .assert()
         .success();
     let shown = show_json(&db, "1");
@@ -493,5 +411,5 @@ fn show_csv_writes_every_sample_in_long_form() {
         "the label is quoted as CSV does"
     );
     // Bad format names are bad input, as ever.
-    assert_bad_input(&db, &["show", "1", "--format", "xml"]);
+    assert_bad_input(&db, &words("show 1 --format xml"));
 }

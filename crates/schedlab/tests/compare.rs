@@ -31,14 +31,14 @@ fn unmatched_cases_are_not_compared() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("results.db");
     schedlab(&db)
-        .args(["run", "fake", "--value-usec", "10", "--label", "a"])
+        .args(words("run fake --value-usec 10 --label a"))
         .assert()
         .success();
     schedlab(&db)
-        .args(["run", "fake", "--value-usec", "20", "--label", "b"])
+        .args(words("run fake --value-usec 20 --label b"))
         .assert()
         .success();
-    let stderr = assert_bad_input(&db, &["compare", "a", "b"]);
+    let stderr = assert_bad_input(&db, &words("compare a b"));
     assert!(stderr.contains("nothing to compare"), "{stderr}");
 }
 
@@ -49,9 +49,9 @@ fn every_style_and_format_snapshot() {
         for format in ["text", "markdown", "csv"] {
             let text = stdout_of_success(
                 &db,
-                &[
-                    "compare", "base", "cand", "--style", style, "--format", format,
-                ],
+                &words(&format!(
+                    "compare base cand --style {style} --format {format}"
+                )),
             );
             insta::assert_snapshot!(format!("compare_{style}_{format}"), text);
         }
@@ -59,14 +59,14 @@ fn every_style_and_format_snapshot() {
     // The kernel release is this machine's; everything else is deterministic. The text is not
     // parsed and re-printed: float parsing differs with serde_json's features.
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
-    let json = stdout_of_success(&db, &["compare", "base", "cand", "--format", "json"]);
+    let json = stdout_of_success(&db, &words("compare base cand --format json"));
     insta::assert_snapshot!("compare_json", json.replace(kernel.trim(), "<kernel>"));
 }
 
 #[test]
 fn json_rows_carry_the_documented_fields() {
     let (_dir, db) = stored_pair();
-    let doc = json_of_success(&db, &["compare", "base", "cand", "--format", "json"]);
+    let doc = json_of_success(&db, &words("compare base cand --format json"));
     assert_eq!(doc["schema_version"], 2);
     let rows = doc["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 6, "3 cases x 2 primary metrics");
@@ -106,13 +106,13 @@ fn json_rows_carry_the_documented_fields() {
 fn a_regression_fails_the_gate() {
     let (_dir, db) = stored_pair();
     schedlab(&db)
-        .args(["compare", "base", "cand", "--fail-on-regression"])
+        .args(words("compare base cand --fail-on-regression"))
         .assert()
         .code(1)
         .stdout(predicate::str::contains("**"))
         .stderr(predicate::str::contains("regression"));
     schedlab(&db)
-        .args(["compare", "base", "cand"])
+        .args(words("compare base cand"))
         .assert()
         .success();
 }
@@ -128,12 +128,12 @@ fn refuses_different_machines_unless_told() {
     .unwrap();
     drop(conn);
     schedlab(&db)
-        .args(["compare", "base", "cand"])
+        .args(words("compare base cand"))
         .assert()
         .code(2)
         .stderr(predicate::str::contains("CPU model differs"));
     schedlab(&db)
-        .args(["compare", "base", "cand", "--allow-fingerprint-mismatch"])
+        .args(words("compare base cand --allow-fingerprint-mismatch"))
         .assert()
         .success();
 }
@@ -141,17 +141,18 @@ fn refuses_different_machines_unless_told() {
 #[test]
 fn compare_bad_input_is_one_line_exit_2() {
     let (_dir, db) = stored_pair();
-    for args in [
-        vec!["compare", "base"],
-        vec!["compare", "base", "no-such-label"],
-        vec!["compare", "base", "cand", "--confidence", "97"],
-        vec!["compare", "base", "cand", "--fdr", "0"],
-        vec!["compare", "base", "cand", "--min-effect", "-1"],
-        vec!["compare", "base", "cand", "--style", "fancy"],
-        vec!["compare", "base", "cand", "--metric", "no_such_metric"],
-    ] {
-        assert_bad_input(&db, &args);
-    }
+    assert_each_bad_input(
+        &db,
+        &[
+            "compare base",
+            "compare base no-such-label",
+            "compare base cand --confidence 97",
+            "compare base cand --fdr 0",
+            "compare base cand --min-effect -1",
+            "compare base cand --style fancy",
+            "compare base cand --metric no_such_metric",
+        ],
+    );
 }
 
 #[test]
@@ -190,7 +191,7 @@ fn stat_matches_ministat_on_hackbench_times() {
         );
     }
     let bench = schedlab(&dir.path().join("unused.db"))
-        .args(["stat", "--style", "benchstat"])
+        .args(words("stat --style benchstat"))
         .arg(&x)
         .arg(&plus)
         .output()
@@ -218,7 +219,7 @@ fn stat_rejects_bad_files() {
 #[test]
 fn could_not_test_exit_lets_git_bisect_skip() {
     let (dir, db) = stored_pair();
-    let gate = ["--fail-on-regression", "--could-not-test-exit", "125"];
+    let gate = words("--fail-on-regression --could-not-test-exit 125");
     let code = |args: &[&str]| {
         let out = schedlab(&db).args(args).output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
@@ -227,24 +228,25 @@ fn could_not_test_exit_lets_git_bisect_skip() {
     };
     let with_gate = |args: &[&str]| {
         let mut all = args.to_vec();
-        all.extend(gate);
+        all.extend(&gate);
         code(&all)
     };
     // Judged rows: a regression is 1, the same build against itself 0.
-    assert_eq!(with_gate(&["compare", "base", "cand"]).0, Some(1));
-    assert_eq!(with_gate(&["compare", "base", "base"]).0, Some(0));
+    assert_eq!(with_gate(&words("compare base cand")).0, Some(1));
+    assert_eq!(with_gate(&words("compare base base")).0, Some(0));
 
     // One run per side and no calibration: nothing judged.
     let one = |label: &str, effect: &str| {
         schedlab(&db)
-            .args(["run", "fake", "--iterations", "3", "--warmup", "0"])
-            .args(["--effect-pct", effect, "--label", label])
+            .args(words(&format!(
+                "run fake --iterations 3 --warmup 0 --effect-pct {effect} --label {label}"
+            )))
             .assert()
             .success();
     };
     one("lone-base", "0");
     one("lone-cand", "20");
-    let (status, stderr) = with_gate(&["compare", "lone-base", "lone-cand"]);
+    let (status, stderr) = with_gate(&words("compare lone-base lone-cand"));
     assert_eq!(status, Some(125), "{stderr}");
     assert!(
         stderr.starts_with("schedlab: could not test: none of the 2 rows"),
@@ -252,67 +254,51 @@ fn could_not_test_exit_lets_git_bisect_skip() {
     );
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert_eq!(
-        code(&["compare", "lone-base", "lone-cand", "--fail-on-regression"]).0,
+        code(&words("compare lone-base lone-cand --fail-on-regression")).0,
         Some(0)
     );
 
     // A candidate whose run failed: no complete run.
     schedlab(&db)
-        .args(["run", "fake", "--fail-at", "0", "--label", "broken"])
+        .args(words("run fake --fail-at 0 --label broken"))
         .assert()
         .code(1);
-    let (status, stderr) = with_gate(&["compare", "lone-base", "broken"]);
+    let (status, stderr) = with_gate(&words("compare lone-base broken"));
     assert_eq!(status, Some(125), "{stderr}");
     assert!(
         stderr.contains("broken has no complete run (run "),
         "{stderr}"
     );
-    assert_eq!(code(&["compare", "lone-base", "broken"]).0, Some(2));
+    assert_eq!(code(&words("compare lone-base broken")).0, Some(2));
 
     // A candidate that never stored a run; a missing baseline is still a set-up error.
-    assert_eq!(with_gate(&["compare", "base", "never-ran"]).0, Some(125));
-    assert_eq!(with_gate(&["compare", "never-ran", "cand"]).0, Some(2));
+    assert_eq!(with_gate(&words("compare base never-ran")).0, Some(125));
+    assert_eq!(with_gate(&words("compare never-ran cand")).0, Some(2));
     // No case in common.
     let other = write_file(
         dir.path(),
         "other.toml",
         "description = \"x\"\niterations = 2\nwarmup = 0\n[[case]]\nworkload = \"fake\"\nvalue_usec = 7\n",
     );
-    run_suite(&db, &other, &["--label", "elsewhere"]);
-    assert_eq!(with_gate(&["compare", "base", "elsewhere"]).0, Some(125));
+    run_suite(&db, &other, &words("--label elsewhere"));
+    assert_eq!(with_gate(&words("compare base elsewhere")).0, Some(125));
 
     // `report` gates alike, after writing its page.
     let page = dir.path().join("bisect.html");
-    let (status, stderr) = with_gate(&[
-        "report",
-        "lone-base",
-        "lone-cand",
-        "--html",
-        page.to_str().unwrap(),
-    ]);
+    let (status, stderr) = with_gate(&words(&format!(
+        "report lone-base lone-cand --html {}",
+        page.to_str().unwrap()
+    )));
     assert_eq!(status, Some(125), "{stderr}");
     assert!(page.exists());
 
     // The code is for the gate: alone, or 0, it is bad input.
-    for args in [
-        &["compare", "base", "cand", "--could-not-test-exit", "125"][..],
+    assert_each_bad_input(
+        &db,
         &[
-            "compare",
-            "base",
-            "cand",
-            "--fail-on-regression",
-            "--could-not-test-exit",
-            "0",
+            "compare base cand --could-not-test-exit 125",
+            "compare base cand --fail-on-regression --could-not-test-exit 0",
+            "compare base cand --fail-on-regression --could-not-test-exit 256",
         ],
-        &[
-            "compare",
-            "base",
-            "cand",
-            "--fail-on-regression",
-            "--could-not-test-exit",
-            "256",
-        ],
-    ] {
-        assert_bad_input(&db, args);
-    }
+    );
 }

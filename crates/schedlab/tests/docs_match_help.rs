@@ -4,31 +4,34 @@
 use std::collections::BTreeSet;
 use std::process::Command;
 
+mod common;
+use common::words;
+
 const BIN: &str = env!("CARGO_BIN_EXE_schedlab");
 
 /// Each command, and the heading its section in docs/cli.md starts with.
-const SECTIONS: &[(&[&str], &str)] = &[
-    (&["run"], "## `schedlab run`"),
-    (&["runs"], "## `schedlab runs`"),
-    (&["hosts"], "## `schedlab hosts`"),
-    (&["history"], "## `schedlab history"),
-    (&["changes"], "## `schedlab changes"),
-    (&["show"], "## `schedlab show"),
-    (&["ab"], "## `schedlab ab"),
-    (&["campaign", "start"], "## `schedlab campaign"),
-    (&["campaign", "next"], "## `schedlab campaign"),
-    (&["campaign", "status"], "## `schedlab campaign"),
-    (&["calibrate"], "## `schedlab calibrate"),
-    (&["compare"], "## `schedlab compare"),
-    (&["report"], "## `schedlab report"),
-    (&["stat"], "## `schedlab stat"),
-    (&["import"], "## `schedlab import"),
-    (&["env"], "## `schedlab env"),
-    (&["db", "check"], "## `schedlab db check"),
-    (&["db", "upgrade"], "## `schedlab db upgrade"),
-    (&["push"], "## `schedlab push"),
-    (&["completions"], "## `schedlab completions"),
-    (&["man"], "## `schedlab man"),
+const SECTIONS: &[(&str, &str)] = &[
+    ("run", "## `schedlab run`"),
+    ("runs", "## `schedlab runs`"),
+    ("hosts", "## `schedlab hosts`"),
+    ("history", "## `schedlab history"),
+    ("changes", "## `schedlab changes"),
+    ("show", "## `schedlab show"),
+    ("ab", "## `schedlab ab"),
+    ("campaign start", "## `schedlab campaign"),
+    ("campaign next", "## `schedlab campaign"),
+    ("campaign status", "## `schedlab campaign"),
+    ("calibrate", "## `schedlab calibrate"),
+    ("compare", "## `schedlab compare"),
+    ("report", "## `schedlab report"),
+    ("stat", "## `schedlab stat"),
+    ("import", "## `schedlab import"),
+    ("env", "## `schedlab env"),
+    ("db check", "## `schedlab db check"),
+    ("db upgrade", "## `schedlab db upgrade"),
+    ("push", "## `schedlab push"),
+    ("completions", "## `schedlab completions"),
+    ("man", "## `schedlab man"),
 ];
 
 /// The long flags `-h` lists (not their aliases), help and version aside.
@@ -105,7 +108,7 @@ fn every_flag_is_documented_and_every_documented_flag_exists() {
         Default::default();
     for (path, heading) in SECTIONS {
         let text = section(&docs, heading);
-        let offered = help_flags(path);
+        let offered = help_flags(&words(path));
         for flag in &offered {
             if !mentions(text, flag) {
                 problems.push(format!("{path:?}: --{flag} is not in {heading}"));

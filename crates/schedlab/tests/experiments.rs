@@ -30,7 +30,7 @@ fn ab_runs_abba_restores_and_compares_as_pairs() {
     let log = dir.path().join("order.txt");
     let mut ab = schedlab(&db);
     ab.args(logging_ab(&log, "3", "gov"))
-        .args(["fake", "--iterations", "3", "--warmup", "0"]);
+        .args(words("fake --iterations 3 --warmup 0"));
     assert_stdout_contains(&mut ab, &["schedlab compare gov-a gov-b"]);
     let order = std::fs::read_to_string(&log)
         .unwrap()
@@ -38,7 +38,7 @@ fn ab_runs_abba_restores_and_compares_as_pairs() {
         .collect::<Vec<_>>()
         .join("");
     assert_eq!(order, "ABBAABR");
-    let doc = json_of_success(&db, &["compare", "gov-a", "gov-b", "--format", "json"]);
+    let doc = json_of_success(&db, &words("compare gov-a gov-b --format json"));
     assert_eq!(doc["rows"][0]["design"], "pairs");
     assert_eq!(
         doc["rows"][0]["base_side"]["units"]
@@ -50,7 +50,7 @@ fn ab_runs_abba_restores_and_compares_as_pairs() {
     // A name is taken once.
     schedlab(&db)
         .args(AB_OF_NOTHING)
-        .args(["--label", "gov", "fake"])
+        .args(words("--label gov fake"))
         .assert()
         .code(2)
         .stderr(predicate::str::contains("already exists"));
@@ -77,14 +77,14 @@ fn ab_until_decided_stops_once_a_cpu_hog_is_marked() {
         .args(["ab", "--a", &stop, "--b", &start, "--restore", &stop])
         // Room for a loaded machine, where arm A is noisy too and the hog decides later; a quiet
         // one decides at round 2 or 3.
-        .args(["--until-decided", "--max-rounds", "8", "--label", "hog"])
-        .args(["syscall", "--threads", "2", "--calls", "200000"])
-        .args(["--iterations", "3", "--warmup", "0"])
+        .args(words("--until-decided --max-rounds 8 --label hog"))
+        .args(words("syscall --threads 2 --calls 200000"))
+        .args(words("--iterations 3 --warmup 0"))
         .assert()
         .success()
         .stderr(predicate::str::contains("rows decided"));
     assert!(!pids.exists(), "the restore stopped the hog");
-    let doc = json_of_success(&db, &["compare", "hog-a", "hog-b", "--format", "json"]);
+    let doc = json_of_success(&db, &words("compare hog-a hog-b --format json"));
     let sequential = &doc["sequential"];
     assert_eq!(sequential["plan"]["max_rounds"], 8);
     assert_eq!(sequential["plan"]["spending"], "obrien-fleming");
@@ -117,7 +117,7 @@ fn ab_restores_when_a_setting_fails() {
             "--restore",
             &log_command(&log, "R"),
         ])
-        .args(["--label", "broken", "fake", "--iterations", "1"])
+        .args(words("--label broken fake --iterations 1"))
         .assert()
         .code(1)
         .stderr(predicate::str::contains("--b command"));
@@ -131,7 +131,7 @@ fn ab_restores_on_ctrl_c() {
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("schedlab"))
         .env("SCHEDLAB_DB", &db)
         .args(logging_ab(&log, "50", "slow"))
-        .args(["fake", "--sleep-ms", "200", "--iterations", "2"])
+        .args(words("fake --sleep-ms 200 --iterations 2"))
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -153,23 +153,16 @@ fn ab_restores_on_ctrl_c() {
 #[test]
 fn ab_rejects_bad_input() {
     let (_d, db) = temp_db();
-    let ab = |rest: &[&'static str]| [&AB_OF_NOTHING[..], rest].concat();
+    let ab = |rest: &'static str| [&AB_OF_NOTHING[..], &words(rest)].concat();
     for args in [
-        ab(&["--rounds", "0", "fake"]),
-        ab(&["--no-store", "fake"]),
-        vec!["ab", "--a", "true", "fake"],
-        ab(&[]),
-        ab(&["--until-decided", "fake"]),
-        ab(&["--max-rounds", "4", "fake"]),
-        ab(&[
-            "--until-decided",
-            "--max-rounds",
-            "4",
-            "--rounds",
-            "2",
-            "fake",
-        ]),
-        ab(&["--until-decided", "--max-rounds", "0", "fake"]),
+        ab("--rounds 0 fake"),
+        ab("--no-store fake"),
+        words("ab --a true fake"),
+        ab(""),
+        ab("--until-decided fake"),
+        ab("--max-rounds 4 fake"),
+        ab("--until-decided --max-rounds 4 --rounds 2 fake"),
+        ab("--until-decided --max-rounds 0 fake"),
     ] {
         assert_bad_input(&db, &args);
     }
@@ -183,45 +176,37 @@ fn campaign_runs_the_slot_of_the_running_kernel_once_per_boot() {
         .trim()
         .to_string();
     schedlab(&db)
-        .args([
-            "campaign",
-            "start",
-            "k",
-            "--a-kernel",
-            &kernel,
-            "--b-kernel",
-            "other-kernel",
-            "--boots",
-            "4",
-        ])
-        .args(["fake", "--iterations", "2"])
+        .args(words(&format!(
+            "campaign start k --a-kernel {kernel} --b-kernel other-kernel --boots 4 \
+             fake --iterations 2"
+        )))
         .assert()
         .success();
     assert_stdout_contains(
-        schedlab(&db).args(["campaign", "next", "k"]),
+        schedlab(&db).args(words("campaign next k")),
         &["next: boot kernel other-kernel"],
     );
     // The same boot cannot take the next slot, and nothing reboots.
     schedlab(&db)
-        .args(["campaign", "next", "k"])
+        .args(words("campaign next k"))
         .assert()
         .code(2)
         .stderr(predicate::str::contains("already ran slot 1"));
     assert_stdout_contains(
-        schedlab(&db).args(["campaign", "status", "k"]),
+        schedlab(&db).args(words("campaign status k")),
         &["1 of 4 boots done", "pending (kernel other-kernel)"],
     );
-    schedlab(&db).args(["show", "k-a"]).assert().success();
+    schedlab(&db).args(words("show k-a")).assert().success();
 }
 
 #[test]
 fn campaign_rejects_bad_plans() {
     let (_d, db) = temp_db();
     for args in [
-        campaign_start("x", "y", &["--boots", "3", "fake"]),
+        campaign_start("x", "y", &words("--boots 3 fake")),
         campaign_start("x", "x", &["fake"]),
-        vec!["campaign", "next", "nope"],
-        vec!["campaign", "status", "nope"],
+        words("campaign next nope"),
+        words("campaign status nope"),
     ] {
         assert_bad_input(&db, &args);
     }

@@ -8,31 +8,19 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use common::{
-    assert_bad_input, expect_success, json_of_success, schedlab, stdout_of_success, temp_db,
+    assert_bad_input, expect_success, json_of_success, schedlab, stdout_of_success, temp_db, words,
 };
 
 /// 14 runs of one fake case, the last 7 with every value 15 % larger; returns the case name.
 fn nightly(db: &Path) -> String {
     for i in 1..=14 {
         let effect = if i > 7 { "15" } else { "0" };
-        let (seed, label) = (i.to_string(), format!("night-{i}"));
-        expect_success(schedlab(db).args([
-            "run",
-            "fake",
-            "--spread-pct",
-            "1",
-            "--seed",
-            &seed,
-            "--effect-pct",
-            effect,
-            "--iterations",
-            "3",
-            "--label",
-            &label,
-            "-q",
-        ]));
+        expect_success(schedlab(db).args(words(&format!(
+            "run fake --spread-pct 1 --seed {i} --effect-pct {effect} --iterations 3 \
+             --label night-{i} -q"
+        ))));
     }
-    let runs = json_of_success(db, &["runs", "--format", "json", "--limit", "1"]);
+    let runs = json_of_success(db, &words("runs --format json --limit 1"));
     runs[0]["what"].as_str().unwrap().to_string()
 }
 
@@ -47,7 +35,7 @@ fn sql(db: &Path, statement: &str) {
 fn history_and_changes_find_the_step_and_name_its_first_run() {
     let (dir, db) = temp_db();
     let case = nightly(&db);
-    let changes = json_of_success(&db, &["changes", "--format", "json"]);
+    let changes = json_of_success(&db, &words("changes --format json"));
     let found = changes[0]["changes"].as_array().unwrap();
     assert_eq!(found.len(), 1, "{changes:#}");
     let label = found[0]["label"].as_str().unwrap();
@@ -73,15 +61,15 @@ fn history_and_changes_find_the_step_and_name_its_first_run() {
     );
     assert!(quiet[0]["changes"].as_array().unwrap().is_empty());
     assert_bad_input(&db, &["history", &case, "--metric", "nope"]);
-    assert_bad_input(&db, &["history", "no-such-case"]);
-    assert_bad_input(&db, &["changes", "--alpha", "2"]);
+    assert_bad_input(&db, &words("history no-such-case"));
+    assert_bad_input(&db, &words("changes --alpha 2"));
 }
 
 #[test]
 fn a_step_where_schedlab_was_upgraded_is_named_by_history_changes_and_compare() {
     let (_dir, db) = temp_db();
     let case = nightly(&db);
-    let changes = json_of_success(&db, &["changes", "--format", "json"]);
+    let changes = json_of_success(&db, &words("changes --format json"));
     let first = changes[0]["changes"][0]["run_id"].as_i64().unwrap();
     assert!(changes[0]["changes"][0].get("build_changed").is_none());
     // From the change's first run on, the runs were measured by another schedlab build.
@@ -92,7 +80,7 @@ fn a_step_where_schedlab_was_upgraded_is_named_by_history_changes_and_compare() 
                json_set(fingerprint_json, '$.schedlab_commit', 'upgraded') WHERE id >= {first}"
         ),
     );
-    let changes = json_of_success(&db, &["changes", "--format", "json"]);
+    let changes = json_of_success(&db, &words("changes --format json"));
     let build = &changes[0]["changes"][0]["build_changed"];
     assert_eq!(
         build["after"].as_str().unwrap().split(' ').nth(2),
@@ -107,7 +95,7 @@ fn a_step_where_schedlab_was_upgraded_is_named_by_history_changes_and_compare() 
     let history = stdout_of_success(&db, &["history", &case]);
     assert!(history.contains("(build changed)"), "{history}");
     assert!(history.contains("measured by 2 builds"), "{history}");
-    let csv = stdout_of_success(&db, &["changes", "--format", "csv"]);
+    let csv = stdout_of_success(&db, &words("changes --format csv"));
     assert!(
         csv.lines()
             .next()
@@ -117,7 +105,7 @@ fn a_step_where_schedlab_was_upgraded_is_named_by_history_changes_and_compare() 
     );
     assert!(csv.lines().nth(1).unwrap().contains("upgraded"), "{csv}");
     // compare's footer says so too; the rows are judged as before.
-    let compare = stdout_of_success(&db, &["compare", "night-1", "night-14"]);
+    let compare = stdout_of_success(&db, &words("compare night-1 night-14"));
     assert!(
         compare.contains("measured by more than one build or tool"),
         "{compare}"
@@ -128,7 +116,7 @@ fn a_step_where_schedlab_was_upgraded_is_named_by_history_changes_and_compare() 
 fn runs_hosts_and_compare_select_by_host_kernel_and_fingerprint() {
     let (_dir, db) = temp_db();
     let case = nightly(&db);
-    let here = json_of_success(&db, &["hosts", "--format", "json"]);
+    let here = json_of_success(&db, &words("hosts --format json"));
     let host = here[0]["hostname"].as_str().unwrap().to_string();
     assert_eq!(here[0]["runs"], 14);
     // Run 14 moves to another machine with another CPU.
@@ -138,12 +126,12 @@ fn runs_hosts_and_compare_select_by_host_kernel_and_fingerprint() {
            json_set(json_set(fingerprint_json, '$.hostname', 'otherbox'), '$.cpu_model', 'Other CPU')
          WHERE id = 14",
     );
-    let hosts = json_of_success(&db, &["hosts", "--format", "json"]);
+    let hosts = json_of_success(&db, &words("hosts --format json"));
     assert_eq!(hosts.as_array().unwrap().len(), 2);
     assert_eq!(hosts[0]["hostname"], "otherbox");
     assert_eq!(hosts[0]["last_run"]["id"], 14);
 
-    let other = json_of_success(&db, &["runs", "--format", "json", "--host", "otherbox"]);
+    let other = json_of_success(&db, &words("runs --format json --host otherbox"));
     assert_eq!(other.as_array().unwrap().len(), 1);
     let by_cpu = json_of_success(
         &db,
@@ -154,9 +142,9 @@ fn runs_hosts_and_compare_select_by_host_kernel_and_fingerprint() {
     let on_kernel = json_of_success(&db, &["runs", "--format", "json", "--kernel", &kernel]);
     assert_eq!(on_kernel.as_array().unwrap().len(), 14);
     assert!(
-        stdout_of_success(&db, &["runs", "--kernel", "0.0-none"]).contains("no stored run matches")
+        stdout_of_success(&db, &words("runs --kernel 0.0-none")).contains("no stored run matches")
     );
-    let err = assert_bad_input(&db, &["runs", "--where", "cpu=x"]);
+    let err = assert_bad_input(&db, &words("runs --where cpu=x"));
     assert!(err.contains("cpu_model"), "{err}");
 
     // A history is one machine's.
@@ -169,14 +157,11 @@ fn runs_hosts_and_compare_select_by_host_kernel_and_fingerprint() {
     assert_eq!(h["history"]["points"].as_array().unwrap().len(), 13);
 
     // compare keeps refusing to mix hardware; --host keeps a side's runs on one machine.
-    let err = assert_bad_input(&db, &["compare", "night-1", "night-14"]);
+    let err = assert_bad_input(&db, &words("compare night-1 night-14"));
     assert!(err.contains("CPU model"), "{err}");
-    expect_success(schedlab(&db).args([
-        "compare",
-        "night-1",
-        "night-14",
-        "--allow-fingerprint-mismatch",
-    ]));
+    expect_success(schedlab(&db).args(words(
+        "compare night-1 night-14 --allow-fingerprint-mismatch",
+    )));
     let err = assert_bad_input(&db, &["compare", "night-1", "night-14", "--host", &host]);
     assert!(err.contains("night-14 has no run matching --host"), "{err}");
     expect_success(schedlab(&db).args(["compare", "night-1", "night-13", "--host", &host]));
@@ -221,12 +206,12 @@ fn keys(object: &serde_json::Value) -> BTreeSet<String> {
 fn json_outputs_have_the_fields_json_schema_md_documents() {
     let (dir, db) = temp_db();
     let case = nightly(&db);
-    let runs = json_of_success(&db, &["runs", "--format", "json"]);
+    let runs = json_of_success(&db, &words("runs --format json"));
     assert_eq!(
         keys(&runs[0]),
         documented_fields("`schedlab runs --format json`", 0)
     );
-    let hosts = json_of_success(&db, &["hosts", "--format", "json"]);
+    let hosts = json_of_success(&db, &words("hosts --format json"));
     assert_eq!(
         keys(&hosts[0]),
         documented_fields("`schedlab hosts --format json`", 0)
@@ -239,17 +224,14 @@ fn json_outputs_have_the_fields_json_schema_md_documents() {
     let heading = "`schedlab history CASE --format json`";
     assert_eq!(keys(&history["history"]), documented_fields(heading, 0));
     assert_eq!(keys(&history["changes"]), documented_fields(heading, 1));
-    let changes = json_of_success(&db, &["changes", "--format", "json"]);
+    let changes = json_of_success(&db, &words("changes --format json"));
     assert_eq!(keys(&changes[0]), documented_fields(heading, 1));
     let push = json_of_success(
         &db,
-        &[
-            "push",
-            "--format",
-            "json",
-            "--to",
-            dir.path().join("copy.db").to_str().unwrap(),
-        ],
+        &words(&format!(
+            "push --format json --to {}",
+            dir.path().join("copy.db").to_str().unwrap()
+        )),
     );
     assert_eq!(
         keys(&push),
@@ -259,10 +241,10 @@ fn json_outputs_have_the_fields_json_schema_md_documents() {
     std::fs::write(&numbers, "1.5\n1.6\n").unwrap();
     expect_success(
         schedlab(&db)
-            .args(["import", "--tool", "plain", "--label", "imported"])
+            .args(words("import --tool plain --label imported"))
             .arg(&numbers),
     );
-    let show = json_of_success(&db, &["show", "imported", "--format", "json"]);
+    let show = json_of_success(&db, &words("show imported --format json"));
     assert_eq!(
         keys(&show["runs"][0]["fingerprint"]["imported"]),
         documented_fields("fingerprint", 1)

@@ -13,7 +13,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{expect_success, schedlab};
+use common::{expect_success, schedlab, words};
 
 const BIN: &str = env!("CARGO_BIN_EXE_schedlab");
 /// Far above anything an argv of this test should take; a hang is a bug, not a slow machine.
@@ -188,46 +188,15 @@ impl Fixture {
         let fixture = Fixture {
             dir: tempfile::tempdir().unwrap(),
         };
-        let setup: [&[&str]; 4] = [
-            &[
-                "run",
-                "-q",
-                "--iterations=3",
-                "--warmup=0",
-                "--label=a",
-                "fake",
-            ],
-            &[
-                "run",
-                "-q",
-                "--iterations=3",
-                "--warmup=0",
-                "--label=b",
-                "fake",
-                "--seed=2",
-            ],
-            &[
-                "calibrate",
-                "-q",
-                "--runs=3",
-                "--pause=0",
-                "--iterations=2",
-                "--warmup=0",
-                "--label=cal",
-                "fake",
-            ],
-            &[
-                "campaign",
-                "start",
-                "c",
-                "--a-kernel=not-this-kernel-a",
-                "--b-kernel=not-this-kernel-b",
-                "--boots=4",
-                "fake",
-            ],
+        let setup = [
+            "run -q --iterations=3 --warmup=0 --label=a fake",
+            "run -q --iterations=3 --warmup=0 --label=b fake --seed=2",
+            "calibrate -q --runs=3 --pause=0 --iterations=2 --warmup=0 --label=cal fake",
+            "campaign start c --a-kernel=not-this-kernel-a --b-kernel=not-this-kernel-b \
+             --boots=4 fake",
         ];
-        for args in setup {
-            expect_success(schedlab(&fixture.db()).args(args));
+        for line in setup {
+            expect_success(schedlab(&fixture.db()).args(words(line)));
         }
         std::fs::write(fixture.path("x.txt"), "1\n2\n3\n4\n5\n").unwrap();
         std::fs::write(fixture.path("y.txt"), "2\n3\n4\n5\n6\n").unwrap();
@@ -302,7 +271,7 @@ impl Fixture {
             ["run"] | ["run", "fake"] => vec![level("run", fast), level("fake", &[])],
             ["run", w] => vec![level("run", &["--dry-run"]), level(w, &[])],
             ["ab"] | ["ab", "fake"] => {
-                let mut args = vec!["--a=true", "--b=true", "--rounds=1"];
+                let mut args = words("--a=true --b=true --rounds=1");
                 args.extend(fast);
                 vec![level("ab", &args), level("fake", &[])]
             }
@@ -311,7 +280,7 @@ impl Fixture {
                 level(w, &[]),
             ],
             ["calibrate"] | ["calibrate", "fake"] => {
-                let mut args = vec!["--runs=3", "--pause=0"];
+                let mut args = words("--runs=3 --pause=0");
                 args.extend(fast);
                 vec![level("calibrate", &args), level("fake", &[])]
             }
@@ -322,10 +291,7 @@ impl Fixture {
             ["campaign", "start", rest @ ..] => {
                 let mut start = level(
                     "start",
-                    &[
-                        "--a-kernel=not-this-kernel-a",
-                        "--b-kernel=not-this-kernel-b",
-                    ],
+                    &words("--a-kernel=not-this-kernel-a --b-kernel=not-this-kernel-b"),
                 );
                 pos(&mut start, "NAME", Path::new("c2"));
                 let workload = rest.first().copied().unwrap_or("fake");
@@ -528,12 +494,9 @@ fn cases(fixture: &Fixture) -> Vec<Case> {
     assert!(seen_commands > 40, "only {seen_commands} subcommands found");
     // The database named by the environment, as a reader and as a writer see it.
     for value in &values {
-        for args in [
-            &["runs"][..],
-            &["run", "-q", "--iterations=1", "--warmup=0", "fake"],
-        ] {
+        for line in ["runs", "run -q --iterations=1 --warmup=0 fake"] {
             cases.push(Case {
-                argv: args.iter().map(OsString::from).collect(),
+                argv: words(line).into_iter().map(OsString::from).collect(),
                 db_env: Some(value.clone()),
                 failure: None,
             });

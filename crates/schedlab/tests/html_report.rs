@@ -289,7 +289,7 @@ fn stored_matrix_pair(dir: &Path) -> PathBuf {
 fn a_matrix_gets_scaling_plots_that_load_in_headless_chromium() {
     let dir = tempfile::tempdir().unwrap();
     let db = stored_matrix_pair(dir.path());
-    let doc = json_of_success(&db, &["compare", "base", "cand", "--format", "json"]);
+    let doc = json_of_success(&db, &words("compare base cand --format json"));
     let scaling = doc["scaling"].as_array().unwrap();
     assert_eq!(scaling.len(), 1, "{scaling:#?}");
     assert_eq!(scaling[0]["parameter"], "value_usec");
@@ -396,16 +396,9 @@ fn machines_section_flags_scheduler_settings_and_reads_old_fingerprints() {
     let db = dir.path().join("results.db");
     for label in ["old", "new"] {
         schedlab(&db)
-            .args([
-                "run",
-                "fake",
-                "--iterations",
-                "3",
-                "--warmup",
-                "0",
-                "--label",
-                label,
-            ])
+            .args(words(&format!(
+                "run fake --iterations 3 --warmup 0 --label {label}"
+            )))
             .assert()
             .success();
     }

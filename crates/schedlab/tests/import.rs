@@ -19,6 +19,14 @@ fn fixture(name: &str) -> String {
         .to_string()
 }
 
+/// The argv of a command line whose words `@NAME` stand for the fixture NAME's path, which is
+/// passed whole (the checkout's path may hold a space).
+fn with_fixtures(line: &str) -> Vec<String> {
+    line.split_ascii_whitespace()
+        .map(|word| word.strip_prefix('@').map_or(word.to_string(), fixture))
+        .collect()
+}
+
 fn case_named<'a>(run: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
     run["runs"][0]["cases"]
         .as_array()
@@ -33,16 +41,7 @@ fn imported_logs_compare_like_runs() {
     let (_d, db) = temp_db();
     let out = stdout_of_success(
         &db,
-        &[
-            "import",
-            "--tool",
-            "perf-bench",
-            "--label",
-            "old",
-            "--host",
-            "box7",
-            &fixture("perf-pipe-repeated.txt"),
-        ],
+        &with_fixtures("import --tool perf-bench --label old --host box7 @perf-pipe-repeated.txt"),
     );
     assert!(
         out.contains("imported 3 perf-bench results from 1 file"),
@@ -54,17 +53,10 @@ fn imported_logs_compare_like_runs() {
     );
     stdout_of_success(
         &db,
-        &[
-            "import",
-            "--tool",
-            "perf-bench",
-            "--label",
-            "new",
-            "--host",
-            "box7",
-            &fixture("perf-pipe.txt"),
-            &fixture("perf-pipe-threads.txt"),
-        ],
+        &with_fixtures(
+            "import --tool perf-bench --label new --host box7 \
+             @perf-pipe.txt @perf-pipe-threads.txt",
+        ),
     );
     let old = show_json(&db, "old");
     let case = case_named(&old, "perf-bench:pipe process loops=20000");
@@ -85,15 +77,15 @@ fn imported_logs_compare_like_runs() {
     assert_eq!(fp["imported"]["known"]["hostname"], "--host");
     assert!(fp["imported"]["known"].get("cpu_model").is_none());
 
-    let text = stdout_of_success(&db, &["compare", "old", "new"]);
+    let text = stdout_of_success(&db, &words("compare old new"));
     assert!(text.contains("usec_per_op"), "{text}");
     assert!(
         text.contains("unmatched: perf-bench:pipe threads"),
         "{text}"
     );
-    let json = json_of_success(&db, &["compare", "old", "new", "--format", "json"]);
+    let json = json_of_success(&db, &words("compare old new --format json"));
     assert_eq!(json["rows"].as_array().unwrap().len(), 3, "{json}");
-    let shown = stdout_of_success(&db, &["show", "new"]);
+    let shown = stdout_of_success(&db, &words("show new"));
     assert!(
         shown.contains("imported: perf-bench (version unknown)"),
         "{shown}"
@@ -109,63 +101,31 @@ fn a_file_that_does_not_parse_stores_nothing() {
     let (_d, db) = temp_db();
     let err = assert_bad_input(
         &db,
-        &[
-            "import",
-            "--tool",
-            "perf-bench",
-            &fixture("perf-pipe.txt"),
-            &fixture("malformed-perf-stray-line.txt"),
-        ],
+        &with_fixtures("import --tool perf-bench @perf-pipe.txt @malformed-perf-stray-line.txt"),
     );
     assert!(err.contains("malformed-perf-stray-line.txt:6:"), "{err}");
     assert!(!db.exists(), "the database was not even created");
-    for (args, says) in [
+    for (line, says) in [
+        ("import --tool hackbench /nonexistent.log", "cannot read"),
         (
-            vec!["--tool", "hackbench", "/nonexistent.log"],
-            "cannot read",
-        ),
-        (
-            vec!["--tool", "schbench", &fixture("hackbench.txt")],
+            "import --tool schbench @hackbench.txt",
             "not schbench output",
         ),
         (
-            vec![
-                "--tool",
-                "hackbench",
-                "--metric",
-                "x_usec",
-                &fixture("hackbench.txt"),
-            ],
+            "import --tool hackbench --metric x_usec @hackbench.txt",
             "for --tool plain",
         ),
         (
-            vec![
-                "--tool",
-                "schbench",
-                "--kernel",
-                "6.1.0",
-                &fixture("schbench.json"),
-            ],
+            "import --tool schbench --kernel 6.1.0 @schbench.json",
             "contradicts",
         ),
         (
-            vec![
-                "--tool",
-                "perf-bench",
-                "--case",
-                "one",
-                &fixture("perf-pipe.txt"),
-                &fixture("perf-messaging.txt"),
-            ],
+            "import --tool perf-bench --case one @perf-pipe.txt @perf-messaging.txt",
             "2 kinds",
         ),
-        (
-            vec!["--tool", "plain", &fixture("malformed-plain.txt")],
-            ":4:",
-        ),
+        ("import --tool plain @malformed-plain.txt", ":4:"),
     ] {
-        let mut full = vec!["import"];
-        full.extend(args.iter().copied());
+        let full = with_fixtures(line);
         let err = assert_bad_input(&db, &full);
         assert!(err.contains(says), "{full:?}: {err}");
     }
@@ -177,14 +137,7 @@ fn schbench_json_names_its_machine() {
     let (_d, db) = temp_db();
     stdout_of_success(
         &db,
-        &[
-            "import",
-            "--tool",
-            "schbench",
-            "--label",
-            "s",
-            &fixture("schbench.json"),
-        ],
+        &with_fixtures("import --tool schbench --label s @schbench.json"),
     );
     let run = show_json(&db, "s");
     let fp = &run["runs"][0]["fingerprint"];
@@ -215,25 +168,11 @@ fn run_external_stores_what_the_tool_printed_and_compares_with_an_import() {
     let (dir, db) = temp_db();
     let tool = printing(dir.path(), "schbench.txt", true);
     let case = "schbench:request";
-    let out = expect_success(schedlab(&db).args([
-        "run",
-        "external",
-        "--parser",
-        "schbench",
-        "--case",
-        case,
-        "--label",
-        "ran",
-        "--iterations",
-        "3",
-        "--warmup",
-        "1",
-        "-q",
-        "--",
-        tool.to_str().unwrap(),
-        "-m",
-        "1",
-    ]));
+    let out = expect_success(schedlab(&db).args(words(&format!(
+        "run external --parser schbench --case {case} --label ran --iterations 3 --warmup 1 -q \
+         -- {} -m 1",
+        tool.to_str().unwrap()
+    ))));
     assert!(out.status.success());
     let run = show_json(&db, "ran");
     let stored = case_named(&run, case);
@@ -250,18 +189,12 @@ fn run_external_stores_what_the_tool_printed_and_compares_with_an_import() {
 
     stdout_of_success(
         &db,
-        &[
-            "import",
-            "--tool",
-            "schbench",
-            "--label",
-            "logs",
-            &fixture("schbench.txt"),
-            &fixture("schbench-intervals.txt"),
-            "--this-machine",
-        ],
+        &with_fixtures(
+            "import --tool schbench --label logs @schbench.txt @schbench-intervals.txt \
+             --this-machine",
+        ),
     );
-    let json = json_of_success(&db, &["compare", "logs", "ran", "--format", "json"]);
+    let json = json_of_success(&db, &words("compare logs ran --format json"));
     let rows = json["rows"].as_array().unwrap();
     assert!(
         rows.iter()
@@ -281,7 +214,7 @@ fn run_external_fails_loudly() {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     let out = schedlab(&db)
-        .args(["run", "external", "--parser", "hackbench", "-q", "--"])
+        .args(words("run external --parser hackbench -q --"))
         .arg(&script)
         .output()
         .unwrap();
@@ -290,17 +223,10 @@ fn run_external_fails_loudly() {
     assert!(err.contains("exited with code 4"), "{err}");
     let err = assert_bad_input(
         &db,
-        &[
-            "run",
-            "external",
-            "--parser",
-            "hackbench",
-            "--",
-            "/nonexistent/hackbench",
-        ],
+        &words("run external --parser hackbench -- /nonexistent/hackbench"),
     );
     assert!(err.contains("no such executable file"), "{err}");
-    let err = assert_bad_input(&db, &["run", "external", "--", "/bin/true"]);
+    let err = assert_bad_input(&db, &words("run external -- /bin/true"));
     assert!(err.contains("--parser"), "{err}");
 }
 
@@ -320,25 +246,10 @@ fn run_external_with_a_real_hackbench() {
         return;
     };
     let (_d, db) = temp_db();
-    expect_success(schedlab(&db).args([
-        "run",
-        "external",
-        "--parser",
-        "hackbench",
-        "--label",
-        "real",
-        "--iterations",
-        "2",
-        "--warmup",
-        "0",
-        "-q",
-        "--",
-        hackbench,
-        "-g",
-        "1",
-        "-l",
-        "20",
-    ]));
+    expect_success(schedlab(&db).args(words(&format!(
+        "run external --parser hackbench --label real --iterations 2 --warmup 0 -q \
+         -- {hackbench} -g 1 -l 20"
+    ))));
     let run = show_json(&db, "real");
     let case = case_named(&run, "external:hackbench hackbench -g 1 -l 20");
     assert!(first_value(case, "time_sec") > 0.0);
@@ -360,20 +271,11 @@ fn an_interrupted_tool_leaves_nothing_behind() {
     let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("schedlab"))
         .env_remove("SCHEDLAB_DB")
         .env_remove("XDG_DATA_HOME")
-        .args([
-            "run",
-            "external",
-            "--parser",
-            "hackbench",
-            "--warmup",
-            "0",
-            "--iterations",
-            "3",
-            "-q",
-            "--db",
-        ])
+        .args(words(
+            "run external --parser hackbench --warmup 0 --iterations 3 -q --db",
+        ))
         .arg(&db)
-        .args(["--", "/bin/sh"])
+        .args(words("-- /bin/sh"))
         .arg(&script)
         .arg(&state)
         .arg(&db)

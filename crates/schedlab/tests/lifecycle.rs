@@ -17,12 +17,9 @@ const MANY: &str = "1000";
 
 /// `schedlab run ARGS` without warm-up, in the background (see `common::background`).
 fn spawn(db: &Path, args: &[&str]) -> Child {
-    background(
-        db,
-        &[&["run"], args, &["--warmup", "0", "--quiet"]].concat(),
-    )
-    .spawn()
-    .unwrap()
+    background(db, &[&["run"], args, &words("--warmup 0 --quiet")].concat())
+        .spawn()
+        .unwrap()
 }
 
 /// Waits for the run to end (within `limit`) and returns its exit code and stderr.
@@ -84,129 +81,55 @@ fn hang_up_then_kill(workload: &[&str]) {
     let (code, _) = finish(child, Duration::from_secs(10));
     assert_eq!(code, None, "killed by a signal");
     assert_no_strays(&db);
-    let runs = json_of_success(&db, &["runs", "--format", "json"]);
+    let runs = json_of_success(&db, &words("runs --format json"));
     assert_eq!(runs[0]["status"], "abandoned", "{workload:?}: {runs}");
     assert!(runs[0]["measured_iterations"].as_u64().unwrap() >= 1);
     let run = only_run(&db);
     assert_eq!(run["status"], "abandoned");
     assert!(run["error"].as_str().unwrap().contains("is gone"), "{run}");
-    let check = json_of_success(&db, &["db", "check", "--format", "json"]);
+    let check = json_of_success(&db, &words("db check --format json"));
     assert_eq!(
         check["abandoned_runs"][0]["id"], runs[0]["id"],
         "db check lists it: {check}"
     );
 }
 
-#[test]
-fn pipe_processes() {
-    hang_up_then_kill(&["pipe", "--loops", "5000"]);
+/// One test per workload that runs tasks: `hang_up_then_kill` on each of its command lines.
+macro_rules! hang_up_then_kill_tests {
+    ($($(#[$doc:meta])* $name:ident: [$($line:literal),+ $(,)?],)+) => {$(
+        $(#[$doc])*
+        #[test]
+        fn $name() {
+            $(hang_up_then_kill(&words($line));)+
+        }
+    )+};
 }
 
-#[test]
-fn pipe_threads() {
-    hang_up_then_kill(&["pipe", "--loops", "5000", "-T"]);
-}
-
-#[test]
-fn messaging_processes() {
-    hang_up_then_kill(&["messaging", "-g", "1", "-f", "4", "-l", "300"]);
-}
-
-#[test]
-fn messaging_threads() {
-    hang_up_then_kill(&["messaging", "-g", "1", "-f", "4", "-l", "300", "-T"]);
-}
-
-#[test]
-fn wakeup_threads() {
-    hang_up_then_kill(&["wakeup", "-r", "1", "-t", "1"]);
-}
-
-#[test]
-fn semaphore_threads() {
-    hang_up_then_kill(&["semaphore", "--items", "5000", "--work", "100"]);
-}
-
-#[test]
-fn semaphore_processes() {
-    hang_up_then_kill(&[
-        "semaphore",
-        "--items",
-        "5000",
-        "--work",
-        "100",
-        "--processes",
-    ]);
-}
-
-#[test]
-fn syscall_threads() {
-    hang_up_then_kill(&["syscall", "--threads", "2", "--calls", "50000"]);
-}
-
-/// More spinning threads than CPUs, queued on an MCS lock when the hang-up comes: every queued
-/// waiter must still get its turn and leave.
-#[test]
-fn contention_threads() {
-    hang_up_then_kill(&[
-        "contention",
-        "--testcase",
-        "mcs",
-        "--tasks",
-        "4",
-        "--duration",
-        "1",
-        "--warmup-sec",
-        "0",
-    ]);
-}
-
-/// Processes asleep in fcntl record locks and a futex storm's waiters asleep on their futex.
-#[test]
-fn contention_processes() {
-    hang_up_then_kill(&[
-        "contention",
-        "--testcase",
-        "fcntl-lock",
-        "--tasks",
-        "3",
-        "--processes",
-        "--duration",
-        "1",
-        "--warmup-sec",
-        "0",
-    ]);
-    hang_up_then_kill(&[
-        "contention",
-        "--testcase",
-        "futex-wake-storm",
-        "--tasks",
-        "4",
-        "--processes",
-        "--duration",
-        "1",
-        "--warmup-sec",
-        "0",
-    ]);
-}
-
-#[test]
-fn fanout_threads() {
-    hang_up_then_kill(&[
-        "fanout",
-        "--workers",
-        "4",
-        "--rounds",
-        "500",
-        "--work",
-        "100",
-    ]);
+hang_up_then_kill_tests! {
+    pipe_processes: ["pipe --loops 5000"],
+    pipe_threads: ["pipe --loops 5000 -T"],
+    messaging_processes: ["messaging -g 1 -f 4 -l 300"],
+    messaging_threads: ["messaging -g 1 -f 4 -l 300 -T"],
+    wakeup_threads: ["wakeup -r 1 -t 1"],
+    semaphore_threads: ["semaphore --items 5000 --work 100"],
+    semaphore_processes: ["semaphore --items 5000 --work 100 --processes"],
+    syscall_threads: ["syscall --threads 2 --calls 50000"],
+    /// More spinning threads than CPUs, queued on an MCS lock when the hang-up comes: every queued
+    /// waiter must still get its turn and leave.
+    contention_threads: ["contention --testcase mcs --tasks 4 --duration 1 --warmup-sec 0"],
+    /// Processes asleep in fcntl record locks and a futex storm's waiters asleep on their futex.
+    contention_processes: [
+        "contention --testcase fcntl-lock --tasks 3 --processes --duration 1 --warmup-sec 0",
+        "contention --testcase futex-wake-storm --tasks 4 --processes --duration 1 --warmup-sec 0",
+    ],
+    fanout_threads: ["fanout --workers 4 --rounds 500 --work 100"],
 }
 
 #[test]
 fn sigquit_is_a_clean_stop_and_an_ignored_sighup_stays_ignored() {
     let (_d, db) = temp_db();
-    let mut child = spawn(&db, &["fake", "--sleep-ms", "50", "--iterations", MANY]);
+    let line = format!("fake --sleep-ms 50 --iterations {MANY}");
+    let mut child = spawn(&db, &words(&line));
     wait_for_a_stored_iteration(&db, &mut child, Duration::from_secs(60));
     send_signal(&child, libc::SIGQUIT);
     let (code, stderr) = finish(child, Duration::from_secs(10));
@@ -218,16 +141,7 @@ fn sigquit_is_a_clean_stop_and_an_ignored_sighup_stays_ignored() {
     let (_d, db) = temp_db();
     let mut command = background(
         &db,
-        &[
-            "run",
-            "fake",
-            "--sleep-ms",
-            "50",
-            "--iterations",
-            "6",
-            "--warmup",
-            "0",
-        ],
+        &words("run fake --sleep-ms 50 --iterations 6 --warmup 0"),
     );
     // SAFETY: signal() is async-signal-safe, as required between fork and exec.
     unsafe {
@@ -331,28 +245,21 @@ fn stopped_worker_ends_at_the_deadline(workload: &[&str]) {
 
 #[test]
 fn stopped_messaging_worker() {
-    stopped_worker_ends_at_the_deadline(&["messaging", "-g", "1", "-f", "2", "-l", "3000"]);
+    stopped_worker_ends_at_the_deadline(&words("messaging -g 1 -f 2 -l 3000"));
 }
 
 #[test]
 fn stopped_semaphore_process() {
-    stopped_worker_ends_at_the_deadline(&[
-        "semaphore",
-        "--items",
-        "20000",
-        "--work",
-        "100",
-        "--processes",
-    ]);
+    stopped_worker_ends_at_the_deadline(&words("semaphore --items 20000 --work 100 --processes"));
 }
 
 /// A stall injected into the fake's second task: the run ends at the deadline with the case
 /// failed, naming the task and how it was stuck.
 fn stall_ends_at_the_deadline(hooks: &[&str], named: &str, how: &str) {
     let (_d, db) = temp_db();
-    let mut args = vec!["fake", "--stall-at", "1"];
+    let mut args = words("fake --stall-at 1");
     args.extend(hooks);
-    args.extend(["--iterations", "3", "--iteration-timeout", "1"]);
+    args.extend(words("--iterations 3 --iteration-timeout 1"));
     let child = spawn(&db, &args);
     let (code, stderr) = finish(child, Duration::from_secs(15));
     assert_eq!(code, Some(1), "{stderr}");
@@ -371,21 +278,17 @@ fn stall_ends_at_the_deadline(hooks: &[&str], named: &str, how: &str) {
 
 #[test]
 fn lost_wakeup_in_a_thread() {
-    stall_ends_at_the_deadline(&["--stall-in", "thread"], "tid ", "blocked");
+    stall_ends_at_the_deadline(&words("--stall-in thread"), "tid ", "blocked");
 }
 
 #[test]
 fn endless_loop_in_a_thread() {
-    stall_ends_at_the_deadline(&["--stall-in", "thread", "--stall-spin"], "tid ", "running");
+    stall_ends_at_the_deadline(&words("--stall-in thread --stall-spin"), "tid ", "running");
 }
 
 #[test]
 fn endless_loop_in_a_process() {
-    stall_ends_at_the_deadline(
-        &["--stall-in", "process", "--stall-spin"],
-        "pid ",
-        "running",
-    );
+    stall_ends_at_the_deadline(&words("--stall-in process --stall-spin"), "pid ", "running");
 }
 
 #[test]
@@ -399,10 +302,9 @@ fn keep_going_runs_the_next_case_after_a_deadline() {
          [[case]]\nworkload = \"fake\"\nvalue_usec = 2\n",
     );
     let suite = suite.to_str().unwrap();
-    let common = ["--iterations", "2", "--iteration-timeout", "1"];
-    let mut args = vec!["--suite", suite, "--keep-going"];
-    args.extend(common);
-    let (code, stderr) = finish(spawn(&db, &args), Duration::from_secs(15));
+    let common = "--iterations 2 --iteration-timeout 1";
+    let line = format!("--suite {suite} --keep-going {common}");
+    let (code, stderr) = finish(spawn(&db, &words(&line)), Duration::from_secs(15));
     assert_eq!(code, Some(1), "{stderr}");
     assert_no_strays(&db);
     let run = only_run(&db);
@@ -416,9 +318,8 @@ fn keep_going_runs_the_next_case_after_a_deadline() {
 
     // Without --keep-going the run ends at the failed case.
     let (_d, db) = temp_db();
-    let mut args = vec!["--suite", suite];
-    args.extend(common);
-    let (code, _) = finish(spawn(&db, &args), Duration::from_secs(15));
+    let line = format!("--suite {suite} {common}");
+    let (code, _) = finish(spawn(&db, &words(&line)), Duration::from_secs(15));
     assert_eq!(code, Some(1));
     assert_eq!(only_run(&db)["cases"][1]["measured_iterations"], 0);
 }
@@ -439,7 +340,9 @@ fn keep_going_ends_partial_and_comparisons_leave_it_out() {
     let suite = suite.to_str().unwrap();
     let run = |label: &str, extra: &[&str]| {
         schedlab(&db)
-            .args(["run", "--suite", suite, "--label", label, "--quiet"])
+            .args(words(&format!(
+                "run --suite {suite} --label {label} --quiet"
+            )))
             .args(extra)
             .output()
             .unwrap()
@@ -466,13 +369,13 @@ fn keep_going_ends_partial_and_comparisons_leave_it_out() {
         .as_str()
         .unwrap()
         .contains("--fail-at"));
-    assert!(stdout_of_success(&db, &["show", "night"]).contains(" · partial · "));
+    assert!(stdout_of_success(&db, &words("show night")).contains(" · partial · "));
     assert_eq!(
-        json_of_success(&db, &["runs", "--format", "json"])[0]["status"],
+        json_of_success(&db, &words("runs --format json"))[0]["status"],
         "partial"
     );
     assert!(stdout_of_success(&db, &["runs"]).contains("partial"));
-    let check = json_of_success(&db, &["db", "check", "--format", "json"]);
+    let check = json_of_success(&db, &words("db check --format json"));
     assert_eq!(check["runs_by_status"]["partial"], 1, "{check}");
 
     // A complete run of the healthy cases to compare with: the partial run is left out, and
@@ -483,22 +386,15 @@ fn keep_going_ends_partial_and_comparisons_leave_it_out() {
         "description = \"the healthy cases\"\niterations = 3\nwarmup = 0\n\
          [[case]]\nworkload = \"fake\"\n[case.matrix]\nvalue_usec = [1, 2, 3]\n",
     );
-    run_suite(&db, &healthy, &["--label", "base", "--quiet"]);
-    let stderr = assert_bad_input(&db, &["compare", "base", "night"]);
+    run_suite(&db, &healthy, &words("--label base --quiet"));
+    let stderr = assert_bad_input(&db, &words("compare base night"));
     assert!(
         stderr.contains("night has no complete run (run 1 partial)"),
         "{stderr}"
     );
     let doc = json_of_success(
         &db,
-        &[
-            "compare",
-            "base",
-            "night",
-            "--include-incomplete",
-            "--format",
-            "json",
-        ],
+        &words("compare base night --include-incomplete --format json"),
     );
     // Three healthy cases × two metrics; the broken case is not in the base.
     assert_eq!(doc["rows"].as_array().unwrap().len(), 6);
@@ -508,20 +404,22 @@ fn keep_going_ends_partial_and_comparisons_leave_it_out() {
 #[test]
 fn bad_watchdog_and_stall_flags_are_bad_input() {
     let (_d, db) = temp_db();
-    for args in [
-        &["run", "fake", "--iteration-timeout", "0"][..],
-        &["run", "fake", "--iteration-timeout", "-1"],
-        &["run", "fake", "--iteration-timeout", "nan"],
-        &["run", "fake", "--iteration-timeout", "inf"],
-        &["run", "fake", "--iteration-timeout", "1e30"],
-        &["run", "fake", "--iteration-timeout", ""],
-        &["run", "fake", "--iteration-timeout", "18446744073709551616"],
-        &["run", "fake", "--stall-in", "thread"],
-        &["run", "fake", "--stall-spin"],
-        &["run", "fake", "--stall-at", "-1"],
-        &["run", "fake", "--stall-at", "1", "--stall-in", "fiber"],
-        &["run", "fake", "--keep-going=yes"],
-    ] {
-        assert_bad_input(&db, args);
-    }
+    assert_each_bad_input(
+        &db,
+        &[
+            "run fake --iteration-timeout 0",
+            "run fake --iteration-timeout -1",
+            "run fake --iteration-timeout nan",
+            "run fake --iteration-timeout inf",
+            "run fake --iteration-timeout 1e30",
+            "run fake --iteration-timeout 18446744073709551616",
+            "run fake --stall-in thread",
+            "run fake --stall-spin",
+            "run fake --stall-at -1",
+            "run fake --stall-at 1 --stall-in fiber",
+            "run fake --keep-going=yes",
+        ],
+    );
+    // An empty value is a word of its own, which a line cannot show.
+    assert_bad_input(&db, &["run", "fake", "--iteration-timeout", ""]);
 }

@@ -18,17 +18,10 @@ fn kernel() -> String {
 
 /// Runs the fake workload for `iterations` iterations into `db`, labelled `label`.
 fn store_fake_run(db: &Path, label: &str, iterations: u32) {
-    let iterations = iterations.to_string();
     schedlab(db)
-        .args([
-            "run",
-            "--label",
-            label,
-            "--quiet",
-            "fake",
-            "--iterations",
-            &iterations,
-        ])
+        .args(words(&format!(
+            "run --label {label} --quiet fake --iterations {iterations}"
+        )))
         .assert()
         .success();
 }
@@ -44,14 +37,14 @@ fn every_command_works_on_postgresql() {
     for label in ["base", "base", "new"] {
         store_fake_run(db, label, 3);
     }
-    let runs = json_of_success(db, &["runs", "--format", "json"]);
+    let runs = json_of_success(db, &words("runs --format json"));
     assert_eq!(runs.as_array().unwrap().len(), 3);
     assert_eq!(show_json(db, "base")["runs"].as_array().unwrap().len(), 2);
     assert_stdout_contains(
-        schedlab(db).args(["show", "1", "--format", "csv"]),
+        schedlab(db).args(words("show 1 --format csv")),
         &["usec_per_op"],
     );
-    assert_stdout_contains(schedlab(db).args(["compare", "base", "new"]), &["fake"]);
+    assert_stdout_contains(schedlab(db).args(words("compare base new")), &["fake"]);
     // The fleet view and the history read through the same trait.
     let host = runs[0]["hostname"].as_str().unwrap().to_string();
     assert_stdout_contains(schedlab(db).arg("hosts"), &[host.as_str()]);
@@ -68,7 +61,7 @@ fn every_command_works_on_postgresql() {
     let numbers = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(numbers.path(), "1.5\n1.6\n1.4\n").unwrap();
     schedlab(db)
-        .args(["import", "--tool", "plain", "--label", "imported"])
+        .args(words("import --tool plain --label imported"))
         .arg(numbers.path())
         .assert()
         .success();
@@ -79,44 +72,45 @@ fn every_command_works_on_postgresql() {
     let dir = tempfile::tempdir().unwrap();
     let html = dir.path().join("r.html");
     schedlab(db)
-        .args(["report", "base", "new", "--html"])
+        .args(words("report base new --html"))
         .arg(&html)
         .assert()
         .success();
     assert!(std::fs::read_to_string(&html).unwrap().contains("<svg"));
     schedlab(db)
-        .args(["run", "--dry-run", "fake", "--iterations", "3"])
+        .args(words("run --dry-run fake --iterations 3"))
         .assert()
         .success();
     schedlab(db)
-        .args([
-            "ab", "--a", "true", "--b", "true", "--rounds", "1", "--label", "gov",
-        ])
-        .args(["fake", "--iterations", "2", "--warmup", "0"])
+        .args(words(
+            "ab --a true --b true --rounds 1 --label gov fake --iterations 2 --warmup 0",
+        ))
         .assert()
         .success();
-    schedlab(db).args(["show", "gov-b"]).assert().success();
+    schedlab(db).args(words("show gov-b")).assert().success();
     schedlab(db)
-        .args(["campaign", "start", "k", "--a-kernel", &kernel()])
-        .args(["--b-kernel", "other-kernel", "--boots", "4"])
-        .args(["fake", "--iterations", "2"])
+        .args(words(&format!(
+            "campaign start k --a-kernel {} --b-kernel other-kernel --boots 4 fake --iterations 2",
+            kernel()
+        )))
         .assert()
         .success();
     assert_stdout_contains(
-        schedlab(db).args(["campaign", "next", "k"]),
+        schedlab(db).args(words("campaign next k")),
         &["next: boot kernel other-kernel"],
     );
     assert_stdout_contains(
-        schedlab(db).args(["campaign", "status", "k"]),
+        schedlab(db).args(words("campaign status k")),
         &["1 of 4 boots done"],
     );
     schedlab(db)
-        .args(["calibrate", "--runs", "3", "--label", "cal", "--quiet"])
-        .args(["fake", "--iterations", "3"])
+        .args(words(
+            "calibrate --runs 3 --label cal --quiet fake --iterations 3",
+        ))
         .assert()
         .success();
-    assert_stdout_contains(schedlab(db).args(["calibrate", "--list"]), &["cal"]);
-    let check = json_of_success(db, &["db", "check", "--format", "json"]);
+    assert_stdout_contains(schedlab(db).args(words("calibrate --list")), &["cal"]);
+    let check = json_of_success(db, &words("db check --format json"));
     assert_eq!(check["ok"], true);
     assert_eq!(
         check["database_schema_version"],
@@ -124,7 +118,7 @@ fn every_command_works_on_postgresql() {
     );
     assert!(check["runs_by_status"]["complete"].as_i64().unwrap() >= 8);
     assert_stdout_contains(
-        schedlab(db).args(["db", "upgrade"]),
+        schedlab(db).args(words("db upgrade")),
         &["nothing to upgrade"],
     );
     // The URL's password is never printed; a server that is not there is bad input.
@@ -161,15 +155,7 @@ fn push_twice_copies_nothing_twice() {
     // --since in the future copies nothing; a bad one and a push into itself are bad input.
     let later = json_of_success(
         &file,
-        &[
-            "push",
-            "--to",
-            &url,
-            "--since",
-            "2200-01-01",
-            "--format",
-            "json",
-        ],
+        &words(&format!("push --to {url} --since 2200-01-01 --format json")),
     );
     assert_eq!(later["already_there"], 0);
     schedlab(&file)
@@ -177,7 +163,7 @@ fn push_twice_copies_nothing_twice() {
         .assert()
         .code(2);
     schedlab(&file)
-        .args(["push", "--to"])
+        .args(words("push --to"))
         .arg(&file)
         .assert()
         .code(2);
@@ -209,14 +195,15 @@ fn a_unix_socket_host_reaches_the_same_database() {
     let port = host_port.rsplit_once(':').unwrap().1;
     let socket = format!("postgres://{user}@/{database}?host={dir}&port={port}");
     schedlab(Path::new(&socket))
-        .args(["run", "--label", "by-socket", "--quiet", "fake"])
-        .args(["--iterations", "2", "--warmup", "0"])
+        .args(words(
+            "run --label by-socket --quiet fake --iterations 2 --warmup 0",
+        ))
         .assert()
         .success();
-    let over_tcp = json_of_success(Path::new(&tcp), &["runs", "--format", "json"]);
+    let over_tcp = json_of_success(Path::new(&tcp), &words("runs --format json"));
     assert_eq!(over_tcp.as_array().unwrap().len(), 1);
     assert_eq!(over_tcp[0]["label"], "by-socket");
-    let check = json_of_success(Path::new(&socket), &["db", "check", "--format", "json"]);
+    let check = json_of_success(Path::new(&socket), &words("db check --format json"));
     assert_eq!(check["ok"], true);
     assert_eq!(check["runs_by_status"]["complete"], 1);
     // A socket directory with no server in it is bad input, not a hang or a panic.

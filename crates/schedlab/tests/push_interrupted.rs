@@ -22,20 +22,9 @@ const RUNS: usize = 400;
 /// calibration computed from them, made by one `calibrate` process.
 fn source_store(dir: &Path) -> PathBuf {
     let source = dir.join("source.db");
-    let runs = RUNS.to_string();
-    expect_success(schedlab(&source).args([
-        "calibrate",
-        "--runs",
-        &runs,
-        "--pause",
-        "0",
-        "--quiet",
-        "fake",
-        "--iterations",
-        "2",
-        "--warmup",
-        "1",
-    ]));
+    expect_success(schedlab(&source).args(words(&format!(
+        "calibrate --runs {RUNS} --pause 0 --quiet fake --iterations 2 --warmup 1"
+    ))));
     source
 }
 
@@ -84,7 +73,7 @@ fn interrupt_push(source: &Path, source_contents: &Contents, target: &OsStr, sig
     let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("schedlab"))
         .env_remove("SCHEDLAB_DB")
         .env_remove("XDG_DATA_HOME")
-        .args(["push", "--format", "json", "--db"])
+        .args(words("push --format json --db"))
         .arg(source)
         .arg("--to")
         .arg(target)
@@ -134,7 +123,7 @@ fn interrupt_push(source: &Path, source_contents: &Contents, target: &OsStr, sig
 
     // The target: sound, and every run in it whole.
     let db = Path::new(target);
-    let check = json_of_success(db, &["db", "check", "--format", "json"]);
+    let check = json_of_success(db, &words("db check --format json"));
     assert_eq!(check["ok"], true, "after {name}: {check}");
     let landed = contents(&*open_reader(&location).unwrap());
     assert!(
@@ -161,7 +150,7 @@ fn interrupt_push(source: &Path, source_contents: &Contents, target: &OsStr, sig
     let again = json_of(
         &expect_success(
             schedlab(source)
-                .args(["push", "--format", "json", "--to"])
+                .args(words("push --format json --to"))
                 .arg(target),
         )
         .stdout,

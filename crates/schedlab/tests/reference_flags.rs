@@ -31,45 +31,21 @@ fn schbench_short_and_long_spellings_mean_what_they_mean_in_schbench() {
     let (_d, db) = temp_db();
     let short = workload(
         &db,
-        &[
-            "schbench", "-m", "2", "-t", "3", "-r", "4", "-w", "1", "-s", "50", "-n", "2", "-F",
-            "128", "-L",
-        ],
+        &words("schbench -m 2 -t 3 -r 4 -w 1 -s 50 -n 2 -F 128 -L"),
     );
     let long = workload(
         &db,
-        &[
-            "schbench",
-            "--message-threads",
-            "2",
-            "--threads",
-            "3",
-            "--runtime",
-            "4",
-            "--warmuptime",
-            "1",
-            "--sleep_usec",
-            "50",
-            "--operations",
-            "2",
-            "--cache_footprint",
-            "128",
-            "--no-locking",
-        ],
+        &words(
+            "schbench --message-threads 2 --threads 3 --runtime 4 --warmuptime 1 \
+             --sleep_usec 50 --operations 2 --cache_footprint 128 --no-locking",
+        ),
     );
     let ours = workload(
         &db,
-        &[
-            "wakeup",
-            "--message-threads=2",
-            "--workers=3",
-            "--runtime=4",
-            "--warmup-sec=1",
-            "--sleep-usec=50",
-            "--operations=2",
-            "--cache-footprint=128",
-            "--no-lock",
-        ],
+        &words(
+            "wakeup --message-threads=2 --workers=3 --runtime=4 --warmup-sec=1 \
+             --sleep-usec=50 --operations=2 --cache-footprint=128 --no-lock",
+        ),
     );
     assert_eq!(short, long);
     assert_eq!(short, ours);
@@ -82,16 +58,16 @@ fn schbench_short_and_long_spellings_mean_what_they_mean_in_schbench() {
     assert_eq!(short["cache_footprint"], 128);
     assert_eq!(short["no_lock"], true);
 
-    for (args, key, value) in [
-        (&["schbench", "-p", "4096"][..], "pipe", 4096),
-        (&["schbench", "--pipe", "4096"], "pipe", 4096),
-        (&["schbench", "-R", "500"], "rps", 500),
-        (&["schbench", "--rps", "500"], "rps", 500),
+    for (line, key, value) in [
+        ("schbench -p 4096", "pipe", 4096),
+        ("schbench --pipe 4096", "pipe", 4096),
+        ("schbench -R 500", "rps", 500),
+        ("schbench --rps 500", "rps", 500),
     ] {
-        assert_eq!(workload(&db, args)[key], value, "{args:?}");
+        assert_eq!(workload(&db, &words(line))[key], value, "{line:?}");
     }
     // schbench's 0 means the default for -t and "off" for -p and -R.
-    let zeros = workload(&db, &["schbench", "-t", "0", "-p", "0", "-R", "0"]);
+    let zeros = workload(&db, &words("schbench -t 0 -p 0 -R 0"));
     for key in ["workers", "pipe", "rps"] {
         assert!(zeros.get(key).is_none(), "{key} in {zeros}");
     }
@@ -100,25 +76,21 @@ fn schbench_short_and_long_spellings_mean_what_they_mean_in_schbench() {
         let plan = dry_plan(&db, &["schbench", flag, "nightly"]);
         assert_eq!(plan["label"], "nightly");
     }
-    let stderr = assert_bad_input(
-        &db,
-        &["run", "schbench", "-J", "a", "--label", "b", "--dry-run"],
-    );
+    let stderr = assert_bad_input(&db, &words("run schbench -J a --label b --dry-run"));
     assert!(stderr.contains("--jobname"), "{stderr}");
 }
 
 #[test]
 fn warmuptime_is_schbench_seconds_not_a_typo_of_warmup() {
     let (_d, db) = temp_db();
-    let out =
-        expect_success(schedlab(&db).args(["run", "schbench", "--warmuptime", "3", "--dry-run"]));
+    let out = expect_success(schedlab(&db).args(words("run schbench --warmuptime 3 --dry-run")));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("did you mean"), "{stderr}");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("warmup=3"), "{stdout}");
     // ... and the warm-up iterations are untouched.
     assert_eq!(
-        dry_plan(&db, &["schbench", "--warmuptime", "3"])["warmup"],
+        dry_plan(&db, &words("schbench --warmuptime 3"))["warmup"],
         1
     );
 }
@@ -145,16 +117,16 @@ fn allowed_cpus() -> Vec<u32> {
 fn auto_pinning_gives_message_threads_their_own_cpus_and_workers_the_rest() {
     let (_d, db) = temp_db();
     let allowed = allowed_cpus();
-    for args in [
-        &["schbench", "-M", "auto"][..],
-        &["schbench", "-W", "auto"],
-        &["schbench", "-M", "auto", "-W", "auto"],
+    for line in [
+        "schbench -M auto",
+        "schbench -W auto",
+        "schbench -M auto -W auto",
     ] {
         if allowed.len() < 2 {
-            assert_bad_input(&db, &[&["run"], args, &["--dry-run"]].concat());
+            assert_bad_input(&db, &words(&format!("run {line} --dry-run")));
             continue;
         }
-        let w = workload(&db, args);
+        let w = workload(&db, &words(line));
         let cpus = |key: &str| -> Vec<u32> {
             w[key]
                 .as_array()
@@ -167,24 +139,13 @@ fn auto_pinning_gives_message_threads_their_own_cpus_and_workers_the_rest() {
         assert_eq!(cpus("worker_cpus"), allowed[1..]);
     }
     // auto places both kinds of thread: a list for the other one is ambiguous.
-    let stderr = assert_bad_input(
-        &db,
-        &["run", "schbench", "-M", "auto", "-W", "0", "--dry-run"],
-    );
+    let stderr = assert_bad_input(&db, &words("run schbench -M auto -W 0 --dry-run"));
     assert!(stderr.contains("auto"), "{stderr}");
     // More message threads than CPUs leaves no CPU for the workers.
-    let too_many = (allowed.len() + 1).to_string();
+    let too_many = allowed.len() + 1;
     assert_bad_input(
         &db,
-        &[
-            "run",
-            "schbench",
-            "-m",
-            &too_many,
-            "-M",
-            "auto",
-            "--dry-run",
-        ],
+        &words(&format!("run schbench -m {too_many} -M auto --dry-run")),
     );
 }
 
@@ -193,36 +154,9 @@ fn hackbench_and_perf_messaging_spellings() {
     let (_d, db) = temp_db();
     let hackbench = workload(
         &db,
-        &[
-            "hackbench",
-            "--groups",
-            "3",
-            "--fds",
-            "4",
-            "--loops",
-            "5",
-            "--datasize",
-            "64",
-            "--pipe",
-            "--threads",
-        ],
+        &words("hackbench --groups 3 --fds 4 --loops 5 --datasize 64 --pipe --threads"),
     );
-    let short = workload(
-        &db,
-        &[
-            "hackbench",
-            "-g",
-            "3",
-            "-f",
-            "4",
-            "-l",
-            "5",
-            "-s",
-            "64",
-            "-p",
-            "-T",
-        ],
-    );
+    let short = workload(&db, &words("hackbench -g 3 -f 4 -l 5 -s 64 -p -T"));
     assert_eq!(hackbench, short);
     assert_eq!(hackbench["groups"], 3);
     assert_eq!(hackbench["fds"], 4);
@@ -231,29 +165,21 @@ fn hackbench_and_perf_messaging_spellings() {
     assert_eq!(hackbench["pipe"], true);
     assert_eq!(hackbench["threads"], true);
     // hackbench: -P (--process, --processes) is process mode, and the last of -T and -P wins.
-    for (args, threads) in [
-        (&["hackbench", "-P"][..], false),
-        (&["hackbench", "--process"], false),
-        (&["hackbench", "--processes"], false),
-        (&["hackbench", "-T", "-P"], false),
-        (&["hackbench", "-P", "-T"], true),
+    for (line, threads) in [
+        ("hackbench -P", false),
+        ("hackbench --process", false),
+        ("hackbench --processes", false),
+        ("hackbench -T -P", false),
+        ("hackbench -P -T", true),
     ] {
-        assert_eq!(workload(&db, args)["threads"], threads, "{args:?}");
+        assert_eq!(workload(&db, &words(line))["threads"], threads, "{line:?}");
     }
     // perf bench sched messaging: -t/--thread, -g/--group, -l/--nr_loops, -p/--pipe.
     let perf = workload(
         &db,
-        &[
-            "messaging",
-            "--thread",
-            "--group",
-            "3",
-            "--nr_loops",
-            "5",
-            "--pipe",
-        ],
+        &words("messaging --thread --group 3 --nr_loops 5 --pipe"),
     );
-    let perf_short = workload(&db, &["messaging", "-t", "-g", "3", "-l", "5", "-p"]);
+    let perf_short = workload(&db, &words("messaging -t -g 3 -l 5 -p"));
     assert_eq!(perf, perf_short);
     assert_eq!(perf["threads"], true);
     assert_eq!(perf["groups"], 3);
@@ -264,9 +190,9 @@ fn hackbench_and_perf_messaging_spellings() {
 #[test]
 fn perf_pipe_spellings() {
     let (_d, db) = temp_db();
-    let long = workload(&db, &["pipe", "--loop", "1000", "--threaded"]);
-    let ours = workload(&db, &["pipe", "--loops", "1000", "--threads"]);
-    let short = workload(&db, &["pipe", "-l", "1000", "-T"]);
+    let long = workload(&db, &words("pipe --loop 1000 --threaded"));
+    let ours = workload(&db, &words("pipe --loops 1000 --threads"));
+    let short = workload(&db, &words("pipe -l 1000 -T"));
     assert_eq!(long, ours);
     assert_eq!(long, short);
     assert_eq!(long["loops"], 1000);
@@ -276,27 +202,27 @@ fn perf_pipe_spellings() {
 #[test]
 fn reference_flags_without_a_counterpart_are_refused_with_the_reason() {
     let (_d, db) = temp_db();
-    for (args, flag) in [
-        (&["schbench", "-C"][..], "--calibrate"),
-        (&["schbench", "--calibrate"], "--calibrate"),
-        (&["schbench", "-A", "90"], "--auto-rps"),
-        (&["schbench", "--auto-rps", "90"], "--auto-rps"),
-        (&["schbench", "-i", "5"], "--intervaltime"),
-        (&["schbench", "--intervaltime", "5"], "--intervaltime"),
-        (&["schbench", "-z", "5"], "--zerotime"),
-        (&["schbench", "--zerotime", "5"], "--zerotime"),
-        (&["schbench", "-j", "out.json"], "--json"),
-        (&["schbench", "--json", "out.json"], "--json"),
-        (&["schbench", "--split", "50"], "--split"),
-        (&["hackbench", "-F"], "--fifo"),
-        (&["hackbench", "--fifo"], "--fifo"),
-        (&["hackbench", "-i"], "--inet"),
-        (&["hackbench", "--inet"], "--inet"),
-        (&["pipe", "-G", "a,b"], "--cgroups"),
-        (&["pipe", "--cgroups", "a,b"], "--cgroups"),
+    for (line, flag) in [
+        ("schbench -C", "--calibrate"),
+        ("schbench --calibrate", "--calibrate"),
+        ("schbench -A 90", "--auto-rps"),
+        ("schbench --auto-rps 90", "--auto-rps"),
+        ("schbench -i 5", "--intervaltime"),
+        ("schbench --intervaltime 5", "--intervaltime"),
+        ("schbench -z 5", "--zerotime"),
+        ("schbench --zerotime 5", "--zerotime"),
+        ("schbench -j out.json", "--json"),
+        ("schbench --json out.json", "--json"),
+        ("schbench --split 50", "--split"),
+        ("hackbench -F", "--fifo"),
+        ("hackbench --fifo", "--fifo"),
+        ("hackbench -i", "--inet"),
+        ("hackbench --inet", "--inet"),
+        ("pipe -G a,b", "--cgroups"),
+        ("pipe --cgroups a,b", "--cgroups"),
     ] {
-        let argv = [&["run"], args, &["--dry-run"]].concat();
-        let stderr = assert_bad_input(&db, &argv);
+        let argv = format!("run {line} --dry-run");
+        let stderr = assert_bad_input(&db, &words(&argv));
         assert!(stderr.contains(flag), "{argv:?}: {stderr}");
         assert!(stderr.contains("not supported: "), "{argv:?}: {stderr}");
     }
@@ -305,7 +231,7 @@ fn reference_flags_without_a_counterpart_are_refused_with_the_reason() {
 #[test]
 fn wakeup_help_says_why_its_runtime_is_not_schbenchs_and_names_the_spellings() {
     let (_d, db) = temp_db();
-    let help = stdout_of_success(&db, &["run", "schbench", "--help"]);
+    let help = stdout_of_success(&db, &words("run schbench --help"));
     assert!(help.contains("Not schbench's 30"), "{help}");
     for alias in [
         "--threads",
@@ -489,14 +415,14 @@ fn every_command_line_the_docs_quote_runs() {
             match argv.first().copied() {
                 Some("run") => {
                     // Every flag checked, nothing run.
-                    expect_success(schedlab(&db).args(&argv).args(["--dry-run", "--quiet"]));
+                    expect_success(schedlab(&db).args(&argv).args(words("--dry-run --quiet")));
                     if reference {
                         // A reference tool's line really runs, at a tiny size.
                         expect_success(
                             schedlab(&db)
                                 .args(&argv)
-                                .args(["--iterations=1", "--warmup=0", "--scale=0.001"])
-                                .args(["--no-store", "--quiet", "--iteration-timeout=60"]),
+                                .args(words("--iterations=1 --warmup=0 --scale=0.001"))
+                                .args(words("--no-store --quiet --iteration-timeout=60")),
                         );
                     }
                 }
@@ -504,7 +430,7 @@ fn every_command_line_the_docs_quote_runs() {
                     // Its sides, stored first: labelled fake runs of one case.
                     for label in argv[1..].iter().filter(|a| !a.starts_with('-')) {
                         schedlab(&db)
-                            .args(["run", "fake", "--iterations=2", "--warmup=0", "--quiet"])
+                            .args(words("run fake --iterations=2 --warmup=0 --quiet"))
                             .args(["--label", label])
                             .assert()
                             .success();
@@ -528,20 +454,20 @@ fn every_command_line_the_docs_quote_runs() {
 // ---- item 2: help that reads like the tools' ----
 
 /// `schedlab PATH -h` (`how`), or `--help`, which must succeed.
-fn help_text(db: &Path, path: &[&str], how: &str) -> String {
-    stdout_of_success(db, &[path, &[how]].concat())
+fn help_text(db: &Path, path: &str, how: &str) -> String {
+    stdout_of_success(db, &words(&format!("{path} {how}")))
 }
 
 #[test]
 fn run_options_have_their_own_heading_apart_from_workload_flags() {
     let (_d, db) = temp_db();
     for path in [
-        &["run", "wakeup"][..],
-        &["run", "messaging"],
-        &["run", "pipe"],
-        &["ab", "fake"],
-        &["calibrate", "fake"],
-        &["campaign", "start", "fake"],
+        "run wakeup",
+        "run messaging",
+        "run pipe",
+        "ab fake",
+        "calibrate fake",
+        "campaign start fake",
     ] {
         let help = help_text(&db, path, "-h");
         let (options, run_options) = help
@@ -558,15 +484,12 @@ fn run_options_have_their_own_heading_apart_from_workload_flags() {
 fn flags_a_command_would_reject_or_ignore_are_not_offered() {
     let (_d, db) = temp_db();
     for (path, absent) in [
+        ("ab fake", &["--no-store", "--dry-run", "--format"][..]),
         (
-            &["ab", "fake"][..],
-            &["--no-store", "--dry-run", "--format"][..],
-        ),
-        (
-            &["campaign", "start", "fake"],
+            "campaign start fake",
             &["--label", "--format", "--quiet", "--no-store", "--dry-run"],
         ),
-        (&["calibrate", "fake"], &["--no-store", "--dry-run"]),
+        ("calibrate fake", &["--no-store", "--dry-run"]),
     ] {
         let help = help_text(&db, path, "--help");
         for flag in absent {
@@ -578,15 +501,15 @@ fn flags_a_command_would_reject_or_ignore_are_not_offered() {
     }
     // ... and given anyway, they are usage errors.
     for argv in [
-        [&AB_OF_NOTHING[..], &["--no-store", "fake"]].concat(),
-        [&AB_OF_NOTHING[..], &["--dry-run", "fake"]].concat(),
-        campaign_start("x", "y", &["--label", "l", "fake"]),
-        campaign_start("x", "y", &["-q", "fake"]),
-        vec!["calibrate", "--dry-run", "fake"],
+        [&AB_OF_NOTHING[..], &words("--no-store fake")].concat(),
+        [&AB_OF_NOTHING[..], &words("--dry-run fake")].concat(),
+        campaign_start("x", "y", &words("--label l fake")),
+        campaign_start("x", "y", &words("-q fake")),
+        words("calibrate --dry-run fake"),
         // calibrate's read-only modes run nothing: an option for runs is refused, not ignored.
-        vec!["calibrate", "--list", "--iterations", "3"],
-        vec!["calibrate", "--show", "1", "--runs", "4"],
-        vec!["calibrate", "--from", "x", "--label", "y"],
+        words("calibrate --list --iterations 3"),
+        words("calibrate --show 1 --runs 4"),
+        words("calibrate --from x --label y"),
     ] {
         assert_bad_input(&db, &argv);
     }
@@ -596,14 +519,14 @@ fn flags_a_command_would_reject_or_ignore_are_not_offered() {
 fn every_format_and_style_value_is_described() {
     let (_d, db) = temp_db();
     for path in [
-        &["run"][..],
-        &["runs"],
-        &["show"],
-        &["env"],
-        &["compare"],
-        &["stat"],
-        &["calibrate"],
-        &["db", "check"],
+        "run",
+        "runs",
+        "show",
+        "env",
+        "compare",
+        "stat",
+        "calibrate",
+        "db check",
     ] {
         let help = help_text(&db, path, "--help");
         // The flag's entry: its line and the indented lines up to the next flag.
@@ -630,8 +553,8 @@ fn dry_run_json_is_the_plan_and_its_estimate() {
     let (_d, db) = temp_db();
     let out = expect_success(
         schedlab(&db)
-            .args(["run", "--suite", "quick", "--dry-run", "--format", "json"])
-            .args(["--order-seed", "3", "--order", "random"]),
+            .args(words("run --suite quick --dry-run --format json"))
+            .args(words("--order-seed 3 --order random")),
     );
     let doc = json_of(&out.stdout);
     assert_eq!(doc["dry_run"], true);
@@ -653,33 +576,33 @@ fn version_on_any_subcommand_names_the_program() {
     let (_d, db) = temp_db();
     let expected = format!("schedlab {}\n", env!("CARGO_PKG_VERSION"));
     for path in [
-        &["-V"][..],
-        &["--version"],
-        &["run", "-V"],
-        &["run", "wakeup", "-V"],
-        &["stat", "--version"],
-        &["campaign", "start", "-V"],
-        &["db", "check", "-V"],
+        "-V",
+        "--version",
+        "run -V",
+        "run wakeup -V",
+        "stat --version",
+        "campaign start -V",
+        "db check -V",
     ] {
-        assert_eq!(stdout_of_success(&db, path), expected, "{path:?}");
+        assert_eq!(stdout_of_success(&db, &words(path)), expected, "{path:?}");
     }
 }
 
 #[test]
 fn scale_multiplies_the_work_size_it_names() {
     let (_d, db) = temp_db();
-    for (args, key, scaled) in [
-        (&["pipe", "--loops", "1000"][..], "loops", 500),
-        (&["messaging", "--loops", "100"], "loops", 50),
-        (&["wakeup", "--runtime", "10"], "runtime", 5),
-        (&["semaphore", "--items", "1000"], "items", 500),
-        (&["syscall", "--calls", "1000"], "calls", 500),
-        (&["fanout", "--rounds", "1000"], "rounds", 500),
-        (&["cpudl", "--ops", "1000"], "ops", 500),
-        (&["cpupri", "--ops", "1000"], "ops", 500),
+    for (line, key, scaled) in [
+        ("pipe --loops 1000", "loops", 500),
+        ("messaging --loops 100", "loops", 50),
+        ("wakeup --runtime 10", "runtime", 5),
+        ("semaphore --items 1000", "items", 500),
+        ("syscall --calls 1000", "calls", 500),
+        ("fanout --rounds 1000", "rounds", 500),
+        ("cpudl --ops 1000", "ops", 500),
+        ("cpupri --ops 1000", "ops", 500),
     ] {
-        let argv = [args, &["--scale", "0.5"]].concat();
-        assert_eq!(workload(&db, &argv)[key], scaled, "{argv:?}");
+        let argv = format!("{line} --scale 0.5");
+        assert_eq!(workload(&db, &words(&argv))[key], scaled, "{argv:?}");
     }
 }
 
@@ -706,15 +629,9 @@ fn list_and_runs_align_their_columns_whatever_the_label() {
     let long = "a-label-much-longer-than-twenty-characters";
     for label in ["s", long] {
         schedlab(&db)
-            .args([
-                "run",
-                "fake",
-                "--iterations=1",
-                "--warmup=0",
-                "-q",
-                "--label",
-                label,
-            ])
+            .args(words(&format!(
+                "run fake --iterations=1 --warmup=0 -q --label {label}"
+            )))
             .assert()
             .success();
     }
@@ -742,7 +659,7 @@ fn benchstat_says_it_counts_runs_not_iterations() {
             .assert()
             .success();
     }
-    let text = stdout_of_success(&db, &["compare", "base", "cand", "--style", "benchstat"]);
+    let text = stdout_of_success(&db, &words("compare base cand --style benchstat"));
     assert!(
         text.contains("need >= 6 runs per side for a confidence interval"),
         "{text}"
@@ -855,7 +772,7 @@ fn stat_reads_standard_input_and_summarises_a_single_file() {
     let json: Value = serde_json::from_str(&stat(&db, &[&f.a, "--format", "json"], None)).unwrap();
     assert_eq!(json["datasets"][0]["n"], 5);
     assert_bad_input(&db, &["stat", "--style", "mmtests", &f.a]);
-    assert_bad_input(&db, &["stat", "-", "-"]);
+    assert_bad_input(&db, &words("stat - -"));
 }
 
 #[test]

@@ -14,15 +14,7 @@ use common::*;
 /// Runs `args` (one iteration, no warm-up, not stored) and returns the first case of the JSON.
 fn run_case(args: &[&str]) -> Value {
     let (_d, db) = temp_db();
-    let once = [
-        "--iterations",
-        "1",
-        "--warmup",
-        "0",
-        "--no-store",
-        "--format",
-        "json",
-    ];
+    let once = words("--iterations 1 --warmup 0 --no-store --format json");
     json_of_success(&db, &[&["run"], args, &once].concat())["runs"][0]["cases"][0].clone()
 }
 
@@ -42,19 +34,10 @@ fn list_names_the_seed_workloads_and_suites() {
 
 #[test]
 fn semaphore_threads_and_processes_hand_off_every_item() {
-    for extra in [&[][..], &["--processes"][..]] {
+    for extra in ["", " --processes"] {
         for wait in ["block", "spin", "adaptive:10000"] {
-            let mut args = vec![
-                "semaphore",
-                "--items",
-                "500",
-                "--work",
-                "500",
-                "--wait",
-                wait,
-            ];
-            args.extend_from_slice(extra);
-            let case = run_case(&args);
+            let line = format!("semaphore --items 500 --work 500 --wait {wait}{extra}");
+            let case = run_case(&words(&line));
             assert!(first_value(&case, "usec_per_item") > 0.0);
             assert!(first_value(&case, "time_sec") > 0.0);
             for name in [
@@ -65,7 +48,7 @@ fn semaphore_threads_and_processes_hand_off_every_item() {
                 "voluntary_csw_count",
                 "res_ipi_count",
             ] {
-                assert!(has_metric(&case, name), "{name} missing for {args:?}");
+                assert!(has_metric(&case, name), "{name} missing for {line:?}");
             }
             let mode = if extra.is_empty() {
                 "threads"
@@ -87,15 +70,9 @@ fn semaphore_threads_and_processes_hand_off_every_item() {
 #[test]
 fn syscall_kinds_report_per_call_and_aggregate_rates() {
     for kind in ["getpid", "getrlimit", "write-devnull", "read-devzero"] {
-        let case = run_case(&[
-            "syscall",
-            "--kind",
-            kind,
-            "--threads",
-            "2",
-            "--calls",
-            "5000",
-        ]);
+        let case = run_case(&words(&format!(
+            "syscall --kind {kind} --threads 2 --calls 5000"
+        )));
         assert!(first_value(&case, "nsec_per_call") > 0.0, "{kind}");
         assert!(first_value(&case, "calls_per_sec") > 0.0, "{kind}");
     }
@@ -103,15 +80,7 @@ fn syscall_kinds_report_per_call_and_aggregate_rates() {
 
 #[test]
 fn fanout_processes_every_message() {
-    let case = run_case(&[
-        "fanout",
-        "--workers",
-        "8",
-        "--rounds",
-        "100",
-        "--work",
-        "100",
-    ]);
+    let case = run_case(&words("fanout --workers 8 --rounds 100 --work 100"));
     let per_round = first_value(&case, "usec_per_round");
     let per_handoff = first_value(&case, "usec_per_handoff");
     assert!((per_round / per_handoff - 16.0).abs() < 1e-6);
@@ -119,7 +88,7 @@ fn fanout_processes_every_message() {
 
 #[test]
 fn cpudl_times_checks_and_names_the_no_delete_mix() {
-    let case = run_case(&["cpudl", "--variant", "bugfix", "--cpus", "64", "--check"]);
+    let case = run_case(&words("cpudl --variant bugfix --cpus 64 --check"));
     assert!(first_value(&case, "nsec_per_op") > 0.0);
     assert_eq!(first_value(&case, "checked_ops_count"), 100_000.0);
     assert_eq!(first_value(&case, "deletes_count"), 0.0);
@@ -127,19 +96,11 @@ fn cpudl_times_checks_and_names_the_no_delete_mix() {
     if cfg!(target_arch = "x86_64") {
         assert!(first_value(&case, "cycles_per_op") > 0.0);
     }
-    let case = run_case(&[
-        "cpudl",
-        "--cpus",
-        "6",
-        "--ops",
-        "20000",
-        "--mix",
-        "realistic",
-        "--seed",
-        "9",
-    ]);
+    let case = run_case(&words(
+        "cpudl --cpus 6 --ops 20000 --mix realistic --seed 9",
+    ));
     assert!(first_value(&case, "deletes_count") > 0.0);
-    let case = run_case(&["cpudl", "--equivalence", "--cpus", "256"]);
+    let case = run_case(&words("cpudl --equivalence --cpus 256"));
     assert_eq!(first_value(&case, "identical_ops_count"), 100_000.0);
 }
 
@@ -147,16 +108,9 @@ fn cpudl_times_checks_and_names_the_no_delete_mix() {
 fn cpudl_orig_against_bugfix_fails_with_the_step_and_both_heaps() {
     let (_d, db) = temp_db();
     let out = schedlab(&db)
-        .args([
-            "run",
-            "cpudl",
-            "--equivalence",
-            "--variants",
-            "orig,bugfix",
-            "--cpus",
-            "32",
-            "--no-store",
-        ])
+        .args(words(
+            "run cpudl --equivalence --variants orig,bugfix --cpus 32 --no-store",
+        ))
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -175,32 +129,16 @@ fn cpudl_orig_against_bugfix_fails_with_the_step_and_both_heaps() {
 #[test]
 fn cpudl_tie_order_splits_are_named_and_can_be_allowed() {
     let (_d, db) = temp_db();
-    let tied = [
-        "run",
-        "cpudl",
-        "--equivalence",
-        "--cpus",
-        "16",
-        "--ops",
-        "5000",
-        "--mix",
-        "realistic",
-        "--seed",
-        "7",
-        "--deadline-granularity",
-        "10000000",
-        "--no-store",
-        "--iterations",
-        "1",
-        "--warmup",
-        "0",
-    ];
-    let out = schedlab(&db).args(tied).output().unwrap();
+    let tied = words(
+        "run cpudl --equivalence --cpus 16 --ops 5000 --mix realistic --seed 7 \
+         --deadline-granularity 10000000 --no-store --iterations 1 --warmup 0",
+    );
+    let out = schedlab(&db).args(&tied).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("tie-order difference only"), "{stderr}");
     schedlab(&db)
-        .args(tied)
+        .args(&tied)
         .arg("--allow-ties")
         .assert()
         .success();
@@ -209,19 +147,9 @@ fn cpudl_tie_order_splits_are_named_and_can_be_allowed() {
 #[test]
 fn cpupri_layouts_agree_with_the_reference() {
     for layout in ["shared", "per-node"] {
-        let case = run_case(&[
-            "cpupri",
-            "--layout",
-            layout,
-            "--nodes",
-            "2",
-            "--cpus",
-            "128",
-            "--threads",
-            "2",
-            "--ops",
-            "5000",
-        ]);
+        let case = run_case(&words(&format!(
+            "cpupri --layout {layout} --nodes 2 --cpus 128 --threads 2 --ops 5000"
+        )));
         assert!(first_value(&case, "nsec_per_set") > 0.0, "{layout}");
         assert!(first_value(&case, "nsec_per_find") > 0.0, "{layout}");
         assert!(case["name"].as_str().unwrap().contains("nodes=2"));
@@ -231,59 +159,44 @@ fn cpupri_layouts_agree_with_the_reference() {
 #[test]
 fn bad_input_gets_one_line_and_exit_code_2() {
     let (_d, db) = temp_db();
-    let cases: Vec<Vec<&str>> = vec![
-        vec!["run", "semaphore", "--items", "0"],
-        vec!["run", "semaphore", "--wait", "nap"],
-        vec!["run", "semaphore", "--wait", "adaptive:0"],
-        vec!["run", "semaphore", "--work", "-1"],
-        vec!["run", "semaphore", "--cpus", "0"],
-        vec!["run", "semaphore", "--cpus", "0,99999"],
-        vec!["run", "syscall", "--threads", "0"],
-        vec!["run", "syscall", "--kind", "fork"],
-        vec!["run", "syscall", "--calls", "0"],
-        vec!["run", "fanout", "--workers", "0"],
-        vec!["run", "fanout", "--rounds", "0"],
-        vec!["run", "cpudl", "--cpus", "0"],
-        vec!["run", "cpudl", "--cpus", "4097"],
-        vec!["run", "cpudl", "--ops", "0"],
-        vec!["run", "cpudl", "--variant", "best"],
-        vec!["run", "cpudl", "--mix", "random"],
-        vec!["run", "cpudl", "--seed", "3"],
-        vec!["run", "cpudl", "--variants", "orig,fast"],
-        vec!["run", "cpudl", "--equivalence", "--variants", "orig"],
-        vec!["run", "cpudl", "--equivalence", "--variants", "fast,fast"],
-        vec!["run", "cpudl", "--equivalence", "--check"],
-        vec!["run", "cpudl", "--allow-ties"],
-        vec![
-            "run", "cpudl", "--check", "--cpus", "4096", "--ops", "10000000",
-        ],
-        vec!["run", "cpupri", "--threads", "0"],
-        vec!["run", "cpupri", "--layout", "numa"],
-        vec!["run", "cpupri", "--nodes", "0"],
-        vec!["run", "cpupri", "--cpus", "4", "--threads", "5"],
+    let lines = [
+        "run semaphore --items 0",
+        "run semaphore --wait nap",
+        "run semaphore --wait adaptive:0",
+        "run semaphore --work -1",
+        "run semaphore --cpus 0",
+        "run semaphore --cpus 0,99999",
+        "run syscall --threads 0",
+        "run syscall --kind fork",
+        "run syscall --calls 0",
+        "run fanout --workers 0",
+        "run fanout --rounds 0",
+        "run cpudl --cpus 0",
+        "run cpudl --cpus 4097",
+        "run cpudl --ops 0",
+        "run cpudl --variant best",
+        "run cpudl --mix random",
+        "run cpudl --seed 3",
+        "run cpudl --variants orig,fast",
+        "run cpudl --equivalence --variants orig",
+        "run cpudl --equivalence --variants fast,fast",
+        "run cpudl --equivalence --check",
+        "run cpudl --allow-ties",
+        "run cpudl --check --cpus 4096 --ops 10000000",
+        "run cpupri --threads 0",
+        "run cpupri --layout numa",
+        "run cpupri --nodes 0",
+        "run cpupri --cpus 4 --threads 5",
     ];
-    for args in cases {
-        assert_bad_input(&db, &args);
-    }
+    assert_each_bad_input(&db, &lines);
 }
 
 /// Ctrl-C in the middle of a semaphore run over processes: exit 130, both sides reaped.
 #[test]
 fn interrupted_semaphore_processes_leave_nothing_behind() {
     let (_d, db) = temp_db();
-    let args = [
-        "run",
-        "semaphore",
-        "--processes",
-        "--items",
-        "20000",
-        "--work",
-        "2000",
-        "--iterations",
-        "500",
-        "--warmup",
-        "0",
-    ];
+    let args =
+        words("run semaphore --processes --items 20000 --work 2000 --iterations 500 --warmup 0");
     let mut child = background(&db, &args).spawn().unwrap();
     wait_for_a_stored_iteration(&db, &mut child, Duration::from_secs(120));
     std::thread::sleep(Duration::from_millis(100));

@@ -53,11 +53,8 @@ fn listing(dir: &Path) -> Vec<String> {
 
 /// A database with one complete fake run labelled `label`, written and closed.
 fn stored_run(dir: &Path, db: &Path, label: &str) {
-    let out = run_in(
-        dir,
-        db,
-        &["run", "fake", "--iterations", "3", "--label", label, "-q"],
-    );
+    let line = format!("run fake --iterations 3 --label {label} -q");
+    let out = run_in(dir, db, &words(&line));
     assert_succeeded(&out, "storing a run");
 }
 
@@ -69,28 +66,14 @@ fn readers_beside_a_writer_never_fail_it() {
     let out = run_in(
         dir,
         &db,
-        &[
-            "run",
-            "fake",
-            "--iterations",
-            "3",
-            "--effect-pct",
-            "5",
-            "--label",
-            "cand",
-            "-q",
-        ],
+        &words("run fake --iterations 3 --effect-pct 5 --label cand -q"),
     );
     assert_succeeded(&out, "storing the candidate");
 
     let iterations = 300;
-    let iterations_arg = iterations.to_string();
-    let writer_args = [
-        &["run", "fake", "--sleep-ms", "5", "--warmup", "0", "-q"][..],
-        &["--iterations", &iterations_arg, "--label", "w"],
-    ]
-    .concat();
-    let mut writer = background(&db, &writer_args)
+    let writer_line =
+        format!("run fake --sleep-ms 5 --warmup 0 -q --iterations {iterations} --label w");
+    let mut writer = background(&db, &words(&writer_line))
         .current_dir(dir)
         .spawn()
         .unwrap();
@@ -105,26 +88,26 @@ fn readers_beside_a_writer_never_fail_it() {
     }
 
     let done = AtomicBool::new(false);
-    let readers: [&[&str]; 5] = [
-        &["runs"],
-        &["show", "w"],
-        &["compare", "base", "cand"],
-        &["runs", "--format", "json"],
-        &["show", "base", "--format", "json"],
+    let readers = [
+        "runs",
+        "show w",
+        "compare base cand",
+        "runs --format json",
+        "show base --format json",
     ];
     let (writer_out, reader_results) = std::thread::scope(|scope| {
         let handles: Vec<_> = readers
             .iter()
-            .map(|args| {
+            .map(|command| {
                 let (done, db) = (&done, &db);
                 scope.spawn(move || {
                     let mut calls = 0;
                     let mut failures = Vec::new();
                     loop {
-                        let out = run_in(dir, db, args);
+                        let out = run_in(dir, db, &words(command));
                         calls += 1;
                         if !out.status.success() {
-                            failures.push(format!("{args:?}: {}", stderr_of(&out)));
+                            failures.push(format!("{command:?}: {}", stderr_of(&out)));
                         }
                         if done.load(Ordering::SeqCst) {
                             return (calls, failures);
@@ -189,8 +172,7 @@ fn eight_writers_on_one_new_file_all_store_their_run() {
                 .arg("-c")
                 .arg("kill -STOP $$; exec \"$0\" \"$@\"")
                 .arg(assert_cmd::cargo::cargo_bin("schedlab"))
-                .args(["run", "fake", "--iterations", "5", "-q", "--label"])
-                .arg(format!("w{i}"))
+                .args(words(&format!("run fake --iterations 5 -q --label w{i}")))
                 .arg("--db")
                 .arg(&db)
                 .current_dir(dir.path())
@@ -230,7 +212,7 @@ fn eight_writers_on_one_new_file_all_store_their_run() {
         .unwrap();
     assert_eq!(iterations, writers * 6);
     assert_eq!(integrity(&db), "ok");
-    let out = run_in(dir.path(), &db, &["db", "check"]);
+    let out = run_in(dir.path(), &db, &words("db check"));
     assert_succeeded(&out, "db check");
 }
 
@@ -245,14 +227,14 @@ fn store_urls_are_stores_or_errors() {
         "mysql://host/db",
         "results:2024.db",
     ] {
-        for args in [
-            &["run", "fake", "--iterations", "1"][..],
-            &["run", "fake", "--iterations", "1", "--no-store"],
-            &["runs"],
-            &["show", "1"],
-            &["db", "check"],
+        for command in [
+            "run fake --iterations 1",
+            "run fake --iterations 1 --no-store",
+            "runs",
+            "show 1",
+            "db check",
         ] {
-            let out = run_in(cwd, Path::new(url), args);
+            let out = run_in(cwd, Path::new(url), &words(command));
             let line = assert_refused(&out, url);
             assert!(line.contains("sqlite:PATH"), "{url}: {line}");
         }
@@ -260,7 +242,7 @@ fn store_urls_are_stores_or_errors() {
         let out = bin()
             .current_dir(cwd)
             .env("SCHEDLAB_DB", url)
-            .args(["run", "fake", "--iterations", "1"])
+            .args(words("run fake --iterations 1"))
             .output()
             .unwrap();
         assert_refused(&out, url);
@@ -272,14 +254,14 @@ fn store_urls_are_stores_or_errors() {
         "postgres://u@127.0.0.1:1/x?connect_timeout=5",
         "postgresql://127.0.0.1:1/results?sslmode=disable",
     ] {
-        for args in [
-            &["run", "fake", "--iterations", "1"][..],
-            &["runs"],
-            &["show", "1"],
-            &["db", "check"],
-            &["db", "upgrade"],
+        for command in [
+            "run fake --iterations 1",
+            "runs",
+            "show 1",
+            "db check",
+            "db upgrade",
         ] {
-            let out = run_in(cwd, Path::new(url), args);
+            let out = run_in(cwd, Path::new(url), &words(command));
             let line = assert_refused(&out, url);
             assert!(line.contains("127.0.0.1:1"), "{url}: {line}");
         }
@@ -297,15 +279,15 @@ fn store_urls_are_stores_or_errors() {
         ("sqlite://slashes.db", "slashes.db"),
         ("./a:b.db", "a:b.db"),
     ] {
-        let out = run_in(cwd, Path::new(url), &["run", "fake", "--iterations", "1"]);
+        let out = run_in(cwd, Path::new(url), &words("run fake --iterations 1"));
         assert_succeeded(&out, url);
         assert!(cwd.join(file).is_file(), "{url}: {:?}", listing(cwd));
-        let out = run_in(cwd, Path::new(url), &["show", "1"]);
+        let out = run_in(cwd, Path::new(url), &words("show 1"));
         assert_succeeded(&out, url);
     }
     let absolute = cwd.join("abs.db");
     let url = format!("sqlite://{}", absolute.display());
-    let out = run_in(cwd, Path::new(&url), &["run", "fake", "--iterations", "1"]);
+    let out = run_in(cwd, Path::new(&url), &words("run fake --iterations 1"));
     assert_succeeded(&out, &url);
     assert!(absolute.is_file());
     assert!(listing(cwd).iter().all(|name| !name.contains("sqlite")));
@@ -454,36 +436,38 @@ fn damaged_foreign_and_newer_databases_get_one_line_and_exit_2() {
     let out = run_in(
         dir.path(),
         &good,
-        &["run", "fake", "--iterations", "200", "--label", "x", "-q"],
+        &words("run fake --iterations 200 --label x -q"),
     );
     assert_succeeded(&out, "the fixture");
     let html = dir.path().join("report.html");
     let html = html.to_str().unwrap();
-    let commands: [&[&str]; 9] = [
-        &["runs"],
-        &["show", "x"],
-        &["compare", "x", "x"],
-        &["report", "x", "x", "--html", html],
-        &["campaign", "status", "c"],
-        &["campaign", "next", "c"],
-        &["run", "fake", "--iterations", "1", "-q"],
-        &["run", "fake", "--iterations", "1", "-q", "--dry-run"],
-        &["db", "upgrade"],
+    let report = format!("report x x --html {html}");
+    let commands = [
+        "runs",
+        "show x",
+        "compare x x",
+        &report,
+        "campaign status c",
+        "campaign next c",
+        "run fake --iterations 1 -q",
+        "run fake --iterations 1 -q --dry-run",
+        "db upgrade",
     ];
     for (what, path, expected, everywhere) in damaged_variants(dir.path(), &good) {
         let before = std::fs::read(&path).unwrap();
-        for args in commands {
+        for command in commands {
+            let args = words(command);
             let reads_runs = matches!(args[0], "runs" | "show" | "compare" | "report" | "run");
             if !everywhere && !reads_runs {
                 continue;
             }
             if args.contains(&"--dry-run") {
                 // A dry run only borrows history for estimates; a bad file means rules of thumb.
-                let out = run_in(dir.path(), &path, args);
+                let out = run_in(dir.path(), &path, &args);
                 assert_succeeded(&out, what);
                 continue;
             }
-            let out = run_in(dir.path(), &path, args);
+            let out = run_in(dir.path(), &path, &args);
             let line = assert_refused(&out, &format!("{what}: {args:?}"));
             assert!(line.contains(expected), "{what}: {args:?}: {line}");
         }
@@ -494,7 +478,7 @@ fn damaged_foreign_and_newer_databases_get_one_line_and_exit_2() {
         );
         assert!(!Path::new(html).exists(), "{what}: a report was written");
 
-        let out = run_in(dir.path(), &path, &["db", "check", "--format", "json"]);
+        let out = run_in(dir.path(), &path, &words("db check --format json"));
         let stderr = stderr_of(&out);
         assert!(!stderr.contains("panicked"), "{what}: {stderr}");
         match expected {
@@ -516,11 +500,11 @@ fn db_check_reports_a_sound_database() {
     let failed = run_in(
         dir.path(),
         &db,
-        &["run", "fake", "--iterations", "3", "--fail-at", "2", "-q"],
+        &words("run fake --iterations 3 --fail-at 2 -q"),
     );
     assert_eq!(failed.status.code(), Some(1));
 
-    let out = run_in(dir.path(), &db, &["db", "check", "--format", "json"]);
+    let out = run_in(dir.path(), &db, &words("db check --format json"));
     assert_succeeded(&out, "db check");
     let report = json_of(&out.stdout);
     assert_eq!(report["ok"], true);
@@ -535,7 +519,7 @@ fn db_check_reports_a_sound_database() {
     assert_eq!(report["runs_by_status"]["running"], 0);
     assert_eq!(report["abandoned_runs"], serde_json::json!([]));
 
-    let out = run_in(dir.path(), &db, &["db", "check", "--quick"]);
+    let out = run_in(dir.path(), &db, &words("db check --quick"));
     assert_succeeded(&out, "db check --quick");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("integrity  ok (quick_check)"), "{text}");
@@ -547,17 +531,17 @@ fn db_check_reports_a_sound_database() {
 fn readers_of_a_missing_database_create_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("sub").join("results.db");
-    for args in [
-        &["show", "1"][..],
-        &["compare", "a", "b"],
-        &["campaign", "status", "c"],
-        &["campaign", "next", "c"],
-        &["db", "check"],
-        &["db", "upgrade"],
+    for command in [
+        "show 1",
+        "compare a b",
+        "campaign status c",
+        "campaign next c",
+        "db check",
+        "db upgrade",
     ] {
-        let out = run_in(dir.path(), &db, args);
-        let line = assert_refused(&out, &format!("{args:?}"));
-        assert!(line.contains("no results database"), "{args:?}: {line}");
+        let out = run_in(dir.path(), &db, &words(command));
+        let line = assert_refused(&out, &format!("{command:?}"));
+        assert!(line.contains("no results database"), "{command:?}: {line}");
     }
     let out = run_in(dir.path(), &db, &["runs"]);
     assert_succeeded(&out, "runs");
@@ -598,20 +582,20 @@ fn readers_read_an_older_schema_as_it_is_and_db_upgrade_brings_it_up() {
     let (dir, db) = temp_db();
     stored_run(dir.path(), &db, "old");
     downgrade_to_v3(&db);
-    for args in [&["runs"][..], &["show", "old"], &["compare", "old", "old"]] {
-        let out = run_in(dir.path(), &db, args);
-        assert_succeeded(&out, &format!("{args:?}"));
+    for command in ["runs", "show old", "compare old old"] {
+        let out = run_in(dir.path(), &db, &words(command));
+        assert_succeeded(&out, &format!("{command:?}"));
     }
-    let out = run_in(dir.path(), &db, &["db", "check", "--format", "json"]);
+    let out = run_in(dir.path(), &db, &words("db check --format json"));
     assert_succeeded(&out, "db check");
     assert_eq!(json_of(&out.stdout)["database_schema_version"], 3);
     assert_eq!(history_rows(&db), 3, "a reader migrated the database");
 
-    let out = run_in(dir.path(), &db, &["db", "upgrade"]);
+    let out = run_in(dir.path(), &db, &words("db upgrade"));
     assert_succeeded(&out, "db upgrade");
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(said.contains("schema version 3 → "), "{said}");
-    let out = run_in(dir.path(), &db, &["db", "check", "--format", "json"]);
+    let out = run_in(dir.path(), &db, &words("db check --format json"));
     let report = json_of(&out.stdout);
     assert_eq!(
         report["database_schema_version"],
@@ -621,7 +605,7 @@ fn readers_read_an_older_schema_as_it_is_and_db_upgrade_brings_it_up() {
         Some(history_rows(&db)),
         report["known_schema_version"].as_i64()
     );
-    let out = run_in(dir.path(), &db, &["db", "upgrade"]);
+    let out = run_in(dir.path(), &db, &words("db upgrade"));
     assert!(String::from_utf8_lossy(&out.stdout).contains("nothing to upgrade"));
     assert_eq!(integrity(&db), "ok");
 }
@@ -657,15 +641,15 @@ fn a_v6_database_shows_and_compares_alike_before_and_after_its_upgrade() {
     }
     let outputs = || -> Vec<String> {
         [
-            &["show", "base", "--format", "json"][..],
-            &["show", "cand", "--format", "csv"],
-            &["compare", "base", "cand", "--format", "json"],
-            &["compare", "base", "cand", "--metric", "wakeup_p99_9_usec"],
+            "show base --format json",
+            "show cand --format csv",
+            "compare base cand --format json",
+            "compare base cand --metric wakeup_p99_9_usec",
         ]
         .iter()
-        .map(|args| {
-            let out = run_in(dir.path(), &db, args);
-            assert_succeeded(&out, &format!("{args:?}"));
+        .map(|command| {
+            let out = run_in(dir.path(), &db, &words(command));
+            assert_succeeded(&out, &format!("{command:?}"));
             String::from_utf8(out.stdout).unwrap()
         })
         .collect()
@@ -675,12 +659,12 @@ fn a_v6_database_shows_and_compares_alike_before_and_after_its_upgrade() {
     let curve = &comparison["latency_curves"][0];
     assert_eq!(curve["family"], "wakeup", "{comparison}");
     assert_eq!(curve["points"].as_array().unwrap().len(), 5, "{curve}");
-    let out = run_in(dir.path(), &db, &["db", "check", "--format", "json"]);
+    let out = run_in(dir.path(), &db, &words("db check --format json"));
     assert_eq!(json_of(&out.stdout)["database_schema_version"], 6);
 
-    let out = run_in(dir.path(), &db, &["db", "upgrade"]);
+    let out = run_in(dir.path(), &db, &words("db upgrade"));
     assert_succeeded(&out, "db upgrade");
-    let out = run_in(dir.path(), &db, &["db", "check", "--format", "json"]);
+    let out = run_in(dir.path(), &db, &words("db check --format json"));
     let report = json_of(&out.stdout);
     assert_eq!(
         report["database_schema_version"],

@@ -86,7 +86,7 @@ fn relative_counts_are_resolved_and_stored() {
          [[case]]\nworkload = \"syscall\"\ncalls = 2000\n[case.matrix]\nthreads = [\"1x\", \"2x\"]\n\
          [[case]]\nworkload = \"messaging\"\ngroups = \"50%\"\nfds = 2\nloops = 10\n",
     );
-    run_suite(&db, &suite, &["--quiet", "--format", "json"]);
+    run_suite(&db, &suite, &words("--quiet --format json"));
     let doc = show_json(&db, "1");
     let cases = doc["runs"][0]["cases"].as_array().unwrap();
     assert_eq!(cases[0]["params"]["threads"], cpus);

@@ -12,15 +12,8 @@ use common::*;
 /// The one case `schedlab run ARGS --iterations N --warmup 0 --format json` reports; the run must
 /// succeed.
 fn run_case(db: &Path, args: &[&str], iterations: &str) -> Value {
-    let tail = [
-        "--iterations",
-        iterations,
-        "--warmup",
-        "0",
-        "--format",
-        "json",
-    ];
-    json_of_success(db, &[&["run"], args, &tail].concat())["runs"][0]["cases"][0].clone()
+    let tail = format!("--iterations {iterations} --warmup 0 --format json");
+    json_of_success(db, &[&["run"], args, &words(&tail)].concat())["runs"][0]["cases"][0].clone()
 }
 
 #[test]
@@ -28,17 +21,7 @@ fn request_mode_json_carries_quantiles_counts_and_tables() {
     let (_d, db) = temp_db();
     let case = &run_case(
         &db,
-        &[
-            "wakeup",
-            "-m",
-            "1",
-            "-t",
-            "2",
-            "-r",
-            "1",
-            "--cache-footprint",
-            "32",
-        ],
+        &words("wakeup -m 1 -t 2 -r 1 --cache-footprint 32"),
         "2",
     );
     assert_eq!(case["workload"], "wakeup");
@@ -100,7 +83,7 @@ fn request_mode_json_carries_quantiles_counts_and_tables() {
 
     // `show` decodes the stored histograms into the same schbench-style block.
     assert_stdout_contains(
-        schedlab(&db).args(["show", "1"]),
+        schedlab(&db).args(words("show 1")),
         &[
             "Wakeup Latencies percentiles (usec) runtime 1 (s) × 2 iterations",
             "* 99.0th:",
@@ -113,13 +96,7 @@ fn request_mode_json_carries_quantiles_counts_and_tables() {
 #[test]
 fn pipe_mode_reports_transfers() {
     let (_d, db) = temp_db();
-    let case = &run_case(
-        &db,
-        &[
-            "schbench", "-m", "2", "-t", "2", "--pipe", "4096", "-r", "1",
-        ],
-        "1",
-    );
+    let case = &run_case(&db, &words("schbench -m 2 -t 2 --pipe 4096 -r 1"), "1");
     assert_eq!(case["workload"], "wakeup");
     assert_eq!(case["name"], "wakeup:pipe bytes=4096 m=2 t=2 runtime=1");
     for name in ["ops_per_sec", "worker_ops_per_sec", "mib_per_sec"] {
@@ -136,11 +113,7 @@ fn pipe_mode_reports_transfers() {
 #[test]
 fn open_loop_mode_runs() {
     let (_d, db) = temp_db();
-    let case = &run_case(
-        &db,
-        &["wakeup", "-t", "2", "--rps", "200", "-F", "16", "-r", "1"],
-        "1",
-    );
+    let case = &run_case(&db, &words("wakeup -t 2 --rps 200 -F 16 -r 1"), "1");
     assert!(case["name"]
         .as_str()
         .unwrap()
@@ -157,20 +130,20 @@ fn list_names_the_workload_and_its_suites() {
 #[test]
 fn bad_input_is_refused_with_exit_code_2() {
     let (_d, db) = temp_db();
-    for (args, needle) in [
+    for (line, needle) in [
         // (`-t 0` is schbench's "the default": tests/reference_flags.rs.)
-        (&["-t", "5000"][..], "--workers"),
-        (&["-m", "0"][..], "--message-threads"),
-        (&["-r", "0"][..], "--runtime"),
-        (&["--pipe", "2000000"][..], "--pipe"),
-        (&["--pipe", "4096", "-s", "50"][..], "no effect with --pipe"),
-        (&["--pipe", "64", "--rps", "10"][..], "cannot be combined"),
-        (&["-t", "64", "-F", "4194304"][..], "--cache-footprint"),
-        (&["--worker-cpus", "x"][..], "--worker-cpus"),
-        (&["--message-cpus", "100000"][..], "--message-cpus"),
+        ("-t 5000", "--workers"),
+        ("-m 0", "--message-threads"),
+        ("-r 0", "--runtime"),
+        ("--pipe 2000000", "--pipe"),
+        ("--pipe 4096 -s 50", "no effect with --pipe"),
+        ("--pipe 64 --rps 10", "cannot be combined"),
+        ("-t 64 -F 4194304", "--cache-footprint"),
+        ("--worker-cpus x", "--worker-cpus"),
+        ("--message-cpus 100000", "--message-cpus"),
     ] {
-        let stderr = assert_bad_input(&db, &[&["run", "wakeup"], args].concat());
-        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+        let stderr = assert_bad_input(&db, &words(&format!("run wakeup {line}")));
+        assert!(stderr.contains(needle), "{line:?}: {stderr}");
         // Stricter than assert_bad_input's count: not even a blank line follows.
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
     }
@@ -179,22 +152,7 @@ fn bad_input_is_refused_with_exit_code_2() {
 #[test]
 fn ctrl_c_mid_iteration_joins_every_thread_and_keeps_results() {
     let (_d, db) = temp_db();
-    let args = [
-        "run",
-        "wakeup",
-        "-m",
-        "2",
-        "-t",
-        "3",
-        "-F",
-        "16",
-        "-r",
-        "1",
-        "--iterations",
-        "100",
-        "--warmup",
-        "0",
-    ];
+    let args = words("run wakeup -m 2 -t 3 -F 16 -r 1 --iterations 100 --warmup 0");
     let mut child = background(&db, &args).spawn().unwrap();
     wait_for_a_stored_iteration(&db, &mut child, Duration::from_secs(60));
     // Land inside the next iteration's measured second.
@@ -224,25 +182,10 @@ fn ctrl_c_mid_iteration_joins_every_thread_and_keeps_results() {
 #[test]
 fn metric_shapes_are_stored_and_shown() {
     let (_d, db) = temp_db();
-    let args = [
-        "wakeup",
-        "-t",
-        "2",
-        "-r",
-        "1",
-        "--pipe",
-        "64",
-        "--iterations",
-        "1",
-        "--warmup",
-        "0",
-    ];
-    let run: Vec<&str> = ["run"]
-        .into_iter()
-        .chain(args)
-        .chain(["--format", "json"])
-        .collect();
-    let ran = json_of_success(&db, &run);
+    let ran = json_of_success(
+        &db,
+        &words("run wakeup -t 2 -r 1 --pipe 64 --iterations 1 --warmup 0 --format json"),
+    );
     let shown = show_json(&db, "1");
     for doc in [&ran, &shown] {
         let case = &doc["runs"][0]["cases"][0];

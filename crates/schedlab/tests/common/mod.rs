@@ -1,17 +1,27 @@
-//! Helpers shared by the end-to-end tests: the binary on a temporary database; its output as text
-//! or JSON once it has succeeded, and the check that bad input is refused; fixture files and the
-//! command lines several files use; lookups in the JSON report; and runs in the background for a
-//! test to signal, with the checks that no task outlives them and that the database they leave
-//! is sound.
+//! Helpers shared by the end-to-end tests: command lines written as one line; the binary on a
+//! temporary database; its output as text or JSON once it has succeeded, and the check that bad
+//! input is refused; fixture files and the command lines several files use; lookups in the JSON
+//! report; and runs in the background for a test to signal, with the checks that no task outlives
+//! them and that the database they leave is sound.
 // Each test binary uses its own subset of these helpers.
 #![allow(dead_code)]
 
+use std::ffi::OsStr;
+use std::fmt::Debug;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command as StdCommand, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
 use serde_json::Value;
+
+/// The words of a command line as the user would type it, `"run pipe --loops 1000"`, split on
+/// ASCII white space into argv. For arguments without white space inside them (temporary
+/// directories' paths qualify); an argument that has some, a label or a quoted text, is pushed
+/// on its own, or the argv stays an array.
+pub fn words(line: &str) -> Vec<&str> {
+    line.split_ascii_whitespace().collect()
+}
 
 /// The schedlab binary with its database at `db` and no XDG data home to fall back on.
 pub fn schedlab(db: &Path) -> Command {
@@ -43,7 +53,7 @@ pub fn expect_success(cmd: &mut Command) -> Output {
 }
 
 /// The stdout of `schedlab ARGS`, which must succeed.
-pub fn stdout_of_success(db: &Path, args: &[&str]) -> String {
+pub fn stdout_of_success(db: &Path, args: &[impl AsRef<OsStr>]) -> String {
     String::from_utf8(expect_success(schedlab(db).args(args)).stdout).unwrap()
 }
 
@@ -69,7 +79,7 @@ pub fn json_of(output: &[u8]) -> Value {
 }
 
 /// The JSON on the stdout of `schedlab ARGS`, which must succeed.
-pub fn json_of_success(db: &Path, args: &[&str]) -> Value {
+pub fn json_of_success(db: &Path, args: &[impl AsRef<OsStr>]) -> Value {
     json_of(&expect_success(schedlab(db).args(args)).stdout)
 }
 
@@ -95,9 +105,16 @@ pub fn assert_refused(out: &Output, what: &str) -> String {
 
 /// Runs schedlab with `args` and checks it refused them as bad input (see `assert_refused`);
 /// returns stderr.
-pub fn assert_bad_input(db: &Path, args: &[&str]) -> String {
+pub fn assert_bad_input(db: &Path, args: &[impl AsRef<OsStr> + Debug]) -> String {
     let out = schedlab(db).args(args).output().unwrap();
     assert_refused(&out, &format!("{args:?}"))
+}
+
+/// Checks that schedlab refuses each of the command `lines` as bad input (see `assert_bad_input`).
+pub fn assert_each_bad_input(db: &Path, lines: &[&str]) {
+    for line in lines {
+        assert_bad_input(db, &words(line));
+    }
 }
 
 /// Writes `contents` to the file `name` in `dir`; returns its path.
@@ -109,7 +126,12 @@ pub fn write_file(dir: &Path, name: &str, contents: impl AsRef<[u8]>) -> PathBuf
 
 /// `schedlab run --suite SUITE EXTRA`, which must succeed.
 pub fn run_suite(db: &Path, suite: &Path, extra: &[&str]) {
-    expect_success(schedlab(db).args(["run", "--suite"]).arg(suite).args(extra));
+    expect_success(
+        schedlab(db)
+            .args(words("run --suite"))
+            .arg(suite)
+            .args(extra),
+    );
 }
 
 /// A suite of three fake cases of 100, 200 and 50 µs (0.5 % spread, 8 iterations after one
