@@ -467,6 +467,11 @@ mod tests {
         )
     }
 
+    /// Why a suite of the one `case` is refused on a 2-CPU machine.
+    fn error_on_2_cpus(case: &str) -> String {
+        parse_on(2, case).unwrap_err().to_string()
+    }
+
     #[test]
     fn counts_relative_to_the_machine_resolve_to_numbers() {
         let threads = |suite: &Suite| -> Vec<String> {
@@ -537,28 +542,20 @@ mod tests {
             assert!(!err.contains('\n'), "{err}");
         }
         // In a matrix, the key's line.
-        let err = parse_on(
-            2,
-            "workload = \"fanout\"\n[case.matrix]\nworkers = [\"1x\", \"0x\"]\n",
-        )
-        .unwrap_err()
-        .to_string();
+        let err =
+            error_on_2_cpus("workload = \"fanout\"\n[case.matrix]\nworkers = [\"1x\", \"0x\"]\n");
         assert!(
             err.contains("line 5") && err.contains("workers = \"0x\""),
             "{err}"
         );
         // A count the workload cannot take on this machine says how it came about.
-        let err = parse_on(2, "workload = \"syscall\"\nthreads = \"100000x\"\n")
-            .unwrap_err()
-            .to_string();
+        let err = error_on_2_cpus("workload = \"syscall\"\nthreads = \"100000x\"\n");
         assert!(
             err.contains("is 200000 on this machine (2 online CPUs)") && err.contains("--threads"),
             "{err}"
         );
         // Keys that are not task counts stay numbers only.
-        let err = parse_on(2, "workload = \"pipe\"\nloops = \"2x\"\n")
-            .unwrap_err()
-            .to_string();
+        let err = error_on_2_cpus("workload = \"pipe\"\nloops = \"2x\"\n");
         assert!(err.contains("line 2"), "{err}");
     }
 
