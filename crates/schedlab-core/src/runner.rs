@@ -429,7 +429,14 @@ impl Execution<'_> {
         };
         self.sink
             .record_iteration(case_index, case, &record)
-            .map_err(|e| Stop::Run(Error::failed(format!("cannot store the iteration: {e}"))))?;
+            .map_err(|e| {
+                Stop::Run(match sys::interrupt_signal() {
+                    // A store stops waiting for a busy database once a stop signal has arrived:
+                    // the run ends as the signal asked, without the iteration it could not store.
+                    Some(signal) => Error::Interrupted(signal),
+                    None => Error::failed(format!("cannot store the iteration: {e}")),
+                })
+            })?;
         self.observer.iteration_finished(&progress, &record);
         self.cases[case_index].iterations.push(record);
         self.durations[case_index].push(took_ns);

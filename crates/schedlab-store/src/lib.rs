@@ -29,6 +29,7 @@ pub mod liveness;
 mod location;
 mod pg;
 pub mod push;
+mod retry;
 mod schema;
 pub mod select;
 mod sql;
@@ -39,9 +40,10 @@ pub mod testing;
 pub use check::{AbandonedRun, CheckReport};
 pub use location::{Location, PgUrl, KNOWN_SCHEMES};
 pub use pg::PgStore;
+pub use retry::{Patience, STOP_GRACE};
 pub use schema::{known_version, OLDEST_READABLE_VERSION};
 pub use select::{HostSummary, RunSelection};
-pub use sqlite::{Patience, SqliteStore};
+pub use sqlite::SqliteStore;
 
 #[derive(Debug, Error)]
 pub enum StoreError {
@@ -74,6 +76,15 @@ pub enum StoreError {
     #[error("the results database {path} stayed busy for {} s ({detail}); another process holds it", waited.as_secs())]
     Busy {
         path: PathBuf,
+        waited: Duration,
+        detail: String,
+    },
+    /// A stop signal arrived while the database was busy or unreachable, and waiting ended
+    /// [`STOP_GRACE`] later (`waited`: since the signal was seen) instead of after the patience.
+    #[error("{} arrived while the results database {path} was busy ({detail}); stopped waiting {} s after it", schedlab_core::sys::signal_name(*signal), waited.as_secs())]
+    Stopped {
+        path: PathBuf,
+        signal: i32,
         waited: Duration,
         detail: String,
     },

@@ -10,37 +10,23 @@
 //! whole transaction with backoff for minutes: the caller's data stays in memory meanwhile.
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode, OpenFlags, Transaction, TransactionBehavior};
+use schedlab_core::sys;
 
 use crate::backend::Backend;
 use crate::check::CheckReport;
+use crate::retry::{retry, Attempt, Patience};
 use crate::schema::{self, Shape};
 use crate::sql::Lite;
 use crate::{Result, StoreError};
 
-/// How long the store waits on other processes' locks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Patience {
-    /// How long SQLite itself waits for a lock before answering busy.
-    pub busy_timeout: Duration,
-    /// How long a transaction is retried, with backoff, after SQLite answered busy. A run's
-    /// iteration waits this long in memory before the run gives up on storing it.
-    pub total: Duration,
-}
-
-impl Default for Patience {
-    fn default() -> Self {
-        Patience {
-            busy_timeout: Duration::from_secs(5),
-            total: Duration::from_secs(15 * 60),
-        }
-    }
-}
-
-/// The longest pause between two attempts of a busy transaction.
-const MAX_BACKOFF: Duration = Duration::from_secs(2);
+/// The first pause after SQLite answered busy: a writer's transaction is short.
+const FIRST_PAUSE: Duration = Duration::from_millis(10);
+/// SQLite's own wait for a lock once a stop signal has arrived, so the retry loop sees the end of
+/// the stop's grace within this.
+const STOP_BUSY_TIMEOUT: Duration = Duration::from_millis(100);
 
 pub struct SqliteStore {
     conn: Connection,
@@ -274,34 +260,27 @@ impl SqliteStore {
         }
     }
 
-    /// Runs `attempt` until it does not fail with busy or locked, pausing between attempts with
-    /// jittered exponential backoff, for at most the store's patience.
+    /// Runs `attempt` until it does not fail with busy or locked (see [`retry`]).
     fn retry<T>(&self, mut attempt: impl FnMut() -> Result<T>) -> Result<T> {
-        let started = Instant::now();
-        let mut pause = Duration::from_millis(10);
-        loop {
-            let error = match attempt() {
-                Err(StoreError::Database(e)) if is_busy(&e) => e,
-                other => return other.map_err(|e| self.classify(e)),
-            };
-            let waited = started.elapsed();
-            if waited >= self.patience.total {
-                return Err(StoreError::Busy {
-                    path: self.path.clone(),
-                    waited,
-                    detail: format!("SQLite: {}", schema::sqlite_text(&error)),
-                });
-            }
-            self.busy_retries.set(self.busy_retries.get() + 1);
-            // Jitter keeps writers that collided once from colliding again in step.
-            let seed = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.subsec_nanos())
-                ^ std::process::id();
-            let jittered = pause.mul_f64(1.0 + f64::from(seed % 1000) / 2000.0);
-            std::thread::sleep(jittered.min(self.patience.total - waited));
-            pause = (pause * 2).min(MAX_BACKOFF);
-        }
+        retry(
+            &self.patience,
+            FIRST_PAUSE,
+            || self.path.clone(),
+            |_| {
+                if sys::interrupt_signal().is_some() {
+                    // SQLite's own wait would outlast the stop's grace. The process is ending, so
+                    // the setting is not restored; setting a timeout cannot fail.
+                    let _ = self.conn.busy_timeout(STOP_BUSY_TIMEOUT);
+                }
+                match attempt() {
+                    Err(StoreError::Database(e)) if is_busy(&e) => {
+                        self.busy_retries.set(self.busy_retries.get() + 1);
+                        Attempt::Transient(format!("SQLite: {}", schema::sqlite_text(&e)))
+                    }
+                    other => Attempt::Done(other.map_err(|e| self.classify(e))),
+                }
+            },
+        )
     }
 
     fn classify(&self, e: StoreError) -> StoreError {

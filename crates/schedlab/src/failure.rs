@@ -114,6 +114,10 @@ impl From<StoreError> for Failure {
             | StoreError::BadLocation(_)
             | StoreError::NotFound(_)
             | StoreError::Exists(_) => Failure::bad_input(e.to_string()),
+            // The command ends as the signal asked, saying what the store was waiting for.
+            StoreError::Stopped { signal, .. } => {
+                Failure::new(FailureKind::Interrupted { signal }, e.to_string())
+            }
             StoreError::Busy { .. }
             | StoreError::ReadOnly { .. }
             | StoreError::Corrupt(_)

@@ -90,7 +90,18 @@ impl Session {
             progress,
         );
         let error = outcome.error.as_ref().map(ToString::to_string);
-        store.finish_run(run_id, outcome.status, sys::realtime_ns(), error.as_deref())?;
+        store
+            .finish_run(run_id, outcome.status, sys::realtime_ns(), error.as_deref())
+            .map_err(|e| {
+                let mut failure = Failure::from(e);
+                let kept: usize = outcome.cases.iter().map(|c| c.iterations.len()).sum();
+                failure.message = format!(
+                    "{}; the run's end is not recorded: run {run_id} keeps its {kept} stored \
+                     iterations and the next command shows it abandoned",
+                    failure.message
+                );
+                failure
+            })?;
         Ok(MeasuredRun {
             run_id,
             in_memory: self.in_memory,

@@ -1,8 +1,8 @@
 //! How runs end, with real signals and real processes: a hang-up (SIGHUP) in the middle of every
 //! workload that runs tasks, SIGKILL of schedlab itself (the next reader must see the run
 //! `abandoned`, and no task may outlive it), workers that stop, block or spin forever (the
-//! watchdog must end the run at its deadline with the case failed and nothing left behind), and
-//! `--keep-going`. Work sizes are tiny; deadlines in the assertions are generous on purpose.
+//! watchdog must end the run at its deadline with the case failed and nothing left behind),
+//! Ctrl-C while another process holds the database, and `--keep-going`. Work sizes are tiny; deadlines in the assertions are generous on purpose.
 mod common;
 
 use std::path::Path;
@@ -20,23 +20,6 @@ fn spawn(db: &Path, args: &[&str]) -> Child {
     background(db, &[&["run"], args, &words("--warmup 0 --quiet")].concat())
         .spawn()
         .unwrap()
-}
-
-/// Waits for the run to end (within `limit`) and returns its exit code and stderr.
-fn finish(child: Child, limit: Duration) -> (Option<i32>, String) {
-    let started = Instant::now();
-    let pid = child.id();
-    let waiter = std::thread::spawn(move || exit_code_and_stderr(child));
-    while !waiter.is_finished() {
-        if started.elapsed() > limit {
-            // SAFETY: kill has no memory effects. The run is hung: end it so the test fails
-            // instead of hanging.
-            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-            panic!("the run did not end within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    waiter.join().unwrap()
 }
 
 fn only_run(db: &Path) -> Value {
@@ -123,6 +106,64 @@ hang_up_then_kill_tests! {
         "contention --testcase futex-wake-storm --tasks 4 --processes --duration 1 --warmup-sec 0",
     ],
     fanout_threads: ["fanout --workers 4 --rounds 500 --work 100"],
+}
+
+/// Holds `db`'s write lock, as another process's long transaction would, once the run `child`
+/// is storing into it, and returns a second later: the run, which stores an iteration every
+/// 50 ms, is waiting for the lock by then.
+fn hold_the_write_lock(db: &Path, child: &mut Child) -> rusqlite::Connection {
+    wait_for_a_stored_iteration(db, child, Duration::from_secs(60));
+    let holder = rusqlite::Connection::open(db).unwrap();
+    holder.busy_timeout(Duration::from_secs(30)).unwrap();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    std::thread::sleep(Duration::from_secs(1));
+    holder
+}
+
+/// Ctrl-C while another process holds the database: the store would wait minutes for it, but a
+/// stop signal cuts that to its grace. Held throughout, the run ends 130 saying what it waited
+/// for, keeps what it stored, and the next reader sees it abandoned; released within the grace,
+/// the run's end is recorded as for any Ctrl-C.
+#[test]
+fn ctrl_c_does_not_wait_out_a_busy_database() {
+    let line = format!("fake --sleep-ms 50 --iterations {MANY}");
+    let (_d, db) = temp_db();
+    let mut child = spawn(&db, &words(&line));
+    let holder = hold_the_write_lock(&db, &mut child);
+    let kept = stored_iterations(&db);
+    send_signal(&child, libc::SIGINT);
+    // The store's patience is 15 minutes; its grace after a signal is 5 s.
+    let (code, stderr) = finish(child, Duration::from_secs(60));
+    assert_eq!(code, Some(130), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("SIGINT arrived while the results database")
+            && stderr.contains("database is locked")
+            && stderr.contains(&format!("keeps its {kept} stored iterations")),
+        "{stderr}"
+    );
+    assert_no_strays(&db);
+    holder.execute_batch("ROLLBACK").unwrap();
+    let run = only_run(&db);
+    assert_eq!(run["status"], "abandoned", "{run}");
+    assert_eq!(finished_iterations(&run), kept as u64);
+
+    let (_d, db) = temp_db();
+    let mut child = spawn(&db, &words(&line));
+    let holder = hold_the_write_lock(&db, &mut child);
+    send_signal(&child, libc::SIGINT);
+    std::thread::sleep(Duration::from_millis(500));
+    holder.execute_batch("ROLLBACK").unwrap();
+    let (code, stderr) = finish(child, Duration::from_secs(60));
+    assert_eq!(code, Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted by SIGINT"), "{stderr}");
+    let run = only_run(&db);
+    assert_eq!(run["status"], "interrupted", "{run}");
+    assert_eq!(
+        finished_iterations(&run),
+        stored_iterations(&db) as u64,
+        "{run}"
+    );
 }
 
 #[test]

@@ -1,9 +1,14 @@
 //! Every command on a PostgreSQL store (`--db postgres://…` or `SCHEDLAB_DB`), against the real
 //! server `scripts/with-postgres` starts; and `schedlab push` from a laptop's SQLite file into it,
-//! twice. Without a server, plain `cargo test` skips these with a notice (`scripts/check` fails).
+//! twice; a run whose connection drops, and Ctrl-C while the server is unreachable. Without a
+//! server, plain `cargo test` skips these with a notice (`scripts/check` fails).
 mod common;
 
+use std::net::{Shutdown, TcpListener, TcpStream};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use common::*;
 use predicates::prelude::*;
@@ -214,4 +219,124 @@ fn a_unix_socket_host_reaches_the_same_database() {
     );
     let out = schedlab(Path::new(&missing)).arg("runs").output().unwrap();
     assert_refused(&out, "a socket directory without a server");
+}
+
+/// A TCP relay between schedlab and the server that the test can break: `drop_connections`
+/// ends every relayed connection, as a server restart or a network blip does, and `refuse`
+/// makes every later connection end at once, as an unreachable server does.
+struct Relay {
+    port: u16,
+    refusing: Arc<AtomicBool>,
+    relayed: Arc<Mutex<Vec<TcpStream>>>,
+}
+
+impl Relay {
+    fn to(server: &str) -> Relay {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let refusing = Arc::new(AtomicBool::new(false));
+        let relayed = Arc::new(Mutex::new(Vec::new()));
+        let (server, refuse, list) = (server.to_string(), refusing.clone(), relayed.clone());
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(client) = client else { continue };
+                if refuse.load(Ordering::SeqCst) {
+                    continue;
+                }
+                let upstream = TcpStream::connect(&server).unwrap();
+                let mut list = list.lock().unwrap();
+                for (mut from, mut to) in [
+                    (client.try_clone().unwrap(), upstream.try_clone().unwrap()),
+                    (upstream.try_clone().unwrap(), client.try_clone().unwrap()),
+                ] {
+                    std::thread::spawn(move || {
+                        let _ = std::io::copy(&mut from, &mut to);
+                        let _ = to.shutdown(Shutdown::Both);
+                    });
+                }
+                list.extend([client, upstream]);
+            }
+        });
+        Relay {
+            port,
+            refusing,
+            relayed,
+        }
+    }
+
+    fn drop_connections(&self) {
+        for stream in self.relayed.lock().unwrap().drain(..) {
+            let _ = stream.shutdown(Shutdown::Both);
+        }
+    }
+
+    fn refuse(&self) {
+        self.refusing.store(true, Ordering::SeqCst);
+        self.drop_connections();
+    }
+}
+
+/// Iterations the run at `url` has stored, as a reader beside it sees them.
+fn pg_iterations(url: &str) -> i64 {
+    let runs = json_of_success(Path::new(url), &words("runs --format json"));
+    runs[0]["measured_iterations"].as_i64().unwrap_or(0)
+}
+
+/// Waits until the run `child` has stored more than `than` iterations at `url`.
+fn wait_for_more_iterations(url: &str, than: i64, child: &mut std::process::Child) -> i64 {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let stored = pg_iterations(url);
+        if stored > than {
+            return stored;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no iteration stored beyond {than}"
+        );
+        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A run whose connection drops reconnects and goes on storing; with the server unreachable, the
+/// store would retry for its patience (15 minutes), but Ctrl-C ends the run within its grace,
+/// saying what it waited for, and the next reader sees the run abandoned with what it stored.
+#[test]
+fn a_dropped_connection_is_reopened_and_ctrl_c_does_not_wait_for_the_server() {
+    let Some(direct) = fresh_pg_database("cli_dropped_connection") else {
+        return;
+    };
+    let host_port = direct.split('@').nth(1).unwrap().split('/').next().unwrap();
+    let relay = Relay::to(host_port);
+    let relayed = direct.replacen(host_port, &format!("127.0.0.1:{}", relay.port), 1);
+    let mut child = background(
+        Path::new(&relayed),
+        &words("run fake --sleep-ms 50 --iterations 1000 --warmup 0 --quiet"),
+    )
+    .spawn()
+    .unwrap();
+    let before = wait_for_more_iterations(&direct, 0, &mut child);
+    relay.drop_connections();
+    let after_drop = wait_for_more_iterations(&direct, before, &mut child);
+
+    relay.refuse();
+    std::thread::sleep(Duration::from_secs(1));
+    send_signal(&child, libc::SIGINT);
+    // The store's patience is 15 minutes; its grace after a signal is 5 s.
+    let (code, stderr) = finish(child, Duration::from_secs(60));
+    assert_eq!(code, Some(130), "{stderr}");
+    assert!(
+        stderr.contains("SIGINT arrived while the results database")
+            && stderr.contains("next command shows it abandoned"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("hunter2") && stderr.lines().count() == 1,
+        "{stderr}"
+    );
+    let runs = json_of_success(Path::new(&direct), &words("runs --format json"));
+    assert_eq!(runs[0]["status"], "abandoned", "{runs}");
+    let stored = runs[0]["measured_iterations"].as_i64().unwrap();
+    assert!(stored >= after_drop, "{stored} < {after_drop}");
 }

@@ -9,15 +9,15 @@
 //! copied. A connection that drops (a server restart, a network blip) is reopened and the
 //! transaction retried with backoff for the store's patience, the iteration waiting in memory.
 use std::cell::RefCell;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use postgres::{Client, IsolationLevel, NoTls};
 use schedlab_core::record::RunStatus;
 
 use crate::backend::Backend;
 use crate::location::PgUrl;
+use crate::retry::{retry, Attempt, Patience};
 use crate::sql::{Db, Pg};
-use crate::sqlite::Patience;
 use crate::{Result, Store, StoreError};
 
 mod schema;
@@ -25,8 +25,8 @@ mod tls;
 
 pub use schema::known_version;
 
-/// The longest pause between two attempts of a transaction that met a dropped connection.
-const MAX_BACKOFF: Duration = Duration::from_secs(2);
+/// The first pause after a dropped connection.
+const FIRST_PAUSE: Duration = Duration::from_millis(50);
 
 pub struct PgStore {
     client: RefCell<Client>,
@@ -230,46 +230,25 @@ impl PgStore {
     }
 
     /// Runs `attempt` on the connection until it does not fail transiently, reconnecting when the
-    /// connection is gone, for at most the store's patience. `attempt` learns whether an earlier
-    /// attempt may have committed before its answer was lost.
+    /// connection is gone (see [`retry`]). `attempt` learns whether an earlier attempt may have
+    /// committed before its answer was lost.
     fn retry<T>(&self, mut attempt: impl FnMut(&mut Client, bool) -> Result<T>) -> Result<T> {
-        let started = Instant::now();
-        let mut pause = Duration::from_millis(50);
-        let mut retrying = false;
-        loop {
-            let error = {
-                let mut client = self.client.borrow_mut();
-                let ready = if client.is_closed() {
-                    match connect(&self.url) {
-                        Ok(fresh) => {
-                            *client = fresh;
-                            Ok(())
-                        }
-                        Err(e) => Err(e.to_string()),
-                    }
-                } else {
-                    Ok(())
-                };
-                match ready {
-                    Ok(()) => match attempt(&mut client, retrying) {
-                        Err(StoreError::Postgres(e)) if is_transient(&e) => error_text(&e),
-                        other => return other,
-                    },
-                    Err(e) => e,
+        let location = || self.url.redacted().into();
+        retry(&self.patience, FIRST_PAUSE, location, |retrying| {
+            let mut client = self.client.borrow_mut();
+            if client.is_closed() {
+                match connect(&self.url) {
+                    Ok(fresh) => *client = fresh,
+                    Err(e) => return Attempt::Transient(e.to_string()),
                 }
-            };
-            let waited = started.elapsed();
-            if waited >= self.patience.total {
-                return Err(StoreError::Busy {
-                    path: self.url.redacted().into(),
-                    waited,
-                    detail: error,
-                });
             }
-            std::thread::sleep(pause.min(self.patience.total - waited));
-            pause = (pause * 2).min(MAX_BACKOFF);
-            retrying = true;
-        }
+            match attempt(&mut client, retrying) {
+                Err(StoreError::Postgres(e)) if is_transient(&e) => {
+                    Attempt::Transient(error_text(&e))
+                }
+                other => Attempt::Done(other),
+            }
+        })
     }
 
     /// Whether the database holds a schema (a reader may meet an empty one).

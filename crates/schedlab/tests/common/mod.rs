@@ -249,6 +249,23 @@ pub fn exit_code_and_stderr(child: Child) -> (Option<i32>, String) {
     )
 }
 
+/// Waits for the run to end (within `limit`) and returns its exit code and stderr.
+pub fn finish(child: Child, limit: Duration) -> (Option<i32>, String) {
+    let started = Instant::now();
+    let pid = child.id();
+    let waiter = std::thread::spawn(move || exit_code_and_stderr(child));
+    while !waiter.is_finished() {
+        if started.elapsed() > limit {
+            // SAFETY: kill has no memory effects. The run is hung: end it so the test fails
+            // instead of hanging.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            panic!("the run did not end within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    waiter.join().unwrap()
+}
+
 /// No process of the run on `db` is left, five seconds after it ended: schedlab and the tasks it
 /// forks all carry the database path (see `background`).
 pub fn assert_no_strays(db: &Path) {
