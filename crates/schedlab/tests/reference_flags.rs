@@ -771,6 +771,11 @@ fn stat_reads_standard_input_and_summarises_a_single_file() {
     }
     let json: Value = serde_json::from_str(&stat(&db, &[&f.a, "--format", "json"], None)).unwrap();
     assert_eq!(json["datasets"][0]["n"], 5);
+    let csv = stat(&db, &[&f.a, "--format", "csv"], None);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines[0], "name,n,min,max,median,avg,stddev");
+    let fields: Vec<&str> = lines[1].rsplitn(7, ',').collect();
+    assert_eq!((fields[5], fields[6]), ("5", f.a.as_str()), "{csv}");
     assert_bad_input(&db, &["stat", "--style", "mmtests", &f.a]);
     assert_bad_input(&db, &words("stat - -"));
 }

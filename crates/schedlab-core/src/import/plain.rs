@@ -5,32 +5,59 @@
 use super::{number, ParseError, Parsed, PlainOptions, ToolResult};
 
 pub fn parse(text: &str, options: &PlainOptions) -> Result<Parsed, ParseError> {
-    let column = options.column.max(1);
     let def = options.def();
     let case = format!("plain:{}", options.name);
-    let mut results = Vec::new();
-    for (index, line) in text.lines().enumerate() {
-        let field = line
-            .trim_end()
-            .split(|c| options.delimiters.contains(c))
-            .filter(|f| !f.is_empty())
-            .take_while(|f| !f.starts_with('#'))
-            .nth(column - 1);
-        let Some(field) = field else { continue };
-        let value = number(field).ok_or_else(|| {
-            ParseError::at(index + 1, format!("invalid data (not a number): {field:?}"))
-        })?;
-        results.push(ToolResult {
+    let numbers = column_numbers(text, options.column, &options.delimiters).map_err(|e| {
+        ParseError::at(
+            e.line,
+            format!("invalid data (not a number): {:?}", e.field),
+        )
+    })?;
+    let results = numbers
+        .into_iter()
+        .map(|(line, value)| ToolResult {
             case: case.clone(),
-            line: index + 1,
+            line,
             at_ns: None,
             measurements: vec![def.value(value)],
-        });
-    }
+        })
+        .collect();
     Ok(Parsed {
         results,
         ..Parsed::default()
     })
+}
+
+/// A field of the chosen column that is not a finite number: its 1-based line and its text.
+#[derive(Debug, PartialEq)]
+pub struct NotANumber {
+    pub line: usize,
+    pub field: String,
+}
+
+/// The numbers of the 1-based `column` (0 reads as 1), each with its 1-based line, read as
+/// ministat reads them; `import --tool plain` and `schedlab stat` both read files this way.
+pub fn column_numbers(
+    text: &str,
+    column: usize,
+    delimiters: &str,
+) -> Result<Vec<(usize, f64)>, NotANumber> {
+    let mut numbers = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        let field = line
+            .trim_end()
+            .split(|c| delimiters.contains(c))
+            .filter(|f| !f.is_empty())
+            .take_while(|f| !f.starts_with('#'))
+            .nth(column.max(1) - 1);
+        let Some(field) = field else { continue };
+        let value = number(field).ok_or_else(|| NotANumber {
+            line: index + 1,
+            field: field.to_string(),
+        })?;
+        numbers.push((index + 1, value));
+    }
+    Ok(numbers)
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 use std::io::Write;
 
 use schedlab_analysis::model::Comparison;
+use schedlab_stats::ministat::MinistatVitals;
 
 const HEADER: [&str; 31] = [
     "candidate",
@@ -37,6 +38,26 @@ const HEADER: [&str; 31] = [
     "verdict",
     "note",
 ];
+
+/// One dataset alone: a header and one line of its vitals.
+pub fn write_dataset(
+    name: &str,
+    vitals: &MinistatVitals,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let mut writer = ::csv::Writer::from_writer(out);
+    writer.write_record(["name", "n", "min", "max", "median", "avg", "stddev"])?;
+    writer.write_record([
+        name.to_string(),
+        vitals.n.to_string(),
+        vitals.min.to_string(),
+        vitals.max.to_string(),
+        vitals.median.to_string(),
+        vitals.avg.to_string(),
+        vitals.stddev.to_string(),
+    ])?;
+    writer.flush()
+}
 
 fn num(v: Option<f64>) -> String {
     v.map_or(String::new(), |v| format!("{v}"))

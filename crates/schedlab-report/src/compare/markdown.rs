@@ -4,6 +4,7 @@ use std::io::Write;
 
 use super::text::Style;
 use schedlab_analysis::model::Comparison;
+use schedlab_stats::ministat::MinistatVitals;
 
 use super::{benchstat, ministat, mmtests, schedtests};
 
@@ -54,6 +55,19 @@ pub fn write_ministat(
         write_footer(c, out)?;
     }
     Ok(())
+}
+
+/// One dataset alone, as `text::write_dataset` in a fenced block.
+pub fn write_dataset(
+    name: &str,
+    values: &[f64],
+    vitals: MinistatVitals,
+    layout: ministat::Layout,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    writeln!(out, "```")?;
+    super::text::write_dataset(name, values, vitals, layout, out)?;
+    writeln!(out, "```")
 }
 
 fn write_footer(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {

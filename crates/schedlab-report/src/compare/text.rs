@@ -2,6 +2,7 @@
 use std::io::Write;
 
 use schedlab_analysis::model::Comparison;
+use schedlab_stats::ministat::MinistatVitals;
 
 use super::{benchstat, ministat, mmtests, schedtests};
 
@@ -59,6 +60,26 @@ pub fn write_ministat(
         write_footer(c, out)?;
     }
     Ok(())
+}
+
+/// One dataset alone (`schedlab stat FILE`), as ministat prints a single file: legend, plot and
+/// vitals. There is nothing to compare, so no test, no verdict and no footer.
+pub fn write_dataset(
+    name: &str,
+    values: &[f64],
+    vitals: MinistatVitals,
+    layout: ministat::Layout,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let names = [name.to_string()];
+    ministat::write_block(
+        &names,
+        &[values.to_vec()],
+        &[Some(vitals)],
+        &[],
+        layout,
+        out,
+    )
 }
 
 pub fn write_footer(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {

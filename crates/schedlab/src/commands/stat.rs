@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use schedlab_analysis::{CalibrationSet, Side};
+use schedlab_core::import::plain::column_numbers;
 use schedlab_core::metric::Better;
-use schedlab_report::compare::ministat::{write_block, Layout, DEFAULT_WIDTH};
-use schedlab_report::compare::{markdown, text};
+use schedlab_report::compare::ministat::{Layout, DEFAULT_WIDTH};
+use schedlab_report::compare::{csv, json, markdown, text};
 use schedlab_stats::ministat::ministat_vitals;
 
 use crate::cli::{CompareFormat, CompareStyle, StatArgs};
@@ -16,38 +17,24 @@ use crate::comparison::{gate, render, settings};
 use crate::failure::Failure;
 use crate::output::emit;
 
-/// Reads one column of numbers as ministat does: fields split on any delimiter character, a field
-/// starting with `#` ends the line, lines without the column are skipped, anything else that is
-/// not a number is an error naming the line.
-pub fn read_column(
+/// The numbers of one column of a file, as ministat reads them (see [`column_numbers`]): at least
+/// three, or bad input naming the file.
+fn read_column(
     text: &str,
     name: &str,
     column: usize,
     delimiters: &str,
 ) -> Result<Vec<f64>, Failure> {
-    let mut values = Vec::new();
-    for (index, line) in text.lines().enumerate() {
-        let field = line
-            .trim_end()
-            .split(|c| delimiters.contains(c))
-            .filter(|f| !f.is_empty())
-            .take_while(|f| !f.starts_with('#'))
-            .nth(column - 1);
-        let Some(field) = field else { continue };
-        let value: f64 = field.parse().map_err(|_| {
+    let values: Vec<f64> = column_numbers(text, column, delimiters)
+        .map_err(|e| {
             Failure::bad_input(format!(
-                "invalid data on line {} in {name}: {field:?}",
-                index + 1
+                "invalid data on line {} in {name}: {:?}",
+                e.line, e.field
             ))
-        })?;
-        if !value.is_finite() {
-            return Err(Failure::bad_input(format!(
-                "invalid data on line {} in {name}: {field:?}",
-                index + 1
-            )));
-        }
-        values.push(value);
-    }
+        })?
+        .into_iter()
+        .map(|(_, value)| value)
+        .collect();
     if values.len() < 3 {
         return Err(Failure::bad_input(format!(
             "dataset {name} must contain at least 3 data points (it has {})",
@@ -189,63 +176,12 @@ fn summary(
         ));
     }
     emit(|out| match args.format {
-        CompareFormat::Text | CompareFormat::Markdown => {
-            let fenced = args.format == CompareFormat::Markdown;
-            if fenced {
-                writeln!(out, "```")?;
-            }
-            write_block(
-                &[name.to_string()],
-                &[values.to_vec()],
-                &[Some(vitals)],
-                &[],
-                layout,
-                out,
-            )?;
-            if fenced {
-                writeln!(out, "```")?;
-            }
-            Ok(())
-        }
-        CompareFormat::Json => {
-            let document = serde_json::json!({
-                "datasets": [{
-                    "name": name,
-                    "n": vitals.n,
-                    "min": vitals.min,
-                    "max": vitals.max,
-                    "median": vitals.median,
-                    "avg": vitals.avg,
-                    "stddev": vitals.stddev,
-                }],
-            });
-            serde_json::to_writer_pretty(&mut *out, &document)?;
-            writeln!(out)
-        }
-        CompareFormat::Csv => {
-            writeln!(out, "name,n,min,max,median,avg,stddev")?;
-            writeln!(
-                out,
-                "{},{},{},{},{},{},{}",
-                csv_field(name),
-                vitals.n,
-                vitals.min,
-                vitals.max,
-                vitals.median,
-                vitals.avg,
-                vitals.stddev
-            )
-        }
+        CompareFormat::Text => text::write_dataset(name, values, vitals, layout, out),
+        CompareFormat::Markdown => markdown::write_dataset(name, values, vitals, layout, out),
+        CompareFormat::Json => json::write_dataset(name, &vitals, out),
+        CompareFormat::Csv => csv::write_dataset(name, &vitals, out),
     })?;
     Ok(ExitCode::SUCCESS)
-}
-
-fn csv_field(text: &str) -> String {
-    if text.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_string()
-    }
 }
 
 fn read_file(path: &Path) -> Result<String, Failure> {
