@@ -4,7 +4,6 @@ use std::io::Write;
 
 use super::text::Style;
 use schedlab_analysis::model::Comparison;
-use schedlab_stats::ministat::MinistatVitals;
 
 use super::{benchstat, ministat, mmtests, schedtests};
 
@@ -57,16 +56,14 @@ pub fn write_ministat(
     Ok(())
 }
 
-/// One dataset alone, as `text::write_dataset` in a fenced block.
-pub fn write_dataset(
-    name: &str,
-    values: &[f64],
-    vitals: MinistatVitals,
-    layout: ministat::Layout,
+/// What `body` writes, in a fenced block: a text layout kept as it is (`schedlab stat FILE`'s
+/// one-dataset summary).
+pub fn fenced(
     out: &mut dyn Write,
+    body: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
     writeln!(out, "```")?;
-    super::text::write_dataset(name, values, vitals, layout, out)?;
+    body(out)?;
     writeln!(out, "```")
 }
 

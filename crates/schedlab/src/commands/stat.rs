@@ -177,7 +177,9 @@ fn summary(
     }
     emit(|out| match args.format {
         CompareFormat::Text => text::write_dataset(name, values, vitals, layout, out),
-        CompareFormat::Markdown => markdown::write_dataset(name, values, vitals, layout, out),
+        CompareFormat::Markdown => markdown::fenced(out, |out| {
+            text::write_dataset(name, values, vitals, layout, out)
+        }),
         CompareFormat::Json => json::write_dataset(name, &vitals, out),
         CompareFormat::Csv => csv::write_dataset(name, &vitals, out),
     })?;
