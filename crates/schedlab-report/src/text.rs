@@ -4,7 +4,7 @@
 //! varies, as mmtests prints a benchmark per client count.
 use std::io::Write;
 
-use schedlab_core::metric::Role;
+use schedlab_core::metric::{MetricShape, Role};
 
 use crate::latency::LatencyTable;
 use crate::model::{CaseView, MetricView, RunScaling, RunView};
@@ -271,12 +271,22 @@ fn write_metric(metric: &MetricView, width: usize, out: &mut dyn Write) -> std::
             out,
             "  {:<width$}  {better:<6}  {:>12}  {:>12}  {:>12}  {:>7}",
             metric.name,
-            format_value(s.median),
-            format_value(s.min),
-            format_value(s.max),
+            format_of(metric.shape, s.median),
+            format_of(metric.shape, s.min),
+            format_of(metric.shape, s.max),
             s.std_pct.map_or("-".to_string(), |p| format!("{p:.1}%")),
         ),
         None => writeln!(out, "  {:<width$}  {better:<6}  {:>12}", metric.name, "-"),
+    }
+}
+
+/// A value of a metric of `shape`: a whole count as the whole number it is (`81`, not
+/// `81.000`), anything else as [`format_value`].
+fn format_of(shape: MetricShape, value: f64) -> String {
+    if shape == MetricShape::Count && value.fract() == 0.0 {
+        format!("{value:.0}")
+    } else {
+        format_value(value)
     }
 }
 
@@ -338,5 +348,14 @@ mod tests {
         assert_eq!(format_value(123.45), "123.5");
         assert_eq!(format_value(0.01234), "0.0123");
         assert_eq!(format_value(0.0), "0");
+    }
+
+    #[test]
+    fn whole_counts_read_as_whole_numbers() {
+        assert_eq!(format_of(MetricShape::Count, 81.0), "81");
+        assert_eq!(format_of(MetricShape::Count, 3643.0), "3643");
+        // The median of an even number of counts may fall between two.
+        assert_eq!(format_of(MetricShape::Count, 3643.5), "3643.5");
+        assert_eq!(format_of(MetricShape::Scalar, 81.0), "81.000");
     }
 }
