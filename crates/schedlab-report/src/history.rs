@@ -12,12 +12,34 @@ use crate::compare::html::svg::{fmt_num, nice_domain};
 use crate::compare::table::{Align, Table};
 use crate::model::format_time_ns;
 
-/// The values as a line of block characters from lowest (▁) to highest (█).
-pub fn sparkline(values: &[f64]) -> String {
+/// The widest sparkline: a longer history is drawn in groups of consecutive runs.
+pub const SPARKLINE_WIDTH: usize = 80;
+
+/// The values as a line of block characters from lowest (▁) to highest (█), one per value; with
+/// more values than `width`, one per group of consecutive values (as even as the count allows),
+/// drawn at the group's median.
+pub fn sparkline(values: &[f64], width: usize) -> String {
     const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
-    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    values
+    let drawn: Vec<f64> = if values.len() <= width {
+        values.to_vec()
+    } else {
+        (0..width)
+            .map(|g| {
+                let mut group =
+                    values[g * values.len() / width..(g + 1) * values.len() / width].to_vec();
+                group.sort_by(f64::total_cmp);
+                let mid = group.len() / 2;
+                if group.len() % 2 == 1 {
+                    group[mid]
+                } else {
+                    (group[mid - 1] + group[mid]) / 2.0
+                }
+            })
+            .collect()
+    };
+    let lo = drawn.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = drawn.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    drawn
         .iter()
         .map(|v| {
             if hi > lo {
@@ -55,7 +77,13 @@ pub fn write_history_text(h: &History, c: &Changes, out: &mut dyn Write) -> io::
         h.points.len(),
         h.kernels.len()
     )?;
-    writeln!(out, "{}", sparkline(&values))?;
+    let line = sparkline(&values, SPARKLINE_WIDTH);
+    if values.len() > SPARKLINE_WIDTH {
+        let per = values.len() as f64 / SPARKLINE_WIDTH as f64;
+        writeln!(out, "{line} (a mark per {per:.1} runs: their median)")?;
+    } else {
+        writeln!(out, "{line}")?;
+    }
     let mut table = Table::new(&[
         ("#", Align::Right),
         ("run", Align::Right),
@@ -547,8 +575,20 @@ mod tests {
 
     #[test]
     fn sparkline_spans_lowest_to_highest() {
-        assert_eq!(sparkline(&[1.0, 2.0, 3.0]), "▁▅█");
-        assert_eq!(sparkline(&[5.0, 5.0]), "▄▄");
-        assert_eq!(sparkline(&[]), "");
+        assert_eq!(sparkline(&[1.0, 2.0, 3.0], 80), "▁▅█");
+        assert_eq!(sparkline(&[5.0, 5.0], 80), "▄▄");
+        assert_eq!(sparkline(&[], 80), "");
+    }
+
+    #[test]
+    fn a_long_history_is_drawn_in_groups_at_their_medians() {
+        // 9 runs in 3 marks: [1, 1, 9] [2, 2, 2] [3, 30, 3]; each group's outlier leaves its
+        // median alone.
+        let values = [1.0, 1.0, 9.0, 2.0, 2.0, 2.0, 3.0, 30.0, 3.0];
+        assert_eq!(sparkline(&values, 3), "▁▅█");
+        // 7 runs in 2 marks of 3 and 4 runs.
+        let values = [1.0, 1.0, 1.0, 5.0, 5.0, 6.0, 6.0];
+        assert_eq!(sparkline(&values, 2), "▁█");
+        assert_eq!(sparkline(&[1.0; 1000], 80).chars().count(), 80);
     }
 }
