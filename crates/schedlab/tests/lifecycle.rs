@@ -2,7 +2,8 @@
 //! workload that runs tasks, SIGKILL of schedlab itself (the next reader must see the run
 //! `abandoned`, and no task may outlive it), workers that stop, block or spin forever (the
 //! watchdog must end the run at its deadline with the case failed and nothing left behind),
-//! Ctrl-C while another process holds the database, and `--keep-going`. Work sizes are tiny; deadlines in the assertions are generous on purpose.
+//! Ctrl-C while another process holds the database, a second Ctrl-C, and `--keep-going`. Work
+//! sizes are tiny; deadlines in the assertions are generous on purpose.
 mod common;
 
 use std::path::Path;
@@ -164,6 +165,46 @@ fn ctrl_c_does_not_wait_out_a_busy_database() {
         stored_iterations(&db) as u64,
         "{run}"
     );
+}
+
+/// Ctrl-C twice: the second one does not wait for the clean stop (here a store waiting out a
+/// held database) but ends schedlab at once, by SIGINT, as a shell expects; nothing is left
+/// running and the run reads abandoned with what it stored. A hang-up delivered twice, as a
+/// dropped ssh session can deliver it, is still a clean stop.
+#[test]
+fn a_second_ctrl_c_quits_at_once_and_a_second_hang_up_does_not() {
+    let line = format!("fake --sleep-ms 50 --iterations {MANY}");
+    let (_d, db) = temp_db();
+    let mut child = spawn(&db, &words(&line));
+    let holder = hold_the_write_lock(&db, &mut child);
+    let kept = stored_iterations(&db);
+    send_signal(&child, libc::SIGINT);
+    std::thread::sleep(Duration::from_millis(200));
+    send_signal(&child, libc::SIGINT);
+    let pid = child.id();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&output.status),
+        Some(libc::SIGINT),
+        "pid {pid} {:?}: {stderr}",
+        output.status
+    );
+    assert!(stderr.contains("a second Ctrl-C: quitting now"), "{stderr}");
+    assert_no_strays(&db);
+    holder.execute_batch("ROLLBACK").unwrap();
+    let run = only_run(&db);
+    assert_eq!(run["status"], "abandoned", "{run}");
+    assert_eq!(finished_iterations(&run), kept as u64);
+
+    let (_d, db) = temp_db();
+    let mut child = spawn(&db, &words(&line));
+    wait_for_a_stored_iteration(&db, &mut child, Duration::from_secs(60));
+    send_signal(&child, libc::SIGHUP);
+    send_signal(&child, libc::SIGHUP);
+    let (code, stderr) = finish(child, Duration::from_secs(30));
+    assert_eq!(code, Some(129), "{stderr}");
+    assert_eq!(only_run(&db)["status"], "interrupted");
 }
 
 #[test]

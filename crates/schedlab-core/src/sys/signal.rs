@@ -16,8 +16,27 @@ pub const STOP_SIGNALS: [i32; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, l
 /// to the default action; a signal the parent ignores (SIGHUP under nohup) stays ignored in them.
 pub(super) static HANDLED_SIGNALS: AtomicU64 = AtomicU64::new(0);
 
+/// Said on stderr when a second Ctrl-C ends schedlab at once.
+const QUIT_NOW: &[u8] =
+    b"\nschedlab: a second Ctrl-C: quitting now; what was stored stays stored, \
+and a run cut short reads abandoned\n";
+
 extern "C" fn record_interrupt(signal: libc::c_int) {
-    INTERRUPT_SIGNAL.store(signal, Ordering::SeqCst);
+    let earlier = INTERRUPT_SIGNAL.swap(signal, Ordering::SeqCst);
+    // Ctrl-C pressed again while the clean stop is under way (a store waiting out a busy
+    // database, a task that does not die): quit at once, as the default action would. Tasks
+    // die with schedlab (PR_SET_PDEATHSIG), nothing uncommitted is stored, and the next reader
+    // sees the run abandoned. Only SIGINT counts: a dropped ssh session can deliver SIGHUP twice
+    // (the kernel's and the shell's), and must still stop cleanly.
+    if signal == libc::SIGINT && earlier != 0 {
+        // SAFETY: write, signal and raise are async-signal-safe; the buffer is static. The
+        // re-raised SIGINT is delivered when this handler returns, with the default action.
+        unsafe {
+            libc::write(2, QUIT_NOW.as_ptr().cast(), QUIT_NOW.len());
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            libc::raise(libc::SIGINT);
+        }
+    }
 }
 
 /// Installs `handler` for `signal` without SA_RESTART and marks it as handled (for forked tasks).
