@@ -21,7 +21,7 @@ pub(crate) fn normal_sf(z: f64) -> f64 {
 
 /// Inverse of [`normal_cdf`]; `p` outside (0, 1) maps to ∓∞ / NaN rather than
 /// panicking as statrs would.
-pub(crate) fn normal_quantile(p: f64) -> f64 {
+pub fn normal_quantile(p: f64) -> f64 {
     if p.is_nan() {
         f64::NAN
     } else if p <= 0.0 {
@@ -80,10 +80,24 @@ pub(crate) fn t_quantile(p: f64, df: f64) -> f64 {
     if df > NORMAL_LIMIT_DF {
         return normal_quantile(p);
     }
+    // statrs' inverse hangs at large df (from about 3·10^7 at any p) and panics or hangs far in
+    // the tail (p below 10^-163 at any df, 10^-100 at df 1000); its CDF and density do neither,
+    // but lose digits at huge df, so the expansion is the answer there.
+    if df >= EXPANSION_DF {
+        return hill_expansion(normal_quantile(p), df);
+    }
     let Some(dist) = students_t(df) else {
         return f64::NAN;
     };
-    let mut t = dist.inverse_cdf(p);
+    let mut t = if p < TAIL_P {
+        let t = bisect_tail(p, &dist);
+        if t.is_infinite() {
+            return t;
+        }
+        t
+    } else {
+        dist.inverse_cdf(p)
+    };
     if !t.is_finite() {
         t = normal_quantile(p);
     }
@@ -104,16 +118,99 @@ pub(crate) fn t_quantile(p: f64, df: f64) -> f64 {
     t
 }
 
+/// From this many degrees of freedom, [`t_quantile`] is the expansion of the t quantile around
+/// the normal one.
+const EXPANSION_DF: f64 = 1e6;
+/// Below this lower-tail probability, [`t_quantile`] brackets the quantile with the CDF.
+const TAIL_P: f64 = 1e-80;
+
+/// The t quantile from the normal quantile `z` by its expansion in 1/ν (Hill 1970, Cornish–Fisher
+/// form); at ν ≥ 10^6 and |z| < 40 (p > 10^-340) the first omitted term is below 10^-15.
+fn hill_expansion(z: f64, df: f64) -> f64 {
+    let z2 = z * z;
+    let g1 = (z2 + 1.0) * z / 4.0;
+    let g2 = ((5.0 * z2 + 16.0) * z2 + 3.0) * z / 96.0;
+    let g3 = (((3.0 * z2 + 19.0) * z2 + 17.0) * z2 - 15.0) * z / 384.0;
+    let g4 = ((((79.0 * z2 + 776.0) * z2 + 1482.0) * z2 - 1920.0) * z2 - 945.0) * z / 92160.0;
+    z + (g1 + (g2 + (g3 + g4 / df) / df) / df) / df
+}
+
+/// Past this, t² overflows inside the CDF, which then reads 0.
+const TAIL_LIMIT: f64 = -1e150;
+
+/// The lower-tail quantile (p < 0.5) by bisection on the CDF: the t quantile lies below the
+/// normal one, and doubling from there finds a point below it; the bracket is then halved
+/// geometrically to full precision. A quantile past [`TAIL_LIMIT`] (p = 10^-200 at ν = 0.3 is
+/// near -10^666) reads -∞, the nearest double.
+fn bisect_tail(p: f64, dist: &StudentsT) -> f64 {
+    if dist.cdf(TAIL_LIMIT) > p {
+        return f64::NEG_INFINITY;
+    }
+    let mut hi = normal_quantile(p);
+    let mut lo = 2.0 * hi;
+    while dist.cdf(lo) > p {
+        hi = lo;
+        lo *= 2.0;
+    }
+    for _ in 0..200 {
+        // The geometric mean, without overflowing far in the tail.
+        let mid = -(lo.abs().sqrt() * hi.abs().sqrt());
+        if !(mid < hi && mid > lo) {
+            break;
+        }
+        if dist.cdf(mid) > p {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    hi
+}
+
 /// Quantile of the F distribution with `d1` and `d2` degrees of freedom (fractional allowed);
 /// NaN where it is undefined. The stale-calibration guard divides by its median, the value a
 /// variance ratio takes half the time when nothing changed.
 pub fn f_quantile(p: f64, d1: f64, d2: f64) -> f64 {
     let usable = p > 0.0 && p < 1.0 && d1 > 0.0 && d2 > 0.0;
-    if !usable || d1.is_infinite() || d2.is_infinite() {
+    if !usable || d1.max(d2) > NORMAL_LIMIT_DF {
         return f64::NAN;
     }
-    FisherSnedecor::new(d1, d2).map_or(f64::NAN, |f| f.inverse_cdf(p))
+    let Ok(f) = FisherSnedecor::new(d1, d2) else {
+        return f64::NAN;
+    };
+    if d1.max(d2) < LARGE_F_DF && p >= TAIL_P {
+        return f.inverse_cdf(p);
+    }
+    // statrs' inverse hangs when one df is large (from about 3·10^7) and the other small, and
+    // panics far in the lower tail; its CDF does neither (at a large df it keeps about five
+    // digits). The quantile is bracketed by halving and doubling from 1, then bisected
+    // geometrically.
+    let (mut lo, mut hi) = (1.0, 1.0);
+    while f.cdf(lo) > p && lo > f64::MIN_POSITIVE {
+        hi = lo;
+        lo /= 2.0;
+    }
+    while f.cdf(hi) < p && hi < f64::MAX / 2.0 {
+        lo = hi;
+        hi *= 2.0;
+    }
+    for _ in 0..200 {
+        let mid = lo.sqrt() * hi.sqrt();
+        if !(mid > lo && mid < hi) {
+            break;
+        }
+        if f.cdf(mid) < p {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    hi
 }
+
+/// From this many degrees of freedom on either side (or below [`TAIL_P`]), [`f_quantile`]
+/// bisects the CDF.
+const LARGE_F_DF: f64 = 1e6;
 
 /// Sample quantile with linear interpolation between order statistics
 /// (Hyndman & Fan type 7, numpy's and scipy's default). `sorted` must be
@@ -148,6 +245,56 @@ mod tests {
                 assert!((t_cdf(t, df) - p).abs() < 1e-9 * p.min(1.0 - p));
             }
         }
+    }
+
+    /// Where statrs' own inverse hangs (df from 3·10^7) or panics (p below 10^-163): the values
+    /// are scipy 1.x's `t.ppf` where scipy is right, else the CDF must give p back.
+    #[test]
+    fn t_quantile_at_huge_df_and_far_in_the_tail() {
+        for (p, df, scipy) in [
+            (0.1, 1e9, -1.2815515663911852),
+            (0.025, 3e7, -1.959964063615765),
+            (0.025, 1e5, -1.95998770753461),
+            (0.2, 5e4, -0.8416284224504178),
+            (1e-120, 1000.0, -26.910190734056844),
+            (1e-90, 2e4, -20.267870724050848),
+            (1e-300, 1e5, -37.17467066546622),
+        ] {
+            let t = t_quantile(p, df);
+            assert!(
+                (t / scipy - 1.0).abs() < 1e-9,
+                "p {p} df {df}: {t} vs {scipy}"
+            );
+            if p > 1e-16 {
+                assert!((t_quantile(1.0 - p, df) + t).abs() <= 1e-9 * t.abs());
+            }
+        }
+        for (p, df) in [
+            (1e-300, 3.0),
+            (1e-140, 1.0),
+            (1e-250, 50.0),
+            (1e-100, 1000.0),
+        ] {
+            let t = t_quantile(p, df);
+            assert!(t.is_finite() && t < 0.0, "p {p} df {df}: {t}");
+            assert!((t_cdf(t, df) / p - 1.0).abs() < 1e-9, "p {p} df {df}: {t}");
+        }
+        // Near -10^666: past every double.
+        assert_eq!(t_quantile(1e-200, 0.3), f64::NEG_INFINITY);
+    }
+
+    #[test]
+    fn f_quantile_where_statrs_inverse_hangs_or_panics() {
+        // F(d1, ∞) is χ²(d1) / d1: the median of χ²(3) is 2.365974.
+        let f = f_quantile(0.5, 3.0, 1e9);
+        assert!((f - 2.365_973_884 / 3.0).abs() < 1e-4, "{f}");
+        // The median of F(n, n) is 1.
+        assert!((f_quantile(0.5, 1e7, 1e7) - 1.0).abs() < 1e-4);
+        for (d1, d2) in [(0.5, 0.5), (3.0, 1e3), (1e3, 3.0)] {
+            let f = f_quantile(1e-300, d1, d2);
+            assert!((0.0..0.01).contains(&f), "{d1} {d2}: {f}");
+        }
+        assert!(f_quantile(0.5, 3.0, 1e300).is_nan());
     }
 
     #[test]

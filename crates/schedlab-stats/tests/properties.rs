@@ -269,7 +269,9 @@ proptest! {
         let _ = benjamini_hochberg(&a);
         let _ = holm(&a);
         let _ = tost_log_ratio_two_sample(&a, &b, level, level);
-        let _ = power::mde_paired(a.len(), level, level, level);
-        let _ = power::required_pairs(level, level, level, level);
+        let _ = power::mde_t(level, a.len() as f64, level, level);
+        let _ = power::required_pairs_t(level, level, level, level, level, a.len());
+        let _ = schedlab_stats::dist::f_quantile(level, a.len() as f64, level);
+        let _ = schedlab_stats::dist::f_quantile(level, level, b.len() as f64);
     }
 }
