@@ -39,8 +39,9 @@
 //! let marked = q[0] <= 0.05 && (paired.ratio - 1.0).abs() >= 0.01;
 //! assert!(marked);
 //!
-//! // Inconclusive rows print their minimum detectable effect instead.
-//! let mde = power::mde_paired(6, paired.std_log_ratio, 0.05, 0.8)?;
+//! // Inconclusive rows print the smallest change the t test could detect instead.
+//! let std_err = paired.std_log_ratio / (paired.n as f64).sqrt();
+//! let mde = power::mde_t(std_err, paired.df, 0.05, 0.8)?;
 //! assert!(mde.pct_increase > 0.0);
 //! let log_ratios: Vec<f64> = a.iter().zip(&b).map(|(x, y)| (y / x).ln()).collect();
 //! let tost = equivalence::tost_log_ratio_paired(&log_ratios, 0.05, 0.05)?;

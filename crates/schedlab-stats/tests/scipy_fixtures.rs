@@ -7,7 +7,6 @@ use common::{assert_close, assert_close_opt, cases, num, nums, opt_num, parse};
 use schedlab_stats::bootstrap::{bca_interval, jackknife_ratio_of_medians, percentile_interval};
 use schedlab_stats::equivalence::{tost_log_ratio_paired, tost_log_ratio_two_sample};
 use schedlab_stats::multiplicity::{benjamini_hochberg, benjamini_yekutieli, holm};
-use schedlab_stats::power::{mde_paired, mde_two_sample, required_n_two_sample, required_pairs};
 use schedlab_stats::rank::{
     hodges_lehmann_paired, hodges_lehmann_ratio, hodges_lehmann_shift, mann_whitney_u,
     wilcoxon_signed_rank, RankMethod,
@@ -280,40 +279,5 @@ fn tost_matches_scipy_one_sided_tests() {
         assert_close(r.p_lower, num(&case["p_lower"]), &format!("{ctx} lower"));
         assert_close(r.p_upper, num(&case["p_upper"]), &format!("{ctx} upper"));
         assert_close(r.p_value, num(&case["p_value"]), &ctx);
-    }
-}
-
-#[test]
-fn power_matches_normal_formula() {
-    let root = parse(include_str!("fixtures/power.json"));
-    for case in cases(&root, "mde") {
-        let n = case["n"].as_u64().unwrap() as usize;
-        let (sd, alpha, power) = (num(&case["sd"]), num(&case["alpha"]), num(&case["power"]));
-        let two = mde_two_sample(n, sd, alpha, power).unwrap();
-        assert_close(
-            two.log_effect,
-            num(&case["mde_two_sample_log"]),
-            "two-sample",
-        );
-        assert_close(
-            two.pct_increase,
-            num(&case["mde_two_sample_pct"]),
-            "two-sample %",
-        );
-        let paired = mde_paired(n, sd, alpha, power).unwrap();
-        assert_close(paired.log_effect, num(&case["mde_paired_log"]), "paired");
-        assert_close(
-            paired.pct_increase,
-            num(&case["mde_paired_pct"]),
-            "paired %",
-        );
-    }
-    for case in cases(&root, "planning") {
-        let (sd, effect) = (num(&case["sd"]), num(&case["effect_log"]));
-        let (alpha, power) = (num(&case["alpha"]), num(&case["power"]));
-        let two = required_n_two_sample(sd, effect, alpha, power).unwrap();
-        assert_eq!(two as u64, case["n_two_sample"].as_u64().unwrap(), "{case}");
-        let pairs = required_pairs(sd, effect, alpha, power).unwrap();
-        assert_eq!(pairs as u64, case["n_pairs"].as_u64().unwrap(), "{case}");
     }
 }
