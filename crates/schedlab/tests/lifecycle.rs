@@ -121,48 +121,72 @@ fn hold_the_write_lock(db: &Path, child: &mut Child) -> rusqlite::Connection {
     holder
 }
 
+/// A fake run storing an iteration every 50 ms into a database of its own, interrupted by
+/// SIGINT while another connection holds the database's write lock (`holder`); `kept` is what
+/// the run had stored by then.
+struct HeldRun {
+    _dir: tempfile::TempDir,
+    db: std::path::PathBuf,
+    child: Child,
+    holder: rusqlite::Connection,
+    kept: u64,
+}
+
+fn interrupt_a_run_behind_a_held_lock() -> HeldRun {
+    let (dir, db) = temp_db();
+    let line = format!("fake --sleep-ms 50 --iterations {MANY}");
+    let mut child = spawn(&db, &words(&line));
+    let holder = hold_the_write_lock(&db, &mut child);
+    let kept = stored_iterations(&db) as u64;
+    send_signal(&child, libc::SIGINT);
+    HeldRun {
+        _dir: dir,
+        db,
+        child,
+        holder,
+        kept,
+    }
+}
+
+/// Once the lock is released: the run reads abandoned, with every iteration it stored.
+fn assert_abandoned_with_what_it_kept(db: &Path, holder: rusqlite::Connection, kept: u64) {
+    holder.execute_batch("ROLLBACK").unwrap();
+    let run = only_run(db);
+    assert_eq!(run["status"], "abandoned", "{run}");
+    assert_eq!(finished_iterations(&run), kept);
+}
+
 /// Ctrl-C while another process holds the database: the store would wait minutes for it, but a
 /// stop signal cuts that to its grace. Held throughout, the run ends 130 saying what it waited
 /// for, keeps what it stored, and the next reader sees it abandoned; released within the grace,
 /// the run's end is recorded as for any Ctrl-C.
 #[test]
 fn ctrl_c_does_not_wait_out_a_busy_database() {
-    let line = format!("fake --sleep-ms 50 --iterations {MANY}");
-    let (_d, db) = temp_db();
-    let mut child = spawn(&db, &words(&line));
-    let holder = hold_the_write_lock(&db, &mut child);
-    let kept = stored_iterations(&db);
-    send_signal(&child, libc::SIGINT);
+    let held = interrupt_a_run_behind_a_held_lock();
     // The store's patience is 15 minutes; its grace after a signal is 5 s.
-    let (code, stderr) = finish(child, Duration::from_secs(60));
+    let (code, stderr) = finish(held.child, Duration::from_secs(60));
     assert_eq!(code, Some(130), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(
         stderr.contains("SIGINT arrived while the results database")
             && stderr.contains("database is locked")
-            && stderr.contains(&format!("keeps its {kept} stored iterations")),
+            && stderr.contains(&format!("keeps its {} stored iterations", held.kept)),
         "{stderr}"
     );
-    assert_no_strays(&db);
-    holder.execute_batch("ROLLBACK").unwrap();
-    let run = only_run(&db);
-    assert_eq!(run["status"], "abandoned", "{run}");
-    assert_eq!(finished_iterations(&run), kept as u64);
+    assert_no_strays(&held.db);
+    assert_abandoned_with_what_it_kept(&held.db, held.holder, held.kept);
 
-    let (_d, db) = temp_db();
-    let mut child = spawn(&db, &words(&line));
-    let holder = hold_the_write_lock(&db, &mut child);
-    send_signal(&child, libc::SIGINT);
+    let held = interrupt_a_run_behind_a_held_lock();
     std::thread::sleep(Duration::from_millis(500));
-    holder.execute_batch("ROLLBACK").unwrap();
-    let (code, stderr) = finish(child, Duration::from_secs(60));
+    held.holder.execute_batch("ROLLBACK").unwrap();
+    let (code, stderr) = finish(held.child, Duration::from_secs(60));
     assert_eq!(code, Some(130), "{stderr}");
     assert!(stderr.contains("interrupted by SIGINT"), "{stderr}");
-    let run = only_run(&db);
+    let run = only_run(&held.db);
     assert_eq!(run["status"], "interrupted", "{run}");
     assert_eq!(
         finished_iterations(&run),
-        stored_iterations(&db) as u64,
+        stored_iterations(&held.db) as u64,
         "{run}"
     );
 }
@@ -173,30 +197,22 @@ fn ctrl_c_does_not_wait_out_a_busy_database() {
 /// dropped ssh session can deliver it, is still a clean stop.
 #[test]
 fn a_second_ctrl_c_quits_at_once_and_a_second_hang_up_does_not() {
-    let line = format!("fake --sleep-ms 50 --iterations {MANY}");
-    let (_d, db) = temp_db();
-    let mut child = spawn(&db, &words(&line));
-    let holder = hold_the_write_lock(&db, &mut child);
-    let kept = stored_iterations(&db);
-    send_signal(&child, libc::SIGINT);
+    let held = interrupt_a_run_behind_a_held_lock();
     std::thread::sleep(Duration::from_millis(200));
-    send_signal(&child, libc::SIGINT);
-    let pid = child.id();
-    let output = child.wait_with_output().unwrap();
+    send_signal(&held.child, libc::SIGINT);
+    let output = held.child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(
         std::os::unix::process::ExitStatusExt::signal(&output.status),
         Some(libc::SIGINT),
-        "pid {pid} {:?}: {stderr}",
+        "{:?}: {stderr}",
         output.status
     );
     assert!(stderr.contains("a second Ctrl-C: quitting now"), "{stderr}");
-    assert_no_strays(&db);
-    holder.execute_batch("ROLLBACK").unwrap();
-    let run = only_run(&db);
-    assert_eq!(run["status"], "abandoned", "{run}");
-    assert_eq!(finished_iterations(&run), kept as u64);
+    assert_no_strays(&held.db);
+    assert_abandoned_with_what_it_kept(&held.db, held.holder, held.kept);
 
+    let line = format!("fake --sleep-ms 50 --iterations {MANY}");
     let (_d, db) = temp_db();
     let mut child = spawn(&db, &words(&line));
     wait_for_a_stored_iteration(&db, &mut child, Duration::from_secs(60));
