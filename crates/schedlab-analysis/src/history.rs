@@ -221,7 +221,7 @@ pub fn history(
         scale,
         hostname: hosts.into_iter().next().unwrap_or_default(),
         excluded_runs: side.excluded.iter().filter_map(|r| r.id).collect(),
-        machine: side.runs.last().and_then(|r| r.machine.clone()),
+        machine: side.runs.last().and_then(|r| r.machine.as_deref().cloned()),
         points,
         kernels,
         builds,

@@ -32,7 +32,8 @@ pub struct RunMeta {
     pub round: Option<u32>,
     /// The machine's hardware-and-tuning key (`None` for plain numbers).
     #[serde(skip)]
-    pub machine: Option<MachineKey>,
+    /// Boxed: `schedlab stat` makes a run of every number it reads, and most runs are alike.
+    pub machine: Option<Box<MachineKey>>,
     /// The build or tool that measured the run
     /// ([`schedlab_core::fingerprint::Fingerprint::measured_by`]).
     #[serde(skip)]
@@ -159,7 +160,7 @@ impl Side {
                 experiment_id: input.tag.map(|t| t.experiment_id),
                 arm: input.tag.map(|t| t.arm),
                 round: input.tag.map(|t| t.round),
-                machine: Some(MachineKey::of(&run.fingerprint)),
+                machine: Some(Box::new(MachineKey::of(&run.fingerprint))),
                 measured_by: run.fingerprint.measured_by(),
                 imported: run.fingerprint.imported.is_some(),
             };
@@ -260,7 +261,7 @@ impl Side {
                     side.runs.push(RunMeta {
                         id: Some(i as i64 + 1),
                         boot_id: boot,
-                        machine: Some(MachineKey::default()),
+                        machine: Some(Box::default()),
                         ..RunMeta::default()
                     });
                 }
@@ -454,7 +455,10 @@ mod tests {
             (Some(9), Some(Arm::B), Some(4))
         );
         assert_eq!(side.runs[1].round, None);
-        assert_eq!(first.machine, Some(MachineKey::of(&records[0].fingerprint)));
+        assert_eq!(
+            first.machine.as_deref(),
+            Some(&MachineKey::of(&records[0].fingerprint))
+        );
         assert_eq!(side.boots(), vec!["boot-x", "boot-y"]);
     }
 }

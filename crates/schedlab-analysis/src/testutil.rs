@@ -7,7 +7,6 @@ use schedlab_core::record::{Arm, CaseRecord, IterationRecord, RunRecord, RunStat
 use schedlab_core::workload::fake::FakeParams;
 use schedlab_core::workload::WorkloadSpec;
 
-use crate::calibration::MachineKey;
 use crate::series::{CaseLabel, Origin, RunMeta, Series, Side};
 
 /// The primary metric of the hand-made runs, and a secondary one every iteration also records.
@@ -94,7 +93,7 @@ pub fn meta(id: i64, boot: &str, status: RunStatus, tag: Option<(i64, Arm, u32)>
         experiment_id: tag.map(|t| t.0),
         arm: tag.map(|t| t.1),
         round: tag.map(|t| t.2),
-        machine: Some(MachineKey::default()),
+        machine: Some(Box::default()),
         ..RunMeta::default()
     }
 }

@@ -664,10 +664,10 @@ fn a_calibration_of_another_precision_or_machine_is_not_used() {
     assert_eq!(c.rows[0].verdict, Verdict::NotJudged);
     // Another machine.
     let (base, mut candidate) = one_run_per_side();
-    candidate.runs[0].machine = Some(MachineKey {
+    candidate.runs[0].machine = Some(Box::new(MachineKey {
         hostname: "elsewhere".into(),
         ..MachineKey::default()
-    });
+    }));
     let c = run_compare(base, candidate, &set);
     assert!(c.rows.iter().all(|r| r.verdict == Verdict::NotJudged));
     assert!(c.calibrations.is_empty());
@@ -680,7 +680,7 @@ fn the_footer_names_the_runs_left_out() {
         id: Some(42),
         boot_id: "boot".into(),
         status: RunStatus::Interrupted,
-        machine: Some(MachineKey::default()),
+        machine: Some(Box::default()),
         ..RunMeta::default()
     });
     let c = run_compare(base, candidate, &CalibrationSet::default());
@@ -731,22 +731,22 @@ fn the_footer_names_the_machine_fields_that_differ_but_not_an_imports_unknowns()
         ..MachineKey::default()
     };
     let (mut base, mut candidate) = one_run_per_side();
-    base.runs[0].machine = Some(here.clone());
-    candidate.runs[0].machine = Some(here.clone());
+    base.runs[0].machine = Some(Box::new(here.clone()));
+    candidate.runs[0].machine = Some(Box::new(here.clone()));
     let c = run_compare(base.clone(), candidate.clone(), &CalibrationSet::default());
     assert_eq!(machine_note(&c), None);
-    candidate.runs[0].machine = Some(MachineKey {
+    candidate.runs[0].machine = Some(Box::new(MachineKey {
         cpu_model: "Xeon".into(),
         ..here
-    });
+    }));
     let c = run_compare(base.clone(), candidate.clone(), &CalibrationSet::default());
     let note = machine_note(&c).expect("a note on the machines");
     assert!(note.contains("differ in cpu_model:"), "{note}");
     // An imported run knows no CPU model: that is not a difference.
-    candidate.runs[0].machine = Some(MachineKey {
+    candidate.runs[0].machine = Some(Box::new(MachineKey {
         hostname: "box".into(),
         ..MachineKey::default()
-    });
+    }));
     candidate.runs[0].imported = true;
     let c = run_compare(base, candidate, &CalibrationSet::default());
     assert_eq!(machine_note(&c), None, "{:?}", c.footer.text);

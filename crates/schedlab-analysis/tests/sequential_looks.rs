@@ -3,7 +3,7 @@
 //! the planned error and no more, and a look that can judge nothing spends nothing.
 use schedlab_analysis::series::{CaseLabel, Origin, RunMeta, Series};
 use schedlab_analysis::{
-    compare, CalibrationSet, Comparison, MachineKey, SequentialPlan, Settings, Side, Verdict,
+    compare, CalibrationSet, Comparison, SequentialPlan, Settings, Side, Verdict,
 };
 use schedlab_core::metric::{Better, MetricShape};
 use schedlab_core::record::Arm;
@@ -28,7 +28,7 @@ fn arm(name: &str, arm: Arm, rounds: usize, shift: impl Fn(&[f64; 4], usize) -> 
             experiment_id: Some(1),
             arm: Some(arm),
             round: Some(r as u32),
-            machine: Some(MachineKey::default()),
+            machine: Some(Box::default()),
             ..RunMeta::default()
         })
         .collect();
