@@ -152,7 +152,6 @@ pub fn compare(
             .collect(),
         boots: s.boots().len(),
         kernels: s.kernels().into_iter().map(String::from).collect(),
-        runs: s.runs.clone(),
     };
     let candidate_names: Vec<String> = candidates.iter().map(|c| c.name.clone()).collect();
     let scaling = crate::scaling::series(&base, &candidate_names, &rows, settings.confidence);

@@ -10,7 +10,7 @@ use schedlab_stats::ConfidenceInterval;
 use crate::calibration::VarianceEstimate;
 use crate::latency::Curve;
 use crate::scaling::Grouping;
-use crate::series::{CaseLabel, Origin, RunMeta};
+use crate::series::{CaseLabel, Origin};
 use crate::settings::{SequentialPlan, Settings};
 use crate::units::{Design, Scale};
 
@@ -276,8 +276,6 @@ pub struct SideSummary {
     pub excluded: Vec<ExcludedRun>,
     pub boots: usize,
     pub kernels: Vec<String>,
-    #[serde(skip)]
-    pub runs: Vec<RunMeta>,
 }
 
 /// A calibration a comparison used.
