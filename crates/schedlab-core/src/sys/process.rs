@@ -130,10 +130,6 @@ impl ChildSet {
         unsafe { libc::_exit(i32::from(code)) }
     }
 
-    pub fn live_count(&self) -> usize {
-        self.live.len()
-    }
-
     /// The children not reaped yet.
     pub fn live_pids(&self) -> &[i32] {
         &self.live

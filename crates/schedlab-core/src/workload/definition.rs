@@ -177,14 +177,6 @@ impl ParamDef {
         }
     }
 
-    /// Whether the parameter is a field of the workload's parameters (stored with the run).
-    pub fn is_stored(&self) -> bool {
-        !matches!(
-            self.kind,
-            ParamKind::SwitchOff { .. } | ParamKind::Label | ParamKind::Refused { .. }
-        )
-    }
-
     /// `-l/--loops`, as errors name a flag.
     pub fn spelling(&self) -> String {
         if matches!(self.kind, ParamKind::Command) {
