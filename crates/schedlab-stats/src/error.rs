@@ -74,10 +74,6 @@ pub enum StatsError {
     /// overflowed; the result would be infinite or NaN.
     #[error("values are too large: an intermediate result overflowed")]
     Overflow,
-    /// The data admit no answer from this method, e.g. a BCa interval when
-    /// every bootstrap replicate lies on one side of the estimate.
-    #[error("degenerate data: {0}")]
-    Degenerate(&'static str),
 }
 
 /// Result alias used throughout the crate.

@@ -9,8 +9,6 @@
 //!   the paired test on log ratios, with exact t quantiles.
 //! - [`rank`]: Mann–Whitney U, Wilcoxon signed-rank, Hodges–Lehmann shift,
 //!   ratio and pseudo-median with rank-inversion intervals.
-//! - [`bootstrap`]: seeded percentile and BCa intervals of a ratio of
-//!   medians.
 //! - [`multiplicity`]: Benjamini–Hochberg, Benjamini–Yekutieli and Holm.
 //! - [`equivalence`]: TOST on the log ratio ("no change beyond ±δ").
 //! - [`power`]: minimum detectable effect and sample-size planning.
@@ -50,7 +48,6 @@
 //! ```
 #![forbid(unsafe_code)]
 
-pub mod bootstrap;
 pub mod dist;
 pub mod edivisive;
 pub mod equivalence;
