@@ -7,8 +7,7 @@
 //!   reproduced digit for digit, and C `%g` formatting.
 //! - [`ttest`]: pooled and Welch two-sample t tests, the one-sample test and
 //!   the paired test on log ratios, with exact t quantiles.
-//! - [`rank`]: Mann–Whitney U, Wilcoxon signed-rank, Hodges–Lehmann shift,
-//!   ratio and pseudo-median with rank-inversion intervals.
+//! - [`rank`]: the Mann–Whitney U test (benchstat's comparison of medians).
 //! - [`multiplicity`]: Benjamini–Hochberg, Benjamini–Yekutieli and Holm.
 //! - [`equivalence`]: TOST on the log ratio ("no change beyond ±δ").
 //! - [`power`]: minimum detectable effect and sample-size planning.

@@ -5,10 +5,7 @@
 use proptest::prelude::*;
 use schedlab_stats::equivalence::tost_log_ratio_two_sample;
 use schedlab_stats::multiplicity::{benjamini_hochberg, benjamini_yekutieli, holm};
-use schedlab_stats::rank::{
-    hodges_lehmann_paired, hodges_lehmann_ratio, hodges_lehmann_shift, mann_whitney_u,
-    wilcoxon_signed_rank,
-};
+use schedlab_stats::rank::mann_whitney_u;
 use schedlab_stats::summary::{median_ci, summarize};
 use schedlab_stats::ttest::{paired_log_ratio_t_test, student_t_test, welch_t_test};
 use schedlab_stats::{ministat, power, summary};
@@ -83,15 +80,6 @@ proptest! {
         if let Some(ci) = median_ci(&a, 0.95).unwrap() {
             prop_assert!(ci.ci.contains(ci.median));
         }
-        let shift = hodges_lehmann_shift(&a, &b, 0.95).unwrap();
-        if let Some(ci) = shift.ci {
-            prop_assert!(ci.contains(shift.estimate));
-        }
-        let ratio = hodges_lehmann_ratio(&a, &b, 0.9).unwrap();
-        if let Some(ci) = ratio.ci {
-            prop_assert!(ci.low <= ratio.ratio * (1.0 + 1e-12));
-            prop_assert!(ratio.ratio <= ci.high * (1.0 + 1e-12));
-        }
         let welch = welch_t_test(&a, &b, 0.95).unwrap();
         prop_assert!(welch.ci.contains(welch.estimate));
         let pooled = student_t_test(&a, &b, 0.95).unwrap();
@@ -106,11 +94,6 @@ proptest! {
         let r = paired_log_ratio_t_test(&a, &b, 0.95).unwrap();
         prop_assert!(r.ratio_ci.low <= r.ratio * (1.0 + 1e-12));
         prop_assert!(r.ratio <= r.ratio_ci.high * (1.0 + 1e-12));
-        let d: Vec<f64> = a.iter().zip(&b).map(|(x, y)| y - x).collect();
-        let hl = hodges_lehmann_paired(&d, 0.95).unwrap();
-        if let Some(ci) = hl.ci {
-            prop_assert!(ci.contains(hl.estimate));
-        }
     }
 
     #[test]
@@ -135,19 +118,6 @@ proptest! {
 
     #[test]
     fn swapping_samples_negates_or_inverts(a in positive_sample(25), b in positive_sample(25)) {
-        let forward = hodges_lehmann_shift(&a, &b, 0.95).unwrap();
-        let backward = hodges_lehmann_shift(&b, &a, 0.95).unwrap();
-        prop_assert_eq!(forward.estimate, -backward.estimate);
-        if let (Some(f), Some(r)) = (forward.ci, backward.ci) {
-            prop_assert_eq!((f.low, f.high), (-r.high, -r.low));
-        } else {
-            prop_assert!(forward.ci.is_none() && backward.ci.is_none());
-        }
-
-        let forward = hodges_lehmann_ratio(&a, &b, 0.95).unwrap();
-        let backward = hodges_lehmann_ratio(&b, &a, 0.95).unwrap();
-        prop_assert!(rel_close(forward.ratio, 1.0 / backward.ratio, 1e-12));
-
         let forward = welch_t_test(&a, &b, 0.95).unwrap();
         let backward = welch_t_test(&b, &a, 0.95).unwrap();
         prop_assert_eq!(forward.estimate, -backward.estimate);
@@ -171,22 +141,12 @@ proptest! {
         let backward = paired_log_ratio_t_test(&b, &a, 0.95).unwrap();
         prop_assert!(rel_close(forward.ratio, 1.0 / backward.ratio, 1e-12));
         prop_assert!(rel_close(forward.p_value, backward.p_value, 1e-9));
-        let d: Vec<f64> = a.iter().zip(&b).map(|(x, y)| y - x).collect();
-        let negated: Vec<f64> = d.iter().map(|x| -x).collect();
-        let forward = wilcoxon_signed_rank(&d).unwrap();
-        let backward = wilcoxon_signed_rank(&negated).unwrap();
-        prop_assert_eq!(forward.p_value, backward.p_value);
-        prop_assert_eq!(forward.r_plus, backward.r_minus);
     }
 
     #[test]
     fn ratios_ignore_a_common_scale(a in positive_sample(25), b in positive_sample(25), scale in 1e-3f64..1e3, power_of_two in -20i32..20) {
         let scaled = |xs: &[f64], c: f64| xs.iter().map(|x| x * c).collect::<Vec<f64>>();
         let (a_s, b_s) = (scaled(&a, scale), scaled(&b, scale));
-
-        let plain = hodges_lehmann_ratio(&a, &b, 0.95).unwrap();
-        let scaled_result = hodges_lehmann_ratio(&a_s, &b_s, 0.95).unwrap();
-        prop_assert!(rel_close(plain.ratio, scaled_result.ratio, 1e-9));
 
         let plain = tost_log_ratio_two_sample(&a, &b, 0.02, 0.05).unwrap();
         let scaled_result = tost_log_ratio_two_sample(&a_s, &b_s, 0.02, 0.05).unwrap();
@@ -229,11 +189,6 @@ proptest! {
         let _ = welch_t_test(&a, &b, level);
         let _ = paired_log_ratio_t_test(&a, &b, level);
         let _ = mann_whitney_u(&a, &b);
-        let _ = wilcoxon_signed_rank(&a);
-        let _ = hodges_lehmann_shift(&a, &b, level);
-        let _ = hodges_lehmann_ratio(&a, &b, level);
-        let _ = hodges_lehmann_paired(&a, level);
-        let _ = wilcoxon_signed_rank(&b);
         let _ = schedlab_stats::ttest::one_sample_t_test(&a, level);
         let _ = schedlab_stats::equivalence::tost_log_ratio_paired(&a, level, level);
         let _ = benjamini_hochberg(&a);
