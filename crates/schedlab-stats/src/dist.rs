@@ -212,27 +212,6 @@ pub fn f_quantile(p: f64, d1: f64, d2: f64) -> f64 {
 /// bisects the CDF.
 const LARGE_F_DF: f64 = 1e6;
 
-/// Sample quantile with linear interpolation between order statistics
-/// (Hyndman & Fan type 7, numpy's and scipy's default). `sorted` must be
-/// ascending and non-empty; `prob` is clamped to [0, 1].
-pub(crate) fn quantile_sorted(sorted: &[f64], prob: f64) -> f64 {
-    let last = sorted.len() - 1;
-    let position = prob.clamp(0.0, 1.0) * last as f64;
-    let below = position.floor();
-    let index = below as usize;
-    if index >= last {
-        return sorted[last];
-    }
-    let fraction = position - below;
-    let (lo, hi) = (sorted[index], sorted[index + 1]);
-    // numpy's lerp form: exact at both ends and monotone in `fraction`.
-    if fraction >= 0.5 {
-        hi - (hi - lo) * (1.0 - fraction)
-    } else {
-        lo + (hi - lo) * fraction
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -295,14 +274,5 @@ mod tests {
             assert!((0.0..0.01).contains(&f), "{d1} {d2}: {f}");
         }
         assert!(f_quantile(0.5, 3.0, 1e300).is_nan());
-    }
-
-    #[test]
-    fn quantile_interpolates() {
-        let xs = [1.0, 2.0, 3.0, 4.0];
-        assert_eq!(quantile_sorted(&xs, 0.0), 1.0);
-        assert_eq!(quantile_sorted(&xs, 1.0), 4.0);
-        assert!((quantile_sorted(&xs, 0.3) - 1.9).abs() < 1e-15);
-        assert_eq!(quantile_sorted(&[7.0], 0.4), 7.0);
     }
 }

@@ -118,17 +118,6 @@ pub fn e_divisive(series: &[f64], settings: &EDivisiveSettings) -> Result<Vec<Ch
     Ok(found)
 }
 
-/// q̂ of every split of the whole series (`None` where a side would be shorter than
-/// `min_segment`), for plots and tests.
-pub fn q_hat_values(series: &[f64], min_segment: usize) -> Vec<Option<f64>> {
-    let order: Vec<usize> = (0..series.len()).collect();
-    let mut out = vec![None; series.len()];
-    for_each_split(series, &order, min_segment.max(2), |tau, q| {
-        out[tau] = Some(q)
-    });
-    out
-}
-
 /// Segment boundaries: 0, each change point, the end.
 fn boundaries(found: &[ChangePoint], n: usize) -> Vec<usize> {
     std::iter::once(0)
@@ -206,6 +195,17 @@ fn shuffle(values: &mut [usize], rng: &mut ChaCha8Rng) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// q̂ of every split of the whole series from the running sums (`None` where a side would
+    /// be shorter than `min_segment`).
+    fn q_hat_values(series: &[f64], min_segment: usize) -> Vec<Option<f64>> {
+        let order: Vec<usize> = (0..series.len()).collect();
+        let mut out = vec![None; series.len()];
+        for_each_split(series, &order, min_segment.max(2), |tau, q| {
+            out[tau] = Some(q)
+        });
+        out
+    }
 
     /// q̂ straight from its definition, to check the running sums.
     fn q_direct(x: &[f64], y: &[f64]) -> f64 {

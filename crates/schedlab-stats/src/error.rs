@@ -39,14 +39,6 @@ pub enum StatsError {
         /// The offending value.
         value: f64,
     },
-    /// Paired samples of different lengths.
-    #[error("paired samples must have equal lengths, got {left} and {right}")]
-    LengthMismatch {
-        /// Length of the first sample.
-        left: usize,
-        /// Length of the second sample.
-        right: usize,
-    },
     /// A scalar parameter (confidence, alpha, power, ...) is out of range.
     #[error("{name} = {value} is out of range: must be {expected}")]
     InvalidParameter {
@@ -74,10 +66,6 @@ pub enum StatsError {
     /// overflowed; the result would be infinite or NaN.
     #[error("values are too large: an intermediate result overflowed")]
     Overflow,
-    /// The data admit no answer from this method, e.g. a BCa interval when
-    /// every bootstrap replicate lies on one side of the estimate.
-    #[error("degenerate data: {0}")]
-    Degenerate(&'static str),
 }
 
 /// Result alias used throughout the crate.
@@ -130,16 +118,6 @@ pub(crate) fn require_finite_result(value: f64) -> Result<f64> {
     } else {
         Err(StatsError::Overflow)
     }
-}
-
-pub(crate) fn require_same_len(a: &[f64], b: &[f64]) -> Result<()> {
-    if a.len() != b.len() {
-        return Err(StatsError::LengthMismatch {
-            left: a.len(),
-            right: b.len(),
-        });
-    }
-    Ok(())
 }
 
 /// Checks a probability-like parameter lies strictly inside (0, 1).

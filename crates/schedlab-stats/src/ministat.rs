@@ -135,15 +135,6 @@ fn level_column(confidence: f64) -> Result<usize> {
         .ok_or(StatsError::UnsupportedMinistatConfidence(confidence))
 }
 
-/// The t value ministat uses for `df` degrees of freedom at `confidence`
-/// (one of [`MINISTAT_LEVELS`]); df above 100, or 0, reads the ∞ row as
-/// ministat's indexing does.
-pub fn ministat_t(df: usize, confidence: f64) -> Result<f64> {
-    let column = level_column(confidence)?;
-    let row = if df > MINISTAT_MAX_DF { 0 } else { df };
-    Ok(STUDENT_T_TABLE[row][column])
-}
-
 /// ministat's per-dataset row: `N Min Max Median Avg Stddev`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct MinistatVitals {
@@ -364,11 +355,8 @@ mod tests {
     }
 
     #[test]
-    fn table_edges() {
-        assert_eq!(ministat_t(1, 0.95).unwrap(), 12.706);
-        assert_eq!(ministat_t(100, 0.995).unwrap(), 3.174);
-        assert_eq!(ministat_t(101, 0.95).unwrap(), 1.960);
-        assert!(ministat_t(10, 0.97).is_err());
+    fn levels_outside_the_table_are_an_error() {
+        assert!(ministat_difference(&[1.0, 2.0], &[1.0, 3.0], 0.97).is_err());
     }
 
     #[test]

@@ -49,29 +49,23 @@ pub fn spent_alpha(spending: Spending, fraction: f64, alpha: f64) -> Result<f64>
     Ok(spent.min(alpha))
 }
 
-/// The level of each of `looks` equally spaced looks: the increments of the spending function.
-pub fn look_levels(spending: Spending, looks: u32, alpha: f64) -> Result<Vec<f64>> {
-    if looks == 0 {
-        return Err(StatsError::InvalidParameter {
-            name: "looks",
-            value: 0.0,
-            expected: "at least 1",
-        });
-    }
-    let mut spent = 0.0;
-    (1..=looks)
-        .map(|k| {
-            let total = spent_alpha(spending, f64::from(k) / f64::from(looks), alpha)?;
-            let level = total - spent;
-            spent = total;
-            Ok(level)
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The level of each of `looks` equally spaced looks: the increments of the spending
+    /// function.
+    fn look_levels(spending: Spending, looks: u32, alpha: f64) -> Result<Vec<f64>> {
+        let mut spent = 0.0;
+        (1..=looks)
+            .map(|k| {
+                let total = spent_alpha(spending, f64::from(k) / f64::from(looks), alpha)?;
+                let level = total - spent;
+                spent = total;
+                Ok(level)
+            })
+            .collect()
+    }
 
     #[test]
     fn both_spend_all_of_alpha_at_the_end_and_nothing_at_the_start() {

@@ -64,13 +64,6 @@ pub fn median(xs: &[f64]) -> Result<f64> {
     Ok(median_of_sorted(&sorted_copy(xs)))
 }
 
-/// Sample standard deviation (divisor `n - 1`) of at least two finite values.
-pub fn sample_std(xs: &[f64]) -> Result<f64> {
-    require_sample(xs, 2, "sample")?;
-    let mean = require_finite_result(mean_unchecked(xs))?;
-    require_finite_result(variance_unchecked(xs, mean).sqrt())
-}
-
 /// A robust scale of values that should follow Student's t with `df`
 /// degrees of freedom: their median absolute deviation from the median,
 /// divided by the MAD t itself has (its 0.75 quantile), so 1 means "spread
@@ -250,7 +243,7 @@ fn approximate_median_orders(n: usize, confidence: f64) -> (i64, i64, f64) {
 ///
 /// Returns `Ok(None)` when the sample is too small for any pair of order
 /// statistics to reach `confidence` (benchstat prints "± ∞" and "need >= 6
-/// samples" at 0.95); see [`median_ci_min_samples`].
+/// samples" at 0.95).
 pub fn median_ci(xs: &[f64], confidence: f64) -> Result<Option<MedianCi>> {
     require_sample(xs, 1, "sample")?;
     let orders = median_ci_orders(xs.len(), confidence)?;
@@ -269,15 +262,6 @@ pub fn median_ci(xs: &[f64], confidence: f64) -> Result<Option<MedianCi>> {
         low_order: orders.low_order,
         high_order: orders.high_order,
     }))
-}
-
-/// Smallest sample size for which [`median_ci`] gives a finite interval at
-/// `confidence` (6 at 0.95), searching up to 50 as benchstat does; `None`
-/// when even 50 is not enough or `confidence` is not in (0, 1).
-pub fn median_ci_min_samples(confidence: f64) -> Option<usize> {
-    (2..=50).find(|&n| {
-        median_ci_orders(n, confidence).is_ok_and(|o| o.low_order >= 1 && o.high_order <= n)
-    })
 }
 
 pub(crate) fn sorted_copy(xs: &[f64]) -> Vec<f64> {
@@ -354,7 +338,6 @@ mod tests {
 
     #[test]
     fn benchstat_needs_six_samples_at_95() {
-        assert_eq!(median_ci_min_samples(0.95), Some(6));
         assert!(median_ci(&[1.0, 2.0, 3.0, 4.0, 5.0], 0.95)
             .unwrap()
             .is_none());

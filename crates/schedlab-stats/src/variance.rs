@@ -91,11 +91,6 @@ impl NestedComponents {
     pub fn run_var(&self) -> f64 {
         self.tau2 + self.sigma2 / self.n_harmonic
     }
-
-    /// The variance of one run's mean on a boot of its own, `ω² + τ² + σ²/n`.
-    pub fn single_run_boot_var(&self) -> f64 {
-        self.omega2.unwrap_or(0.0) + self.run_var()
-    }
 }
 
 /// Estimates the components from runs grouped by boot (each inner list one boot's runs). Needs
@@ -237,7 +232,8 @@ mod tests {
         assert!((c.ms_run.unwrap() - 0.5).abs() < 1e-12);
         assert!((c.n0 - 2.0).abs() < 1e-12);
         assert!((c.omega2.unwrap() - 1.75).abs() < 1e-12);
-        assert!((c.single_run_boot_var() - 2.25).abs() < 1e-12);
+        // One run's mean on a boot of its own varies by ω² + τ² + σ²/n.
+        assert!((c.omega2.unwrap() + c.run_var() - 2.25).abs() < 1e-12);
     }
 
     #[test]

@@ -1,18 +1,11 @@
 //! Invariants that must hold for any input, checked with proptest: order
 //! relations, symmetry under swapping samples, invariance under scaling,
-//! monotone multiplicity adjustments, reproducible bootstraps, and no
-//! panics on hostile input.
+//! monotone multiplicity adjustments, and no panics on hostile input.
 
 use proptest::prelude::*;
-use schedlab_stats::bootstrap::{bootstrap_ratio_of_medians, BootstrapSettings};
-use schedlab_stats::equivalence::tost_log_ratio_two_sample;
 use schedlab_stats::multiplicity::{benjamini_hochberg, benjamini_yekutieli, holm};
-use schedlab_stats::rank::{
-    hodges_lehmann_paired, hodges_lehmann_ratio, hodges_lehmann_shift, mann_whitney_u,
-    wilcoxon_signed_rank,
-};
+use schedlab_stats::rank::mann_whitney_u;
 use schedlab_stats::summary::{median_ci, summarize};
-use schedlab_stats::ttest::{paired_log_ratio_t_test, student_t_test, welch_t_test};
 use schedlab_stats::{ministat, power, summary};
 
 fn rel_close(a: f64, b: f64, tol: f64) -> bool {
@@ -81,37 +74,9 @@ proptest! {
     }
 
     #[test]
-    fn intervals_contain_their_estimates(a in positive_sample(30), b in positive_sample(30)) {
+    fn intervals_contain_their_estimates(a in positive_sample(30)) {
         if let Some(ci) = median_ci(&a, 0.95).unwrap() {
             prop_assert!(ci.ci.contains(ci.median));
-        }
-        let shift = hodges_lehmann_shift(&a, &b, 0.95).unwrap();
-        if let Some(ci) = shift.ci {
-            prop_assert!(ci.contains(shift.estimate));
-        }
-        let ratio = hodges_lehmann_ratio(&a, &b, 0.9).unwrap();
-        if let Some(ci) = ratio.ci {
-            prop_assert!(ci.low <= ratio.ratio * (1.0 + 1e-12));
-            prop_assert!(ratio.ratio <= ci.high * (1.0 + 1e-12));
-        }
-        let welch = welch_t_test(&a, &b, 0.95).unwrap();
-        prop_assert!(welch.ci.contains(welch.estimate));
-        let pooled = student_t_test(&a, &b, 0.95).unwrap();
-        prop_assert!(pooled.ci.contains(pooled.estimate));
-        prop_assert!((0.0..=1.0).contains(&welch.p_value));
-        prop_assert!((0.0..=1.0).contains(&pooled.p_value));
-    }
-
-    #[test]
-    fn paired_intervals_contain_their_estimates(pairs in prop::collection::vec((0.5f64..100.0, 0.5f64..100.0), 2..30)) {
-        let (a, b): (Vec<f64>, Vec<f64>) = pairs.into_iter().unzip();
-        let r = paired_log_ratio_t_test(&a, &b, 0.95).unwrap();
-        prop_assert!(r.ratio_ci.low <= r.ratio * (1.0 + 1e-12));
-        prop_assert!(r.ratio <= r.ratio_ci.high * (1.0 + 1e-12));
-        let d: Vec<f64> = a.iter().zip(&b).map(|(x, y)| y - x).collect();
-        let hl = hodges_lehmann_paired(&d, 0.95).unwrap();
-        if let Some(ci) = hl.ci {
-            prop_assert!(ci.contains(hl.estimate));
         }
     }
 
@@ -137,24 +102,6 @@ proptest! {
 
     #[test]
     fn swapping_samples_negates_or_inverts(a in positive_sample(25), b in positive_sample(25)) {
-        let forward = hodges_lehmann_shift(&a, &b, 0.95).unwrap();
-        let backward = hodges_lehmann_shift(&b, &a, 0.95).unwrap();
-        prop_assert_eq!(forward.estimate, -backward.estimate);
-        if let (Some(f), Some(r)) = (forward.ci, backward.ci) {
-            prop_assert_eq!((f.low, f.high), (-r.high, -r.low));
-        } else {
-            prop_assert!(forward.ci.is_none() && backward.ci.is_none());
-        }
-
-        let forward = hodges_lehmann_ratio(&a, &b, 0.95).unwrap();
-        let backward = hodges_lehmann_ratio(&b, &a, 0.95).unwrap();
-        prop_assert!(rel_close(forward.ratio, 1.0 / backward.ratio, 1e-12));
-
-        let forward = welch_t_test(&a, &b, 0.95).unwrap();
-        let backward = welch_t_test(&b, &a, 0.95).unwrap();
-        prop_assert_eq!(forward.estimate, -backward.estimate);
-        prop_assert_eq!(forward.p_value, backward.p_value);
-
         let forward = mann_whitney_u(&a, &b).unwrap();
         let backward = mann_whitney_u(&b, &a).unwrap();
         prop_assert_eq!(forward.u_baseline, backward.u_candidate);
@@ -164,60 +111,11 @@ proptest! {
         let backward = ministat::ministat_difference(&b, &a, 0.95).unwrap();
         prop_assert_eq!(forward.diff, -backward.diff);
         prop_assert_eq!(forward.significant, backward.significant);
-
-        let settings = BootstrapSettings { resamples: 50, confidence: 0.9, seed: 3 };
-        let forward = bootstrap_ratio_of_medians(&a, &b, settings).unwrap();
-        let backward = bootstrap_ratio_of_medians(&b, &a, settings).unwrap();
-        prop_assert!(rel_close(forward.ratio, 1.0 / backward.ratio, 1e-12));
     }
 
     #[test]
-    fn paired_swap_inverts_ratio(pairs in prop::collection::vec((0.5f64..100.0, 0.5f64..100.0), 2..20)) {
-        let (a, b): (Vec<f64>, Vec<f64>) = pairs.into_iter().unzip();
-        let forward = paired_log_ratio_t_test(&a, &b, 0.95).unwrap();
-        let backward = paired_log_ratio_t_test(&b, &a, 0.95).unwrap();
-        prop_assert!(rel_close(forward.ratio, 1.0 / backward.ratio, 1e-12));
-        prop_assert!(rel_close(forward.p_value, backward.p_value, 1e-9));
-        let d: Vec<f64> = a.iter().zip(&b).map(|(x, y)| y - x).collect();
-        let negated: Vec<f64> = d.iter().map(|x| -x).collect();
-        let forward = wilcoxon_signed_rank(&d).unwrap();
-        let backward = wilcoxon_signed_rank(&negated).unwrap();
-        prop_assert_eq!(forward.p_value, backward.p_value);
-        prop_assert_eq!(forward.r_plus, backward.r_minus);
-    }
-
-    #[test]
-    fn bootstrap_is_reproducible(a in positive_sample(30), b in positive_sample(30), seed in any::<u64>()) {
-        let settings = BootstrapSettings { resamples: 200, confidence: 0.95, seed };
-        let first = bootstrap_ratio_of_medians(&a, &b, settings).unwrap();
-        let second = bootstrap_ratio_of_medians(&a, &b, settings).unwrap();
-        prop_assert_eq!(first, second);
-        prop_assert!(first.percentile.low <= first.percentile.high);
-        if let Some(bca) = first.bca {
-            prop_assert!(bca.ci.low <= bca.ci.high);
-        }
-    }
-
-    #[test]
-    fn ratios_ignore_a_common_scale(a in positive_sample(25), b in positive_sample(25), scale in 1e-3f64..1e3, power_of_two in -20i32..20) {
+    fn ratios_ignore_a_common_scale(a in positive_sample(25), b in positive_sample(25), power_of_two in -20i32..20) {
         let scaled = |xs: &[f64], c: f64| xs.iter().map(|x| x * c).collect::<Vec<f64>>();
-        let (a_s, b_s) = (scaled(&a, scale), scaled(&b, scale));
-
-        let settings = BootstrapSettings { resamples: 100, confidence: 0.9, seed: 11 };
-        let plain = bootstrap_ratio_of_medians(&a, &b, settings).unwrap();
-        let scaled_result = bootstrap_ratio_of_medians(&a_s, &b_s, settings).unwrap();
-        prop_assert!(rel_close(plain.ratio, scaled_result.ratio, 1e-12));
-        prop_assert!(rel_close(plain.percentile.low, scaled_result.percentile.low, 1e-12));
-        prop_assert!(rel_close(plain.percentile.high, scaled_result.percentile.high, 1e-12));
-
-        let plain = hodges_lehmann_ratio(&a, &b, 0.95).unwrap();
-        let scaled_result = hodges_lehmann_ratio(&a_s, &b_s, 0.95).unwrap();
-        prop_assert!(rel_close(plain.ratio, scaled_result.ratio, 1e-9));
-
-        let plain = tost_log_ratio_two_sample(&a, &b, 0.02, 0.05).unwrap();
-        let scaled_result = tost_log_ratio_two_sample(&a_s, &b_s, 0.02, 0.05).unwrap();
-        prop_assert!(rel_close(plain.ratio, scaled_result.ratio, 1e-9));
-
         // Scaling by a power of two is exact, so rank results are identical.
         let exact = 2f64.powi(power_of_two);
         let plain = mann_whitney_u(&a, &b).unwrap();
@@ -226,16 +124,6 @@ proptest! {
         let plain = summary::summarize(&a).unwrap();
         let scaled_result = summary::summarize(&scaled(&a, exact)).unwrap();
         prop_assert_eq!(plain.std_pct, scaled_result.std_pct);
-    }
-
-    #[test]
-    fn paired_ratio_ignores_a_common_scale(pairs in prop::collection::vec((0.5f64..100.0, 0.5f64..100.0), 2..20), scale in 1e-3f64..1e3) {
-        let (a, b): (Vec<f64>, Vec<f64>) = pairs.into_iter().unzip();
-        let a_s: Vec<f64> = a.iter().map(|x| x * scale).collect();
-        let b_s: Vec<f64> = b.iter().map(|x| x * scale).collect();
-        let plain = paired_log_ratio_t_test(&a, &b, 0.95).unwrap();
-        let scaled_result = paired_log_ratio_t_test(&a_s, &b_s, 0.95).unwrap();
-        prop_assert!(rel_close(plain.ratio, scaled_result.ratio, 1e-9));
     }
 
     #[test]
@@ -251,24 +139,10 @@ proptest! {
         let _ = summary::median_ci_orders(a.len(), level);
         let _ = ministat::ministat_difference(&a, &b, level);
         let _ = ministat::ministat_vitals(&a);
-        let _ = student_t_test(&a, &b, level);
-        let _ = welch_t_test(&a, &b, level);
-        let _ = paired_log_ratio_t_test(&a, &b, level);
         let _ = mann_whitney_u(&a, &b);
-        let _ = wilcoxon_signed_rank(&a);
-        let _ = hodges_lehmann_shift(&a, &b, level);
-        let _ = hodges_lehmann_ratio(&a, &b, level);
-        let _ = hodges_lehmann_paired(&a, level);
-        let settings = BootstrapSettings { resamples: 20, confidence: level, seed: 1 };
-        let _ = bootstrap_ratio_of_medians(&a, &b, settings);
-        let _ = schedlab_stats::bootstrap::bca_interval(level, &a, &[&b], level);
-        let _ = schedlab_stats::bootstrap::percentile_interval(&a, level);
-        let _ = wilcoxon_signed_rank(&b);
         let _ = schedlab_stats::ttest::one_sample_t_test(&a, level);
-        let _ = schedlab_stats::equivalence::tost_log_ratio_paired(&a, level, level);
         let _ = benjamini_hochberg(&a);
         let _ = holm(&a);
-        let _ = tost_log_ratio_two_sample(&a, &b, level, level);
         let _ = power::mde_t(level, a.len() as f64, level, level);
         let _ = power::required_pairs_t(level, level, level, level, level, a.len());
         let _ = schedlab_stats::dist::f_quantile(level, a.len() as f64, level);

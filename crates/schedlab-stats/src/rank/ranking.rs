@@ -1,4 +1,4 @@
-//! Average ranks with tie bookkeeping, shared by the rank tests.
+//! Average ranks with tie bookkeeping for the Mann–Whitney U test.
 
 /// Ranks of `values` (1-based, ties get the average of the ranks they span)
 /// and the size of every group of tied values. Values must be finite.
