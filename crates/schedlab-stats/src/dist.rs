@@ -80,24 +80,22 @@ pub(crate) fn t_quantile(p: f64, df: f64) -> f64 {
     if df > NORMAL_LIMIT_DF {
         return normal_quantile(p);
     }
-    // statrs' inverse hangs at large df (from about 3·10^7 at any p) and panics or hangs far in
-    // the tail (p below 10^-163 at any df, 10^-100 at df 1000); its CDF and density do neither,
-    // but lose digits at huge df, so the expansion is the answer there.
+    // statrs' inverse hangs at large df (from about 3·10^7 at any p), far in the tail (from
+    // 10^-100 at df 1000) and at random extreme arguments, and panics below p = 10^-163; its CDF
+    // and density do neither, but lose digits at huge df, where the expansion is the answer.
     if df >= EXPANSION_DF {
         return hill_expansion(normal_quantile(p), df);
+    }
+    if df < MIN_DF {
+        return f64::NAN;
     }
     let Some(dist) = students_t(df) else {
         return f64::NAN;
     };
-    let mut t = if p < TAIL_P {
-        let t = bisect_tail(p, &dist);
-        if t.is_infinite() {
-            return t;
-        }
-        t
-    } else {
-        dist.inverse_cdf(p)
-    };
+    let mut t = bisect_tail(p, &dist);
+    if t.is_infinite() {
+        return t;
+    }
     if !t.is_finite() {
         t = normal_quantile(p);
     }
@@ -121,8 +119,9 @@ pub(crate) fn t_quantile(p: f64, df: f64) -> f64 {
 /// From this many degrees of freedom, [`t_quantile`] is the expansion of the t quantile around
 /// the normal one.
 const EXPANSION_DF: f64 = 1e6;
-/// Below this lower-tail probability, [`t_quantile`] brackets the quantile with the CDF.
-const TAIL_P: f64 = 1e-80;
+/// Fewer degrees of freedom than this have no quantile here (NaN): no run-based test has them,
+/// and the CDF's incomplete beta is not to be trusted that close to 0.
+const MIN_DF: f64 = 1e-3;
 
 /// The t quantile from the normal quantile `z` by its expansion in 1/ν (Hill 1970, Cornish–Fisher
 /// form); at ν ≥ 10^6 and |z| < 40 (p > 10^-340) the first omitted term is below 10^-15.
@@ -146,7 +145,7 @@ fn bisect_tail(p: f64, dist: &StudentsT) -> f64 {
     if dist.cdf(TAIL_LIMIT) > p {
         return f64::NEG_INFINITY;
     }
-    let mut hi = normal_quantile(p);
+    let mut hi = normal_quantile(p).min(-f64::MIN_POSITIVE);
     let mut lo = 2.0 * hi;
     while dist.cdf(lo) > p {
         hi = lo;
@@ -171,20 +170,17 @@ fn bisect_tail(p: f64, dist: &StudentsT) -> f64 {
 /// NaN where it is undefined. The stale-calibration guard divides by its median, the value a
 /// variance ratio takes half the time when nothing changed.
 pub fn f_quantile(p: f64, d1: f64, d2: f64) -> f64 {
-    let usable = p > 0.0 && p < 1.0 && d1 > 0.0 && d2 > 0.0;
-    if !usable || d1.max(d2) > NORMAL_LIMIT_DF {
+    let usable = p > 0.0 && p < 1.0 && d1.min(d2) >= MIN_DF && d1.max(d2) <= NORMAL_LIMIT_DF;
+    if !usable {
         return f64::NAN;
     }
     let Ok(f) = FisherSnedecor::new(d1, d2) else {
         return f64::NAN;
     };
-    if d1.max(d2) < LARGE_F_DF && p >= TAIL_P {
-        return f.inverse_cdf(p);
-    }
-    // statrs' inverse hangs when one df is large (from about 3·10^7) and the other small, and
-    // panics far in the lower tail; its CDF does neither (at a large df it keeps about five
-    // digits). The quantile is bracketed by halving and doubling from 1, then bisected
-    // geometrically.
+    // statrs' inverse hangs when one df is large (from about 3·10^7) and the other small, and at
+    // random extreme arguments, and panics far in the lower tail; its CDF does none of these (at
+    // a large df it keeps about five digits). The quantile is bracketed by halving and doubling
+    // from 1, then bisected geometrically.
     let (mut lo, mut hi) = (1.0, 1.0);
     while f.cdf(lo) > p && lo > f64::MIN_POSITIVE {
         hi = lo;
@@ -207,10 +203,6 @@ pub fn f_quantile(p: f64, d1: f64, d2: f64) -> f64 {
     }
     hi
 }
-
-/// From this many degrees of freedom on either side (or below [`TAIL_P`]), [`f_quantile`]
-/// bisects the CDF.
-const LARGE_F_DF: f64 = 1e6;
 
 #[cfg(test)]
 mod tests {
@@ -274,5 +266,10 @@ mod tests {
             assert!((0.0..0.01).contains(&f), "{d1} {d2}: {f}");
         }
         assert!(f_quantile(0.5, 3.0, 1e300).is_nan());
+        // Arguments at which statrs' inverse loops for ever.
+        let f = f_quantile(1e-80, 1e3, 7.0);
+        assert!(f > 0.0 && f < 1.0, "{f}");
+        assert!(f_quantile(1e-20, 3.0, 1e-300).is_nan());
+        assert!(f_quantile(1.0 - f64::EPSILON, 1e-300, 3.0).is_nan());
     }
 }
