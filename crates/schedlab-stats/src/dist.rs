@@ -96,9 +96,6 @@ pub(crate) fn t_quantile(p: f64, df: f64) -> f64 {
     if t.is_infinite() {
         return t;
     }
-    if !t.is_finite() {
-        t = normal_quantile(p);
-    }
     for _ in 0..8 {
         let density = dist.pdf(t);
         if density <= 0.0 || !density.is_finite() {
