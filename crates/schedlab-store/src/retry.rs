@@ -13,7 +13,8 @@ use crate::{Result, StoreError};
 /// How long the store waits on other processes' locks and on a server that went away.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Patience {
-    /// How long SQLite itself waits for a lock before answering busy.
+    /// How long one attempt waits for a lock another process or session holds before it counts
+    /// as busy and is tried again: SQLite's busy timeout, PostgreSQL's `lock_timeout`.
     pub busy_timeout: Duration,
     /// How long a transaction is retried, with backoff, after SQLite answered busy or the
     /// connection dropped. A run's iteration waits this long in memory before the run gives up
@@ -35,6 +36,20 @@ impl Default for Patience {
 /// waits for it. Counted from the first time any retry saw the signal, so the iteration being
 /// stored and the run's end share one grace.
 pub const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// How long one attempt waits for a lock once a stop signal has arrived (see
+/// [`Patience::busy_timeout`]), so the retry loop sees the end of the stop's grace within this.
+pub(crate) const STOP_LOCK_WAIT: Duration = Duration::from_millis(100);
+
+/// How long the next attempt may wait for a lock: the patience's step, or [`STOP_LOCK_WAIT`]
+/// once a stop signal has arrived (the process is ending, so it is never raised again).
+pub(crate) fn lock_wait(patience: &Patience) -> Duration {
+    if sys::interrupt_signal().is_some() {
+        STOP_LOCK_WAIT
+    } else {
+        patience.busy_timeout
+    }
+}
 
 /// The longest pause between two attempts.
 const MAX_BACKOFF: Duration = Duration::from_secs(2);

@@ -17,16 +17,13 @@ use schedlab_core::sys;
 
 use crate::backend::Backend;
 use crate::check::CheckReport;
-use crate::retry::{retry, Attempt, Patience};
+use crate::retry::{retry, Attempt, Patience, STOP_LOCK_WAIT};
 use crate::schema::{self, Shape};
 use crate::sql::Lite;
 use crate::{Result, StoreError};
 
 /// The first pause after SQLite answered busy: a writer's transaction is short.
 const FIRST_PAUSE: Duration = Duration::from_millis(10);
-/// SQLite's own wait for a lock once a stop signal has arrived, so the retry loop sees the end of
-/// the stop's grace within this.
-const STOP_BUSY_TIMEOUT: Duration = Duration::from_millis(100);
 
 pub struct SqliteStore {
     conn: Connection,
@@ -270,7 +267,7 @@ impl SqliteStore {
                 if sys::interrupt_signal().is_some() {
                     // SQLite's own wait would outlast the stop's grace. The process is ending, so
                     // the setting is not restored; setting a timeout cannot fail.
-                    let _ = self.conn.busy_timeout(STOP_BUSY_TIMEOUT);
+                    let _ = self.conn.busy_timeout(STOP_LOCK_WAIT);
                 }
                 match attempt() {
                     Err(StoreError::Database(e)) if is_busy(&e) => {

@@ -62,3 +62,27 @@ pub fn with_database(url: &str, name: &str) -> String {
     }
     out
 }
+
+/// Another session's `ACCESS EXCLUSIVE` lock on tables of the database at `url`, held until this
+/// is dropped: every statement that touches them waits, as behind a migration or `VACUUM FULL`.
+pub struct HeldTables(postgres::Client);
+
+impl HeldTables {
+    pub fn lock(url: &str, tables: &[&str]) -> HeldTables {
+        let mut client = postgres::Client::connect(url, postgres::NoTls)
+            .unwrap_or_else(|e| panic!("cannot reach the test server {url}: {e}"));
+        client
+            .batch_execute(&format!(
+                "BEGIN; LOCK TABLE {} IN ACCESS EXCLUSIVE MODE",
+                tables.join(", ")
+            ))
+            .unwrap_or_else(|e| panic!("cannot lock {tables:?}: {e}"));
+        HeldTables(client)
+    }
+}
+
+impl Drop for HeldTables {
+    fn drop(&mut self) {
+        let _ = self.0.batch_execute("ROLLBACK");
+    }
+}

@@ -1,7 +1,8 @@
 //! Every command on a PostgreSQL store (`--db postgres://…` or `SCHEDLAB_DB`), against the real
 //! server `scripts/with-postgres` starts; and `schedlab push` from a laptop's SQLite file into it,
-//! twice; a run whose connection drops, and Ctrl-C while the server is unreachable. Without a
-//! server, plain `cargo test` skips these with a notice (`scripts/check` fails).
+//! twice; a run whose connection drops, and Ctrl-C while the server is unreachable or another
+//! session holds a lock on the run's tables. Without a server, plain `cargo test` skips these
+//! with a notice (`scripts/check` fails).
 mod common;
 
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -12,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use predicates::prelude::*;
-use schedlab_store::testing::fresh_pg_database;
+use schedlab_store::testing::{fresh_pg_database, HeldTables};
 
 fn kernel() -> String {
     std::fs::read_to_string("/proc/sys/kernel/osrelease")
@@ -339,4 +340,39 @@ fn a_dropped_connection_is_reopened_and_ctrl_c_does_not_wait_for_the_server() {
     assert_eq!(runs[0]["status"], "abandoned", "{runs}");
     let stored = runs[0]["measured_iterations"].as_i64().unwrap();
     assert!(stored >= after_drop, "{stored} < {after_drop}");
+}
+
+/// Another session's lock on the run's tables (a migration, `VACUUM FULL`, a `LOCK TABLE`) is
+/// waited for in bounded steps, each retried as a busy database is: Ctrl-C ends the run within
+/// its grace instead of waiting for the lock, and once the lock is gone the next reader sees the
+/// run abandoned with every iteration it stored.
+#[test]
+fn ctrl_c_does_not_wait_out_a_lock_another_session_holds() {
+    let Some(url) = fresh_pg_database("cli_held_lock") else {
+        return;
+    };
+    let mut child = background(
+        Path::new(&url),
+        &words("run fake --sleep-ms 50 --iterations 1000 --warmup 0 --quiet"),
+    )
+    .spawn()
+    .unwrap();
+    let before = wait_for_more_iterations(&url, 0, &mut child);
+    let held = HeldTables::lock(&url, &["runs"]);
+    std::thread::sleep(Duration::from_secs(1));
+    send_signal(&child, libc::SIGINT);
+    // The lock is held until the run has ended.
+    let (code, stderr) = finish(child, Duration::from_secs(60));
+    drop(held);
+    assert_eq!(code, Some(130), "{stderr}");
+    assert!(
+        stderr.contains("SIGINT arrived while the results database")
+            && stderr.contains("another session holds a lock")
+            && stderr.contains("next command shows it abandoned"),
+        "{stderr}"
+    );
+    let runs = json_of_success(Path::new(&url), &words("runs --format json"));
+    assert_eq!(runs[0]["status"], "abandoned", "{runs}");
+    let stored = runs[0]["measured_iterations"].as_i64().unwrap();
+    assert!(stored >= before, "{stored} < {before}");
 }

@@ -8,7 +8,9 @@
 //! made by the writer, which makes `begin_run` safe to retry and lets `push` recognise runs it has
 //! copied. A connection that drops (a server restart, a network blip) is reopened and the
 //! transaction retried with backoff for the store's patience, the iteration waiting in memory.
-use std::cell::RefCell;
+//! A lock another session holds is waited for in bounded steps (`lock_timeout`) and retried the
+//! same way, so a stop signal is never held up by it.
+use std::cell::{Cell, RefCell};
 use std::time::Duration;
 
 use postgres::{Client, IsolationLevel, NoTls};
@@ -16,7 +18,7 @@ use schedlab_core::record::RunStatus;
 
 use crate::backend::Backend;
 use crate::location::PgUrl;
-use crate::retry::{retry, Attempt, Patience};
+use crate::retry::{lock_wait, retry, Attempt, Patience};
 use crate::sql::{Db, Pg};
 use crate::{Result, Store, StoreError};
 
@@ -37,6 +39,8 @@ pub struct PgStore {
     /// The version queries run against: the current one for a writer, the found one for a reader.
     version: i64,
     patience: Patience,
+    /// The lock wait set on the connection (see [`limit_lock_waits`]).
+    lock_wait: Cell<Duration>,
 }
 
 /// The server's own message, or the driver's when the server said nothing.
@@ -58,7 +62,8 @@ pub(crate) fn error_text(e: &postgres::Error) -> String {
     }
 }
 
-/// Errors worth a new attempt: the connection went away or the server asked to try again.
+/// Errors worth a new attempt: the connection went away, a lock stayed held for one step of the
+/// wait, or the server asked to try again.
 fn is_transient(e: &postgres::Error) -> bool {
     if e.is_closed() {
         return true;
@@ -66,12 +71,28 @@ fn is_transient(e: &postgres::Error) -> bool {
     match e.code() {
         Some(code) => {
             let code = code.code();
-            // serialization failure, deadlock, shutdown, cannot connect now, connection exceptions
-            matches!(code, "40001" | "40P01" | "57P01" | "57P02" | "57P03")
-                || code.starts_with("08")
+            // serialization failure, deadlock, lock not available, shutdown, cannot connect now,
+            // connection exceptions
+            matches!(
+                code,
+                "40001" | "40P01" | "55P03" | "57P01" | "57P02" | "57P03"
+            ) || code.starts_with("08")
         }
         None => std::error::Error::source(e)
             .is_some_and(|s| s.downcast_ref::<std::io::Error>().is_some()),
+    }
+}
+
+/// What a transient failure is said to be when waiting for it ends: a lock timeout names the
+/// lock's holder, which the server's own message leaves out.
+fn transient_text(e: &postgres::Error) -> String {
+    if e.code() == Some(&postgres::error::SqlState::LOCK_NOT_AVAILABLE) {
+        format!(
+            "another session holds a lock on its tables: {}",
+            error_text(e)
+        )
+    } else {
+        error_text(e)
     }
 }
 
@@ -98,11 +119,26 @@ fn connect(url: &PgUrl) -> Result<Client> {
     client.map_err(|e| unopenable(error_text(&e)))
 }
 
+/// Bounds how long one statement waits for a lock another session holds (a migration, a
+/// maintenance command, a `LOCK TABLE`): it then fails with lock_not_available, which [`retry`]
+/// treats as transient. Unbounded, such a wait would hold a run's store call, and the stop signal
+/// that should end it, for as long as the lock is held. Set per session; a writer sets it after
+/// migrating, so that writers opening a new database queue on the advisory lock for as long as
+/// the first one's migration takes.
+fn limit_lock_waits(
+    client: &mut Client,
+    wait: Duration,
+) -> std::result::Result<(), postgres::Error> {
+    client.batch_execute(&format!("SET lock_timeout = {}", wait.as_millis().max(1)))
+}
+
 impl PgStore {
     /// Opens the database for reading: nothing is created or migrated, and every query runs in a
     /// read-only transaction. A database with no schedlab schema yet reads as an empty store.
     pub fn open_reader(url: &PgUrl) -> Result<Self> {
         let mut client = connect(url)?;
+        let patience = Patience::default();
+        limit_lock_waits(&mut client, patience.busy_timeout).map_err(|e| unopenable(url, &e))?;
         let shown = url.redacted();
         let version = {
             let mut tx = client
@@ -129,7 +165,8 @@ impl PgStore {
             writer: false,
             found_version: version,
             version,
-            patience: Patience::default(),
+            patience,
+            lock_wait: Cell::new(patience.busy_timeout),
         })
     }
 
@@ -144,13 +181,16 @@ impl PgStore {
             },
             other => other,
         })?;
+        let patience = Patience::default();
+        limit_lock_waits(&mut client, patience.busy_timeout).map_err(|e| unopenable(url, &e))?;
         Ok(PgStore {
             client: RefCell::new(client),
             url: url.clone(),
             writer: true,
             found_version,
             version: known_version(),
-            patience: Patience::default(),
+            patience,
+            lock_wait: Cell::new(patience.busy_timeout),
         })
     }
 
@@ -224,9 +264,13 @@ impl PgStore {
         self.version
     }
 
-    /// Changes how long a transaction is retried after the connection dropped.
-    pub fn set_patience(&mut self, patience: Patience) {
+    /// Changes how long one statement waits for a lock and how long a transaction is retried
+    /// after a lock wait or a dropped connection.
+    pub fn set_patience(&mut self, patience: Patience) -> Result<()> {
+        limit_lock_waits(self.client.get_mut(), patience.busy_timeout)?;
+        self.lock_wait.set(patience.busy_timeout);
         self.patience = patience;
+        Ok(())
     }
 
     /// Runs `attempt` on the connection until it does not fail transiently, reconnecting when the
@@ -241,10 +285,19 @@ impl PgStore {
                     Ok(fresh) => *client = fresh,
                     Err(e) => return Attempt::Transient(e.to_string()),
                 }
+                // A new session starts with the server's default: no bound at all.
+                self.lock_wait.set(Duration::MAX);
+            }
+            let wait = lock_wait(&self.patience);
+            if wait != self.lock_wait.get() {
+                if let Err(e) = limit_lock_waits(&mut client, wait) {
+                    return Attempt::Transient(error_text(&e));
+                }
+                self.lock_wait.set(wait);
             }
             match attempt(&mut client, retrying) {
                 Err(StoreError::Postgres(e)) if is_transient(&e) => {
-                    Attempt::Transient(error_text(&e))
+                    Attempt::Transient(transient_text(&e))
                 }
                 other => Attempt::Done(other),
             }
@@ -409,6 +462,48 @@ mod tests {
             !message.contains("hunter2") && !message.contains('\n'),
             "{message}"
         );
+    }
+
+    /// A lock another session holds is waited for in steps of the patience's lock wait, each a
+    /// transient failure: held past the patience it ends the call as busy, naming the lock, and
+    /// once it is gone the call goes through. (Without a bound, the first call would wait for
+    /// as long as the lock is held: the watchdog fails the test then.)
+    #[test]
+    fn a_lock_another_session_holds_is_waited_for_in_bounded_steps() {
+        let Some(url) = fresh_pg_database("held_lock") else {
+            return;
+        };
+        let pg = PgUrl::parse(&url).unwrap();
+        let mut store = PgStore::open_writer(&pg).unwrap();
+        store
+            .set_patience(Patience {
+                busy_timeout: Duration::from_millis(100),
+                total: Duration::from_millis(500),
+            })
+            .unwrap();
+        let held = crate::testing::HeldTables::lock(&url, &["runs"]);
+        let (sent, answer) = std::sync::mpsc::channel();
+        let store = std::thread::spawn(move || {
+            let fake = schedlab_core::workload::WorkloadSpec::Fake(Default::default());
+            let plan = RunPlan::new(None, Some("locked".into()), 1, 0, vec![fake]).unwrap();
+            let begin = |store: &mut PgStore| store.begin_run(&plan, &Fingerprint::collect(), 1);
+            sent.send(begin(&mut store).map(drop)).unwrap();
+            drop(held);
+            sent.send(begin(&mut store).map(drop)).unwrap();
+        });
+        let watchdog = Duration::from_secs(60);
+        let first = answer
+            .recv_timeout(watchdog)
+            .expect("the call waited for the lock");
+        match first {
+            Err(StoreError::Busy { detail, .. }) => {
+                assert!(detail.contains("another session holds a lock"), "{detail}")
+            }
+            other => panic!("{other:?}"),
+        }
+        let second = answer.recv_timeout(watchdog).expect("the call waited");
+        assert!(second.is_ok(), "{second:?}");
+        store.join().unwrap();
     }
 
     /// A database that holds another application's tables is refused, unchanged.
