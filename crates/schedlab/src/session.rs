@@ -5,7 +5,7 @@
 //! stored one; only its id is not shown, since nothing could find it later.
 use schedlab_core::fingerprint::Fingerprint;
 use schedlab_core::plan::RunPlan;
-use schedlab_core::record::{ExperimentTag, RunRecord, RunStatus};
+use schedlab_core::record::{CaseRecord, ExperimentTag, RunRecord, RunStatus};
 use schedlab_core::runner::{self, RunObserver, RunOutcome};
 use schedlab_core::sys;
 use schedlab_store::{Location, SqliteStore, Store, StoreSink};
@@ -94,11 +94,11 @@ impl Session {
             .finish_run(run_id, outcome.status, sys::realtime_ns(), error.as_deref())
             .map_err(|e| {
                 let mut failure = Failure::from(e);
-                let kept: usize = outcome.cases.iter().map(|c| c.iterations.len()).sum();
                 failure.message = format!(
-                    "{}; the run's end is not recorded: run {run_id} keeps its {kept} stored \
-                     iterations and the next command shows it abandoned",
-                    failure.message
+                    "{}; the run's end is not recorded: run {run_id} keeps what it stored ({}) \
+                     and the next command shows it abandoned",
+                    failure.message,
+                    iterations_kept(&outcome.cases)
                 );
                 failure
             })?;
@@ -165,19 +165,32 @@ impl MeasuredRun {
         match (status, error) {
             (RunStatus::Complete, _) => Ok(self.run_id),
             (status, Some(error)) => {
-                let kept: usize = cases.iter().map(|c| c.iterations.len()).sum();
                 let mut failure = Failure::from(error);
                 if status == RunStatus::Partial {
                     failure.kind = FailureKind::Partial;
                 }
                 failure.message = format!(
-                    "{} ({kept} finished iterations kept, {place})",
-                    failure.message
+                    "{} ({} kept, {place})",
+                    failure.message,
+                    iterations_kept(&cases)
                 );
                 Err(failure)
             }
             (_, None) => Err(Failure::failed("the run did not complete")),
         }
+    }
+}
+
+/// The finished iterations of a run's cases as `runs` and `show` count them: measured ones, and
+/// the warm-ups apart (stored, but not in the summaries).
+fn iterations_kept(cases: &[CaseRecord]) -> String {
+    let all = cases.iter().flat_map(|c| &c.iterations);
+    let warmups = all.clone().filter(|i| i.warmup).count();
+    let measured = all.count() - warmups;
+    match warmups {
+        0 => format!("{measured} measured iterations"),
+        1 => format!("{measured} measured iterations and 1 warm-up"),
+        n => format!("{measured} measured iterations and {n} warm-ups"),
     }
 }
 
@@ -226,7 +239,7 @@ mod tests {
         assert_eq!(interrupted.kind, FailureKind::Interrupted { signal: 1 });
         assert!(interrupted
             .message
-            .ends_with("(0 finished iterations kept, stored as run 7)"));
+            .ends_with("(0 measured iterations kept, stored as run 7)"));
         let partial = ended(
             RunStatus::Partial,
             Some(Error::failed("1 of 2 cases failed")),

@@ -193,7 +193,8 @@ fn failed_run_keeps_finished_iterations() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("3 finished iterations kept"));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("(2 measured iterations and 1 warm-up kept, stored as run 1)"));
     let doc = show_json(&db, "1");
     let run = &doc["runs"][0];
     assert_eq!(run["status"], "failed");

@@ -170,7 +170,10 @@ fn ctrl_c_does_not_wait_out_a_busy_database() {
     assert!(
         stderr.contains("SIGINT arrived while the results database")
             && stderr.contains("database is locked")
-            && stderr.contains(&format!("keeps its {} stored iterations", held.kept)),
+            && stderr.contains(&format!(
+                "keeps what it stored ({} measured iterations)",
+                held.kept
+            )),
         "{stderr}"
     );
     assert_no_strays(&held.db);
