@@ -137,6 +137,11 @@ impl PgUrl {
             .expect("checked when the URL was parsed")
     }
 
+    /// Whether the URL as given sets the parameter `key`.
+    pub(crate) fn names(&self, key: &str) -> bool {
+        query_has(self.given.split_once('?').map(|(_, q)| q), key)
+    }
+
     /// The URL as given, with any password replaced by `***`.
     pub fn redacted(&self) -> String {
         redact(&self.given)

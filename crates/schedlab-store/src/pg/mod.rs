@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use postgres::{Client, IsolationLevel, NoTls};
 use schedlab_core::record::RunStatus;
+use schedlab_core::sys;
 
 use crate::backend::Backend;
 use crate::location::PgUrl;
@@ -29,6 +30,18 @@ pub use schema::known_version;
 
 /// The first pause after a dropped connection.
 const FIRST_PAUSE: Duration = Duration::from_millis(50);
+/// Silence on a connection before TCP asks whether the server is still there, the pause between
+/// two unanswered asks, and how many go unanswered before the connection counts as dropped:
+/// a server gone without a word is noticed within 30 s.
+const KEEPALIVE_IDLE: Duration = Duration::from_secs(15);
+const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(5);
+const KEEPALIVE_RETRIES: u32 = 3;
+/// How long data sent may go unacknowledged before the connection counts as dropped.
+const UNACKNOWLEDGED_LIMIT: Duration = Duration::from_secs(30);
+/// How long a new connection may take unless the URL says (`connect_timeout`), and once a stop
+/// signal has arrived, whatever the URL says: the stop's grace is 5 s.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+const STOP_CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 
 pub struct PgStore {
     client: RefCell<Client>,
@@ -101,22 +114,50 @@ fn connect(url: &PgUrl) -> Result<Client> {
         path: url.redacted().into(),
         reason,
     };
-    let mut config = url.config();
-    if config.get_password().is_none() {
-        if let Some(password) = std::env::var_os("PGPASSWORD") {
-            config.password(password.as_encoded_bytes());
-        }
-    }
-    if config.get_connect_timeout().is_none() {
-        config.connect_timeout(Duration::from_secs(30));
-    }
-    config.application_name("schedlab");
+    let config = driver_config(url, sys::interrupt_signal().is_some());
     let tls = tls::client_config(url).map_err(unopenable)?;
     let client = match tls {
         None => config.connect(NoTls),
         Some(tls) => config.connect(tokio_postgres_rustls::MakeRustlsConnect::new(tls)),
     };
     client.map_err(|e| unopenable(error_text(&e)))
+}
+
+/// The driver's settings for `url`: what the URL says, and schedlab's bounds on every wait where
+/// it says nothing (`stopping`: a stop signal has arrived).
+fn driver_config(url: &PgUrl, stopping: bool) -> postgres::Config {
+    let mut config = url.config();
+    if config.get_password().is_none() {
+        if let Some(password) = std::env::var_os("PGPASSWORD") {
+            config.password(password.as_encoded_bytes());
+        }
+    }
+    let mut connect_timeout = config
+        .get_connect_timeout()
+        .copied()
+        .unwrap_or(CONNECT_TIMEOUT);
+    if stopping {
+        connect_timeout = connect_timeout.min(STOP_CONNECT_TIMEOUT);
+    }
+    config.connect_timeout(connect_timeout);
+    // A server whose host died or whose network is cut sends nothing more, not even a reset: a
+    // call waiting for its answer would wait for the kernel's defaults (2 hours of silence before
+    // a keepalive, 15 minutes of retransmission), with a stop signal unseen all that time.
+    // Bounded, the connection fails within 30 s and is reopened as a dropped one is.
+    if !url.names("keepalives_idle") {
+        config.keepalives_idle(KEEPALIVE_IDLE);
+    }
+    if !url.names("keepalives_interval") {
+        config.keepalives_interval(KEEPALIVE_INTERVAL);
+    }
+    if !url.names("keepalives_retries") {
+        config.keepalives_retries(KEEPALIVE_RETRIES);
+    }
+    if !url.names("tcp_user_timeout") {
+        config.tcp_user_timeout(UNACKNOWLEDGED_LIMIT);
+    }
+    config.application_name("schedlab");
+    config
 }
 
 /// Bounds how long one statement waits for a lock another session holds (a migration, a
@@ -461,6 +502,39 @@ mod tests {
         assert!(
             !message.contains("hunter2") && !message.contains('\n'),
             "{message}"
+        );
+    }
+
+    /// Every wait on the network is bounded where the URL does not bound it itself, and a stop
+    /// shortens a new connection's.
+    #[test]
+    fn waits_on_the_network_are_bounded_unless_the_url_says() {
+        let plain = PgUrl::parse("postgres://u@db.example/lab").unwrap();
+        let config = driver_config(&plain, false);
+        assert_eq!(config.get_connect_timeout(), Some(&CONNECT_TIMEOUT));
+        assert_eq!(config.get_keepalives_idle(), KEEPALIVE_IDLE);
+        assert_eq!(config.get_keepalives_interval(), Some(KEEPALIVE_INTERVAL));
+        assert_eq!(config.get_keepalives_retries(), Some(KEEPALIVE_RETRIES));
+        assert_eq!(config.get_tcp_user_timeout(), Some(&UNACKNOWLEDGED_LIMIT));
+        let stopping = driver_config(&plain, true);
+        assert_eq!(stopping.get_connect_timeout(), Some(&STOP_CONNECT_TIMEOUT));
+
+        let given = PgUrl::parse(
+            "postgres://u@db.example/lab?connect_timeout=1&keepalives_idle=600\
+             &keepalives_interval=60&keepalives_retries=9&tcp_user_timeout=120",
+        )
+        .unwrap();
+        let config = driver_config(&given, true);
+        assert_eq!(config.get_connect_timeout(), Some(&Duration::from_secs(1)));
+        assert_eq!(config.get_keepalives_idle(), Duration::from_secs(600));
+        assert_eq!(
+            config.get_keepalives_interval(),
+            Some(Duration::from_secs(60))
+        );
+        assert_eq!(config.get_keepalives_retries(), Some(9));
+        assert_eq!(
+            config.get_tcp_user_timeout(),
+            Some(&Duration::from_secs(120))
         );
     }
 
