@@ -13,7 +13,7 @@ use schedlab_core::record::{
     Arm, Attachment, CaseRecord, ExperimentTag, IterationRecord, RunOwner, RunRecord, RunStatus,
 };
 
-use crate::liveness::{effective_status, Here, StoredOwner};
+use crate::liveness::{effective_status, Here, Silence, StoredOwner};
 use crate::schema::{
     V_ATTACHMENTS, V_CALIBRATIONS, V_EXPERIMENTS, V_METRIC_DEFS, V_RUNS, V_RUN_OWNER, V_RUN_UUID,
 };
@@ -417,22 +417,21 @@ fn load_run_in<D: Db>(db: &mut D, version: i64, run_id: i64, here: &Here) -> Res
            FROM runs WHERE id = $1",
         owner_columns(version, "")
     );
-    let run = db
+    let (run, owner) = db
         .query_opt(&run_sql, &[&run_id], |r| {
             let owner = owner_of(r, 7)?.with_fallback(&r.get::<String>(12)?);
-            let (status, abandoned) =
-                effective_status(parse_status(&r.get::<String>(5)?)?, &owner, here);
-            Ok(RunRecord {
+            let run = RunRecord {
                 id: Some(run_id),
                 label: r.get(0)?,
                 plan: from_json(&r.get::<String>(1)?, "the run plan")?,
                 fingerprint: from_json(&r.get::<String>(2)?, "the fingerprint")?,
                 started_at_ns: r.get(3)?,
                 ended_at_ns: r.get(4)?,
-                status,
-                error: r.get::<Option<String>>(6)?.or(abandoned),
+                status: parse_status(&r.get::<String>(5)?)?,
+                error: r.get(6)?,
                 cases: Vec::new(),
-            })
+            };
+            Ok((run, owner))
         })?
         .ok_or_else(|| no_run(run_id))?;
 
@@ -533,7 +532,47 @@ fn load_run_in<D: Db>(db: &mut D, version: i64, run_id: i64, here: &Here) -> Res
             error: r.get(2)?,
         })
     })?;
-    Ok(RunRecord { cases, ..run })
+    let mut run = RunRecord { cases, ..run };
+    let (status, abandoned) = effective_status(run.status, &owner, here, || {
+        let starts: Vec<i64> = run
+            .cases
+            .iter()
+            .flat_map(|c| c.iterations.iter().map(|i| i.started_at_ns))
+            .collect();
+        Some(Silence::of(&run.plan, run.started_at_ns, &starts))
+    });
+    run.status = status;
+    run.error = run.error.or(abandoned);
+    Ok(run)
+}
+
+/// The [`Silence`] of every run stored as `running`, by id: what a reader needs to judge the
+/// runs whose process it cannot look up. Few runs are running at once, so this reads little.
+pub(crate) fn running_silences<D: Db>(db: &mut D) -> Result<HashMap<i64, Silence>> {
+    let runs = db.query(
+        "SELECT id, plan_json, started_at_ns FROM runs WHERE status = 'running'",
+        &[],
+        |r| Ok((r.get::<i64>(0)?, r.get::<String>(1)?, r.get::<i64>(2)?)),
+    )?;
+    let mut starts: HashMap<i64, Vec<i64>> = HashMap::new();
+    for (run_id, started_at_ns) in db.query(
+        "SELECT c.run_id, i.started_at_ns
+           FROM iterations i JOIN cases c ON i.case_id = c.id JOIN runs r ON c.run_id = r.id
+          WHERE r.status = 'running'",
+        &[],
+        |r| Ok((r.get::<i64>(0)?, r.get::<i64>(1)?)),
+    )? {
+        starts.entry(run_id).or_default().push(started_at_ns);
+    }
+    // A plan this schedlab cannot read (a newer one's workload) leaves its run unjudged.
+    Ok(runs
+        .into_iter()
+        .filter_map(|(id, plan, started_at_ns)| {
+            let plan: RunPlan = from_json(&plan, "the run plan").ok()?;
+            let starts = starts.remove(&id).unwrap_or_default();
+            Some((id, Silence::of(&plan, started_at_ns, &starts)))
+        })
+        .collect())
 }
 
 impl<B: Backend> Store for B {
@@ -639,13 +678,17 @@ impl<B: Backend> Store for B {
             owner_columns(self.version(), "r.")
         );
         self.read_tx(|db| {
+            let silences = running_silences(db)?;
             db.query(&sql, &[], |r| {
                 let boot: String = r.get(7)?;
                 let owner = owner_of(r, 11)?;
                 let hostname = owner.hostname.clone();
                 let owner = owner.with_fallback(&boot);
+                let id: i64 = r.get(0)?;
                 let (status, _) =
-                    effective_status(parse_status(&r.get::<String>(3)?)?, &owner, &here);
+                    effective_status(parse_status(&r.get::<String>(3)?)?, &owner, &here, || {
+                        silences.get(&id).copied()
+                    });
                 let suite: Option<String> = r.get(2)?;
                 let what = match (&suite, r.get::<Option<String>>(10)?) {
                     (Some(s), _) => format!("suite {s}"),

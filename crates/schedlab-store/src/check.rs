@@ -5,8 +5,10 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OpenFlags};
 
-use crate::liveness::{judge, Here, Liveness, StoredOwner};
+use crate::backend::running_silences;
+use crate::liveness::{why_dead, Here, StoredOwner};
 use crate::schema::{self, Shape};
+use crate::sql::Lite;
 use crate::{Result, StoreError};
 
 /// Problems `integrity_check` lists beyond this many are left out; the first ones say enough.
@@ -210,17 +212,16 @@ fn find_abandoned_runs(conn: &Connection, version: i64) -> Vec<AbandonedRun> {
         return Vec::new();
     };
     let here = Here::now();
+    let silences = running_silences(&mut Lite(conn)).unwrap_or_default();
     rows.filter_map(|row| row.ok())
         .filter_map(|(id, label, started_at_ns, owner)| {
-            match judge(&owner, &here, &schedlab_core::sys::process_stat) {
-                Liveness::Dead(reason) => Some(AbandonedRun {
-                    id,
-                    label,
-                    started_at_ns,
-                    reason,
-                }),
-                Liveness::Alive | Liveness::CannotTell => None,
-            }
+            let reason = why_dead(&owner, &here, || silences.get(&id).copied())?;
+            Some(AbandonedRun {
+                id,
+                label,
+                started_at_ns,
+                reason,
+            })
         })
         .collect()
 }

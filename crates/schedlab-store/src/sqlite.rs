@@ -558,9 +558,39 @@ mod tests {
         assert_eq!(s, RunStatus::Abandoned);
         assert!(why.unwrap().contains("another process"));
         assert_eq!(store.load_run(id).unwrap().cases[0].iterations.len(), 1);
-        // Another host's run cannot be judged from here.
+        // Another host's process cannot be looked up from here: its run lives while it has
+        // stored something lately...
         set(&store, "UPDATE runs SET owner_host = 'elsewhere'");
+        let now = sys::realtime_ns();
+        set(&store, &format!("UPDATE runs SET started_at_ns = {now}"));
+        set(
+            &store,
+            &format!("UPDATE iterations SET started_at_ns = {now}"),
+        );
         assert_eq!(status(&store), (RunStatus::Running, None));
+        assert!(crate::check::check(&dir.path().join("r.db"), true)
+            .unwrap()
+            .abandoned_runs
+            .is_empty());
+        // ... and is abandoned once it has been silent for longer than a live one can be.
+        set(&store, "UPDATE runs SET started_at_ns = 1000000000000");
+        set(
+            &store,
+            "UPDATE iterations SET started_at_ns = 2000000000000",
+        );
+        let (s, why) = status(&store);
+        assert_eq!(s, RunStatus::Abandoned);
+        let why = why.unwrap();
+        assert!(
+            why.contains("nothing stored since 1970-01-01T00:33:20Z")
+                && why.contains("on elsewhere"),
+            "{why}"
+        );
+        let checked = crate::check::check(&dir.path().join("r.db"), true).unwrap();
+        assert_eq!(checked.abandoned_runs[0].id, id);
+        assert!(checked.abandoned_runs[0]
+            .reason
+            .starts_with("nothing stored"));
         // A run of an earlier boot, stored before owners were recorded.
         set(
             &store,
@@ -580,7 +610,9 @@ mod tests {
     fn a_database_without_the_v5_columns_still_reads() {
         let dir = tempfile::tempdir().unwrap();
         let mut store = SqliteStore::open(&dir.path().join("r.db")).unwrap();
-        let id = begin(&mut store, &plan("old"));
+        let id = store
+            .begin_run(&plan("old"), &Fingerprint::collect(), sys::realtime_ns())
+            .unwrap();
         for column in [
             "owner_pid",
             "owner_start_ticks",
@@ -603,7 +635,8 @@ mod tests {
         drop(store);
         // A reader takes the file as the V4 file it now is.
         let store = SqliteStore::open_existing(&dir.path().join("r.db")).unwrap();
-        // This boot's run with no recorded process cannot be judged: it stays running.
+        // This boot's run with no recorded process cannot be looked up: it stays running while
+        // it may still store (its start is recent).
         assert_eq!(store.list_runs(None).unwrap()[0].status, RunStatus::Running);
         let run = store.load_run(id).unwrap();
         assert_eq!(

@@ -326,7 +326,7 @@ impl PgStore {
                     Ok(fresh) => *client = fresh,
                     Err(e) => return Attempt::Transient(e.to_string()),
                 }
-                // A new session starts with the server's default: no bound at all.
+                // A new session starts with the server's default (normally no bound at all).
                 self.lock_wait.set(Duration::MAX);
             }
             let wait = lock_wait(&self.patience);
