@@ -281,7 +281,12 @@ impl PgStore {
             }
             for run in store.list_runs(None)? {
                 if run.status == RunStatus::Abandoned {
-                    let reason = store.load_run(run.id)?.error.unwrap_or_default();
+                    // As SQLite's check says it: why, without the status it explains.
+                    let error = store.load_run(run.id)?.error.unwrap_or_default();
+                    let reason = error
+                        .strip_prefix("abandoned: ")
+                        .unwrap_or(&error)
+                        .to_string();
                     report.abandoned_runs.push(crate::AbandonedRun {
                         id: run.id,
                         label: run.label,
@@ -578,6 +583,62 @@ mod tests {
         let second = answer.recv_timeout(watchdog).expect("the call waited");
         assert!(second.is_ok(), "{second:?}");
         store.join().unwrap();
+    }
+
+    /// Another host's run is judged by its silence on PostgreSQL as on SQLite: running while it
+    /// stores, abandoned (in `runs`, `show` and `db check`) once it has been quiet too long.
+    #[test]
+    fn another_hosts_silent_run_reads_abandoned() {
+        let Some(url) = fresh_pg_database("silent_run") else {
+            return;
+        };
+        let pg = PgUrl::parse(&url).unwrap();
+        let mut store = PgStore::open_writer(&pg).unwrap();
+        let fake = schedlab_core::workload::WorkloadSpec::Fake(Default::default());
+        let plan = RunPlan::new(None, Some("far".into()), 1, 0, vec![fake]).unwrap();
+        let now = sys::realtime_ns();
+        let id = store
+            .begin_run(&plan, &Fingerprint::collect(), now)
+            .unwrap();
+        let iteration = schedlab_core::record::IterationRecord {
+            index: 0,
+            warmup: false,
+            started_at_ns: now,
+            measurements: Vec::new(),
+            attachments: Vec::new(),
+        };
+        store.record_iteration(id, 0, &iteration).unwrap();
+        let mut raw = connect(&pg).unwrap();
+        raw.batch_execute("UPDATE runs SET owner_host = 'elsewhere'")
+            .unwrap();
+        let reader = PgStore::open_reader(&pg).unwrap();
+        assert_eq!(
+            reader.list_runs(None).unwrap()[0].status,
+            RunStatus::Running
+        );
+        // Three hours of silence: more than the quick suite's 1 h 25 min.
+        let earlier = now - 3 * 3_600 * 1_000_000_000;
+        raw.execute("UPDATE runs SET started_at_ns = $1", &[&earlier])
+            .unwrap();
+        raw.execute("UPDATE iterations SET started_at_ns = $1", &[&earlier])
+            .unwrap();
+        assert_eq!(
+            reader.list_runs(None).unwrap()[0].status,
+            RunStatus::Abandoned
+        );
+        let loaded = reader.load_run(id).unwrap();
+        assert_eq!(loaded.status, RunStatus::Abandoned);
+        let why = loaded.error.unwrap();
+        assert!(
+            why.contains("nothing stored since") && why.contains("on elsewhere"),
+            "{why}"
+        );
+        let checked = PgStore::check(&pg).unwrap();
+        assert_eq!(checked.abandoned_runs.len(), 1);
+        assert_eq!(checked.abandoned_runs[0].id, id);
+        assert!(checked.abandoned_runs[0]
+            .reason
+            .starts_with("nothing stored since"));
     }
 
     /// A database that holds another application's tables is refused, unchanged.
