@@ -30,12 +30,6 @@ pub use schema::known_version;
 
 /// The first pause after a dropped connection.
 const FIRST_PAUSE: Duration = Duration::from_millis(50);
-/// Silence on a connection before TCP asks whether the server is still there, the pause between
-/// two unanswered asks, and how many go unanswered before the connection counts as dropped:
-/// a server gone without a word is noticed within 30 s.
-const KEEPALIVE_IDLE: Duration = Duration::from_secs(15);
-const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(5);
-const KEEPALIVE_RETRIES: u32 = 3;
 /// How long data sent may go unacknowledged before the connection counts as dropped.
 const UNACKNOWLEDGED_LIMIT: Duration = Duration::from_secs(30);
 /// How long a new connection may take unless the URL says (`connect_timeout`), and once a stop
@@ -141,18 +135,12 @@ fn driver_config(url: &PgUrl, stopping: bool) -> postgres::Config {
     }
     config.connect_timeout(connect_timeout);
     // A server whose host died or whose network is cut sends nothing more, not even a reset: a
-    // call waiting for its answer would wait for the kernel's defaults (2 hours of silence before
-    // a keepalive, 15 minutes of retransmission), with a stop signal unseen all that time.
-    // Bounded, the connection fails within 30 s and is reopened as a dropped one is.
-    if !url.names("keepalives_idle") {
-        config.keepalives_idle(KEEPALIVE_IDLE);
-    }
-    if !url.names("keepalives_interval") {
-        config.keepalives_interval(KEEPALIVE_INTERVAL);
-    }
-    if !url.names("keepalives_retries") {
-        config.keepalives_retries(KEEPALIVE_RETRIES);
-    }
+    // statement sent to it would wait for the kernel's 15 minutes of retransmission, with a stop
+    // signal unseen all that time. Bounded, the connection fails within 30 s and is reopened as a
+    // dropped one is. This acts only while data is in flight, between iterations. Keepalives
+    // stay at the driver's 2 hours: shorter, they would send probes during long iterations,
+    // inside the timed window, to cover only a server that dies after taking a statement and
+    // before answering it.
     if !url.names("tcp_user_timeout") {
         config.tcp_user_timeout(UNACKNOWLEDGED_LIMIT);
     }
@@ -517,26 +505,19 @@ mod tests {
         let plain = PgUrl::parse("postgres://u@db.example/lab").unwrap();
         let config = driver_config(&plain, false);
         assert_eq!(config.get_connect_timeout(), Some(&CONNECT_TIMEOUT));
-        assert_eq!(config.get_keepalives_idle(), KEEPALIVE_IDLE);
-        assert_eq!(config.get_keepalives_interval(), Some(KEEPALIVE_INTERVAL));
-        assert_eq!(config.get_keepalives_retries(), Some(KEEPALIVE_RETRIES));
+        // No probe inside a timed window: keepalives keep the driver's 2 hours.
+        assert_eq!(config.get_keepalives_idle(), Duration::from_secs(2 * 3600));
         assert_eq!(config.get_tcp_user_timeout(), Some(&UNACKNOWLEDGED_LIMIT));
         let stopping = driver_config(&plain, true);
         assert_eq!(stopping.get_connect_timeout(), Some(&STOP_CONNECT_TIMEOUT));
 
         let given = PgUrl::parse(
-            "postgres://u@db.example/lab?connect_timeout=1&keepalives_idle=600\
-             &keepalives_interval=60&keepalives_retries=9&tcp_user_timeout=120",
+            "postgres://u@db.example/lab?connect_timeout=1&keepalives_idle=600&tcp_user_timeout=120",
         )
         .unwrap();
         let config = driver_config(&given, true);
         assert_eq!(config.get_connect_timeout(), Some(&Duration::from_secs(1)));
         assert_eq!(config.get_keepalives_idle(), Duration::from_secs(600));
-        assert_eq!(
-            config.get_keepalives_interval(),
-            Some(Duration::from_secs(60))
-        );
-        assert_eq!(config.get_keepalives_retries(), Some(9));
         assert_eq!(
             config.get_tcp_user_timeout(),
             Some(&Duration::from_secs(120))
