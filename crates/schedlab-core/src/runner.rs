@@ -61,7 +61,14 @@ pub trait RunObserver {
     fn iteration_finished(&mut self, _progress: &Progress<'_>, _iteration: &IterationRecord) {}
     /// A case failed and `keep_going` moves on: `skipped` planned iterations will not run.
     fn case_failed(&mut self, _case: &CaseSpec, _skipped: u32, _message: &str) {}
+    /// schedlab was stopped (Ctrl-Z, SIGSTOP) while the iteration was measured: what it measured
+    /// includes the pause, so it is thrown away and run again.
+    fn iteration_suspended(&mut self, _progress: &Progress<'_>) {}
 }
+
+/// How many times in a row an iteration is run again after schedlab was stopped while measuring
+/// it, before its case fails.
+pub const SUSPENDED_RETRIES: u32 = 3;
 
 /// No progress display.
 pub struct Silent;
@@ -377,20 +384,48 @@ impl Execution<'_> {
                 case.name
             ))));
         };
-        self.threads_before = tasks::live_task_threads();
-        let started_at_ns = sys::realtime_ns();
-        let counters = workload.runs_tasks().then(IterationCounters::start);
-        self.watchdog.arm(deadline_ns).map_err(|e| {
-            Stop::Run(Error::failed(format!(
-                "cannot arm the iteration watchdog: {e}"
-            )))
-        })?;
-        let began_ns = sys::monotonic_ns();
-        let result = workload.run_iteration(info);
-        let took_ns = sys::monotonic_ns().saturating_sub(began_ns);
-        let expired = sys::deadline_expired();
-        let _ = self.watchdog.disarm();
-        let secondary = counters.map(IterationCounters::finish).unwrap_or_default();
+        let mut suspensions = 0;
+        let (started_at_ns, result, took_ns, expired, secondary) = loop {
+            self.threads_before = tasks::live_task_threads();
+            let started_at_ns = sys::realtime_ns();
+            let counters = workload.runs_tasks().then(IterationCounters::start);
+            // A continue from before this iteration is not this iteration's.
+            sys::take_continued();
+            self.watchdog.arm(deadline_ns).map_err(|e| {
+                Stop::Run(Error::failed(format!(
+                    "cannot arm the iteration watchdog: {e}"
+                )))
+            })?;
+            let began_ns = sys::monotonic_ns();
+            let result = workload.run_iteration(info);
+            let took_ns = sys::monotonic_ns().saturating_sub(began_ns);
+            let expired = sys::deadline_expired();
+            let _ = self.watchdog.disarm();
+            let secondary = counters.map(IterationCounters::finish).unwrap_or_default();
+            let stopped = matches!(result, Err(Error::Interrupted(_)));
+            if !sys::take_continued() || stopped {
+                break (started_at_ns, result, took_ns, expired, secondary);
+            }
+            suspensions += 1;
+            if result.is_ok() && suspensions <= SUSPENDED_RETRIES {
+                self.observer.iteration_suspended(&progress);
+                continue;
+            }
+            let what = if result.is_ok() {
+                format!("{suspensions} times in a row")
+            } else {
+                // Its deadline (or any failure) came while it was stopped: not the workload's.
+                "and did not finish".to_string()
+            };
+            return Err(Stop::Case(Error::failed(format!(
+                "{} iteration {} of case `{}` was suspended (Ctrl-Z or SIGSTOP: schedlab was \
+                 stopped while it measured) {what}; the case fails rather than keep a time that \
+                 includes the pause",
+                if warmup { "warm-up" } else { "measured" },
+                index + 1,
+                case.name,
+            ))));
+        };
         let mut output = match result {
             Ok(output) => output,
             Err(Error::Interrupted(signal)) => return Err(Stop::Run(Error::Interrupted(signal))),

@@ -22,6 +22,11 @@ mod workload_flags;
 use failure::{Failure, FailureKind};
 
 fn main() -> ExitCode {
+    // Before any thread starts, so that every thread inherits it (see the function).
+    if let Err(e) = schedlab_core::sys::watch_for_suspension() {
+        let _ = writeln!(std::io::stderr(), "schedlab: cannot block SIGCONT: {e}");
+        return ExitCode::from(1);
+    }
     let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return clap_failure(e),

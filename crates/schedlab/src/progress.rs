@@ -69,4 +69,13 @@ impl RunObserver for ProgressLine {
             .println(format!("failed, going on (--keep-going): {message}"));
         self.bar.inc(u64::from(skipped));
     }
+
+    fn iteration_suspended(&mut self, p: &Progress<'_>) {
+        self.bar.println(format!(
+            "case {} iteration {}: schedlab was stopped while it measured (Ctrl-Z, SIGSTOP); \
+             thrown away and run again",
+            p.case.name,
+            p.iteration.index + 1
+        ));
+    }
 }

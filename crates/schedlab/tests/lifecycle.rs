@@ -198,6 +198,45 @@ fn ctrl_c_does_not_wait_out_a_busy_database() {
 /// held database) but ends schedlab at once, by SIGINT, as a shell expects; nothing is left
 /// running and the run reads abandoned with what it stored. A hang-up delivered twice, as a
 /// dropped ssh session can deliver it, is still a clean stop.
+/// Ctrl-Z (SIGTSTP) or SIGSTOP while an iteration is measured puts the pause in its time: the
+/// iteration is thrown away and run again, so the run completes with every iteration it planned
+/// and none as long as the pause. (Had the stop fallen between two iterations, there would be
+/// nothing to throw away, and the same holds.)
+#[test]
+fn an_iteration_measured_across_a_stop_is_run_again() {
+    let (_dir, db) = temp_db();
+    let mut child = spawn(&db, &words("pipe --loops 10000 --threaded --iterations 4"));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while stored_iterations(&db) < 1 {
+        assert!(Instant::now() < deadline, "no iteration stored");
+        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(50));
+    send_signal(&child, libc::SIGSTOP);
+    std::thread::sleep(Duration::from_secs(3));
+    send_signal(&child, libc::SIGCONT);
+    let (code, stderr) = finish(child, Duration::from_secs(60));
+    assert_eq!(code, Some(0), "{stderr}");
+    let run = only_run(&db);
+    assert_eq!(run["status"], "complete", "{run}");
+    let case = &run["cases"][0];
+    assert_eq!(case["measured_iterations"], 4, "{case}");
+    let wall = case["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "wall_time_sec")
+        .unwrap();
+    let longest = wall["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .fold(0.0, f64::max);
+    assert!(longest < 2.5, "an iteration kept the 3 s pause: {wall}");
+}
+
 #[test]
 fn a_second_ctrl_c_quits_at_once_and_a_second_hang_up_does_not() {
     let held = interrupt_a_run_behind_a_held_lock();

@@ -18,7 +18,7 @@
 //! Rust bundles); none needs a raw system call to work on musl:
 //! - passed through to the kernel as is by musl: read, write, fcntl (F_OFD_SETLKW/GETLK),
 //!   getrusage (RUSAGE_THREAD), prctl, kill, setpgid, waitpid, _exit, sigaction, sigprocmask,
-//!   pthread_sigmask, timer_settime, timer_delete, timer_create with SIGEV_THREAD_ID (musl since
+//!   pthread_sigmask, sigtimedwait, timer_settime, timer_delete, timer_create with SIGEV_THREAD_ID (musl since
 //!   1.2.2; older musl refuses it with EINVAL and the watchdog would fail to arm);
 //! - musl's own code, measured as such: fork (takes musl's internal locks, so the child's malloc
 //!   works) and the pthread mutex of the contention workload; the fingerprint's `libc` names the
@@ -81,8 +81,8 @@ pub use resource::{
 };
 pub use sched::{current_sched_policy, SchedPolicy};
 pub use signal::{
-    install_interrupt_handlers, interrupt_signal, signal_name, with_interrupts_blocked,
-    STOP_SIGNALS,
+    install_interrupt_handlers, interrupt_signal, signal_name, take_continued,
+    watch_for_suspension, with_interrupts_blocked, STOP_SIGNALS,
 };
 pub use time::{
     clock_ticks_per_sec, monotonic_ns, realtime_ns, sleep_interruptible_ns, sleep_ns,

@@ -80,6 +80,42 @@ pub fn install_interrupt_handlers() -> io::Result<()> {
     Ok(())
 }
 
+/// Blocks SIGCONT in the calling thread, and so in every thread it starts afterwards: called
+/// first thing in `main`. Blocking does not keep a stopped process from continuing; it keeps the
+/// SIGCONT pending, where [`take_continued`] finds it, without a handler that would interrupt the
+/// main thread's waits. Forked tasks start with an empty mask, and so does every program std's
+/// `Command` runs.
+pub fn watch_for_suspension() -> io::Result<()> {
+    // SAFETY: sigset operations on a local value; pthread_sigmask affects the calling thread only.
+    let code = unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGCONT);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut())
+    };
+    if code != 0 {
+        return Err(io::Error::from_raw_os_error(code));
+    }
+    Ok(())
+}
+
+/// Whether the process was stopped (SIGSTOP, Ctrl-Z) and continued since the last call: takes the
+/// pending SIGCONT, without waiting. Always false unless [`watch_for_suspension`] ran.
+pub fn take_continued() -> bool {
+    // SAFETY: sigset operations on a local value; a zero timeout makes sigtimedwait a poll, and a
+    // null siginfo is allowed.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGCONT);
+        let now = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        libc::sigtimedwait(&set, std::ptr::null_mut(), &now) == libc::SIGCONT
+    }
+}
+
 /// The signal that asked schedlab to stop, if one has arrived.
 pub fn interrupt_signal() -> Option<i32> {
     match INTERRUPT_SIGNAL.load(Ordering::SeqCst) {
@@ -140,6 +176,22 @@ pub fn with_interrupts_blocked<T>(f: impl FnOnce() -> T) -> T {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A SIGCONT is seen once, by the thread that watches (sent to that thread alone here: a
+    /// process-wide one could go to another thread of the test binary, which does not block it).
+    #[test]
+    fn a_continue_is_seen_once() {
+        std::thread::spawn(|| {
+            watch_for_suspension().unwrap();
+            assert!(!take_continued());
+            // SAFETY: pthread_kill to the calling thread; SIGCONT is blocked, so it stays pending.
+            unsafe { libc::pthread_kill(libc::pthread_self(), libc::SIGCONT) };
+            assert!(take_continued());
+            assert!(!take_continued());
+        })
+        .join()
+        .unwrap();
+    }
 
     #[test]
     fn signals_have_names() {
