@@ -18,8 +18,9 @@
 //! Rust bundles); none needs a raw system call to work on musl:
 //! - passed through to the kernel as is by musl: read, write, fcntl (F_OFD_SETLKW/GETLK),
 //!   getrusage (RUSAGE_THREAD), prctl, kill, setpgid, waitpid, _exit, sigaction, sigprocmask,
-//!   pthread_sigmask, sigtimedwait, timer_settime, timer_delete, timer_create with SIGEV_THREAD_ID (musl since
-//!   1.2.2; older musl refuses it with EINVAL and the watchdog would fail to arm);
+//!   pthread_sigmask, sigtimedwait, timer_settime, timer_delete, timer_create with
+//!   SIGEV_THREAD_ID (musl since 1.2.2; older musl refuses it with EINVAL and the watchdog would
+//!   fail to arm);
 //! - musl's own code, measured as such: fork (takes musl's internal locks, so the child's malloc
 //!   works) and the pthread mutex of the contention workload; the fingerprint's `libc` names the
 //!   library and version, so runs of the two builds are never taken for one another;
