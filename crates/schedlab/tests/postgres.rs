@@ -277,6 +277,17 @@ impl Relay {
     }
 }
 
+/// A long run of the fake workload storing an iteration every 50 ms into `url`, started in the
+/// background.
+fn fake_run_into(url: &str) -> std::process::Child {
+    background(
+        Path::new(url),
+        &words("run fake --sleep-ms 50 --iterations 1000 --warmup 0 --quiet"),
+    )
+    .spawn()
+    .unwrap()
+}
+
 /// Iterations the run at `url` has stored, as a reader beside it sees them.
 fn pg_iterations(url: &str) -> i64 {
     let runs = json_of_success(Path::new(url), &words("runs --format json"));
@@ -311,12 +322,7 @@ fn a_dropped_connection_is_reopened_and_ctrl_c_does_not_wait_for_the_server() {
     let host_port = direct.split('@').nth(1).unwrap().split('/').next().unwrap();
     let relay = Relay::to(host_port);
     let relayed = direct.replacen(host_port, &format!("127.0.0.1:{}", relay.port), 1);
-    let mut child = background(
-        Path::new(&relayed),
-        &words("run fake --sleep-ms 50 --iterations 1000 --warmup 0 --quiet"),
-    )
-    .spawn()
-    .unwrap();
+    let mut child = fake_run_into(&relayed);
     let before = wait_for_more_iterations(&direct, 0, &mut child);
     relay.drop_connections();
     let after_drop = wait_for_more_iterations(&direct, before, &mut child);
@@ -351,12 +357,7 @@ fn ctrl_c_does_not_wait_out_a_lock_another_session_holds() {
     let Some(url) = fresh_pg_database("cli_held_lock") else {
         return;
     };
-    let mut child = background(
-        Path::new(&url),
-        &words("run fake --sleep-ms 50 --iterations 1000 --warmup 0 --quiet"),
-    )
-    .spawn()
-    .unwrap();
+    let mut child = fake_run_into(&url);
     let before = wait_for_more_iterations(&url, 0, &mut child);
     let held = HeldTables::lock(&url, &["runs"]);
     std::thread::sleep(Duration::from_secs(1));

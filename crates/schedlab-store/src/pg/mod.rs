@@ -415,6 +415,15 @@ mod tests {
         Some((PgUrl::parse(&format!("{url}?{query}")).unwrap(), ca))
     }
 
+    /// A writer on a fresh database named after `test`, with the database's URL; `None` without
+    /// a test server.
+    fn fresh_writer(test: &str) -> Option<(String, PgUrl, PgStore)> {
+        let url = fresh_pg_database(test)?;
+        let pg = PgUrl::parse(&url).unwrap();
+        let store = PgStore::open_writer(&pg).unwrap();
+        Some((url, pg, store))
+    }
+
     fn uses_tls(url: &PgUrl) -> bool {
         let mut client = connect(url).unwrap();
         client
@@ -530,11 +539,9 @@ mod tests {
     /// as long as the lock is held: the watchdog fails the test then.)
     #[test]
     fn a_lock_another_session_holds_is_waited_for_in_bounded_steps() {
-        let Some(url) = fresh_pg_database("held_lock") else {
+        let Some((url, _, mut store)) = fresh_writer("held_lock") else {
             return;
         };
-        let pg = PgUrl::parse(&url).unwrap();
-        let mut store = PgStore::open_writer(&pg).unwrap();
         store
             .set_patience(Patience {
                 busy_timeout: Duration::from_millis(100),
@@ -570,11 +577,9 @@ mod tests {
     /// stores, abandoned (in `runs`, `show` and `db check`) once it has been quiet too long.
     #[test]
     fn another_hosts_silent_run_reads_abandoned() {
-        let Some(url) = fresh_pg_database("silent_run") else {
+        let Some((_, pg, mut store)) = fresh_writer("silent_run") else {
             return;
         };
-        let pg = PgUrl::parse(&url).unwrap();
-        let mut store = PgStore::open_writer(&pg).unwrap();
         let fake = schedlab_core::workload::WorkloadSpec::Fake(Default::default());
         let plan = RunPlan::new(None, Some("far".into()), 1, 0, vec![fake]).unwrap();
         let now = sys::realtime_ns();
