@@ -22,6 +22,15 @@ schedlab=$(realpath "$1")
 admin=$2
 shift 2
 if [ $# -gt 0 ]; then cases=("$@"); else cases=(lock silent); fi
+for case in "${cases[@]}"; do
+    case $case in
+        lock | silent) ;;
+        *)
+            echo "pg-stop.sh: no case named $case (lock, silent)" >&2
+            exit 2
+            ;;
+    esac
+done
 port=$(echo "$admin" | sed -E 's|^[^/]*//[^/]*:([0-9]+)/.*|\1|')
 work=$(mktemp -d)
 throttled=0
