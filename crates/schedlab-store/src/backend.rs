@@ -244,7 +244,7 @@ fn run_id_by_uuid(db: &mut impl Db, uuid: &str) -> Result<Option<i64>> {
 }
 
 /// The four owner columns of `runs` (prefixed with `alias`), or NULLs before V5 brought them.
-fn owner_columns(version: i64, alias: &str) -> String {
+pub(crate) fn owner_columns(version: i64, alias: &str) -> String {
     if version >= V_RUN_OWNER {
         format!(
             "{alias}owner_pid, {alias}owner_start_ticks, {alias}owner_boot_id, {alias}owner_host"
@@ -256,7 +256,7 @@ fn owner_columns(version: i64, alias: &str) -> String {
 
 /// The owner columns of a run row, from `first` on: the fingerprint's host name, then owner pid,
 /// start ticks, boot id and host.
-fn owner_of(r: &impl SqlRow, first: usize) -> Result<OwnerColumns> {
+pub(crate) fn owner_of(r: &impl SqlRow, first: usize) -> Result<OwnerColumns> {
     Ok(OwnerColumns {
         hostname: r.get(first)?,
         owner: StoredOwner {

@@ -5,10 +5,10 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OpenFlags};
 
-use crate::backend::running_silences;
-use crate::liveness::{why_dead, Here, StoredOwner};
+use crate::backend::{owner_columns, owner_of, running_silences};
+use crate::liveness::{why_dead, Here};
 use crate::schema::{self, Shape};
-use crate::sql::Lite;
+use crate::sql::{Db, Lite, SqlRow};
 use crate::{Result, StoreError};
 
 /// Problems `integrity_check` lists beyond this many are left out; the first ones say enough.
@@ -129,7 +129,8 @@ pub fn check(path: &Path, quick: bool) -> Result<CheckReport> {
                 schema::sqlite_text(&e)
             )),
         }
-        report.abandoned_runs = find_abandoned_runs(&conn, version);
+        // A file the query cannot read lists none: the integrity check reports the damage.
+        report.abandoned_runs = abandoned_runs(&mut Lite(&conn), version).unwrap_or_default();
     } else if report.schema_version == Some(0) {
         report.runs_by_status = STATUSES.iter().map(|s| (s.to_string(), 0)).collect();
     }
@@ -169,51 +170,33 @@ fn count_runs(conn: &Connection) -> rusqlite::Result<Vec<(String, i64)>> {
     Ok(counts)
 }
 
-/// The runs that say `running` but whose owner (pid and start time, boot, host) is gone, judged
-/// as every reader judges them ([`crate::liveness`]). Runs stored before owners were recorded
-/// still carry their boot id and host, so a run of an earlier boot of this machine is found too.
-/// A file the query cannot read lists none: the integrity check reports the damage.
-fn find_abandoned_runs(conn: &Connection, version: i64) -> Vec<AbandonedRun> {
+/// The runs that say `running` but whose owner (pid and start time, boot, host) is gone, or,
+/// where the owner cannot be looked up, which have been silent too long: judged as every reader
+/// judges them ([`crate::liveness`]). Runs stored before owners were recorded still carry their
+/// boot id and host, so a run of an earlier boot of this machine is found too. One query for
+/// both backends (SQLite's check reads the file through [`Lite`]).
+pub(crate) fn abandoned_runs<D: Db>(db: &mut D, version: i64) -> Result<Vec<AbandonedRun>> {
     if version < crate::schema::V_RUNS {
-        return Vec::new();
+        return Ok(Vec::new());
     }
-    let owner = if version >= crate::schema::V_RUN_OWNER {
-        "owner_pid, owner_start_ticks, owner_boot_id, owner_host"
-    } else {
-        "NULL, NULL, NULL, NULL"
-    };
     let query = format!(
-        "SELECT id, label, started_at_ns, boot_id, hostname, {owner}
-           FROM runs WHERE status = 'running' ORDER BY id"
+        "SELECT id, label, started_at_ns, boot_id, hostname, {}
+           FROM runs WHERE status = 'running' ORDER BY id",
+        owner_columns(version, "")
     );
-    let Ok(mut stmt) = conn.prepare(&query) else {
-        return Vec::new();
-    };
-    let rows = stmt.query_map([], |r| {
-        let boot: String = r.get(3)?;
-        let host: String = r.get(4)?;
+    let rows = db.query(&query, &[], |r| {
+        let owner = owner_of(r, 4)?.with_fallback(&r.get::<String>(3)?);
         Ok((
-            r.get::<_, i64>(0)?,
-            r.get::<_, Option<String>>(1)?,
-            r.get::<_, i64>(2)?,
-            StoredOwner {
-                pid: r.get(5)?,
-                start_ticks: r.get::<_, Option<i64>>(6)?.map(|t| t as u64),
-                boot_id: r
-                    .get::<_, Option<String>>(7)?
-                    .or((!boot.is_empty()).then_some(boot)),
-                host: r
-                    .get::<_, Option<String>>(8)?
-                    .or((!host.is_empty()).then_some(host)),
-            },
+            r.get::<i64>(0)?,
+            r.get::<Option<String>>(1)?,
+            r.get::<i64>(2)?,
+            owner,
         ))
-    });
-    let Ok(rows) = rows else {
-        return Vec::new();
-    };
+    })?;
     let here = Here::now();
-    let silences = running_silences(&mut Lite(conn)).unwrap_or_default();
-    rows.filter_map(|row| row.ok())
+    let silences = running_silences(db)?;
+    Ok(rows
+        .into_iter()
         .filter_map(|(id, label, started_at_ns, owner)| {
             let reason = why_dead(&owner, &here, || silences.get(&id).copied())?;
             Some(AbandonedRun {
@@ -223,5 +206,5 @@ fn find_abandoned_runs(conn: &Connection, version: i64) -> Vec<AbandonedRun> {
                 reason,
             })
         })
-        .collect()
+        .collect())
 }

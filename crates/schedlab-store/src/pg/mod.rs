@@ -14,14 +14,13 @@ use std::cell::{Cell, RefCell};
 use std::time::Duration;
 
 use postgres::{Client, IsolationLevel, NoTls};
-use schedlab_core::record::RunStatus;
 use schedlab_core::sys;
 
 use crate::backend::Backend;
 use crate::location::PgUrl;
 use crate::retry::{lock_wait, retry, Attempt, Patience};
 use crate::sql::{Db, Pg};
-use crate::{Result, Store, StoreError};
+use crate::{Result, StoreError};
 
 mod schema;
 mod tls;
@@ -267,22 +266,8 @@ impl PgStore {
                     None => counts.push((status, n)),
                 }
             }
-            for run in store.list_runs(None)? {
-                if run.status == RunStatus::Abandoned {
-                    // As SQLite's check says it: why, without the status it explains.
-                    let error = store.load_run(run.id)?.error.unwrap_or_default();
-                    let reason = error
-                        .strip_prefix("abandoned: ")
-                        .unwrap_or(&error)
-                        .to_string();
-                    report.abandoned_runs.push(crate::AbandonedRun {
-                        id: run.id,
-                        label: run.label,
-                        started_at_ns: run.started_at_ns,
-                        reason,
-                    });
-                }
-            }
+            report.abandoned_runs =
+                store.read_tx(|db| crate::check::abandoned_runs(db, store.version))?;
         }
         report.runs_by_status = counts;
         Ok(report)
@@ -403,8 +388,10 @@ impl Backend for PgStore {
 mod tests {
     use super::*;
     use crate::testing::fresh_pg_database;
+    use crate::Store;
     use schedlab_core::fingerprint::Fingerprint;
     use schedlab_core::plan::RunPlan;
+    use schedlab_core::record::RunStatus;
 
     /// A fresh database's URL with `query` added, and the CA that signed the test server's
     /// certificate; `None` without a test server.
