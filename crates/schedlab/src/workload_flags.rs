@@ -6,7 +6,8 @@ use clap::builder::{PossibleValue, PossibleValuesParser};
 use clap::{value_parser, Arg, ArgAction, ArgMatches, Command, FromArgMatches, Subcommand};
 use schedlab_core::fingerprint::online_cpu_count;
 use schedlab_core::workload::{
-    parse_task_count, ParamDef, ParamKind, WorkloadDefinition, RELATIVE_COUNT, WORKLOADS,
+    parse_count, parse_task_count, ParamDef, ParamKind, WorkloadDefinition, RELATIVE_COUNT,
+    WORKLOADS,
 };
 
 /// A value as given on the command line, typed by its flag's kind.
@@ -103,7 +104,10 @@ fn flag(definition: &WorkloadDefinition, def: &'static ParamDef) -> Arg {
         ParamKind::Count { .. } if def.task_count => {
             arg.value_parser(|given: &str| parse_task_count(given, online_cpu_count()))
         }
-        ParamKind::Count { .. } => arg.value_parser(value_parser!(u64)),
+        ParamKind::Count { .. } => {
+            let size = def.size;
+            arg.value_parser(move |given: &str| parse_count(given, size))
+        }
         ParamKind::Number => arg
             .value_parser(value_parser!(f64))
             .allow_negative_numbers(true),

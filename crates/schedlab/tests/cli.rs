@@ -131,6 +131,10 @@ fn bad_input_gets_one_line_and_exit_code_2() {
         "run pipe --cpus 0,99999",
         "run messaging --groups 0",
         "run messaging --datasize 1000000000",
+        "run messaging --datasize 4k",
+        "run semaphore --items 8x00",
+        "run semaphore --items 800__000",
+        "run semaphore --items 99999999999G",
         "run messaging --groups 10000 --fds 1000",
         "run contention --testcase fork",
         "run contention --tasks 0",
@@ -166,6 +170,32 @@ fn task_counts_may_be_relative_to_the_online_cpus() {
         ("contention --tasks 2x", "tasks", 2 * online),
         ("contention --tasks 7", "tasks", 7),
         ("messaging --groups 50%", "groups", (online / 2).max(1)),
+    ] {
+        let output = schedlab(&db)
+            .args(words("run --dry-run --format json"))
+            .args(words(given))
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{given:?}: {output:?}");
+        let plan: Value = serde_json::from_slice(&output.stdout).unwrap();
+        let workload = &plan["plan"]["cases"][0]["workload"];
+        assert_eq!(
+            workload[key].as_u64(),
+            Some(expected),
+            "{given:?}: {workload}"
+        );
+    }
+}
+
+#[test]
+fn counts_may_be_written_with_separators_and_decimal_multipliers() {
+    let (_dir, db) = temp_db();
+    for (given, key, expected) in [
+        ("semaphore --items 800k --work 2k", "items", 800_000),
+        ("semaphore --items 800k --work 2k", "work", 2_000),
+        ("semaphore --items 800_000", "items", 800_000),
+        ("syscall --calls 3M", "calls", 3_000_000),
+        ("messaging --datasize 4_096", "datasize", 4_096),
     ] {
         let output = schedlab(&db)
             .args(words("run --dry-run --format json"))

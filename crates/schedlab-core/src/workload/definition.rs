@@ -107,6 +107,9 @@ pub struct ParamDef {
     pub work_size: bool,
     /// A count of tasks, which a suite may give relative to the machine (`"2x"`, `"50%"`).
     pub task_count: bool,
+    /// A size in bytes or KiB: a plain number on the command line, since `4k` bytes would read
+    /// as 4096 where other counts' `k` is 1,000.
+    pub size: bool,
 }
 
 impl ParamDef {
@@ -125,6 +128,7 @@ impl ParamDef {
             kind,
             work_size: false,
             task_count: false,
+            size: false,
         }
     }
 
@@ -165,6 +169,11 @@ impl ParamDef {
 
     pub const fn task_count(mut self) -> Self {
         self.task_count = true;
+        self
+    }
+
+    pub const fn size(mut self) -> Self {
+        self.size = true;
         self
     }
 
@@ -423,14 +432,95 @@ pub fn relative_count(given: &str, cpus: u32) -> std::result::Result<u64, String
 /// What a task count's help adds: it may be given relative to the machine, as in a suite.
 pub const RELATIVE_COUNT: &str = " Also relative to the online CPUs: 2x, 50%.";
 
-/// A task count as the command line takes it: a number, or one relative to the machine's
+/// A count as the command line takes it: digits, with `_` between them if wanted (`800_000`),
+/// and unless it is a size, one of the decimal multipliers `k`, `M` and `G` (`800k`, as the seed
+/// studies write item counts: `sem 800k 2000`).
+pub fn parse_count(given: &str, size: bool) -> std::result::Result<u64, String> {
+    let (digits, factor) = match given.char_indices().last() {
+        Some((at, 'k' | 'K')) => (&given[..at], 1_000),
+        Some((at, 'M')) => (&given[..at], 1_000_000),
+        Some((at, 'G')) => (&given[..at], 1_000_000_000),
+        _ => (given, 1),
+    };
+    let well_formed = !digits.is_empty()
+        && !digits.starts_with('_')
+        && !digits.ends_with('_')
+        && !digits.contains("__")
+        && digits.chars().all(|c| c.is_ascii_digit() || c == '_');
+    if !well_formed {
+        return Err(if size {
+            format!("{given:?} is not a whole number (4096 or 4_096)")
+        } else {
+            format!("{given:?} is not a whole number (800000, 800_000 or 800k; M and G too)")
+        });
+    }
+    if size && factor != 1 {
+        return Err(format!(
+            "{given:?}: a size takes no k, M or G (a k of bytes may mean 1,000 or 1,024); write the whole number"
+        ));
+    }
+    digits
+        .replace('_', "")
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(factor))
+        .ok_or_else(|| format!("{given:?} is too large"))
+}
+
+/// A task count as the command line takes it: a count, or one relative to the machine's
 /// `online_cpus` as a suite may give it (`2x`, `50%`).
 pub fn parse_task_count(given: &str, online_cpus: u32) -> std::result::Result<u64, String> {
-    match given.parse::<u64>() {
-        Ok(count) => Ok(count),
-        Err(_) if given.ends_with(['x', '%']) => relative_count(given, online_cpus),
-        Err(_) => Err(format!(
+    if given.ends_with(['x', '%']) {
+        return relative_count(given, online_cpus);
+    }
+    parse_count(given, false).map_err(|_| {
+        format!(
             "{given:?} is not a count, nor a multiple (\"2x\") or percentage (\"50%\") of the online CPUs"
-        )),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_take_separators_and_decimal_multipliers_but_sizes_only_numbers() {
+        for (given, expected) in [
+            ("0", 0),
+            ("800000", 800_000),
+            ("800_000", 800_000),
+            ("800k", 800_000),
+            ("800K", 800_000),
+            ("2M", 2_000_000),
+            ("1_500M", 1_500_000_000),
+            ("18446744073709551615", u64::MAX),
+        ] {
+            assert_eq!(parse_count(given, false), Ok(expected), "{given}");
+        }
+        assert_eq!(parse_count("4_096", true), Ok(4_096));
+        for bad in [
+            "", "k", "_1", "1_", "1__0", "+1", "-1", "1.5k", "1e3", "1m", "1kk", "0x10", " 1",
+        ] {
+            let error = parse_count(bad, false).unwrap_err();
+            assert!(error.contains("is not a whole number"), "{bad:?}: {error}");
+        }
+        for too_large in ["18446744073709551616", "18446744073709552k", "99999999999G"] {
+            let error = parse_count(too_large, false).unwrap_err();
+            assert!(error.ends_with("is too large"), "{too_large}: {error}");
+        }
+        let error = parse_count("4k", true).unwrap_err();
+        assert!(error.contains("a size takes no k, M or G"), "{error}");
+    }
+
+    #[test]
+    fn task_counts_take_the_same_counts_and_relative_ones() {
+        assert_eq!(parse_task_count("1_000", 4), Ok(1_000));
+        assert_eq!(parse_task_count("2k", 4), Ok(2_000));
+        assert_eq!(parse_task_count("2x", 4), Ok(8));
+        assert_eq!(parse_task_count("50%", 4), Ok(2));
+        assert!(parse_task_count("2y", 4)
+            .unwrap_err()
+            .contains("nor a multiple"));
     }
 }

@@ -3,8 +3,8 @@
 use serde::{Deserialize, Serialize};
 
 pub use definition::{
-    parse_task_count, relative_count, ComparisonLabel, IterationInfo, IterationOutput, ParamDef,
-    ParamKind, Workload, WorkloadParams, RELATIVE_COUNT,
+    parse_count, parse_task_count, relative_count, ComparisonLabel, IterationInfo, IterationOutput,
+    ParamDef, ParamKind, Workload, WorkloadParams, RELATIVE_COUNT,
 };
 
 use crate::{Error, Result};
