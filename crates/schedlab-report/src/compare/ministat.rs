@@ -17,18 +17,6 @@ pub const DEFAULT_WIDTH: usize = 74;
 const VITALS_HEAD: &str =
     "    N           Min           Max        Median           Avg        Stddev";
 
-fn mean(xs: &[f64]) -> f64 {
-    xs.iter().sum::<f64>() / xs.len() as f64
-}
-
-fn stddev(xs: &[f64]) -> f64 {
-    if xs.len() < 2 {
-        return f64::NAN;
-    }
-    let m = mean(xs);
-    (xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (xs.len() - 1) as f64).sqrt()
-}
-
 /// What of ministat's report to print: its switches `-A` (no plot), `-n` (statistics only),
 /// `-q` (no legend or header), `-s` (a bar line per dataset) and `-w` (plot width).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,21 +45,56 @@ impl Default for Layout {
     }
 }
 
-/// The plot ministat draws for `datasets` (each sorted ascending), as lines without newlines.
-/// Implemented from ministat's description: the x range covers every dataset's min, max and
-/// mean ± one standard deviation; points stack upwards in their column; one bar line shows each
-/// dataset's mean ± sd (`|___|`), median (`M`) and mean (`A`).
-pub fn plot(datasets: &[Vec<f64>], width: usize) -> Vec<String> {
-    plot_bars(datasets, width, false)
+/// Where a dataset's bar goes: its mean ± sd (`|___|`), median (`M`) and mean (`A`), from the
+/// model's vitals; a lone value is its own median and mean, with no bar.
+#[derive(Debug, Clone, Copy)]
+struct BarMarks {
+    spread: Option<(f64, f64)>,
+    median: f64,
+    avg: f64,
+}
+
+fn bar_marks(sorted: &[f64], vitals: Option<MinistatVitals>) -> BarMarks {
+    match vitals {
+        Some(v) => BarMarks {
+            spread: Some((v.avg - v.stddev, v.avg + v.stddev)),
+            median: v.median,
+            avg: v.avg,
+        },
+        None => BarMarks {
+            spread: None,
+            median: sorted[sorted.len() / 2],
+            avg: sorted[sorted.len() / 2],
+        },
+    }
+}
+
+/// The plot ministat draws for `datasets` (each sorted ascending, none empty) with their vitals
+/// (as the model computed them; `None` for a dataset too small to have them), as lines without
+/// newlines. Implemented from ministat's description: the x range covers every dataset's min,
+/// max and mean ± one standard deviation; points stack upwards in their column; one bar line
+/// shows each dataset's mean ± sd (`|___|`), median (`M`) and mean (`A`).
+pub fn plot(datasets: &[Vec<f64>], vitals: &[Option<MinistatVitals>], width: usize) -> Vec<String> {
+    plot_bars(datasets, vitals, width, false)
 }
 
 /// [`plot`], with each dataset's bar on a line of its own when `separate` (ministat -s).
-pub fn plot_bars(datasets: &[Vec<f64>], width: usize, separate: bool) -> Vec<String> {
+pub fn plot_bars(
+    datasets: &[Vec<f64>],
+    vitals: &[Option<MinistatVitals>],
+    width: usize,
+    separate: bool,
+) -> Vec<String> {
     let width = width.max(2);
+    let marks: Vec<BarMarks> = datasets
+        .iter()
+        .enumerate()
+        .map(|(i, ds)| bar_marks(ds, vitals.get(i).copied().flatten()))
+        .collect();
     let (mut min, mut max) = (f64::INFINITY, f64::NEG_INFINITY);
-    for ds in datasets {
-        let (avg, sd) = (mean(ds), stddev(ds));
-        for v in [ds[0], ds[ds.len() - 1], avg - sd, avg + sd] {
+    for (ds, mark) in datasets.iter().zip(&marks) {
+        let (low, high) = mark.spread.unwrap_or((f64::NAN, f64::NAN));
+        for v in [ds[0], ds[ds.len() - 1], low, high] {
             if v.is_nan() {
                 continue;
             }
@@ -115,9 +138,9 @@ pub fn plot_bars(datasets: &[Vec<f64>], width: usize, separate: bool) -> Vec<Str
             previous = x;
             rows[run][x] |= val;
         }
-        let (avg, sd) = (mean(ds), stddev(ds));
-        if !sd.is_nan() {
-            let (low, high) = (column(avg - sd), column(avg + sd));
+        let mark = marks[index];
+        if let Some((low, high)) = mark.spread {
+            let (low, high) = (column(low), column(high));
             bar[high] = b'|';
             bar[low] = b'|';
             for cell in bar.iter_mut().take(high).skip(low + 1) {
@@ -126,8 +149,8 @@ pub fn plot_bars(datasets: &[Vec<f64>], width: usize, separate: bool) -> Vec<Str
                 }
             }
         }
-        bar[column(ds[ds.len() / 2])] = b'M';
-        bar[column(avg)] = b'A';
+        bar[column(mark.median)] = b'M';
+        bar[column(mark.avg)] = b'A';
     }
     let border = format!("+{}+", "-".repeat(width));
     let mut lines = vec![border.clone()];
@@ -175,7 +198,7 @@ pub fn write_block(
         }
     }
     if layout.plot && sorted.iter().all(|d| !d.is_empty()) {
-        for line in plot_bars(&sorted, layout.width, layout.separate_bars) {
+        for line in plot_bars(&sorted, vitals, layout.width, layout.separate_bars) {
             writeln!(out, "{line}")?;
         }
     }
@@ -280,13 +303,19 @@ pub fn verdict_phrase(row: &Row) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use schedlab_stats::ministat::ministat_vitals;
+
+    fn vitals_of(datasets: &[Vec<f64>]) -> Vec<Option<MinistatVitals>> {
+        datasets.iter().map(|d| ministat_vitals(d).ok()).collect()
+    }
 
     /// The plot ministat 20150715 drew for these two data files at its default width.
     #[test]
     fn plot_matches_ministat() {
         let x = vec![1.843, 1.975, 1.991, 2.038, 2.046];
         let plus = vec![2.354, 2.378, 2.420, 2.462, 2.834];
-        let lines = plot(&[x, plus], DEFAULT_WIDTH);
+        let datasets = [x, plus];
+        let lines = plot(&datasets, &vitals_of(&datasets), DEFAULT_WIDTH);
         let expected = [
             "+--------------------------------------------------------------------------+",
             "|x         xx  xx                      ++   +  +                          +|",
@@ -300,7 +329,8 @@ mod tests {
     fn overlapping_datasets_stack_and_merge() {
         let x = vec![1.843, 1.975, 1.991, 2.038, 2.046];
         let plus = vec![2.354, 2.378, 2.420, 2.462, 2.834];
-        let lines = plot(&[x.clone(), plus, x], 40);
+        let datasets = [x.clone(), plus, x];
+        let lines = plot(&datasets, &vitals_of(&datasets), 40);
         let expected = [
             "+----------------------------------------+",
             "|        *                               |",
@@ -313,8 +343,9 @@ mod tests {
 
     #[test]
     fn zero_span_says_so() {
+        let datasets = [vec![1.0, 1.0, 1.0]];
         assert_eq!(
-            plot(&[vec![1.0, 1.0, 1.0]], 74),
+            plot(&datasets, &vitals_of(&datasets), 74),
             vec!["[no plot, span is zero width]"]
         );
     }
