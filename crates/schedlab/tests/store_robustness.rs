@@ -545,7 +545,11 @@ fn readers_of_a_missing_database_create_nothing() {
     }
     let out = run_in(dir.path(), &db, &["runs"]);
     assert_succeeded(&out, "runs");
-    assert!(String::from_utf8_lossy(&out.stdout).contains("no stored runs"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.starts_with("no stored runs: ") && stdout.contains("does not exist yet"),
+        "{stdout}"
+    );
     assert_eq!(listing(dir.path()), Vec::<String>::new());
 }
 

@@ -14,7 +14,8 @@ use crate::store_path::{db_location, is_missing, open_reader};
 pub fn runs(args: &RunsArgs) -> Result<ExitCode, Failure> {
     let location = db_location(&args.db)?;
     let selection = selection(&args.select)?;
-    let runs = if !is_missing(&location) {
+    let missing = is_missing(&location);
+    let runs = if !missing {
         open_reader(&location)?.select_runs(&selection, args.limit)?
     } else {
         Vec::new()
@@ -45,7 +46,14 @@ pub fn runs(args: &RunsArgs) -> Result<ExitCode, Failure> {
         }
         OutputFormat::Text => {
             if runs.is_empty() {
-                return if selection.is_empty() {
+                return if missing {
+                    // Said apart, since a mistyped --db reads as an empty store.
+                    writeln!(
+                        out,
+                        "no stored runs: {} does not exist yet",
+                        location.describe()
+                    )
+                } else if selection.is_empty() {
                     writeln!(out, "no stored runs in {}", location.describe())
                 } else {
                     writeln!(out, "no stored run matches in {}", location.describe())
