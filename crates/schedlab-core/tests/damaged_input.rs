@@ -1,12 +1,13 @@
-//! The reference tools' parsers against damaged output: every real output in
-//! `fixtures/import/`, cut short, with lines dropped, repeated or swapped, with bytes changed, or
-//! mixed with another tool's, is parsed by every parser. A parser may refuse it, naming a line of
-//! the text, but never panics, and whatever it accepts holds finite values of metrics the tool
-//! declares.
+//! What users hand in, damaged: the reference tools' real outputs in `fixtures/import/` and the
+//! built-in suite files, cut short, with lines dropped, repeated or swapped, bytes changed, text
+//! inserted, or another input appended. Every import parser may refuse an output, naming a line
+//! of the text, but never panics, and whatever it accepts holds finite values of metrics the tool
+//! declares; a suite file is refused in one line or read into cases that pass their checks.
 use std::path::PathBuf;
 
 use proptest::prelude::*;
 use schedlab_core::import::{PlainOptions, Tool};
+use schedlab_core::suite::{Suite, BUILTIN_SUITES};
 
 const TOOLS: [Tool; 4] = [
     Tool::PerfBench,
@@ -61,6 +62,11 @@ fn damage() -> impl Strategy<Value = Damage> {
                 Just("}]".to_string()),
                 Just(" Time: ".to_string()),
                 Just("99.0th: ".to_string()),
+                Just("\"2x\"".to_string()),
+                Just("\"0%\"".to_string()),
+                Just("[1, 2, 3, 4]".to_string()),
+                Just("[[case]]\n".to_string()),
+                Just("workload = \"fake\"\n".to_string()),
                 "[ -~]{0,12}",
             ]
         )
@@ -148,6 +154,33 @@ proptest! {
                     e.line >= 1 && e.line <= text.lines().count().max(1) + 1,
                     "{tool:?}: line {} of {}", e.line, text.lines().count()
                 ),
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2_000))]
+
+    #[test]
+    fn damaged_suite_files_are_refused_in_one_line_or_read_whole(
+        which in any::<usize>(),
+        damages in prop::collection::vec(damage(), 1..4),
+    ) {
+        let all: Vec<String> = BUILTIN_SUITES.iter().map(|(_, text)| text.to_string()).collect();
+        let mut text = all[which % all.len()].clone();
+        for d in &damages {
+            text = apply(&text, d, &all);
+        }
+        match Suite::parse_for("damaged", &text, 2) {
+            Ok(suite) => {
+                for spec in &suite.cases {
+                    prop_assert!(spec.validate().is_ok(), "{spec:?}");
+                }
+            }
+            Err(e) => {
+                let message = e.to_string();
+                prop_assert!(!message.contains('\n'), "{message}");
             }
         }
     }
