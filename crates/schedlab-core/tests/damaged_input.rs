@@ -122,6 +122,15 @@ fn apply(text: &str, damage: &Damage, all: &[String]) -> String {
     }
 }
 
+/// One of `all`, damaged in turn by each of `damages`.
+fn damaged(all: &[String], which: usize, damages: &[Damage]) -> String {
+    damages
+        .iter()
+        .fold(all[which % all.len()].clone(), |text, d| {
+            apply(&text, d, all)
+        })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2_000))]
 
@@ -130,11 +139,7 @@ proptest! {
         which in any::<usize>(),
         damages in prop::collection::vec(damage(), 1..4),
     ) {
-        let all = fixtures();
-        let mut text = all[which % all.len()].clone();
-        for d in &damages {
-            text = apply(&text, d, &all);
-        }
+        let text = damaged(&fixtures(), which, &damages);
         for tool in TOOLS {
             let plain = PlainOptions::default();
             match tool.parse_text(&text, &plain) {
@@ -157,21 +162,14 @@ proptest! {
             }
         }
     }
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(2_000))]
 
     #[test]
     fn damaged_suite_files_are_refused_in_one_line_or_read_whole(
         which in any::<usize>(),
         damages in prop::collection::vec(damage(), 1..4),
     ) {
-        let all: Vec<String> = BUILTIN_SUITES.iter().map(|(_, text)| text.to_string()).collect();
-        let mut text = all[which % all.len()].clone();
-        for d in &damages {
-            text = apply(&text, d, &all);
-        }
+        let suites: Vec<String> = BUILTIN_SUITES.iter().map(|(_, text)| text.to_string()).collect();
+        let text = damaged(&suites, which, &damages);
         match Suite::parse_for("damaged", &text, 2) {
             Ok(suite) => {
                 for spec in &suite.cases {

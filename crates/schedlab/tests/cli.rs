@@ -171,19 +171,7 @@ fn task_counts_may_be_relative_to_the_online_cpus() {
         ("contention --tasks 7", "tasks", 7),
         ("messaging --groups 50%", "groups", (online / 2).max(1)),
     ] {
-        let output = schedlab(&db)
-            .args(words("run --dry-run --format json"))
-            .args(words(given))
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "{given:?}: {output:?}");
-        let plan: Value = serde_json::from_slice(&output.stdout).unwrap();
-        let workload = &plan["plan"]["cases"][0]["workload"];
-        assert_eq!(
-            workload[key].as_u64(),
-            Some(expected),
-            "{given:?}: {workload}"
-        );
+        assert_eq!(workload(&db, &words(given))[key], expected, "{given:?}");
     }
 }
 
@@ -197,19 +185,7 @@ fn counts_may_be_written_with_separators_and_decimal_multipliers() {
         ("syscall --calls 3M", "calls", 3_000_000),
         ("messaging --datasize 4_096", "datasize", 4_096),
     ] {
-        let output = schedlab(&db)
-            .args(words("run --dry-run --format json"))
-            .args(words(given))
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "{given:?}: {output:?}");
-        let plan: Value = serde_json::from_slice(&output.stdout).unwrap();
-        let workload = &plan["plan"]["cases"][0]["workload"];
-        assert_eq!(
-            workload[key].as_u64(),
-            Some(expected),
-            "{given:?}: {workload}"
-        );
+        assert_eq!(workload(&db, &words(given))[key], expected, "{given:?}");
     }
 }
 

@@ -11,19 +11,6 @@ use serde_json::Value;
 mod common;
 use common::*;
 
-/// The plan `schedlab run ARGS --dry-run --format json` would run.
-fn dry_plan(db: &Path, args: &[&str]) -> Value {
-    let argv = [&["run"], args, &["--dry-run", "--format", "json"]].concat();
-    json_of_success(db, &argv)["plan"].clone()
-}
-
-/// The one case's workload parameters of `schedlab run ARGS`.
-fn workload(db: &Path, args: &[&str]) -> Value {
-    let plan = dry_plan(db, args);
-    assert_eq!(plan["cases"].as_array().unwrap().len(), 1, "{plan}");
-    plan["cases"][0]["workload"].clone()
-}
-
 // ---- item 1: the reference tools' flags ----
 
 #[test]

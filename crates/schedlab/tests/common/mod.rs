@@ -336,3 +336,16 @@ pub fn assert_interrupted_in_a_sound_database(db: &Path) {
         "interrupted"
     );
 }
+
+/// The plan `schedlab run ARGS --dry-run --format json` would run.
+pub fn dry_plan(db: &Path, args: &[&str]) -> Value {
+    let argv = [&["run"], args, &["--dry-run", "--format", "json"]].concat();
+    json_of_success(db, &argv)["plan"].clone()
+}
+
+/// The one case's workload parameters of `schedlab run ARGS`.
+pub fn workload(db: &Path, args: &[&str]) -> Value {
+    let plan = dry_plan(db, args);
+    assert_eq!(plan["cases"].as_array().unwrap().len(), 1, "{plan}");
+    plan["cases"][0]["workload"].clone()
+}
