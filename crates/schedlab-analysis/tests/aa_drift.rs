@@ -10,32 +10,16 @@ use schedlab_analysis::{
     compare, Calibration, CalibrationSet, MachineKey, Settings, Side, Verdict,
 };
 use schedlab_core::metric::Better;
+use schedlab_core::rng::SplitMix64;
 
 const CASES: usize = 48;
 const ITERATIONS: usize = 5;
 const REPORTS: usize = 500;
 const METRIC: &str = "time_sec";
 
-/// splitmix64 + Box–Muller: reproducible normal draws without a dependency.
-struct Gen(u64);
-
-impl Gen {
-    fn uniform(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    fn normal(&mut self) -> f64 {
-        let (u1, u2) = (self.uniform().max(1e-300), self.uniform());
-        (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
-    }
-
-    fn between(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * self.uniform()
-    }
+/// Uniform on [lo, hi).
+fn between(g: &mut SplitMix64, lo: f64, hi: f64) -> f64 {
+    lo + (hi - lo) * g.uniform()
 }
 
 /// One case of the matrix: its centre and its noise on the log scale.
@@ -46,18 +30,18 @@ struct Case {
     sigma: f64,
 }
 
-fn matrix(g: &mut Gen) -> Vec<Case> {
+fn matrix(g: &mut SplitMix64) -> Vec<Case> {
     (0..CASES)
         .map(|i| Case {
             centre: (1.0 + i as f64).ln(),
-            tau: g.between(0.02, 0.10),
-            sigma: g.between(0.01, 0.05),
+            tau: between(g, 0.02, 0.10),
+            sigma: between(g, 0.01, 0.05),
         })
         .collect()
 }
 
 /// One run's iterations: the run's own offset, then each iteration's noise.
-fn run(g: &mut Gen, case: Case, tau: f64, shift: f64) -> Vec<f64> {
+fn run(g: &mut SplitMix64, case: Case, tau: f64, shift: f64) -> Vec<f64> {
     let offset = tau * g.normal();
     (0..ITERATIONS)
         .map(|_| (case.centre + shift + offset + case.sigma * g.normal()).exp())
@@ -69,7 +53,13 @@ fn case_name(i: usize) -> String {
 }
 
 /// A side of `k` runs per case on one boot; `shift(i)` moves case i (log scale).
-fn side(g: &mut Gen, name: &str, cases: &[Case], k: usize, shift: impl Fn(usize) -> f64) -> Side {
+fn side(
+    g: &mut SplitMix64,
+    name: &str,
+    cases: &[Case],
+    k: usize,
+    shift: impl Fn(usize) -> f64,
+) -> Side {
     let series = cases
         .iter()
         .enumerate()
@@ -85,7 +75,7 @@ fn side(g: &mut Gen, name: &str, cases: &[Case], k: usize, shift: impl Fn(usize)
 
 /// A calibration of `runs` runs per case on one boot, made while each case's run offset was
 /// `tau_factor` × its true τ.
-fn calibration(g: &mut Gen, cases: &[Case], runs: usize, tau_factor: f64) -> CalibrationSet {
+fn calibration(g: &mut SplitMix64, cases: &[Case], runs: usize, tau_factor: f64) -> CalibrationSet {
     let cases = cases
         .iter()
         .enumerate()
@@ -121,7 +111,7 @@ fn reports(
     shift: impl Fn(&[Case], usize) -> f64 + Copy,
     mut per_report: impl FnMut(&[Case], &schedlab_analysis::Comparison),
 ) {
-    let mut g = Gen(seed);
+    let mut g = SplitMix64::new(seed);
     for _ in 0..REPORTS {
         let cases = matrix(&mut g);
         let cals = match calibration_runs {
@@ -264,12 +254,12 @@ fn two_runs_per_side_can_mark_a_large_change() {
 /// (today's mistake, made here on purpose) cries wolf — so the tests above can fail for it.
 #[test]
 fn iterations_taken_as_units_cry_wolf_on_this_generator() {
-    let mut g = Gen(31337);
+    let mut g = SplitMix64::new(31337);
     let mut total = 0;
     let reports = 50;
     for _ in 0..reports {
         let cases = matrix(&mut g);
-        let pooled = |g: &mut Gen, name: &str| {
+        let pooled = |g: &mut SplitMix64, name: &str| {
             let series = cases
                 .iter()
                 .enumerate()
@@ -300,14 +290,14 @@ fn iterations_taken_as_units_cry_wolf_on_this_generator() {
 /// it cannot support is not marked, while the same shift between quiet runs is.
 #[test]
 fn a_run_noisier_inside_than_calibrated_brings_its_own_noise() {
-    let mut g = Gen(7);
+    let mut g = SplitMix64::new(7);
     let case = Case {
         centre: 3.0,
         tau: 0.01,
         sigma: 0.01,
     };
     let cals = calibration(&mut g, &[case], 6, 1.0);
-    let one_run = |g: &mut Gen, name: &str, sigma: f64, shift: f64| {
+    let one_run = |g: &mut SplitMix64, name: &str, sigma: f64, shift: f64| {
         let noisy = Case { sigma, ..case };
         let runs = vec![("boot".to_string(), run(g, noisy, case.tau, shift))];
         Side::from_run_values(

@@ -15,7 +15,7 @@ pub mod import;
 pub mod metric;
 pub mod plan;
 pub mod record;
-mod rng;
+pub mod rng;
 pub mod runner;
 pub mod suite;
 #[allow(unsafe_code)]

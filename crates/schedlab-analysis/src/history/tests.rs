@@ -8,34 +8,12 @@ use schedlab_core::record::RunStatus;
 use super::*;
 use crate::calibration::Calibration;
 use crate::testutil::{record, PRIMARY};
-
-/// splitmix64 and Box–Muller: the generated series are the same on every machine.
-struct Gen(u64);
-
-impl Gen {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn uniform(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    fn normal(&mut self) -> f64 {
-        let u = self.uniform().max(1e-300);
-        let v = self.uniform();
-        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-    }
-}
+use schedlab_core::rng::SplitMix64;
 
 /// Run-to-run noise as a nightly series on a shared machine has it, on the log scale: AR(1)
 /// wander (φ) with a marginal spread of `sd`, a linear trend of up to ±`sd` over the series,
 /// and 3 % of runs off by 3 × `sd` either way.
-fn noise(g: &mut Gen, n: usize, sd: f64, phi: f64) -> Vec<f64> {
+fn noise(g: &mut SplitMix64, n: usize, sd: f64, phi: f64) -> Vec<f64> {
     let innovation = sd * (1.0 - phi * phi).sqrt();
     let mut ar = g.normal() * sd;
     let trend = (g.uniform() * 2.0 - 1.0) * sd;
@@ -72,9 +50,9 @@ const PHI: f64 = 0.6;
 fn ten_percent_steps_are_found_within_one_run() {
     let (mut hits, mut extra) = (0, 0);
     for seed in 0..SERIES {
-        let mut g = Gen(seed);
+        let mut g = SplitMix64::new(seed);
         let mut ys = noise(&mut g, RUNS, SD, PHI);
-        let at = 8 + (g.next() % 25) as usize;
+        let at = 8 + (g.next_u64() % 25) as usize;
         let step = if g.uniform() < 0.5 { 1.1f64 } else { 1.0 / 1.1 }.ln();
         for y in &mut ys[at..] {
             *y += step;
@@ -102,7 +80,7 @@ fn ten_percent_steps_are_found_within_one_run() {
 fn drift_without_a_step_is_not_reported() {
     let (mut alarms, mut proposed) = (0, 0);
     for seed in 0..SERIES {
-        let mut g = Gen(1_000 + seed);
+        let mut g = SplitMix64::new(1_000 + seed);
         let ys = noise(&mut g, RUNS, SD, PHI);
         let found = detect(&ys, Scale::Log, None, &settings(seed)).unwrap();
         if !found.changes.is_empty() {
@@ -128,7 +106,7 @@ fn drift_without_a_step_is_not_reported() {
 fn two_steps_are_both_found_and_named_in_order() {
     let mut both = 0;
     for seed in 0..SERIES {
-        let mut g = Gen(2_000 + seed);
+        let mut g = SplitMix64::new(2_000 + seed);
         let mut ys = noise(&mut g, 60, SD, PHI);
         for y in &mut ys[20..] {
             *y += 1.12f64.ln();
@@ -147,7 +125,7 @@ fn two_steps_are_both_found_and_named_in_order() {
 
 #[test]
 fn a_calibrated_noise_larger_than_the_step_dismisses_it() {
-    let mut g = Gen(7);
+    let mut g = SplitMix64::new(7);
     let mut ys = noise(&mut g, RUNS, 0.005, 0.0);
     for y in &mut ys[20..] {
         *y += 1.04f64.ln();
