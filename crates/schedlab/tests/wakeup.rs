@@ -160,8 +160,10 @@ fn ctrl_c_mid_iteration_joins_every_thread_and_keeps_results() {
     let signalled = Instant::now();
     send_signal(&child, libc::SIGINT);
     let (code, stderr) = exit_code_and_stderr(child);
+    // A bound on hanging, not a timing: generous for a loaded machine, far below the 100
+    // iterations the run would otherwise take.
     assert!(
-        signalled.elapsed() < Duration::from_secs(5),
+        signalled.elapsed() < Duration::from_secs(30),
         "took {:?} to stop",
         signalled.elapsed()
     );
