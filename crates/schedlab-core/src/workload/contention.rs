@@ -339,7 +339,7 @@ time and count their ops: system calls, kernel locks, user-space locks (will-it-
             .details("Seconds every task runs before each iteration's measured window; their ops and samples are not counted (0 to 86,400). Not `--warmup`, which counts warm-up iterations."),
         ParamDef::new("map_kib", "map-kib", ParamKind::Count { min: 4, max: MAX_MAP_KIB })
             .value("KIB")
-        .size()
+            .size()
             .help("mmap and page-fault: KiB mapped each time (will-it-scale: 128 MiB).")
             .details("`mmap` and `page-fault`: KiB of private anonymous memory each task maps each time (4 to 64 GiB; will-it-scale's 128 MiB). `page-fault` holds it all at once in every task, which must fit in the memory available."),
         ParamDef::new("work", "work", ParamKind::Count { min: 0, max: MAX_WORK })
@@ -353,7 +353,7 @@ time and count their ops: system calls, kernel locks, user-space locks (will-it-
             .task_count(),
         ParamDef::new("write_bytes", "write-bytes", ParamKind::Count { min: 8, max: MAX_WRITE_BYTES as u64 })
             .value("BYTES")
-        .size()
+            .size()
             .help("pipe-writers: bytes per write (at most PIPE_BUF, so no write is split).")
             .details("`pipe-writers`: bytes per write, one record (8 to 4,096: at most PIPE_BUF, so the kernel never splits or interleaves a write)."),
         ParamDef::new("sample_every", "sample-every", ParamKind::Count { min: 0, max: MAX_SAMPLE_EVERY })

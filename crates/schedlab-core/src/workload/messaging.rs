@@ -90,7 +90,7 @@ impl WorkloadParams for MessagingParams {
         ParamDef::new("datasize", "datasize", ParamKind::Count { min: 1, max: 16 << 20 })
             .short('s')
             .value("BYTES")
-        .size()
+            .size()
             .help("Bytes per message.")
             .details("Bytes per message (1 to 16 MiB)."),
         ParamDef::new("pipe", "pipe", ParamKind::Switch)

@@ -341,7 +341,7 @@ impl WorkloadParams for WakeupParams {
             .short('F')
             .aliases(&["cache_footprint"])
             .value("KB")
-        .size()
+            .size()
             .help("Request mode: KiB the three matrices of each worker fill [default: 256]")
             .details("Request and open-loop modes: KiB the three N×N u64 matrices of each worker fill (1 to 4 GiB; more than the machine has available is refused). schbench's own `--cache_footprint` is silently ignored (it maps to a letter its option switch has no case for); here it works."),
         ParamDef::new("no_lock", "no-lock", ParamKind::Switch)
@@ -352,7 +352,7 @@ impl WorkloadParams for WakeupParams {
         ParamDef::new("pipe", "pipe", ParamKind::Count { min: 1, max: MAX_PIPE_BYTES })
             .short('p')
             .value("BYTES")
-        .size()
+            .size()
             .help("Pipe mode: no sleep and no math; worker and message thread exchange BYTES per round (at most 1 MiB; 0: off, as in schbench).")
             .details("Pipe mode: no sleep, no math; worker and message thread exchange BYTES per round (1 to 1,048,576; `0` is off, as in schbench; schbench clamps a larger value, schedlab refuses it). Not with `--rps` or the request-mode flags."),
         ParamDef::new("rps", "rps", ParamKind::Count { min: 1, max: 10_000_000 })
