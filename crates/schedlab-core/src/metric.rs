@@ -148,6 +148,16 @@ impl MetricDef {
         }
     }
 
+    /// A count of events (unit `count`) as the workload's result.
+    pub const fn primary_count(name: &'static str, better: Better) -> Self {
+        MetricDef::primary(name, "count", better).count()
+    }
+
+    /// A count of events (unit `count`) measured beside the workload's result.
+    pub const fn secondary_count(name: &'static str, better: Better) -> Self {
+        MetricDef::secondary(name, "count", better).count()
+    }
+
     /// The metric as a count of events.
     pub const fn count(self) -> Self {
         MetricDef {
@@ -277,24 +287,18 @@ pub mod secondary {
     pub const USER_CPU_SEC: MetricDef = MetricDef::secondary("user_cpu_sec", "sec", Better::Lower);
     pub const SYS_CPU_SEC: MetricDef = MetricDef::secondary("sys_cpu_sec", "sec", Better::Lower);
     pub const VOLUNTARY_CSW_COUNT: MetricDef =
-        MetricDef::secondary("voluntary_csw_count", "count", Better::Lower).count();
+        MetricDef::secondary_count("voluntary_csw_count", Better::Lower);
     pub const INVOLUNTARY_CSW_COUNT: MetricDef =
-        MetricDef::secondary("involuntary_csw_count", "count", Better::Lower).count();
+        MetricDef::secondary_count("involuntary_csw_count", Better::Lower);
     /// A perf software counter on every online CPU (system-wide): optional, as perf events may be
     /// unavailable (or forbidden).
     pub const CPU_MIGRATIONS_COUNT: MetricDef =
-        MetricDef::secondary("cpu_migrations_count", "count", Better::Lower)
-            .count()
-            .optional();
+        MetricDef::secondary_count("cpu_migrations_count", Better::Lower).optional();
     /// Rows of /proc/interrupts, which not every architecture has.
     pub const RES_IPI_COUNT: MetricDef =
-        MetricDef::secondary("res_ipi_count", "count", Better::Lower)
-            .count()
-            .optional();
+        MetricDef::secondary_count("res_ipi_count", Better::Lower).optional();
     pub const CAL_IPI_COUNT: MetricDef =
-        MetricDef::secondary("cal_ipi_count", "count", Better::Lower)
-            .count()
-            .optional();
+        MetricDef::secondary_count("cal_ipi_count", Better::Lower).optional();
     /// Steal time of /proc/stat summed over CPUs: in a guest, how long its vCPUs wanted to run
     /// while the host ran something else. Optional, as /proc may be unreadable.
     pub const STEAL_CPU_SEC: MetricDef =
@@ -367,7 +371,7 @@ mod tests {
     #[test]
     fn iterations_are_held_to_their_declared_metrics() {
         const A: MetricDef = MetricDef::primary("a_usec", "usec", Better::Lower);
-        const B: MetricDef = MetricDef::primary("b_count", "count", Better::Lower).count();
+        const B: MetricDef = MetricDef::primary_count("b_count", Better::Lower);
         const C: MetricDef = MetricDef::primary("c_usec", "usec", Better::Lower).optional();
         let declared = [A, B, C];
         assert_eq!(check_declared(&declared, &[A.value(1.0), B.value(2.0)]), []);

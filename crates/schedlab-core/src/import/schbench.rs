@@ -58,12 +58,8 @@ pub const METRICS: &[MetricDef] = &[
     rps("rps_p99", 99.0),
     rps("rps_p99_9", 99.9),
     MetricDef::primary("rps_avg", "requests/sec", Better::Higher).optional(),
-    MetricDef::primary("wakeup_samples_count", "count", Better::Higher)
-        .count()
-        .optional(),
-    MetricDef::primary("request_samples_count", "count", Better::Higher)
-        .count()
-        .optional(),
+    MetricDef::primary_count("wakeup_samples_count", Better::Higher).optional(),
+    MetricDef::primary_count("request_samples_count", Better::Higher).optional(),
     MetricDef::primary("message_sched_delay_usec", "usec", Better::Lower).optional(),
     MetricDef::primary("worker_sched_delay_usec", "usec", Better::Lower).optional(),
     MetricDef::primary("worker_ops_per_sec", "ops/sec", Better::Higher).optional(),

@@ -90,11 +90,11 @@ pub const HOLD_QUANTILES: [MetricDef; 5] = [
     lower_nsec("hold_max_nsec").max_of("hold").optional(),
 ];
 pub const LOCK_SAMPLES_COUNT: MetricDef =
-    MetricDef::secondary("lock_samples_count", "count", Better::Higher).count();
+    MetricDef::secondary_count("lock_samples_count", Better::Higher);
 pub const HOLDER_OFF_CPU_PCT: MetricDef =
     MetricDef::secondary("holder_off_cpu_pct", "percent", Better::Lower).optional();
 pub const HOLDER_OFF_CPU_PROBES_COUNT: MetricDef =
-    MetricDef::secondary("holder_off_cpu_probes_count", "count", Better::Higher).count();
+    MetricDef::secondary_count("holder_off_cpu_probes_count", Better::Higher);
 /// The percentiles of the quantiles above, in tenths of a percent.
 const QUANTILE_PER_MILLE: [latency::PerMille; 4] = [500, 900, 990, 999];
 /// The histograms stored with every iteration of a user-space lock (HdrHistogram V2, deflate).

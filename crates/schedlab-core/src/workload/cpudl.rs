@@ -45,23 +45,23 @@ pub const NSEC_PER_OP: MetricDef = MetricDef::primary("nsec_per_op", "nsec", Bet
 /// TSC reference cycles per op (x86_64 only).
 pub const CYCLES_PER_OP: MetricDef = MetricDef::primary("cycles_per_op", "cycles", Better::Lower);
 pub const INSERTS_COUNT: MetricDef =
-    MetricDef::secondary("inserts_count", "count", Better::Lower).count();
+    MetricDef::secondary_count("inserts_count", Better::Lower);
 pub const UPDATES_COUNT: MetricDef =
-    MetricDef::secondary("updates_count", "count", Better::Lower).count();
+    MetricDef::secondary_count("updates_count", Better::Lower);
 pub const DELETES_COUNT: MetricDef =
-    MetricDef::secondary("deletes_count", "count", Better::Lower).count();
+    MetricDef::secondary_count("deletes_count", Better::Lower);
 pub const NOOP_CLEARS_COUNT: MetricDef =
-    MetricDef::secondary("noop_clears_count", "count", Better::Lower).count();
+    MetricDef::secondary_count("noop_clears_count", Better::Lower);
 pub const ORDER_VIOLATIONS_COUNT: MetricDef =
-    MetricDef::secondary("order_violations_count", "count", Better::Lower).count();
+    MetricDef::secondary_count("order_violations_count", Better::Lower);
 pub const MISPLACED_CPUS_COUNT: MetricDef =
-    MetricDef::secondary("misplaced_cpus_count", "count", Better::Lower).count();
+    MetricDef::secondary_count("misplaced_cpus_count", Better::Lower);
 pub const CHECKED_OPS_COUNT: MetricDef =
-    MetricDef::secondary("checked_ops_count", "count", Better::Higher).count();
+    MetricDef::secondary_count("checked_ops_count", Better::Higher);
 pub const LOCKSTEP_OPS_COUNT: MetricDef =
-    MetricDef::primary("lockstep_ops_count", "count", Better::Higher).count();
+    MetricDef::primary_count("lockstep_ops_count", Better::Higher);
 pub const IDENTICAL_OPS_COUNT: MetricDef =
-    MetricDef::primary("identical_ops_count", "count", Better::Higher).count();
+    MetricDef::primary_count("identical_ops_count", Better::Higher);
 
 #[cfg(target_arch = "x86_64")]
 const TIMING_METRICS: &[MetricDef] = &[

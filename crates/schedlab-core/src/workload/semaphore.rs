@@ -37,9 +37,9 @@ pub const PRODUCER_CPU_SEC: MetricDef =
 pub const CONSUMER_CPU_SEC: MetricDef =
     MetricDef::secondary("consumer_cpu_sec", "sec", Better::Lower);
 pub const FUTEX_SLEEPS_COUNT: MetricDef =
-    MetricDef::secondary("futex_sleeps_count", "count", Better::Lower).count();
+    MetricDef::secondary_count("futex_sleeps_count", Better::Lower);
 pub const FUTEX_WAKES_COUNT: MetricDef =
-    MetricDef::secondary("futex_wakes_count", "count", Better::Lower).count();
+    MetricDef::secondary_count("futex_wakes_count", Better::Lower);
 
 /// For the estimate, measured on a 2-vCPU VM (release build, `--items 50000`, work 0 and 2,000):
 /// one loop iteration of work, and one item's hand-off (a post and the wake-up of the other side).

@@ -88,12 +88,12 @@ pub mod metrics {
     // round, so more samples in the same window is more work done. (In open-loop mode the count
     // follows the offered rate, and wakeup samples only occur when a worker ran out of work.)
     pub const WAKEUP_SAMPLES_COUNT: MetricDef =
-        MetricDef::primary("wakeup_samples_count", "count", Better::Higher).count();
+        MetricDef::primary_count("wakeup_samples_count", Better::Higher);
     pub const REQUEST_SAMPLES_COUNT: MetricDef =
-        MetricDef::primary("request_samples_count", "count", Better::Higher).count();
+        MetricDef::primary_count("request_samples_count", Better::Higher);
     /// Open loop: requests dropped because every queue of their message thread was full.
     pub const REQUESTS_DROPPED_COUNT: MetricDef =
-        MetricDef::primary("requests_dropped_count", "count", Better::Lower).count();
+        MetricDef::primary_count("requests_dropped_count", Better::Lower);
     /// Mean runqueue wait per timeslice from /proc/<tid>/schedstat over the measured window:
     /// optional, as kernels without CONFIG_SCHED_INFO have no schedstat (and a read can fail).
     pub const MESSAGE_SCHED_DELAY_USEC: MetricDef =
