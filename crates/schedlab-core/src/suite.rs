@@ -1,11 +1,12 @@
 //! Suites: named lists of cases in TOML, with parameter matrices (products), iterations, warm-up,
 //! cool-down between cases and a listed or seeded random case order. Task counts may be relative
 //! to the machine (`threads = "2x"`, `groups = "50%"` of the online CPUs), resolved when the suite
-//! is read for a run, so the run's plan stores the numbers that ran. The built-in ones are files
+//! is read for a run, so the run's plan stores the numbers that ran; any count may be written as
+//! on the command line (`items = "800k"`). The built-in ones are files
 //! embedded in the binary; a user's own suite file has the same format (docs/suites.md).
 use serde::Deserialize;
 
-use crate::workload::WorkloadSpec;
+use crate::workload::{parse_count, relative_count, ParamKind, WorkloadDefinition, WorkloadSpec};
 use crate::{Error, Result};
 
 /// In which order a run visits the cases.
@@ -109,10 +110,9 @@ impl Suite {
             for mut table in expand_matrix(spanned.get_ref())
                 .map_err(|e| Error::invalid(format!("suite {name}: {at}: {e}")))?
             {
-                let relative =
-                    resolve_relative(&mut table, online_cpus).map_err(|(key, why)| {
-                        Error::invalid(format!("suite {name}: {}: {why}", key_at(&key)))
-                    })?;
+                let relative = resolve_counts(&mut table, online_cpus).map_err(|(key, why)| {
+                    Error::invalid(format!("suite {name}: {}: {why}", key_at(&key)))
+                })?;
                 let spec: WorkloadSpec =
                     toml::Value::Table(table)
                         .try_into()
@@ -210,10 +210,11 @@ struct Resolved {
     count: u64,
 }
 
-/// Replaces every machine-relative count of a case (`"2x"`, `"50%"`; see
-/// [`crate::workload::machine_relative_keys`]) with its value on a machine of `online_cpus`
-/// CPUs, returning what it resolved; an error is the key and why.
-fn resolve_relative(
+/// Replaces every count a case writes as text with its number: one written as on the command
+/// line (`"800k"`, `"800_000"`; sizes take no multiplier) or, for a task count, one relative to a
+/// machine of `online_cpus` CPUs (`"2x"`, `"50%"`). Returns the relative ones it resolved; an
+/// error is the key and why.
+fn resolve_counts(
     table: &mut toml::Table,
     online_cpus: u32,
 ) -> std::result::Result<Vec<Resolved>, (String, String)> {
@@ -221,31 +222,46 @@ fn resolve_relative(
         .get("workload")
         .and_then(toml::Value::as_str)
         .unwrap_or_default();
-    let keys = crate::workload::machine_relative_keys(workload);
+    let Some(definition) = WorkloadDefinition::find(workload) else {
+        return Ok(Vec::new());
+    };
     let mut resolved = Vec::new();
-    for key in keys {
-        let Some(toml::Value::String(given)) = table.get(key) else {
+    for def in definition.params {
+        if !matches!(def.kind, ParamKind::Count { .. }) {
+            continue;
+        }
+        let Some(toml::Value::String(given)) = table.get(def.key) else {
             continue;
         };
-        let given = given.clone();
-        let count = crate::workload::relative_count(&given, online_cpus).map_err(|why| {
-            (
-                key.to_string(),
+        let (key, given) = (def.key, given.clone());
+        let relative = def.task_count && given.ends_with(['x', '%']);
+        let count = if relative {
+            relative_count(&given, online_cpus)
+        } else {
+            parse_count(&given, def.size)
+        }
+        .map_err(|why| {
+            let hint = if def.task_count {
                 format!(
-                    "{key} = {given:?}: {why}; give a count, or one relative to the online CPUs \
-                     ({online_cpus} here): \"2x\" is twice as many, \"50%\" half of them (at least 1)"
-                ),
-            )
+                    "; give a count, or one relative to the online CPUs ({online_cpus} here): \
+                     \"2x\" is twice as many, \"50%\" half of them (at least 1)"
+                )
+            } else {
+                String::new()
+            };
+            (key.to_string(), format!("{key} = {given:?}: {why}{hint}"))
         })?;
         table.insert(
             key.to_string(),
             toml::Value::Integer(i64::try_from(count).unwrap_or(i64::MAX)),
         );
-        resolved.push(Resolved {
-            key: key.to_string(),
-            given,
-            count,
-        });
+        if relative {
+            resolved.push(Resolved {
+                key: key.to_string(),
+                given,
+                count,
+            });
+        }
     }
     Ok(resolved)
 }
@@ -527,6 +543,41 @@ mod tests {
     }
 
     #[test]
+    fn counts_may_be_written_as_on_the_command_line() {
+        let suite = parse_on(
+            2,
+            "workload = \"semaphore\"\nitems = \"800k\"\nwork = \"2_000\"\n",
+        )
+        .unwrap();
+        let json = serde_json::to_value(&suite.cases[0]).unwrap();
+        assert_eq!(
+            (json["items"].as_u64(), json["work"].as_u64()),
+            (Some(800_000), Some(2_000))
+        );
+        let suite = parse_on(
+            2,
+            "workload = \"syscall\"\nthreads = \"1k\"\ncalls = \"3M\"\n",
+        )
+        .unwrap();
+        let json = serde_json::to_value(&suite.cases[0]).unwrap();
+        assert_eq!(
+            (json["threads"].as_u64(), json["calls"].as_u64()),
+            (Some(1_000), Some(3_000_000))
+        );
+        // A size takes its plain number; a bad count names its key and place.
+        let err = error_on_2_cpus("workload = \"messaging\"\ndatasize = \"4k\"\n");
+        assert!(
+            err.contains("line 4") && err.contains("a size takes no k"),
+            "{err}"
+        );
+        let err = error_on_2_cpus("workload = \"pipe\"\n[case.matrix]\nloops = [1000, \"1kk\"]\n");
+        assert!(
+            err.contains("line 5") && err.contains("loops = \"1kk\""),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn bad_relative_counts_name_the_key_and_its_place() {
         for bad in [
             "0x", "-1x", "150%%", "0%", "x", "%", "abc", "1e3x", "infx", "1.2.3x", ".x", " 2x",
@@ -554,9 +605,12 @@ mod tests {
             err.contains("is 200000 on this machine (2 online CPUs)") && err.contains("--threads"),
             "{err}"
         );
-        // Keys that are not task counts stay numbers only.
+        // Keys that are not task counts take no relative count.
         let err = error_on_2_cpus("workload = \"pipe\"\nloops = \"2x\"\n");
-        assert!(err.contains("line 2"), "{err}");
+        assert!(
+            err.contains("line 4") && err.contains("loops = \"2x\""),
+            "{err}"
+        );
     }
 
     #[test]

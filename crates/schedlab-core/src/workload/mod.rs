@@ -239,16 +239,3 @@ impl<'de> Deserialize<'de> for WorkloadSpec {
         (definition.read)(fields).map_err(D::Error::custom)
     }
 }
-
-/// The parameters of a workload (by the name suites give it, aliases included) that count tasks —
-/// groups, workers, threads, message threads — and so may be given relative to the machine in a
-/// suite (`threads = "2x"`, `groups = "50%"`). Sizes of work and modelled CPUs are not.
-pub fn machine_relative_keys(workload: &str) -> Vec<&'static str> {
-    WorkloadDefinition::find(workload).map_or_else(Vec::new, |w| {
-        w.params
-            .iter()
-            .filter(|p| p.task_count)
-            .map(|p| p.key)
-            .collect()
-    })
-}
