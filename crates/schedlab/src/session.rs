@@ -47,6 +47,7 @@ impl Session {
             Storage::Memory => Box::new(SqliteStore::in_memory()?),
         };
         sys::install_interrupt_handlers()
+            .and_then(|()| sys::bound_clean_stops())
             .map_err(|e| Failure::failed(format!("cannot install signal handlers: {e}")))?;
         Ok(Session {
             store,

@@ -5,6 +5,7 @@
 //! with a notice (`scripts/check` fails).
 mod common;
 
+use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -223,12 +224,29 @@ fn a_unix_socket_host_reaches_the_same_database() {
 }
 
 /// A TCP relay between schedlab and the server that the test can break: `drop_connections`
-/// ends every relayed connection, as a server restart or a network blip does, and `refuse`
-/// makes every later connection end at once, as an unreachable server does.
+/// ends every relayed connection, as a server restart or a network blip does; `refuse` makes
+/// every later connection end at once, as an unreachable server does; `freeze` keeps taking what
+/// either side sends and passes nothing on, as a server stopped with SIGSTOP does (its kernel
+/// still acknowledges every byte, so no timeout of the connection's fires).
 struct Relay {
     port: u16,
     refusing: Arc<AtomicBool>,
+    frozen: Arc<AtomicBool>,
     relayed: Arc<Mutex<Vec<TcpStream>>>,
+}
+
+/// Copies `from` to `to` until either ends, holding what it read while `frozen` is set.
+fn pass_on(mut from: TcpStream, mut to: TcpStream, frozen: &AtomicBool) {
+    let mut buffer = [0u8; 16 * 1024];
+    while let Ok(n @ 1..) = from.read(&mut buffer) {
+        while frozen.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if to.write_all(&buffer[..n]).is_err() {
+            break;
+        }
+    }
+    let _ = to.shutdown(Shutdown::Both);
 }
 
 impl Relay {
@@ -236,8 +254,10 @@ impl Relay {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let refusing = Arc::new(AtomicBool::new(false));
+        let frozen = Arc::new(AtomicBool::new(false));
         let relayed = Arc::new(Mutex::new(Vec::new()));
         let (server, refuse, list) = (server.to_string(), refusing.clone(), relayed.clone());
+        let freeze = frozen.clone();
         std::thread::spawn(move || {
             for client in listener.incoming() {
                 let Ok(client) = client else { continue };
@@ -246,14 +266,12 @@ impl Relay {
                 }
                 let upstream = TcpStream::connect(&server).unwrap();
                 let mut list = list.lock().unwrap();
-                for (mut from, mut to) in [
+                for (from, to) in [
                     (client.try_clone().unwrap(), upstream.try_clone().unwrap()),
                     (upstream.try_clone().unwrap(), client.try_clone().unwrap()),
                 ] {
-                    std::thread::spawn(move || {
-                        let _ = std::io::copy(&mut from, &mut to);
-                        let _ = to.shutdown(Shutdown::Both);
-                    });
+                    let frozen = freeze.clone();
+                    std::thread::spawn(move || pass_on(from, to, &frozen));
                 }
                 list.extend([client, upstream]);
             }
@@ -261,8 +279,13 @@ impl Relay {
         Relay {
             port,
             refusing,
+            frozen,
             relayed,
         }
+    }
+
+    fn freeze(&self) {
+        self.frozen.store(true, Ordering::SeqCst);
     }
 
     fn drop_connections(&self) {
@@ -275,6 +298,17 @@ impl Relay {
         self.refusing.store(true, Ordering::SeqCst);
         self.drop_connections();
     }
+}
+
+/// `url` with its server reached through `relay`.
+fn through(relay: &Relay, url: &str) -> String {
+    let host_port = url.split('@').nth(1).unwrap().split('/').next().unwrap();
+    url.replacen(host_port, &format!("127.0.0.1:{}", relay.port), 1)
+}
+
+/// The relay for the server of `url`.
+fn relay_for(url: &str) -> Relay {
+    Relay::to(url.split('@').nth(1).unwrap().split('/').next().unwrap())
 }
 
 /// A long run of the fake workload storing an iteration every 50 ms into `url`, started in the
@@ -319,10 +353,8 @@ fn a_dropped_connection_is_reopened_and_ctrl_c_does_not_wait_for_the_server() {
     let Some(direct) = fresh_pg_database("cli_dropped_connection") else {
         return;
     };
-    let host_port = direct.split('@').nth(1).unwrap().split('/').next().unwrap();
-    let relay = Relay::to(host_port);
-    let relayed = direct.replacen(host_port, &format!("127.0.0.1:{}", relay.port), 1);
-    let mut child = fake_run_into(&relayed);
+    let relay = relay_for(&direct);
+    let mut child = fake_run_into(&through(&relay, &direct));
     let before = wait_for_more_iterations(&direct, 0, &mut child);
     relay.drop_connections();
     let after_drop = wait_for_more_iterations(&direct, before, &mut child);
@@ -373,6 +405,42 @@ fn ctrl_c_does_not_wait_out_a_lock_another_session_holds() {
         "{stderr}"
     );
     let runs = json_of_success(Path::new(&url), &words("runs --format json"));
+    assert_eq!(runs[0]["status"], "abandoned", "{runs}");
+    let stored = runs[0]["measured_iterations"].as_i64().unwrap();
+    assert!(stored >= before, "{stored} < {before}");
+}
+
+/// A server that takes a statement and never answers (stopped with SIGSTOP, hung) holds a store
+/// call in a wait no signal interrupts. The clean stop is bounded all the same: 30 s after SIGINT
+/// schedlab quits as a second Ctrl-C would, saying why, and the next reader sees the run
+/// abandoned with what it stored.
+#[test]
+fn a_server_that_never_answers_holds_a_stop_for_30_s_at_most() {
+    let Some(direct) = fresh_pg_database("cli_frozen_server") else {
+        return;
+    };
+    let relay = relay_for(&direct);
+    let mut child = fake_run_into(&through(&relay, &direct));
+    let before = wait_for_more_iterations(&direct, 0, &mut child);
+    relay.freeze();
+    // An iteration ends every 50 ms; its store call is now held.
+    std::thread::sleep(Duration::from_secs(1));
+    send_signal(&child, libc::SIGINT);
+    let signalled = Instant::now();
+    let (code, stderr) = finish(child, Duration::from_secs(90));
+    let took = signalled.elapsed();
+    relay.drop_connections();
+    assert_eq!(code, Some(130), "{stderr}");
+    assert!(
+        took >= Duration::from_secs(schedlab_core::sys::STOP_BOUND_SECS - 1),
+        "{took:?}: {stderr}"
+    );
+    assert!(
+        stderr.contains("did not finish within 30 s of the stop signal")
+            && stderr.contains("reads abandoned"),
+        "{stderr}"
+    );
+    let runs = json_of_success(Path::new(&direct), &words("runs --format json"));
     assert_eq!(runs[0]["status"], "abandoned", "{runs}");
     let stored = runs[0]["measured_iterations"].as_i64().unwrap();
     assert!(stored >= before, "{stored} < {before}");

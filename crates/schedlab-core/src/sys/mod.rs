@@ -20,7 +20,7 @@
 //!   getrusage (RUSAGE_THREAD), prctl, kill, setpgid, waitpid, _exit, sigaction, sigprocmask,
 //!   pthread_sigmask, sigtimedwait, timer_settime, timer_delete, timer_create with
 //!   SIGEV_THREAD_ID (musl since 1.2.2; older musl refuses it with EINVAL and the watchdog would
-//!   fail to arm);
+//!   fail to arm) or SIGEV_SIGNAL (the stop bound's);
 //! - musl's own code, measured as such: fork (takes musl's internal locks, so the child's malloc
 //!   works) and the pthread mutex of the contention workload; the fingerprint's `libc` names the
 //!   library and version, so runs of the two builds are never taken for one another;
@@ -89,4 +89,6 @@ pub use time::{
     clock_ticks_per_sec, monotonic_ns, realtime_ns, sleep_interruptible_ns, sleep_ns,
     thread_cpu_ns, tsc_serialized, HAS_TSC,
 };
-pub use watchdog::{deadline_expired, Watchdog, WATCHDOG_SIGNAL};
+pub use watchdog::{
+    bound_clean_stops, deadline_expired, Watchdog, STOP_BOUND_SECS, WATCHDOG_SIGNAL,
+};

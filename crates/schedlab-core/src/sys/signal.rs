@@ -4,7 +4,7 @@
 use std::io;
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 
-use super::watchdog::WATCHDOG_SIGNAL;
+use super::watchdog::{start_stop_countdown, WATCHDOG_SIGNAL};
 
 static INTERRUPT_SIGNAL: AtomicI32 = AtomicI32::new(0);
 
@@ -23,6 +23,9 @@ and a run cut short reads abandoned\n";
 
 extern "C" fn record_interrupt(signal: libc::c_int) {
     let earlier = INTERRUPT_SIGNAL.swap(signal, Ordering::SeqCst);
+    if earlier == 0 {
+        start_stop_countdown();
+    }
     // Ctrl-C pressed again while the clean stop is under way (a store waiting out a busy
     // database, a task that does not die): quit at once, as the default action would. Tasks
     // die with schedlab (PR_SET_PDEATHSIG), nothing uncommitted is stored, and the next reader

@@ -1,11 +1,12 @@
 //! The iteration watchdog: a POSIX timer that signals the runner's thread when an iteration's
-//! deadline passes, and the last resort when a run still does not stop. Part of the audited OS
-//! layer (`crate::sys`).
+//! deadline passes, and the last resort when a run still does not stop; and the bound on a clean
+//! stop, a second timer started by the first stop signal. Part of the audited OS layer
+//! (`crate::sys`).
 use std::io;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicUsize, Ordering};
 
 use super::proc::current_tid;
-use super::signal::install_handler;
+use super::signal::{install_handler, interrupt_signal};
 
 /// The signal of the watchdog's timer. It is aimed at the thread that armed it (the runner's), so
 /// the wait it is blocked in returns EINTR exactly as for Ctrl-C.
@@ -50,6 +51,92 @@ fn last_resort() {
 /// signal, and answer with the tasks that are stuck.
 pub fn deadline_expired() -> bool {
     DEADLINE_EXPIRED.load(Ordering::SeqCst)
+}
+
+/// How long a clean stop may take. Every wait a stop signal cuts short ends far sooner (a busy,
+/// locked or silent database 5 s after the signal, a new connection within 2 s, tasks at once);
+/// what is left is a wait nothing can interrupt, as a call to a database server that is alive but
+/// never answers (stopped with SIGSTOP, hung). A process still alive this long after the first
+/// stop signal quits as a second Ctrl-C would, so that a stop nobody can repeat (a dropped ssh
+/// session's SIGHUP, a job scheduler's SIGTERM) never leaves schedlab hanging.
+pub const STOP_BOUND_SECS: u64 = 30;
+
+/// Said on stderr when the bound passes.
+const STOP_OVERDUE: &[u8] = b"\nschedlab: the clean stop did not finish within 30 s of the stop \
+signal (a results database that does not answer?); quitting now: what was stored stays stored, \
+a run cut short reads abandoned, and what the stop had left to do (ab's --restore) is not done\n";
+
+/// The stop bound's timer, once [`bound_clean_stops`] has made it.
+static STOP_TIMER: AtomicUsize = AtomicUsize::new(0);
+static STOP_TIMER_MADE: AtomicBool = AtomicBool::new(false);
+
+/// The stop bound's signal: a real-time one, which nothing else here sends.
+fn stop_bound_signal() -> i32 {
+    libc::SIGRTMIN()
+}
+
+extern "C" fn stop_overdue(_signal: libc::c_int) {
+    let group = TASK_GROUP.load(Ordering::SeqCst);
+    let code = 128 + interrupt_signal().unwrap_or(libc::SIGTERM);
+    // SAFETY: kill, write and _exit are async-signal-safe and touch no memory of ours but
+    // STOP_OVERDUE.
+    unsafe {
+        if group > 0 {
+            libc::kill(-group, libc::SIGKILL);
+        }
+        libc::write(2, STOP_OVERDUE.as_ptr().cast(), STOP_OVERDUE.len());
+        libc::_exit(code);
+    }
+}
+
+/// Makes the timer that bounds a clean stop (see [`STOP_BOUND_SECS`]); from then on the first
+/// stop signal starts it. Called by the commands that measure, whose stops write to the store;
+/// others (`push`, `import`) let a stop finish the transaction under way, however long it takes.
+pub fn bound_clean_stops() -> io::Result<()> {
+    if STOP_TIMER_MADE.load(Ordering::SeqCst) {
+        return Ok(());
+    }
+    install_handler(stop_bound_signal(), stop_overdue)?;
+    // SAFETY: a zeroed sigevent is valid; SIGEV_SIGNAL sends the signal to the process.
+    let mut event: libc::sigevent = unsafe { std::mem::zeroed() };
+    event.sigev_notify = libc::SIGEV_SIGNAL;
+    event.sigev_signo = stop_bound_signal();
+    let mut timer: libc::timer_t = std::ptr::null_mut();
+    // SAFETY: both pointers are valid for the call; the timer id is written on success.
+    if unsafe { libc::timer_create(libc::CLOCK_MONOTONIC, &mut event, &mut timer) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    STOP_TIMER.store(timer as usize, Ordering::SeqCst);
+    STOP_TIMER_MADE.store(true, Ordering::SeqCst);
+    Ok(())
+}
+
+/// Starts the stop bound's countdown, if [`bound_clean_stops`] made its timer. Called from the
+/// stop signals' handler, so only async-signal-safe calls (timer_settime is one).
+pub(super) fn start_stop_countdown() {
+    if !STOP_TIMER_MADE.load(Ordering::SeqCst) {
+        return;
+    }
+    let countdown = libc::itimerspec {
+        it_interval: libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        },
+        it_value: libc::timespec {
+            tv_sec: STOP_BOUND_SECS as _,
+            tv_nsec: 0,
+        },
+    };
+    // SAFETY: the timer was made by `bound_clean_stops` and is never deleted; `countdown` is
+    // valid; the old value is not wanted.
+    unsafe {
+        libc::timer_settime(
+            STOP_TIMER.load(Ordering::SeqCst) as libc::timer_t,
+            0,
+            &countdown,
+            std::ptr::null_mut(),
+        )
+    };
 }
 
 /// A POSIX timer on CLOCK_MONOTONIC that signals the thread that created it (SIGEV_THREAD_ID)
@@ -114,5 +201,19 @@ impl Drop for Watchdog {
         let _ = self.disarm();
         // SAFETY: the timer was created in `for_current_thread` and is deleted once, here.
         unsafe { libc::timer_delete(self.timer) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_overdue_stop_message_names_the_bound() {
+        let message = String::from_utf8_lossy(STOP_OVERDUE);
+        assert!(
+            message.contains(&format!("within {STOP_BOUND_SECS} s of the stop signal")),
+            "{message}"
+        );
     }
 }
