@@ -25,6 +25,19 @@ pub fn emit(render: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Resul
     }
 }
 
+/// One line of `args` on stdout through [`emit`]: a closed pipe loses it quietly, where
+/// `println!` would panic.
+pub fn emit_line(args: std::fmt::Arguments<'_>) -> Result<(), Failure> {
+    emit(|out| writeln!(out, "{args}"))
+}
+
+/// One line on stderr, for what a command says beside its output. A stderr that is gone (the
+/// terminal of a dropped ssh session, a closed pipe) loses the line, where `eprintln!` would
+/// panic in the middle of a run.
+pub fn say(args: std::fmt::Arguments<'_>) {
+    let _ = writeln!(io::stderr(), "{args}");
+}
+
 /// Writes `path` through a temporary file in the same directory (so the rename cannot cross
 /// file systems) and renames it into place; on any error the temporary file is removed. A path
 /// that cannot be created or replaced is bad input (exit 2); a write that fails midway is a

@@ -10,6 +10,7 @@ use schedlab_core::runner::{Progress, RunObserver};
 
 pub struct ProgressLine {
     bar: ProgressBar,
+    quiet: bool,
 }
 
 impl ProgressLine {
@@ -24,16 +25,24 @@ impl ProgressLine {
             );
             bar
         };
-        ProgressLine { bar }
+        ProgressLine { bar, quiet }
     }
 
     pub fn finish(&self) {
         self.bar.finish_and_clear();
     }
 
-    /// Prints between iterations without tearing the bar.
-    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
-        self.bar.suspend(f)
+    /// A line for the reader between iterations: above the bar on a terminal, as a plain line
+    /// when stderr is a file or a pipe (a hidden bar prints nothing), nowhere with --quiet.
+    pub fn note(&self, line: String) {
+        if self.quiet {
+            return;
+        }
+        if self.bar.is_hidden() {
+            crate::output::say(format_args!("{line}"));
+        } else {
+            self.bar.println(line);
+        }
     }
 }
 
@@ -62,16 +71,15 @@ impl RunObserver for ProgressLine {
         self.bar.inc(1);
     }
 
-    /// With --keep-going the run goes on; say so above the bar (a hidden bar prints nothing) and
-    /// count the iterations that will not run, so the ETA stays honest.
+    /// With --keep-going the run goes on; say so and count the iterations that will not run, so
+    /// the ETA stays honest.
     fn case_failed(&mut self, _case: &CaseSpec, skipped: u32, message: &str) {
-        self.bar
-            .println(format!("failed, going on (--keep-going): {message}"));
+        self.note(format!("failed, going on (--keep-going): {message}"));
         self.bar.inc(u64::from(skipped));
     }
 
     fn iteration_suspended(&mut self, p: &Progress<'_>) {
-        self.bar.println(format!(
+        self.note(format!(
             "case {} iteration {}: schedlab was stopped while it measured (Ctrl-Z, SIGSTOP); \
              thrown away and run again",
             p.case.name,

@@ -16,7 +16,7 @@ use schedlab_store::{Experiment, ExperimentKind, Store};
 use crate::cli::AbArgs;
 use crate::comparison::{gate, load_with, settings, CalibrationChoice, Query};
 use crate::failure::Failure;
-use crate::output::emit;
+use crate::output::{emit, emit_line};
 use crate::plan::plan_from_parts;
 use crate::progress::ProgressLine;
 use crate::session::{plan_for_visit, Session, Storage};
@@ -103,14 +103,14 @@ pub fn ab(args: &AbArgs) -> Result<ExitCode, Failure> {
             out,
         )
     })?;
-    println!(
+    emit_line(format_args!(
         "ab experiment {name}: {} rounds × 2 arms stored as labels {} and {}; compare again with:\n  schedlab compare {} {}",
         visits / 2,
         arm_label(&name, Arm::A),
         arm_label(&name, Arm::B),
         arm_label(&name, Arm::A),
         arm_label(&name, Arm::B)
-    );
+    ))?;
     gate(&comparison, args.decision.fail_on_regression, None)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -197,13 +197,11 @@ fn visit_all(
                 })
                 .count();
             if !args.quiet {
-                progress.suspend(|| {
-                    eprintln!(
-                        "schedlab: round {} of at most {rounds}: {decided} of {} rows decided",
-                        round + 1,
-                        c.rows.len()
-                    )
-                });
+                progress.note(format!(
+                    "schedlab: round {} of at most {rounds}: {decided} of {} rows decided",
+                    round + 1,
+                    c.rows.len()
+                ));
             }
             let done = all_decided(&c);
             last = Some(c);

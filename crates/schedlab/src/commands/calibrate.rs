@@ -18,7 +18,7 @@ use schedlab_store::{Store, StoredCalibration};
 
 use crate::cli::{CalibrateArgs, OutputFormat};
 use crate::failure::Failure;
-use crate::output::emit;
+use crate::output::{emit, say};
 use crate::plan::plan_from_parts;
 use crate::progress::ProgressLine;
 use crate::session::{plan_for_visit, Session, Storage};
@@ -104,11 +104,11 @@ fn measure(args: &CalibrateArgs) -> Result<ExitCode, Failure> {
             runner::pause((pause * 1000.0).round() as u64).map_err(Failure::from)?;
         }
         if !args.quiet {
-            eprintln!(
+            say(format_args!(
                 "schedlab: calibration run {} of {} (label {label})",
                 i + 1,
                 runs
-            );
+            ));
         }
         // A new case order per run, as separate runs would have.
         let visit = plan_for_visit(&plan, i);

@@ -18,6 +18,7 @@ use crate::cli::{
     CampaignAction, CampaignArgs, CampaignNextArgs, CampaignStartArgs, CampaignStatusArgs,
 };
 use crate::failure::Failure;
+use crate::output::emit_line;
 use crate::plan::plan_from_parts;
 use crate::progress::ProgressLine;
 use crate::session::{plan_for_visit, Session, Storage};
@@ -151,10 +152,10 @@ fn start(args: &CampaignStartArgs) -> Result<ExitCode, Failure> {
         status: RunStatus::Running,
         created_at_ns: sys::realtime_ns(),
     })?;
-    println!(
+    emit_line(format_args!(
         "campaign {} planned: {} boots in ABBA order, A = {}, B = {}.\nBoot kernel {} and run `schedlab campaign next {}` after each boot.",
         args.name, args.boots, args.a_kernel, args.b_kernel, args.a_kernel, args.name
-    );
+    ))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -192,12 +193,12 @@ fn next(args: &CampaignNextArgs) -> Result<ExitCode, Failure> {
         &fingerprint.boot_id,
     ) {
         Step::Finished => {
-            println!(
+            emit_line(format_args!(
                 "campaign {} is complete; compare with:\n  schedlab compare {} {}",
                 args.name,
                 arm_label(&args.name, Arm::A),
                 arm_label(&args.name, Arm::B)
-            );
+            ))?;
             return Ok(ExitCode::SUCCESS);
         }
         Step::AlreadyRan { slot, next_kernel } => {
@@ -251,17 +252,17 @@ fn next(args: &CampaignNextArgs) -> Result<ExitCode, Failure> {
         .store_mut()
         .update_experiment(experiment_id, &to_value(&state)?, status)?;
     if finished {
-        println!(
+        emit_line(format_args!(
             "campaign {}: slot {} of {} done (run {run_id}); the campaign is complete. Compare with:\n  schedlab compare {} {}",
             args.name, slot + 1, spec.boots, arm_label(&args.name, Arm::A), arm_label(&args.name, Arm::B)
-        );
+        ))?;
         return Ok(ExitCode::SUCCESS);
     }
     let next_kernel = spec.kernel(AbbaSlot::of(slot + 1).arm).to_string();
-    println!(
+    emit_line(format_args!(
         "campaign {}: slot {} of {} done (run {run_id}); next: boot kernel {next_kernel} and run `schedlab campaign next {}`",
         args.name, slot + 1, spec.boots, args.name
-    );
+    ))?;
     if let Some(command) = &args.reboot_cmd {
         std::env::set_var("SCHEDLAB_NEXT_KERNEL", &next_kernel);
         run_shell_command("--reboot-cmd", command)?;
@@ -272,7 +273,7 @@ fn next(args: &CampaignNextArgs) -> Result<ExitCode, Failure> {
 fn status(args: &CampaignStatusArgs) -> Result<ExitCode, Failure> {
     let store = open_reader(&db_location(&args.db)?)?;
     let (experiment, spec, state) = load(&*store, &args.name)?;
-    println!(
+    emit_line(format_args!(
         "campaign {} · {} · {} of {} boots done · A = {} · B = {} · {} cases per boot",
         args.name,
         experiment.status.as_str(),
@@ -281,24 +282,24 @@ fn status(args: &CampaignStatusArgs) -> Result<ExitCode, Failure> {
         spec.a_kernel,
         spec.b_kernel,
         spec.plan.cases.len()
-    );
+    ))?;
     for slot in 0..spec.boots {
         let arm = AbbaSlot::of(slot).arm;
         match state.slots.get(slot as usize) {
-            Some(s) => println!(
+            Some(s) => emit_line(format_args!(
                 "  slot {:>3}  {}  run {:<6} kernel {}  boot {}",
                 slot + 1,
                 arm.as_str().to_uppercase(),
                 s.run_id,
                 s.kernel,
                 s.boot_id
-            ),
-            None => println!(
+            ))?,
+            None => emit_line(format_args!(
                 "  slot {:>3}  {}  pending (kernel {})",
                 slot + 1,
                 arm.as_str().to_uppercase(),
                 spec.kernel(arm)
-            ),
+            ))?,
         }
     }
     Ok(ExitCode::SUCCESS)

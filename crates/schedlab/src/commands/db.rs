@@ -10,7 +10,7 @@ use schedlab_store::{
 
 use crate::cli::{DbAction, DbArgs, DbCheckArgs, DbUpgradeArgs, OutputFormat};
 use crate::failure::{Failure, FailureKind};
-use crate::output::emit;
+use crate::output::{emit, emit_line};
 use crate::store_path::db_location;
 
 pub fn db(args: &DbArgs) -> Result<ExitCode, Failure> {
@@ -166,9 +166,11 @@ fn upgrade(args: &DbUpgradeArgs) -> Result<ExitCode, Failure> {
     };
     let path = location.describe();
     if from == to {
-        println!("{path}: schema version {to}, nothing to upgrade");
+        emit_line(format_args!(
+            "{path}: schema version {to}, nothing to upgrade"
+        ))?;
     } else {
-        println!("{path}: schema version {from} → {to}");
+        emit_line(format_args!("{path}: schema version {from} → {to}"))?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,7 +1,6 @@
 //! `schedlab completions SHELL` and `schedlab man`: shell completion scripts and man pages
 //! generated from the same command definition that parses the command line (workload flags
 //! included, as built from the workload definitions), so neither can drift from `--help`.
-use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -9,6 +8,7 @@ use clap::CommandFactory;
 
 use crate::cli::{Cli, CompletionsArgs, ManArgs};
 use crate::failure::Failure;
+use crate::output::emit;
 
 pub fn completions(args: &CompletionsArgs) -> Result<ExitCode, Failure> {
     let mut command = Cli::command();
@@ -60,10 +60,6 @@ fn write_page(command: &clap::Command, name: &str, dir: &Path) -> Result<(), Fai
 
 /// Standard output may be a closed pipe (`| head`): that is the reader's choice, not a failure.
 fn write_stdout(bytes: &[u8]) -> Result<ExitCode, Failure> {
-    let mut stdout = std::io::stdout().lock();
-    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
-        Ok(()) => Ok(ExitCode::SUCCESS),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
-        Err(e) => Err(Failure::failed(format!("cannot write to stdout: {e}"))),
-    }
+    emit(|out| out.write_all(bytes))?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -12,7 +12,7 @@ use schedlab_store::{Location, SqliteStore, Store};
 
 use crate::cli::{OutputFormat, PushArgs};
 use crate::failure::{Failure, FailureKind};
-use crate::output::emit;
+use crate::output::{emit, say};
 use crate::store_path::{db_location, open_reader, open_writer};
 
 pub fn push(args: &PushArgs) -> Result<ExitCode, Failure> {
@@ -74,12 +74,12 @@ fn open_source(location: &Location) -> Result<Box<dyn Store>, Failure> {
         if reader.schema_version() < schedlab_store::known_version() {
             drop(reader);
             let writer = SqliteStore::open_existing_writer(path)?;
-            eprintln!(
+            say(format_args!(
                 "{}: schema version {} → {} (runs get their global ids)",
                 path.display(),
                 writer.found_version(),
                 writer.schema_version()
-            );
+            ));
         }
     }
     open_reader(location)

@@ -8,7 +8,7 @@ use schedlab_report::compare::html;
 use crate::cli::ReportArgs;
 use crate::comparison::{gate, load_comparison};
 use crate::failure::Failure;
-use crate::output::write_atomically;
+use crate::output::{emit_line, write_atomically};
 
 pub fn report(args: &ReportArgs) -> Result<ExitCode, Failure> {
     let loaded = load_comparison(&args.sides)
@@ -22,14 +22,14 @@ pub fn report(args: &ReportArgs) -> Result<ExitCode, Failure> {
         )
     })?;
     let c = &loaded.comparison;
-    println!(
+    emit_line(format_args!(
         "wrote {}: {} rows, {} of {} judged rows marked, {} not judged",
         args.html.display(),
         c.rows.len(),
         c.footer.marked,
         c.footer.comparisons,
         c.footer.not_judged
-    );
+    ))?;
     gate(
         c,
         args.sides.decision.fail_on_regression,
