@@ -17,6 +17,9 @@
 //! Nothing here prints a verdict the data cannot support: a row without a variance estimate is
 //! shown but not judged.
 #![forbid(unsafe_code)]
+// println! and eprintln! panic when the reader has gone (`| head`, a dropped ssh session's
+// terminal); output goes through writers whose errors are handled.
+#![cfg_attr(not(test), deny(clippy::print_stdout, clippy::print_stderr))]
 
 pub mod calibration;
 pub mod compare;

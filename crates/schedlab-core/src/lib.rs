@@ -3,6 +3,9 @@
 //!
 //! `unsafe` code is denied everywhere but in [`sys`], the one audited OS layer.
 #![deny(unsafe_code)]
+// println! and eprintln! panic when the reader has gone (`| head`, a dropped ssh session's
+// terminal); output goes through writers whose errors are handled.
+#![cfg_attr(not(test), deny(clippy::print_stdout, clippy::print_stderr))]
 
 pub mod attachment;
 pub mod counters;

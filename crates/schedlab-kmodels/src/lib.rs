@@ -14,6 +14,9 @@
 //!   split proposed to reduce cache-line contention, plus a plain reference
 //!   search to check answers against.
 #![forbid(unsafe_code)]
+// println! and eprintln! panic when the reader has gone (`| head`, a dropped ssh session's
+// terminal); output goes through writers whose errors are handled.
+#![cfg_attr(not(test), deny(clippy::print_stdout, clippy::print_stderr))]
 
 pub mod cpudl;
 pub mod cpupri;

@@ -1,6 +1,9 @@
 //! schedlab's reports: one model built from stored runs ([`model`]), and one module per output
 //! format, each writing the model to any `io::Write`.
 #![forbid(unsafe_code)]
+// println! and eprintln! panic when the reader has gone (`| head`, a dropped ssh session's
+// terminal); output goes through writers whose errors are handled.
+#![cfg_attr(not(test), deny(clippy::print_stdout, clippy::print_stderr))]
 
 pub mod calibration;
 pub mod compare;

@@ -75,6 +75,9 @@
 //! # Ok::<(), schedlab_stats::StatsError>(())
 //! ```
 #![forbid(unsafe_code)]
+// println! and eprintln! panic when the reader has gone (`| head`, a dropped ssh session's
+// terminal); output goes through writers whose errors are handled.
+#![cfg_attr(not(test), deny(clippy::print_stdout, clippy::print_stderr))]
 
 pub mod dist;
 pub mod edivisive;

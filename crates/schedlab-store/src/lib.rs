@@ -13,6 +13,9 @@
 //! readers run read-only transactions (PostgreSQL's MVCC never makes a writer wait for them),
 //! every write is one transaction, and each run carries a globally unique id.
 #![forbid(unsafe_code)]
+// println! and eprintln! panic when the reader has gone (`| head`, a dropped ssh session's
+// terminal); output goes through writers whose errors are handled.
+#![cfg_attr(not(test), deny(clippy::print_stdout, clippy::print_stderr))]
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

@@ -7,6 +7,12 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// The variable naming the test server (a superuser URL of its `postgres` database).
 pub const TEST_PG_URL: &str = "SCHEDLAB_TEST_PG_URL";
 
+/// A line for whoever runs the tests; the test harness captures it.
+#[allow(clippy::print_stderr)]
+fn note(line: &str) {
+    eprintln!("{line}");
+}
+
 /// A URL of a new, empty database named after `test`, or `None` when no server is configured
 /// and none is required.
 pub fn fresh_pg_database(test: &str) -> Option<String> {
@@ -17,7 +23,9 @@ pub fn fresh_pg_database(test: &str) -> Option<String> {
             "SCHEDLAB_REQUIRE_PG is set but {TEST_PG_URL} is not: run the tests under \
              scripts/with-postgres (scripts/check does)"
         );
-        eprintln!("note: {test} skipped its PostgreSQL half: no {TEST_PG_URL} (see scripts/with-postgres)");
+        note(&format!(
+            "note: {test} skipped its PostgreSQL half: no {TEST_PG_URL} (see scripts/with-postgres)"
+        ));
         return None;
     };
     static COUNTER: AtomicU32 = AtomicU32::new(0);

@@ -1,6 +1,9 @@
 //! schedlab's entry point: parse the command line, dispatch, and turn any failure into one line on
 //! stderr and a meaningful exit code.
 #![forbid(unsafe_code)]
+// println! and eprintln! panic when the reader has gone (`| head`, a dropped ssh session's
+// terminal); output goes through writers whose errors are handled.
+#![cfg_attr(not(test), deny(clippy::print_stdout, clippy::print_stderr))]
 use std::io::Write;
 use std::process::ExitCode;
 
