@@ -299,7 +299,8 @@ pub struct HistoryArgs {
     /// Output format on stdout.
     #[arg(long, value_enum, default_value_t = HistoryFormat::Text)]
     pub format: HistoryFormat,
-    /// Also write the history as a self-contained HTML page with an SVG plot (replaced whole).
+    /// Also write the history as a self-contained HTML page with an SVG plot (replaced whole; `-`
+    /// or /dev/stdout: on stdout, instead of the table).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     #[command(flatten)]
@@ -524,7 +525,8 @@ pub struct CompareArgs {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Write the report to this HTML file (replaced whole, never left half-written).
+    /// Write the report to this HTML file (replaced whole, never left half-written; `-` or
+    /// /dev/stdout: on stdout, the summary line on stderr).
     #[arg(long, value_name = "FILE", required = true)]
     pub html: PathBuf,
     #[command(flatten)]

@@ -452,3 +452,71 @@ fn machines_section_flags_scheduler_settings_and_reads_old_fingerprints() {
     }
     assert!(row("preempt_model").contains(">none <span"));
 }
+
+/// A page named on the command line goes where the name leads, and the name stays what it was:
+/// `-` and a name for stdout write the page there (and only the page: the summary line goes to
+/// stderr), a FIFO is written into and stays a FIFO, a symbolic link stays a link and its target
+/// gets the page (made if missing). A rename onto such a name would have replaced it with a
+/// regular file: as root, `--html /dev/stdout` replaced the machine's /dev/stdout.
+#[test]
+fn pages_go_where_their_names_lead_and_the_names_stay() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = stored_pair(dir.path());
+    let whole_page = |html: &str| {
+        assert!(
+            html.starts_with("<!DOCTYPE html>") && html.trim_end().ends_with("</html>"),
+            "not one whole page: {}…",
+            &html[..html.len().min(200)]
+        );
+    };
+    // A name of stdout of our own: the test must not lean on the machine's /dev/stdout.
+    let own_stdout = dir.path().join("stdout-link");
+    std::os::unix::fs::symlink("/proc/self/fd/1", &own_stdout).unwrap();
+    let history_case = "fake:value=100 spread=0.5";
+    for page in ["-", own_stdout.to_str().unwrap()] {
+        let out = expect_success(schedlab(&db).args(["report", "base", HOSTILE, "--html", page]));
+        whole_page(&String::from_utf8(out.stdout).unwrap());
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert!(stderr.starts_with(&format!("wrote {page}: ")), "{stderr}");
+        let out = expect_success(schedlab(&db).args(["history", history_case, "--html", page]));
+        whole_page(&String::from_utf8(out.stdout).unwrap());
+    }
+    assert!(std::fs::symlink_metadata(&own_stdout)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+
+    let fifo = dir.path().join("fifo");
+    let made = Process::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+    };
+    expect_success(
+        schedlab(&db)
+            .args(["report", "base", HOSTILE, "--html"])
+            .arg(&fifo),
+    );
+    whole_page(&reader.join().unwrap());
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+
+    for (link, target, exists) in [
+        ("link.html", "real.html", true),
+        ("dangling.html", "made.html", false),
+    ] {
+        let (link, target) = (dir.path().join(link), dir.path().join(target));
+        if exists {
+            std::fs::write(&target, "old").unwrap();
+        }
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let (_, html) = report(&db, &["base", HOSTILE], &link);
+        whole_page(&html);
+        whole_page(&std::fs::read_to_string(&target).unwrap());
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+    }
+}

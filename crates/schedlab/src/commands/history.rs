@@ -7,7 +7,7 @@ use schedlab_report::history as render;
 use crate::cli::{HistoryArgs, HistoryFormat};
 use crate::failure::Failure;
 use crate::fleet::{history_and_changes, selection};
-use crate::output::{emit, write_atomically};
+use crate::output::{emit, is_stdout, write_atomically};
 use crate::store_path::{db_location, open_reader};
 
 pub fn history(args: &HistoryArgs) -> Result<ExitCode, Failure> {
@@ -21,9 +21,14 @@ pub fn history(args: &HistoryArgs) -> Result<ExitCode, Failure> {
         &args.change,
     )?;
     if let Some(path) = &args.html {
+        let to_stdout = is_stdout(path);
         write_atomically(path, |out| {
             render::write_history_html(&history, &changes, out)
         })?;
+        // The page on stdout stays a page.
+        if to_stdout {
+            return Ok(ExitCode::SUCCESS);
+        }
     }
     emit(|out| match args.format {
         HistoryFormat::Text => render::write_history_text(&history, &changes, out),

@@ -8,11 +8,12 @@ use schedlab_report::compare::html;
 use crate::cli::ReportArgs;
 use crate::comparison::{gate, load_comparison};
 use crate::failure::Failure;
-use crate::output::{emit_line, write_atomically};
+use crate::output::{emit_line, is_stdout, say, write_atomically};
 
 pub fn report(args: &ReportArgs) -> Result<ExitCode, Failure> {
     let loaded = load_comparison(&args.sides)
         .map_err(|f| f.or_could_not_test(args.sides.could_not_test_exit))?;
+    let to_stdout = is_stdout(&args.html);
     write_atomically(&args.html, |out| {
         html::write(
             &loaded.comparison,
@@ -22,14 +23,20 @@ pub fn report(args: &ReportArgs) -> Result<ExitCode, Failure> {
         )
     })?;
     let c = &loaded.comparison;
-    emit_line(format_args!(
+    let summary = format!(
         "wrote {}: {} rows, {} of {} judged rows marked, {} not judged",
         args.html.display(),
         c.rows.len(),
         c.footer.marked,
         c.footer.comparisons,
         c.footer.not_judged
-    ))?;
+    );
+    // The page on stdout stays a page: the summary goes beside it.
+    if to_stdout {
+        say(format_args!("{summary}"));
+    } else {
+        emit_line(format_args!("{summary}"))?;
+    }
     gate(
         c,
         args.sides.decision.fail_on_regression,
