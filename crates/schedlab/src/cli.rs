@@ -358,8 +358,9 @@ pub struct ImportArgs {
     /// The tool whose output the files are.
     #[arg(long, value_name = "TOOL", value_parser = ["perf-bench", "hackbench", "schbench", "plain"])]
     pub tool: String,
-    /// Files the tool's output was kept in; every one is read and checked before anything is stored.
-    #[arg(value_name = "FILE", required = true)]
+    /// Files the tool's output was kept in, `-` for standard input (also when no file is named);
+    /// every one is read and checked before anything is stored.
+    #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Name the run, as `run --label` does (many runs may share a label).
     #[arg(long, value_name = "TEXT")]

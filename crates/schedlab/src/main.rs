@@ -14,6 +14,7 @@ mod commands;
 mod comparison;
 mod failure;
 mod fleet;
+mod input;
 mod output;
 mod plan;
 mod progress;

@@ -300,3 +300,41 @@ fn an_interrupted_tool_leaves_nothing_behind() {
     assert_no_strays(&db);
     assert_interrupted_in_a_sound_database(&db);
 }
+
+/// The tool's output piped in, as `hackbench … | schedlab import --tool hackbench` and with `-`
+/// named, is stored as a file's would be, its origin named `<stdin>`; `-` twice is refused.
+#[test]
+fn output_piped_in_is_imported_as_a_file_is() {
+    let (_d, db) = temp_db();
+    let text = std::fs::read(fixture("hackbench-repeated.txt")).unwrap();
+    for (label, file) in [("piped", None), ("dash", Some("-"))] {
+        let out = expect_success(
+            schedlab(&db)
+                .args(["import", "--tool", "hackbench", "--label", label])
+                .args(file)
+                .write_stdin(text.clone()),
+        );
+        let out = String::from_utf8(out.stdout).unwrap();
+        assert!(out.contains("results from 1 file as run"), "{out}");
+        let shown = json_of_success(&db, &["show", label, "--format", "json"]);
+        assert_eq!(
+            shown["runs"][0]["fingerprint"]["imported"]["files"],
+            serde_json::json!(["<stdin>"]),
+            "{shown}"
+        );
+    }
+    stdout_of_success(
+        &db,
+        &with_fixtures("import --tool hackbench --label file @hackbench-repeated.txt"),
+    );
+    for piped in ["piped", "dash"] {
+        let compared = json_of_success(&db, &["compare", "file", piped, "--format", "json"]);
+        let rows = compared["rows"].as_array().unwrap();
+        assert!(
+            !rows.is_empty() && rows.iter().all(|r| r["change_pct"] == 0.0),
+            "{compared}"
+        );
+    }
+    let stderr = assert_bad_input(&db, &words("import --tool plain - -"));
+    assert!(stderr.contains("can be read once"), "{stderr}");
+}

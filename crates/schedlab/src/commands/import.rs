@@ -4,7 +4,6 @@
 //! line, and nothing is stored. The run's fingerprint says what is known of the machine (`--host`,
 //! `--kernel`, `--this-machine`, or what a file records) and leaves the rest empty.
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::process::ExitCode;
 
 use schedlab_core::fingerprint::{Fingerprint, ImportOrigin};
@@ -17,6 +16,7 @@ use schedlab_core::workload::WorkloadSpec;
 
 use crate::cli::ImportArgs;
 use crate::failure::Failure;
+use crate::input;
 use crate::output::emit;
 use crate::store_path::{db_location, open_writer};
 
@@ -65,9 +65,10 @@ pub fn import(args: &ImportArgs) -> Result<ExitCode, Failure> {
 
     let mut cases: Vec<ImportedCase> = Vec::new();
     let (mut host, mut kernel): (Fact, Fact) = (None, None);
-    for path in &args.files {
-        let name = path.display().to_string();
-        let text = read(path)?;
+    let files = input::files_or_stdin(&args.files, Some("the tool's output"))?;
+    for path in &files {
+        let name = input::display_name(path);
+        let text = input::read_text(path)?;
         let parsed = tool
             .parse_text(&text, &plain)
             .map_err(|e| Failure::bad_input(format!("{name}:{}: {}", e.line, e.message)))?;
@@ -142,11 +143,10 @@ pub fn import(args: &ImportArgs) -> Result<ExitCode, Failure> {
         }
     }
 
-    let files: Vec<String> = args.files.iter().map(|p| p.display().to_string()).collect();
     let origin = ImportOrigin {
         tool: tool.as_str().to_string(),
         tool_version: args.tool_version.clone(),
-        files,
+        files: files.iter().map(|p| input::display_name(p)).collect(),
         known: BTreeMap::new(),
         imported_by: sys::hostname(),
     };
@@ -217,8 +217,8 @@ pub fn import(args: &ImportArgs) -> Result<ExitCode, Failure> {
             "imported {total} {} result{} from {} file{} as run {run_id}{}",
             tool,
             if total == 1 { "" } else { "s" },
-            args.files.len(),
-            if args.files.len() == 1 { "" } else { "s" },
+            files.len(),
+            if files.len() == 1 { "" } else { "s" },
             args.label
                 .as_ref()
                 .map_or(String::new(), |l| format!(" (label {l})"))
@@ -229,11 +229,4 @@ pub fn import(args: &ImportArgs) -> Result<ExitCode, Failure> {
         Ok(())
     })?;
     Ok(ExitCode::SUCCESS)
-}
-
-fn read(path: &Path) -> Result<String, Failure> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| Failure::bad_input(format!("cannot read {}: {e}", path.display())))?;
-    String::from_utf8(bytes)
-        .map_err(|_| Failure::bad_input(format!("{} is not text (UTF-8)", path.display())))
 }

@@ -2,7 +2,6 @@
 //! `#` comments, `-C` column, `-d` delimiters — rendered in any comparison style (ministat's by
 //! default). Each number is taken as one independent unit, as ministat takes it: the user says
 //! what the numbers are (one per run or per boot, to be meaningful).
-use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use schedlab_analysis::{CalibrationSet, Side};
@@ -15,6 +14,7 @@ use schedlab_stats::ministat::ministat_vitals;
 use crate::cli::{CompareFormat, CompareStyle, StatArgs};
 use crate::comparison::{gate, render, settings};
 use crate::failure::Failure;
+use crate::input;
 use crate::output::emit;
 
 /// The numbers of one column of a file, as ministat reads them (see [`column_numbers`]): at least
@@ -56,31 +56,10 @@ pub fn stat(args: &StatArgs) -> Result<ExitCode, Failure> {
         return Err(Failure::bad_input("--delimiter must not be empty"));
     }
     let layout = layout(args)?;
-    // As ministat: no file reads standard input.
-    let stdin = [PathBuf::from("-")];
-    let files: &[PathBuf] = if args.files.is_empty() {
-        &stdin
-    } else {
-        &args.files
-    };
-    if files
-        .iter()
-        .filter(|p| p.as_path() == Path::new("-"))
-        .count()
-        > 1
-    {
-        return Err(Failure::bad_input(
-            "standard input (`-`) can be read once; give it as one file only",
-        ));
-    }
     let mut datasets = Vec::new();
-    for path in files {
-        let name = if path.as_path() == Path::new("-") {
-            "<stdin>".to_string()
-        } else {
-            path.display().to_string()
-        };
-        let text = read_file(path)?;
+    for path in input::files_or_stdin(&args.files, None)? {
+        let name = input::display_name(&path);
+        let text = input::read_text(&path)?;
         let values = read_column(&text, &name, args.column, &args.delimiters)?;
         datasets.push((name, values));
     }
@@ -184,17 +163,6 @@ fn summary(
         CompareFormat::Csv => csv::write_dataset(name, &vitals, out),
     })?;
     Ok(ExitCode::SUCCESS)
-}
-
-fn read_file(path: &Path) -> Result<String, Failure> {
-    if path == Path::new("-") {
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
-            .map_err(|e| Failure::bad_input(format!("cannot read standard input: {e}")))?;
-        return Ok(text);
-    }
-    std::fs::read_to_string(path)
-        .map_err(|e| Failure::bad_input(format!("cannot read {}: {e}", path.display())))
 }
 
 #[cfg(test)]
