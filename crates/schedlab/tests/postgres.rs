@@ -345,6 +345,23 @@ fn wait_for_more_iterations(url: &str, than: i64, child: &mut std::process::Chil
     }
 }
 
+/// A long fake run storing into `url` through a relay, once it has stored an iteration: the
+/// relay, the run, and the iterations stored so far.
+fn relayed_fake_run(url: &str) -> (Relay, std::process::Child, i64) {
+    let relay = relay_for(url);
+    let mut child = fake_run_into(&through(&relay, url));
+    let stored = wait_for_more_iterations(url, 0, &mut child);
+    (relay, child, stored)
+}
+
+/// Checks that the newest run at `url` reads abandoned with at least `stored` iterations.
+fn assert_abandoned_with(url: &str, stored: i64) {
+    let runs = json_of_success(Path::new(url), &words("runs --format json"));
+    assert_eq!(runs[0]["status"], "abandoned", "{runs}");
+    let kept = runs[0]["measured_iterations"].as_i64().unwrap();
+    assert!(kept >= stored, "{kept} < {stored}");
+}
+
 /// A run whose connection drops reconnects and goes on storing; with the server unreachable, the
 /// store would retry for its patience (15 minutes), but Ctrl-C ends the run within its grace,
 /// saying what it waited for, and the next reader sees the run abandoned with what it stored.
@@ -353,9 +370,7 @@ fn a_dropped_connection_is_reopened_and_ctrl_c_does_not_wait_for_the_server() {
     let Some(direct) = fresh_pg_database("cli_dropped_connection") else {
         return;
     };
-    let relay = relay_for(&direct);
-    let mut child = fake_run_into(&through(&relay, &direct));
-    let before = wait_for_more_iterations(&direct, 0, &mut child);
+    let (relay, mut child, before) = relayed_fake_run(&direct);
     relay.drop_connections();
     let after_drop = wait_for_more_iterations(&direct, before, &mut child);
 
@@ -374,10 +389,7 @@ fn a_dropped_connection_is_reopened_and_ctrl_c_does_not_wait_for_the_server() {
         !stderr.contains("hunter2") && stderr.lines().count() == 1,
         "{stderr}"
     );
-    let runs = json_of_success(Path::new(&direct), &words("runs --format json"));
-    assert_eq!(runs[0]["status"], "abandoned", "{runs}");
-    let stored = runs[0]["measured_iterations"].as_i64().unwrap();
-    assert!(stored >= after_drop, "{stored} < {after_drop}");
+    assert_abandoned_with(&direct, after_drop);
 }
 
 /// Another session's lock on the run's tables (a migration, `VACUUM FULL`, a `LOCK TABLE`) is
@@ -404,10 +416,7 @@ fn ctrl_c_does_not_wait_out_a_lock_another_session_holds() {
             && stderr.contains("next command shows it abandoned"),
         "{stderr}"
     );
-    let runs = json_of_success(Path::new(&url), &words("runs --format json"));
-    assert_eq!(runs[0]["status"], "abandoned", "{runs}");
-    let stored = runs[0]["measured_iterations"].as_i64().unwrap();
-    assert!(stored >= before, "{stored} < {before}");
+    assert_abandoned_with(&url, before);
 }
 
 /// A server that takes a statement and never answers (stopped with SIGSTOP, hung) holds a store
@@ -419,9 +428,7 @@ fn a_server_that_never_answers_holds_a_stop_for_30_s_at_most() {
     let Some(direct) = fresh_pg_database("cli_frozen_server") else {
         return;
     };
-    let relay = relay_for(&direct);
-    let mut child = fake_run_into(&through(&relay, &direct));
-    let before = wait_for_more_iterations(&direct, 0, &mut child);
+    let (relay, child, before) = relayed_fake_run(&direct);
     relay.freeze();
     // An iteration ends every 50 ms; its store call is now held.
     std::thread::sleep(Duration::from_secs(1));
@@ -440,8 +447,5 @@ fn a_server_that_never_answers_holds_a_stop_for_30_s_at_most() {
             && stderr.contains("reads abandoned"),
         "{stderr}"
     );
-    let runs = json_of_success(Path::new(&direct), &words("runs --format json"));
-    assert_eq!(runs[0]["status"], "abandoned", "{runs}");
-    let stored = runs[0]["measured_iterations"].as_i64().unwrap();
-    assert!(stored >= before, "{stored} < {before}");
+    assert_abandoned_with(&direct, before);
 }
