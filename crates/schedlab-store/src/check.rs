@@ -62,10 +62,10 @@ pub fn check(path: &Path, quick: bool) -> Result<CheckReport> {
             path.display()
         )));
     }
-    if path.is_dir() {
+    if let Some(reason) = crate::sqlite::not_a_file(path) {
         return Err(StoreError::Unopenable {
             path: path.to_path_buf(),
-            reason: "it is a directory".into(),
+            reason: reason.into(),
         });
     }
     let mut report = CheckReport {

@@ -41,6 +41,20 @@ pub struct SqliteStore {
 /// What [`SqliteStore::path`] and messages name a store in memory by: SQLite's own name for one.
 const IN_MEMORY: &str = ":memory:";
 
+/// Why `path`, which exists, cannot hold a database: a directory, or a device, FIFO or socket
+/// (`--db /dev/null` would fail later with SQLite's "disk I/O error"). `None` for a regular file
+/// or a path with nothing there yet.
+pub(crate) fn not_a_file(path: &Path) -> Option<&'static str> {
+    let found = std::fs::metadata(path).ok()?;
+    if found.is_dir() {
+        Some("it is a directory")
+    } else if !found.is_file() {
+        Some("it is not a regular file (a device, a FIFO or a socket)")
+    } else {
+        None
+    }
+}
+
 impl SqliteStore {
     /// Opens a results database for writing at `path`, creating the file (and its directory) if
     /// needed and bringing its schema to the current version. Refuses files that are not
@@ -66,10 +80,10 @@ impl SqliteStore {
         if !path.exists() {
             return Err(missing(path));
         }
-        if path.is_dir() {
+        if let Some(reason) = not_a_file(path) {
             return Err(StoreError::Unopenable {
                 path: path.to_path_buf(),
-                reason: "it is a directory".into(),
+                reason: reason.into(),
             });
         }
         // No SQLITE_OPEN_URI: a path is a path, never `file:` parameters.
@@ -103,8 +117,9 @@ impl SqliteStore {
             path: path.to_path_buf(),
             reason,
         };
-        if path.is_dir() {
-            return Err(unwritable("it is a directory".into()));
+        if let Some(reason) = not_a_file(path) {
+            // `--db /dev/null` may have meant to keep nothing.
+            return Err(unwritable(format!("{reason}; --no-store keeps nothing")));
         }
         if create {
             if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {

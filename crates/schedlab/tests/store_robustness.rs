@@ -291,6 +291,24 @@ fn store_urls_are_stores_or_errors() {
     assert_succeeded(&out, &url);
     assert!(absolute.is_file());
     assert!(listing(cwd).iter().all(|name| !name.contains("sqlite")));
+
+    // What cannot hold a database is named as such, not met later as SQLite's "disk I/O error".
+    let made = StdCommand::new("mkfifo")
+        .arg(cwd.join("fifo"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    for (path, reason) in [
+        ("/dev/null", "not a regular file"),
+        ("fifo", "not a regular file"),
+        (".", "it is a directory"),
+    ] {
+        for command in ["run fake --iterations 1", "runs", "show 1", "db check"] {
+            let out = run_in(cwd, Path::new(path), &words(command));
+            let line = assert_refused(&out, path);
+            assert!(line.contains(reason), "{path} {command}: {line}");
+        }
+    }
 }
 
 /// The damaged, foreign and newer databases of the test below, made from a good one.
