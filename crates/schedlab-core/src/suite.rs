@@ -544,26 +544,32 @@ mod tests {
 
     #[test]
     fn counts_may_be_written_as_on_the_command_line() {
-        let suite = parse_on(
-            2,
-            "workload = \"semaphore\"\nitems = \"800k\"\nwork = \"2_000\"\n",
-        )
-        .unwrap();
-        let json = serde_json::to_value(&suite.cases[0]).unwrap();
-        assert_eq!(
-            (json["items"].as_u64(), json["work"].as_u64()),
-            (Some(800_000), Some(2_000))
-        );
-        let suite = parse_on(
-            2,
-            "workload = \"syscall\"\nthreads = \"1k\"\ncalls = \"3M\"\n",
-        )
-        .unwrap();
-        let json = serde_json::to_value(&suite.cases[0]).unwrap();
-        assert_eq!(
-            (json["threads"].as_u64(), json["calls"].as_u64()),
-            (Some(1_000), Some(3_000_000))
-        );
+        for (case, key, expected) in [
+            (
+                "workload = \"semaphore\"\nitems = \"800k\"\n",
+                "items",
+                800_000,
+            ),
+            (
+                "workload = \"semaphore\"\nwork = \"2_000\"\n",
+                "work",
+                2_000,
+            ),
+            (
+                "workload = \"syscall\"\nthreads = \"1k\"\n",
+                "threads",
+                1_000,
+            ),
+            (
+                "workload = \"syscall\"\ncalls = \"3M\"\n",
+                "calls",
+                3_000_000,
+            ),
+        ] {
+            let suite = parse_on(2, case).unwrap();
+            let json = serde_json::to_value(&suite.cases[0]).unwrap();
+            assert_eq!(json[key].as_u64(), Some(expected), "{case}");
+        }
         // A size takes its plain number; a bad count names its key and place.
         let err = error_on_2_cpus("workload = \"messaging\"\ndatasize = \"4k\"\n");
         assert!(
