@@ -8,7 +8,7 @@ drift hits both equally, and reports the median of the paired ratios schedlab / 
            transfer: worker_ops_per_sec vs "avg worker transfer: X ops/sec" (same definition:
            transfers per worker per second); wakeup p50 both sides (schbench: whole usec).
   request  schedlab run wakeup -m M -t T -r R             vs  schbench -m M -t T -r R
-           rps_avg vs "average rps"; wakeup and request p50.
+           requests_avg_per_sec vs "average rps"; wakeup and request p50.
 
 --extra ARGS passes the same arguments to both sides (schedlab's wakeup takes schbench's
 spellings), e.g. `--modes request --extra "-s 0 -L"`: no sleep and no lock, so a request is its math.
@@ -66,7 +66,7 @@ def schbench_metrics(binary, args):
         result["worker_ops_per_sec"] = float(transfer[-1])
     average = re.findall(r"average rps:\s*([\d.]+)", text)
     if average:
-        result["rps_avg"] = float(average[-1])
+        result["requests_avg_per_sec"] = float(average[-1])
         result["request_p50_usec"] = last_block(text, "Request Latencies")[50.0]
     return result
 
@@ -99,7 +99,7 @@ def main():
                 ["worker_ops_per_sec", "wakeup_p50_usec"],
             )
         elif mode == "request":
-            pairings["request"] = (common, common, ["rps_avg", "wakeup_p50_usec", "request_p50_usec"])
+            pairings["request"] = (common, common, ["requests_avg_per_sec", "wakeup_p50_usec", "request_p50_usec"])
         else:
             sys.exit(f"unknown mode {mode!r}")
 

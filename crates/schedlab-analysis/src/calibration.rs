@@ -159,9 +159,16 @@ pub struct CaseCalibration {
     pub metrics: Vec<MetricCalibration>,
 }
 
+fn current_metric_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let stored = String::deserialize(d)?;
+    Ok(schedlab_core::metric::current_name(&stored).to_string())
+}
+
 /// The variance components of one metric of one case, on its analysis scale.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MetricCalibration {
+    /// Read by its current name, so a calibration stored before a metric's rename still applies.
+    #[serde(deserialize_with = "current_metric_name")]
     pub metric: String,
     pub scale: Scale,
     pub runs: usize,
@@ -970,6 +977,23 @@ mod tests {
             );
             assert_eq!(machine().differences(&other), vec![field]);
         }
+    }
+
+    /// A calibration stored before a metric was renamed applies to runs that measure it under
+    /// its current name.
+    #[test]
+    fn a_stored_calibration_reads_metrics_by_their_current_names() {
+        let mut stored = serde_json::to_value(two_boots()).unwrap();
+        stored["metric"] = "rps_p50".into();
+        let read: MetricCalibration = serde_json::from_value(stored).unwrap();
+        assert_eq!(read.metric, "requests_p50_per_sec");
+        assert_eq!(
+            read,
+            MetricCalibration {
+                metric: read.metric.clone(),
+                ..two_boots()
+            }
+        );
     }
 
     /// Calibrations stored before the tuning was recorded, and tuning this user could not see,

@@ -237,7 +237,7 @@ mod tests {
             .chain(&wakeup::REQUEST_QUANTILES)
             .copied()
             .collect();
-        defs.extend([wakeup::RPS_P50, LONELY_P50_USEC]);
+        defs.extend([wakeup::REQUESTS_P50_PER_SEC, LONELY_P50_USEC]);
         defs
     }
 
@@ -251,7 +251,7 @@ mod tests {
                 row("w", "wakeup_p99_9_usec", &[90.0, 100.0, 200.0]),
                 row("w", "request_p50_usec", &[40.0, 50.0, 60.0]),
                 row("w", "request_p99_usec", &[400.0, 500.0, 600.0]),
-                row("w", "rps_p50", &[1.0, 2.0, 3.0]),
+                row("w", "requests_p50_per_sec", &[1.0, 2.0, 3.0]),
                 row("f", "usec_per_op", &[1.0, 2.0, 3.0]),
                 // One point only: no curve.
                 row("f", "lonely_p50_usec", &[1.0, 2.0, 3.0]),

@@ -127,9 +127,14 @@ impl MetricFilter {
         }
     }
 
+    /// Whether the metric `name` is covered; a name asked for may be one the metric had before a
+    /// rename (`--metric rps_p50` is `requests_p50_per_sec`).
     fn accepts(&self, name: &str, role: Role) -> bool {
         if !self.names.is_empty() {
-            return self.names.iter().any(|n| n == name);
+            return self
+                .names
+                .iter()
+                .any(|n| schedlab_core::metric::current_name(n) == name);
         }
         self.all || role == Role::Primary
     }

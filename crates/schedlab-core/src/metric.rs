@@ -278,6 +278,44 @@ pub fn ns_to_sec(ns: u64) -> f64 {
     ns as f64 / NSEC_PER_SEC
 }
 
+/// Metrics renamed after runs were stored under their former names, each with its current name.
+/// Whatever reads a stored or typed name (the store, a stored calibration, `--metric`) takes the
+/// former name for the current one, so a case's history runs on across the rename and an old
+/// database compares with new runs. A line is never removed.
+pub const FORMER_NAMES: &[(&str, &str)] = &[
+    // schbench's own spelling, before every name ended with its unit.
+    ("rps_p20", "requests_p20_per_sec"),
+    ("rps_p50", "requests_p50_per_sec"),
+    ("rps_p90", "requests_p90_per_sec"),
+    ("rps_p99", "requests_p99_per_sec"),
+    ("rps_p99_9", "requests_p99_9_per_sec"),
+    ("rps_avg", "requests_avg_per_sec"),
+    // Named as its neighbours `min_task_ops_per_sec` and `max_task_ops_per_sec` are.
+    ("ops_per_sec_per_task", "mean_task_ops_per_sec"),
+];
+
+/// The current name of a metric stored or typed as `name` (see [`FORMER_NAMES`]).
+pub fn current_name(name: &str) -> &str {
+    FORMER_NAMES
+        .iter()
+        .find(|(former, _)| *former == name)
+        .map_or(name, |(_, current)| current)
+}
+
+/// Whether `name` ends with its unit, as every declared metric's does: `_usec` for `usec`, `_pct`
+/// for `%`, `_per_sec` for a rate (`ops/sec`), or, for a cost per operation, the unit first
+/// (`nsec_per_op`). A reader of `show`'s output or a CSV column then knows the unit from the name.
+pub fn names_its_unit(name: &str, unit: &str) -> bool {
+    let unit = match unit {
+        "%" | "percent" => "pct".to_string(),
+        _ => unit.to_ascii_lowercase(),
+    };
+    match unit.split_once('/') {
+        Some((_, per)) => name.ends_with(&format!("_per_{per}")),
+        None => name.ends_with(&format!("_{unit}")) || name.starts_with(&format!("{unit}_per_")),
+    }
+}
+
 /// The secondary metrics the runner records for every iteration of a workload that runs tasks.
 pub mod secondary {
     use super::{Better, MetricDef};

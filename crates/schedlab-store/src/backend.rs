@@ -394,6 +394,8 @@ impl MeasurementRow {
             }
             None => crate::legacy::shape_before_v7(&name, &unit),
         };
+        // The shape of an old row came from its name as stored; readers get the current name.
+        let name = schedlab_core::metric::current_name(&name).to_string();
         Ok(Measurement {
             better: Better::parse(&better)
                 .ok_or_else(|| StoreError::Corrupt(format!("direction {better:?}")))?,

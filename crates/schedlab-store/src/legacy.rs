@@ -113,7 +113,7 @@ mod tests {
         for def in wakeup::WAKEUP_QUANTILES
             .iter()
             .chain(&wakeup::REQUEST_QUANTILES)
-            .chain([&wakeup::WAKEUP_SAMPLES_COUNT, &wakeup::RPS_AVG])
+            .chain([&wakeup::WAKEUP_SAMPLES_COUNT, &wakeup::REQUESTS_AVG_PER_SEC])
         {
             let (shape, distribution) = shape_before_v7(def.name, def.unit);
             assert_eq!(shape, def.shape, "{}", def.name);

@@ -954,7 +954,7 @@ mod tests {
             .map(|(def, v)| def.value(v))
             .collect();
         out.push(wakeup::WAKEUP_SAMPLES_COUNT.value(1e4));
-        out.push(wakeup::RPS_AVG.value(2e3));
+        out.push(wakeup::REQUESTS_AVG_PER_SEC.value(2e3));
         out.push(secondary::WALL_TIME_SEC.value(1.5));
         out
     }
@@ -1060,6 +1060,28 @@ mod tests {
         let reader = SqliteStore::open_existing(&path).unwrap();
         assert_eq!(reader.load_run(1).unwrap(), before);
         reader.integrity_check().unwrap();
+    }
+
+    /// A metric stored under a name it has since lost reads under its current name, with the
+    /// definition stored with it, so its history and comparisons run on across the rename.
+    #[test]
+    fn measurements_stored_under_a_former_name_read_under_the_current_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        let mut store = SqliteStore::open(&path).unwrap();
+        let id = begin(&mut store, &plan("renamed"));
+        store
+            .record_iteration(id, 0, &iteration_of(0, every_shape()))
+            .unwrap();
+        for table in ["measurements", "metrics"] {
+            let sql =
+                format!("UPDATE {table} SET name = 'rps_avg' WHERE name = 'requests_avg_per_sec'");
+            assert_eq!(store.conn.execute(&sql, []).unwrap(), 1, "{table}");
+        }
+        drop(store);
+        let reader = SqliteStore::open_existing(&path).unwrap();
+        let run = reader.load_run(id).unwrap();
+        assert_eq!(run.cases[0].iterations[0].measurements, every_shape());
     }
 
     /// Runs stored before V8 have no global id: a reader of such a file says so, and the upgrade

@@ -150,7 +150,70 @@ fn schbench_json_names_its_machine() {
         .ends_with("schbench.json"));
     let case = case_named(&run, "schbench:request");
     assert_eq!(first_value(case, "wakeup_p99_usec"), 15984.0);
-    assert_eq!(first_value(case, "rps_p50"), 95.0);
+    assert_eq!(first_value(case, "requests_p50_per_sec"), 95.0);
+}
+
+/// Runs stored while the RPS metrics were named `rps_*` keep one history and compare with runs
+/// stored since, and the old names still select them.
+#[test]
+fn metrics_stored_under_their_former_names_meet_their_current_names() {
+    let (_d, db) = temp_db();
+    for label in ["old", "new"] {
+        stdout_of_success(
+            &db,
+            &with_fixtures(&format!(
+                "import --tool schbench --label {label} @schbench.json"
+            )),
+        );
+    }
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    for table in ["measurements", "metrics"] {
+        let (id, key) = if table == "metrics" {
+            ("case_id", "SELECT c.id FROM cases c")
+        } else {
+            (
+                "iteration_id",
+                "SELECT i.id FROM iterations i JOIN cases c ON i.case_id = c.id",
+            )
+        };
+        let renamed = conn
+            .execute(
+                &format!(
+                    "UPDATE {table} SET name = 'rps_p50' WHERE name = 'requests_p50_per_sec' \
+                     AND {id} IN ({key} JOIN runs r ON c.run_id = r.id WHERE r.label = 'old')"
+                ),
+                [],
+            )
+            .unwrap();
+        assert_eq!(renamed, 1, "{table}");
+    }
+    drop(conn);
+    let old = show_json(&db, "old");
+    let case = case_named(&old, "schbench:request");
+    assert_eq!(first_value(case, "requests_p50_per_sec"), 95.0);
+    assert!(!has_metric(case, "rps_p50"), "{case}");
+
+    for name in ["rps_p50", "requests_p50_per_sec"] {
+        let json = json_of_success(
+            &db,
+            &words(&format!("compare old new --metric {name} --format json")),
+        );
+        let rows = json["rows"].as_array().unwrap();
+        assert_eq!(rows.len(), 1, "{json}");
+        assert_eq!(rows[0]["metric"], "requests_p50_per_sec", "{json}");
+        assert_eq!(rows[0]["ratio"], 1.0, "{json}");
+        let history = stdout_of_success(
+            &db,
+            &words(&format!(
+                "history schbench:request --metric {name} --format csv"
+            )),
+        );
+        assert_eq!(
+            history.lines().count(),
+            3,
+            "a header and both runs:\n{history}"
+        );
+    }
 }
 
 /// A stand-in for a tool: prints a captured output to the stream the tool uses.
@@ -179,7 +242,7 @@ fn run_external_stores_what_the_tool_printed_and_compares_with_an_import() {
     assert_eq!(stored["measured_iterations"], 3);
     assert_eq!(stored["warmup_iterations"], 1);
     assert_eq!(first_value(stored, "wakeup_p99_usec"), 16208.0);
-    assert_eq!(first_value(stored, "rps_avg"), 49.4);
+    assert_eq!(first_value(stored, "requests_avg_per_sec"), 49.4);
     // The runner measured around the tool, as around any workload.
     assert!(has_metric(stored, "sys_cpu_sec"), "{stored}");
     assert_eq!(

@@ -43,7 +43,7 @@ fn request_mode_json_carries_quantiles_counts_and_tables() {
         assert_eq!(count["better"], "higher");
         assert!(count["values"][0].as_f64().unwrap() >= 1.0);
     }
-    for name in ["rps_p50", "rps_avg"] {
+    for name in ["requests_p50_per_sec", "requests_avg_per_sec"] {
         assert_eq!(metric(case, name)["better"], "higher");
     }
     // Quantiles are ordered within an iteration.

@@ -52,12 +52,12 @@ pub const METRICS: &[MetricDef] = &[
     latency("request_p99_usec", "request", 99.0),
     latency("request_p99_9_usec", "request", 99.9),
     latency_max("request_max_usec", "request"),
-    rps("rps_p20", 20.0),
-    rps("rps_p50", 50.0),
-    rps("rps_p90", 90.0),
-    rps("rps_p99", 99.0),
-    rps("rps_p99_9", 99.9),
-    MetricDef::primary("rps_avg", "requests/sec", Better::Higher).optional(),
+    rps("requests_p20_per_sec", 20.0),
+    rps("requests_p50_per_sec", 50.0),
+    rps("requests_p90_per_sec", 90.0),
+    rps("requests_p99_per_sec", 99.0),
+    rps("requests_p99_9_per_sec", 99.9),
+    MetricDef::primary("requests_avg_per_sec", "requests/sec", Better::Higher).optional(),
     MetricDef::primary_count("wakeup_samples_count", Better::Higher).optional(),
     MetricDef::primary_count("request_samples_count", Better::Higher).optional(),
     MetricDef::primary("message_sched_delay_usec", "usec", Better::Lower).optional(),
@@ -216,7 +216,7 @@ fn parse_text(text: &str) -> Result<Parsed, ParseError> {
             }
         } else if let Some(value) = line.strip_prefix("average rps:") {
             let rps = number(value).ok_or_else(|| bad("a rate"))?;
-            summary.push(n, def("rps_avg").value(rps))?;
+            summary.push(n, def("requests_avg_per_sec").value(rps))?;
             summary.final_rps = true;
         } else if line.starts_with("final rps goal was ") {
             summary.final_rps = true;
@@ -409,9 +409,9 @@ mod tests {
         assert_eq!(v("wakeup_samples_count"), Some(247.0));
         assert_eq!(v("request_p90_usec"), Some(58176.0));
         assert_eq!(v("request_max_usec"), Some(129515.0));
-        assert_eq!(v("rps_p20"), Some(33.0));
-        assert_eq!(v("rps_p50"), Some(40.0));
-        assert_eq!(v("rps_avg"), Some(49.40));
+        assert_eq!(v("requests_p20_per_sec"), Some(33.0));
+        assert_eq!(v("requests_p50_per_sec"), Some(40.0));
+        assert_eq!(v("requests_avg_per_sec"), Some(49.40));
         assert_eq!(v("message_sched_delay_usec"), Some(0.0));
         assert_eq!(r.measurements.len(), 18);
         assert_eq!(parsed.kernel_release, None);
@@ -422,7 +422,7 @@ mod tests {
         let (r, _) = one("schbench-intervals.txt");
         assert_eq!(r.line, 39);
         assert_eq!(value(&r.measurements, "wakeup_samples_count"), Some(463.0));
-        assert_eq!(value(&r.measurements, "rps_avg"), Some(92.60));
+        assert_eq!(value(&r.measurements, "requests_avg_per_sec"), Some(92.60));
     }
 
     #[test]
@@ -459,8 +459,8 @@ mod tests {
         assert_eq!(v("wakeup_p99_9_usec"), Some(17248.0));
         assert_eq!(v("wakeup_max_usec"), Some(17250.0));
         assert_eq!(v("request_p50_usec"), Some(16016.0));
-        assert_eq!(v("rps_p50"), Some(95.0));
-        assert_eq!(v("rps_p99_9"), Some(105.0));
+        assert_eq!(v("requests_p50_per_sec"), Some(95.0));
+        assert_eq!(v("requests_p99_9_per_sec"), Some(105.0));
         // Minima have no metric; RPS's max is no latency.
         assert_eq!(r.measurements.len(), 17);
         let (r, _) = one("schbench-pipe.json");

@@ -57,8 +57,8 @@ use crate::sys::{
 use crate::{Error, Result};
 
 pub const OPS_PER_SEC: MetricDef = MetricDef::primary("ops_per_sec", "ops/sec", Better::Higher);
-pub const OPS_PER_SEC_PER_TASK: MetricDef =
-    MetricDef::secondary("ops_per_sec_per_task", "ops/sec", Better::Higher);
+pub const MEAN_TASK_OPS_PER_SEC: MetricDef =
+    MetricDef::secondary("mean_task_ops_per_sec", "ops/sec", Better::Higher);
 pub const MIN_TASK_OPS_PER_SEC: MetricDef =
     MetricDef::secondary("min_task_ops_per_sec", "ops/sec", Better::Higher);
 pub const MAX_TASK_OPS_PER_SEC: MetricDef =
@@ -104,14 +104,14 @@ pub const HOLD_ATTACHMENT: &str = "hold_time_ns";
 /// Every testcase's metrics.
 const BASE_METRICS: &[MetricDef] = &[
     OPS_PER_SEC,
-    OPS_PER_SEC_PER_TASK,
+    MEAN_TASK_OPS_PER_SEC,
     MIN_TASK_OPS_PER_SEC,
     MAX_TASK_OPS_PER_SEC,
     JAIN_FAIRNESS_INDEX,
 ];
 const STORM_METRICS: &[MetricDef] = &[
     OPS_PER_SEC,
-    OPS_PER_SEC_PER_TASK,
+    MEAN_TASK_OPS_PER_SEC,
     MIN_TASK_OPS_PER_SEC,
     MAX_TASK_OPS_PER_SEC,
     JAIN_FAIRNESS_INDEX,
@@ -119,7 +119,7 @@ const STORM_METRICS: &[MetricDef] = &[
 ];
 const LOCK_METRICS: &[MetricDef] = &[
     OPS_PER_SEC,
-    OPS_PER_SEC_PER_TASK,
+    MEAN_TASK_OPS_PER_SEC,
     MIN_TASK_OPS_PER_SEC,
     MAX_TASK_OPS_PER_SEC,
     JAIN_FAIRNESS_INDEX,
@@ -1739,7 +1739,7 @@ fn rate_metrics(ops: &[u64], window_ns: u64) -> Result<Vec<Measurement>> {
     let max = ops.iter().copied().max().unwrap_or(0);
     Ok(vec![
         OPS_PER_SEC.value(rate(total)),
-        OPS_PER_SEC_PER_TASK.value(rate(total) / ops.len() as f64),
+        MEAN_TASK_OPS_PER_SEC.value(rate(total) / ops.len() as f64),
         MIN_TASK_OPS_PER_SEC.value(rate(min)),
         MAX_TASK_OPS_PER_SEC.value(rate(max)),
         JAIN_FAIRNESS_INDEX.value(jain),
@@ -2092,7 +2092,7 @@ mod tests {
         assert!(crate::metric::check_declared(workload.metrics(), m).is_empty(), "{m:?}");
         let total = value(m, "ops_per_sec");
         assert!(total > 0.0);
-        let per_task = value(m, "ops_per_sec_per_task");
+        let per_task = value(m, "mean_task_ops_per_sec");
         assert!((per_task * tasks as f64 - total).abs() / total < 1e-9);
         let (min, max) = (value(m, "min_task_ops_per_sec"), value(m, "max_task_ops_per_sec"));
         // Equal counts give equal rates, up to rounding.

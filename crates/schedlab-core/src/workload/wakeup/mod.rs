@@ -73,10 +73,11 @@ pub mod metrics {
     ];
     /// The median of the per-second request-rate samples of the measured window (one a second,
     /// so never without a sample).
-    pub const RPS_P50: MetricDef =
-        MetricDef::primary("rps_p50", "requests/sec", Better::Higher).quantile("rps", 50.0);
+    pub const REQUESTS_P50_PER_SEC: MetricDef =
+        MetricDef::primary("requests_p50_per_sec", "requests/sec", Better::Higher)
+            .quantile("rps", 50.0);
     /// Requests completed in the measured window over its length.
-    pub const RPS_AVG: MetricDef = MetricDef::primary("rps_avg", "requests/sec", Better::Higher);
+    pub const REQUESTS_AVG_PER_SEC: MetricDef = MetricDef::primary("requests_avg_per_sec", "requests/sec", Better::Higher);
     /// Pipe mode: transfers per second, all workers together.
     pub const OPS_PER_SEC: MetricDef = MetricDef::primary("ops_per_sec", "ops/sec", Better::Higher);
     /// Pipe mode: transfers per second per worker, schbench's "avg worker transfer".
@@ -106,7 +107,7 @@ pub mod metrics {
     #[rustfmt::skip]
     pub const REQUEST_MODE: &[MetricDef] = &[
         W[0], W[1], W[2], W[3], W[4],
-        R[0], R[1], R[2], R[3], R[4], RPS_P50, RPS_AVG,
+        R[0], R[1], R[2], R[3], R[4], REQUESTS_P50_PER_SEC, REQUESTS_AVG_PER_SEC,
         WAKEUP_SAMPLES_COUNT, REQUEST_SAMPLES_COUNT,
         MESSAGE_SCHED_DELAY_USEC, WORKER_SCHED_DELAY_USEC,
     ];
@@ -120,7 +121,7 @@ pub mod metrics {
     #[rustfmt::skip]
     pub const OPEN_LOOP_MODE: &[MetricDef] = &[
         W[0], W[1], W[2], W[3], W[4],
-        R[0], R[1], R[2], R[3], R[4], RPS_P50, RPS_AVG,
+        R[0], R[1], R[2], R[3], R[4], REQUESTS_P50_PER_SEC, REQUESTS_AVG_PER_SEC,
         WAKEUP_SAMPLES_COUNT, REQUEST_SAMPLES_COUNT, REQUESTS_DROPPED_COUNT,
         MESSAGE_SCHED_DELAY_USEC, WORKER_SCHED_DELAY_USEC,
     ];
@@ -581,8 +582,8 @@ mod tests {
         for name in [
             "wakeup_p50_usec",
             "request_p99_9_usec",
-            "rps_p50",
-            "rps_avg",
+            "requests_p50_per_sec",
+            "requests_avg_per_sec",
         ] {
             assert!(names.contains(&name), "{name} missing from {names:?}");
         }

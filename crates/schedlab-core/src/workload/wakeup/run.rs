@@ -1048,9 +1048,9 @@ pub fn output(config: &Config, outcome: &Outcome) -> IterationOutput {
             let mut sorted = outcome.rps_samples.clone();
             sorted.sort_by(f64::total_cmp);
             if let Some(p50) = latency::sample_percentile(&sorted, 500) {
-                measurements.push(m::RPS_P50.value(p50));
+                measurements.push(m::REQUESTS_P50_PER_SEC.value(p50));
             }
-            measurements.push(m::RPS_AVG.value(outcome.completed as f64 / window_sec));
+            measurements.push(m::REQUESTS_AVG_PER_SEC.value(outcome.completed as f64 / window_sec));
             measurements.push(m::WAKEUP_SAMPLES_COUNT.value(outcome.books.wakeup_samples as f64));
             measurements.push(m::REQUEST_SAMPLES_COUNT.value(outcome.books.request_samples as f64));
             if matches!(config.mode, Mode::OpenLoop { .. }) {
