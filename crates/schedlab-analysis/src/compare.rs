@@ -58,8 +58,9 @@ struct RowCalibration {
 
 /// A row's numbers at one look, before its verdict.
 #[derive(Debug, Clone)]
-struct Tested {
-    prepared: Prepared,
+struct Tested<'a> {
+    /// Borrowed: a row of a million plain values is not copied to be tested.
+    prepared: &'a Prepared,
     effect: f64,
     /// The base side's mean unit on the analysis scale (the raw-scale ratio divides by it).
     base_mean: f64,
@@ -298,11 +299,11 @@ fn effect_of(units: &RowUnits) -> (f64, f64) {
 
 /// Tests every row at one look: the guard first (it needs every row), then each row's t test
 /// and equivalence test at `equivalence_alpha`.
-fn test_rows(
-    prepared: &[Prepared],
+fn test_rows<'a>(
+    prepared: &'a [Prepared],
     settings: &Settings,
     equivalence_alpha: f64,
-) -> (Vec<Tested>, Guard) {
+) -> (Vec<Tested<'a>>, Guard) {
     let parts: Vec<_> = prepared
         .iter()
         .map(|p| {
@@ -385,7 +386,7 @@ fn test_rows(
                 _ => (None, None),
             };
             Tested {
-                prepared: p.clone(),
+                prepared: p,
                 effect,
                 base_mean,
                 variance: RowVariance {
@@ -449,7 +450,7 @@ fn ratio_interval(
 }
 
 /// q-values at one look over every row with a test, in row order (`None` where untested).
-fn q_values(tested: &[Tested], settings: &Settings) -> Vec<Option<f64>> {
+fn q_values(tested: &[Tested<'_>], settings: &Settings) -> Vec<Option<f64>> {
     let judged: Vec<usize> = (0..tested.len())
         .filter(|&i| tested[i].test.is_some())
         .collect();
@@ -509,7 +510,7 @@ fn decide_fixed(prepared: &[Prepared], settings: &Settings) -> (Vec<Row>, Guard)
 
 /// `**` or `≈` when the row is decided at this level, else `None`.
 fn verdict(
-    t: &Tested,
+    t: &Tested<'_>,
     q: Option<f64>,
     level: f64,
     equivalence_alpha: f64,
@@ -536,7 +537,7 @@ fn verdict(
 
 /// The verdict of a row that is neither marked nor equivalent: not judged, noisy or
 /// inconclusive, with the note that says why or what it could detect.
-fn undecided(t: &Tested, settings: &Settings) -> (Verdict, Option<String>) {
+fn undecided(t: &Tested<'_>, settings: &Settings) -> (Verdict, Option<String>) {
     let units = &t.prepared.units;
     if t.test.is_none() {
         let note = match t.variance.calibration {
@@ -596,7 +597,7 @@ fn not_judged_note(units: &RowUnits) -> String {
 }
 
 /// A finished row: its numbers at its deciding look, its verdict, MDE and figures.
-fn build_row(t: &Tested, d: Decision, settings: &Settings) -> Row {
+fn build_row(t: &Tested<'_>, d: Decision, settings: &Settings) -> Row {
     let p = &t.prepared;
     let units = &p.units;
     let scale = units.scale;
@@ -822,7 +823,13 @@ fn decide_sequential(
 }
 
 /// A row left undecided at a look: not judged, noisy or inconclusive.
-fn final_row(t: &Tested, q: Option<f64>, settings: &Settings, level: f64, judged: usize) -> Row {
+fn final_row(
+    t: &Tested<'_>,
+    q: Option<f64>,
+    settings: &Settings,
+    level: f64,
+    judged: usize,
+) -> Row {
     let (verdict, note) = undecided(t, settings);
     build_row(
         t,

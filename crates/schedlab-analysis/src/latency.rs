@@ -167,11 +167,9 @@ fn side_median(side: &Side, case: &str, family: &str, point: Point) -> Option<f6
         .iter()
         .find(|s| s.case.name == case && curve_point(s) == Some((family, point)))?;
     let scale = Scale::of(series.runs.iter().flat_map(|(_, v)| v.iter().copied()));
-    let per_run: Vec<f64> = series
-        .runs
-        .iter()
-        .filter(|(_, v)| !v.is_empty())
-        .map(|(_, v)| scale.back(v.iter().map(|x| scale.forward(*x)).sum::<f64>() / v.len() as f64))
+    let per_run: Vec<f64> = side
+        .groups(series)
+        .map(|v| scale.back(v.iter().map(|x| scale.forward(*x)).sum::<f64>() / v.len() as f64))
         .collect();
     median(&per_run).ok()
 }

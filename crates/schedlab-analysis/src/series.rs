@@ -198,10 +198,16 @@ impl Side {
     }
 
     /// A side of plain numbers (for `schedlab stat` and tests): per case × metric, the values,
-    /// each taken as one independent unit.
+    /// each taken as one independent unit. The side has one run record, of no run and no boot, and
+    /// each series one entry holding all its values, whatever their count: a million values
+    /// would otherwise carry a million empty records and a million one-value lists.
     pub fn from_values(name: &str, series: Vec<(String, String, Better, Vec<f64>)>) -> Side {
-        let units = series.iter().map(|s| s.3.len()).max().unwrap_or(0);
-        let runs = (0..units).map(|_| RunMeta::default()).collect();
+        let any = series.iter().any(|s| !s.3.is_empty());
+        let runs = if any {
+            vec![RunMeta::default()]
+        } else {
+            Vec::new()
+        };
         let series = series
             .into_iter()
             .map(|(case, metric, better, values)| Series {
@@ -215,11 +221,7 @@ impl Side {
                 better,
                 shape: MetricShape::Scalar,
                 distribution: None,
-                runs: values
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, v)| (i, vec![v]))
-                    .collect(),
+                runs: vec![(0, values)],
             })
             .collect();
         Side {
@@ -305,6 +307,16 @@ impl Side {
     }
 
     /// Distinct boot ids of the side's runs, in order of appearance.
+    /// A series of this side in the groups summarised alone: each run's values, or on a values
+    /// side each value by itself.
+    pub fn groups<'a>(&self, series: &'a Series) -> Box<dyn Iterator<Item = &'a [f64]> + 'a> {
+        let lists = series.runs.iter().map(|(_, v)| v.as_slice());
+        match self.origin {
+            Origin::Values => Box::new(lists.flat_map(|v| v.chunks(1))),
+            Origin::Runs => Box::new(lists.filter(|v| !v.is_empty())),
+        }
+    }
+
     pub fn boots(&self) -> Vec<&str> {
         let mut boots: Vec<&str> = Vec::new();
         for run in &self.runs {

@@ -84,7 +84,7 @@ impl Design {
 /// One run's summary of one case × metric on the analysis scale.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RunSummary {
-    /// Index into the side's runs.
+    /// Index into the side's runs; for a plain value, the value's position.
     pub run: usize,
     pub mean: f64,
     /// Sample variance of the run's transformed values; `None` with fewer than two.
@@ -112,7 +112,7 @@ pub fn summarise_run(run: usize, values: &[f64], scale: Scale) -> RunSummary {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Unit {
     pub value: f64,
-    /// The runs behind it (indices into the side's runs).
+    /// The runs behind it (indices into the side's runs); none for a plain value.
     pub runs: Vec<usize>,
     /// The experiment round, for pairs.
     pub round: Option<u32>,
@@ -159,6 +159,61 @@ pub fn row_units(base: &Side, b: &Series, candidate: &Side, c: &Series) -> RowUn
             .chain(&c.runs)
             .flat_map(|(_, v)| v.iter().copied()),
     );
+    let one_unit_per_run = |runs: &[RunSummary]| -> Vec<Unit> {
+        runs.iter()
+            .map(|r| Unit {
+                value: r.mean,
+                runs: vec![r.run],
+                round: None,
+            })
+            .collect()
+    };
+    // A values side's series is one list of values, each a unit of its own (from no run, so
+    // with no run index); each is also summarised alone, as one iteration.
+    let summaries_and_units = |side: &Side, s: &Series| -> (Vec<RunSummary>, Vec<Unit>) {
+        if side.origin == Origin::Values {
+            let count = s.runs.iter().map(|(_, v)| v.len()).sum();
+            let (mut runs, mut units) = (Vec::with_capacity(count), Vec::with_capacity(count));
+            for (i, v) in s.runs.iter().flat_map(|(_, v)| v).enumerate() {
+                let y = scale.forward(*v);
+                runs.push(RunSummary {
+                    run: i,
+                    mean: y,
+                    variance: None,
+                    n: 1,
+                });
+                units.push(Unit {
+                    value: y,
+                    runs: Vec::new(),
+                    round: None,
+                });
+            }
+            return (runs, units);
+        }
+        let runs: Vec<RunSummary> = s
+            .runs
+            .iter()
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(run, values)| summarise_run(*run, values, scale))
+            .collect();
+        let units = one_unit_per_run(&runs);
+        (runs, units)
+    };
+    if base.origin == Origin::Values || candidate.origin == Origin::Values {
+        let (base_runs, base_units) = summaries_and_units(base, b);
+        let (candidate_runs, candidate_units) = summaries_and_units(candidate, c);
+        return RowUnits {
+            design: Design::Values,
+            scale,
+            base: base_units,
+            candidate: candidate_units,
+            differences: Vec::new(),
+            base_runs,
+            candidate_runs,
+            pairs_share_boots: false,
+            runs_per_unit: 1.0,
+        };
+    }
     let summaries = |s: &Series| -> Vec<RunSummary> {
         s.runs
             .iter()
@@ -170,28 +225,14 @@ pub fn row_units(base: &Side, b: &Series, candidate: &Side, c: &Series) -> RowUn
     if let Some(paired) = pairs(base, &base_runs, candidate, &candidate_runs) {
         return RowUnits { scale, ..paired };
     }
-    let origin_values = base.origin == Origin::Values || candidate.origin == Origin::Values;
     let boot_of = |side: &Side, r: &RunSummary| side.runs[r.run].boot_id.clone();
     let mut boots: Vec<String> = base_runs.iter().map(|r| boot_of(base, r)).collect();
     boots.extend(candidate_runs.iter().map(|r| boot_of(candidate, r)));
     boots.sort();
     boots.dedup();
-    let one_unit_per_run = |runs: &[RunSummary]| -> Vec<Unit> {
-        runs.iter()
-            .map(|r| Unit {
-                value: r.mean,
-                runs: vec![r.run],
-                round: None,
-            })
-            .collect()
-    };
-    if origin_values || boots.len() <= 1 {
+    if boots.len() <= 1 {
         return RowUnits {
-            design: if origin_values {
-                Design::Values
-            } else {
-                Design::Runs
-            },
+            design: Design::Runs,
             scale,
             base: one_unit_per_run(&base_runs),
             candidate: one_unit_per_run(&candidate_runs),
@@ -665,6 +706,22 @@ mod tests {
         assert_eq!(u.design, Design::Values);
         assert_close(&values(&u.base), &[0.0, std::f64::consts::LN_2, 4f64.ln()]);
         assert_eq!(u.candidate.len(), 2);
+        // Each value summarised alone, as one iteration of no run: a million values make no
+        // million run records or lists (`schedlab stat` on large files).
+        assert_eq!((base.runs.len(), base.series[0].runs.len()), (1, 1));
+        assert!(u.base.iter().all(|unit| unit.runs.is_empty()));
+        let summaries: Vec<(usize, usize, Option<f64>)> = u
+            .base_runs
+            .iter()
+            .map(|r| (r.run, r.n, r.variance))
+            .collect();
+        assert_eq!(summaries, [(0, 1, None), (1, 1, None), (2, 1, None)]);
+        assert_eq!(u.common_iterations(), Some(1));
+        let empty = Side::from_values(
+            "none",
+            vec![("c".into(), "m".into(), Better::Lower, vec![])],
+        );
+        assert!(empty.runs.is_empty());
     }
 
     proptest! {
