@@ -191,9 +191,14 @@ fn write_case(case: &CaseView, out: &mut dyn Write) -> std::io::Result<()> {
         1 => ", 1 warm-up".to_string(),
         n => format!(", {n} warm-ups"),
     };
+    let plural = if case.measured_iterations == 1 {
+        ""
+    } else {
+        "s"
+    };
     writeln!(
         out,
-        "{}  ({} iterations{warm})",
+        "{}  ({} iteration{plural}{warm})",
         case.name, case.measured_iterations
     )?;
     if let Some(error) = &case.error {
@@ -309,6 +314,39 @@ pub fn format_value(value: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_case_counts_its_iterations_in_words() {
+        let line = |measured, warmup| {
+            let case = CaseView {
+                name: "pipe:process loops=1000".into(),
+                workload: "pipe".into(),
+                params: serde_json::Value::Null,
+                measured_iterations: measured,
+                warmup_iterations: warmup,
+                error: None,
+                metrics: Vec::new(),
+                latency_tables: Vec::new(),
+            };
+            let mut out = Vec::new();
+            write_case(&case, &mut out).unwrap();
+            String::from_utf8(out)
+                .unwrap()
+                .lines()
+                .next()
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(line(1, 0), "pipe:process loops=1000  (1 iteration)");
+        assert_eq!(
+            line(0, 1),
+            "pipe:process loops=1000  (0 iterations, 1 warm-up)"
+        );
+        assert_eq!(
+            line(5, 2),
+            "pipe:process loops=1000  (5 iterations, 2 warm-ups)"
+        );
+    }
 
     #[test]
     fn latency_table_reads_like_schbench() {
