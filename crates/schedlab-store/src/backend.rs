@@ -866,6 +866,17 @@ impl<B: Backend> Store for B {
         experiment_where(self, "kind = $1 AND name = $2", &[&kind.as_str(), &name])
     }
 
+    fn experiments(&self, kind: ExperimentKind) -> Result<Vec<Experiment>> {
+        if self.version() < V_EXPERIMENTS {
+            return Ok(Vec::new());
+        }
+        let sql = format!(
+            "SELECT {EXPERIMENT_COLUMNS} FROM experiments WHERE kind = $1
+              ORDER BY created_at_ns DESC, id DESC"
+        );
+        self.read_tx(|db| db.query(&sql, &[&kind.as_str()], |r| experiment_of(r)))
+    }
+
     fn update_experiment(
         &mut self,
         id: i64,

@@ -168,6 +168,8 @@ pub trait Store {
     /// Records a new experiment; its (kind, name) must be new.
     fn create_experiment(&mut self, experiment: &Experiment) -> Result<i64>;
     fn experiment(&self, kind: ExperimentKind, name: &str) -> Result<Option<Experiment>>;
+    /// Every experiment of `kind`, newest first.
+    fn experiments(&self, kind: ExperimentKind) -> Result<Vec<Experiment>>;
     fn update_experiment(
         &mut self,
         id: i64,

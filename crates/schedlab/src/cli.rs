@@ -683,7 +683,7 @@ pub enum CampaignAction {
     Start(Box<CampaignStartArgs>),
     /// Run this boot's slot of the campaign if the running kernel is the one it expects.
     Next(CampaignNextArgs),
-    /// Show a campaign's plan and progress.
+    /// Show a campaign's plan and progress, or list the campaigns.
     Status(CampaignStatusArgs),
 }
 
@@ -729,8 +729,9 @@ pub struct CampaignNextArgs {
 
 #[derive(Debug, Args)]
 pub struct CampaignStatusArgs {
+    /// The campaign [default: list every campaign, newest first, one line each]
     #[arg(value_name = "NAME")]
-    pub name: String,
+    pub name: Option<String>,
     #[command(flatten)]
     pub db: DbArg,
 }

@@ -197,6 +197,31 @@ fn campaign_runs_the_slot_of_the_running_kernel_once_per_boot() {
         &["1 of 4 boots done", "pending (kernel other-kernel)"],
     );
     schedlab(&db).args(words("show k-a")).assert().success();
+
+    // Without a name: every campaign in a line, newest first.
+    schedlab(&db)
+        .args(words(
+            "campaign start j --a-kernel x --b-kernel y --boots 4 fake",
+        ))
+        .assert()
+        .success();
+    let listed = stdout_of_success(&db, &words("campaign status"));
+    let lines: Vec<&str> = listed.lines().collect();
+    assert_eq!(lines.len(), 2, "{listed}");
+    assert!(
+        lines[0].starts_with("campaign j · running · 0 of 4 boots done · A = x"),
+        "{listed}"
+    );
+    assert!(
+        lines[1].starts_with("campaign k · running · 1 of 4 boots done"),
+        "{listed}"
+    );
+    let (_d, empty) = temp_db();
+    stdout_of_success(&empty, &words("run fake --iterations 1 -q"));
+    assert_stdout_contains(
+        schedlab(&empty).args(words("campaign status")),
+        &["no campaigns stored"],
+    );
 }
 
 #[test]

@@ -110,6 +110,10 @@ fn every_command_works_on_postgresql() {
         schedlab(db).args(words("campaign status k")),
         &["1 of 4 boots done"],
     );
+    assert_stdout_contains(
+        schedlab(db).args(words("campaign status")),
+        &["campaign k · running · 1 of 4 boots done"],
+    );
     schedlab(db)
         .args(words(
             "calibrate --runs 3 --label cal --quiet fake --iterations 3",

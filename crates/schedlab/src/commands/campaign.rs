@@ -175,11 +175,18 @@ fn load(
                 "no campaign named {name:?} (see `schedlab campaign start`)"
             ))
         })?;
+    let (spec, state) = decode(&experiment)?;
+    Ok((experiment, spec, state))
+}
+
+/// A stored campaign's plan and progress.
+fn decode(experiment: &Experiment) -> Result<(CampaignSpec, CampaignState), Failure> {
+    let name = &experiment.name;
     let corrupt =
         |e: serde_json::Error| Failure::failed(format!("campaign {name} is unreadable: {e}"));
     let spec: CampaignSpec = serde_json::from_value(experiment.spec.clone()).map_err(corrupt)?;
     let state: CampaignState = serde_json::from_value(experiment.state.clone()).map_err(corrupt)?;
-    Ok((experiment, spec, state))
+    Ok((spec, state))
 }
 
 fn next(args: &CampaignNextArgs) -> Result<ExitCode, Failure> {
@@ -272,17 +279,11 @@ fn next(args: &CampaignNextArgs) -> Result<ExitCode, Failure> {
 
 fn status(args: &CampaignStatusArgs) -> Result<ExitCode, Failure> {
     let store = open_reader(&db_location(&args.db)?)?;
-    let (experiment, spec, state) = load(&*store, &args.name)?;
-    emit_line(format_args!(
-        "campaign {} · {} · {} of {} boots done · A = {} · B = {} · {} cases per boot",
-        args.name,
-        experiment.status.as_str(),
-        state.slots.len(),
-        spec.boots,
-        spec.a_kernel,
-        spec.b_kernel,
-        spec.plan.cases.len()
-    ))?;
+    let Some(name) = &args.name else {
+        return list(&*store);
+    };
+    let (experiment, spec, state) = load(&*store, name)?;
+    emit_line(format_args!("{}", headline(&experiment, &spec, &state)))?;
     for slot in 0..spec.boots {
         let arm = AbbaSlot::of(slot).arm;
         match state.slots.get(slot as usize) {
@@ -301,6 +302,35 @@ fn status(args: &CampaignStatusArgs) -> Result<ExitCode, Failure> {
                 spec.kernel(arm)
             ))?,
         }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A campaign in one line: its name, status, progress and kernels.
+fn headline(experiment: &Experiment, spec: &CampaignSpec, state: &CampaignState) -> String {
+    format!(
+        "campaign {} · {} · {} of {} boots done · A = {} · B = {} · {} cases per boot",
+        experiment.name,
+        experiment.status.as_str(),
+        state.slots.len(),
+        spec.boots,
+        spec.a_kernel,
+        spec.b_kernel,
+        spec.plan.cases.len()
+    )
+}
+
+/// `campaign status` with no name: every campaign's headline, newest first.
+fn list(store: &dyn Store) -> Result<ExitCode, Failure> {
+    let campaigns = store.experiments(ExperimentKind::Campaign)?;
+    if campaigns.is_empty() {
+        emit_line(format_args!(
+            "no campaigns stored (see `schedlab campaign start --help`)"
+        ))?;
+    }
+    for experiment in &campaigns {
+        let (spec, state) = decode(experiment)?;
+        emit_line(format_args!("{}", headline(experiment, &spec, &state)))?;
     }
     Ok(ExitCode::SUCCESS)
 }
