@@ -400,6 +400,7 @@ fn serve_request(shared: &Shared, config: &Config, local: &mut WorkerLocal) -> u
         config.matrix_n,
         config.operations,
         locks(shared),
+        &shared.stop,
     );
     sys::monotonic_ns()
 }

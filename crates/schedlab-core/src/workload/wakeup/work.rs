@@ -1,5 +1,7 @@
 //! A request's CPU work, as schbench does it: naive multiplies of N×N u64 matrices sized by the
 //! cache footprint (three matrices fill it), under the per-CPU lock unless locking is off.
+use std::sync::atomic::AtomicBool;
+
 use super::sync::{lock_this_cpu, unlock, CpuLock};
 use crate::sys::{self, ZeroPageWords};
 
@@ -31,9 +33,22 @@ pub fn multiply(data: &mut [u64], n: usize) {
     }
 }
 
-/// A request's work: `operations` multiplies, under this CPU's lock when `locks` is given.
-pub fn do_work(data: &mut [u64], n: usize, operations: u64, locks: Option<&[CpuLock]>) {
-    let held = locks.map(lock_this_cpu);
+/// A request's work: `operations` multiplies, under this CPU's lock when `locks` is given. A
+/// request still waiting for its lock when `stop` is set is dropped (see [`lock_this_cpu`]).
+pub fn do_work(
+    data: &mut [u64],
+    n: usize,
+    operations: u64,
+    locks: Option<&[CpuLock]>,
+    stop: &AtomicBool,
+) {
+    let held = match locks {
+        Some(locks) => match lock_this_cpu(locks, stop) {
+            Some(lock) => Some(lock),
+            None => return,
+        },
+        None => None,
+    };
     for _ in 0..operations {
         multiply(data, n);
     }
@@ -64,7 +79,7 @@ mod tests {
         multiply(data, n);
         assert_eq!(&data[8..], &[19, 22, 43, 50]);
         let locks: Vec<CpuLock> = (0..2).map(|_| CpuLock::new()).collect();
-        do_work(data, n, 2, Some(&locks));
+        do_work(data, n, 2, Some(&locks), &AtomicBool::new(false));
         assert_eq!(&data[8..], &[19, 22, 43, 50]);
     }
 }
