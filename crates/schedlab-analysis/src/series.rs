@@ -306,7 +306,6 @@ impl Side {
             .find(|s| s.case.name == case && s.metric == metric)
     }
 
-    /// Distinct boot ids of the side's runs, in order of appearance.
     /// A series of this side in the groups summarised alone: each run's values, or on a values
     /// side each value by itself.
     pub fn groups<'a>(&self, series: &'a Series) -> Box<dyn Iterator<Item = &'a [f64]> + 'a> {
@@ -317,6 +316,7 @@ impl Side {
         }
     }
 
+    /// Distinct boot ids of the side's runs, in order of appearance.
     pub fn boots(&self) -> Vec<&str> {
         let mut boots: Vec<&str> = Vec::new();
         for run in &self.runs {

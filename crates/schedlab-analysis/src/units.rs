@@ -159,6 +159,13 @@ pub fn row_units(base: &Side, b: &Series, candidate: &Side, c: &Series) -> RowUn
             .chain(&c.runs)
             .flat_map(|(_, v)| v.iter().copied()),
     );
+    let summaries = |s: &Series| -> Vec<RunSummary> {
+        s.runs
+            .iter()
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(run, values)| summarise_run(*run, values, scale))
+            .collect()
+    };
     let one_unit_per_run = |runs: &[RunSummary]| -> Vec<Unit> {
         runs.iter()
             .map(|r| Unit {
@@ -190,12 +197,7 @@ pub fn row_units(base: &Side, b: &Series, candidate: &Side, c: &Series) -> RowUn
             }
             return (runs, units);
         }
-        let runs: Vec<RunSummary> = s
-            .runs
-            .iter()
-            .filter(|(_, v)| !v.is_empty())
-            .map(|(run, values)| summarise_run(*run, values, scale))
-            .collect();
+        let runs = summaries(s);
         let units = one_unit_per_run(&runs);
         (runs, units)
     };
@@ -214,13 +216,6 @@ pub fn row_units(base: &Side, b: &Series, candidate: &Side, c: &Series) -> RowUn
             runs_per_unit: 1.0,
         };
     }
-    let summaries = |s: &Series| -> Vec<RunSummary> {
-        s.runs
-            .iter()
-            .filter(|(_, v)| !v.is_empty())
-            .map(|(run, values)| summarise_run(*run, values, scale))
-            .collect()
-    };
     let (base_runs, candidate_runs) = (summaries(b), summaries(c));
     if let Some(paired) = pairs(base, &base_runs, candidate, &candidate_runs) {
         return RowUnits { scale, ..paired };

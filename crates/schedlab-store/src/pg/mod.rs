@@ -392,6 +392,7 @@ mod tests {
     use schedlab_core::fingerprint::Fingerprint;
     use schedlab_core::plan::RunPlan;
     use schedlab_core::record::RunStatus;
+    use std::sync::atomic::{AtomicBool, Ordering};
 
     /// A fresh database's URL with `query` added, and the CA that signed the test server's
     /// certificate; `None` without a test server.
@@ -640,6 +641,51 @@ mod tests {
             .unwrap()
             .get::<_, bool>(0);
         assert!(history, "nothing was created");
+    }
+
+    /// A reader looking at a database while a writer creates its schema finds it empty or
+    /// whole, never "not a schedlab database": the migration commits every table and the history
+    /// at once, and the reader sees both in one snapshot. Four readers poll, on a new connection
+    /// each time, across the commits of forty new databases; with the two tables looked up in two
+    /// statements this failed within the first few databases (and once in CI).
+    #[test]
+    fn a_reader_during_schema_creation_sees_no_schema_or_all_of_it() {
+        for attempt in 0..40 {
+            let Some(url) = fresh_pg_database(&format!("creation_{attempt}")) else {
+                return;
+            };
+            let url = PgUrl::parse(&url).unwrap();
+            let shown = url.redacted();
+            let created = AtomicBool::new(false);
+            std::thread::scope(|scope| {
+                let readers: Vec<_> = (0..4)
+                    .map(|_| {
+                        scope.spawn(|| {
+                            let mut versions = Vec::new();
+                            while !created.load(Ordering::SeqCst) {
+                                // A new connection each time, as each reading command makes: a
+                                // new server process's first looks at the catalog are its slowest.
+                                let mut reader = connect(&url).unwrap();
+                                let mut tx =
+                                    reader.build_transaction().read_only(true).start().unwrap();
+                                match schema::inspect(&mut tx, &shown) {
+                                    Ok(v) => versions.push(v),
+                                    Err(e) => panic!("attempt {attempt}, after {versions:?}: {e}"),
+                                }
+                                tx.commit().unwrap();
+                            }
+                            versions
+                        })
+                    })
+                    .collect();
+                PgStore::open_writer(&url).unwrap();
+                created.store(true, Ordering::SeqCst);
+                for reader in readers {
+                    let versions = reader.join().unwrap();
+                    assert!(versions.iter().all(|v| [0, known_version()].contains(v)));
+                }
+            });
+        }
     }
 
     /// Writers opening one new database at once all succeed: one migrates, the others find it

@@ -38,8 +38,9 @@ pub fn inspect(client: &mut impl GenericClient, url: &str) -> Result<i64> {
         path: url.into(),
         detail,
     };
-    if !table_exists(client, HISTORY_TABLE)? {
-        if table_exists(client, "runs")? {
+    let (history, runs) = history_and_runs_exist(client)?;
+    if !history {
+        if runs {
             return Err(StoreError::NotSchedlab {
                 path: url.into(),
                 why: "it has a `runs` table but no schedlab schema history; give schedlab a database of its own".into(),
@@ -110,9 +111,19 @@ pub fn inspect(client: &mut impl GenericClient, url: &str) -> Result<i64> {
     Ok(top)
 }
 
-fn table_exists(client: &mut impl GenericClient, table: &str) -> Result<bool> {
-    let row = client.query_one("SELECT to_regclass($1) IS NOT NULL", &[&table])?;
-    Ok(row.try_get(0)?)
+/// Whether the history table and a `runs` table are on the search path, read in one statement:
+/// one snapshot of the catalog sees a migration's tables all or none. Two looks (as
+/// `to_regclass` twice) could straddle a writer's commit, and a reader of a database being
+/// created then found `runs` without the history: "not a schedlab database" (seen once in CI).
+fn history_and_runs_exist(client: &mut impl GenericClient) -> Result<(bool, bool)> {
+    let row = client.query_one(
+        "SELECT coalesce(bool_or(c.relname = $1), false), coalesce(bool_or(c.relname = 'runs'), false)
+           FROM pg_catalog.pg_class c
+          WHERE c.relname IN ($1, 'runs') AND c.relkind IN ('r', 'p')
+            AND pg_catalog.pg_table_is_visible(c.oid)",
+        &[&HISTORY_TABLE],
+    )?;
+    Ok((row.try_get(0)?, row.try_get(1)?))
 }
 
 /// The newest PostgreSQL schema version this schedlab knows.
