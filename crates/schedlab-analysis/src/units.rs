@@ -204,17 +204,12 @@ pub fn row_units(base: &Side, b: &Series, candidate: &Side, c: &Series) -> RowUn
     if base.origin == Origin::Values || candidate.origin == Origin::Values {
         let (base_runs, base_units) = summaries_and_units(base, b);
         let (candidate_runs, candidate_units) = summaries_and_units(candidate, c);
-        return RowUnits {
-            design: Design::Values,
+        return unpaired(
+            Design::Values,
             scale,
-            base: base_units,
-            candidate: candidate_units,
-            differences: Vec::new(),
-            base_runs,
-            candidate_runs,
-            pairs_share_boots: false,
-            runs_per_unit: 1.0,
-        };
+            (base_runs, base_units),
+            (candidate_runs, candidate_units),
+        );
     }
     let (base_runs, candidate_runs) = (summaries(b), summaries(c));
     if let Some(paired) = pairs(base, &base_runs, candidate, &candidate_runs) {
@@ -226,17 +221,16 @@ pub fn row_units(base: &Side, b: &Series, candidate: &Side, c: &Series) -> RowUn
     boots.sort();
     boots.dedup();
     if boots.len() <= 1 {
-        return RowUnits {
-            design: Design::Runs,
+        let (base_units, candidate_units) = (
+            one_unit_per_run(&base_runs),
+            one_unit_per_run(&candidate_runs),
+        );
+        return unpaired(
+            Design::Runs,
             scale,
-            base: one_unit_per_run(&base_runs),
-            candidate: one_unit_per_run(&candidate_runs),
-            differences: Vec::new(),
-            base_runs,
-            candidate_runs,
-            pairs_share_boots: false,
-            runs_per_unit: 1.0,
-        };
+            (base_runs, base_units),
+            (candidate_runs, candidate_units),
+        );
     }
     let by_boot = |side: &Side, runs: &[RunSummary]| -> Vec<Unit> {
         let mut units: Vec<(String, Vec<&RunSummary>)> = Vec::new();
@@ -258,13 +252,33 @@ pub fn row_units(base: &Side, b: &Series, candidate: &Side, c: &Series) -> RowUn
     };
     let base_units = by_boot(base, &base_runs);
     let candidate_units = by_boot(candidate, &candidate_runs);
-    let unit_count = (base_units.len() + candidate_units.len()).max(1);
-    let runs_per_unit = (base_runs.len() + candidate_runs.len()) as f64 / unit_count as f64;
-    RowUnits {
-        design: Design::Boots,
+    unpaired(
+        Design::Boots,
         scale,
-        base: base_units,
-        candidate: candidate_units,
+        (base_runs, base_units),
+        (candidate_runs, candidate_units),
+    )
+}
+
+/// A row of two independent sides (not pairs): each side's run summaries and its units, with the
+/// runs behind a unit averaged over the row (1 unless units are boots).
+fn unpaired(
+    design: Design,
+    scale: Scale,
+    (base_runs, base): (Vec<RunSummary>, Vec<Unit>),
+    (candidate_runs, candidate): (Vec<RunSummary>, Vec<Unit>),
+) -> RowUnits {
+    let runs_per_unit = if design == Design::Boots {
+        let unit_count = (base.len() + candidate.len()).max(1);
+        (base_runs.len() + candidate_runs.len()) as f64 / unit_count as f64
+    } else {
+        1.0
+    };
+    RowUnits {
+        design,
+        scale,
+        base,
+        candidate,
         differences: Vec::new(),
         base_runs,
         candidate_runs,
