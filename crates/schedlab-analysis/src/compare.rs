@@ -15,6 +15,7 @@
 //! A sequential experiment (`schedlab ab --until-decided`) is decided look by look (one look per
 //! round) at levels from an alpha-spending function, a row keeping the verdict of the first look
 //! that decided it.
+use schedlab_core::words;
 use schedlab_stats::equivalence::{tost_from_estimate, Equivalence};
 use schedlab_stats::multiplicity::adjust_p_values;
 use schedlab_stats::power::{mde_t, required_pairs_t, required_runs_two_sample};
@@ -984,12 +985,11 @@ fn footer<'a>(
                 .iter()
                 .map(|c| {
                     format!(
-                        "calibration {} ({}, {} runs on {} boot{})",
+                        "calibration {} ({}, {} on {})",
                         c.id,
                         format_time_ns(c.created_at_ns),
-                        c.runs,
-                        c.boots,
-                        if c.boots == 1 { "" } else { "s" }
+                        words::counted(c.runs, "run"),
+                        words::counted(c.boots, "boot"),
                     )
                 })
                 .collect();

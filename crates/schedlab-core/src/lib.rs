@@ -23,6 +23,7 @@ pub mod runner;
 pub mod suite;
 #[allow(unsafe_code)]
 pub mod sys;
+pub mod words;
 pub mod workload;
 
 pub use error::{Error, Result};

@@ -5,6 +5,7 @@
 use std::io::Write;
 
 use schedlab_analysis::calibration::{CalibrationReport, DETECTABLE_RUNS};
+use schedlab_core::words;
 
 use crate::compare::table::{Align, Table};
 use crate::model::format_time_ns;
@@ -16,14 +17,13 @@ fn pct(v: Option<f64>) -> String {
 pub fn write_text(r: &CalibrationReport, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(
         out,
-        "calibration {} · {} · label {} · host {} · {} runs on {} boot{}",
+        "calibration {} · {} · label {} · host {} · {} on {}",
         r.id.map_or("(not stored)".to_string(), |id| id.to_string()),
         format_time_ns(r.created_at_ns),
         r.label,
         r.hostname,
-        r.runs,
-        r.boots,
-        if r.boots == 1 { "" } else { "s" }
+        words::counted(r.runs, "run"),
+        words::counted(r.boots, "boot"),
     )?;
     let runs: Vec<String> = DETECTABLE_RUNS.iter().map(|k| k.to_string()).collect();
     let same = format!("detectable, {} runs/side", runs.join("/"));

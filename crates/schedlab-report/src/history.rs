@@ -6,6 +6,7 @@ use std::io::{self, Write};
 
 use schedlab_analysis::history::{Change, Changes, History};
 use schedlab_core::metric::Better;
+use schedlab_core::words;
 
 use crate::compare::html::escape::Esc;
 use crate::compare::html::svg::{fmt_num, nice_domain};
@@ -68,14 +69,14 @@ pub fn write_history_text(h: &History, c: &Changes, out: &mut dyn Write) -> io::
     let values: Vec<f64> = h.points.iter().map(|p| p.value).collect();
     writeln!(
         out,
-        "{} {} ({}, {}) on {}: {} runs, {} kernel release(s)",
+        "{} {} ({}, {}) on {}: {}, {}",
         h.case,
         h.metric,
         h.unit,
         direction(h.better),
         h.hostname,
-        h.points.len(),
-        h.kernels.len()
+        words::counted(h.points.len(), "run"),
+        words::counted(h.kernels.len(), "kernel release")
     )?;
     let line = sparkline(&values, SPARKLINE_WIDTH);
     if values.len() > SPARKLINE_WIDTH {
@@ -304,8 +305,11 @@ pub fn write_changes_text(all: &[Changes], out: &mut dyn Write) -> io::Result<()
     for c in all {
         write!(
             out,
-            "{} {} on {} ({} runs): ",
-            c.case, c.metric, c.hostname, c.runs
+            "{} {} on {} ({}): ",
+            c.case,
+            c.metric,
+            c.hostname,
+            words::counted(c.runs, "run")
         )?;
         write_noise_line(c, out)?;
     }
@@ -396,7 +400,7 @@ fn page(s: &mut String, h: &History, c: &Changes) -> std::fmt::Result {
 <title>schedlab history: {}</title>
 <style>body{{font:14px system-ui,sans-serif;margin:2em;color:#1a202c}}table{{border-collapse:collapse}}td,th{{padding:2px 8px;border-bottom:1px solid #e2e8f0;text-align:right}}td.l,th.l{{text-align:left}}.tick{{font-size:11px;fill:#4a5568}}.change{{color:#c53030;font-weight:600}}.note{{color:#4a5568}}</style>
 </head><body><main><h1>{}</h1>
-<p>{} ({}, {}); one point per run: the run summary of its measured iterations. {} runs, {} kernel release(s).</p>
+<p>{} ({}, {}); one point per run: the run summary of its measured iterations. {}, {}.</p>
 "#,
         Esc(schedlab_core::VERSION),
         Esc(&title),
@@ -404,8 +408,8 @@ fn page(s: &mut String, h: &History, c: &Changes) -> std::fmt::Result {
         Esc(&h.metric),
         Esc(&h.unit),
         direction(h.better),
-        h.points.len(),
-        h.kernels.len()
+        words::counted(h.points.len(), "run"),
+        words::counted(h.kernels.len(), "kernel release")
     )?;
     plot(s, h, c)?;
     s.push_str(r#"<h2>Changes</h2>"#);
@@ -475,7 +479,7 @@ fn plot(s: &mut String, h: &History, c: &Changes) -> std::fmt::Result {
     write!(
         s,
         r#"<svg class="history" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" role="img" aria-label="{}">"#,
-        Esc(&format!("{} over {} runs", h.metric, n))
+        Esc(&format!("{} over {}", h.metric, words::counted(n, "run")))
     )?;
     for t in &ticks {
         write!(

@@ -5,6 +5,7 @@
 use std::io::Write;
 
 use schedlab_core::metric::{MetricShape, Role};
+use schedlab_core::words;
 
 use crate::latency::LatencyTable;
 use crate::model::{CaseView, MetricView, RunScaling, RunView};
@@ -188,18 +189,13 @@ fn write_scaling(series: &RunScaling, out: &mut dyn Write) -> std::io::Result<()
 fn write_case(case: &CaseView, out: &mut dyn Write) -> std::io::Result<()> {
     let warm = match case.warmup_iterations {
         0 => String::new(),
-        1 => ", 1 warm-up".to_string(),
-        n => format!(", {n} warm-ups"),
-    };
-    let plural = if case.measured_iterations == 1 {
-        ""
-    } else {
-        "s"
+        n => format!(", {}", words::counted(n, "warm-up")),
     };
     writeln!(
         out,
-        "{}  ({} iteration{plural}{warm})",
-        case.name, case.measured_iterations
+        "{}  ({}{warm})",
+        case.name,
+        words::counted(case.measured_iterations, "iteration")
     )?;
     if let Some(error) = &case.error {
         writeln!(out, "  failed: {error}")?;

@@ -8,6 +8,7 @@ use schedlab_core::plan::RunPlan;
 use schedlab_core::record::{CaseRecord, ExperimentTag, RunRecord, RunStatus};
 use schedlab_core::runner::{self, RunObserver, RunOutcome};
 use schedlab_core::sys;
+use schedlab_core::words;
 use schedlab_store::{Location, SqliteStore, Store, StoreSink};
 
 use crate::failure::{Failure, FailureKind};
@@ -188,10 +189,10 @@ fn iterations_kept(cases: &[CaseRecord]) -> String {
     let all = cases.iter().flat_map(|c| &c.iterations);
     let warmups = all.clone().filter(|i| i.warmup).count();
     let measured = all.count() - warmups;
+    let measured = words::counted(measured, "measured iteration");
     match warmups {
-        0 => format!("{measured} measured iterations"),
-        1 => format!("{measured} measured iterations and 1 warm-up"),
-        n => format!("{measured} measured iterations and {n} warm-ups"),
+        0 => measured,
+        n => format!("{measured} and {}", words::counted(n, "warm-up")),
     }
 }
 

@@ -171,8 +171,8 @@ fn ctrl_c_does_not_wait_out_a_busy_database() {
         stderr.contains("SIGINT arrived while the results database")
             && stderr.contains("database is locked")
             && stderr.contains(&format!(
-                "keeps what it stored ({} measured iterations)",
-                held.kept
+                "keeps what it stored ({})",
+                schedlab_core::words::counted(held.kept as usize, "measured iteration")
             )),
         "{stderr}"
     );

@@ -11,6 +11,7 @@ use schedlab_core::import::{PlainOptions, Tool, ToolResult};
 use schedlab_core::plan::{validate_label, RunPlan};
 use schedlab_core::record::{IterationRecord, RunStatus};
 use schedlab_core::sys;
+use schedlab_core::words;
 use schedlab_core::workload::external::ExternalParams;
 use schedlab_core::workload::WorkloadSpec;
 
@@ -214,17 +215,20 @@ pub fn import(args: &ImportArgs) -> Result<ExitCode, Failure> {
     emit(|out| {
         writeln!(
             out,
-            "imported {total} {} result{} from {} file{} as run {run_id}{}",
-            tool,
-            if total == 1 { "" } else { "s" },
-            files.len(),
-            if files.len() == 1 { "" } else { "s" },
+            "imported {total} {tool} {} from {} as run {run_id}{}",
+            words::noun(total, "result"),
+            words::counted(files.len(), "file"),
             args.label
                 .as_ref()
                 .map_or(String::new(), |l| format!(" (label {l})"))
         )?;
         for case in &cases {
-            writeln!(out, "  {}: {} iterations", case.name, case.results.len())?;
+            writeln!(
+                out,
+                "  {}: {}",
+                case.name,
+                words::counted(case.results.len(), "iteration")
+            )?;
         }
         Ok(())
     })?;

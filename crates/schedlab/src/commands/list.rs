@@ -2,6 +2,7 @@
 use std::process::ExitCode;
 
 use schedlab_core::suite::{Suite, BUILTIN_SUITES};
+use schedlab_core::words;
 use schedlab_core::workload::WORKLOADS;
 use schedlab_report::compare::table::{Align, Table};
 
@@ -28,7 +29,11 @@ pub fn list() -> Result<ExitCode, Failure> {
         table.push(vec![
             "suite".to_string(),
             name.to_string(),
-            format!("{} ({} cases)", suite.description, suite.cases.len()),
+            format!(
+                "{} ({})",
+                suite.description,
+                words::counted(suite.cases.len(), "case")
+            ),
         ]);
     }
     emit(|out| table.write_rows_text(out))?;

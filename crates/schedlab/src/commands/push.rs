@@ -7,6 +7,7 @@ use std::ops::ControlFlow;
 use std::process::ExitCode;
 
 use schedlab_core::sys;
+use schedlab_core::words;
 use schedlab_store::push::PushReport;
 use schedlab_store::{Location, SqliteStore, Store};
 
@@ -54,9 +55,9 @@ pub fn push(args: &PushArgs) -> Result<ExitCode, Failure> {
         return Err(Failure::new(
             FailureKind::Interrupted { signal },
             format!(
-                "push interrupted by {} after {} runs copied; the target holds whole runs only, and pushing again copies the rest",
+                "push interrupted by {} after {} copied; the target holds whole runs only, and pushing again copies the rest",
                 sys::signal_name(signal),
-                report.copied.len()
+                words::counted(report.copied.len(), "run")
             ),
         ));
     }

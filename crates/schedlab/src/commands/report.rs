@@ -3,6 +3,7 @@
 //! never leaves a half-written report where the old one was.
 use std::process::ExitCode;
 
+use schedlab_core::words;
 use schedlab_report::compare::html;
 
 use crate::cli::ReportArgs;
@@ -24,9 +25,9 @@ pub fn report(args: &ReportArgs) -> Result<ExitCode, Failure> {
     })?;
     let c = &loaded.comparison;
     let summary = format!(
-        "wrote {}: {} rows, {} of {} judged rows marked, {} not judged",
+        "wrote {}: {}, {} of {} judged rows marked, {} not judged",
         args.html.display(),
-        c.rows.len(),
+        words::counted(c.rows.len(), "row"),
         c.footer.marked,
         c.footer.comparisons,
         c.footer.not_judged

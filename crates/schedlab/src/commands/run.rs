@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use schedlab_core::estimate;
 use schedlab_core::plan::RunPlan;
+use schedlab_core::words;
 use schedlab_report::RunReport;
 
 use crate::cli::{OutputFormat, RunArgs};
@@ -118,10 +119,10 @@ fn dry_run(plan: &RunPlan, args: &RunArgs) -> Result<ExitCode, Failure> {
         };
         writeln!(
             out,
-            "{what}: {} cases × ({} iterations + {} warm-up), {order}, cool-down {:.1} s, scale {}",
-            plan.cases.len(),
-            plan.iterations,
-            plan.warmup,
+            "{what}: {} × ({} + {}), {order}, cool-down {:.1} s, scale {}",
+            words::counted(plan.cases.len(), "case"),
+            words::counted(plan.iterations as usize, "iteration"),
+            words::counted(plan.warmup as usize, "warm-up"),
             plan.cooldown_ms as f64 / 1000.0,
             plan.scale
         )?;
@@ -142,7 +143,7 @@ fn dry_run(plan: &RunPlan, args: &RunArgs) -> Result<ExitCode, Failure> {
             )?;
         }
         let unknown_note = if unknown > 0 {
-            format!(" + {unknown} cases of unknown duration")
+            format!(" + {} of unknown duration", words::counted(unknown, "case"))
         } else {
             String::new()
         };

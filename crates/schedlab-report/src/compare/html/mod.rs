@@ -18,6 +18,7 @@ use schedlab_analysis::scaling::XScale;
 use schedlab_analysis::units::Design;
 use schedlab_core::metric::Better;
 use schedlab_core::record::{RunRecord, RunStatus};
+use schedlab_core::words;
 
 use crate::model::format_time_ns;
 use escape::Esc;
@@ -144,12 +145,11 @@ fn header(
         let ids: Vec<String> = summary.run_ids.iter().map(i64::to_string).collect();
         write!(
             s,
-            r#"<div class="side-card" style="border-color:{color}"><div class="muted">{role}</div><div class="side-name" style="color:{color}">{}</div><div class="muted">run{} {} · {} boot{} · kernel {}</div></div>"#,
+            r#"<div class="side-card" style="border-color:{color}"><div class="muted">{role}</div><div class="side-name" style="color:{color}">{}</div><div class="muted">{} {} · {} · kernel {}</div></div>"#,
             Esc(side.name),
-            if ids.len() == 1 { "" } else { "s" },
+            words::noun(ids.len(), "run"),
             Esc(&ids.join(", ")),
-            summary.boots,
-            if summary.boots == 1 { "" } else { "s" },
+            words::counted(summary.boots, "boot"),
             Esc(&summary.kernels.join(", ")),
             color = side.color,
         )?;
@@ -397,7 +397,7 @@ fn scaling_series(s: &mut String, series: &ScalingSeries, sides: &[SideView]) ->
                         if let (Some(lo), Some(hi)) = (p.low, p.high) {
                             tooltip.push_str(&format!(" [{}, {}]", fmt_num(lo), fmt_num(hi)));
                         }
-                        tooltip.push_str(&format!(" · {} {}", p.units, plural(p.units)));
+                        tooltip.push_str(&format!(" · {}", words::counted(p.units, "unit")));
                         if let (Some(change), Some(v)) = (p.change_pct, p.verdict) {
                             tooltip.push_str(&format!(" · {change:+.2}% {}", v.mark()));
                         }
@@ -441,14 +441,6 @@ fn scaling_series(s: &mut String, series: &ScalingSeries, sides: &[SideView]) ->
     }
     s.push_str("</div></div>");
     Ok(())
-}
-
-fn plural(units: usize) -> &'static str {
-    if units == 1 {
-        "unit"
-    } else {
-        "units"
-    }
 }
 
 /// The plotted numbers: a row per side, a column per parameter value; candidates with the row's
