@@ -1,5 +1,7 @@
 //! The validated run plan: what the CLI's raw arguments or a suite file become after every check,
 //! so the runner below it never sees unchecked input.
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::workload::WorkloadSpec;
@@ -62,6 +64,12 @@ pub struct RunPlan {
     /// next case (`--keep-going`); the run then ends `partial` (`failed` if every case failed).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub keep_going: bool,
+    /// Seconds per iteration this host's stored history leads a run to expect, by case name
+    /// ([`crate::estimate::expectations`]); only cases with history of their own or of their
+    /// workload. The watchdog's first deadline and a reader's patience with a silent run of
+    /// another host go by it where it exceeds the rule of thumb.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub expected_sec: BTreeMap<String, f64>,
 }
 
 fn one() -> f64 {
@@ -109,6 +117,7 @@ impl RunPlan {
             max_iterations: None,
             iteration_timeout_ms: None,
             keep_going: false,
+            expected_sec: BTreeMap::new(),
         })
     }
 

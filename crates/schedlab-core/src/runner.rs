@@ -358,7 +358,7 @@ impl Execution<'_> {
             Some(ms) => ms.saturating_mul(1_000_000),
             None => default_deadline_ns(
                 &self.durations[case_index],
-                estimate::rule_of_thumb_sec(&self.plan.cases[case_index].workload),
+                estimate::deadline_basis_sec(self.plan, &self.plan.cases[case_index]),
             ),
         }
     }

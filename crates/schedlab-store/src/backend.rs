@@ -6,6 +6,7 @@
 //! [`Backend::version`].
 use std::collections::{HashMap, HashSet};
 
+use schedlab_core::estimate::MeasuredCase;
 use schedlab_core::fingerprint::Fingerprint;
 use schedlab_core::metric::{secondary, Better, Measurement, MetricShape, Role};
 use schedlab_core::plan::{CaseSpec, RunPlan};
@@ -803,32 +804,53 @@ impl<B: Backend> Store for B {
         Ok(ids)
     }
 
-    fn median_wall_time_sec(&self, case_name: &str) -> Result<Option<f64>> {
+    fn measured_cases(&self, hostname: &str, workload: &str) -> Result<Vec<MeasuredCase>> {
         if self.version() < V_RUNS {
-            return Ok(None);
+            return Ok(Vec::new());
         }
         let wall_time = secondary::WALL_TIME_SEC;
-        let mut values: Vec<f64> = self.read_tx(|db| {
+        // The newest 50 values of each case, with the case's newest parameters on its first row.
+        let rows: Vec<(String, f64, Option<String>)> = self.read_tx(|db| {
             db.query(
-                "SELECT m.value FROM measurements m
-                   JOIN iterations i ON m.iteration_id = i.id
-                   JOIN cases c ON i.case_id = c.id
-                  WHERE c.name = $1 AND m.name = $2 AND m.role = $3 AND NOT i.warmup
-                  ORDER BY i.id DESC LIMIT 50",
-                &[&case_name, &wall_time.name, &wall_time.role.as_str()],
-                |r| r.get(0),
+                "SELECT name, value, CASE WHEN k = 1 THEN spec_json END FROM (
+                   SELECT c.name AS name, m.value AS value, c.spec_json AS spec_json,
+                          ROW_NUMBER() OVER (PARTITION BY c.name ORDER BY i.id DESC) AS k
+                     FROM runs r
+                     JOIN cases c ON c.run_id = r.id
+                     JOIN iterations i ON i.case_id = c.id
+                     JOIN measurements m ON m.iteration_id = i.id
+                    WHERE r.hostname = $1 AND c.workload = $2 AND m.name = $3 AND m.role = $4
+                      AND NOT i.warmup
+                 ) newest WHERE k <= 50 ORDER BY name, k",
+                &[
+                    &hostname,
+                    &workload,
+                    &wall_time.name,
+                    &wall_time.role.as_str(),
+                ],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
         })?;
-        if values.is_empty() {
-            return Ok(None);
+        let mut cases = Vec::new();
+        for chunk in rows.chunk_by(|a, b| a.0 == b.0) {
+            let Some(Ok(spec)) = chunk[0].2.as_deref().map(serde_json::from_str::<CaseSpec>) else {
+                continue;
+            };
+            let mut values: Vec<f64> = chunk.iter().map(|row| row.1).collect();
+            values.sort_by(f64::total_cmp);
+            let mid = values.len() / 2;
+            let median_sec = if values.len().is_multiple_of(2) {
+                (values[mid - 1] + values[mid]) / 2.0
+            } else {
+                values[mid]
+            };
+            cases.push(MeasuredCase {
+                name: spec.name,
+                workload: spec.workload,
+                median_sec,
+            });
         }
-        values.sort_by(f64::total_cmp);
-        let mid = values.len() / 2;
-        Ok(Some(if values.len().is_multiple_of(2) {
-            (values[mid - 1] + values[mid]) / 2.0
-        } else {
-            values[mid]
-        }))
+        Ok(cases)
     }
 
     fn create_experiment(&mut self, e: &Experiment) -> Result<i64> {

@@ -19,6 +19,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use schedlab_core::estimate::MeasuredCase;
 use schedlab_core::fingerprint::Fingerprint;
 use schedlab_core::plan::{CaseSpec, RunPlan};
 use schedlab_core::record::{ExperimentTag, IterationRecord, RunRecord, RunStatus};
@@ -162,9 +163,11 @@ pub trait Store {
     fn load_run(&self, run_id: i64) -> Result<RunRecord>;
     /// Run ids for a run id or a label (a label may name many runs), oldest first.
     fn resolve(&self, id_or_label: &str) -> Result<Vec<i64>>;
-    /// The median wall time of the newest (up to 50) measured iterations of a case, by its
-    /// canonical name; `None` when the case never ran here.
-    fn median_wall_time_sec(&self, case_name: &str) -> Result<Option<f64>>;
+    /// Every case of `workload` that `hostname` has measured, each with the median wall time of
+    /// its newest (up to 50) measured iterations: what estimates go by
+    /// ([`schedlab_core::estimate`]). A case whose stored parameters this version cannot read is
+    /// left out.
+    fn measured_cases(&self, hostname: &str, workload: &str) -> Result<Vec<MeasuredCase>>;
     /// Records a new experiment; its (kind, name) must be new.
     fn create_experiment(&mut self, experiment: &Experiment) -> Result<i64>;
     fn experiment(&self, kind: ExperimentKind, name: &str) -> Result<Option<Experiment>>;

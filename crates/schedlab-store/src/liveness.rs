@@ -129,7 +129,7 @@ impl Silence {
                 .cases
                 .iter()
                 .map(|case| {
-                    let estimate = schedlab_core::estimate::rule_of_thumb_sec(&case.workload);
+                    let estimate = schedlab_core::estimate::deadline_basis_sec(plan, case);
                     default_deadline_ns(&longest_gap, estimate)
                 })
                 .fold(DEADLINE_UNKNOWN_NS, u64::max),

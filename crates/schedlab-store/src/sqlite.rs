@@ -829,7 +829,7 @@ mod tests {
         assert!(reader.list_runs(None).unwrap().is_empty());
         assert!(matches!(reader.resolve("1"), Err(StoreError::NotFound(_))));
         assert!(matches!(reader.resolve("x"), Err(StoreError::NotFound(_))));
-        assert_eq!(reader.median_wall_time_sec("fake").unwrap(), None);
+        assert!(reader.measured_cases("h", "fake").unwrap().is_empty());
         assert_eq!(std::fs::metadata(&path).unwrap().len(), 0);
         // A writer fills it.
         let mut writer = SqliteStore::open(&path).unwrap();
@@ -997,10 +997,65 @@ mod tests {
             every_shape().len() as i64,
             "one per case and metric"
         );
+        let here = Fingerprint::collect().hostname;
+        assert_eq!(median_wall_time_sec(&store, &here, &plan), Some(1.5));
+    }
+
+    /// The median wall time `hostname` measured for the plan's first case.
+    fn median_wall_time_sec(store: &dyn Store, hostname: &str, plan: &RunPlan) -> Option<f64> {
+        let case = &plan.cases[0];
+        let measured = store
+            .measured_cases(hostname, case.workload.kind())
+            .unwrap();
+        assert!(measured.len() <= 1, "{measured:?}");
+        measured
+            .into_iter()
+            .find(|m| m.name == case.name && m.workload == case.workload)
+            .map(|m| m.median_sec)
+    }
+
+    /// Estimates go by this host's newest 50 measured iterations of a case: not its warm-ups,
+    /// older iterations, or another host's.
+    #[test]
+    fn measured_cases_are_this_hosts_newest_measured_iterations() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = SqliteStore::open(&dir.path().join("r.db")).unwrap();
+        let plan = plan("history");
+        let here = Fingerprint::collect();
+        let elsewhere = Fingerprint {
+            hostname: format!("{}-elsewhere", here.hostname),
+            ..here.clone()
+        };
+        let wall = |sec: f64| vec![secondary::WALL_TIME_SEC.value(sec)];
+        let id = store.begin_run(&plan, &elsewhere, 1).unwrap();
+        store
+            .record_iteration(id, 0, &iteration_of(0, wall(1e6)))
+            .unwrap();
+        let id = store.begin_run(&plan, &here, 2).unwrap();
+        let warmup = IterationRecord {
+            warmup: true,
+            ..iteration_of(0, wall(1e6))
+        };
+        store.record_iteration(id, 0, &warmup).unwrap();
+        for index in 1..=60 {
+            store
+                .record_iteration(id, 0, &iteration_of(index, wall(f64::from(index))))
+                .unwrap();
+        }
+        // 11 to 60: the newest 50.
         assert_eq!(
-            store.median_wall_time_sec(&plan.cases[0].name).unwrap(),
-            Some(1.5)
+            median_wall_time_sec(&store, &here.hostname, &plan),
+            Some(35.5)
         );
+        assert_eq!(
+            median_wall_time_sec(&store, &elsewhere.hostname, &plan),
+            Some(1e6)
+        );
+        assert!(store
+            .measured_cases(&here.hostname, "pipe")
+            .unwrap()
+            .is_empty());
+        assert!(store.measured_cases("nobody", "fake").unwrap().is_empty());
     }
 
     /// A V6 file holds measurements as schedlab wrote them then, without definitions: a reader
@@ -1041,10 +1096,7 @@ mod tests {
         let reader = SqliteStore::open_existing(&path).unwrap();
         assert_eq!(reader.schema_version(), 6);
         let before = reader.load_run(1).unwrap();
-        assert_eq!(
-            reader.median_wall_time_sec(&plan.cases[0].name).unwrap(),
-            Some(1.5)
-        );
+        assert_eq!(median_wall_time_sec(&reader, "h", &plan), Some(1.5));
         drop(reader);
         // Every metric of `every_shape` reads as declared: the old names of the latencies gave
         // the shapes the wakeup workload now declares, and a `count` unit a count.

@@ -131,11 +131,22 @@ fn runs_round_trip_with_every_sample(backend: &Backend) {
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].measured_iterations, 4);
     assert_eq!(listed[0].what, plan.cases[0].name);
+    let (here, kind) = (
+        Fingerprint::collect().hostname,
+        plan.cases[0].workload.kind(),
+    );
+    let measured = reader.measured_cases(&here, kind).unwrap();
+    assert_eq!(measured.len(), 1, "{measured:?}");
+    assert_eq!(
+        (&measured[0].name, &measured[0].workload),
+        (&plan.cases[0].name, &plan.cases[0].workload)
+    );
+    assert!(measured[0].median_sec.is_finite() && measured[0].median_sec > 0.0);
+    assert!(reader.measured_cases(&here, "pipe").unwrap().is_empty());
     assert!(reader
-        .median_wall_time_sec(&plan.cases[0].name)
+        .measured_cases("never-ran-here", kind)
         .unwrap()
-        .is_some());
-    assert_eq!(reader.median_wall_time_sec("never-ran").unwrap(), None);
+        .is_empty());
     let provenance = reader.run_provenance(id).unwrap();
     let uuid = provenance.uuid.expect("every new run has a uuid");
     assert_eq!(reader.run_by_uuid(&uuid).unwrap(), Some(id));

@@ -3,8 +3,9 @@
 //! machine's fingerprint once, and drives each run from `begin_run` through the runner into the
 //! store to the status it ended with. A run in memory goes through exactly the same steps as a
 //! stored one; only its id is not shown, since nothing could find it later.
+use schedlab_core::estimate::{self, MeasuredCase};
 use schedlab_core::fingerprint::Fingerprint;
-use schedlab_core::plan::RunPlan;
+use schedlab_core::plan::{CaseSpec, RunPlan};
 use schedlab_core::record::{CaseRecord, ExperimentTag, RunRecord, RunStatus};
 use schedlab_core::runner::{self, RunObserver, RunOutcome};
 use schedlab_core::sys;
@@ -79,6 +80,11 @@ impl Session {
         progress: &mut dyn RunObserver,
     ) -> Result<MeasuredRun, Failure> {
         let store = &mut *self.store;
+        let measured = host_history(&*store, &self.fingerprint.hostname, &plan.cases)?;
+        let plan = &RunPlan {
+            expected_sec: estimate::expectations(&plan.cases, &measured),
+            ..plan.clone()
+        };
         let run_id = store.begin_run(plan, &self.fingerprint, sys::realtime_ns())?;
         if let Some(tag) = tag {
             store.tag_run(run_id, tag)?;
@@ -194,6 +200,22 @@ fn iterations_kept(cases: &[CaseRecord]) -> String {
         0 => measured,
         n => format!("{measured} and {}", words::counted(n, "warm-up")),
     }
+}
+
+/// What `hostname` has measured of the workloads of `cases`, for their estimates.
+pub fn host_history(
+    store: &dyn Store,
+    hostname: &str,
+    cases: &[CaseSpec],
+) -> schedlab_store::Result<Vec<MeasuredCase>> {
+    let mut kinds: Vec<&str> = cases.iter().map(|c| c.workload.kind()).collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    let mut measured = Vec::new();
+    for kind in kinds {
+        measured.extend(store.measured_cases(hostname, kind)?);
+    }
+    Ok(measured)
 }
 
 /// The plan of one visit among several of the same plan (an experiment's arms, a calibration's

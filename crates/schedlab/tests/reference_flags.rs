@@ -558,6 +558,60 @@ fn dry_run_json_is_the_plan_and_its_estimate() {
     assert!(!db.exists(), "a dry run stored something");
 }
 
+/// Once this host has run a case, `--dry-run` expects it to take what it took, and the same
+/// workload's other cases their rule of thumb times how much slower or faster this host was at
+/// it; a run stores that expectation with its plan, for its watchdog.
+#[test]
+fn dry_run_estimates_go_by_what_this_host_measured() {
+    let (_d, db) = temp_db();
+    let estimate = |loops: u32| {
+        let doc = json_of_success(
+            &db,
+            &words(&format!("run pipe --loops {loops} --dry-run --format json")),
+        );
+        doc["estimate"]["cases"][0].clone()
+    };
+    let (before_small, before_large) = (estimate(2000), estimate(6000));
+    assert_eq!(before_small["source"], "rule of thumb", "{before_small}");
+    stdout_of_success(
+        &db,
+        &words("run pipe --loops 2000 --iterations 3 --warmup 0 -q"),
+    );
+    let small = estimate(2000);
+    assert_eq!(small["source"], "history", "{small}");
+    let took = small["iteration_sec"].as_f64().unwrap();
+    let shown = json_of_success(&db, &words("show 1 --format json"));
+    let metrics = shown["runs"][0]["cases"][0]["metrics"].as_array().unwrap();
+    let wall = metrics
+        .iter()
+        .find(|m| m["name"] == "wall_time_sec")
+        .unwrap();
+    let mut walls: Vec<f64> = wall["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    walls.sort_by(f64::total_cmp);
+    assert_eq!(took, walls[1], "the median of its 3 stored wall times");
+    let factor = took / before_small["iteration_sec"].as_f64().unwrap();
+    let large = estimate(6000);
+    assert_eq!(large["source"], "scaled rule of thumb", "{large}");
+    assert!((large["host_factor"].as_f64().unwrap() / factor - 1.0).abs() < 1e-9);
+    let expected = before_large["iteration_sec"].as_f64().unwrap() * factor;
+    assert!((large["iteration_sec"].as_f64().unwrap() / expected - 1.0).abs() < 1e-9);
+    stdout_of_success(
+        &db,
+        &words("run pipe --loops 6000 --iterations 1 --warmup 0 -q"),
+    );
+    let plan: String = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row("SELECT plan_json FROM runs WHERE id = 2", [], |r| r.get(0))
+        .unwrap();
+    let carried = json_of(plan.as_bytes())["expected_sec"]["pipe:process loops=6000"].as_f64();
+    assert!((carried.unwrap() / expected - 1.0).abs() < 1e-9, "{plan}");
+}
+
 #[test]
 fn version_on_any_subcommand_names_the_program() {
     let (_d, db) = temp_db();

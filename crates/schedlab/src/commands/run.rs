@@ -3,9 +3,9 @@
 //! `--no-store` is the same session on a store in memory.
 use std::process::ExitCode;
 
-use schedlab_core::estimate;
 use schedlab_core::plan::RunPlan;
 use schedlab_core::words;
+use schedlab_core::{estimate, sys};
 use schedlab_report::RunReport;
 
 use crate::cli::{OutputFormat, RunArgs};
@@ -13,7 +13,7 @@ use crate::failure::Failure;
 use crate::output::{emit, report_format};
 use crate::plan::run_plan;
 use crate::progress::ProgressLine;
-use crate::session::{Session, Storage};
+use crate::session::{host_history, Session, Storage};
 use crate::store_path::{db_location, is_missing, open_reader};
 
 pub fn run(args: &RunArgs) -> Result<ExitCode, Failure> {
@@ -49,6 +49,8 @@ struct Estimated {
     name: String,
     seconds: Option<f64>,
     source: estimate::EstimateSource,
+    host_factor: Option<(f64, usize)>,
+    kind: &'static str,
 }
 
 /// Lists the cases in the order they would run, with an estimated duration, and runs nothing;
@@ -59,15 +61,20 @@ fn dry_run(plan: &RunPlan, args: &RunArgs) -> Result<ExitCode, Failure> {
     let store = (!is_missing(&location))
         .then(|| open_reader(&location).ok())
         .flatten();
+    let measured = store
+        .as_ref()
+        .and_then(|s| host_history(&**s, &sys::hostname(), &plan.cases).ok())
+        .unwrap_or_default();
     let per_case = u64::from(plan.warmup + plan.iterations);
     let mut known_total = 0.0;
     let mut unknown = 0;
     let mut rows = Vec::new();
     for case in &plan.cases {
-        let history = store
-            .as_ref()
-            .and_then(|s| s.median_wall_time_sec(&case.name).ok().flatten());
-        let (seconds, source) = estimate::iteration_sec(&case.workload, history);
+        let estimate::Estimate {
+            sec: seconds,
+            source,
+            host_factor,
+        } = estimate::iteration_estimate(case, &measured);
         match seconds {
             Some(sec) => known_total += sec * per_case as f64,
             None => unknown += 1,
@@ -76,6 +83,8 @@ fn dry_run(plan: &RunPlan, args: &RunArgs) -> Result<ExitCode, Failure> {
             name: case.name.clone(),
             seconds,
             source,
+            host_factor,
+            kind: case.workload.kind(),
         });
     }
     known_total += plan.cooldown_ms as f64 / 1000.0 * plan.cases.len().saturating_sub(1) as f64;
@@ -89,9 +98,14 @@ fn dry_run(plan: &RunPlan, args: &RunArgs) -> Result<ExitCode, Failure> {
                     "case": r.name,
                     "iteration_sec": r.seconds,
                     "source": r.source.as_str(),
+                    "host_factor": r.host_factor.map(|(factor, _)| factor),
                 })
             })
             .collect();
+        let plan = RunPlan {
+            expected_sec: estimate::expectations(&plan.cases, &measured),
+            ..plan.clone()
+        };
         let document = serde_json::json!({
             "dry_run": true,
             "plan": plan,
@@ -134,13 +148,14 @@ fn dry_run(plan: &RunPlan, args: &RunArgs) -> Result<ExitCode, Failure> {
         }
         for (i, r) in rows.iter().enumerate() {
             let est = r.seconds.map_or("?".to_string(), |s| format!("{s:.2} s"));
-            writeln!(
-                out,
-                "{:>4}  {}  ~{est}/iteration ({})",
-                i + 1,
-                r.name,
-                r.source.as_str()
-            )?;
+            let source = match r.host_factor {
+                Some((factor, cases)) => format!(
+                    "rule of thumb × {factor:.2}, from {} on this host",
+                    words::counted(cases, &format!("other {} case", r.kind))
+                ),
+                None => r.source.as_str().to_string(),
+            };
+            writeln!(out, "{:>4}  {}  ~{est}/iteration ({source})", i + 1, r.name)?;
         }
         let unknown_note = if unknown > 0 {
             format!(" + {} of unknown duration", words::counted(unknown, "case"))
