@@ -180,17 +180,17 @@ fn write_noise_line(c: &Changes, out: &mut dyn Write) -> io::Result<()> {
             };
             writeln!(
                 out,
-                "noise {:.2}% per run (from {source}); changes under {:.2}% are not reported; {} change(s), {} dismissed",
+                "noise {:.2}% per run (from {source}); changes under {:.2}% are not reported; {}, {} dismissed",
                 n.pct,
                 n.threshold_pct,
-                c.changes.len(),
+                words::counted(c.changes.len(), "change"),
                 c.dismissed.len()
             )
         }
         None => writeln!(
             out,
-            "too few runs to tell the noise; {} change(s)",
-            c.changes.len()
+            "too few runs to tell the noise; {}",
+            words::counted(c.changes.len(), "change")
         ),
     }
 }

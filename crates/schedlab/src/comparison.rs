@@ -13,6 +13,7 @@ use schedlab_analysis::{
 };
 use schedlab_core::fingerprint::Fingerprint;
 use schedlab_core::record::{ExperimentTag, RunRecord, RunStatus};
+use schedlab_core::words;
 use schedlab_report::compare::text::Style;
 use schedlab_report::compare::{self};
 use schedlab_store::{RunSelection, Store};
@@ -102,7 +103,10 @@ pub fn gate(
     if fail_on_regression && regressions > 0 {
         return Err(Failure::new(
             FailureKind::Regression,
-            format!("{regressions} regression(s) marked (--fail-on-regression)"),
+            format!(
+                "{} marked (--fail-on-regression)",
+                words::counted(regressions, "regression")
+            ),
         ));
     }
     if let Some(code) = could_not_test_exit.filter(|_| comparison.footer.comparisons == 0) {

@@ -3,6 +3,7 @@
 //! place an older schema is brought up to date on purpose, since readers never write.
 use std::process::ExitCode;
 
+use schedlab_core::words;
 use schedlab_report::model::format_time_ns;
 use schedlab_store::{
     known_version, CheckReport, Location, PgStore, SqliteStore, OLDEST_READABLE_VERSION,
@@ -95,8 +96,8 @@ fn write_text(
     } else {
         writeln!(
             out,
-            "integrity  {} problem(s) found by {}:",
-            report.integrity_problems.len(),
+            "integrity  {} found by {}:",
+            words::counted(report.integrity_problems.len(), "problem"),
             pragma_name(report, server)
         )?;
         for problem in &report.integrity_problems {

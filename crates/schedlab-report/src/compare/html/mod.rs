@@ -282,8 +282,8 @@ fn compare_table(s: &mut String, c: &Comparison) -> fmt::Result {
     if !c.unmatched.is_empty() {
         write!(
             s,
-            r#"<p class="muted">{} case × metric pair(s) present on one side only; see the statistics at the end.</p>"#,
-            c.unmatched.len()
+            r#"<p class="muted">{} present on one side only; see the statistics at the end.</p>"#,
+            words::counted(c.unmatched.len(), "case × metric pair")
         )?;
     }
     s.push_str("</section>");
