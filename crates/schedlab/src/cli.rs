@@ -142,27 +142,39 @@ pub struct RunArgs {
 #[command(next_help_heading = RUN_OPTIONS)]
 pub struct PlanOptions {
     /// Measured iterations per case [default: the suite's, else 5]
-    #[arg(long, value_name = "N", global = true)]
+    #[arg(long, value_name = "N", global = true, allow_negative_numbers = true)]
     pub iterations: Option<u32>,
     /// Warm-up iterations per case, stored but not summarised [default: the suite's, else 1]
-    #[arg(long, value_name = "N", global = true)]
+    #[arg(long, value_name = "N", global = true, allow_negative_numbers = true)]
     pub warmup: Option<u32>,
-    #[arg(long, value_name = "F", global = true, help = scale_help())]
+    #[arg(long, value_name = "F", global = true, help = scale_help(), allow_negative_numbers = true)]
     pub scale: Option<f64>,
     /// Case order [default: the suite's, else listed]
     #[arg(long, value_enum, global = true)]
     pub order: Option<OrderArg>,
     /// Seed of the random case order [default: drawn and recorded with the run]
-    #[arg(long, value_name = "N", global = true)]
+    #[arg(long, value_name = "N", global = true, allow_negative_numbers = true)]
     pub order_seed: Option<u64>,
     /// Pause between cases, seconds [default: the suite's, else 0]
-    #[arg(long, value_name = "SEC", global = true)]
+    #[arg(long, value_name = "SEC", global = true, allow_negative_numbers = true)]
     pub cooldown: Option<f64>,
     /// Add iterations to each case until its 95% CI half-width is under PCT percent.
-    #[arg(long, value_name = "PCT", global = true, requires = "max_iterations")]
+    #[arg(
+        long,
+        value_name = "PCT",
+        global = true,
+        requires = "max_iterations",
+        allow_negative_numbers = true
+    )]
     pub until_ci: Option<f64>,
     /// With --until-ci: the most measured iterations a case may get.
-    #[arg(long, value_name = "N", global = true, requires = "until_ci")]
+    #[arg(
+        long,
+        value_name = "N",
+        global = true,
+        requires = "until_ci",
+        allow_negative_numbers = true
+    )]
     pub max_iterations: Option<u32>,
     /// Deadline of every iteration, seconds: at it the tasks that had not finished are named and
     /// stopped, and the case fails [default: 10 × the case's median iteration or estimate, at least 30]
@@ -217,7 +229,7 @@ pub enum OrderArg {
 #[derive(Debug, Args)]
 pub struct RunsArgs {
     /// Show at most N runs.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub limit: Option<usize>,
     /// Output format on stdout.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
@@ -268,16 +280,36 @@ pub enum HistoryFormat {
 pub struct ChangeArgs {
     /// Report a change only when it moves the level by at least this many times the machine's
     /// run-to-run noise (the larger of its calibration's and the series' own).
-    #[arg(long, value_name = "K", default_value_t = 3.0)]
+    #[arg(
+        long,
+        value_name = "K",
+        default_value_t = 3.0,
+        allow_negative_numbers = true
+    )]
     pub noise_multiple: f64,
     /// Smallest change reported, in percent.
-    #[arg(long, value_name = "PCT", default_value_t = 1.0)]
+    #[arg(
+        long,
+        value_name = "PCT",
+        default_value_t = 1.0,
+        allow_negative_numbers = true
+    )]
     pub min_effect: f64,
     /// Significance level of E-divisive's permutation test.
-    #[arg(long, value_name = "P", default_value_t = 0.01)]
+    #[arg(
+        long,
+        value_name = "P",
+        default_value_t = 0.01,
+        allow_negative_numbers = true
+    )]
     pub alpha: f64,
     /// Fewest runs either side of a change.
-    #[arg(long, value_name = "N", default_value_t = 3)]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 3,
+        allow_negative_numbers = true
+    )]
     pub min_runs: usize,
     /// Use runs that did not complete (partial, interrupted, failed, abandoned) too.
     #[arg(long)]
@@ -388,7 +420,13 @@ pub struct ImportArgs {
     #[arg(long)]
     pub higher_is_better: bool,
     /// `plain`: the column to read (1-based), as ministat's -C.
-    #[arg(long, short = 'C', value_name = "N", default_value_t = 1)]
+    #[arg(
+        long,
+        short = 'C',
+        value_name = "N",
+        default_value_t = 1,
+        allow_negative_numbers = true
+    )]
     pub column: usize,
     /// `plain`: column delimiters, as ministat's -d.
     #[arg(
@@ -447,19 +485,40 @@ pub enum AdjustArg {
 #[derive(Debug, Args)]
 pub struct DecisionArgs {
     /// Smallest change worth a mark, in percent (δ).
-    #[arg(long, value_name = "PCT", default_value_t = 1.0)]
+    #[arg(
+        long,
+        value_name = "PCT",
+        default_value_t = 1.0,
+        allow_negative_numbers = true
+    )]
     pub min_effect: f64,
     /// False discovery rate q for the multiple-comparison adjustment.
-    #[arg(long, value_name = "Q", default_value_t = 0.05)]
+    #[arg(
+        long,
+        value_name = "Q",
+        default_value_t = 0.05,
+        allow_negative_numbers = true
+    )]
     pub fdr: f64,
     /// Multiple-comparison adjustment over every row of the report.
     #[arg(long, value_enum, default_value_t = AdjustArg::Bh)]
     pub adjust: AdjustArg,
     /// A side whose std exceeds this percent of its mean is marked ?? (too noisy).
-    #[arg(long, value_name = "PCT", default_value_t = 10.0)]
+    #[arg(
+        long,
+        value_name = "PCT",
+        default_value_t = 10.0,
+        allow_negative_numbers = true
+    )]
     pub noise_cap: f64,
     /// Confidence level in percent: one of ministat's 80, 90, 95, 98, 99, 99.5.
-    #[arg(long, short = 'c', value_name = "PCT", default_value_t = 95.0)]
+    #[arg(
+        long,
+        short = 'c',
+        value_name = "PCT",
+        default_value_t = 95.0,
+        allow_negative_numbers = true
+    )]
     pub confidence: f64,
     /// Exit with status 1 when any row is marked a regression (for CI gates).
     #[arg(long)]
@@ -541,7 +600,13 @@ pub struct StatArgs {
     #[arg(value_name = "FILE")]
     pub files: Vec<std::path::PathBuf>,
     /// Column to read (1-based), as ministat's -C.
-    #[arg(long = "column", short = 'C', value_name = "N", default_value_t = 1)]
+    #[arg(
+        long = "column",
+        short = 'C',
+        value_name = "N",
+        default_value_t = 1,
+        allow_negative_numbers = true
+    )]
     pub column: usize,
     /// Column delimiters, as ministat's -d.
     #[arg(
@@ -583,7 +648,12 @@ pub struct MinistatArgs {
     #[arg(short = 's', long = "separate-bars")]
     pub separate: bool,
     /// Width of the plot in characters (ministat -w) [default: 74]
-    #[arg(short = 'w', long = "width", value_name = "WIDTH")]
+    #[arg(
+        short = 'w',
+        long = "width",
+        value_name = "WIDTH",
+        allow_negative_numbers = true
+    )]
     pub width: Option<usize>,
 }
 
@@ -611,7 +681,12 @@ pub struct AbArgs {
     #[arg(long, requires = "max_rounds")]
     pub until_decided: bool,
     /// With --until-decided: the most rounds to run (the plan the alpha spending is made for).
-    #[arg(long, value_name = "N", requires = "until_decided")]
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "until_decided",
+        allow_negative_numbers = true
+    )]
     pub max_rounds: Option<u32>,
     /// Run a built-in suite or a suite file instead of one workload.
     #[arg(long, value_name = "NAME|FILE")]
@@ -636,10 +711,10 @@ pub struct AbArgs {
 #[derive(Debug, Args)]
 pub struct CalibrateArgs {
     /// Runs of the same cases to make (at least 3) [default: 6]
-    #[arg(long, value_name = "C")]
+    #[arg(long, value_name = "C", allow_negative_numbers = true)]
     pub runs: Option<u32>,
     /// Pause between runs, seconds, so the runs sample the machine apart in time [default: 5]
-    #[arg(long, value_name = "SEC")]
+    #[arg(long, value_name = "SEC", allow_negative_numbers = true)]
     pub pause: Option<f64>,
     /// Compute a calibration from the stored complete runs of LABEL instead of running anything.
     #[arg(long, value_name = "LABEL", conflicts_with_all = ["list", "show", "suite"])]
@@ -648,7 +723,12 @@ pub struct CalibrateArgs {
     #[arg(long, conflicts_with_all = ["show", "suite"])]
     pub list: bool,
     /// Show one stored calibration.
-    #[arg(long, value_name = "ID", conflicts_with = "suite")]
+    #[arg(
+        long,
+        value_name = "ID",
+        conflicts_with = "suite",
+        allow_negative_numbers = true
+    )]
     pub show: Option<i64>,
     /// Calibrate a built-in suite or a suite file instead of one workload.
     #[arg(long, value_name = "NAME|FILE")]
@@ -699,7 +779,12 @@ pub struct CampaignStartArgs {
     #[arg(long, value_name = "RELEASE")]
     pub b_kernel: String,
     /// Boots in all, in ABBA order (A B B A A B ...); even, at least 4.
-    #[arg(long, value_name = "N", default_value_t = 8)]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 8,
+        allow_negative_numbers = true
+    )]
     pub boots: u32,
     /// Run a built-in suite or a suite file on each boot instead of one workload.
     #[arg(long, value_name = "NAME|FILE")]

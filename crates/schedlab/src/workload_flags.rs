@@ -101,12 +101,15 @@ fn flag(definition: &WorkloadDefinition, def: &'static ParamDef) -> Arg {
             arg
         }
         ParamKind::SwitchOff { of } => arg.action(ArgAction::SetTrue).overrides_with(of),
-        ParamKind::Count { .. } if def.task_count => {
-            arg.value_parser(|given: &str| parse_task_count(given, online_cpu_count()))
-        }
+        // A negative count is taken as a value, so its error names the flag and what a count
+        // is, not "unexpected argument '-1'".
+        ParamKind::Count { .. } if def.task_count => arg
+            .value_parser(|given: &str| parse_task_count(given, online_cpu_count()))
+            .allow_negative_numbers(true),
         ParamKind::Count { .. } => {
             let size = def.size;
             arg.value_parser(move |given: &str| parse_count(given, size))
+                .allow_negative_numbers(true)
         }
         ParamKind::Number => arg
             .value_parser(value_parser!(f64))

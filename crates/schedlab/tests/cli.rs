@@ -162,6 +162,24 @@ fn bad_input_gets_one_line_and_exit_code_2() {
     assert_each_bad_input(&db, &lines);
 }
 
+/// A negative number is a bad value of its flag, not an unknown flag `-5`.
+#[test]
+fn a_negative_number_is_refused_as_a_value_of_its_flag() {
+    let (_dir, db) = temp_db();
+    for (line, flag) in [
+        ("run pipe --loops -5", "'--loops <N>'"),
+        ("run contention --tasks -2", "'--tasks <N>'"),
+        ("run pipe --iterations -2", "'--iterations <N>'"),
+        ("run fake --scale -1", "--scale"),
+        ("stat -C -1 x", "'--column <N>'"),
+        ("compare a b --fdr -0.1", "--fdr"),
+    ] {
+        let err = assert_bad_input(&db, &words(line));
+        assert!(err.contains(flag), "{line:?} should name {flag}: {err}");
+        assert!(!err.contains("unexpected argument"), "{line:?}: {err}");
+    }
+}
+
 #[test]
 fn task_counts_may_be_relative_to_the_online_cpus() {
     let (_dir, db) = temp_db();
