@@ -1,7 +1,7 @@
 //! What the fleet commands share (`runs`, `hosts`, `history`, `changes`, and `compare`'s
 //! selection): the selection the command line asks for, and one case's history with its
 //! changes, built from the store through the `Store` trait.
-use schedlab_analysis::history::{self, ChangeSettings, Changes, History};
+use schedlab_analysis::history::{self, ChangeSettings, Changes, History, HistoryError};
 use schedlab_core::record::RunRecord;
 use schedlab_stats::edivisive::EDivisiveSettings;
 use schedlab_store::{RunSelection, Store};
@@ -74,10 +74,26 @@ pub fn history_and_changes(
     metric: Option<&str>,
     args: &ChangeArgs,
 ) -> Result<(History, Changes), Failure> {
+    history_and_changes_if_any(store, selection, case, metric, args)?
+        .map_err(|e| Failure::bad_input(e.to_string()))
+}
+
+/// As [`history_and_changes`], with the reason there is no history to show apart from the
+/// failures: a caller looking through every stored case passes over one that no complete run
+/// measured, or that has no such metric.
+pub fn history_and_changes_if_any(
+    store: &dyn Store,
+    selection: &RunSelection,
+    case: &str,
+    metric: Option<&str>,
+    args: &ChangeArgs,
+) -> Result<Result<(History, Changes), HistoryError>, Failure> {
     let settings = change_settings(args)?;
     let runs = case_runs(store, selection, case)?;
-    let history = history::history(&runs, case, metric, args.include_incomplete)
-        .map_err(|e| Failure::bad_input(e.to_string()))?;
+    let history = match history::history(&runs, case, metric, args.include_incomplete) {
+        Ok(history) => history,
+        Err(e) => return Ok(Err(e)),
+    };
     let choice = CalibrationChoice::parse(&args.calibration)?;
     let newest: Vec<RunRecord> = runs
         .iter()
@@ -87,5 +103,5 @@ pub fn history_and_changes(
     let calibrations = calibrations(store, &choice, &newest)?;
     let changes = history::changes(&history, &calibrations, &settings)
         .map_err(|e| Failure::failed(format!("change detection failed: {e}")))?;
-    Ok((history, changes))
+    Ok(Ok((history, changes)))
 }

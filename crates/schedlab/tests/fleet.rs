@@ -65,6 +65,37 @@ fn history_and_changes_find_the_step_and_name_its_first_run() {
     assert_bad_input(&db, &words("changes --alpha 2"));
 }
 
+/// `changes` with no case looks through every stored case and passes over one that only an
+/// interrupted (or abandoned) run measured, or that lacks the metric asked for; a case named on
+/// the command line must have a history.
+#[test]
+fn changes_of_every_case_pass_over_cases_no_complete_run_measured() {
+    let (_dir, db) = temp_db();
+    expect_success(schedlab(&db).args(words("run fake --iterations 2 -q")));
+    expect_success(schedlab(&db).args(words("run fake --value-usec 7 --iterations 2 -q")));
+    sql(&db, "UPDATE runs SET status = 'interrupted' WHERE id = 2");
+    let all = json_of_success(&db, &words("changes --format json"));
+    let cases: Vec<&str> = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["case"].as_str().unwrap())
+        .collect();
+    assert_eq!(cases, ["fake:value=100 spread=1"], "{all:#}");
+    let both = json_of_success(&db, &words("changes --format json --include-incomplete"));
+    assert_eq!(both.as_array().unwrap().len(), 2, "{both:#}");
+    let err = assert_bad_input(&db, &["changes", "fake:value=7 spread=1"]);
+    assert!(err.contains("no complete run"), "{err}");
+    let err = assert_bad_input(&db, &words("changes --metric nope"));
+    assert!(
+        err.contains("has no metric nope; it has usec_per_op"),
+        "{err}"
+    );
+    sql(&db, "UPDATE runs SET status = 'interrupted'");
+    let err = assert_bad_input(&db, &words("changes"));
+    assert!(err.contains("--include-incomplete"), "{err}");
+}
+
 #[test]
 fn a_step_where_schedlab_was_upgraded_is_named_by_history_changes_and_compare() {
     let (_dir, db) = temp_db();

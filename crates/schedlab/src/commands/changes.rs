@@ -2,38 +2,55 @@
 //! machine, with the first run and kernel after each.
 use std::process::ExitCode;
 
+use schedlab_analysis::history::HistoryError;
 use schedlab_report::history as render;
 use schedlab_store::{RunSelection, Store};
 
 use crate::cli::{ChangesArgs, HistoryFormat};
 use crate::failure::Failure;
-use crate::fleet::{history_and_changes, selection};
+use crate::fleet::{history_and_changes_if_any, selection};
 use crate::output::emit;
 use crate::store_path::{db_location, open_reader};
 
 pub fn changes(args: &ChangesArgs) -> Result<ExitCode, Failure> {
     let selection = selection(&args.select)?;
     let store = open_reader(&db_location(&args.db)?)?;
-    let cases = if args.cases.is_empty() {
-        every_case(&*store, &selection)?
-    } else {
+    let listed = !args.cases.is_empty();
+    let cases = if listed {
         args.cases.clone()
+    } else {
+        every_case(&*store, &selection)?
     };
-    if cases.is_empty() {
-        return Err(Failure::bad_input(
-            "no stored run matches; nothing to look at",
-        ));
-    }
     let mut all = Vec::new();
+    let mut without_metric = None;
     for case in &cases {
-        let (_, changes) = history_and_changes(
+        let history = history_and_changes_if_any(
             &*store,
             &selection,
             case,
             args.metric.as_deref(),
             &args.change,
         )?;
-        all.push(changes);
+        match history {
+            Ok((_, changes)) => all.push(changes),
+            // A case named on the command line must have a history; of every stored case,
+            // those only interrupted or abandoned runs measured (or without the metric) have
+            // none to look at.
+            Err(e @ HistoryError::ManyHosts(_)) => return Err(Failure::bad_input(e.to_string())),
+            Err(e) if listed => return Err(Failure::bad_input(e.to_string())),
+            Err(e @ HistoryError::NoMetric { .. }) => {
+                without_metric.get_or_insert(e);
+            }
+            Err(HistoryError::NoRuns { .. }) => {}
+        }
+    }
+    if all.is_empty() {
+        return Err(Failure::bad_input(match without_metric {
+            Some(e) => e.to_string(),
+            None => "no complete stored run matches; nothing to look at \
+                     (--include-incomplete takes the others)"
+                .to_string(),
+        }));
     }
     emit(|out| match args.format {
         HistoryFormat::Text => render::write_changes_text(&all, out),
