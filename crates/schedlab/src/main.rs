@@ -84,18 +84,57 @@ fn clap_failure(e: clap::Error) -> ExitCode {
                 .join(" ");
             let message = message.strip_prefix("error: ").unwrap_or(&message);
             let message = if message.is_empty() {
-                "invalid arguments"
+                "invalid arguments".to_string()
             } else {
-                message
+                match misplaced_flag_owner(&e) {
+                    Some((given, owner)) => format!(
+                        "unexpected argument '{given}' after the workload's name: it is \
+                         `{owner}`'s, so it goes before the workload's name"
+                    ),
+                    None => message.to_string(),
+                }
             };
             let _ = writeln!(
                 std::io::stderr(),
                 "schedlab: {} (see --help)",
-                one_line(message)
+                one_line(&message)
             );
             Failure::bad_input(message).exit_code()
         }
     }
+}
+
+/// For an unknown argument after a workload's name that a command above the workload takes
+/// (`ab fanout --a …`, `calibrate pipe --runs 3`): the argument, and that command's name, as
+/// `campaign start`.
+/// Those flags are not global, since a workload may have one of the same name (fanout's
+/// `--rounds`).
+fn misplaced_flag_owner(e: &clap::Error) -> Option<(String, String)> {
+    use clap::error::{ContextKind, ContextValue};
+    use clap::CommandFactory;
+    if e.kind() != clap::error::ErrorKind::UnknownArgument {
+        return None;
+    }
+    let Some(ContextValue::String(given)) = e.get(ContextKind::InvalidArg) else {
+        return None;
+    };
+    let long = given.strip_prefix("--")?.split('=').next()?;
+    let mut command = cli::Cli::command();
+    command.build();
+    let mut path: Vec<clap::Command> = Vec::new();
+    for word in std::env::args().skip(1).filter(|w| !w.starts_with('-')) {
+        let current = path.last().unwrap_or(&command);
+        let Some(next) = current.find_subcommand(&word).cloned() else {
+            continue;
+        };
+        path.push(next);
+    }
+    let (_workload, above) = path.split_last()?;
+    let owner = above
+        .iter()
+        .rposition(|c| c.get_arguments().any(|a| a.get_long() == Some(long)))?;
+    let names: Vec<&str> = above[..=owner].iter().map(|c| c.get_name()).collect();
+    Some((given.clone(), names.join(" ")))
 }
 
 /// A message may quote what the user gave (a path, a label); a newline or another control

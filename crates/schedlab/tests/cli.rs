@@ -180,6 +180,29 @@ fn a_negative_number_is_refused_as_a_value_of_its_flag() {
     }
 }
 
+/// A flag of `ab`, `calibrate` or `campaign start` given after the workload's name is refused
+/// with where it goes, not only as unknown (or as "similar" to another flag).
+#[test]
+fn a_commands_flag_after_the_workload_says_where_it_goes() {
+    let (_dir, db) = temp_db();
+    for (line, owner) in [
+        ("ab fake --a true --b true", "`ab`'s"),
+        ("calibrate pipe --loops 10 --runs 3", "`calibrate`'s"),
+        (
+            "campaign start k fake --a-kernel x --b-kernel y",
+            "`campaign start`'s",
+        ),
+    ] {
+        let err = assert_bad_input(&db, &words(line));
+        assert!(
+            err.contains(owner) && err.contains("goes before the workload's name"),
+            "{line:?}: {err}"
+        );
+    }
+    let err = assert_bad_input(&db, &words("run pipe --bogus"));
+    assert!(!err.contains("goes before"), "{err}");
+}
+
 #[test]
 fn task_counts_may_be_relative_to_the_online_cpus() {
     let (_dir, db) = temp_db();
