@@ -1007,7 +1007,7 @@ fn footer<'a>(
     match guard.method {
         "variance-ratio" | "z-scale" => text.push(format!(
             "stale-calibration guard: today's spread is {:.2}× the calibrated one ({} over {} rows); calibrated variances {}",
-            guard.factor,
+            guard.measured,
             if guard.method == "variance-ratio" {
                 "median variance ratio"
             } else {
@@ -1016,6 +1016,8 @@ fn footer<'a>(
             guard.rows,
             if guard.factor > 1.0 {
                 format!("widened ×{:.2}", guard.factor)
+            } else if guard.measured < 1.0 {
+                "used as they are (the guard never narrows them)".to_string()
             } else {
                 "used as they are".to_string()
             }

@@ -75,12 +75,10 @@ fn measured_guard(
     rows: usize,
     today_over_calibrated: Option<f64>,
 ) -> Guard {
+    let measured = if factor.is_finite() { factor } else { 1.0 };
     Guard {
-        factor: if factor.is_finite() {
-            factor.max(1.0)
-        } else {
-            1.0
-        },
+        factor: measured.max(1.0),
+        measured,
         method,
         rows,
         today_over_calibrated,

@@ -295,6 +295,9 @@ pub struct CalibrationSummary {
 pub struct Guard {
     /// The factor the calibrated variances were multiplied by (1 when not widened).
     pub factor: f64,
+    /// Today's spread over the calibrated one as measured, before the floor at 1 (1 where
+    /// nothing was measured): what the report says today's spread is.
+    pub measured: f64,
     /// `variance-ratio` (rows with ≥ 2 units per side), `z-scale` (one unit per side),
     /// `too-few-rows`, or `unused` (no calibration).
     pub method: &'static str,

@@ -441,6 +441,34 @@ fn a_calibration_far_noisier_than_today_is_named_in_the_footer() {
     let (noisy, _) = pooled(10.0);
     assert!(noisy.guard.today_over_calibrated.unwrap() > 1.0);
     assert!(!says(&noisy), "{:?}", noisy.footer.text);
+    // The guard's line says what it measured, not the floored factor it applied: the quiet
+    // machine's spread is a fraction of the calibrated one, left as it is; the noisy one's
+    // is the factor it widened by.
+    let guard_line = |c: &Comparison| {
+        c.footer
+            .text
+            .iter()
+            .find(|l| l.starts_with("stale-calibration guard:"))
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(quiet.guard.factor, 1.0);
+    assert_eq!(
+        quiet.guard.measured,
+        quiet.guard.today_over_calibrated.unwrap()
+    );
+    let line = guard_line(&quiet);
+    assert!(
+        line.contains(&format!("spread is {:.2}×", quiet.guard.measured))
+            && line.contains("never narrows"),
+        "{line}"
+    );
+    assert_eq!(noisy.guard.measured, noisy.guard.factor);
+    let line = guard_line(&noisy);
+    assert!(
+        line.contains(&format!("widened ×{:.2}", noisy.guard.factor)),
+        "{line}"
+    );
 }
 
 #[test]
