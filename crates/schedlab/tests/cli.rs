@@ -166,17 +166,19 @@ fn bad_input_gets_one_line_and_exit_code_2() {
 #[test]
 fn a_negative_number_is_refused_as_a_value_of_its_flag() {
     let (_dir, db) = temp_db();
-    for (line, flag) in [
-        ("run pipe --loops -5", "'--loops <N>'"),
-        ("run contention --tasks -2", "'--tasks <N>'"),
-        ("run pipe --iterations -2", "'--iterations <N>'"),
-        ("run fake --scale -1", "--scale"),
-        ("stat -C -1 x", "'--column <N>'"),
-        ("compare a b --fdr -0.1", "--fdr"),
-    ] {
-        let err = assert_bad_input(&db, &words(line));
-        assert!(err.contains(flag), "{line:?} should name {flag}: {err}");
-        assert!(!err.contains("unexpected argument"), "{line:?}: {err}");
+    let refusals = assert_each_refusal_names(
+        &db,
+        &[
+            ("run pipe --loops -5", "'--loops <N>'"),
+            ("run contention --tasks -2", "'--tasks <N>'"),
+            ("run pipe --iterations -2", "'--iterations <N>'"),
+            ("run fake --scale -1", "--scale"),
+            ("stat -C -1 x", "'--column <N>'"),
+            ("compare a b --fdr -0.1", "--fdr"),
+        ],
+    );
+    for err in refusals {
+        assert!(!err.contains("unexpected argument"), "{err}");
     }
 }
 
@@ -185,19 +187,19 @@ fn a_negative_number_is_refused_as_a_value_of_its_flag() {
 #[test]
 fn a_commands_flag_after_the_workload_says_where_it_goes() {
     let (_dir, db) = temp_db();
-    for (line, owner) in [
-        ("ab fake --a true --b true", "`ab`'s"),
-        ("calibrate pipe --loops 10 --runs 3", "`calibrate`'s"),
-        (
-            "campaign start k fake --a-kernel x --b-kernel y",
-            "`campaign start`'s",
-        ),
-    ] {
-        let err = assert_bad_input(&db, &words(line));
-        assert!(
-            err.contains(owner) && err.contains("goes before the workload's name"),
-            "{line:?}: {err}"
-        );
+    let refusals = assert_each_refusal_names(
+        &db,
+        &[
+            ("ab fake --a true --b true", "`ab`'s"),
+            ("calibrate pipe --loops 10 --runs 3", "`calibrate`'s"),
+            (
+                "campaign start k fake --a-kernel x --b-kernel y",
+                "`campaign start`'s",
+            ),
+        ],
+    );
+    for err in refusals {
+        assert!(err.contains("goes before the workload's name"), "{err}");
     }
     let err = assert_bad_input(&db, &words("run pipe --bogus"));
     assert!(!err.contains("goes before"), "{err}");

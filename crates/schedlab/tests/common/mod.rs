@@ -117,6 +117,23 @@ pub fn assert_each_bad_input(db: &Path, lines: &[&str]) {
     }
 }
 
+/// Checks that schedlab refuses each command line as bad input with a message that contains its
+/// needle (see `assert_bad_input`); returns the messages, in order.
+pub fn assert_each_refusal_names<L: AsRef<str>>(db: &Path, cases: &[(L, &str)]) -> Vec<String> {
+    cases
+        .iter()
+        .map(|(line, needle)| {
+            let line = line.as_ref();
+            let stderr = assert_bad_input(db, &words(line));
+            assert!(
+                stderr.contains(needle),
+                "{line:?} should say {needle:?}: {stderr}"
+            );
+            stderr
+        })
+        .collect()
+}
+
 /// Writes `contents` to the file `name` in `dir`; returns its path.
 pub fn write_file(dir: &Path, name: &str, contents: impl AsRef<[u8]>) -> PathBuf {
     let path = dir.join(name);
