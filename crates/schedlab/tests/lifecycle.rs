@@ -76,6 +76,11 @@ fn hang_up_then_kill(workload: &[&str]) {
         check["abandoned_runs"][0]["id"], runs[0]["id"],
         "db check lists it: {check}"
     );
+    let text = stdout_of_success(&db, &words("db check"));
+    assert!(
+        text.contains("runs       1: 1 running (1 of them abandoned, below)"),
+        "{text}"
+    );
 }
 
 /// One test per workload that runs tasks: `hang_up_then_kill` on each of its command lines.

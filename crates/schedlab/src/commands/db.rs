@@ -123,7 +123,13 @@ fn write_text(
         let parts: Vec<String> = report
             .runs_by_status
             .iter()
-            .map(|(status, n)| format!("{n} {status}"))
+            .map(|(status, n)| match report.abandoned_runs.len() {
+                // Stored as running, some are judged abandoned when read: say which the count holds.
+                abandoned if status == "running" && abandoned > 0 => {
+                    format!("{n} {status} ({abandoned} of them abandoned, below)")
+                }
+                _ => format!("{n} {status}"),
+            })
             .collect();
         writeln!(out, "runs       {total}: {}", parts.join(", "))?;
     }
