@@ -90,22 +90,13 @@ pub fn iteration_estimate(case: &CaseSpec, measured: &[MeasuredCase]) -> Estimat
 /// the VM the rules were measured on (pipe round trips cost 7 µs there and 3 to 40 µs
 /// elsewhere), but it is slower or faster at one workload's cases alike.
 fn host_factor(kind: &str, measured: &[MeasuredCase]) -> Option<(f64, usize)> {
-    let mut ratios: Vec<f64> = measured
+    let ratios: Vec<f64> = measured
         .iter()
         .filter(|m| m.workload.kind() == kind)
         .filter_map(|m| Some(m.median_sec / rule_of_thumb_sec(&m.workload)?))
         .filter(|r| r.is_finite() && *r > 0.0)
         .collect();
-    if ratios.is_empty() {
-        return None;
-    }
-    ratios.sort_by(f64::total_cmp);
-    let mid = ratios.len() / 2;
-    let median = if ratios.len() % 2 == 1 {
-        ratios[mid]
-    } else {
-        (ratios[mid - 1] + ratios[mid]) / 2.0
-    };
+    let median = schedlab_stats::summary::median(&ratios).ok()?;
     Some((median, ratios.len()))
 }
 

@@ -836,13 +836,9 @@ impl<B: Backend> Store for B {
             let Some(Ok(spec)) = chunk[0].2.as_deref().map(serde_json::from_str::<CaseSpec>) else {
                 continue;
             };
-            let mut values: Vec<f64> = chunk.iter().map(|row| row.1).collect();
-            values.sort_by(f64::total_cmp);
-            let mid = values.len() / 2;
-            let median_sec = if values.len().is_multiple_of(2) {
-                (values[mid - 1] + values[mid]) / 2.0
-            } else {
-                values[mid]
+            let values: Vec<f64> = chunk.iter().map(|row| row.1).collect();
+            let Ok(median_sec) = schedlab_stats::summary::median(&values) else {
+                continue;
             };
             cases.push(MeasuredCase {
                 name: spec.name,
