@@ -36,6 +36,15 @@ struct Eta {
     last_finish: Instant,
 }
 
+/// The bar's look: the ETA of the estimates (in the prefix) when there is one, else the bar's own.
+fn style(estimated: bool) -> ProgressStyle {
+    let eta = if estimated { "{prefix}" } else { "{eta}" };
+    ProgressStyle::with_template(&format!(
+        "{{bar:25}} {{pos}}/{{len}} iterations · ETA {eta} · {{msg}}"
+    ))
+    .unwrap_or_else(|_| ProgressStyle::default_bar())
+}
+
 impl Eta {
     /// `None` when a case has no estimate (an external tool's).
     fn of(plan: &RunPlan) -> Option<Eta> {
@@ -122,10 +131,7 @@ impl ProgressLine {
             ProgressBar::hidden()
         } else {
             let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
-            bar.set_style(
-                ProgressStyle::with_template("{bar:25} {pos}/{len} iterations · ETA {eta} · {msg}")
-                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
-            );
+            bar.set_style(style(false));
             bar
         };
         ProgressLine {
@@ -158,15 +164,12 @@ impl RunObserver for ProgressLine {
         let per_case = u64::from(plan.warmup + plan.iterations);
         self.bar.set_length(per_case * plan.cases.len() as u64);
         self.eta = Eta::of(plan);
-        if let Some(eta) = self.eta.as_ref().filter(|_| !self.bar.is_hidden()) {
-            self.bar
-                .set_prefix(format!("{:#}", HumanDuration(eta.left())));
-            self.bar.set_style(
-                ProgressStyle::with_template(
-                    "{bar:25} {pos}/{len} iterations · ETA {prefix} · {msg}",
-                )
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
-            );
+        if !self.bar.is_hidden() {
+            if let Some(eta) = &self.eta {
+                self.bar
+                    .set_prefix(format!("{:#}", HumanDuration(eta.left())));
+            }
+            self.bar.set_style(style(self.eta.is_some()));
         }
     }
 
