@@ -251,6 +251,7 @@ fn write_latency_table(table: &LatencyTable, out: &mut dyn Write) -> std::io::Re
         let value = show(row.value);
         writeln!(
             out,
+            // schbench's own line, "(1 samples)" included, so scripts that read schbench read it.
             "    {}{:2.1}th: {value:<10} ({} samples)",
             if row.starred { "* " } else { "  " },
             row.percentile,

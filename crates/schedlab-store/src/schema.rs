@@ -425,7 +425,9 @@ pub(crate) fn migrate_to(tx: &Connection, path: &Path, target: i64) -> Result<i6
     if dangling > 0 {
         return Err(damaged(
             path,
-            format!("{dangling} rows refer to rows that do not exist (PRAGMA foreign_key_check)"),
+            format!(
+                "rows that refer to rows that do not exist: {dangling} (PRAGMA foreign_key_check)"
+            ),
         ));
     }
     tx.pragma_update(None, "application_id", APPLICATION_ID)

@@ -111,10 +111,10 @@ pub fn gate(
     }
     if let Some(code) = could_not_test_exit.filter(|_| comparison.footer.comparisons == 0) {
         return Err(Failure::untestable(format!(
-            "could not test: none of the {} rows could be judged ({} not judged: \
+            "could not test: none of the {} could be judged ({} not judged: \
              one run per side and no calibration, or too few units); exit {code} \
              (--could-not-test-exit)",
-            comparison.rows.len(),
+            words::counted(comparison.rows.len(), "row"),
             comparison.footer.not_judged
         ))
         .or_could_not_test(Some(code)));

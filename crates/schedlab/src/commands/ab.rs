@@ -10,6 +10,7 @@ use schedlab_core::experiment::{arm_label, AbbaSlot};
 use schedlab_core::plan::{validate_label, RunPlan};
 use schedlab_core::record::{Arm, ExperimentTag, RunStatus};
 use schedlab_core::sys;
+use schedlab_core::words;
 use schedlab_stats::sequential::Spending;
 use schedlab_store::{Experiment, ExperimentKind, Store};
 
@@ -104,8 +105,8 @@ pub fn ab(args: &AbArgs) -> Result<ExitCode, Failure> {
         )
     })?;
     emit_line(format_args!(
-        "ab experiment {name}: {} rounds × 2 arms stored as labels {} and {}; compare again with:\n  schedlab compare {} {}",
-        visits / 2,
+        "ab experiment {name}: {} × 2 arms stored as labels {} and {}; compare again with:\n  schedlab compare {} {}",
+        words::counted(visits as usize / 2, "round"),
         arm_label(&name, Arm::A),
         arm_label(&name, Arm::B),
         arm_label(&name, Arm::A),
@@ -198,9 +199,9 @@ fn visit_all(
                 .count();
             if !args.quiet {
                 progress.note(format!(
-                    "schedlab: round {} of at most {rounds}: {decided} of {} rows decided",
+                    "schedlab: round {} of at most {rounds}: {decided} of {} decided",
                     round + 1,
-                    c.rows.len()
+                    words::counted(c.rows.len(), "row")
                 ));
             }
             let done = all_decided(&c);

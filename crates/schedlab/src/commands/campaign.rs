@@ -12,6 +12,7 @@ use schedlab_core::experiment::{arm_label, AbbaSlot};
 use schedlab_core::plan::{validate_label, RunPlan};
 use schedlab_core::record::{Arm, ExperimentTag, RunStatus};
 use schedlab_core::sys;
+use schedlab_core::words;
 use schedlab_store::{Experiment, ExperimentKind, Store};
 
 use crate::cli::{
@@ -309,14 +310,14 @@ fn status(args: &CampaignStatusArgs) -> Result<ExitCode, Failure> {
 /// A campaign in one line: its name, status, progress and kernels.
 fn headline(experiment: &Experiment, spec: &CampaignSpec, state: &CampaignState) -> String {
     format!(
-        "campaign {} · {} · {} of {} boots done · A = {} · B = {} · {} cases per boot",
+        "campaign {} · {} · {} of {} boots done · A = {} · B = {} · {} per boot",
         experiment.name,
         experiment.status.as_str(),
         state.slots.len(),
         spec.boots,
         spec.a_kernel,
         spec.b_kernel,
-        spec.plan.cases.len()
+        words::counted(spec.plan.cases.len(), "case")
     )
 }
 
