@@ -87,8 +87,8 @@ pub fn iteration_estimate(case: &CaseSpec, measured: &[MeasuredCase]) -> Estimat
 
 /// How many times its rule of thumb this host took for the workload `kind`: the median of
 /// history over rule of thumb across its measured cases, with their count. A host is rarely
-/// the VM the rules were measured on (pipe round trips cost 7 µs there and 3 to 40 µs
-/// elsewhere), but it is slower or faster at one workload's cases alike.
+/// like the VM the rules were measured on (even that VM: pipe round trips cost 7 µs there one
+/// day and 44 µs another), but it is slower or faster at one workload's cases alike.
 fn host_factor(kind: &str, measured: &[MeasuredCase]) -> Option<(f64, usize)> {
     let ratios: Vec<f64> = measured
         .iter()
