@@ -162,6 +162,8 @@ impl ProgressLine {
 impl RunObserver for ProgressLine {
     fn run_starting(&mut self, plan: &RunPlan) {
         let per_case = u64::from(plan.warmup + plan.iterations);
+        // One line serves every run of an `ab` experiment: each run counts from 0.
+        self.bar.reset();
         self.bar.set_length(per_case * plan.cases.len() as u64);
         self.eta = Eta::of(plan);
         if !self.bar.is_hidden() {

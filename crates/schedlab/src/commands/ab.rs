@@ -170,6 +170,12 @@ fn visit_all(
             run_shell_command(if arm == Arm::A { "--a" } else { "--b" }, command)?;
             let mut visit = plan_for_visit(plan, slot);
             visit.label = Some(arm_label(name, arm));
+            progress.note(format!(
+                "schedlab: round {} of {rounds}, arm {} ({})",
+                round + 1,
+                if arm == Arm::A { "A" } else { "B" },
+                arm_label(name, arm)
+            ));
             let tag = ExperimentTag {
                 experiment_id,
                 arm,
