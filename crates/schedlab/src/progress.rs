@@ -243,6 +243,53 @@ mod tests {
         assert_eq!(eta_sec(&[-4.0], &[(10.0, 12.0)]), 0.0);
     }
 
+    /// `ab` measures every visit through one line: each run counts its own iterations, so no
+    /// run looks like it had more than planned (which would also count as added iterations).
+    #[test]
+    fn every_run_counts_its_iterations_from_zero() {
+        use schedlab_core::workload::{fake::FakeParams, IterationInfo, WorkloadSpec};
+        let plan = RunPlan::new(
+            None,
+            None,
+            2,
+            0,
+            vec![WorkloadSpec::Fake(FakeParams {
+                sleep_ms: 100,
+                ..Default::default()
+            })],
+        )
+        .unwrap();
+        let mut line = ProgressLine::new(true);
+        for _run in 0..3 {
+            line.run_starting(&plan);
+            assert_eq!((line.bar.position(), line.bar.length()), (0, Some(2)));
+            for index in 0..2 {
+                let progress = Progress {
+                    case_index: 0,
+                    case_count: 1,
+                    case: &plan.cases[0],
+                    iteration: IterationInfo {
+                        index,
+                        warmup: false,
+                    },
+                    iterations_in_case: 2,
+                };
+                line.iteration_starting(&progress);
+                let record = IterationRecord {
+                    index,
+                    warmup: false,
+                    started_at_ns: 0,
+                    measurements: Vec::new(),
+                    attachments: Vec::new(),
+                };
+                line.iteration_finished(&progress, &record);
+            }
+            assert_eq!((line.bar.position(), line.bar.length()), (2, Some(2)));
+            let eta = line.eta.as_ref().unwrap();
+            assert!(eta.remaining_sec[0].abs() < 1e-9, "{:?}", eta.remaining_sec);
+        }
+    }
+
     #[test]
     fn the_eta_starts_from_every_iteration_of_every_case() {
         use schedlab_core::workload::{fake::FakeParams, WorkloadSpec};
