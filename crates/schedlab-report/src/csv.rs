@@ -59,6 +59,18 @@ fn column_of(param: &str) -> String {
     }
 }
 
+/// A CSV writer's error as the I/O error under it, when there is one, so that a reader closing
+/// the pipe (`| head`) still reads as a closed pipe to the command.
+pub(crate) fn io_error(e: ::csv::Error) -> std::io::Error {
+    if !e.is_io_error() {
+        return std::io::Error::other(e);
+    }
+    match e.into_kind() {
+        ::csv::ErrorKind::Io(e) => e,
+        other => std::io::Error::other(format!("{other:?}")),
+    }
+}
+
 pub fn write(runs: &[RunRecord], out: &mut dyn Write) -> std::io::Result<()> {
     // Every parameter any case has, in first-seen order: the header must be known up front.
     let mut param_names: Vec<String> = Vec::new();
@@ -74,7 +86,7 @@ pub fn write(runs: &[RunRecord], out: &mut dyn Write) -> std::io::Result<()> {
         .iter()
         .map(|c| c.to_string())
         .chain(param_names.iter().map(|p| column_of(p)));
-    writer.write_record(header)?;
+    writer.write_record(header).map_err(io_error)?;
     for run in runs {
         let fp = &run.fingerprint;
         let run_id = run.id.map_or(String::new(), |id| id.to_string());
@@ -109,7 +121,9 @@ pub fn write(runs: &[RunRecord], out: &mut dyn Write) -> std::io::Result<()> {
                         m.role.as_str().to_string(),
                         format!("{}", m.value),
                     ];
-                    writer.write_record(fixed.iter().chain(&param_cells))?;
+                    writer
+                        .write_record(fixed.iter().chain(&param_cells))
+                        .map_err(io_error)?;
                 }
             }
         }

@@ -11,6 +11,7 @@ use schedlab_core::words;
 use crate::compare::html::escape::Esc;
 use crate::compare::html::svg::{fmt_num, nice_domain};
 use crate::compare::table::{Align, Table};
+use crate::csv::io_error;
 use crate::model::format_time_ns;
 
 /// The widest sparkline: a longer history is drawn in groups of consecutive runs.
@@ -198,7 +199,6 @@ fn write_noise_line(c: &Changes, out: &mut dyn Write) -> io::Result<()> {
 /// The history as CSV, one run per line.
 pub fn write_history_csv(h: &History, c: &Changes, out: &mut dyn Write) -> io::Result<()> {
     let mut w = csv::Writer::from_writer(out);
-    let io = |e: csv::Error| io::Error::other(e.to_string());
     w.write_record([
         "index",
         "run_id",
@@ -214,7 +214,7 @@ pub fn write_history_csv(h: &History, c: &Changes, out: &mut dyn Write) -> io::R
         "change_pct",
         "measured_by",
     ])
-    .map_err(io)?;
+    .map_err(io_error)?;
     for (i, p) in h.points.iter().enumerate() {
         let change = c
             .changes
@@ -237,7 +237,7 @@ pub fn write_history_csv(h: &History, c: &Changes, out: &mut dyn Write) -> io::R
             change,
             p.measured_by.clone().unwrap_or_default(),
         ])
-        .map_err(io)?;
+        .map_err(io_error)?;
     }
     w.flush()
 }
@@ -319,7 +319,6 @@ pub fn write_changes_text(all: &[Changes], out: &mut dyn Write) -> io::Result<()
 /// Every change as CSV, one per line.
 pub fn write_changes_csv(all: &[Changes], out: &mut dyn Write) -> io::Result<()> {
     let mut w = csv::Writer::from_writer(out);
-    let io = |e: csv::Error| io::Error::other(e.to_string());
     w.write_record([
         "case",
         "metric",
@@ -341,7 +340,7 @@ pub fn write_changes_csv(all: &[Changes], out: &mut dyn Write) -> io::Result<()>
         "measured_by_before",
         "measured_by",
     ])
-    .map_err(io)?;
+    .map_err(io_error)?;
     for c in all {
         for ch in &c.changes {
             w.write_record([
@@ -369,7 +368,7 @@ pub fn write_changes_csv(all: &[Changes], out: &mut dyn Write) -> io::Result<()>
                     .as_ref()
                     .map_or(String::new(), |b| b.after.clone()),
             ])
-            .map_err(io)?;
+            .map_err(io_error)?;
         }
     }
     w.flush()

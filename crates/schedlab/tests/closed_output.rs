@@ -55,8 +55,14 @@ fn every_command_survives_readers_that_left() {
     for label in ["a", "b"] {
         expect_without_readers(&db, &words(&format!("run --label {label} {quick}")), 0);
     }
+    // More CSV than its writer buffers, so that a write fails inside the CSV writer.
+    expect_without_readers(
+        &db,
+        &words("run --label many --iterations 200 --warmup 0 fake"),
+        0,
+    );
     let runs = json_of_success(&db, &words("runs --format json"));
-    assert_eq!(runs.as_array().unwrap().len(), 2, "{runs}");
+    assert_eq!(runs.as_array().unwrap().len(), 3, "{runs}");
     assert!(runs
         .as_array()
         .unwrap()
@@ -79,12 +85,16 @@ fn every_command_survives_readers_that_left() {
         "hosts".to_string(),
         "show a".to_string(),
         "show a --format json".to_string(),
+        "show many --format csv".to_string(),
         "changes".to_string(),
+        "changes --format csv".to_string(),
         "compare a b".to_string(),
         "compare a b --format json".to_string(),
         "compare a b --style ministat".to_string(),
+        "compare a b --format csv".to_string(),
         format!("report a b --html {html}"),
         format!("stat {numbers} {numbers}"),
+        format!("stat --format csv {numbers} {numbers}"),
         format!("import --tool plain --label imported {numbers}"),
         "env".to_string(),
         "db check".to_string(),
@@ -106,7 +116,9 @@ fn every_command_survives_readers_that_left() {
     for line in &lines {
         expect_without_readers(&db, &words(line), 0);
     }
-    expect_without_readers(&db, &["history", "fake:value=100 spread=1"], 0);
+    let history = ["history", "fake:value=100 spread=1"];
+    expect_without_readers(&db, &history, 0);
+    expect_without_readers(&db, &[&history[..], &["--format", "csv"]].concat(), 0);
 
     // What the commands were for was done all the same.
     let runs = json_of_success(&db, &words("runs --format json"));
