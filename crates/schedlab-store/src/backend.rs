@@ -411,9 +411,19 @@ impl MeasurementRow {
     }
 }
 
-/// One run with every case, iteration, measurement and (from V2) attachment: five queries for
-/// the whole run, however many iterations it has.
-fn load_run_in<D: Db>(db: &mut D, version: i64, run_id: i64, here: &Here) -> Result<RunRecord> {
+/// The condition on `cases c` that keeps the case named by parameter `$2`, or every case when
+/// it is NULL.
+const THE_CASE: &str = "(CAST($2 AS TEXT) IS NULL OR c.name = $2)";
+
+/// One run with every case (or only the cases named `case`), iteration, measurement and (from
+/// V2) attachment: five queries for the whole run, however many iterations it has.
+fn load_run_in<D: Db>(
+    db: &mut D,
+    version: i64,
+    run_id: i64,
+    case: Option<&str>,
+    here: &Here,
+) -> Result<RunRecord> {
     let run_sql = format!(
         "SELECT label, plan_json, fingerprint_json, started_at_ns, ended_at_ns, status, error,
                 hostname, {}, boot_id
@@ -455,10 +465,10 @@ fn load_run_in<D: Db>(db: &mut D, version: i64, run_id: i64, here: &Here) -> Res
            JOIN iterations i ON m.iteration_id = i.id
            JOIN cases c ON i.case_id = c.id
            {}
-          WHERE c.run_id = $1 ORDER BY m.{order}",
+          WHERE c.run_id = $1 AND {THE_CASE} ORDER BY m.{order}",
         definition.0, definition.1
     );
-    for (iteration_id, row) in db.query(&measurement_sql, &[&run_id], |r| {
+    for (iteration_id, row) in db.query(&measurement_sql, &[&run_id, &case], |r| {
         Ok((r.get::<i64>(0)?, MeasurementRow::read(r, 1)?))
     })? {
         measurements.entry(iteration_id).or_default().push(row);
@@ -470,9 +480,9 @@ fn load_run_in<D: Db>(db: &mut D, version: i64, run_id: i64, here: &Here) -> Res
                FROM attachments a
                JOIN iterations i ON a.iteration_id = i.id
                JOIN cases c ON i.case_id = c.id
-              WHERE c.run_id = $1 ORDER BY a.{order}"
+              WHERE c.run_id = $1 AND {THE_CASE} ORDER BY a.{order}"
         );
-        for (iteration_id, attachment) in db.query(&attachment_sql, &[&run_id], |r| {
+        for (iteration_id, attachment) in db.query(&attachment_sql, &[&run_id, &case], |r| {
             let attachment = Attachment {
                 name: r.get(1)?,
                 encoding: r.get(2)?,
@@ -488,10 +498,12 @@ fn load_run_in<D: Db>(db: &mut D, version: i64, run_id: i64, here: &Here) -> Res
     }
     let mut iterations: HashMap<i64, Vec<IterationRecord>> = HashMap::new();
     let iteration_rows = db.query(
-        "SELECT i.case_id, i.id, i.position, i.warmup, i.started_at_ns
-           FROM iterations i JOIN cases c ON i.case_id = c.id
-          WHERE c.run_id = $1 ORDER BY i.case_id, i.position",
-        &[&run_id],
+        &format!(
+            "SELECT i.case_id, i.id, i.position, i.warmup, i.started_at_ns
+               FROM iterations i JOIN cases c ON i.case_id = c.id
+              WHERE c.run_id = $1 AND {THE_CASE} ORDER BY i.case_id, i.position"
+        ),
+        &[&run_id, &case],
         |r| {
             Ok((
                 r.get::<i64>(0)?,
@@ -526,9 +538,10 @@ fn load_run_in<D: Db>(db: &mut D, version: i64, run_id: i64, here: &Here) -> Res
         "NULL"
     };
     let case_sql = format!(
-        "SELECT id, spec_json, {case_error} FROM cases WHERE run_id = $1 ORDER BY position"
+        "SELECT id, spec_json, {case_error} FROM cases c
+          WHERE run_id = $1 AND {THE_CASE} ORDER BY position"
     );
-    let cases = db.query(&case_sql, &[&run_id], |r| {
+    let cases = db.query(&case_sql, &[&run_id, &case], |r| {
         Ok(CaseRecord {
             spec: from_json(&r.get::<String>(1)?, "a case")?,
             iterations: iterations.remove(&r.get::<i64>(0)?).unwrap_or_default(),
@@ -536,12 +549,23 @@ fn load_run_in<D: Db>(db: &mut D, version: i64, run_id: i64, here: &Here) -> Res
         })
     })?;
     let mut run = RunRecord { cases, ..run };
-    let (status, abandoned) = effective_status(run.status, &owner, here, || {
-        let starts: Vec<i64> = run
-            .cases
+    // A running run is judged by when any of its iterations started, not only the case's.
+    let starts: Vec<i64> = if run.status != RunStatus::Running {
+        Vec::new()
+    } else if case.is_some() {
+        db.query(
+            "SELECT i.started_at_ns FROM iterations i JOIN cases c ON i.case_id = c.id
+              WHERE c.run_id = $1",
+            &[&run_id],
+            |r| r.get::<i64>(0),
+        )?
+    } else {
+        run.cases
             .iter()
             .flat_map(|c| c.iterations.iter().map(|i| i.started_at_ns))
-            .collect();
+            .collect()
+    };
+    let (status, abandoned) = effective_status(run.status, &owner, here, || {
         Some(Silence::of(&run.plan, run.started_at_ns, &starts))
     });
     run.status = status;
@@ -764,7 +788,41 @@ impl<B: Backend> Store for B {
             return Err(no_run(run_id));
         }
         let here = Here::now();
-        self.read_tx(|db| load_run_in(db, self.version(), run_id, &here))
+        self.read_tx(|db| load_run_in(db, self.version(), run_id, None, &here))
+    }
+
+    fn load_runs_of_case(&self, run_ids: &[i64], case: &str) -> Result<Vec<RunRecord>> {
+        if self.version() < V_RUNS {
+            return match run_ids.first() {
+                Some(&id) => Err(no_run(id)),
+                None => Ok(Vec::new()),
+            };
+        }
+        let here = Here::now();
+        self.read_tx(|db| {
+            run_ids
+                .iter()
+                .map(|&id| load_run_in(db, self.version(), id, Some(case), &here))
+                .collect()
+        })
+    }
+
+    fn case_names(&self, run_ids: &[i64]) -> Result<Vec<Vec<String>>> {
+        if self.version() < V_RUNS {
+            return Ok(vec![Vec::new(); run_ids.len()]);
+        }
+        self.read_tx(|db| {
+            run_ids
+                .iter()
+                .map(|&id| {
+                    db.query(
+                        "SELECT name FROM cases WHERE run_id = $1 ORDER BY position",
+                        &[&id],
+                        |r| r.get::<String>(0),
+                    )
+                })
+                .collect()
+        })
     }
 
     fn resolve(&self, id_or_label: &str) -> Result<Vec<i64>> {

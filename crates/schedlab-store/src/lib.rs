@@ -161,6 +161,12 @@ pub trait Store {
     /// One run with every case and iteration; the status is derived as for [`Store::list_runs`],
     /// and an abandoned run's error says why it was judged so.
     fn load_run(&self, run_id: i64) -> Result<RunRecord>;
+    /// The runs `run_ids`, in that order, each as [`Store::load_run`] loads it but with only its
+    /// cases named `case`, in one transaction: what one case's history needs, without reading
+    /// every other case of every run. A running run is still judged by all its iterations.
+    fn load_runs_of_case(&self, run_ids: &[i64], case: &str) -> Result<Vec<RunRecord>>;
+    /// The names of each run's cases in the order they ran, for the runs `run_ids` in that order.
+    fn case_names(&self, run_ids: &[i64]) -> Result<Vec<Vec<String>>>;
     /// Run ids for a run id or a label (a label may name many runs), oldest first.
     fn resolve(&self, id_or_label: &str) -> Result<Vec<i64>>;
     /// Every case of `workload` that `hostname` has measured, each with the median wall time of

@@ -622,6 +622,48 @@ mod tests {
     }
 
     #[test]
+    fn one_case_of_a_running_run_is_judged_by_every_case_of_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = SqliteStore::open(&dir.path().join("r.db")).unwrap();
+        let cases = [100.0, 200.0].map(|value_usec| {
+            WorkloadSpec::Fake(FakeParams {
+                value_usec,
+                ..FakeParams::default()
+            })
+        });
+        let plan = RunPlan::new(None, None, 3, 0, cases.to_vec()).unwrap();
+        let (first, second) = (&plan.cases[0].name, &plan.cases[1].name);
+        let id = begin(&mut store, &plan);
+        let now = sys::realtime_ns();
+        let at = |started_at_ns| IterationRecord {
+            started_at_ns,
+            ..empty_iteration()
+        };
+        // Another host's run: the first case ran long ago, the second has just stored one.
+        store
+            .record_iteration(id, 0, &at(2_000_000_000_000))
+            .unwrap();
+        store.record_iteration(id, 1, &at(now)).unwrap();
+        let set = |sql: &str| store.conn.execute(sql, []).unwrap();
+        set("UPDATE runs SET owner_host = 'elsewhere', started_at_ns = 1000000000000");
+        let run = &store.load_runs_of_case(&[id], first).unwrap()[0];
+        assert_eq!(run.cases.len(), 1);
+        assert_eq!(&run.cases[0].spec.name, first);
+        assert_eq!(run.cases[0].iterations, vec![at(2_000_000_000_000)]);
+        assert_eq!((run.status, &run.error), (RunStatus::Running, &None));
+        assert_eq!(
+            store.case_names(&[id]).unwrap(),
+            vec![vec![first.clone(), second.clone()]]
+        );
+        // Silent in every case, it is abandoned, however it is read.
+        set("UPDATE iterations SET started_at_ns = 2000000000000");
+        let whole = store.load_run(id).unwrap();
+        let one = &store.load_runs_of_case(&[id], second).unwrap()[0];
+        assert_eq!(whole.status, RunStatus::Abandoned);
+        assert_eq!((one.status, &one.error), (whole.status, &whole.error));
+    }
+
+    #[test]
     fn a_database_without_the_v5_columns_still_reads() {
         let dir = tempfile::tempdir().unwrap();
         let mut store = SqliteStore::open(&dir.path().join("r.db")).unwrap();

@@ -71,6 +71,7 @@ macro_rules! on_both_backends {
 
 on_both_backends!(
     runs_round_trip_with_every_sample,
+    one_case_of_many_runs_reads_as_the_whole_run_has_it,
     labels_name_many_runs_and_ids_one,
     experiments_tags_and_calibrations_round_trip,
     readers_write_nothing,
@@ -151,6 +152,56 @@ fn runs_round_trip_with_every_sample(backend: &Backend) {
     let uuid = provenance.uuid.expect("every new run has a uuid");
     assert_eq!(reader.run_by_uuid(&uuid).unwrap(), Some(id));
     assert_eq!(provenance.owner.pid, Some(std::process::id() as i32));
+}
+
+fn one_case_of_many_runs_reads_as_the_whole_run_has_it(backend: &Backend) {
+    let mut store = backend.writer();
+    let cases = [100.0, 200.0, 300.0].map(|value_usec| {
+        WorkloadSpec::Fake(FakeParams {
+            value_usec,
+            ..FakeParams::default()
+        })
+    });
+    let plan = RunPlan::new(None, Some("three".into()), 3, 1, cases.to_vec()).unwrap();
+    let ids: Vec<i64> = (0..3).map(|_| run_into(&mut *store, &plan)).collect();
+    let attachment = Attachment {
+        name: "wakeup_latency".into(),
+        encoding: "hdrhistogram-v2-deflate".into(),
+        data: vec![3, 1, 4],
+    };
+    let with_attachment = IterationRecord {
+        index: 4,
+        warmup: false,
+        started_at_ns: 9,
+        measurements: vec![secondary::WALL_TIME_SEC.value(1.5)],
+        attachments: vec![attachment],
+    };
+    store.record_iteration(ids[1], 1, &with_attachment).unwrap();
+    drop(store);
+
+    let reader = backend.reader();
+    let names: Vec<String> = plan.cases.iter().map(|c| c.name.clone()).collect();
+    let newest_first = [ids[2], ids[0], ids[1]];
+    assert_eq!(
+        reader.case_names(&newest_first).unwrap(),
+        vec![names.clone(); 3]
+    );
+    for (position, name) in names.iter().enumerate() {
+        let read = reader.load_runs_of_case(&newest_first, name).unwrap();
+        assert_eq!(read.len(), 3);
+        for (one, &id) in read.iter().zip(&newest_first) {
+            let mut whole = reader.load_run(id).unwrap();
+            let case = whole.cases.remove(position);
+            assert_eq!(one.cases, vec![case]);
+            whole.cases = one.cases.clone();
+            assert_eq!(one, &whole);
+        }
+    }
+    let read = reader.load_runs_of_case(&[ids[1]], &names[1]).unwrap();
+    assert_eq!(read[0].cases[0].iterations.last(), Some(&with_attachment));
+    let elsewhere = reader.load_runs_of_case(&ids, "pipe:never-ran").unwrap();
+    assert!(elsewhere.iter().all(|r| r.cases.is_empty()));
+    assert!(reader.load_runs_of_case(&[ids[2] + 1], &names[0]).is_err());
 }
 
 fn labels_name_many_runs_and_ids_one(backend: &Backend) {

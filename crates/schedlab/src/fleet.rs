@@ -50,7 +50,8 @@ pub fn change_settings(args: &ChangeArgs) -> Result<ChangeSettings, Failure> {
     })
 }
 
-/// The stored runs of `case` that `selection` takes, loaded whole.
+/// The stored runs of `case` that `selection` takes, each with that case alone: a history reads
+/// one case of years of runs, not every case of each.
 pub fn case_runs(
     store: &dyn Store,
     selection: &RunSelection,
@@ -60,10 +61,12 @@ pub fn case_runs(
         case: Some(case.to_string()),
         ..selection.clone()
     };
-    let runs = store.select_runs(&selection, None)?;
-    runs.iter()
-        .map(|r| store.load_run(r.id).map_err(Failure::from))
-        .collect()
+    let ids: Vec<i64> = store
+        .select_runs(&selection, None)?
+        .iter()
+        .map(|r| r.id)
+        .collect();
+    Ok(store.load_runs_of_case(&ids, case)?)
 }
 
 /// `case`'s history on the selected runs, and the changes in it.

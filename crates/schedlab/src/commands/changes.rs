@@ -1,5 +1,6 @@
 //! `schedlab changes [CASE…]`: the change points in each case's history on the selected
 //! machine, with the first run and kernel after each.
+use std::collections::HashSet;
 use std::process::ExitCode;
 
 use schedlab_analysis::history::HistoryError;
@@ -65,13 +66,17 @@ pub fn changes(args: &ChangesArgs) -> Result<ExitCode, Failure> {
 
 /// Every case the selected runs measured, in the order they first ran.
 fn every_case(store: &dyn Store, selection: &RunSelection) -> Result<Vec<String>, Failure> {
-    let mut cases: Vec<String> = Vec::new();
-    for run in store.select_runs(selection, None)?.iter().rev() {
-        for case in store.load_run(run.id)?.cases {
-            if !cases.contains(&case.spec.name) {
-                cases.push(case.spec.name);
-            }
-        }
-    }
-    Ok(cases)
+    let oldest_first: Vec<i64> = store
+        .select_runs(selection, None)?
+        .iter()
+        .rev()
+        .map(|r| r.id)
+        .collect();
+    let mut seen = HashSet::new();
+    Ok(store
+        .case_names(&oldest_first)?
+        .into_iter()
+        .flatten()
+        .filter(|name| seen.insert(name.clone()))
+        .collect())
 }
