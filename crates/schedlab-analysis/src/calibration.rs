@@ -342,7 +342,7 @@ impl Calibration {
         boots.dedup();
         let mut case_names: Vec<&str> = Vec::new();
         for run in &runs {
-            for case in &run.cases {
+            for case in run.cases_as_listed() {
                 if !case_names.contains(&case.spec.name.as_str()) {
                     case_names.push(&case.spec.name);
                 }

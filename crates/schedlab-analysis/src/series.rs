@@ -175,7 +175,7 @@ impl Side {
             }
             let run_index = side.runs.len();
             side.runs.push(meta);
-            for case in &run.cases {
+            for case in run.cases_as_listed() {
                 if !side.cases.iter().any(|c| c.name == case.spec.name) {
                     side.cases.push(case.spec.clone());
                 }
@@ -351,7 +351,7 @@ pub fn case_label(name: &str, workload: &WorkloadSpec) -> CaseLabel {
 
 #[cfg(test)]
 mod tests {
-    use schedlab_core::record::{Arm, ExperimentTag, RunRecord, RunStatus};
+    use schedlab_core::record::{Arm, CaseRecord, ExperimentTag, RunRecord, RunStatus};
 
     use super::*;
     use crate::testutil::{record, PRIMARY, SECONDARY};
@@ -365,6 +365,47 @@ mod tests {
 
     fn ids(runs: &[RunMeta]) -> Vec<i64> {
         runs.iter().map(|r| r.id.unwrap()).collect()
+    }
+
+    #[test]
+    fn a_shuffled_runs_cases_read_in_the_order_they_were_listed() {
+        use schedlab_core::plan::RunPlan;
+        use schedlab_core::record::IterationRecord;
+        use schedlab_core::workload::fake::FakeParams;
+
+        let specs = (1..=6)
+            .map(|i| {
+                WorkloadSpec::Fake(FakeParams {
+                    value_usec: f64::from(i),
+                    ..FakeParams::default()
+                })
+            })
+            .collect();
+        let listed = RunPlan::new(None, None, 1, 0, specs).unwrap();
+        let names = |cases: &[CaseSpec]| cases.iter().map(|c| c.name.clone()).collect::<Vec<_>>();
+        let plan = listed.clone().shuffled(7);
+        assert_ne!(names(&plan.cases), names(&listed.cases));
+        let measured = IterationRecord {
+            index: 0,
+            warmup: false,
+            started_at_ns: 0,
+            measurements: vec![crate::testutil::PRIMARY_METRIC.value(1.0)],
+            attachments: Vec::new(),
+        };
+        let cases = plan
+            .cases
+            .iter()
+            .map(|spec| CaseRecord {
+                spec: spec.clone(),
+                iterations: vec![measured.clone()],
+                error: None,
+            })
+            .collect();
+        let run = crate::testutil::stored_run(1, "b", RunStatus::Complete, plan, cases);
+        let side = Side::from_runs("a", &inputs(&[run]), &MetricFilter::default(), false);
+        let series: Vec<String> = side.series.iter().map(|s| s.case.name.clone()).collect();
+        assert_eq!(series, names(&listed.cases));
+        assert_eq!(names(&side.cases), names(&listed.cases));
     }
 
     fn five_runs() -> Vec<RunRecord> {

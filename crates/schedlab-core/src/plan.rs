@@ -76,6 +76,16 @@ fn one() -> f64 {
     1.0
 }
 
+/// Fisher–Yates over splitmix64: the one shuffle of case orders, the same on every machine.
+fn shuffle<T>(items: &mut [T], seed: u64) {
+    let mut state = seed;
+    for i in (1..items.len()).rev() {
+        state = crate::rng::splitmix64(state);
+        let j = (state % (i as u64 + 1)) as usize;
+        items.swap(i, j);
+    }
+}
+
 impl RunPlan {
     pub fn new(
         suite: Option<String>,
@@ -151,14 +161,19 @@ impl RunPlan {
     /// Shuffles the cases with `seed` (Fisher–Yates over splitmix64) and records the seed, so the
     /// same seed gives the same order on every machine.
     pub fn shuffled(mut self, seed: u64) -> Self {
-        let mut state = seed;
-        for i in (1..self.cases.len()).rev() {
-            state = crate::rng::splitmix64(state);
-            let j = (state % (i as u64 + 1)) as usize;
-            self.cases.swap(i, j);
-        }
+        shuffle(&mut self.cases, seed);
         self.order_seed = Some(seed);
         self
+    }
+
+    /// For each case in the order it ran, its place in the order it was listed in (the suite's,
+    /// before [`RunPlan::shuffled`]): reports list a random-order run's cases as the suite does.
+    pub fn listed_positions(&self) -> Vec<usize> {
+        let mut positions: Vec<usize> = (0..self.cases.len()).collect();
+        if let Some(seed) = self.order_seed {
+            shuffle(&mut positions, seed);
+        }
+        positions
     }
 
     /// Adaptive stopping: after the planned iterations, keep adding iterations to every case
@@ -247,6 +262,14 @@ mod tests {
         let mut original = names(&plan);
         original.sort();
         assert_eq!(sorted, original);
+        // The listed order comes back from the shuffled plan alone.
+        let listed = a.listed_positions();
+        let mut unshuffled = vec![String::new(); listed.len()];
+        for (case, &position) in a.cases.iter().zip(&listed) {
+            unshuffled[position] = case.name.clone();
+        }
+        assert_eq!(unshuffled, names(&plan));
+        assert_eq!(plan.listed_positions(), (0..10).collect::<Vec<_>>());
     }
 
     #[test]

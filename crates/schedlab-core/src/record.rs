@@ -120,6 +120,32 @@ pub struct RunRecord {
     pub cases: Vec<CaseRecord>,
 }
 
+impl RunRecord {
+    /// The run's cases in the order its plan listed them, which is the order they ran unless the
+    /// run shuffled them (a random-order suite, each visit of `ab` and `campaign`): reports of a
+    /// 48-case matrix then read in the suite's order, as its reference tables do. Cases that are
+    /// not the plan's, one by one, stay in the order they ran.
+    pub fn cases_as_listed(&self) -> Vec<&CaseRecord> {
+        let mut cases: Vec<&CaseRecord> = self.cases.iter().collect();
+        let as_planned = cases.len() == self.plan.cases.len()
+            && cases
+                .iter()
+                .zip(&self.plan.cases)
+                .all(|(case, planned)| case.spec.name == planned.name);
+        if as_planned {
+            let mut by_position: Vec<(usize, &CaseRecord)> = self
+                .plan
+                .listed_positions()
+                .into_iter()
+                .zip(cases)
+                .collect();
+            by_position.sort_by_key(|&(position, _)| position);
+            cases = by_position.into_iter().map(|(_, case)| case).collect();
+        }
+        cases
+    }
+}
+
 /// Which arm of an interleaved experiment a run belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -33,7 +33,12 @@ pub struct RunView {
     pub ended_at: Option<String>,
     pub iterations: u32,
     pub warmup: u32,
+    /// The seed the cases were shuffled with, when they ran in random order; `cases` are listed
+    /// in the plan's order all the same.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub order_seed: Option<u64>,
     pub fingerprint: Fingerprint,
+    /// In the order the plan listed them ([`RunRecord::cases_as_listed`]).
     pub cases: Vec<CaseView>,
     /// The run's cases that differ in one numeric parameter, as tables against it; absent when
     /// there are none.
@@ -63,8 +68,8 @@ pub struct RunScalingMetric {
 }
 
 impl RunScaling {
-    fn of(run: &RunRecord, cases: &[CaseView]) -> Vec<RunScaling> {
-        group(run.cases.iter().map(|c| &c.spec))
+    fn of(listed: &[&CaseRecord], cases: &[CaseView]) -> Vec<RunScaling> {
+        group(listed.iter().map(|c| &c.spec))
             .into_iter()
             .map(|grouping| {
                 let members: Vec<Option<&CaseView>> = grouping
@@ -164,9 +169,10 @@ impl RunReport {
 
 impl RunView {
     fn new(run: &RunRecord) -> Self {
-        let cases: Vec<CaseView> = run.cases.iter().map(CaseView::new).collect();
+        let listed = run.cases_as_listed();
+        let cases: Vec<CaseView> = listed.iter().map(|case| CaseView::new(case)).collect();
         RunView {
-            scaling: RunScaling::of(run, &cases),
+            scaling: RunScaling::of(&listed, &cases),
             id: run.id,
             label: run.label.clone(),
             suite: run.plan.suite.clone(),
@@ -176,6 +182,7 @@ impl RunView {
             ended_at: run.ended_at_ns.map(format_time_ns),
             iterations: run.plan.iterations,
             warmup: run.plan.warmup,
+            order_seed: run.plan.order_seed,
             fingerprint: run.fingerprint.clone(),
             cases,
         }

@@ -33,9 +33,12 @@ fn write_run(run: &RunView, out: &mut dyn Write) -> std::io::Result<()> {
         .suite
         .as_ref()
         .map_or(String::new(), |s| format!(" · suite {s}"));
+    let order = run.order_seed.map_or(String::new(), |seed| {
+        format!(" (random order, --order-seed {seed})")
+    });
     writeln!(
         out,
-        "{id}{label}{suite} · {} · started {}",
+        "{id}{label}{suite}{order} · {} · started {}",
         run.status.as_str(),
         run.started_at
     )?;

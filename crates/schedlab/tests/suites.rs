@@ -1,5 +1,6 @@
 //! Every built-in suite's dry run, snapshotted: the cases in order, the plan and the estimate.
-//! A fixed --order-seed and an empty database make the listing the same on every machine.
+//! A fixed --order-seed and an empty database make the listing the same on every machine. And
+//! the reports of a random-order suite list its cases as written.
 mod common;
 use common::*;
 
@@ -119,4 +120,80 @@ fn relative_counts_are_resolved_and_stored() {
             "{bad}: {stderr}"
         );
     }
+}
+
+/// A random-order suite's runs each take their own order, and every report lists the cases as
+/// the suite does: `show` (with the seed in its header) and `compare`'s rows.
+#[test]
+fn reports_list_a_random_order_suite_as_written() {
+    let (dir, db) = temp_db();
+    let suite = write_file(
+        dir.path(),
+        "m.toml",
+        "description = \"m\"\niterations = 2\nwarmup = 0\norder = \"random\"\n\
+         [[case]]\nworkload = \"fake\"\n[case.matrix]\nvalue_usec = [50, 30, 40, 10, 20, 60]\n",
+    );
+    let listed: Vec<String> = [50, 30, 40, 10, 20, 60]
+        .iter()
+        .map(|v| format!("fake:value={v} spread=1"))
+        .collect();
+    for (label, seed) in [("a", "3"), ("b", "4")] {
+        run_suite(&db, &suite, &["--label", label, "--order-seed", seed]);
+    }
+    let names = |cases: &serde_json::Value| -> Vec<String> {
+        cases
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let mut orders = Vec::new();
+    for label in ["a", "b"] {
+        let run = &show_json(&db, label)["runs"][0];
+        assert_eq!(names(&run["cases"]), listed, "{label}");
+        orders.push(order_run(&db, label));
+    }
+    assert!(
+        orders.iter().all(|ran| *ran != listed) && orders[0] != orders[1],
+        "each run ran in an order of its own: {orders:?}"
+    );
+    let text = stdout_of_success(&db, &words("show a"));
+    assert!(
+        text.lines()
+            .next()
+            .unwrap()
+            .contains("(random order, --order-seed 3)"),
+        "{text}"
+    );
+    let compared = json_of_success(&db, &words("compare a b --format json"));
+    let rows: Vec<String> = compared["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["metric"] == "usec_per_op")
+        .map(|r| r["case"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(rows, listed);
+}
+
+/// The cases of the run `label` in the order they ran, by their first iteration's start in
+/// `show --format csv`.
+fn order_run(db: &std::path::Path, label: &str) -> Vec<String> {
+    let csv = stdout_of_success(db, &["show", label, "--format", "csv"]);
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let column = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (case, started) = (column("case"), column("started_at_ns"));
+    let mut firsts: Vec<(i64, String)> = Vec::new();
+    for line in lines {
+        let cells: Vec<&str> = line.split(',').collect();
+        let at: i64 = cells[started].parse().unwrap();
+        match firsts.iter_mut().find(|(_, c)| c == cells[case]) {
+            Some(first) => first.0 = first.0.min(at),
+            None => firsts.push((at, cells[case].to_string())),
+        }
+    }
+    firsts.sort();
+    firsts.into_iter().map(|(_, case)| case).collect()
 }
