@@ -176,6 +176,24 @@ impl RunPlan {
         positions
     }
 
+    /// `items`, one per case of this plan in the order they ran (as `name` tells), put in the
+    /// order the cases were listed; left as they are when they are not this plan's cases one by
+    /// one (a run that stored other cases than it planned).
+    pub fn as_listed<T>(&self, items: Vec<T>, name: impl Fn(&T) -> &str) -> Vec<T> {
+        let as_planned = items.len() == self.cases.len()
+            && items
+                .iter()
+                .zip(&self.cases)
+                .all(|(item, planned)| name(item) == planned.name);
+        if !as_planned {
+            return items;
+        }
+        let mut by_position: Vec<(usize, T)> =
+            self.listed_positions().into_iter().zip(items).collect();
+        by_position.sort_by_key(|(position, _)| *position);
+        by_position.into_iter().map(|(_, item)| item).collect()
+    }
+
     /// Adaptive stopping: after the planned iterations, keep adding iterations to every case
     /// whose confidence interval is still wider than `ci_pct` percent, up to `max_iterations`.
     /// It stops on interval width, never on a p-value.

@@ -126,23 +126,8 @@ impl RunRecord {
     /// 48-case matrix then read in the suite's order, as its reference tables do. Cases that are
     /// not the plan's, one by one, stay in the order they ran.
     pub fn cases_as_listed(&self) -> Vec<&CaseRecord> {
-        let mut cases: Vec<&CaseRecord> = self.cases.iter().collect();
-        let as_planned = cases.len() == self.plan.cases.len()
-            && cases
-                .iter()
-                .zip(&self.plan.cases)
-                .all(|(case, planned)| case.spec.name == planned.name);
-        if as_planned {
-            let mut by_position: Vec<(usize, &CaseRecord)> = self
-                .plan
-                .listed_positions()
-                .into_iter()
-                .zip(cases)
-                .collect();
-            by_position.sort_by_key(|&(position, _)| position);
-            cases = by_position.into_iter().map(|(_, case)| case).collect();
-        }
-        cases
+        self.plan
+            .as_listed(self.cases.iter().collect(), |case| &case.spec.name)
     }
 }
 

@@ -815,10 +815,21 @@ impl<B: Backend> Store for B {
             run_ids
                 .iter()
                 .map(|&id| {
-                    db.query(
+                    let names = db.query(
                         "SELECT name FROM cases WHERE run_id = $1 ORDER BY position",
                         &[&id],
                         |r| r.get::<String>(0),
+                    )?;
+                    let plan =
+                        db.query_opt("SELECT plan_json FROM runs WHERE id = $1", &[&id], |r| {
+                            r.get::<String>(0)
+                        })?;
+                    // A plan this version cannot read leaves the names in the order they ran.
+                    Ok(
+                        match plan.and_then(|p| from_json::<RunPlan>(&p, "the run plan").ok()) {
+                            Some(plan) => plan.as_listed(names, |name| name),
+                            None => names,
+                        },
                     )
                 })
                 .collect()

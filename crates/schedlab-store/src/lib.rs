@@ -165,7 +165,8 @@ pub trait Store {
     /// cases named `case`, in one transaction: what one case's history needs, without reading
     /// every other case of every run. A running run is still judged by all its iterations.
     fn load_runs_of_case(&self, run_ids: &[i64], case: &str) -> Result<Vec<RunRecord>>;
-    /// The names of each run's cases in the order they ran, for the runs `run_ids` in that order.
+    /// The names of each run's cases in the order its plan listed them (which a random-order run
+    /// did not run them in), for the runs `run_ids` in that order.
     fn case_names(&self, run_ids: &[i64]) -> Result<Vec<Vec<String>>>;
     /// Run ids for a run id or a label (a label may name many runs), oldest first.
     fn resolve(&self, id_or_label: &str) -> Result<Vec<i64>>;

@@ -179,12 +179,23 @@ fn one_case_of_many_runs_reads_as_the_whole_run_has_it(backend: &Backend) {
     store.record_iteration(ids[1], 1, &with_attachment).unwrap();
     drop(store);
 
+    let mut store = backend.writer();
+    let shuffled = plan.clone().shuffled(2);
+    assert_ne!(shuffled.cases, plan.cases);
+    let random_order = run_into(&mut *store, &shuffled);
+    drop(store);
+
     let reader = backend.reader();
     let names: Vec<String> = plan.cases.iter().map(|c| c.name.clone()).collect();
     let newest_first = [ids[2], ids[0], ids[1]];
     assert_eq!(
         reader.case_names(&newest_first).unwrap(),
         vec![names.clone(); 3]
+    );
+    // A random-order run's case names come as its plan listed them.
+    assert_eq!(
+        reader.case_names(&[random_order]).unwrap(),
+        vec![names.clone()]
     );
     for (position, name) in names.iter().enumerate() {
         let read = reader.load_runs_of_case(&newest_first, name).unwrap();
@@ -201,7 +212,7 @@ fn one_case_of_many_runs_reads_as_the_whole_run_has_it(backend: &Backend) {
     assert_eq!(read[0].cases[0].iterations.last(), Some(&with_attachment));
     let elsewhere = reader.load_runs_of_case(&ids, "pipe:never-ran").unwrap();
     assert!(elsewhere.iter().all(|r| r.cases.is_empty()));
-    assert!(reader.load_runs_of_case(&[ids[2] + 1], &names[0]).is_err());
+    assert!(reader.load_runs_of_case(&[random_order + 1], &names[0]).is_err());
 }
 
 fn labels_name_many_runs_and_ids_one(backend: &Backend) {

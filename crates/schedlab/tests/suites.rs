@@ -123,7 +123,7 @@ fn relative_counts_are_resolved_and_stored() {
 }
 
 /// A random-order suite's runs each take their own order, and every report lists the cases as
-/// the suite does: `show` (with the seed in its header) and `compare`'s rows.
+/// the suite does: `show` (with the seed in its header), `compare`'s rows and `changes`.
 #[test]
 fn reports_list_a_random_order_suite_as_written() {
     let (dir, db) = temp_db();
@@ -175,6 +175,14 @@ fn reports_list_a_random_order_suite_as_written() {
         .map(|r| r["case"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(rows, listed);
+    let changes = json_of_success(&db, &words("changes --format json"));
+    let looked_at: Vec<String> = changes
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["case"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(looked_at, listed);
 }
 
 /// The cases of the run `label` in the order they ran, by their first iteration's start in

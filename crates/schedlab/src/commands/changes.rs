@@ -64,7 +64,7 @@ pub fn changes(args: &ChangesArgs) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Every case the selected runs measured, in the order they first ran.
+/// Every case the selected runs measured, oldest run first, each run's as its plan listed them.
 fn every_case(store: &dyn Store, selection: &RunSelection) -> Result<Vec<String>, Failure> {
     let oldest_first: Vec<i64> = store
         .select_runs(selection, None)?
