@@ -59,15 +59,34 @@ fn column_of(param: &str) -> String {
     }
 }
 
-/// A CSV writer's error as the I/O error under it, when there is one, so that a reader closing
-/// the pipe (`| head`) still reads as a closed pipe to the command.
-pub(crate) fn io_error(e: ::csv::Error) -> std::io::Error {
-    if !e.is_io_error() {
-        return std::io::Error::other(e);
+/// A CSV writer whose errors are the I/O errors under them, when there are: the `csv` crate wraps
+/// them in its own, and a reader closing the pipe (`| head`) must still read as a closed pipe to
+/// the command, which then exits quietly.
+pub(crate) struct CsvOut<'a>(::csv::Writer<&'a mut dyn Write>);
+
+impl<'a> CsvOut<'a> {
+    pub(crate) fn new(out: &'a mut dyn Write) -> Self {
+        CsvOut(::csv::Writer::from_writer(out))
     }
-    match e.into_kind() {
-        ::csv::ErrorKind::Io(e) => e,
-        other => std::io::Error::other(format!("{other:?}")),
+
+    pub(crate) fn row<I, T>(&mut self, cells: I) -> std::io::Result<()>
+    where
+        I: IntoIterator<Item = T>,
+        T: AsRef<[u8]>,
+    {
+        self.0.write_record(cells).map_err(|e| {
+            if !e.is_io_error() {
+                return std::io::Error::other(e);
+            }
+            match e.into_kind() {
+                ::csv::ErrorKind::Io(e) => e,
+                other => std::io::Error::other(format!("{other:?}")),
+            }
+        })
+    }
+
+    pub(crate) fn finish(mut self) -> std::io::Result<()> {
+        self.0.flush()
     }
 }
 
@@ -81,12 +100,12 @@ pub fn write(runs: &[RunRecord], out: &mut dyn Write) -> std::io::Result<()> {
             }
         }
     }
-    let mut writer = ::csv::Writer::from_writer(out);
+    let mut writer = CsvOut::new(out);
     let header = FIXED_COLUMNS
         .iter()
         .map(|c| c.to_string())
         .chain(param_names.iter().map(|p| column_of(p)));
-    writer.write_record(header).map_err(io_error)?;
+    writer.row(header)?;
     for run in runs {
         let fp = &run.fingerprint;
         let run_id = run.id.map_or(String::new(), |id| id.to_string());
@@ -121,14 +140,12 @@ pub fn write(runs: &[RunRecord], out: &mut dyn Write) -> std::io::Result<()> {
                         m.role.as_str().to_string(),
                         format!("{}", m.value),
                     ];
-                    writer
-                        .write_record(fixed.iter().chain(&param_cells))
-                        .map_err(io_error)?;
+                    writer.row(fixed.iter().chain(&param_cells))?;
                 }
             }
         }
     }
-    writer.flush()
+    writer.finish()
 }
 
 #[cfg(test)]

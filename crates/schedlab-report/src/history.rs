@@ -11,7 +11,7 @@ use schedlab_core::words;
 use crate::compare::html::escape::Esc;
 use crate::compare::html::svg::{fmt_num, nice_domain};
 use crate::compare::table::{Align, Table};
-use crate::csv::io_error;
+use crate::csv::CsvOut;
 use crate::model::format_time_ns;
 
 /// The widest sparkline: a longer history is drawn in groups of consecutive runs.
@@ -198,8 +198,8 @@ fn write_noise_line(c: &Changes, out: &mut dyn Write) -> io::Result<()> {
 
 /// The history as CSV, one run per line.
 pub fn write_history_csv(h: &History, c: &Changes, out: &mut dyn Write) -> io::Result<()> {
-    let mut w = csv::Writer::from_writer(out);
-    w.write_record([
+    let mut w = CsvOut::new(out);
+    w.row([
         "index",
         "run_id",
         "label",
@@ -213,8 +213,7 @@ pub fn write_history_csv(h: &History, c: &Changes, out: &mut dyn Write) -> io::R
         "value",
         "change_pct",
         "measured_by",
-    ])
-    .map_err(io_error)?;
+    ])?;
     for (i, p) in h.points.iter().enumerate() {
         let change = c
             .changes
@@ -222,7 +221,7 @@ pub fn write_history_csv(h: &History, c: &Changes, out: &mut dyn Write) -> io::R
             .find(|ch| ch.index == i)
             .map(|ch| format!("{:.4}", ch.change_pct))
             .unwrap_or_default();
-        w.write_record([
+        w.row([
             i.to_string(),
             p.run_id.map_or(String::new(), |id| id.to_string()),
             p.label.clone().unwrap_or_default(),
@@ -236,10 +235,9 @@ pub fn write_history_csv(h: &History, c: &Changes, out: &mut dyn Write) -> io::R
             format!("{}", p.value),
             change,
             p.measured_by.clone().unwrap_or_default(),
-        ])
-        .map_err(io_error)?;
+        ])?;
     }
-    w.flush()
+    w.finish()
 }
 
 /// The history and its changes as one JSON document.
@@ -318,8 +316,8 @@ pub fn write_changes_text(all: &[Changes], out: &mut dyn Write) -> io::Result<()
 
 /// Every change as CSV, one per line.
 pub fn write_changes_csv(all: &[Changes], out: &mut dyn Write) -> io::Result<()> {
-    let mut w = csv::Writer::from_writer(out);
-    w.write_record([
+    let mut w = CsvOut::new(out);
+    w.row([
         "case",
         "metric",
         "hostname",
@@ -339,11 +337,10 @@ pub fn write_changes_csv(all: &[Changes], out: &mut dyn Write) -> io::Result<()>
         "verdict",
         "measured_by_before",
         "measured_by",
-    ])
-    .map_err(io_error)?;
+    ])?;
     for c in all {
         for ch in &c.changes {
-            w.write_record([
+            w.row([
                 c.case.clone(),
                 c.metric.clone(),
                 c.hostname.clone(),
@@ -367,11 +364,10 @@ pub fn write_changes_csv(all: &[Changes], out: &mut dyn Write) -> io::Result<()>
                 ch.build_changed
                     .as_ref()
                     .map_or(String::new(), |b| b.after.clone()),
-            ])
-            .map_err(io_error)?;
+            ])?;
         }
     }
-    w.flush()
+    w.finish()
 }
 
 const WIDTH: f64 = 960.0;

@@ -212,7 +212,9 @@ fn one_case_of_many_runs_reads_as_the_whole_run_has_it(backend: &Backend) {
     assert_eq!(read[0].cases[0].iterations.last(), Some(&with_attachment));
     let elsewhere = reader.load_runs_of_case(&ids, "pipe:never-ran").unwrap();
     assert!(elsewhere.iter().all(|r| r.cases.is_empty()));
-    assert!(reader.load_runs_of_case(&[random_order + 1], &names[0]).is_err());
+    assert!(reader
+        .load_runs_of_case(&[random_order + 1], &names[0])
+        .is_err());
 }
 
 fn labels_name_many_runs_and_ids_one(backend: &Backend) {

@@ -2,7 +2,7 @@
 //! (columns documented in docs/json-schema.md).
 use std::io::Write;
 
-use crate::csv::io_error;
+use crate::csv::CsvOut;
 
 use schedlab_analysis::model::Comparison;
 use schedlab_stats::ministat::MinistatVitals;
@@ -47,22 +47,18 @@ pub fn write_dataset(
     vitals: &MinistatVitals,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
-    let mut writer = ::csv::Writer::from_writer(out);
-    writer
-        .write_record(["name", "n", "min", "max", "median", "avg", "stddev"])
-        .map_err(io_error)?;
-    writer
-        .write_record([
-            name.to_string(),
-            vitals.n.to_string(),
-            vitals.min.to_string(),
-            vitals.max.to_string(),
-            vitals.median.to_string(),
-            vitals.avg.to_string(),
-            vitals.stddev.to_string(),
-        ])
-        .map_err(io_error)?;
-    writer.flush()
+    let mut writer = CsvOut::new(out);
+    writer.row(["name", "n", "min", "max", "median", "avg", "stddev"])?;
+    writer.row([
+        name.to_string(),
+        vitals.n.to_string(),
+        vitals.min.to_string(),
+        vitals.max.to_string(),
+        vitals.median.to_string(),
+        vitals.avg.to_string(),
+        vitals.stddev.to_string(),
+    ])?;
+    writer.finish()
 }
 
 fn num(v: Option<f64>) -> String {
@@ -70,47 +66,45 @@ fn num(v: Option<f64>) -> String {
 }
 
 pub fn write(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
-    let mut writer = ::csv::Writer::from_writer(out);
-    writer.write_record(HEADER).map_err(io_error)?;
+    let mut writer = CsvOut::new(out);
+    writer.row(HEADER)?;
     for r in &c.rows {
         let pct = |x: f64| (x - 1.0) * 100.0;
-        writer
-            .write_record([
-                r.candidate.clone(),
-                r.case.clone(),
-                r.case_short.clone(),
-                r.load.clone(),
-                r.metric.clone(),
-                r.unit.clone(),
-                r.better.as_str().to_string(),
-                r.design.noun().to_string(),
-                serde_name(&r.scale),
-                r.base_side.n.to_string(),
-                r.candidate_side.n.to_string(),
-                num(r.base_side.median),
-                num(r.base_side.mean),
-                num(r.base_side.std_pct),
-                num(r.candidate_side.median),
-                num(r.candidate_side.mean),
-                num(r.candidate_side.std_pct),
-                num(r.ratio),
-                num(r.change_pct),
-                num(r.ratio_ci.map(|ci| pct(ci.low))),
-                num(r.ratio_ci.map(|ci| pct(ci.high))),
-                serde_name(&r.variance.source),
-                num(r.test.df()),
-                num(r.p_value),
-                num(r.q_value),
-                num(r.equivalence_p_value),
-                num(r.mde_pct),
-                r.units_needed.map_or(String::new(), |k| k.to_string()),
-                r.decided_at_round.map_or(String::new(), |k| k.to_string()),
-                serde_name(&r.verdict),
-                r.note.clone().unwrap_or_default(),
-            ])
-            .map_err(io_error)?;
+        writer.row([
+            r.candidate.clone(),
+            r.case.clone(),
+            r.case_short.clone(),
+            r.load.clone(),
+            r.metric.clone(),
+            r.unit.clone(),
+            r.better.as_str().to_string(),
+            r.design.noun().to_string(),
+            serde_name(&r.scale),
+            r.base_side.n.to_string(),
+            r.candidate_side.n.to_string(),
+            num(r.base_side.median),
+            num(r.base_side.mean),
+            num(r.base_side.std_pct),
+            num(r.candidate_side.median),
+            num(r.candidate_side.mean),
+            num(r.candidate_side.std_pct),
+            num(r.ratio),
+            num(r.change_pct),
+            num(r.ratio_ci.map(|ci| pct(ci.low))),
+            num(r.ratio_ci.map(|ci| pct(ci.high))),
+            serde_name(&r.variance.source),
+            num(r.test.df()),
+            num(r.p_value),
+            num(r.q_value),
+            num(r.equivalence_p_value),
+            num(r.mde_pct),
+            r.units_needed.map_or(String::new(), |k| k.to_string()),
+            r.decided_at_round.map_or(String::new(), |k| k.to_string()),
+            serde_name(&r.verdict),
+            r.note.clone().unwrap_or_default(),
+        ])?;
     }
-    writer.flush()
+    writer.finish()
 }
 
 /// An enum's JSON name, so CSV and JSON spell values alike.
