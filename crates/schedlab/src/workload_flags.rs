@@ -54,16 +54,21 @@ fn sentence(summary: &str) -> String {
 }
 
 fn flag(definition: &WorkloadDefinition, def: &'static ParamDef) -> Arg {
-    let mut help = def.help.to_string();
-    if def.task_count {
-        if !help.ends_with('.') {
-            help.push('.');
+    // `-h` gives the one line, `--help` the whole story in its place, each with the default.
+    let finish = |mut text: String| {
+        if def.task_count {
+            if !text.ends_with('.') {
+                text.push('.');
+            }
+            text.push_str(RELATIVE_COUNT);
         }
-        help.push_str(RELATIVE_COUNT);
-    }
-    if let Some(default) = definition.default_text(def.key) {
-        help.push_str(&format!(" [default: {default}]"));
-    }
+        if let Some(default) = definition.default_text(def.key) {
+            text.push_str(&format!(" [default: {default}]"));
+        }
+        text
+    };
+    let help = finish(def.help.to_string());
+    let long_help = finish(def.whole_help());
     if matches!(def.kind, ParamKind::Command) {
         // Everything after `--`, flags of the program included.
         return Arg::new(def.key)
@@ -78,8 +83,8 @@ fn flag(definition: &WorkloadDefinition, def: &'static ParamDef) -> Arg {
         .help(help.clone())
         .visible_aliases(def.aliases.iter().copied())
         .visible_short_aliases(def.short_aliases.iter().copied());
-    if !def.details.is_empty() {
-        arg = arg.long_help(format!("{help}\n\n{}", def.details));
+    if long_help != help {
+        arg = arg.long_help(long_help);
     }
     if let Some(short) = def.short {
         arg = arg.short(short);
@@ -196,5 +201,37 @@ impl Subcommand for WorkloadCommand {
 
     fn has_subcommand(name: &str) -> bool {
         WorkloadDefinition::find(name).is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--help` says each flag once: the whole story replaces the one line instead of following
+    /// it, and `-h` keeps the one line.
+    #[test]
+    fn long_help_replaces_the_one_line() {
+        for definition in WORKLOADS {
+            for def in definition.params {
+                if matches!(def.kind, ParamKind::Command) {
+                    continue;
+                }
+                let arg = flag(definition, def);
+                let short = arg.get_help().expect("every flag has help").to_string();
+                assert!(short.starts_with(def.help), "{}: {short}", def.key);
+                let Some(long) = arg.get_long_help() else {
+                    assert_eq!(def.whole_help(), def.help, "{}", def.key);
+                    continue;
+                };
+                let long = long.to_string();
+                assert!(long.starts_with(&def.whole_help()), "{}: {long}", def.key);
+                assert!(
+                    !long.contains("\n\n"),
+                    "{}: two paragraphs: {long}",
+                    def.key
+                );
+            }
+        }
     }
 }

@@ -186,6 +186,27 @@ impl ParamDef {
         }
     }
 
+    /// The whole story, for `--help` and docs/cli.md: the details where there are some (ranges
+    /// included), else the one-line help with the range or the choices spelt out.
+    pub fn whole_help(&self) -> String {
+        if !self.details.is_empty() {
+            return self.details.to_string();
+        }
+        let mut whole = self.help.to_string();
+        match self.kind {
+            ParamKind::Count { min, max } => whole.push_str(&format!(" ({min} to {max})")),
+            ParamKind::Choice(choices) => {
+                let names: Vec<String> = choices
+                    .iter()
+                    .map(|(name, what)| format!("`{name}`: {what}"))
+                    .collect();
+                whole.push_str(&format!(" ({})", names.join("; ")));
+            }
+            _ => {}
+        }
+        whole
+    }
+
     /// `-l/--loops`, as errors name a flag.
     pub fn spelling(&self) -> String {
         if matches!(self.kind, ParamKind::Command) {
@@ -354,26 +375,7 @@ pub fn markdown_flags(
             refused.push(format!("{} ({tool}: {why})", markdown_spelling(def)));
             continue;
         }
-        // The details are the whole story, ranges included.
-        let whole = if def.details.is_empty() {
-            def.help
-        } else {
-            def.details
-        };
-        let mut meaning = whole.replace('|', "\\|");
-        match def.kind {
-            ParamKind::Count { min, max } if def.details.is_empty() => {
-                meaning.push_str(&format!(" ({min} to {max})"))
-            }
-            ParamKind::Choice(choices) if def.details.is_empty() => {
-                let names: Vec<String> = choices
-                    .iter()
-                    .map(|(name, what)| format!("`{name}`: {what}"))
-                    .collect();
-                meaning.push_str(&format!(" ({})", names.join("; ")));
-            }
-            _ => {}
-        }
+        let mut meaning = def.whole_help().replace('|', "\\|");
         if def.task_count {
             if !meaning.ends_with('.') {
                 meaning.push('.');
