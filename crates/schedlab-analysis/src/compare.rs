@@ -952,15 +952,26 @@ fn footer<'a>(
             settings.confidence * 100.0
         )
     };
-    let mut text = vec![
-        format!("units: {units_text}; test: {test}"),
+    // Where no row could be judged, only `?` can stand in the table, so only it is explained.
+    let marks = if comparisons == 0 {
+        "marks: ? not judged (no variance estimate)".to_string()
+    } else {
         format!(
             "marks: ** q <= {q} ({adjustment} over {comparisons} judged rows) and |change| >= {delta}%; \
              ≈ within ±{delta}% (TOST, α = {EQUIVALENCE_ALPHA}); ~ inconclusive (MDE: smallest change \
              detectable at 80% power); ? not judged (no variance estimate); ?? units vary more than {}%",
             settings.noise_cap_pct
-        ),
-        format!("{marked} of {comparisons} judged rows marked; {not_judged} not judged"),
+        )
+    };
+    let tally = if comparisons == 0 {
+        format!("no row judged; {not_judged} not judged")
+    } else {
+        format!("{marked} of {comparisons} judged rows marked; {not_judged} not judged")
+    };
+    let mut text = vec![
+        format!("units: {units_text}; test: {test}"),
+        marks,
+        tally.clone(),
     ];
     if let Some(plan) = sequential {
         text.push(format!(
@@ -1082,6 +1093,7 @@ fn footer<'a>(
         comparisons,
         marked,
         not_judged,
+        tally,
         false_marks_if_nothing_changed: bound,
         text,
     }

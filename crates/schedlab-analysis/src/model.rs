@@ -346,6 +346,9 @@ pub struct Footer {
     pub comparisons: usize,
     pub marked: usize,
     pub not_judged: usize,
+    /// The count in words: `4 of 6 judged rows marked; 0 not judged`, or `no row judged; 2 not
+    /// judged` where nothing could be.
+    pub tally: String,
     /// The bound on false marks if nothing changed, with its assumption; `None` where no bound
     /// holds (nothing was judged).
     pub false_marks_if_nothing_changed: Option<String>,

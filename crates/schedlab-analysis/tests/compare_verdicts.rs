@@ -140,6 +140,14 @@ fn one_run_per_side_without_a_calibration_is_not_judged() {
         .text
         .iter()
         .any(|t| t.contains("schedlab calibrate")));
+    // Nor does it count "0 of 0" or explain marks that cannot stand in the table.
+    assert_eq!(c.footer.tally, "no row judged; 3 not judged");
+    assert!(c.footer.text.contains(&c.footer.tally));
+    assert!(
+        !c.footer.text.iter().any(|t| t.contains("**")),
+        "{:?}",
+        c.footer.text
+    );
 }
 
 #[test]

@@ -25,12 +25,10 @@ pub fn report(args: &ReportArgs) -> Result<ExitCode, Failure> {
     })?;
     let c = &loaded.comparison;
     let summary = format!(
-        "wrote {}: {}, {} of {} judged rows marked, {} not judged",
+        "wrote {}: {}, {}",
         args.html.display(),
         words::counted(c.rows.len(), "row"),
-        c.footer.marked,
-        c.footer.comparisons,
-        c.footer.not_judged
+        c.footer.tally
     );
     // The page on stdout stays a page: the summary goes beside it.
     if to_stdout {

@@ -168,9 +168,8 @@ fn header(
     }
     write!(
         s,
-        r#"<span class="chip-note">{} of {} judged rows marked{}</span></div>"#,
-        c.footer.marked,
-        c.footer.comparisons,
+        r#"<span class="chip-note">{}{}</span></div>"#,
+        Esc(&c.footer.tally),
         c.footer
             .false_marks_if_nothing_changed
             .as_deref()
