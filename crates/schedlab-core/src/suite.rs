@@ -408,6 +408,28 @@ mod tests {
         assert!(quick.cases.iter().any(|c| c.kind() == "messaging"));
     }
 
+    /// contention-sweep says it covers every testcase; a testcase added later must join it.
+    #[test]
+    fn contention_sweep_has_every_testcase() {
+        let definition = crate::workload::WORKLOADS
+            .iter()
+            .find(|d| d.name == "contention")
+            .unwrap();
+        let testcase = definition.params.iter().find(|p| p.key == "testcase");
+        let Some(ParamKind::Choice(choices)) = testcase.map(|p| p.kind) else {
+            panic!("contention's testcase is a choice");
+        };
+        let suite = Suite::builtin("contention-sweep").unwrap();
+        let swept: Vec<serde_json::Value> = suite
+            .cases
+            .iter()
+            .map(|c| serde_json::to_value(c).unwrap()["testcase"].clone())
+            .collect();
+        for (name, _) in choices {
+            assert!(swept.iter().any(|t| t == name), "{name} is not swept");
+        }
+    }
+
     #[test]
     fn errors_name_line_and_column() {
         let text = "description = \"x\"\n[[case]]\nworkload = \"pipe\"\nloopz = 3\n";
