@@ -205,7 +205,7 @@ pub fn load_with(store: &dyn Store, query: Query<'_>) -> Result<LoadedComparison
     // Each side's runs with their experiment tags: runs of `schedlab ab` or a campaign are
     // compared as A/B pairs.
     type Loaded = (Vec<RunRecord>, Vec<Option<ExperimentTag>>);
-    let load = |side: &str| -> Result<Loaded, Failure> {
+    let resolve = |side: &str| -> Result<Vec<i64>, Failure> {
         let ids = store.resolve(side).map_err(|e| match e {
             // A candidate that never stored a run (its build broke before it ran) could not be
             // tested; a missing baseline is a set-up error, and stays one.
@@ -214,7 +214,18 @@ pub fn load_with(store: &dyn Store, query: Query<'_>) -> Result<LoadedComparison
             }
             other => Failure::from(other),
         })?;
-        let ids = select(store, &query.selection, side, ids)?;
+        select(store, &query.selection, side, ids)
+    };
+    let base_ids = resolve(query.base)?;
+    let candidate_ids = query
+        .candidates
+        .iter()
+        .map(|c| resolve(c))
+        .collect::<Result<Vec<_>, _>>()?;
+    for (candidate, ids) in query.candidates.iter().zip(&candidate_ids) {
+        refuse_shared_runs(query.base, &base_ids, candidate, ids)?;
+    }
+    let load = |ids: &[i64]| -> Result<Loaded, Failure> {
         let runs = ids
             .iter()
             .map(|&id| store.load_run(id))
@@ -225,11 +236,10 @@ pub fn load_with(store: &dyn Store, query: Query<'_>) -> Result<LoadedComparison
             .collect::<Result<Vec<_>, _>>()?;
         Ok((runs, tags))
     };
-    let (base_runs, base_tags) = load(query.base)?;
-    let candidate_runs: Vec<Loaded> = query
-        .candidates
+    let (base_runs, base_tags) = load(&base_ids)?;
+    let candidate_runs: Vec<Loaded> = candidate_ids
         .iter()
-        .map(|c| load(c))
+        .map(|ids| load(ids))
         .collect::<Result<Vec<_>, _>>()?;
     let include = query.settings.include_incomplete;
     for (name, runs) in std::iter::once((query.base, &base_runs)).chain(
@@ -300,6 +310,34 @@ pub fn load_with(store: &dyn Store, query: Query<'_>) -> Result<LoadedComparison
         base_runs,
         candidate_runs: candidate_runs.into_iter().map(|(runs, _)| runs).collect(),
     })
+}
+
+/// A run is evidence for one side only: on both, the two sides' units are not independent and
+/// `compare A A` would find them alike by construction.
+fn refuse_shared_runs(
+    base: &str,
+    base_ids: &[i64],
+    candidate: &str,
+    candidate_ids: &[i64],
+) -> Result<(), Failure> {
+    let shared: Vec<String> = candidate_ids
+        .iter()
+        .filter(|id| base_ids.contains(id))
+        .map(|id| id.to_string())
+        .collect();
+    if shared.is_empty() {
+        return Ok(());
+    }
+    let (noun, verb) = if shared.len() == 1 {
+        ("run", "is")
+    } else {
+        ("runs", "are")
+    };
+    Err(Failure::bad_input(format!(
+        "{noun} {} {verb} on both sides ({base} and {candidate}): a run can be evidence for one \
+         side only",
+        shared.join(", ")
+    )))
 }
 
 /// The ids of `ids` that `selection` takes; a side left with none names what was asked.

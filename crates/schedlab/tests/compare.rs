@@ -42,6 +42,30 @@ fn unmatched_cases_are_not_compared() {
     assert!(stderr.contains("nothing to compare"), "{stderr}");
 }
 
+/// A run on both sides would be counted as evidence for each: `compare A A` would find the
+/// sides alike by construction. Refused, naming the runs; `report` loads sides the same way.
+#[test]
+fn a_run_on_both_sides_is_refused() {
+    let (dir, db) = stored_pair();
+    let stderr = assert_bad_input(&db, &words("compare base base"));
+    assert!(
+        stderr.contains("runs 1, 3, 5 are on both sides (base and base)"),
+        "{stderr}"
+    );
+    let stderr = assert_bad_input(&db, &words("compare base cand 3"));
+    assert!(
+        stderr.contains("run 3 is on both sides (base and 3)"),
+        "{stderr}"
+    );
+    let html = dir.path().join("r.html");
+    let stderr = assert_bad_input(
+        &db,
+        &["report", "base", "5", "--html", html.to_str().unwrap()],
+    );
+    assert!(stderr.contains("run 5 is on both sides"), "{stderr}");
+    assert!(!html.exists());
+}
+
 #[test]
 fn every_style_and_format_snapshot() {
     let (_dir, db) = stored_pair();
