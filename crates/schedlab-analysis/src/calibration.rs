@@ -191,6 +191,10 @@ pub struct MetricCalibration {
     pub n0: f64,
     /// The grand mean on the analysis scale (raw-scale components are read relative to it).
     pub mean: f64,
+    /// Measured iterations per run (0 in calibrations stored before it was kept: their unit
+    /// variances have no floor).
+    #[serde(default)]
+    pub iterations: usize,
 }
 
 /// A variance with its degrees of freedom.
@@ -253,12 +257,33 @@ impl MetricCalibration {
             boot_df: c.boot_df,
             n0: c.n0,
             mean,
+            iterations: runs[0].1.len(),
         })
     }
 
     /// The variance of one unit of `kind`, or `None` when these runs cannot tell (a one-boot
     /// calibration knows nothing of boot-to-boot differences).
     pub fn unit_variance(&self, kind: UnitKind) -> Option<VarianceEstimate> {
+        let runs = match kind {
+            UnitKind::RunWithinBoot => 1.0,
+            UnitKind::BootMean { runs } => runs.max(1.0),
+        };
+        // A unit cannot vary less than its own iterations do (σ² over the iterations behind
+        // it): runs that happened to agree, or repeated the same values, would otherwise give
+        // a variance of 0 and every comparison on it p = 0.
+        let floor = if self.iterations > 0 && self.sigma2_df > 0.0 {
+            self.sigma2 / (self.iterations as f64 * runs)
+        } else {
+            0.0
+        };
+        self.unit_variance_above_iterations(kind)
+            .map(|v| VarianceEstimate {
+                variance: v.variance.max(floor),
+                df: v.df,
+            })
+    }
+
+    fn unit_variance_above_iterations(&self, kind: UnitKind) -> Option<VarianceEstimate> {
         let run_level = self
             .ms_run
             .filter(|_| self.run_df > 0.0)

@@ -264,6 +264,44 @@ fn within_excess(units: &RowUnits, calibrated: Option<VarianceEstimate>) -> f64 
         .sum()
 }
 
+/// The least variance one unit can have: the variance of a mean of its runs' own iterations
+/// (σ²_within over the iterations behind a unit, σ² pooled over the row's runs). The spread
+/// between units estimates τ² + σ²/n, so a spread below this is chance or duplicated runs, and a
+/// test on it would claim more than the iterations show (identical runs would give p = 0).
+/// Zero where no run has two iterations.
+fn within_floor(units: &RowUnits) -> f64 {
+    let (mut sum, mut df, mut inverse_n, mut runs) = (0.0, 0.0, 0.0, 0usize);
+    for r in units.base_runs.iter().chain(&units.candidate_runs) {
+        if let Some(v) = r.variance {
+            sum += v * (r.n - 1) as f64;
+            df += (r.n - 1) as f64;
+        }
+        inverse_n += 1.0 / r.n.max(1) as f64;
+        runs += 1;
+    }
+    if df == 0.0 || runs == 0 {
+        return 0.0;
+    }
+    let per_run = sum / df * inverse_n / runs as f64;
+    match units.design {
+        Design::Runs => per_run,
+        Design::Boots => per_run / units.runs_per_unit,
+        // d = B − A of one run each.
+        Design::Pairs => 2.0 * per_run,
+        Design::Values => 0.0,
+    }
+}
+
+/// Whether a unit variance is no more than floating-point rounding of the row's values: identical
+/// values (ln 5 three times) leave a variance of 1e-32, not 0, after their mean is taken.
+fn only_rounding(variance: f64, units: &RowUnits) -> bool {
+    let runs = || units.base_runs.iter().chain(&units.candidate_runs);
+    let magnitude = runs().map(|r| r.mean.abs()).fold(0.0_f64, f64::max);
+    let iterations = runs().map(|r| r.n).max().unwrap_or(1).max(2) as f64;
+    let rounding = 4.0 * iterations * f64::EPSILON * magnitude.max(f64::MIN_POSITIVE);
+    variance <= rounding * rounding
+}
+
 /// Today's estimate of the row's unit variance, and the units per side.
 fn today(units: &RowUnits) -> (Option<VarianceEstimate>, (usize, usize)) {
     let values = |u: &[crate::units::Unit]| u.iter().map(|x| x.value).collect::<Vec<f64>>();
@@ -359,6 +397,12 @@ fn test_rows<'a>(
                 }),
                 (None, None) => None,
             };
+            let floor = within_floor(&p.units);
+            let within_floor = used.filter(|v| v.variance < floor).map(|_| floor);
+            let used = used.map(|v| VarianceEstimate {
+                variance: v.variance.max(floor),
+                df: v.df,
+            });
             let source = match (today, calibration) {
                 (Some(_), Some(_)) => VarianceSource::Pooled,
                 (Some(_), None) => VarianceSource::Today,
@@ -367,7 +411,9 @@ fn test_rows<'a>(
                 (None, None) => VarianceSource::None,
             };
             let (test, tost) = match used {
-                Some(v) if v.df > 0.0 => {
+                // No spread at all (every iteration of every run alike) is nothing to test
+                // against: a t test would call any difference certain.
+                Some(v) if v.df > 0.0 && !only_rounding(v.variance, &p.units) => {
                     let se = (v.variance * se_factor(p.units.design, counts)).sqrt();
                     let test = t_test_from_estimate(effect, se, v.df, settings.confidence).ok();
                     let tost = relative(p.units.scale, effect, se, base_mean).and_then(
@@ -395,6 +441,7 @@ fn test_rows<'a>(
                     today,
                     calibration,
                     within_excess,
+                    within_floor,
                     used,
                 },
                 test,
@@ -542,6 +589,13 @@ fn undecided(t: &Tested<'_>, settings: &Settings) -> (Verdict, Option<String>) {
     let units = &t.prepared.units;
     if t.test.is_none() {
         let note = match t.variance.calibration {
+            _ if t
+                .variance
+                .used
+                .is_some_and(|v| only_rounding(v.variance, units)) =>
+            {
+                "no spread at all: every iteration of every run alike".to_string()
+            }
             Some(c) if c.guard_factor > CALIBRATION_REFUSED => format!(
                 "{}; calibration {} refused: today's spread is {:.0}× it",
                 // "one run per side", without the "no calibration" that follows it.
@@ -930,12 +984,27 @@ fn footer<'a>(
     designs.dedup();
     designs.sort_by_key(|d| d.noun());
     designs.dedup();
+    // Rows whose values reach zero or below are on the raw scale: say so where they are judged.
+    let judged = || rows.iter().filter(|r| r.p_value.is_some());
+    let on = match (
+        judged().any(|r| r.scale == Scale::Log),
+        judged().any(|r| r.scale == Scale::Raw),
+    ) {
+        (true, true) => "ln x (on x where a value is zero or below)",
+        (false, true) => "x (a value is zero or below, so no ln)",
+        _ => "ln x",
+    };
+    let mean_of = if rows.iter().all(|r| r.scale == Scale::Raw) {
+        "x"
+    } else {
+        "ln x"
+    };
+    let runs_text =
+        format!("runs (each run's mean of {mean_of} over its iterations; all runs on one boot)");
     let units_text = designs
         .iter()
         .map(|d| match d {
-            Design::Runs => {
-                "runs (each run's mean of ln x over its iterations; all runs on one boot)"
-            }
+            Design::Runs => runs_text.as_str(),
             Design::Boots => "boots (the mean of each boot's run summaries)",
             Design::Pairs => {
                 "A/B pairs of interleaved runs (the difference of each round's run summaries)"
@@ -948,7 +1017,7 @@ fn footer<'a>(
         "none possible".to_string()
     } else {
         format!(
-            "Student's t on ln x with the df of the variance estimate ({:.0}% CI)",
+            "Student's t on {on} with the df of the variance estimate ({:.0}% CI)",
             settings.confidence * 100.0
         )
     };
@@ -1034,7 +1103,7 @@ fn footer<'a>(
             }
         )),
         "too-few-rows" => text.push(format!(
-            "stale-calibration guard not applied: with one unit per side it needs at least {} calibrated rows (this report has {})",
+            "stale-calibration guard not applied: with one unit per side it needs at least {} calibrated rows with a variance above 0 (this report has {})",
             crate::settings::GUARD_MIN_ROWS,
             guard.rows
         )),
@@ -1058,7 +1127,11 @@ fn footer<'a>(
             1.0 / ratio
         ));
     }
-    if not_judged > 0 {
+    let without_variance = rows
+        .iter()
+        .filter(|r| r.verdict == Verdict::NotJudged && r.variance.used.is_none())
+        .count();
+    if without_variance > 0 {
         text.push(
             "? rows have one unit per side and no calibration: `schedlab calibrate` the cases on this machine \
              (on several boots for kernels), give each side more runs or boots under one label, or interleave \

@@ -120,39 +120,28 @@ fn mmtests_lines(
     let lines: [(&'static str, Option<f64>, Option<f64>, Better); 5] = [
         ("Min", b.min, c.min, better),
         (mean_name, mean(b), mean(c), better),
-        (
-            "Stddev",
-            Some(b.stddev.unwrap_or(0.0)),
-            Some(c.stddev.unwrap_or(0.0)),
-            Better::Lower,
-        ),
-        (
-            "CoeffVar",
-            Some(b.std_pct.unwrap_or(0.0)),
-            Some(c.std_pct.unwrap_or(0.0)),
-            Better::Lower,
-        ),
+        // Undefined with one unit: `-`, not mmtests' 0 that reads as no noise at all.
+        ("Stddev", b.stddev, c.stddev, Better::Lower),
+        ("CoeffVar", b.std_pct, c.std_pct, Better::Lower),
         ("Max", b.max, c.max, better),
     ];
     lines
         .into_iter()
-        .filter_map(|(name, base, candidate, better)| {
-            let (base, candidate) = (base?, candidate?);
-            let gain_pct = if base == 0.0 {
-                0.0
-            } else {
-                match better {
+        .map(|(name, base, candidate, better)| {
+            let gain_pct = match (base, candidate) {
+                (Some(base), Some(candidate)) if base != 0.0 => Some(match better {
                     Better::Lower => (base - candidate) / base * 100.0,
                     Better::Higher => (candidate - base) / base * 100.0,
-                }
+                }),
+                _ => None,
             };
-            Some(MmtestsLine {
+            MmtestsLine {
                 name,
                 base,
                 candidate,
                 gain_pct,
                 marked: name == mean_name && verdict.is_marked(),
-            })
+            }
         })
         .collect()
 }

@@ -128,6 +128,10 @@ pub struct RowVariance {
     /// varied more inside than the calibration's (each side's within-run variance above the
     /// calibrated σ², over its iterations); 0 otherwise. Included in `used`.
     pub within_excess: f64,
+    /// The variance of one unit from its runs' own iterations (σ²_within over the iterations
+    /// behind a unit), where it was above the estimate and so replaced it in `used`: units
+    /// cannot vary less than their iterations allow; `None` where the estimate was above it.
+    pub within_floor: Option<f64>,
     /// What the test used.
     pub used: Option<VarianceEstimate>,
 }
@@ -176,10 +180,12 @@ pub struct SideFigures {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MmtestsLine {
     pub name: &'static str,
-    pub base: f64,
-    pub candidate: f64,
-    /// mmtests' gain in percent: positive when the candidate is better.
-    pub gain_pct: f64,
+    /// `None` where the figure is undefined (Stddev and CoeffVar of one unit).
+    pub base: Option<f64>,
+    pub candidate: Option<f64>,
+    /// mmtests' gain in percent: positive when the candidate is better; `None` where either
+    /// figure is undefined or the baseline's is 0.
+    pub gain_pct: Option<f64>,
     pub marked: bool,
 }
 

@@ -230,14 +230,20 @@ fn two_runs_per_side_mark_a_large_change() {
 
 #[test]
 fn a_significant_change_smaller_than_delta_is_not_marked() {
-    // +0.5 % measured very precisely: q is tiny, but a mark needs |change| ≥ δ = 1 %; TOST
-    // shows it within ±1 % instead.
+    // +0.5 % measured precisely: q is small, but a mark needs |change| ≥ δ = 1 %; TOST shows it
+    // within ±1 % instead. The runs agree more closely than their iterations allow (±0.1 %
+    // inside each), so the unit variance is that floor: 0.002² / 3.
     let offsets = [0.0, 0.0001, -0.0001, 0.0002, -0.0002];
     let base = Side::from_run_values("base", vec![case("c", Better::Lower, 100.0, &offsets)]);
     let candidate = Side::from_run_values("cand", vec![case("c", Better::Lower, 100.5, &offsets)]);
     let c = run_compare(base, candidate, &CalibrationSet::default());
     let r = row(&c, "c");
-    assert!(r.q_value.unwrap() < 1e-6);
+    assert!(r.q_value.unwrap() < 1e-3, "{:?}", r.q_value);
+    close(r.variance.within_floor.unwrap(), 0.002 * 0.002 / 3.0, 1e-12);
+    assert_eq!(
+        r.variance.used.unwrap().variance,
+        r.variance.within_floor.unwrap()
+    );
     assert_eq!(r.verdict, Verdict::Equivalent);
 }
 
@@ -260,9 +266,11 @@ fn identical_tight_sides_are_equivalent_within_delta() {
 
 #[test]
 fn an_equivalent_row_on_the_raw_scale_draws_its_interval_inside_the_band() {
-    // A zero in every run puts the row on the raw scale (run means 100 ± 0.1 and 109.5 ± 0.1).
-    // With δ = 10 % the relative change 9.5 % ± 0.17 % is shown within ±10 %: the interval
-    // drawn must hold the ratio 1.095 and lie inside [0.9, 1.1].
+    // A zero in every run puts the row on the raw scale: 999 iterations at 100 ± 0.1 (109.5 ±
+    // 0.1) and one at 0, so the run means sit at 0.999 × that and the zero's share of each
+    // run's variance, over 1,000 iterations, stays near the spread between runs. With δ = 10 %
+    // the relative change 9.5 % ± 0.2 % is shown within ±10 %: the interval drawn must hold
+    // the ratio 1.095 and lie inside [0.9, 1.1].
     let raw = |mean: f64| -> RunValuesSeries {
         (
             "c".into(),
@@ -270,7 +278,11 @@ fn an_equivalent_row_on_the_raw_scale_draws_its_interval_inside_the_band() {
             Better::Lower,
             [0.0, 0.1, -0.1]
                 .iter()
-                .map(|d| ("boot".to_string(), vec![0.0, 2.0 * (mean + d)]))
+                .map(|d| {
+                    let mut values = vec![mean + d; 999];
+                    values.push(0.0);
+                    ("boot".to_string(), values)
+                })
                 .collect(),
         )
     };
@@ -786,4 +798,76 @@ fn the_footer_names_the_machine_fields_that_differ_but_not_an_imports_unknowns()
     candidate.runs[0].imported = true;
     let c = run_compare(base, candidate, &CalibrationSet::default());
     assert_eq!(machine_note(&c), None, "{:?}", c.footer.text);
+}
+
+/// Runs `values` of every run, `runs` times over, as one side's only case.
+fn repeated(name: &str, values: &[f64], runs: usize) -> Side {
+    Side::from_run_values(
+        name,
+        vec![(
+            "c".to_string(),
+            METRIC.to_string(),
+            Better::Lower,
+            (0..runs)
+                .map(|_| ("boot".to_string(), values.to_vec()))
+                .collect(),
+        )],
+    )
+}
+
+/// Two identical runs a side (the same log imported twice) spread 0 between runs, but each run
+/// varies ±5 % inside: a 2 % change is far inside that and must not be marked with p = 0.
+#[test]
+fn runs_that_agree_exactly_are_judged_on_their_iterations_spread() {
+    let base = repeated("base", &[95.0, 100.0, 105.0], 2);
+    let candidate = repeated("cand", &[96.9, 102.0, 107.1], 2);
+    let c = run_compare(base, candidate, &CalibrationSet::default());
+    let r = row(&c, "c");
+    let today = r.variance.today.unwrap();
+    assert!(today.variance < 1e-20, "{today:?}");
+    let ln = [95.0_f64, 100.0, 105.0].map(f64::ln);
+    let mean = ln.iter().sum::<f64>() / 3.0;
+    let within = ln.iter().map(|y| (y - mean).powi(2)).sum::<f64>() / 2.0;
+    close(r.variance.within_floor.unwrap(), within / 3.0, 1e-9);
+    assert!(r.p_value.unwrap() > 0.3, "{:?}", r.p_value);
+    assert_eq!(r.verdict, Verdict::Inconclusive);
+}
+
+/// Values that never vary, inside a run or between runs, leave nothing to test against: the
+/// row shows its change and is not judged, rather than certain.
+#[test]
+fn values_without_any_spread_are_not_judged() {
+    let base = repeated("base", &[5.0, 5.0, 5.0], 2);
+    let candidate = repeated("cand", &[6.0, 6.0, 6.0], 2);
+    let c = run_compare(base, candidate, &CalibrationSet::default());
+    let r = row(&c, "c");
+    assert_eq!(r.verdict, Verdict::NotJudged);
+    assert_eq!((r.p_value, r.q_value), (None, None));
+    assert!(
+        r.note.as_deref().unwrap().contains("no spread at all"),
+        "{r:?}"
+    );
+    close(r.change_pct.unwrap(), 20.0, 1e-9);
+    assert_eq!(c.footer.tally, "no row judged; 1 not judged");
+}
+
+/// A calibration whose runs agreed exactly (τ estimated at 0) still gives one run the variance
+/// of a mean of its iterations, so one run per side is not judged on a variance of 0.
+#[test]
+fn a_calibration_of_runs_that_agree_exactly_keeps_its_iterations_spread() {
+    let values = [95.0, 100.0, 105.0];
+    let runs: Vec<(&str, Vec<f64>)> = (0..4).map(|_| ("boot", values.to_vec())).collect();
+    let m = MetricCalibration::from_run_values(METRIC, &runs).unwrap();
+    assert!(m.ms_run.unwrap() < 1e-20);
+    let v = m.unit_variance(UnitKind::RunWithinBoot).unwrap();
+    close(v.variance, m.sigma2 / 3.0, 1e-12);
+    assert_eq!(v.df, 3.0);
+    // Two boots of two such runs each: a mean of two runs, no less than σ² / 6.
+    let runs: Vec<(&str, Vec<f64>)> = ["b1", "b1", "b2", "b2"]
+        .into_iter()
+        .map(|boot| (boot, values.to_vec()))
+        .collect();
+    let m = MetricCalibration::from_run_values(METRIC, &runs).unwrap();
+    let boot = m.unit_variance(UnitKind::BootMean { runs: 2.0 }).unwrap();
+    close(boot.variance, m.sigma2 / 6.0, 1e-12);
 }

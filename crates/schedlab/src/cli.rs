@@ -503,7 +503,7 @@ pub struct DecisionArgs {
     /// Multiple-comparison adjustment over every row of the report.
     #[arg(long, value_enum, default_value_t = AdjustArg::Bh)]
     pub adjust: AdjustArg,
-    /// A side whose std exceeds this percent of its mean is marked ?? (too noisy).
+    /// A row neither marked nor ≈ whose side's units vary more than this percent is ?? (too noisy).
     #[arg(
         long,
         value_name = "PCT",

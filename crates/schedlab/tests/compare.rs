@@ -255,9 +255,18 @@ fn could_not_test_exit_lets_git_bisect_skip() {
         all.extend(&gate);
         code(&all)
     };
-    // Judged rows: a regression is 1, the same build against itself 0.
+    // Judged rows: a regression is 1, more runs of the baseline's build 0.
     assert_eq!(with_gate(&words("compare base cand")).0, Some(1));
-    assert_eq!(with_gate(&words("compare base base")).0, Some(0));
+    for run in 0..3 {
+        let name = format!("again-{run}.toml");
+        let file = write_file(
+            dir.path(),
+            &name,
+            three_fake_cases(21 + 100 * run, [0.0; 3]),
+        );
+        run_suite(&db, &file, &["--label", "again"]);
+    }
+    assert_eq!(with_gate(&words("compare base again")).0, Some(0));
 
     // One run per side and no calibration: nothing judged.
     let one = |label: &str, effect: &str| {

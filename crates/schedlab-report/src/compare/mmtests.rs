@@ -29,18 +29,24 @@ pub fn tables(c: &Comparison) -> Vec<(String, Table)> {
             let mut cells = vec![
                 line.name.to_string(),
                 name.clone(),
-                format!("{} (   0.00%)", format_value(line.base)),
+                line.base.map_or_else(
+                    || "-".to_string(),
+                    |base| format!("{} (   0.00%)", format_value(base)),
+                ),
             ];
             for candidate in &c.candidates {
                 let cell = rows
                     .iter()
                     .find(|r| r.candidate == candidate.name)
                     .and_then(|r| r.styles.mmtests.get(i))
-                    .map(|l| {
-                        if l.marked {
-                            format!("{} *{:7.2}%*", format_value(l.candidate), l.gain_pct)
-                        } else {
-                            format!("{} ({:7.2}%)", format_value(l.candidate), l.gain_pct)
+                    .map(|l| match (l.candidate, l.gain_pct) {
+                        (None, _) => "-".to_string(),
+                        (Some(value), None) => format!("{} (      -)", format_value(value)),
+                        (Some(value), Some(gain)) if l.marked => {
+                            format!("{} *{gain:7.2}%*", format_value(value))
+                        }
+                        (Some(value), Some(gain)) => {
+                            format!("{} ({gain:7.2}%)", format_value(value))
                         }
                     })
                     .unwrap_or_else(|| "-".to_string());
