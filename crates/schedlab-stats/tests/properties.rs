@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 use schedlab_stats::multiplicity::{benjamini_hochberg, benjamini_yekutieli, holm};
-use schedlab_stats::rank::mann_whitney_u;
+use schedlab_stats::rank::{mann_whitney_u, RankMethod};
 use schedlab_stats::summary::{median_ci, summarize};
 use schedlab_stats::{ministat, power, summary};
 
@@ -18,6 +18,68 @@ fn positive_sample(max_len: usize) -> impl Strategy<Value = Vec<f64>> {
         prop::collection::vec(0.5f64..2000.0, 2..max_len),
         prop::collection::vec((1u32..6).prop_map(f64::from), 2..max_len),
     ]
+}
+
+/// At most 6 values, mostly few distinct ones so that they tie.
+fn small_sample() -> impl Strategy<Value = Vec<f64>> {
+    prop_oneof![
+        3 => prop::collection::vec((0u32..4).prop_map(f64::from), 1..=6),
+        1 => prop::collection::vec(0.0f64..10.0, 1..=6),
+    ]
+}
+
+/// U of `x`: pairs with the `x` value larger, ties one half.
+fn u_by_pairs(x: &[f64], y: &[f64]) -> f64 {
+    x.iter()
+        .flat_map(|xi| y.iter().map(move |yj| (xi, yj)))
+        .map(|(xi, yj)| {
+            if xi > yj {
+                1.0
+            } else if xi == yj {
+                0.5
+            } else {
+                0.0
+            }
+        })
+        .sum()
+}
+
+/// benchstat's exact two-sided p by brute force: 2 P(U <= min(U_a, U_b))
+/// for the baseline's U over every choice of which pooled values are the
+/// baseline's, 1 when the two U are equal (not capped at 1, like
+/// benchstat's).
+fn enumerated_exact_p(a: &[f64], b: &[f64]) -> f64 {
+    let pooled: Vec<f64> = a.iter().chain(b).copied().collect();
+    let pairs = (a.len() * b.len()) as f64;
+    let observed = u_by_pairs(a, b);
+    if observed == pairs - observed {
+        return 1.0;
+    }
+    let smaller = observed.min(pairs - observed);
+    let (mut at_most, mut total) = (0u64, 0u64);
+    for mask in 0u32..1 << pooled.len() {
+        if mask.count_ones() as usize != a.len() {
+            continue;
+        }
+        let side = |in_baseline: bool| -> Vec<f64> {
+            (0..pooled.len())
+                .filter(|i| (mask >> i & 1 == 1) == in_baseline)
+                .map(|i| pooled[i])
+                .collect()
+        };
+        let (x, y) = (side(true), side(false));
+        total += 1;
+        // The tail of the sample whose observed U is the smaller.
+        let u = if observed <= pairs - observed {
+            u_by_pairs(&x, &y)
+        } else {
+            u_by_pairs(&y, &x)
+        };
+        if u <= smaller {
+            at_most += 1;
+        }
+    }
+    (2.0 * at_most as f64 / total as f64).min(1.0)
 }
 
 fn any_finite_sample(max_len: usize) -> impl Strategy<Value = Vec<f64>> {
@@ -111,6 +173,41 @@ proptest! {
         let backward = ministat::ministat_difference(&b, &a, 0.95).unwrap();
         prop_assert_eq!(forward.diff, -backward.diff);
         prop_assert_eq!(forward.significant, backward.significant);
+    }
+
+    /// Mirroring every value swaps the tails; the p of the observed U stays.
+    #[test]
+    fn swapping_samples_is_negating_them(a in positive_sample(30), b in positive_sample(30)) {
+        let negated = |xs: &[f64]| xs.iter().map(|x| -x).collect::<Vec<f64>>();
+        let swapped = mann_whitney_u(&b, &a).unwrap();
+        let mirrored = mann_whitney_u(&negated(&a), &negated(&b)).unwrap();
+        prop_assert_eq!(swapped.p_value, mirrored.p_value);
+        prop_assert_eq!(swapped.u_baseline, mirrored.u_baseline);
+        prop_assert_eq!(swapped.method, mirrored.method);
+    }
+
+    /// The p is a probability above 0, ties or not: the doubled tail of the
+    /// observed U holds the observed split itself, and it is capped at 1.
+    #[test]
+    fn mann_whitney_p_is_a_probability(
+        a in prop_oneof![positive_sample(60), any_finite_sample(60)],
+        b in prop_oneof![positive_sample(60), any_finite_sample(60)],
+    ) {
+        let r = mann_whitney_u(&a, &b).unwrap();
+        prop_assert!(r.p_value > 0.0 && r.p_value <= 1.0, "p = {}", r.p_value);
+    }
+
+    /// The exact p, with or without ties, against enumerating every way to
+    /// split the pooled values and computing each split's U pair by pair.
+    #[test]
+    fn exact_p_matches_enumeration(
+        a in small_sample(),
+        b in small_sample(),
+    ) {
+        let r = mann_whitney_u(&a, &b).unwrap();
+        prop_assert_eq!(r.method, RankMethod::Exact);
+        let expected = enumerated_exact_p(&a, &b);
+        prop_assert!(rel_close(r.p_value, expected, 1e-12), "p = {}, enumeration {}", r.p_value, expected);
     }
 
     #[test]

@@ -78,6 +78,10 @@ fn one_sample_t_test_on_log_ratios_matches_scipy() {
     }
 }
 
+/// Mann–Whitney under benchstat's rule (exact up to 50 values per side
+/// without ties, up to 25 with ties, else the normal approximation): scipy's
+/// `method="exact"` or `"asymptotic"` as the rule picks, and enumeration of
+/// every split where the exact case has ties (scipy's exact ignores ties).
 #[test]
 fn mann_whitney_matches_scipy() {
     let root = parse(include_str!("fixtures/rank.json"));
@@ -92,6 +96,43 @@ fn mann_whitney_matches_scipy() {
             _ => RankMethod::NormalApproximation,
         };
         assert_eq!(r.method, expected_method, "{ctx}");
+    }
+}
+
+/// Untied samples of 3 to 25 values per side, and a few up to 50: the exact
+/// p of `scipy.stats.mannwhitneyu(..., method="exact")`.
+#[test]
+fn mann_whitney_exact_matches_scipy_without_ties() {
+    let root = parse(include_str!("fixtures/rank.json"));
+    let all = cases(&root, "exact_untied");
+    assert!(all.len() >= 80);
+    for case in all {
+        let ctx = name(case);
+        let (a, b) = (nums(&case["baseline"]), nums(&case["candidate"]));
+        let r = mann_whitney_u(&a, &b).unwrap();
+        assert!(!r.has_ties, "{ctx}");
+        assert_eq!(r.method, RankMethod::Exact, "{ctx}");
+        assert_eq!(r.u_baseline, num(&case["u_baseline"]), "{ctx} U");
+        assert_close(r.p_value, num(&case["p_value"]), &format!("{ctx} p"));
+    }
+}
+
+/// Tied samples of 2 to 14 values in all: the exact p with ties, from
+/// enumerating every way to split the pooled values and computing each
+/// split's U pair by pair.
+#[test]
+fn mann_whitney_exact_with_ties_matches_enumeration() {
+    let root = parse(include_str!("fixtures/rank.json"));
+    let all = cases(&root, "exact_tied");
+    assert!(all.len() >= 40);
+    for case in all {
+        let ctx = name(case);
+        let (a, b) = (nums(&case["baseline"]), nums(&case["candidate"]));
+        let r = mann_whitney_u(&a, &b).unwrap();
+        assert!(r.has_ties, "{ctx}");
+        assert_eq!(r.method, RankMethod::Exact, "{ctx}");
+        assert_eq!(r.u_baseline, num(&case["u_baseline"]), "{ctx} U");
+        assert_close(r.p_value, num(&case["p_value"]), &format!("{ctx} p"));
     }
 }
 

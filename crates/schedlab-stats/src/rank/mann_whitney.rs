@@ -1,8 +1,8 @@
-//! Two-sided Mann–Whitney U test with scipy's `method="auto"` behaviour.
+//! Two-sided Mann–Whitney U test with the p-value benchstat gives.
 
 use serde::Serialize;
 
-use super::null_distribution::MannWhitneyNull;
+use super::null_distribution::{tied_lower_tail, MannWhitneyNull};
 use super::ranking::Ranking;
 use super::RankMethod;
 use crate::dist::normal_sf;
@@ -21,7 +21,8 @@ pub struct MannWhitney {
     /// random candidate value exceeds a random baseline value (ties count
     /// one half). 0.5 means no shift.
     pub prob_candidate_greater: f64,
-    /// Two-sided p-value.
+    /// Two-sided p-value as benchstat computes it, except where benchstat's
+    /// is not a p of the observed U (ties; see [`mann_whitney_u`]).
     pub p_value: f64,
     /// Exact distribution or normal approximation.
     pub method: RankMethod,
@@ -33,19 +34,40 @@ pub struct MannWhitney {
     pub has_ties: bool,
 }
 
-/// scipy uses the exact distribution only while one sample has at most
-/// this many values.
-const EXACT_MAX_SMALLER_SAMPLE: usize = 8;
+/// go-moremath's `MannWhitneyExactLimit`: without ties benchstat uses the
+/// exact distribution of U while each sample has at most this many values.
+const EXACT_MAX_PER_SAMPLE: usize = 50;
 
-/// Two-sided Mann–Whitney U test, matching `scipy.stats.mannwhitneyu`
-/// defaults (`use_continuity=True, method="auto"`).
+/// go-moremath's `MannWhitneyTiesExactLimit`: with ties, the exact
+/// distribution given the ties while each sample has at most this many values.
+const EXACT_WITH_TIES_MAX_PER_SAMPLE: usize = 25;
+
+/// Two-sided Mann–Whitney U test, with the p-value benchstat computes
+/// (golang.org/x/perf benchmath's `AssumeNothing.Compare(baseline,
+/// candidate)`, which runs go-moremath's `MannWhitneyUTest`).
 ///
-/// The exact null distribution is used when there are no ties and at least
-/// one sample has 8 or fewer values; otherwise the normal approximation with
-/// tie-corrected variance and continuity correction. (If the exact counts
-/// would overflow 128 bits, which needs the other sample to exceed ~10^5
-/// values, the normal approximation is used where scipy would still be
-/// exact.) When every value is equal the p-value is 1.
+/// - No ties and at most 50 values in each sample: the exact null
+///   distribution of U.
+/// - Ties (anywhere in the pooled values) and at most 25 values in each
+///   sample: the exact null distribution of U given the observed groups of
+///   tied values (every choice of which pooled positions are the baseline's
+///   equally likely).
+/// - Otherwise the normal approximation: tie-corrected variance
+///   `n1·n2/12 · ((N+1) − Σ(t³−t)/(N(N−1)))` and continuity correction 0.5
+///   towards the mean.
+///
+/// An exact p is twice the null probability of a U at most the smaller
+/// observed one, at most 1. Without ties the null is symmetric and this is
+/// benchstat's p exactly. With ties it need not be, and there schedlab
+/// departs from benchstat on purpose, because benchstat's p can then say
+/// what the data do not: it takes the tail of the baseline's U at the
+/// smaller U even when the baseline's is the larger, which is not the tail
+/// of what was observed (baseline `14` against `3 3 4 6 12 13`: benchstat
+/// prints `p=0.000`, and `p=0.286` with the samples swapped; schedlab 0.286
+/// both ways), and it does not cap the doubled tail (baseline `1` against
+/// `1 2`: benchstat prints `p=1.333`; schedlab 1). When every value is
+/// equal (benchstat's `ErrSamplesEqual`, which it reports as P = 1) the
+/// p-value is 1.
 pub fn mann_whitney_u(baseline: &[f64], candidate: &[f64]) -> Result<MannWhitney> {
     require_sample(baseline, 1, "baseline")?;
     require_sample(candidate, 1, "candidate")?;
@@ -56,22 +78,43 @@ pub fn mann_whitney_u(baseline: &[f64], candidate: &[f64]) -> Result<MannWhitney
     let u_baseline = rank_sum_a - (n_a * (n_a + 1)) as f64 / 2.0;
     let pairs = (n_a * n_b) as f64;
     let u_candidate = pairs - u_baseline;
-    let u_larger = u_baseline.max(u_candidate);
+    let u_smaller = u_baseline.min(u_candidate);
     let has_ties = ranking.has_ties();
 
-    let small_enough = n_a <= EXACT_MAX_SMALLER_SAMPLE || n_b <= EXACT_MAX_SMALLER_SAMPLE;
-    let exact = if small_enough && !has_ties {
-        // Without ties U is an integer; the p-value is twice the lower tail
-        // at the mirrored statistic.
-        let mirrored = (pairs - u_larger) as usize;
-        MannWhitneyNull::new(n_a, n_b, mirrored).map(|null| null.cdf(mirrored))
+    let limit = if has_ties {
+        EXACT_WITH_TIES_MAX_PER_SAMPLE
     } else {
+        EXACT_MAX_PER_SAMPLE
+    };
+    let exact = if n_a > limit || n_b > limit {
         None
+    } else if u_baseline == u_candidate {
+        // The observed U is the centre: the two tails cover everything.
+        Some(1.0)
+    } else {
+        // U is a multiple of 1/2 (a whole number without ties), so these
+        // casts are exact.
+        let lower_tail = if has_ties {
+            // The tail of the sample whose U is the smaller: given the ties the null is not
+            // symmetric, and the baseline's tail at the candidate's U is not what was observed.
+            let n_smaller = if u_baseline < u_candidate { n_a } else { n_b };
+            tied_lower_tail(
+                n_smaller,
+                &ranking.tie_group_sizes,
+                (2.0 * u_smaller) as usize,
+            )
+        } else {
+            let u = u_smaller as usize;
+            MannWhitneyNull::new(n_a, n_b, u).map(|null| null.cdf(u))
+        };
+        lower_tail.map(|tail| (2.0 * tail).min(1.0))
     };
     let (p_value, method) = match exact {
-        Some(lower_tail) => ((2.0 * lower_tail).min(1.0), RankMethod::Exact),
+        Some(p) => (p, RankMethod::Exact),
+        // Within benchstat's limits the counts always fit, so this is only
+        // ever taken where benchstat approximates too.
         None => (
-            asymptotic_p(u_larger, n_a, n_b, ranking.tie_term()),
+            asymptotic_p(u_smaller, n_a, n_b, ranking.tie_term()),
             RankMethod::NormalApproximation,
         ),
     };
@@ -87,7 +130,8 @@ pub fn mann_whitney_u(baseline: &[f64], candidate: &[f64]) -> Result<MannWhitney
     })
 }
 
-fn asymptotic_p(u_larger: f64, n_a: usize, n_b: usize, tie_term: f64) -> f64 {
+/// Two-sided p of the normal approximation, from the smaller U.
+fn asymptotic_p(u_smaller: f64, n_a: usize, n_b: usize, tie_term: f64) -> f64 {
     let (n_a, n_b) = (n_a as f64, n_b as f64);
     let n = n_a + n_b;
     let variance = n_a * n_b / 12.0 * ((n + 1.0) - tie_term / (n * (n - 1.0)));
@@ -95,6 +139,7 @@ fn asymptotic_p(u_larger: f64, n_a: usize, n_b: usize, tie_term: f64) -> f64 {
         // All values tie (or n = 2 with a tie): no evidence either way.
         return 1.0;
     }
-    let z = (u_larger - n_a * n_b / 2.0 - 0.5) / variance.sqrt();
-    (2.0 * normal_sf(z)).min(1.0)
+    // Continuity correction: half a step towards the mean, never past it.
+    let distance = (n_a * n_b / 2.0 - u_smaller - 0.5).max(0.0);
+    (2.0 * normal_sf(distance / variance.sqrt())).min(1.0)
 }

@@ -1,7 +1,7 @@
 //! The rank test benchstat reports: the Mann–Whitney U test, with p-values
-//! as `scipy.stats.mannwhitneyu` gives them with its default arguments,
-//! including when it switches between the exact null distribution and the
-//! normal approximation.
+//! as benchstat computes them (go-moremath's `MannWhitneyUTest`), including
+//! when it uses the exact null distribution (up to 50 values per sample
+//! without ties, up to 25 with ties) and when the normal approximation.
 
 mod mann_whitney;
 mod null_distribution;
@@ -15,7 +15,8 @@ pub use mann_whitney::{mann_whitney_u, MannWhitney};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RankMethod {
-    /// The exact null distribution of the statistic for untied data.
+    /// The exact null distribution of the statistic, given the observed
+    /// ties if there are any.
     Exact,
     /// Normal approximation with tie correction.
     NormalApproximation,
