@@ -94,16 +94,9 @@ impl RunPlan {
         warmup: u32,
         workloads: Vec<WorkloadSpec>,
     ) -> Result<Self> {
-        if iterations == 0 || iterations > MAX_ITERATIONS {
-            return Err(Error::invalid(format!(
-                "--iterations must be between 1 and {MAX_ITERATIONS}, not {iterations}"
-            )));
-        }
-        if warmup > MAX_ITERATIONS {
-            return Err(Error::invalid(format!(
-                "--warmup must be at most {MAX_ITERATIONS}, not {warmup}"
-            )));
-        }
+        check_iterations(iterations)
+            .map_err(|why| Error::invalid(format!("--iterations {why}")))?;
+        check_warmup(warmup).map_err(|why| Error::invalid(format!("--warmup {why}")))?;
         if let Some(label) = &label {
             validate_label(label)?;
         }
@@ -213,6 +206,25 @@ impl RunPlan {
         self.max_iterations = Some(max_iterations);
         Ok(self)
     }
+}
+
+/// Measured iterations per case: why `iterations` is refused, a reason that follows the flag
+/// (`--iterations`) or the suite key (`iterations`).
+pub fn check_iterations(iterations: u32) -> std::result::Result<(), String> {
+    if iterations == 0 || iterations > MAX_ITERATIONS {
+        return Err(format!(
+            "must be between 1 and {MAX_ITERATIONS}, not {iterations}"
+        ));
+    }
+    Ok(())
+}
+
+/// Warm-up iterations per case, as [`check_iterations`].
+pub fn check_warmup(warmup: u32) -> std::result::Result<(), String> {
+    if warmup > MAX_ITERATIONS {
+        return Err(format!("must be at most {MAX_ITERATIONS}, not {warmup}"));
+    }
+    Ok(())
 }
 
 /// Labels name runs on the command line, where an all-digit word means a run id.

@@ -182,6 +182,26 @@ fn a_negative_number_is_refused_as_a_value_of_its_flag() {
     }
 }
 
+/// A whole number too big for the type its parameter is read into is refused with the flag and
+/// its range, not serde's `expected u32` naming nothing.
+#[test]
+fn a_count_beyond_its_type_names_its_flag_and_range() {
+    let (_dir, db) = temp_db();
+    assert_each_refusal_names(
+        &db,
+        &[
+            (
+                "run fake --fail-at 4294967296",
+                "schedlab: --fail-at must be between 0 and 4294967295, not 4294967296",
+            ),
+            (
+                "run fake --stall-at 4294967296 --iteration-timeout 1",
+                "schedlab: --stall-at must be between 0 and 4294967295, not 4294967296",
+            ),
+        ],
+    );
+}
+
 /// A flag of `ab`, `calibrate` or `campaign start` given after the workload's name is refused
 /// with where it goes, not only as unknown (or as "similar" to another flag).
 #[test]
