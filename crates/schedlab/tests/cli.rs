@@ -162,6 +162,31 @@ fn bad_input_gets_one_line_and_exit_code_2() {
     assert_each_bad_input(&db, &lines);
 }
 
+/// A command line that stops before its command gets one line naming the commands clap knows
+/// there, not the whole help on stderr.
+#[test]
+fn a_missing_command_gets_one_line_naming_the_commands() {
+    let (_dir, db) = temp_db();
+    let none: [&str; 0] = [];
+    let err = assert_bad_input(&db, &none);
+    assert!(
+        err.starts_with("schedlab: a command is needed: list, run, runs,")
+            && err.contains(" db, push,")
+            && err.trim_end().ends_with("(see schedlab --help)"),
+        "{err}"
+    );
+    let err = assert_bad_input(&db, &["db"]);
+    assert_eq!(
+        err.trim_end(),
+        "schedlab: db needs a command: check, upgrade (see schedlab db --help)"
+    );
+    let err = assert_bad_input(&db, &["campaign"]);
+    assert_eq!(
+        err.trim_end(),
+        "schedlab: campaign needs a command: start, next, status (see schedlab campaign --help)"
+    );
+}
+
 /// A negative number is a bad value of its flag, not an unknown flag `-5`.
 #[test]
 fn a_negative_number_is_refused_as_a_value_of_its_flag() {
