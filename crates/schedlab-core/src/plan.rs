@@ -10,7 +10,8 @@ use crate::{Error, Result};
 pub const DEFAULT_ITERATIONS: u32 = 5;
 pub const DEFAULT_WARMUP: u32 = 1;
 const MAX_ITERATIONS: u32 = 100_000;
-const MAX_LABEL_CHARS: usize = 200;
+/// The longest label a run may have.
+pub const MAX_LABEL_CHARS: usize = 200;
 /// The longest `--iteration-timeout`: 30 days.
 const MAX_ITERATION_TIMEOUT_SEC: f64 = 30.0 * 86_400.0;
 
@@ -223,6 +224,16 @@ pub fn check_iterations(iterations: u32) -> std::result::Result<(), String> {
 pub fn check_warmup(warmup: u32) -> std::result::Result<(), String> {
     if warmup > MAX_ITERATIONS {
         return Err(format!("must be at most {MAX_ITERATIONS}, not {warmup}"));
+    }
+    Ok(())
+}
+
+/// Text that names something (a kernel release, a host, a case, a campaign): not empty or blank,
+/// and without control characters, which would break the one line it is shown on. The reason
+/// follows the flag or argument (`--kernel must be printable text`).
+pub fn check_printable(text: &str) -> std::result::Result<(), String> {
+    if text.trim().is_empty() || text.chars().any(char::is_control) {
+        return Err("must be printable text".to_string());
     }
     Ok(())
 }
