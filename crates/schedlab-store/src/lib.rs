@@ -55,6 +55,10 @@ pub enum StoreError {
     NotSchedlab { path: PathBuf, why: String },
     #[error("cannot write the results database {path}: {reason}")]
     Unwritable { path: PathBuf, reason: String },
+    /// A writer's path is a directory, a device, a FIFO or a socket: `--db /dev/null` may have
+    /// meant to keep nothing.
+    #[error("cannot write the results database {path}: {reason}; --no-store keeps nothing")]
+    NotAFile { path: PathBuf, reason: String },
     #[error("cannot open the results database {path}: {reason}")]
     Unopenable { path: PathBuf, reason: String },
     /// The file is (or was) an SQLite database but SQLite, or its schema history, says it is

@@ -1,5 +1,6 @@
 //! End-to-end tests of the schedlab binary on temporary databases: the run → store → show pipeline
 //! with the fake workload, real short pipe and messaging runs, bad input, failure and interruption.
+use std::path::Path;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -495,4 +496,64 @@ fn show_csv_writes_every_sample_in_long_form() {
     );
     // Bad format names are bad input, as ever.
     assert_bad_input(&db, &words("show 1 --format xml"));
+}
+
+/// `push --to` its own store under another spelling (relative, `sqlite:`, a link) is refused as
+/// the identical text is; `--to`'s errors name `--to`, not `--db`; `--since` takes calendar dates
+/// only.
+#[test]
+fn push_refuses_its_own_store_by_any_name_and_names_to() {
+    let (dir, db) = temp_db();
+    expect_success(schedlab(&db).args(words("run fake --iterations 1 -q")));
+    std::os::unix::fs::symlink(&db, dir.path().join("link.db")).unwrap();
+    std::fs::hard_link(&db, dir.path().join("hard.db")).unwrap();
+    let absolute = format!("sqlite://{}", db.display());
+    for to in [
+        "results.db",
+        "./results.db",
+        "sqlite:results.db",
+        "link.db",
+        "hard.db",
+        absolute.as_str(),
+    ] {
+        let out = schedlab(&db)
+            .current_dir(dir.path())
+            .args(["push", "--to", to])
+            .output()
+            .unwrap();
+        let err = assert_refused(&out, to);
+        assert!(err.contains("is the store --db names"), "{to}: {err}");
+    }
+    let text = write_file(
+        dir.path(),
+        "text.db",
+        "not a database, a shopping list: eggs, flour, milk and more\n".repeat(4),
+    );
+    for (to, says) in [
+        ("", "schedlab: --to is empty"),
+        (dir.path().to_str().unwrap(), "it is a directory"),
+        (text.to_str().unwrap(), "not a schedlab results database"),
+        ("ftp:x", "unknown store scheme"),
+    ] {
+        let err = assert_bad_input(&db, &["push", "--to", to]);
+        assert!(err.starts_with("schedlab: --to "), "{to:?}: {err}");
+        assert!(err.contains(says), "{to:?}: {err}");
+        assert!(
+            !err.contains("--db") && !err.contains("--no-store"),
+            "{to:?}: {err}"
+        );
+    }
+    let copy = dir.path().join("copy.db");
+    let copy = copy.to_str().unwrap();
+    for (since, says) in [
+        ("2026-02-30", "2026-02-30 is not a date"),
+        ("2025-02-29", "2025-02-29 is not a date"),
+        ("9999-12-31", "after 2262-04-11"),
+    ] {
+        let err = assert_bad_input(&db, &["push", "--to", copy, "--since", since]);
+        assert!(err.contains(says), "{since}: {err}");
+    }
+    assert!(!Path::new(copy).exists());
+    let pushed = stdout_of_success(&db, &["push", "--to", copy, "--since", "2024-02-29"]);
+    assert!(pushed.contains("1 copied"), "{pushed}");
 }
