@@ -126,11 +126,12 @@ impl RunPlan {
     }
 
     /// Gives every iteration a deadline of `seconds` instead of the default rule.
+    /// The deadline is kept in milliseconds, so less than one is refused rather than made one.
     pub fn with_iteration_timeout_sec(mut self, seconds: f64) -> Result<Self> {
-        if !(seconds.is_finite() && seconds > 0.0 && seconds <= MAX_ITERATION_TIMEOUT_SEC) {
+        if !(seconds.is_finite() && (0.001..=MAX_ITERATION_TIMEOUT_SEC).contains(&seconds)) {
             return Err(Error::invalid(format!(
-                "--iteration-timeout must be a number of seconds above 0 and at most \
-                 {MAX_ITERATION_TIMEOUT_SEC} (30 days), not {seconds}"
+                "--iteration-timeout must be a number of seconds from 0.001 (a millisecond, its \
+                 resolution) to {MAX_ITERATION_TIMEOUT_SEC} (30 days), not {seconds}"
             )));
         }
         self.iteration_timeout_ms = Some(((seconds * 1000.0).round() as u64).max(1));

@@ -88,6 +88,10 @@ fn clap_failure(e: clap::Error) -> ExitCode {
                 "invalid arguments".to_string()
             } else {
                 match misplaced_flag_owner(&e) {
+                    // Before the workload's name it would be refused all the same.
+                    Some((given, _)) if given == "--suite" || given.starts_with("--suite=") => {
+                        "give either --suite or a workload, not both".to_string()
+                    }
                     Some((given, owner)) => format!(
                         "unexpected argument '{given}' after the workload's name: it is \
                          `{owner}`'s, so it goes before the workload's name"

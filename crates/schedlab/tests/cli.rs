@@ -3,6 +3,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use assert_cmd::Command;
 use serde_json::Value;
 
 mod common;
@@ -556,4 +557,68 @@ fn push_refuses_its_own_store_by_any_name_and_names_to() {
     assert!(!Path::new(copy).exists());
     let pushed = stdout_of_success(&db, &["push", "--to", copy, "--since", "2024-02-29"]);
     assert!(pushed.contains("1 copied"), "{pushed}");
+}
+
+/// Smaller refusals that used to pass silently, say the wrong thing, or land somewhere else.
+#[test]
+fn small_bad_inputs_are_refused_saying_what_is_wrong() {
+    let (dir, db) = temp_db();
+    expect_success(schedlab(&db).args(words("run fake --iterations 1 -q")));
+    let missing = dir.path().join("missing.db");
+    let missing = missing.to_str().unwrap();
+    let file = write_file(dir.path(), "a.txt", "not a directory\n");
+    let file = file.to_str().unwrap();
+    assert_each_refusal_names(
+        &db,
+        &[
+            ("runs --limit 0".to_string(), "--limit must be at least 1"),
+            (
+                "run pipe --suite quick".to_string(),
+                "give either --suite or a workload, not both",
+            ),
+            (
+                "ab --a true --b true fake --suite quick".to_string(),
+                "give either --suite or a workload, not both",
+            ),
+            (
+                "history x --html - --format json".to_string(),
+                "--format shapes what goes on stdout",
+            ),
+            (
+                format!("calibrate --list --db {missing}"),
+                "no results database at",
+            ),
+            (format!("man --dir {file}"), "it is not a directory"),
+            (
+                "run fake --iteration-timeout 0.000001".to_string(),
+                "from 0.001 (a millisecond, its resolution)",
+            ),
+        ],
+    );
+    assert!(!Path::new(missing).exists());
+
+    // The environment: an empty SCHEDLAB_DB is named; a relative XDG_DATA_HOME is ignored (the
+    // XDG Base Directory specification), an empty HOME is none, and with nothing left it says so.
+    let home = dir.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    let env_run = |vars: &[(&str, &str)]| {
+        let mut cmd = Command::cargo_bin("schedlab").unwrap();
+        cmd.current_dir(dir.path())
+            .env_remove("SCHEDLAB_DB")
+            .env_remove("XDG_DATA_HOME")
+            .env_remove("HOME")
+            .args(words("run fake --iterations 1 -q"));
+        for (key, value) in vars {
+            cmd.env(key, value);
+        }
+        cmd.output().unwrap()
+    };
+    let err = assert_refused(&env_run(&[("SCHEDLAB_DB", "")]), "SCHEDLAB_DB=''");
+    assert!(err.starts_with("schedlab: SCHEDLAB_DB is empty"), "{err}");
+    let err = assert_refused(&env_run(&[("HOME", "")]), "HOME=''");
+    assert!(err.contains("no results database path"), "{err}");
+    let out = env_run(&[("XDG_DATA_HOME", "rel"), ("HOME", home.to_str().unwrap())]);
+    assert_succeeded(&out, "a relative XDG_DATA_HOME");
+    assert!(home.join(".local/share/schedlab/results.db").exists());
+    assert!(!dir.path().join("rel").exists());
 }
