@@ -10,7 +10,8 @@ use crate::{Error, Result};
 pub const DEFAULT_ITERATIONS: u32 = 5;
 pub const DEFAULT_WARMUP: u32 = 1;
 const MAX_ITERATIONS: u32 = 100_000;
-const MAX_LABEL_CHARS: usize = 200;
+/// The longest label a run may have.
+pub const MAX_LABEL_CHARS: usize = 200;
 /// The longest `--iteration-timeout`: 30 days.
 const MAX_ITERATION_TIMEOUT_SEC: f64 = 30.0 * 86_400.0;
 
@@ -94,16 +95,9 @@ impl RunPlan {
         warmup: u32,
         workloads: Vec<WorkloadSpec>,
     ) -> Result<Self> {
-        if iterations == 0 || iterations > MAX_ITERATIONS {
-            return Err(Error::invalid(format!(
-                "--iterations must be between 1 and {MAX_ITERATIONS}, not {iterations}"
-            )));
-        }
-        if warmup > MAX_ITERATIONS {
-            return Err(Error::invalid(format!(
-                "--warmup must be at most {MAX_ITERATIONS}, not {warmup}"
-            )));
-        }
+        check_iterations(iterations)
+            .map_err(|why| Error::invalid(format!("--iterations {why}")))?;
+        check_warmup(warmup).map_err(|why| Error::invalid(format!("--warmup {why}")))?;
         if let Some(label) = &label {
             validate_label(label)?;
         }
@@ -132,11 +126,12 @@ impl RunPlan {
     }
 
     /// Gives every iteration a deadline of `seconds` instead of the default rule.
+    /// The deadline is kept in milliseconds, so less than one is refused rather than made one.
     pub fn with_iteration_timeout_sec(mut self, seconds: f64) -> Result<Self> {
-        if !(seconds.is_finite() && seconds > 0.0 && seconds <= MAX_ITERATION_TIMEOUT_SEC) {
+        if !(seconds.is_finite() && (0.001..=MAX_ITERATION_TIMEOUT_SEC).contains(&seconds)) {
             return Err(Error::invalid(format!(
-                "--iteration-timeout must be a number of seconds above 0 and at most \
-                 {MAX_ITERATION_TIMEOUT_SEC} (30 days), not {seconds}"
+                "--iteration-timeout must be a number of seconds from 0.001 (a millisecond, its \
+                 resolution) to {MAX_ITERATION_TIMEOUT_SEC} (30 days), not {seconds}"
             )));
         }
         self.iteration_timeout_ms = Some(((seconds * 1000.0).round() as u64).max(1));
@@ -213,6 +208,35 @@ impl RunPlan {
         self.max_iterations = Some(max_iterations);
         Ok(self)
     }
+}
+
+/// Measured iterations per case: why `iterations` is refused, a reason that follows the flag
+/// (`--iterations`) or the suite key (`iterations`).
+pub fn check_iterations(iterations: u32) -> std::result::Result<(), String> {
+    if iterations == 0 || iterations > MAX_ITERATIONS {
+        return Err(format!(
+            "must be between 1 and {MAX_ITERATIONS}, not {iterations}"
+        ));
+    }
+    Ok(())
+}
+
+/// Warm-up iterations per case, as [`check_iterations`].
+pub fn check_warmup(warmup: u32) -> std::result::Result<(), String> {
+    if warmup > MAX_ITERATIONS {
+        return Err(format!("must be at most {MAX_ITERATIONS}, not {warmup}"));
+    }
+    Ok(())
+}
+
+/// Text that names something (a kernel release, a host, a case, a campaign): not empty or blank,
+/// and without control characters, which would break the one line it is shown on. The reason
+/// follows the flag or argument (`--kernel must be printable text`).
+pub fn check_printable(text: &str) -> std::result::Result<(), String> {
+    if text.trim().is_empty() || text.chars().any(char::is_control) {
+        return Err("must be printable text".to_string());
+    }
+    Ok(())
 }
 
 /// Labels name runs on the command line, where an all-digit word means a run id.

@@ -6,7 +6,9 @@
 //! embedded in the binary; a user's own suite file has the same format (docs/suites.md).
 use serde::Deserialize;
 
-use crate::workload::{parse_count, relative_count, ParamKind, WorkloadDefinition, WorkloadSpec};
+use crate::workload::{
+    parse_count, relative_count, KeyError, ParamKind, WorkloadDefinition, WorkloadSpec,
+};
 use crate::{Error, Result};
 
 /// In which order a run visits the cases.
@@ -42,10 +44,9 @@ pub struct Suite {
 #[serde(deny_unknown_fields)]
 struct SuiteFile {
     description: String,
-    iterations: Option<u32>,
-    warmup: Option<u32>,
-    #[serde(default)]
-    cooldown_sec: f64,
+    iterations: Option<toml::Spanned<u32>>,
+    warmup: Option<toml::Spanned<u32>>,
+    cooldown_sec: Option<toml::Spanned<f64>>,
     #[serde(default)]
     order: CaseOrder,
     seed: Option<u64>,
@@ -96,51 +97,83 @@ impl Suite {
                 "suite {name} has no [[case]] entries"
             )));
         }
-        if !(file.cooldown_sec.is_finite() && (0.0..=MAX_COOLDOWN_SEC).contains(&file.cooldown_sec))
-        {
-            return Err(Error::invalid(format!(
-                "suite {name}: cooldown_sec must be between 0 and {MAX_COOLDOWN_SEC}"
-            )));
+        // The suite's own settings, at their keys: a run would refuse them without a place.
+        let top_at = |key: &str, value: std::ops::Range<usize>| {
+            top_key_offset(text, key)
+                .map_or_else(|| position(text, value.start), |at| position(text, at))
+        };
+        let cooldown_sec = match &file.cooldown_sec {
+            Some(cooldown) => {
+                let seconds = *cooldown.get_ref();
+                if !(seconds.is_finite() && (0.0..=MAX_COOLDOWN_SEC).contains(&seconds)) {
+                    return Err(Error::invalid(format!(
+                        "suite {name}: {}: cooldown_sec must be between 0 and {MAX_COOLDOWN_SEC}, not {seconds}",
+                        top_at("cooldown_sec", cooldown.span())
+                    )));
+                }
+                seconds
+            }
+            None => 0.0,
+        };
+        if let Some(iterations) = &file.iterations {
+            if let Err(why) = crate::plan::check_iterations(*iterations.get_ref()) {
+                return Err(Error::invalid(format!(
+                    "suite {name}: {}: iterations {why}",
+                    top_at("iterations", iterations.span())
+                )));
+            }
+        }
+        if let Some(warmup) = &file.warmup {
+            if let Err(why) = crate::plan::check_warmup(*warmup.get_ref()) {
+                return Err(Error::invalid(format!(
+                    "suite {name}: {}: warmup {why}",
+                    top_at("warmup", warmup.span())
+                )));
+            }
         }
         let mut cases = Vec::new();
-        for spanned in &file.cases {
+        for (index, spanned) in file.cases.iter().enumerate() {
             let at = position(text, spanned.span().start);
-            let key_at = |key: &str| key_position(text, spanned.span(), key).unwrap_or(at.clone());
+            // Where a key of this case is written (in the case, else in its matrix; the matrix
+            // first for the matrix's own errors), else the case's `[[case]]` line.
+            let place = |key: Option<&str>, matrix_first: bool| {
+                key.and_then(|key| case_key_offset(text, index, key, matrix_first))
+                    .map_or_else(|| at.clone(), |offset| position(text, offset))
+            };
             let mut from_this: Vec<WorkloadSpec> = Vec::new();
-            for mut table in expand_matrix(spanned.get_ref())
-                .map_err(|e| Error::invalid(format!("suite {name}: {at}: {e}")))?
-            {
+            for mut table in expand_matrix(spanned.get_ref()).map_err(|(key, why)| {
+                Error::invalid(format!("suite {name}: {}: {why}", place(Some(&key), true)))
+            })? {
                 let relative = resolve_counts(&mut table, online_cpus).map_err(|(key, why)| {
-                    Error::invalid(format!("suite {name}: {}: {why}", key_at(&key)))
+                    Error::invalid(format!("suite {name}: {}: {why}", place(Some(&key), false)))
                 })?;
-                let spec: WorkloadSpec =
-                    toml::Value::Table(table)
-                        .try_into()
-                        .map_err(|e: toml::de::Error| {
-                            let reason = e.message().trim().replace('\n', " ");
-                            let at = unknown_field(&reason).map_or(at.clone(), &key_at);
-                            Error::invalid(format!("suite {name}: {at}: {reason}"))
-                        })?;
                 // A resolved count out of range is this machine's doing: say which value made it.
-                if let Some(first) = relative.first() {
-                    spec.validate().map_err(|e| {
-                        let values: Vec<String> = relative
-                            .iter()
-                            .map(|r| format!("{} = {:?} is {}", r.key, r.given, r.count))
-                            .collect();
-                        Error::invalid(format!(
-                            "suite {name}: {}: {} on this machine ({online_cpus} online CPUs): {e}",
-                            key_at(&first.key),
-                            values.join(", ")
-                        ))
-                    })?;
+                let machine_made = |e: &Error| {
+                    let values: Vec<String> = relative
+                        .iter()
+                        .map(|r| format!("{} = {:?} is {}", r.key, r.given, r.count))
+                        .collect();
+                    Error::invalid(format!(
+                        "suite {name}: {}: {} on this machine ({online_cpus} online CPUs): {e}",
+                        place(relative.first().map(|r| r.key.as_str()), false),
+                        values.join(", ")
+                    ))
+                };
+                let resolved =
+                    |key: Option<&str>| relative.iter().any(|r| Some(r.key.as_str()) == key);
+                let spec = read_case(table).map_err(|e| match &e {
+                    KeyError::Range(range) if resolved(e.key()) => machine_made(range),
+                    _ => Error::invalid(format!("suite {name}: {}: {e}", place(e.key(), false))),
+                })?;
+                if !relative.is_empty() {
+                    spec.validate().map_err(|e| machine_made(&e))?;
                 }
                 // A value out of its range is the file's doing: point at its key. Rules that
                 // depend on this machine (its CPUs, its limits) are checked when the plan is made.
                 if let Err(Error::InvalidParam { key, reason }) = spec.validate() {
                     return Err(Error::invalid(format!(
                         "suite {name}: {}: {key} {reason}",
-                        key_at(key)
+                        place(Some(key), false)
                     )));
                 }
                 // "25%" and "50%" are one count on a small machine: run that case once.
@@ -153,9 +186,9 @@ impl Suite {
         Ok(Suite {
             name: name.to_string(),
             description: file.description,
-            iterations: file.iterations,
-            warmup: file.warmup,
-            cooldown_sec: file.cooldown_sec,
+            iterations: file.iterations.map(toml::Spanned::into_inner),
+            warmup: file.warmup.map(toml::Spanned::into_inner),
+            cooldown_sec,
             order: file.order,
             seed: file.seed,
             cases,
@@ -274,46 +307,77 @@ fn position(text: &str, offset: usize) -> String {
     format!("line {line}, column {column}")
 }
 
-/// Where `key` is written inside the case table starting at `span` (or in its matrix). toml's
-/// span of an array-of-tables entry may cover only its header, so the search runs to the next
-/// `[[` header.
-fn key_position(text: &str, span: std::ops::Range<usize>, key: &str) -> Option<String> {
-    let rest = text.get(span.start..)?;
-    let end = rest.get(1..)?.find("\n[[").map_or(rest.len(), |i| i + 1);
-    let table = &rest[..end];
-    let offset = table
-        .match_indices(key)
-        .find(|(i, _)| {
-            let before = &table[..*i];
-            let line_start = before.rfind('\n').map_or(0, |n| n + 1);
-            table[line_start..*i].trim().is_empty()
-        })?
-        .0;
-    Some(position(text, span.start + offset))
+/// A case's table as a workload; the error knows the key at fault where one is.
+fn read_case(table: toml::Table) -> std::result::Result<WorkloadSpec, KeyError> {
+    let fields: serde_json::Map<String, serde_json::Value> =
+        toml::Value::Table(table)
+            .try_into()
+            .map_err(|e: toml::de::Error| KeyError::Value {
+                key: None,
+                reason: e.message().trim().replace('\n', " "),
+            })?;
+    WorkloadSpec::from_keys(fields)
+}
+
+/// Where `key` is written in the `index`th `[[case]]` table or its `[case.matrix]` (the matrix
+/// first when `matrix_first`), from the document's own spans.
+fn case_key_offset(text: &str, index: usize, key: &str, matrix_first: bool) -> Option<usize> {
+    let document = toml::de::DeTable::parse(text).ok()?;
+    let case = document
+        .get_ref()
+        .get("case")?
+        .get_ref()
+        .as_array()?
+        .get(index)?;
+    let case = case.get_ref().as_table()?;
+    let in_case = || case.get_key_value(key).map(|(k, _)| k.span().start);
+    let in_matrix = || {
+        let matrix = case.get("matrix")?.get_ref().as_table()?;
+        matrix.get_key_value(key).map(|(k, _)| k.span().start)
+    };
+    if matrix_first {
+        in_matrix().or_else(in_case)
+    } else {
+        in_case().or_else(in_matrix)
+    }
+}
+
+/// Where the top-level `key` is written.
+fn top_key_offset(text: &str, key: &str) -> Option<usize> {
+    let document = toml::de::DeTable::parse(text).ok()?;
+    let (key, _) = document.get_ref().get_key_value(key)?;
+    Some(key.span().start)
 }
 
 /// One table per combination of the case's `matrix` values (a cartesian product in the order the
 /// keys and values are written); the case itself when it has no matrix.
-fn expand_matrix(case: &toml::Table) -> std::result::Result<Vec<toml::Table>, String> {
+fn expand_matrix(case: &toml::Table) -> std::result::Result<Vec<toml::Table>, (String, String)> {
     let mut base = case.clone();
     let Some(matrix) = base.remove("matrix") else {
         return Ok(vec![base]);
     };
     let toml::Value::Table(matrix) = matrix else {
-        return Err(
+        return Err((
+            "matrix".into(),
             "`matrix` must be a table of arrays, e.g. [case.matrix] groups = [1, 2]".into(),
-        );
+        ));
     };
     let mut combinations = vec![base];
     for (key, values) in matrix {
         let toml::Value::Array(values) = values else {
-            return Err(format!("matrix key `{key}` must be an array of values"));
+            return Err((
+                key.clone(),
+                format!("matrix key `{key}` must be an array of values"),
+            ));
         };
         if values.is_empty() {
-            return Err(format!("matrix key `{key}` has no values"));
+            return Err((key.clone(), format!("matrix key `{key}` has no values")));
         }
         if combinations[0].contains_key(&key) {
-            return Err(format!("`{key}` is set both in the case and in its matrix"));
+            return Err((
+                key.clone(),
+                format!("`{key}` is set both in the case and in its matrix"),
+            ));
         }
         let mut expanded = Vec::with_capacity(combinations.len() * values.len());
         for table in &combinations {
@@ -329,34 +393,40 @@ fn expand_matrix(case: &toml::Table) -> std::result::Result<Vec<toml::Table>, St
 }
 
 /// toml's messages span several lines with a source excerpt; keep the position and the reason.
-/// Errors inside a `[[case]]` table are reported by toml at the table (the workload tag makes serde
-/// buffer the table), so an unknown key is looked up inside the table to point at its own line.
+/// An error in a value (a number too large for TOML, a wrong type) is reported at its key,
+/// which it names: `line 4, column 1: loops: ...`.
 fn one_line(error: &toml::de::Error, text: &str) -> String {
-    let reason = error.message().trim().replace('\n', " ");
-    match error.span() {
-        Some(span) => {
-            let mut at = span.start.min(text.len());
-            if let Some(key) = unknown_field(&reason) {
-                // The span may cover only the `[[case]]` header: search to the next table.
-                let rest = &text[at..];
-                let table_end = rest[1..].find("\n[").map_or(rest.len(), |i| i + 1);
-                let table = &rest[..table_end];
-                if let Some(offset) = table.find(&format!("\n{key}")) {
-                    at += offset + 1;
-                }
-            }
-            let before = &text[..at];
-            let line = before.matches('\n').count() + 1;
-            let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
-            format!("line {line}, column {column}: {reason}")
-        }
-        None => reason,
+    let mut reason = error.message().trim().replace('\n', " ");
+    // toml's words for an integer beyond i64, which a table can hold no other way.
+    if reason == "u64 value was too large"
+        || (reason.starts_with("invalid type: integer `")
+            && reason.ends_with(" as i128, expected any valid TOML value"))
+    {
+        reason = format!(
+            "out of range: a TOML integer is between {} and {}",
+            i64::MIN,
+            i64::MAX
+        );
     }
-}
-
-fn unknown_field(reason: &str) -> Option<&str> {
-    let rest = reason.strip_prefix("unknown field `")?;
-    rest.split_once('`').map(|(key, _)| key)
+    let Some(span) = error.span() else {
+        return reason;
+    };
+    let mut at = span.start.min(text.len());
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    if let Some((written, _)) = text[line_start..at].split_once('=') {
+        let key = written.trim();
+        let bare = !key.is_empty()
+            && key
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+        if bare {
+            at = line_start + (written.len() - written.trim_start().len());
+            if !reason.contains(&format!("`{key}`")) {
+                reason = format!("{key}: {reason}");
+            }
+        }
+    }
+    format!("{}: {reason}", position(text, at))
 }
 
 #[cfg(test)]
@@ -473,14 +543,111 @@ mod tests {
     }
 
     #[test]
-    fn matrix_errors_point_at_the_case() {
+    fn matrix_errors_point_at_the_matrix_key() {
         let both = "description = \"m\"\n[[case]]\nworkload = \"pipe\"\nloops = 1\n[case.matrix]\nloops = [1, 2]\n";
         let err = Suite::parse("m", both).unwrap_err().to_string();
-        assert!(err.contains("line 2") && err.contains("both"), "{err}");
+        assert!(
+            err.contains("line 6, column 1") && err.contains("both"),
+            "{err}"
+        );
         let unknown =
             "description = \"m\"\n[[case]]\nworkload = \"pipe\"\n[case.matrix]\nloopz = [1, 2]\n";
         let err = Suite::parse("m", unknown).unwrap_err().to_string();
         assert!(err.contains("line 5") && err.contains("loopz"), "{err}");
+        for (matrix, why) in [
+            ("loops = []", "matrix key `loops` has no values"),
+            ("loops = 3", "matrix key `loops` must be an array of values"),
+            ("loops = [3, true]", "loops: invalid type: boolean `true`"),
+        ] {
+            let err = error_on_2_cpus(&format!(
+                "workload = \"pipe\"\nthreaded = true\n[case.matrix]\n{matrix}\n"
+            ));
+            assert!(err.starts_with("suite m.toml: line 6, column 1: "), "{err}");
+            assert!(err.contains(why), "{err}");
+        }
+        let err = error_on_2_cpus("workload = \"pipe\"\n  matrix = 3\n");
+        assert!(
+            err.starts_with("suite m.toml: line 4, column 3: `matrix` must be a table"),
+            "{err}"
+        );
+    }
+
+    /// A value that does not read as its key's type is reported at the key, which it names, not
+    /// at the `[[case]]` line (line 2 here).
+    #[test]
+    fn errors_inside_a_case_name_the_key_at_its_line() {
+        for (case, expected) in [
+            ("loops = true", "line 4, column 1: loops: invalid type: boolean `true`, expected u64"),
+            ("loops = 1.5", "line 4, column 1: loops: invalid type: floating point `1.5`"),
+            ("loops = {a = 1}", "line 4, column 1: loops: invalid type: map"),
+            ("  cpus = \"0-\"", "line 4, column 3: cpus: invalid type: string \"0-\", expected an array of length 2"),
+            ("loops = 18446744073709551615", "line 4, column 1: loops: out of range: a TOML integer is between"),
+            ("loops = 99999999999999999999", "line 4, column 1: loops: out of range: a TOML integer is between"),
+            ("loops = -1", "line 4, column 1: loops must be between 1 and 10000000000, not -1"),
+            ("threaded = \"yes\"", "line 4, column 1: threaded: invalid type: string \"yes\""),
+        ] {
+            let err = error_on_2_cpus(&format!("workload = \"pipe\"\n{case}\n"));
+            assert!(err.starts_with(&format!("suite m.toml: {expected}")), "{case}: {err}");
+        }
+        let err = error_on_2_cpus("workload = \"nosuch\"\n");
+        assert!(
+            err.starts_with("suite m.toml: line 3, column 1: ")
+                && err.contains("unknown workload `nosuch`"),
+            "{err}"
+        );
+        let err = error_on_2_cpus("workload = 3\n");
+        assert!(
+            err.starts_with("suite m.toml: line 3, column 1: `workload`"),
+            "{err}"
+        );
+        // In the second case, not the first; a count too big for its type gets its range.
+        let err = error_on_2_cpus(
+            "workload = \"pipe\"\n[[case]]\nworkload = \"fake\"\nfail_at = 4294967296\n",
+        );
+        assert_eq!(
+            err,
+            "suite m.toml: line 6, column 1: fail_at must be between 0 and 4294967295, not 4294967296"
+        );
+    }
+
+    /// The suite's own settings are refused at their keys, named as the file names them.
+    #[test]
+    fn bad_settings_name_their_key_and_line() {
+        for (setting, expected) in [
+            (
+                "iterations = 0",
+                "line 2, column 1: iterations must be between 1 and 100000, not 0",
+            ),
+            (
+                "warmup = 100001",
+                "line 2, column 1: warmup must be at most 100000, not 100001",
+            ),
+            (
+                "cooldown_sec = -1",
+                "line 2, column 1: cooldown_sec must be between 0 and 3600, not -1",
+            ),
+            (
+                "cooldown_sec = nan",
+                "line 2, column 1: cooldown_sec must be between 0 and 3600, not NaN",
+            ),
+            (
+                "iterations = -1",
+                "line 2, column 1: iterations: invalid value: integer `-1`, expected u32",
+            ),
+            (
+                "order = \"up\"",
+                "line 2, column 1: order: unknown variant `up`",
+            ),
+        ] {
+            let text = format!("description = \"m\"\n{setting}\n[[case]]\nworkload = \"pipe\"\n");
+            let err = Suite::parse_for("m.toml", &text, 2).unwrap_err();
+            assert!(matches!(err, Error::InvalidInput(_)), "{setting}");
+            let err = err.to_string();
+            assert!(
+                err.starts_with(&format!("suite m.toml: {expected}")),
+                "{setting}: {err}"
+            );
+        }
     }
 
     #[test]

@@ -55,6 +55,10 @@ pub enum StoreError {
     NotSchedlab { path: PathBuf, why: String },
     #[error("cannot write the results database {path}: {reason}")]
     Unwritable { path: PathBuf, reason: String },
+    /// A writer's path is a directory, a device, a FIFO or a socket: `--db /dev/null` may have
+    /// meant to keep nothing.
+    #[error("cannot write the results database {path}: {reason}; --no-store keeps nothing")]
+    NotAFile { path: PathBuf, reason: String },
     #[error("cannot open the results database {path}: {reason}")]
     Unopenable { path: PathBuf, reason: String },
     /// The file is (or was) an SQLite database but SQLite, or its schema history, says it is
@@ -337,15 +341,29 @@ impl RunSink for StoreSink<'_> {
     }
 }
 
-/// The default database path: `$SCHEDLAB_DB`, else `$XDG_DATA_HOME/schedlab/results.db`, else
-/// `~/.local/share/schedlab/results.db`.
+/// The default database path: `$XDG_DATA_HOME/schedlab/results.db`, else
+/// `$HOME/.local/share/schedlab/results.db`; `None` when neither gives a place.
 pub fn default_db_path() -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os("SCHEDLAB_DB").filter(|p| !p.is_empty()) {
-        return Some(PathBuf::from(path));
-    }
-    let data_home = std::env::var_os("XDG_DATA_HOME")
-        .filter(|p| !p.is_empty())
+    default_db_path_in(
+        std::env::var_os("XDG_DATA_HOME").as_deref(),
+        std::env::var_os("HOME").as_deref(),
+    )
+}
+
+/// [`default_db_path`] for these values of `XDG_DATA_HOME` and `HOME`. A relative
+/// `XDG_DATA_HOME` is ignored, as the XDG Base Directory specification says; an empty or
+/// relative `HOME` is none, so the database never lands wherever the working directory is.
+pub fn default_db_path_in(
+    xdg_data_home: Option<&std::ffi::OsStr>,
+    home: Option<&std::ffi::OsStr>,
+) -> Option<PathBuf> {
+    let absolute = |value: &std::ffi::OsStr| Path::new(value).is_absolute();
+    let data_home = xdg_data_home
+        .filter(|v| absolute(v))
         .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".local/share")))?;
+        .or_else(|| {
+            home.filter(|v| absolute(v))
+                .map(|h| Path::new(h).join(".local/share"))
+        })?;
     Some(data_home.join("schedlab").join("results.db"))
 }

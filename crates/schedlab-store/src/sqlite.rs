@@ -118,8 +118,10 @@ impl SqliteStore {
             reason,
         };
         if let Some(reason) = not_a_file(path) {
-            // `--db /dev/null` may have meant to keep nothing.
-            return Err(unwritable(format!("{reason}; --no-store keeps nothing")));
+            return Err(StoreError::NotAFile {
+                path: path.to_path_buf(),
+                reason: reason.to_string(),
+            });
         }
         if create {
             if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -1454,7 +1456,7 @@ mod tests {
         ));
         assert!(matches!(
             SqliteStore::open(dir.path()),
-            Err(StoreError::Unwritable { .. })
+            Err(StoreError::NotAFile { .. })
         ));
     }
 }

@@ -91,8 +91,8 @@ pub enum OutputFormat {
 #[derive(Debug, Args)]
 pub struct DbArg {
     /// Results database: a file, sqlite:PATH or postgres://USER@HOST/DATABASE
-    /// [default: $XDG_DATA_HOME/schedlab/results.db]
-    #[arg(long, env = "SCHEDLAB_DB", value_name = "PATH|URL", global = true)]
+    /// [default: $SCHEDLAB_DB, else $XDG_DATA_HOME/schedlab/results.db]
+    #[arg(long, value_name = "PATH|URL", global = true)]
     pub db: Option<PathBuf>,
 }
 
@@ -328,9 +328,9 @@ pub struct HistoryArgs {
     /// The metric [default: the case's first primary metric]
     #[arg(long, value_name = "NAME")]
     pub metric: Option<String>,
-    /// Output format on stdout.
-    #[arg(long, value_enum, default_value_t = HistoryFormat::Text)]
-    pub format: HistoryFormat,
+    /// Output format on stdout [default: text]; not with --html on stdout.
+    #[arg(long, value_enum)]
+    pub format: Option<HistoryFormat>,
     /// Also write the history as a self-contained HTML page with an SVG plot (replaced whole; `-`
     /// or /dev/stdout: on stdout, instead of the table).
     #[arg(long, value_name = "FILE")]

@@ -107,6 +107,7 @@ impl From<StoreError> for Failure {
             // What the user gave or must fix: a path, a file, a schema, a name.
             StoreError::NotSchedlab { .. }
             | StoreError::Unwritable { .. }
+            | StoreError::NotAFile { .. }
             | StoreError::Unopenable { .. }
             | StoreError::Damaged { .. }
             | StoreError::Newer { .. }

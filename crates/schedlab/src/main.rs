@@ -23,7 +23,7 @@ mod shell;
 mod store_path;
 mod workload_flags;
 
-use failure::{Failure, FailureKind};
+use failure::Failure;
 
 fn main() -> ExitCode {
     // Before any thread starts, so that every thread inherits it (see the function).
@@ -52,24 +52,25 @@ fn main() -> ExitCode {
     }
 }
 
-/// Help and version go to stdout as usual; a usage error is cut to its first line so bad input
-/// always gets one line and exit code 2.
+/// Help and version go to stdout as usual, as any output: a closed pipe (`| head`) is no error,
+/// another write error (a full disk) is exit 1 with its line. A usage error is cut to its first
+/// line so bad input always gets one line and exit code 2.
 fn clap_failure(e: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
     match e.kind() {
-        ErrorKind::DisplayHelp => {
-            let _ = e.print();
-            ExitCode::SUCCESS
-        }
+        ErrorKind::DisplayHelp => printed(e.print()),
         // clap names a subcommand's version `schedlab-run`; the program is schedlab whatever
         // subcommand asks.
-        ErrorKind::DisplayVersion => {
-            let _ = writeln!(std::io::stdout(), "schedlab {}", env!("CARGO_PKG_VERSION"));
-            ExitCode::SUCCESS
-        }
+        ErrorKind::DisplayVersion => printed(writeln!(
+            std::io::stdout(),
+            "schedlab {}",
+            env!("CARGO_PKG_VERSION")
+        )),
+        // Not the whole help on stderr: one line naming the commands there are.
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand | ErrorKind::MissingSubcommand => {
-            let _ = e.print();
-            ExitCode::from(FailureKind::BadInput.exit_code())
+            let message = missing_command();
+            let _ = writeln!(std::io::stderr(), "schedlab: {}", one_line(&message));
+            Failure::bad_input(message).exit_code()
         }
         _ => {
             // clap puts the detail (which argument, a tip) on the lines after the first; keep
@@ -87,6 +88,10 @@ fn clap_failure(e: clap::Error) -> ExitCode {
                 "invalid arguments".to_string()
             } else {
                 match misplaced_flag_owner(&e) {
+                    // Before the workload's name it would be refused all the same.
+                    Some((given, _)) if given == "--suite" || given.starts_with("--suite=") => {
+                        "give either --suite or a workload, not both".to_string()
+                    }
                     Some((given, owner)) => format!(
                         "unexpected argument '{given}' after the workload's name: it is \
                          `{owner}`'s, so it goes before the workload's name"
@@ -104,21 +109,22 @@ fn clap_failure(e: clap::Error) -> ExitCode {
     }
 }
 
-/// For an unknown argument after a workload's name that a command above the workload takes
-/// (`ab fanout --a …`, `calibrate pipe --runs 3`): the argument, and that command's name, as
-/// `campaign start`.
-/// Those flags are not global, since a workload may have one of the same name (fanout's
-/// `--rounds`).
-fn misplaced_flag_owner(e: &clap::Error) -> Option<(String, String)> {
-    use clap::error::{ContextKind, ContextValue};
-    use clap::CommandFactory;
-    if e.kind() != clap::error::ErrorKind::UnknownArgument {
-        return None;
+/// The exit of help or version written on stdout (see [`clap_failure`]).
+fn printed(written: std::io::Result<()>) -> ExitCode {
+    match written.and_then(|()| std::io::stdout().flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            let failure = Failure::failed(format!("cannot write output: {e}"));
+            let _ = writeln!(std::io::stderr(), "schedlab: {}", failure.message);
+            failure.exit_code()
+        }
     }
-    let Some(ContextValue::String(given)) = e.get(ContextKind::InvalidArg) else {
-        return None;
-    };
-    let long = given.strip_prefix("--")?.split('=').next()?;
+}
+
+/// The subcommands the command line named, in order (`db`, or `run`, `pipe`), as clap knows them.
+fn command_path() -> (clap::Command, Vec<clap::Command>) {
+    use clap::CommandFactory;
     let mut command = cli::Cli::command();
     command.build();
     let mut path: Vec<clap::Command> = Vec::new();
@@ -129,6 +135,50 @@ fn misplaced_flag_owner(e: &clap::Error) -> Option<(String, String)> {
         };
         path.push(next);
     }
+    (command, path)
+}
+
+/// `schedlab`, `schedlab db`: which commands may follow, on one line.
+fn missing_command() -> String {
+    let (top, path) = command_path();
+    let names: Vec<&str> = path.iter().map(|c| c.get_name()).collect();
+    let words = names.join(" ");
+    let command = path.last().unwrap_or(&top);
+    let commands: Vec<&str> = command
+        .get_subcommands()
+        .filter(|c| !c.is_hide_set() && c.get_name() != "help")
+        .map(|c| c.get_name())
+        .collect();
+    let help = if words.is_empty() {
+        "schedlab --help".to_string()
+    } else {
+        format!("schedlab {words} --help")
+    };
+    match (words.is_empty(), commands.is_empty()) {
+        (_, true) => format!("arguments are needed (see {help})"),
+        (true, false) => format!("a command is needed: {} (see {help})", commands.join(", ")),
+        (false, false) => format!(
+            "{words} needs a command: {} (see {help})",
+            commands.join(", ")
+        ),
+    }
+}
+
+/// For an unknown argument after a workload's name that a command above the workload takes
+/// (`ab fanout --a …`, `calibrate pipe --runs 3`): the argument, and that command's name, as
+/// `campaign start`.
+/// Those flags are not global, since a workload may have one of the same name (fanout's
+/// `--rounds`).
+fn misplaced_flag_owner(e: &clap::Error) -> Option<(String, String)> {
+    use clap::error::{ContextKind, ContextValue};
+    if e.kind() != clap::error::ErrorKind::UnknownArgument {
+        return None;
+    }
+    let Some(ContextValue::String(given)) = e.get(ContextKind::InvalidArg) else {
+        return None;
+    };
+    let long = given.strip_prefix("--")?.split('=').next()?;
+    let (_top, path) = command_path();
     let (_workload, above) = path.split_last()?;
     let owner = above
         .iter()

@@ -1,32 +1,41 @@
 //! The results database a command line names: `--db`, else `$SCHEDLAB_DB`, else the default file;
 //! an SQLite file or a PostgreSQL URL, opened as a reader or a writer.
-use std::path::PathBuf;
-
-use schedlab_store::{Location, Store};
+use schedlab_store::{Location, Store, StoreError};
 
 use crate::cli::DbArg;
 use crate::failure::Failure;
 
 /// The store `--db` (or `$SCHEDLAB_DB`, or the default) names. A value with a URL scheme is
 /// parsed, never taken as a file name: `sqlite:` gives a path, `postgres://` a database, others
-/// are refused.
+/// are refused. `$SCHEDLAB_DB` is read here rather than by clap, so that an empty one is named
+/// as what it is.
 pub fn db_location(arg: &DbArg) -> Result<Location, Failure> {
-    let given = arg
-        .db
-        .clone()
-        .map(PathBuf::into_os_string)
-        .or_else(|| std::env::var_os("SCHEDLAB_DB"))
-        .filter(|v| !v.is_empty());
-    if let Some(value) = given {
-        return Ok(Location::parse(&value)?);
+    if let Some(db) = &arg.db {
+        return Ok(Location::parse(db.as_os_str())?);
+    }
+    if let Some(value) = std::env::var_os("SCHEDLAB_DB") {
+        if value.is_empty() {
+            return Err(Failure::bad_input(
+                "SCHEDLAB_DB is empty: unset it for the default database, or set it to one",
+            ));
+        }
+        return Location::parse(&value).map_err(|e| match e {
+            StoreError::BadLocation(why) => Failure::bad_input(format!("SCHEDLAB_DB {why}")),
+            e => Failure::from(e),
+        });
     }
     schedlab_store::default_db_path()
         .map(Location::Sqlite)
         .ok_or_else(|| {
             Failure::bad_input(
-                "no results database path: set --db, SCHEDLAB_DB, XDG_DATA_HOME or HOME",
+                "no results database path: set --db or SCHEDLAB_DB, or an absolute XDG_DATA_HOME or HOME",
             )
         })
+}
+
+/// Whether the command line or the environment names a store (`--db` or `$SCHEDLAB_DB`).
+pub fn db_named(arg: &DbArg) -> bool {
+    arg.db.is_some() || std::env::var_os("SCHEDLAB_DB").is_some()
 }
 
 /// Whether the location is an SQLite file that does not exist yet (a database on a server

@@ -1,7 +1,9 @@
 //! End-to-end tests of the schedlab binary on temporary databases: the run → store → show pipeline
 //! with the fake workload, real short pipe and messaging runs, bad input, failure and interruption.
+use std::path::Path;
 use std::time::Duration;
 
+use assert_cmd::Command;
 use serde_json::Value;
 
 mod common;
@@ -162,6 +164,31 @@ fn bad_input_gets_one_line_and_exit_code_2() {
     assert_each_bad_input(&db, &lines);
 }
 
+/// A command line that stops before its command gets one line naming the commands clap knows
+/// there, not the whole help on stderr.
+#[test]
+fn a_missing_command_gets_one_line_naming_the_commands() {
+    let (_dir, db) = temp_db();
+    let none: [&str; 0] = [];
+    let err = assert_bad_input(&db, &none);
+    assert!(
+        err.starts_with("schedlab: a command is needed: list, run, runs,")
+            && err.contains(" db, push,")
+            && err.trim_end().ends_with("(see schedlab --help)"),
+        "{err}"
+    );
+    let err = assert_bad_input(&db, &["db"]);
+    assert_eq!(
+        err.trim_end(),
+        "schedlab: db needs a command: check, upgrade (see schedlab db --help)"
+    );
+    let err = assert_bad_input(&db, &["campaign"]);
+    assert_eq!(
+        err.trim_end(),
+        "schedlab: campaign needs a command: start, next, status (see schedlab campaign --help)"
+    );
+}
+
 /// A negative number is a bad value of its flag, not an unknown flag `-5`.
 #[test]
 fn a_negative_number_is_refused_as_a_value_of_its_flag() {
@@ -180,6 +207,26 @@ fn a_negative_number_is_refused_as_a_value_of_its_flag() {
     for err in refusals {
         assert!(!err.contains("unexpected argument"), "{err}");
     }
+}
+
+/// A whole number too big for the type its parameter is read into is refused with the flag and
+/// its range, not serde's `expected u32` naming nothing.
+#[test]
+fn a_count_beyond_its_type_names_its_flag_and_range() {
+    let (_dir, db) = temp_db();
+    assert_each_refusal_names(
+        &db,
+        &[
+            (
+                "run fake --fail-at 4294967296",
+                "schedlab: --fail-at must be between 0 and 4294967295, not 4294967296",
+            ),
+            (
+                "run fake --stall-at 4294967296 --iteration-timeout 1",
+                "schedlab: --stall-at must be between 0 and 4294967295, not 4294967296",
+            ),
+        ],
+    );
 }
 
 /// A flag of `ab`, `calibrate` or `campaign start` given after the workload's name is refused
@@ -450,4 +497,128 @@ fn show_csv_writes_every_sample_in_long_form() {
     );
     // Bad format names are bad input, as ever.
     assert_bad_input(&db, &words("show 1 --format xml"));
+}
+
+/// `push --to` its own store under another spelling (relative, `sqlite:`, a link) is refused as
+/// the identical text is; `--to`'s errors name `--to`, not `--db`; `--since` takes calendar dates
+/// only.
+#[test]
+fn push_refuses_its_own_store_by_any_name_and_names_to() {
+    let (dir, db) = temp_db();
+    expect_success(schedlab(&db).args(words("run fake --iterations 1 -q")));
+    std::os::unix::fs::symlink(&db, dir.path().join("link.db")).unwrap();
+    std::fs::hard_link(&db, dir.path().join("hard.db")).unwrap();
+    let absolute = format!("sqlite://{}", db.display());
+    for to in [
+        "results.db",
+        "./results.db",
+        "sqlite:results.db",
+        "link.db",
+        "hard.db",
+        absolute.as_str(),
+    ] {
+        let out = schedlab(&db)
+            .current_dir(dir.path())
+            .args(["push", "--to", to])
+            .output()
+            .unwrap();
+        let err = assert_refused(&out, to);
+        assert!(err.contains("is the store --db names"), "{to}: {err}");
+    }
+    let text = write_file(
+        dir.path(),
+        "text.db",
+        "not a database, a shopping list: eggs, flour, milk and more\n".repeat(4),
+    );
+    for (to, says) in [
+        ("", "schedlab: --to is empty"),
+        (dir.path().to_str().unwrap(), "it is a directory"),
+        (text.to_str().unwrap(), "not a schedlab results database"),
+        ("ftp:x", "unknown store scheme"),
+    ] {
+        let err = assert_bad_input(&db, &["push", "--to", to]);
+        assert!(err.starts_with("schedlab: --to "), "{to:?}: {err}");
+        assert!(err.contains(says), "{to:?}: {err}");
+        assert!(
+            !err.contains("--db") && !err.contains("--no-store"),
+            "{to:?}: {err}"
+        );
+    }
+    let copy = dir.path().join("copy.db");
+    let copy = copy.to_str().unwrap();
+    for (since, says) in [
+        ("2026-02-30", "2026-02-30 is not a date"),
+        ("2025-02-29", "2025-02-29 is not a date"),
+        ("9999-12-31", "after 2262-04-11"),
+    ] {
+        let err = assert_bad_input(&db, &["push", "--to", copy, "--since", since]);
+        assert!(err.contains(says), "{since}: {err}");
+    }
+    assert!(!Path::new(copy).exists());
+    let pushed = stdout_of_success(&db, &["push", "--to", copy, "--since", "2024-02-29"]);
+    assert!(pushed.contains("1 copied"), "{pushed}");
+}
+
+/// Smaller refusals that used to pass silently, say the wrong thing, or land somewhere else.
+#[test]
+fn small_bad_inputs_are_refused_saying_what_is_wrong() {
+    let (dir, db) = temp_db();
+    expect_success(schedlab(&db).args(words("run fake --iterations 1 -q")));
+    let missing = dir.path().join("missing.db");
+    let missing = missing.to_str().unwrap();
+    let file = write_file(dir.path(), "a.txt", "not a directory\n");
+    let file = file.to_str().unwrap();
+    assert_each_refusal_names(
+        &db,
+        &[
+            ("runs --limit 0".to_string(), "--limit must be at least 1"),
+            (
+                "run pipe --suite quick".to_string(),
+                "give either --suite or a workload, not both",
+            ),
+            (
+                "ab --a true --b true fake --suite quick".to_string(),
+                "give either --suite or a workload, not both",
+            ),
+            (
+                "history x --html - --format json".to_string(),
+                "--format shapes what goes on stdout",
+            ),
+            (
+                format!("calibrate --list --db {missing}"),
+                "no results database at",
+            ),
+            (format!("man --dir {file}"), "it is not a directory"),
+            (
+                "run fake --iteration-timeout 0.000001".to_string(),
+                "from 0.001 (a millisecond, its resolution)",
+            ),
+        ],
+    );
+    assert!(!Path::new(missing).exists());
+
+    // The environment: an empty SCHEDLAB_DB is named; a relative XDG_DATA_HOME is ignored (the
+    // XDG Base Directory specification), an empty HOME is none, and with nothing left it says so.
+    let home = dir.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    let env_run = |vars: &[(&str, &str)]| {
+        let mut cmd = Command::cargo_bin("schedlab").unwrap();
+        cmd.current_dir(dir.path())
+            .env_remove("SCHEDLAB_DB")
+            .env_remove("XDG_DATA_HOME")
+            .env_remove("HOME")
+            .args(words("run fake --iterations 1 -q"));
+        for (key, value) in vars {
+            cmd.env(key, value);
+        }
+        cmd.output().unwrap()
+    };
+    let err = assert_refused(&env_run(&[("SCHEDLAB_DB", "")]), "SCHEDLAB_DB=''");
+    assert!(err.starts_with("schedlab: SCHEDLAB_DB is empty"), "{err}");
+    let err = assert_refused(&env_run(&[("HOME", "")]), "HOME=''");
+    assert!(err.contains("no results database path"), "{err}");
+    let out = env_run(&[("XDG_DATA_HOME", "rel"), ("HOME", home.to_str().unwrap())]);
+    assert_succeeded(&out, "a relative XDG_DATA_HOME");
+    assert!(home.join(".local/share/schedlab/results.db").exists());
+    assert!(!dir.path().join("rel").exists());
 }

@@ -142,3 +142,39 @@ fn every_command_survives_readers_that_left() {
     // Bad input still says so in its exit code.
     expect_without_readers(&db, &words("compare a nosuchlabel"), 2);
 }
+
+/// A full disk is not a reader that left: help and version written where nothing fits fail as
+/// every command's output does, exit 1 with one line, where clap's own printing said nothing.
+#[test]
+fn help_and_version_on_a_full_disk_fail_as_any_output() {
+    let (_dir, db) = temp_db();
+    for line in [
+        "--help",
+        "-h",
+        "help",
+        "help run",
+        "-V",
+        "db -V",
+        "run pipe --help",
+        "list",
+    ] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let out = Command::new(assert_cmd::cargo::cargo_bin("schedlab"))
+            .env("SCHEDLAB_DB", &db)
+            .env_remove("XDG_DATA_HOME")
+            .args(words(line))
+            .stdout(full)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{line}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{line}: {stderr}");
+        assert!(
+            stderr.starts_with("schedlab: cannot write output: No space left on device"),
+            "{line}: {stderr}"
+        );
+    }
+}

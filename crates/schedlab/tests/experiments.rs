@@ -235,4 +235,66 @@ fn campaign_rejects_bad_plans() {
     ] {
         assert_bad_input(&db, &args);
     }
+    // The name and both releases are checked, each error naming what it is about; nothing is
+    // stored.
+    stdout_of_success(&db, &words("run fake --iterations 1 -q"));
+    let long = "n".repeat(199);
+    for (args, expected) in [
+        (
+            vec![
+                "campaign",
+                "start",
+                "",
+                "--a-kernel",
+                "x",
+                "--b-kernel",
+                "y",
+                "fake",
+            ],
+            "schedlab: the campaign name must be printable text",
+        ),
+        (
+            vec![
+                "campaign",
+                "start",
+                "a\tb",
+                "--a-kernel",
+                "x",
+                "--b-kernel",
+                "y",
+                "fake",
+            ],
+            "schedlab: the campaign name must be printable text",
+        ),
+        (
+            vec![
+                "campaign",
+                "start",
+                &long,
+                "--a-kernel",
+                "x",
+                "--b-kernel",
+                "y",
+                "fake",
+            ],
+            "schedlab: the campaign name is longer than 198 characters",
+        ),
+        (
+            campaign_start("", "y", &["fake"]),
+            "schedlab: --a-kernel must be printable text",
+        ),
+        (
+            campaign_start("x", "x\ny", &["fake"]),
+            "schedlab: --b-kernel must be printable text",
+        ),
+        (
+            campaign_start("x", " ", &["fake"]),
+            "schedlab: --b-kernel must be printable text",
+        ),
+    ] {
+        let err = assert_bad_input(&db, &args);
+        assert!(err.starts_with(expected), "{args:?}: {err}");
+    }
+    let listed = stdout_of_success(&db, &words("campaign status"));
+    assert!(listed.contains("no campaigns stored"), "{listed}");
 }

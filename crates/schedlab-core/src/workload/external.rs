@@ -65,9 +65,7 @@ hold exactly one result. docs/import.md says what each parser reads and which me
 
 /// A case name or tool version: printable text.
 fn text_value(text: &str) -> std::result::Result<serde_json::Value, String> {
-    if text.trim().is_empty() || text.chars().any(char::is_control) {
-        return Err("must be printable text".to_string());
-    }
+    crate::plan::check_printable(text)?;
     Ok(serde_json::Value::String(text.to_string()))
 }
 

@@ -191,7 +191,60 @@ impl WorkloadDefinition {
     /// the flag.
     pub fn from_command_line(&self, mut values: ValueMap) -> Result<WorkloadSpec> {
         (self.adjust_command_line)(&mut values)?;
-        (self.read)(values).map_err(|e| Error::invalid(e.to_string()))
+        self.read_keys(values).map_err(|e| match e {
+            KeyError::Range(error) => error,
+            KeyError::Value { key, reason } => {
+                match key.as_deref().and_then(|key| self.param(key)) {
+                    Some(def) => Error::invalid(format!("--{}: {reason}", def.long)),
+                    None => Error::invalid(reason),
+                }
+            }
+        })
+    }
+
+    /// Reads the workload's own keys (without `workload`), defaults for the rest. A whole number
+    /// out of its parameter's range is [`KeyError::Range`], checked first so that a number too
+    /// big for the type it is read into (`--fail-at 4294967296`) gets the range, not serde's
+    /// "expected u32"; a value that does not read is the key at fault with serde's reason,
+    /// found by reading each key on its own, as the error of the whole table names no key.
+    pub fn read_keys(&self, values: ValueMap) -> std::result::Result<WorkloadSpec, KeyError> {
+        for def in self.params {
+            let ParamKind::Count { min, max } = def.kind else {
+                continue;
+            };
+            let Some(serde_json::Value::Number(n)) = values.get(def.key) else {
+                continue;
+            };
+            let out_of_range = match (n.as_u64(), n.as_i64()) {
+                (Some(n), _) => def.check(n).err(),
+                (None, Some(negative)) => Some(Error::param(
+                    def.key,
+                    format!("must be between {min} and {max}, not {negative}"),
+                )),
+                _ => None,
+            };
+            if let Some(error) = out_of_range {
+                return Err(KeyError::Range(error));
+            }
+        }
+        (self.read)(values.clone()).map_err(|whole| {
+            let at_fault = values.iter().find_map(|(key, value)| {
+                let alone = ValueMap::from_iter([(key.clone(), value.clone())]);
+                (self.read)(alone)
+                    .err()
+                    .map(|e| (key.clone(), e.to_string()))
+            });
+            match at_fault {
+                Some((key, reason)) => KeyError::Value {
+                    key: Some(key),
+                    reason,
+                },
+                None => KeyError::Value {
+                    key: None,
+                    reason: whole.to_string(),
+                },
+            }
+        })
     }
 
     /// The workload with every parameter at its default.
@@ -210,6 +263,83 @@ impl WorkloadDefinition {
     }
 }
 
+/// Why a workload's keys do not read ([`WorkloadDefinition::read_keys`]).
+#[derive(Debug)]
+pub enum KeyError {
+    /// A whole number out of its parameter's range: an [`Error::InvalidParam`].
+    Range(Error),
+    /// A value that does not read as its parameter (a wrong type, an unknown key or choice):
+    /// the key when one alone is at fault, and serde's reason.
+    Value { key: Option<String>, reason: String },
+}
+
+impl KeyError {
+    /// The key at fault, if the error knows it.
+    pub fn key(&self) -> Option<&str> {
+        match self {
+            KeyError::Range(Error::InvalidParam { key, .. }) => Some(key),
+            KeyError::Range(_) => None,
+            KeyError::Value { key, .. } => key.as_deref(),
+        }
+    }
+}
+
+impl std::fmt::Display for KeyError {
+    /// A sentence that names its key: `loops must be between 1 and 10, not 0`, `loops: invalid
+    /// type: boolean `true`, expected u64`, or serde's own where it names the key already
+    /// (`unknown field `loopz``, `unknown workload `x``).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KeyError::Range(Error::InvalidParam { key, reason }) => write!(f, "{key} {reason}"),
+            KeyError::Range(error) => write!(f, "{error}"),
+            KeyError::Value {
+                key: Some(key),
+                reason,
+            } if !reason.contains(&format!("`{key}`")) => write!(f, "{key}: {reason}"),
+            KeyError::Value { reason, .. } => write!(f, "{reason}"),
+        }
+    }
+}
+
+impl WorkloadSpec {
+    /// A workload from its keys as a suite case writes them (`workload` and the workload's own);
+    /// an error knows the key at fault where one is.
+    pub fn from_keys(mut fields: ValueMap) -> std::result::Result<WorkloadSpec, KeyError> {
+        WorkloadSpec::tagged_definition(&mut fields)?.read_keys(fields)
+    }
+
+    /// The definition the `workload` key names, taken out of `fields`.
+    fn tagged_definition(
+        fields: &mut ValueMap,
+    ) -> std::result::Result<&'static WorkloadDefinition, KeyError> {
+        let name = match fields.remove("workload") {
+            Some(serde_json::Value::String(name)) => name,
+            Some(_) => {
+                return Err(KeyError::Value {
+                    key: Some("workload".into()),
+                    reason: "`workload` must be a workload's name".into(),
+                })
+            }
+            None => {
+                return Err(KeyError::Value {
+                    key: None,
+                    reason: "missing field `workload`".into(),
+                })
+            }
+        };
+        WorkloadDefinition::find(&name).ok_or_else(|| {
+            let names: Vec<&str> = WORKLOADS.iter().map(|w| w.name).collect();
+            KeyError::Value {
+                key: Some("workload".into()),
+                reason: format!(
+                    "unknown workload `{name}`, expected one of {}",
+                    names.join(", ")
+                ),
+            }
+        })
+    }
+}
+
 /// A workload's parameters with the `workload` key first, as suite files write them.
 #[derive(Serialize)]
 struct Tagged<'a, P> {
@@ -223,19 +353,9 @@ impl<'de> Deserialize<'de> for WorkloadSpec {
         deserializer: D,
     ) -> std::result::Result<Self, D::Error> {
         use serde::de::Error as _;
+        // Stored runs are read as they were stored: no range is checked here ([`WorkloadSpec::validate`]).
         let mut fields = ValueMap::deserialize(deserializer)?;
-        let name = match fields.remove("workload") {
-            Some(serde_json::Value::String(name)) => name,
-            Some(_) => return Err(D::Error::custom("`workload` must be a workload's name")),
-            None => return Err(D::Error::missing_field("workload")),
-        };
-        let definition = WorkloadDefinition::find(&name).ok_or_else(|| {
-            let names: Vec<&str> = WORKLOADS.iter().map(|w| w.name).collect();
-            D::Error::custom(format!(
-                "unknown workload `{name}`, expected one of {}",
-                names.join(", ")
-            ))
-        })?;
+        let definition = WorkloadSpec::tagged_definition(&mut fields).map_err(D::Error::custom)?;
         (definition.read)(fields).map_err(D::Error::custom)
     }
 }

@@ -22,7 +22,7 @@ use crate::output::{emit, say};
 use crate::plan::plan_from_parts;
 use crate::progress::ProgressLine;
 use crate::session::{plan_for_visit, Session, Storage};
-use crate::store_path::{db_location, is_missing, open_existing_writer, open_reader};
+use crate::store_path::{db_location, open_existing_writer, open_reader};
 
 /// The level the report's detectable changes are stated at.
 const REPORT_ALPHA: f64 = 0.05;
@@ -214,12 +214,8 @@ fn show(args: &CalibrateArgs, id: i64) -> Result<ExitCode, Failure> {
 }
 
 fn list(args: &CalibrateArgs) -> Result<ExitCode, Failure> {
-    let location = db_location(&args.db)?;
-    let calibrations = if !is_missing(&location) {
-        stored(&*open_reader(&location)?)?
-    } else {
-        Vec::new()
-    };
+    // A missing file is exit 2, as for every reader but `runs` (docs/cli.md, "The `--db` value").
+    let calibrations = stored(&*open_reader(&db_location(&args.db)?)?)?;
     emit(|out| match args.format {
         OutputFormat::Json => {
             let rows: Vec<serde_json::Value> = calibrations

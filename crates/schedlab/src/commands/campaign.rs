@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use serde::{Deserialize, Serialize};
 
 use schedlab_core::experiment::{arm_label, AbbaSlot};
-use schedlab_core::plan::{validate_label, RunPlan};
+use schedlab_core::plan::{check_printable, RunPlan, MAX_LABEL_CHARS};
 use schedlab_core::record::{Arm, ExperimentTag, RunStatus};
 use schedlab_core::sys;
 use schedlab_core::words;
@@ -120,12 +120,27 @@ fn start(args: &CampaignStartArgs) -> Result<ExitCode, Failure> {
             args.boots
         )));
     }
+    // Its runs are labelled NAME-a and NAME-b, so a name that makes good labels is one that is
+    // printable and leaves room for the suffix (it cannot be all digits with it).
+    check_printable(&args.name)
+        .map_err(|why| Failure::bad_input(format!("the campaign name {why}")))?;
+    let longest = MAX_LABEL_CHARS - arm_label("", Arm::A).chars().count();
+    if args.name.chars().count() > longest {
+        return Err(Failure::bad_input(format!(
+            "the campaign name is longer than {longest} characters (its runs are labelled NAME-a and NAME-b)"
+        )));
+    }
+    for (flag, release) in [
+        ("--a-kernel", &args.a_kernel),
+        ("--b-kernel", &args.b_kernel),
+    ] {
+        check_printable(release).map_err(|why| Failure::bad_input(format!("{flag} {why}")))?;
+    }
     if args.a_kernel == args.b_kernel {
         return Err(Failure::bad_input(
             "--a-kernel and --b-kernel are the same release; a campaign compares two kernels (use `schedlab ab` for settings)",
         ));
     }
-    validate_label(&arm_label(&args.name, Arm::A))?;
     let plan = plan_from_parts(
         args.suite.as_ref(),
         args.workload.as_ref(),

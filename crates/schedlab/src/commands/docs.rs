@@ -36,6 +36,13 @@ pub fn man(args: &ManArgs) -> Result<ExitCode, Failure> {
 
 /// One page per command, named as `man` finds them: `schedlab-run-pipe.1` for `schedlab run pipe`.
 fn write_pages(command: clap::Command, dir: &Path) -> Result<(), Failure> {
+    // create_dir_all says "File exists" of a file in the way, which reads as if the directory were.
+    if std::fs::metadata(dir).is_ok_and(|found| !found.is_dir()) {
+        return Err(Failure::bad_input(format!(
+            "--dir {}: it is not a directory",
+            dir.display()
+        )));
+    }
     std::fs::create_dir_all(dir)
         .map_err(|e| Failure::bad_input(format!("cannot create {}: {e}", dir.display())))?;
     let mut command = command;

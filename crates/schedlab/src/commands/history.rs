@@ -11,6 +11,15 @@ use crate::output::{emit, is_stdout, write_atomically};
 use crate::store_path::{db_location, open_reader};
 
 pub fn history(args: &HistoryArgs) -> Result<ExitCode, Failure> {
+    // The page on stdout is all that goes there: a format for the table would be ignored.
+    if let (Some(path), Some(_)) = (&args.html, args.format) {
+        if is_stdout(path) {
+            return Err(Failure::bad_input(format!(
+                "--format shapes what goes on stdout, and --html {} puts the page there instead; give one of them",
+                path.display()
+            )));
+        }
+    }
     let selection = selection(&args.select)?;
     let store = open_reader(&db_location(&args.db)?)?;
     let (history, changes) = history_and_changes(
@@ -30,7 +39,7 @@ pub fn history(args: &HistoryArgs) -> Result<ExitCode, Failure> {
             return Ok(ExitCode::SUCCESS);
         }
     }
-    emit(|out| match args.format {
+    emit(|out| match args.format.unwrap_or(HistoryFormat::Text) {
         HistoryFormat::Text => render::write_history_text(&history, &changes, out),
         HistoryFormat::Csv => render::write_history_csv(&history, &changes, out),
         HistoryFormat::Json => render::write_history_json(&history, &changes, out),

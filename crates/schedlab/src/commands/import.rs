@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use schedlab_core::fingerprint::{Fingerprint, ImportOrigin};
 use schedlab_core::import::{PlainOptions, Tool, ToolResult};
-use schedlab_core::plan::{validate_label, RunPlan};
+use schedlab_core::plan::{check_printable, validate_label, RunPlan};
 use schedlab_core::record::{IterationRecord, RunStatus};
 use schedlab_core::sys;
 use schedlab_core::words;
@@ -44,9 +44,7 @@ pub fn import(args: &ImportArgs) -> Result<ExitCode, Failure> {
         ("--tool-version", &args.tool_version),
     ] {
         if let Some(text) = text {
-            if text.trim().is_empty() || text.chars().any(char::is_control) {
-                return Err(Failure::bad_input(format!("{flag} must be printable text")));
-            }
+            check_printable(text).map_err(|why| Failure::bad_input(format!("{flag} {why}")))?;
         }
     }
     let plain = PlainOptions {

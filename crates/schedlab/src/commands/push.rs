@@ -9,12 +9,12 @@ use std::process::ExitCode;
 use schedlab_core::sys;
 use schedlab_core::words;
 use schedlab_store::push::PushReport;
-use schedlab_store::{Location, SqliteStore, Store};
+use schedlab_store::{Location, SqliteStore, Store, StoreError};
 
 use crate::cli::{OutputFormat, PushArgs};
 use crate::failure::{Failure, FailureKind};
 use crate::output::{emit, say};
-use crate::store_path::{db_location, open_reader, open_writer};
+use crate::store_path::{db_location, open_reader};
 
 pub fn push(args: &PushArgs) -> Result<ExitCode, Failure> {
     let since_ns = args
@@ -23,11 +23,21 @@ pub fn push(args: &PushArgs) -> Result<ExitCode, Failure> {
         .map(|text| parse_since(text, sys::realtime_ns()))
         .transpose()?;
     let source_location = db_location(&args.db)?;
-    let target_location = Location::parse(&args.to)?;
-    if source_location == target_location {
+    if args.to.is_empty() {
+        return Err(Failure::bad_input(
+            "--to is empty: give the store to copy into, a postgres:// URL or an SQLite path",
+        ));
+    }
+    let target_location = Location::parse(&args.to).map_err(as_target)?;
+    if same_store(&source_location, &target_location) {
+        let (to, from) = (target_location.describe(), source_location.describe());
+        let spelt = if to == from {
+            String::new()
+        } else {
+            format!(" ({from})")
+        };
         return Err(Failure::bad_input(format!(
-            "--to {} is the store --db names; push copies into another one",
-            target_location.describe()
+            "--to {to} is the store --db names{spelt}; push copies into another one"
         )));
     }
     // Ctrl-C, `kill`, a hang-up: the run being copied is finished (its transaction commits or
@@ -35,7 +45,7 @@ pub fn push(args: &PushArgs) -> Result<ExitCode, Failure> {
     sys::install_interrupt_handlers()
         .map_err(|e| Failure::failed(format!("cannot install signal handlers: {e}")))?;
     let source = open_source(&source_location)?;
-    let mut target = open_writer(&target_location)?;
+    let mut target = schedlab_store::open_writer(&target_location, true).map_err(as_target)?;
     let report = schedlab_store::push::push(&*source, &mut *target, since_ns, &mut |_| {
         match sys::interrupt_signal() {
             Some(_) => ControlFlow::Break(()),
@@ -65,6 +75,42 @@ pub fn push(args: &PushArgs) -> Result<ExitCode, Failure> {
         return Err(Failure::reported(FailureKind::Failed));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether two locations are one store: the same text, or SQLite files that are one file
+/// under two names (a relative path, `sqlite:`, a symbolic or hard link). A file that does not
+/// exist yet is no file `--db` reads.
+fn same_store(source: &Location, target: &Location) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    if source == target {
+        return true;
+    }
+    match (source, target) {
+        (Location::Sqlite(a), Location::Sqlite(b)) => {
+            match (std::fs::metadata(a), std::fs::metadata(b)) {
+                (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+                _ => false,
+            }
+        }
+        _ => false,
+    }
+}
+
+/// An error of the store `--to` names, naming `--to` where the store's own words name `--db`
+/// (its messages are written for the store a command works on).
+fn as_target(e: StoreError) -> Failure {
+    match e {
+        StoreError::BadLocation(why) => Failure::bad_input(format!("--to {why}")),
+        StoreError::NotSchedlab { path, why } => Failure::bad_input(format!(
+            "--to {}: not a schedlab results database ({why}); push into another store",
+            path.display()
+        )),
+        StoreError::NotAFile { path, reason } => Failure::bad_input(format!(
+            "--to {}: cannot write a results database there: {reason}",
+            path.display()
+        )),
+        e => Failure::from(e),
+    }
 }
 
 /// The store runs are copied from, read-only. An SQLite file older than V8 has no run ids to
@@ -194,8 +240,13 @@ fn parse_since(text: &str, now_ns: i64) -> Result<i64, Failure> {
     else {
         return Err(bad());
     };
-    if !(1970..=9999).contains(&year) || !(1..=12).contains(&month) || !(1..=31).contains(&day) {
-        return Err(bad());
+    if !(1970..=9999).contains(&year)
+        || !(1..=12).contains(&month)
+        || !(1..=days_in_month(year, month)).contains(&day)
+    {
+        return Err(Failure::bad_input(format!(
+            "--since {text:?}: {date} is not a date (YYYY-MM-DD, from 1970)"
+        )));
     }
     let seconds_of_day = match time {
         None => 0,
@@ -213,7 +264,22 @@ fn parse_since(text: &str, now_ns: i64) -> Result<i64, Failure> {
     // Nanoseconds in an i64 end in 2262.
     (days_from_civil(year, month, day) * 86_400 + seconds_of_day)
         .checked_mul(SEC)
-        .ok_or_else(bad)
+        .ok_or_else(|| {
+            Failure::bad_input(format!(
+                "--since {text:?} is after 2262-04-11T23:47:16Z, the last time schedlab can store"
+            ))
+        })
+}
+
+/// Days in `month` (1 to 12) of `year` in the Gregorian calendar.
+fn days_in_month(year: i64, month: i64) -> i64 {
+    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    match month {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
@@ -254,8 +320,60 @@ mod tests {
             "2026-11-01T25:00",
             "d",
             "9999-01-01",
+            "2026-02-30",
+            "2026-04-31",
+            "2023-02-29",
+            "2100-02-29",
+            "2026-11-00",
+            "2262-04-12",
         ] {
             assert!(parse_since(bad, now).is_err(), "{bad}");
+        }
+        for good in ["2024-02-29", "2000-02-29", "2026-04-30", "2262-04-11"] {
+            assert!(parse_since(good, now).is_ok(), "{good}");
+        }
+        let err = parse_since("2026-02-30", now).unwrap_err().message;
+        assert!(err.contains("2026-02-30 is not a date"), "{err}");
+        let err = parse_since("9999-12-31", now).unwrap_err().message;
+        assert!(err.contains("after 2262-04-11"), "{err}");
+    }
+
+    /// Every day from 1970 to the last day nanoseconds reach: a date is accepted exactly when
+    /// its day is in its month, and each accepted date is one day after the one before, so no
+    /// day is skipped or repeated (an independent count, not the formula again). The months'
+    /// lengths are checked against the calendar's own rules at a few known years.
+    #[test]
+    fn since_knows_every_calendar_day() {
+        let mut expected_days = 0i64;
+        for year in 1970..=2262 {
+            for month in 1..=12 {
+                for day in 1..=31 {
+                    let text = format!("{year:04}-{month:02}-{day:02}");
+                    let parsed = parse_since(&text, 0);
+                    if day > days_in_month(year, month) {
+                        assert!(parsed.is_err(), "{text}");
+                        continue;
+                    }
+                    if (year, month, day) > (2262, 4, 11) {
+                        assert!(parsed.is_err(), "{text}");
+                        continue;
+                    }
+                    assert_eq!(parsed.unwrap(), expected_days * 86_400 * SEC, "{text}");
+                    expected_days += 1;
+                }
+            }
+        }
+        // Days 0 (1970-01-01) to 106,751 (2262-04-11); day 106,752 starts past i64 nanoseconds.
+        assert_eq!(expected_days, 106_752);
+        let year_days = |year| (1..=12).map(|m| days_in_month(year, m)).sum::<i64>();
+        for (year, days) in [
+            (1970, 365),
+            (1972, 366),
+            (2000, 366),
+            (2100, 365),
+            (2024, 366),
+        ] {
+            assert_eq!(year_days(year), days, "{year}");
         }
     }
 }

@@ -14,7 +14,7 @@ use crate::output::{emit, report_format};
 use crate::plan::run_plan;
 use crate::progress::ProgressLine;
 use crate::session::{host_history, Session, Storage};
-use crate::store_path::{db_location, is_missing, open_reader};
+use crate::store_path::{db_location, db_named, is_missing, open_reader};
 
 pub fn run(args: &RunArgs) -> Result<ExitCode, Failure> {
     let plan = run_plan(args)?;
@@ -23,7 +23,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Failure> {
     }
     let storage = if args.no_store {
         // Unused, a --db value must still name a store: a mistyped URL should not pass silently.
-        if args.db.db.is_some() {
+        if db_named(&args.db) {
             db_location(&args.db)?;
         }
         Storage::Memory

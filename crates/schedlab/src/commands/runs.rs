@@ -12,6 +12,11 @@ use crate::output::emit;
 use crate::store_path::{db_location, is_missing, open_reader};
 
 pub fn runs(args: &RunsArgs) -> Result<ExitCode, Failure> {
+    if args.limit == Some(0) {
+        return Err(Failure::bad_input(
+            "--limit must be at least 1, not 0 (leave it out for every run)",
+        ));
+    }
     let location = db_location(&args.db)?;
     let selection = selection(&args.select)?;
     let missing = is_missing(&location);
