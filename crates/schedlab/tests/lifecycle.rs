@@ -303,6 +303,123 @@ fn sigquit_is_a_clean_stop_and_an_ignored_sighup_stays_ignored() {
     assert_eq!(only_run(&db)["status"], "complete");
 }
 
+/// `run external` of a shell that answers SIGTERM by starting `sleep TRAPPED` and exiting only
+/// after it, with a child `sleep 600` to wait for meanwhile: a tool whose processes outlive its
+/// first process unless the whole group is killed. Returns the run and the tool's process group
+/// once the shell's child is running.
+fn run_a_tool_with_children(db: &Path) -> (Child, i32) {
+    let script = "trap 'sleep 300; exit 1' TERM; sleep 600 & wait";
+    // Not `spawn`: its flags, and `--db`, would land after `--`, in the tool's arguments.
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("schedlab"))
+        .env_remove("SCHEDLAB_DB")
+        .env_remove("XDG_DATA_HOME")
+        .args(words(
+            "run external --parser plain --iterations 3 --warmup 0 --quiet --db",
+        ))
+        .arg(db)
+        .args(["--", "/bin/sh", "-c", script])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        assert!(Instant::now() < deadline, "the tool did not start");
+        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+        // The tool's group is named by schedlab's one child, which leads it.
+        if let Some(&group) = children_of(child.id()).first() {
+            if members_named(group, "sleep 600") > 0 {
+                return (child, group);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The processes of `group` that are alive (a zombie has ended), with their command lines.
+fn live_members_of(group: i32) -> Vec<(i32, String)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            continue;
+        };
+        // After the command: state, parent, process group.
+        let fields: Vec<&str> = rest.split_whitespace().take(3).collect();
+        if fields.len() == 3 && fields[2] == group.to_string() && !matches!(fields[0], "Z" | "X") {
+            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            found.push((pid, cmdline.trim_end().to_string()));
+        }
+    }
+    found
+}
+
+/// How many live processes of `group` run `command` (their command line, arguments included).
+fn members_named(group: i32, command: &str) -> usize {
+    live_members_of(group)
+        .iter()
+        .filter(|(_, cmdline)| cmdline == command)
+        .count()
+}
+
+/// Fails unless every process of `group` is gone within a few seconds (a SIGKILLed process can
+/// take a moment to exit on a busy machine); kills the survivors first, so a failure leaves
+/// nothing behind either.
+fn assert_group_gone(group: i32) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !live_members_of(group).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let survivors = live_members_of(group);
+    if !survivors.is_empty() {
+        // SAFETY: kill has no memory effects; the group is the tool's, which the test started.
+        unsafe { libc::kill(-group, libc::SIGKILL) };
+    }
+    assert!(
+        survivors.is_empty(),
+        "the tool's group outlived schedlab: {survivors:?}"
+    );
+}
+
+/// Ctrl-C twice during `run external`, the second while the tool's shell is still in its SIGTERM
+/// trap: schedlab quits at once, saying so in one line, and nothing of the tool's process group
+/// outlives it (the shell would die with schedlab, but not the `sleep` its trap started).
+#[test]
+fn a_second_ctrl_c_during_external_leaves_nothing_of_the_tool() {
+    let (_d, db) = temp_db();
+    let (mut child, group) = run_a_tool_with_children(&db);
+    send_signal(&child, libc::SIGINT);
+    // The clean stop has sent the group SIGTERM once the trap runs; it waits 1 s for the shell.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while members_named(group, "sleep 300") == 0 {
+        assert!(Instant::now() < deadline, "the tool's trap did not run");
+        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    send_signal(&child, libc::SIGINT);
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&output.status),
+        Some(libc::SIGINT),
+        "{:?}: {stderr}",
+        output.status
+    );
+    assert_group_gone(group);
+    assert_eq!(stderr.lines().count(), 1, "{stderr:?}");
+    assert!(
+        stderr.starts_with("schedlab: a second Ctrl-C: quitting now"),
+        "{stderr:?}"
+    );
+    assert_eq!(only_run(&db)["status"], "abandoned");
+}
+
 /// The pids whose parent is `parent`.
 fn children_of(parent: u32) -> Vec<i32> {
     let mut found = Vec::new();
