@@ -12,6 +12,7 @@ use std::sync::atomic::Ordering;
 
 use rustix::event::{PollFd, PollFlags};
 use rustix::io::Errno;
+use rustix::process::PidfdFlags;
 
 use super::process::ChildExit;
 use super::time::monotonic_ns;
@@ -105,7 +106,10 @@ fn signal_group(group: i32, signal: i32) {
     unsafe { libc::kill(-group, signal) };
 }
 
-/// Reads both streams until they close and the child has exited.
+/// Reads both streams until they close and the child has exited. The wait also wakes when the
+/// child exits (a pidfd, where the kernel has them: Linux 5.3), not only when output comes: a
+/// child's streams close as it exits, a moment before it can be reaped, and a wait that then
+/// slept until its next wake would add up to [`WAKE_MS`] to the iteration's time.
 fn wait_for(
     child: &mut Child,
     group: i32,
@@ -115,6 +119,8 @@ fn wait_for(
         child.stdout.take().map(OwnedFd::from),
         child.stderr.take().map(OwnedFd::from),
     ];
+    let exited = rustix::process::Pid::from_raw(child.id() as i32)
+        .and_then(|pid| rustix::process::pidfd_open(pid, PidfdFlags::empty()).ok());
     let mut out: [Vec<u8>; 2] = [Vec::new(), Vec::new()];
     let mut exit: Option<ChildExit> = None;
     let mut buf = vec![0u8; 64 * 1024];
@@ -145,16 +151,15 @@ fn wait_for(
                     stderr,
                 });
             }
-            // Both streams closed, the child still running: wait for it (or a signal).
-            match rustix::event::poll(&mut [], Some(&wake)) {
-                Ok(_) | Err(Errno::INTR) => continue,
-                Err(e) => return Err(CommandError::Io(e.into())),
-            }
         }
+        // The open streams, and the child's exit while it runs (once it has exited its pidfd
+        // stays readable). Both streams closed, the child still running, and no pidfd: this
+        // waits for the next wake (or a signal).
         let ready: Vec<bool> = {
             let mut polled: Vec<PollFd> = open
                 .iter()
                 .filter_map(|&i| fds[i].as_ref())
+                .chain(exited.as_ref().filter(|_| exit.is_none()))
                 .map(|fd| PollFd::new(fd, PollFlags::IN))
                 .collect();
             match rustix::event::poll(&mut polled, Some(&wake)) {
