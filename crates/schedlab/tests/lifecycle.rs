@@ -420,6 +420,19 @@ fn a_second_ctrl_c_during_external_leaves_nothing_of_the_tool() {
     assert_eq!(only_run(&db)["status"], "abandoned");
 }
 
+/// SIGKILL of schedlab during `run external`: the tool's children go too, not only the tool
+/// (which alone PR_SET_PDEATHSIG would reach), and the next reader sees the run abandoned.
+#[test]
+fn sigkill_during_external_leaves_nothing_of_the_tool() {
+    let (_d, db) = temp_db();
+    let (child, group) = run_a_tool_with_children(&db);
+    send_signal(&child, libc::SIGKILL);
+    let (code, _) = finish(child, Duration::from_secs(10));
+    assert_eq!(code, None, "killed by a signal");
+    assert_group_gone(group);
+    assert_eq!(only_run(&db)["status"], "abandoned");
+}
+
 /// The pids whose parent is `parent`.
 fn children_of(parent: u32) -> Vec<i32> {
     let mut found = Vec::new();
