@@ -115,14 +115,14 @@ hang_up_then_kill_tests! {
 }
 
 /// Holds `db`'s write lock, as another process's long transaction would, once the run `child`
-/// is storing into it, and returns a second later: the run, which stores an iteration every
+/// is storing into it, and returns `settle` later: the run, which stores an iteration every
 /// 50 ms, is waiting for the lock by then.
-fn hold_the_write_lock(db: &Path, child: &mut Child) -> rusqlite::Connection {
+fn hold_the_write_lock(db: &Path, child: &mut Child, settle: Duration) -> rusqlite::Connection {
     wait_for_a_stored_iteration(db, child, Duration::from_secs(60));
     let holder = rusqlite::Connection::open(db).unwrap();
     holder.busy_timeout(Duration::from_secs(30)).unwrap();
     holder.execute_batch("BEGIN IMMEDIATE").unwrap();
-    std::thread::sleep(Duration::from_secs(1));
+    std::thread::sleep(settle);
     holder
 }
 
@@ -141,7 +141,7 @@ fn interrupt_a_run_behind_a_held_lock() -> HeldRun {
     let (dir, db) = temp_db();
     let line = format!("fake --sleep-ms 50 --iterations {MANY}");
     let mut child = spawn(&db, &words(&line));
-    let holder = hold_the_write_lock(&db, &mut child);
+    let holder = hold_the_write_lock(&db, &mut child, Duration::from_secs(1));
     let kept = stored_iterations(&db) as u64;
     send_signal(&child, libc::SIGINT);
     HeldRun {
@@ -197,6 +197,43 @@ fn ctrl_c_does_not_wait_out_a_busy_database() {
         stored_iterations(&held.db) as u64,
         "{run}"
     );
+}
+
+/// Ctrl-C half a second into the run's wait for a held lock: the grace runs from the signal, not
+/// from the end of the lock wait under way when it came (SQLite's 5 s busy timeout, which no
+/// signal interrupts). The holder lets go 7.5 s after the signal, by when schedlab has given up:
+/// the run's end is not recorded and it reads abandoned. Counted from the end of that wait, the
+/// grace would last until about 9.5 s after the signal, and the run would end `interrupted`.
+#[test]
+fn a_stop_behind_a_held_lock_gives_up_5_s_after_the_signal() {
+    let (_dir, db) = temp_db();
+    let line = format!("fake --sleep-ms 50 --iterations {MANY}");
+    let mut child = spawn(&db, &words(&line));
+    let holder = hold_the_write_lock(&db, &mut child, Duration::from_millis(500));
+    let kept = stored_iterations(&db) as u64;
+    send_signal(&child, libc::SIGINT);
+    let signalled = Instant::now();
+    while child.try_wait().unwrap().is_none() && signalled.elapsed() < Duration::from_millis(7500) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    holder.execute_batch("ROLLBACK").unwrap();
+    let (code, stderr) = finish(child, Duration::from_secs(60));
+    assert_eq!(code, Some(130), "{stderr}");
+    assert!(
+        stderr.contains("SIGINT arrived while the results database"),
+        "{stderr}"
+    );
+    // The message says how long after the signal the wait ended: the grace, and no less.
+    let waited: f64 = stderr
+        .split("stopped waiting ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|secs| secs.parse().ok())
+        .unwrap_or_else(|| panic!("no time in {stderr}"));
+    assert!((5.0..7.5).contains(&waited), "{stderr}");
+    let run = only_run(&db);
+    assert_eq!(run["status"], "abandoned", "{run}");
+    assert_eq!(finished_iterations(&run), kept);
 }
 
 /// Ctrl-C twice: the second one does not wait for the clean stop (here a store waiting out a

@@ -8,6 +8,10 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use super::watchdog::{kill_task_group, start_stop_countdown, WATCHDOG_SIGNAL};
 
 static INTERRUPT_SIGNAL: AtomicI32 = AtomicI32::new(0);
+/// When the first stop signal arrived, CLOCK_MONOTONIC in nanoseconds (0: none yet), so that a
+/// wait the signal cannot interrupt (a store waiting out a busy database) ends a fixed time after
+/// the signal, not a fixed time after whenever the wait got round to noticing it.
+static INTERRUPT_AT_NS: AtomicU64 = AtomicU64::new(0);
 /// Whether stderr is a terminal, asked when the handlers are installed: a handler's line then
 /// starts on a line of its own (a progress bar or the terminal's `^C` may hold the current one).
 static STDERR_IS_TERMINAL: AtomicBool = AtomicBool::new(false);
@@ -25,6 +29,8 @@ const QUIT_NOW: &[u8] = b"schedlab: a second Ctrl-C: quitting now; what was stor
 and a run cut short reads abandoned\n";
 
 extern "C" fn record_interrupt(signal: libc::c_int) {
+    // The arrival is noted before the signal, so whoever sees the signal sees when it came.
+    let _ = INTERRUPT_AT_NS.compare_exchange(0, now_ns(), Ordering::SeqCst, Ordering::SeqCst);
     let earlier = INTERRUPT_SIGNAL.swap(signal, Ordering::SeqCst);
     if earlier == 0 {
         start_stop_countdown();
@@ -46,6 +52,18 @@ extern "C" fn record_interrupt(signal: libc::c_int) {
             libc::raise(libc::SIGINT);
         }
     }
+}
+
+/// CLOCK_MONOTONIC in nanoseconds, as [`super::monotonic_ns`] reads it, through libc's
+/// clock_gettime, which is async-signal-safe: for signal handlers.
+fn now_ns() -> u64 {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes only `now`.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
+    now.tv_sec as u64 * 1_000_000_000 + now.tv_nsec as u64
 }
 
 /// Writes `line` (one line, newline included) to stderr from a signal handler; on a terminal it
@@ -143,6 +161,15 @@ pub fn interrupt_signal() -> Option<i32> {
     match INTERRUPT_SIGNAL.load(Ordering::SeqCst) {
         0 => None,
         s => Some(s),
+    }
+}
+
+/// When the first stop signal arrived: CLOCK_MONOTONIC in nanoseconds, as
+/// [`super::monotonic_ns`] reads it; `None` before one has.
+pub fn interrupt_arrived_ns() -> Option<u64> {
+    match INTERRUPT_AT_NS.load(Ordering::SeqCst) {
+        0 => None,
+        at => Some(at),
     }
 }
 
