@@ -88,12 +88,13 @@ pub enum StoreError {
         detail: String,
     },
     /// A stop signal arrived while the database was busy or unreachable, and waiting ended
-    /// [`STOP_GRACE`] later (`waited`: since the signal was seen) instead of after the patience.
-    #[error("{} arrived while the results database {path} was busy ({detail}); stopped waiting {} s after it", schedlab_core::sys::signal_name(*signal), waited.as_secs())]
+    /// [`STOP_GRACE`] after the signal (`since`: how long after, when it ended) instead of after
+    /// the patience.
+    #[error("{} arrived while the results database {path} was busy ({detail}); stopped waiting {:.1} s after it", schedlab_core::sys::signal_name(*signal), since.as_secs_f64())]
     Stopped {
         path: PathBuf,
         signal: i32,
-        waited: Duration,
+        since: Duration,
         detail: String,
     },
     /// A write through a store opened read-only: a bug in the caller, not in the file.

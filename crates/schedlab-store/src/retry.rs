@@ -1,9 +1,8 @@
 //! Waiting out a busy or unreachable database, one loop for both backends: the whole transaction
 //! is tried again with jittered exponential backoff for the store's patience (minutes: the
-//! caller's data waits in memory), but only for a few seconds more once a stop signal has
-//! arrived, so Ctrl-C, a hang-up or `kill` ends a run promptly even while the database is held.
+//! caller's data waits in memory), but only until a few seconds after a stop signal's arrival,
+//! so Ctrl-C, a hang-up or `kill` ends a run promptly even while the database is held.
 use std::path::PathBuf;
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use schedlab_core::sys;
@@ -33,8 +32,11 @@ impl Default for Patience {
 
 /// How long a store still tries once a stop signal has arrived: long enough for another writer's
 /// transaction to end, so the run's end can still be recorded, and short enough that nobody
-/// waits for it. Counted from the first time any retry saw the signal, so the iteration being
-/// stored and the run's end share one grace.
+/// waits for it. Counted from the signal's arrival (its handler notes the time), so the iteration
+/// being stored and the run's end share one grace, and a lock wait that was under way when the
+/// signal came counts against it: no signal interrupts SQLite's busy wait or a PostgreSQL
+/// statement waiting out its `lock_timeout`, but as neither lasts longer than
+/// [`Patience::busy_timeout`], 5 s by default, either is over by the grace's end.
 pub const STOP_GRACE: Duration = Duration::from_secs(5);
 
 /// How long one attempt waits for a lock once a stop signal has arrived (see
@@ -54,7 +56,12 @@ pub(crate) fn lock_wait(patience: &Patience) -> Duration {
 /// The longest pause between two attempts.
 const MAX_BACKOFF: Duration = Duration::from_secs(2);
 
-static STOP_SEEN: OnceLock<Instant> = OnceLock::new();
+/// How long ago the stop signal arrived (zero when none has).
+fn since_the_stop() -> Duration {
+    sys::interrupt_arrived_ns().map_or(Duration::ZERO, |at| {
+        Duration::from_nanos(sys::monotonic_ns().saturating_sub(at))
+    })
+}
 
 /// What one attempt came to: an answer to return, or a failure that may pass (a lock another
 /// process holds, a dropped connection), described for the error given when waiting ends.
@@ -66,7 +73,8 @@ pub(crate) enum Attempt<T> {
 /// Calls `attempt` until it is done. `attempt` learns whether an earlier attempt failed
 /// transiently (one whose commit may have landed before its answer was lost). Waiting ends with
 /// [`StoreError::Busy`] after `patience.total`, or with [`StoreError::Stopped`] once a stop
-/// signal is [`STOP_GRACE`] old; `location` names the database in either.
+/// signal is [`STOP_GRACE`] old (however long ago the wait began); `location` names the database
+/// in either.
 pub(crate) fn retry<T>(
     patience: &Patience,
     first_pause: Duration,
@@ -84,13 +92,13 @@ pub(crate) fn retry<T>(
         let waited = started.elapsed();
         let mut left = patience.total.saturating_sub(waited);
         if let Some(signal) = sys::interrupt_signal() {
-            let seen = *STOP_SEEN.get_or_init(Instant::now);
-            let grace = STOP_GRACE.saturating_sub(seen.elapsed());
+            let since = since_the_stop();
+            let grace = STOP_GRACE.saturating_sub(since);
             if grace.is_zero() {
                 return Err(StoreError::Stopped {
                     path: location(),
                     signal,
-                    waited: seen.elapsed(),
+                    since,
                     detail,
                 });
             }

@@ -115,14 +115,14 @@ hang_up_then_kill_tests! {
 }
 
 /// Holds `db`'s write lock, as another process's long transaction would, once the run `child`
-/// is storing into it, and returns a second later: the run, which stores an iteration every
+/// is storing into it, and returns `settle` later: the run, which stores an iteration every
 /// 50 ms, is waiting for the lock by then.
-fn hold_the_write_lock(db: &Path, child: &mut Child) -> rusqlite::Connection {
+fn hold_the_write_lock(db: &Path, child: &mut Child, settle: Duration) -> rusqlite::Connection {
     wait_for_a_stored_iteration(db, child, Duration::from_secs(60));
     let holder = rusqlite::Connection::open(db).unwrap();
     holder.busy_timeout(Duration::from_secs(30)).unwrap();
     holder.execute_batch("BEGIN IMMEDIATE").unwrap();
-    std::thread::sleep(Duration::from_secs(1));
+    std::thread::sleep(settle);
     holder
 }
 
@@ -141,7 +141,7 @@ fn interrupt_a_run_behind_a_held_lock() -> HeldRun {
     let (dir, db) = temp_db();
     let line = format!("fake --sleep-ms 50 --iterations {MANY}");
     let mut child = spawn(&db, &words(&line));
-    let holder = hold_the_write_lock(&db, &mut child);
+    let holder = hold_the_write_lock(&db, &mut child, Duration::from_secs(1));
     let kept = stored_iterations(&db) as u64;
     send_signal(&child, libc::SIGINT);
     HeldRun {
@@ -197,6 +197,43 @@ fn ctrl_c_does_not_wait_out_a_busy_database() {
         stored_iterations(&held.db) as u64,
         "{run}"
     );
+}
+
+/// Ctrl-C half a second into the run's wait for a held lock: the grace runs from the signal, not
+/// from the end of the lock wait under way when it came (SQLite's 5 s busy timeout, which no
+/// signal interrupts). The holder lets go 7.5 s after the signal, by when schedlab has given up:
+/// the run's end is not recorded and it reads abandoned. Counted from the end of that wait, the
+/// grace would last until about 9.5 s after the signal, and the run would end `interrupted`.
+#[test]
+fn a_stop_behind_a_held_lock_gives_up_5_s_after_the_signal() {
+    let (_dir, db) = temp_db();
+    let line = format!("fake --sleep-ms 50 --iterations {MANY}");
+    let mut child = spawn(&db, &words(&line));
+    let holder = hold_the_write_lock(&db, &mut child, Duration::from_millis(500));
+    let kept = stored_iterations(&db) as u64;
+    send_signal(&child, libc::SIGINT);
+    let signalled = Instant::now();
+    while child.try_wait().unwrap().is_none() && signalled.elapsed() < Duration::from_millis(7500) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    holder.execute_batch("ROLLBACK").unwrap();
+    let (code, stderr) = finish(child, Duration::from_secs(60));
+    assert_eq!(code, Some(130), "{stderr}");
+    assert!(
+        stderr.contains("SIGINT arrived while the results database"),
+        "{stderr}"
+    );
+    // The message says how long after the signal the wait ended: the grace, and no less.
+    let waited: f64 = stderr
+        .split("stopped waiting ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|secs| secs.parse().ok())
+        .unwrap_or_else(|| panic!("no time in {stderr}"));
+    assert!((5.0..7.5).contains(&waited), "{stderr}");
+    let run = only_run(&db);
+    assert_eq!(run["status"], "abandoned", "{run}");
+    assert_eq!(finished_iterations(&run), kept);
 }
 
 /// Ctrl-C twice: the second one does not wait for the clean stop (here a store waiting out a
@@ -301,6 +338,136 @@ fn sigquit_is_a_clean_stop_and_an_ignored_sighup_stays_ignored() {
     let (code, stderr) = finish(child, Duration::from_secs(20));
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(only_run(&db)["status"], "complete");
+}
+
+/// `run external` of a shell that answers SIGTERM by starting `sleep TRAPPED` and exiting only
+/// after it, with a child `sleep 600` to wait for meanwhile: a tool whose processes outlive its
+/// first process unless the whole group is killed. Returns the run and the tool's process group
+/// once the shell's child is running.
+fn run_a_tool_with_children(db: &Path) -> (Child, i32) {
+    let script = "trap 'sleep 300; exit 1' TERM; sleep 600 & wait";
+    // Not `spawn`: its flags, and `--db`, would land after `--`, in the tool's arguments.
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("schedlab"))
+        .env_remove("SCHEDLAB_DB")
+        .env_remove("XDG_DATA_HOME")
+        .args(words(
+            "run external --parser plain --iterations 3 --warmup 0 --quiet --db",
+        ))
+        .arg(db)
+        .args(["--", "/bin/sh", "-c", script])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        assert!(Instant::now() < deadline, "the tool did not start");
+        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+        // The tool's group is named by schedlab's one child, which leads it.
+        if let Some(&group) = children_of(child.id()).first() {
+            if members_named(group, "sleep 600") > 0 {
+                return (child, group);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The processes of `group` that are alive (a zombie has ended), with their command lines.
+fn live_members_of(group: i32) -> Vec<(i32, String)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            continue;
+        };
+        // After the command: state, parent, process group.
+        let fields: Vec<&str> = rest.split_whitespace().take(3).collect();
+        if fields.len() == 3 && fields[2] == group.to_string() && !matches!(fields[0], "Z" | "X") {
+            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            found.push((pid, cmdline.trim_end().to_string()));
+        }
+    }
+    found
+}
+
+/// How many live processes of `group` run `command` (their command line, arguments included).
+fn members_named(group: i32, command: &str) -> usize {
+    live_members_of(group)
+        .iter()
+        .filter(|(_, cmdline)| cmdline == command)
+        .count()
+}
+
+/// Fails unless every process of `group` is gone within a few seconds (a SIGKILLed process can
+/// take a moment to exit on a busy machine); kills the survivors first, so a failure leaves
+/// nothing behind either.
+fn assert_group_gone(group: i32) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !live_members_of(group).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let survivors = live_members_of(group);
+    if !survivors.is_empty() {
+        // SAFETY: kill has no memory effects; the group is the tool's, which the test started.
+        unsafe { libc::kill(-group, libc::SIGKILL) };
+    }
+    assert!(
+        survivors.is_empty(),
+        "the tool's group outlived schedlab: {survivors:?}"
+    );
+}
+
+/// Ctrl-C twice during `run external`, the second while the tool's shell is still in its SIGTERM
+/// trap: schedlab quits at once, saying so in one line, and nothing of the tool's process group
+/// outlives it (the shell would die with schedlab, but not the `sleep` its trap started).
+#[test]
+fn a_second_ctrl_c_during_external_leaves_nothing_of_the_tool() {
+    let (_d, db) = temp_db();
+    let (mut child, group) = run_a_tool_with_children(&db);
+    send_signal(&child, libc::SIGINT);
+    // The clean stop has sent the group SIGTERM once the trap runs; it waits 1 s for the shell.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while members_named(group, "sleep 300") == 0 {
+        assert!(Instant::now() < deadline, "the tool's trap did not run");
+        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    send_signal(&child, libc::SIGINT);
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&output.status),
+        Some(libc::SIGINT),
+        "{:?}: {stderr}",
+        output.status
+    );
+    assert_group_gone(group);
+    assert_eq!(stderr.lines().count(), 1, "{stderr:?}");
+    assert!(
+        stderr.starts_with("schedlab: a second Ctrl-C: quitting now"),
+        "{stderr:?}"
+    );
+    assert_eq!(only_run(&db)["status"], "abandoned");
+}
+
+/// SIGKILL of schedlab during `run external`: the tool's children go too, not only the tool
+/// (which alone PR_SET_PDEATHSIG would reach), and the next reader sees the run abandoned.
+#[test]
+fn sigkill_during_external_leaves_nothing_of_the_tool() {
+    let (_d, db) = temp_db();
+    let (child, group) = run_a_tool_with_children(&db);
+    send_signal(&child, libc::SIGKILL);
+    let (code, _) = finish(child, Duration::from_secs(10));
+    assert_eq!(code, None, "killed by a signal");
+    assert_group_gone(group);
+    assert_eq!(only_run(&db)["status"], "abandoned");
 }
 
 /// The pids whose parent is `parent`.

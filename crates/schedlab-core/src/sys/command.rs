@@ -1,8 +1,9 @@
 //! Running another program (a reference tool the user built) as a workload's iteration: it
-//! starts in a process group of its own with standard input closed and its output captured, dies
-//! with schedlab (PDEATHSIG), and is waited for in a loop that notices stop signals and the
-//! iteration's deadline. However it ends, nothing of its group outlives the iteration. Part of
-//! the audited OS layer (`crate::sys`).
+//! starts in a process group of its own with standard input closed and its output captured,
+//! under a small reaper that kills the group when schedlab dies (however it dies), and is waited
+//! for in a loop that notices stop signals and the iteration's deadline. However it ends, nothing
+//! of its group outlives the iteration, nor schedlab. Part of the audited OS layer
+//! (`crate::sys`).
 use std::io;
 use std::os::fd::OwnedFd;
 use std::os::unix::process::CommandExt;
@@ -12,8 +13,10 @@ use std::sync::atomic::Ordering;
 
 use rustix::event::{PollFd, PollFlags};
 use rustix::io::Errno;
+use rustix::process::PidfdFlags;
 
 use super::process::ChildExit;
+use super::raw::{raw_getpid, raw_getppid, raw_getrlimit_nofile};
 use super::time::monotonic_ns;
 use super::watchdog::TASK_GROUP;
 
@@ -77,15 +80,11 @@ pub fn run_command(argv: &[String], stop: &dyn Fn() -> bool) -> Result<CommandRu
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
-    // SAFETY: the hook runs in the forked child before exec and calls only prctl, which is
-    // async-signal-safe and touches no memory of the parent's.
+    let schedlab = raw_getpid();
+    // SAFETY: the hook runs in the child std forked, after its standard streams and process group
+    // are set up and just before exec; what it may do there is argued at `split_off_the_tool`.
     unsafe {
-        command.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(())
-        });
+        command.pre_exec(move || split_off_the_tool(schedlab));
     }
     let mut child = command.spawn().map_err(CommandError::Spawn)?;
     let group = child.id() as i32;
@@ -99,13 +98,159 @@ pub fn run_command(argv: &[String], stop: &dyn Fn() -> bool) -> Result<CommandRu
     result
 }
 
+/// Sent to the reaper by the kernel when schedlab dies (its PR_SET_PDEATHSIG). Only a wake-up:
+/// whether schedlab is gone, `getppid` says, so the signal chosen matters only in that it is
+/// not one schedlab sends the group.
+const PARENT_GONE: i32 = libc::SIGUSR1;
+
+/// Runs in the child std forked for the command, just before exec, and forks once more: the
+/// grandchild returns, to be exec'd as the tool, and the child stays behind as its reaper
+/// ([`reap`]) and never returns. The reaper leads the process group, waits for the tool and
+/// leaves as it did, so schedlab sees the tool's exit code or signal, and its usage (the reaper
+/// reaps it), in the reaper's; but when schedlab dies, however it dies (SIGKILL, the OOM killer,
+/// a crash), the reaper is told by PR_SET_PDEATHSIG and SIGKILLs the whole group. That signal
+/// alone, on the tool, would reach the tool but not its children.
+///
+/// # Safety
+///
+/// Only for a forked child of a possibly multithreaded process about to exec: every call below
+/// is a system call through libc or a raw one, save fork, which is glibc's and musl's own but
+/// resets their locks in the child as the first fork did (the reaper is single-threaded), and
+/// nothing allocates.
+unsafe fn split_off_the_tool(schedlab: i64) -> io::Result<()> {
+    // SAFETY: sigset operations on locals; sigprocmask, prctl, getpid and getppid affect this
+    // process only.
+    let before = unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        let mut before: libc::sigset_t = std::mem::zeroed();
+        // Every signal blocked from here: the reaper acts on none but the two it waits for, and
+        // the tool unblocks them itself, so none is lost between fork and exec.
+        libc::sigprocmask(libc::SIG_SETMASK, &all, &mut before);
+        if libc::prctl(libc::PR_SET_PDEATHSIG, PARENT_GONE, 0, 0, 0) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if raw_getppid() != schedlab {
+            // schedlab died before the death signal was asked for: no tool.
+            libc::_exit(1);
+        }
+        before
+    };
+    let reaper = raw_getpid();
+    // SAFETY: see the function's safety section.
+    let tool = unsafe { libc::fork() };
+    if tool < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if tool == 0 {
+        // SAFETY: as above; the tool starts with the mask std left it (empty) and dies with
+        // the reaper.
+        unsafe {
+            libc::sigprocmask(libc::SIG_SETMASK, &before, std::ptr::null_mut());
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if raw_getppid() != reaper {
+                libc::_exit(1);
+            }
+        }
+        return Ok(());
+    }
+    // SAFETY: as above.
+    unsafe { reap(tool, schedlab) }
+}
+
+/// The reaper's life (see [`split_off_the_tool`]): with every signal blocked, it waits for the
+/// tool's end (SIGCHLD) or schedlab's (PARENT_GONE), without a wake of its own. It keeps no
+/// descriptor but the standard three, which the tool has too: one std's spawn waits on until
+/// exec would otherwise keep schedlab waiting, and the pipes close when both are done with them.
+///
+/// # Safety
+///
+/// As for [`split_off_the_tool`], whose process this is.
+unsafe fn reap(tool: i32, schedlab: i64) -> ! {
+    // SAFETY: close_range, waitpid, kill and sigtimedwait are system calls that touch only
+    // `status` and the local set.
+    unsafe {
+        close_from(3);
+        let mut wake: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut wake);
+        libc::sigaddset(&mut wake, libc::SIGCHLD);
+        libc::sigaddset(&mut wake, PARENT_GONE);
+        loop {
+            let mut status = 0;
+            match libc::waitpid(tool, &mut status, libc::WNOHANG) {
+                reaped if reaped == tool => leave_as(status),
+                -1 if io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD) => {
+                    libc::_exit(127)
+                }
+                _ => {}
+            }
+            if raw_getppid() != schedlab {
+                // The group: the tool, whatever it started that stayed in it, and the reaper.
+                libc::kill(0, libc::SIGKILL);
+            }
+            // Blocked signals stay pending, so one that came since the checks ends this at once.
+            libc::sigtimedwait(&wake, std::ptr::null_mut(), std::ptr::null());
+        }
+    }
+}
+
+/// Ends the reaper as the tool ended (`status`, from waitpid): with its exit code, or killed by
+/// its signal, without a core dump of this copy of schedlab.
+///
+/// # Safety
+///
+/// As for [`split_off_the_tool`], whose process this is.
+unsafe fn leave_as(status: i32) -> ! {
+    // SAFETY: prctl, signal, kill, sigprocmask and _exit concern this process only.
+    unsafe {
+        if libc::WIFSIGNALED(status) {
+            let signal = libc::WTERMSIG(status);
+            libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+            libc::signal(signal, libc::SIG_DFL);
+            libc::kill(raw_getpid() as i32, signal);
+            let mut only: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut only);
+            libc::sigaddset(&mut only, signal);
+            libc::sigprocmask(libc::SIG_UNBLOCK, &only, std::ptr::null_mut());
+            // Not reached for a signal that can end a process.
+            libc::_exit(128 + signal);
+        }
+        libc::_exit(libc::WEXITSTATUS(status))
+    }
+}
+
+/// Closes every descriptor from `first` up: close_range (Linux 5.9), else one by one up to the
+/// limit on descriptors.
+///
+/// # Safety
+///
+/// Only where no descriptor from `first` up is owned by anything that will use it again: a
+/// process that will exit without returning.
+unsafe fn close_from(first: u32) {
+    // SAFETY: close_range and close only close descriptors; see the safety section.
+    unsafe {
+        if libc::syscall(libc::SYS_close_range, first, libc::c_uint::MAX, 0) == 0 {
+            return;
+        }
+        let top = raw_getrlimit_nofile().unwrap_or(1024).min(1 << 20);
+        for fd in u64::from(first)..top {
+            libc::close(fd as i32);
+        }
+    }
+}
+
 fn signal_group(group: i32, signal: i32) {
     // SAFETY: kill has no memory effects; `group` is the process group of a child we have not
     // reaped, or one that is empty now (ESRCH, ignored).
     unsafe { libc::kill(-group, signal) };
 }
 
-/// Reads both streams until they close and the child has exited.
+/// Reads both streams until they close and the child has exited. The wait also wakes when the
+/// child exits (a pidfd, where the kernel has them: Linux 5.3), not only when output comes: a
+/// child's streams close as it exits, a moment before it can be reaped, and a wait that then
+/// slept until its next wake would add up to [`WAKE_MS`] to the iteration's time.
 fn wait_for(
     child: &mut Child,
     group: i32,
@@ -115,6 +260,8 @@ fn wait_for(
         child.stdout.take().map(OwnedFd::from),
         child.stderr.take().map(OwnedFd::from),
     ];
+    let exited = rustix::process::Pid::from_raw(child.id() as i32)
+        .and_then(|pid| rustix::process::pidfd_open(pid, PidfdFlags::empty()).ok());
     let mut out: [Vec<u8>; 2] = [Vec::new(), Vec::new()];
     let mut exit: Option<ChildExit> = None;
     let mut buf = vec![0u8; 64 * 1024];
@@ -145,16 +292,15 @@ fn wait_for(
                     stderr,
                 });
             }
-            // Both streams closed, the child still running: wait for it (or a signal).
-            match rustix::event::poll(&mut [], Some(&wake)) {
-                Ok(_) | Err(Errno::INTR) => continue,
-                Err(e) => return Err(CommandError::Io(e.into())),
-            }
         }
+        // The open streams, and the child's exit while it runs (once it has exited its pidfd
+        // stays readable). Both streams closed, the child still running, and no pidfd: this
+        // waits for the next wake (or a signal).
         let ready: Vec<bool> = {
             let mut polled: Vec<PollFd> = open
                 .iter()
                 .filter_map(|&i| fds[i].as_ref())
+                .chain(exited.as_ref().filter(|_| exit.is_none()))
                 .map(|fd| PollFd::new(fd, PollFlags::IN))
                 .collect();
             match rustix::event::poll(&mut polled, Some(&wake)) {
@@ -222,6 +368,17 @@ mod tests {
         assert_eq!(run.stdout, b"out\n");
         assert_eq!(run.stderr, b"err\n");
         assert_eq!(run.exit, ChildExit::Code(3));
+    }
+
+    /// The reaper between schedlab and the tool leaves as the tool did.
+    #[test]
+    fn a_signal_that_killed_the_tool_is_kept() {
+        for signal in [libc::SIGTERM, libc::SIGKILL, libc::SIGUSR2] {
+            let run = run_command(&sh(&format!("kill -{signal} $$")), &|| false).unwrap();
+            assert_eq!(run.exit, ChildExit::Signal(signal));
+        }
+        let run = run_command(&sh("exit 255"), &|| false).unwrap();
+        assert_eq!(run.exit, ChildExit::Code(255));
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //!
 //! rustix first; libc where rustix has no call (fork, sigaction, getrusage, prctl, timer_create,
 //! open-file-description record locks, pthread mutexes), raw `syscall` where no libc call works
-//! in both builds (sched_getattr), and for the workloads' read/write data path, which must take
+//! in both builds (sched_getattr, close_range), and for the workloads' read/write data path, which must take
 //! the same path as the reference tools. Every `unsafe` block says why it is sound in a
 //! `// SAFETY:` comment, which clippy enforces here.
 //!
@@ -22,7 +22,7 @@
 //!   SIGEV_THREAD_ID (musl since 1.2.2; older musl refuses it with EINVAL and the watchdog would
 //!   fail to arm) or SIGEV_SIGNAL (the stop bound's);
 //! - musl's own code, measured as such: fork (takes musl's internal locks, so the child's malloc
-//!   works) and the pthread mutex of the contention workload; the fingerprint's `libc` names the
+//!   works; `external`'s reaper forks again in such a child, single-threaded by then) and the pthread mutex of the contention workload; the fingerprint's `libc` names the
 //!   library and version, so runs of the two builds are never taken for one another;
 //! - sysconf(_SC_PAGESIZE), the signal-set helpers: no system call.
 //!
@@ -82,8 +82,8 @@ pub use resource::{
 };
 pub use sched::{current_sched_policy, SchedPolicy};
 pub use signal::{
-    install_interrupt_handlers, interrupt_signal, signal_name, take_continued,
-    watch_for_suspension, with_interrupts_blocked, STOP_SIGNALS,
+    install_interrupt_handlers, interrupt_arrived_ns, interrupt_signal, signal_name,
+    take_continued, watch_for_suspension, with_interrupts_blocked, STOP_SIGNALS,
 };
 pub use time::{
     clock_ticks_per_sec, monotonic_ns, realtime_ns, sleep_interruptible_ns, sleep_ns,

@@ -2,11 +2,19 @@
 //! mask worker threads run with, and signal names for messages. Part of the audited OS layer
 //! (`crate::sys`).
 use std::io;
-use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 
-use super::watchdog::{start_stop_countdown, WATCHDOG_SIGNAL};
+use super::watchdog::{kill_task_group, start_stop_countdown, WATCHDOG_SIGNAL};
 
 static INTERRUPT_SIGNAL: AtomicI32 = AtomicI32::new(0);
+/// When the first stop signal arrived, CLOCK_MONOTONIC in nanoseconds (0: none yet), so that a
+/// wait the signal cannot interrupt (a store waiting out a busy database) ends a fixed time after
+/// the signal, not a fixed time after whenever the wait got round to noticing it.
+static INTERRUPT_AT_NS: AtomicU64 = AtomicU64::new(0);
+/// Whether stderr is a terminal, asked when the handlers are installed: a handler's line then
+/// starts on a line of its own (a progress bar or the terminal's `^C` may hold the current one).
+static STDERR_IS_TERMINAL: AtomicBool = AtomicBool::new(false);
 
 /// The signals that stop a run: Ctrl-C, `kill`, a hang-up (terminal closed, ssh dropped) and
 /// Ctrl-\. Each is recorded and turns into a clean stop with exit code 128 + N.
@@ -16,29 +24,57 @@ pub const STOP_SIGNALS: [i32; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, l
 /// to the default action; a signal the parent ignores (SIGHUP under nohup) stays ignored in them.
 pub(super) static HANDLED_SIGNALS: AtomicU64 = AtomicU64::new(0);
 
-/// Said on stderr when a second Ctrl-C ends schedlab at once.
-const QUIT_NOW: &[u8] =
-    b"\nschedlab: a second Ctrl-C: quitting now; what was stored stays stored, \
+/// Said on stderr when a second Ctrl-C ends schedlab at once: one line, like every error.
+const QUIT_NOW: &[u8] = b"schedlab: a second Ctrl-C: quitting now; what was stored stays stored, \
 and a run cut short reads abandoned\n";
 
 extern "C" fn record_interrupt(signal: libc::c_int) {
+    // The arrival is noted before the signal, so whoever sees the signal sees when it came.
+    let _ = INTERRUPT_AT_NS.compare_exchange(0, now_ns(), Ordering::SeqCst, Ordering::SeqCst);
     let earlier = INTERRUPT_SIGNAL.swap(signal, Ordering::SeqCst);
     if earlier == 0 {
         start_stop_countdown();
     }
     // Ctrl-C pressed again while the clean stop is under way (a store waiting out a busy
-    // database, a task that does not die): quit at once, as the default action would. Tasks
-    // die with schedlab (PR_SET_PDEATHSIG), nothing uncommitted is stored, and the next reader
-    // sees the run abandoned. Only SIGINT counts: a dropped ssh session can deliver SIGHUP twice
-    // (the kernel's and the shell's), and must still stop cleanly.
+    // database, a task that does not die): quit at once, as the default action would, after
+    // killing the iteration's process group (forked tasks would die with schedlab by
+    // PR_SET_PDEATHSIG, but a tool `external` runs has children of its own). Nothing
+    // uncommitted is stored, and the next reader sees the run abandoned. Only SIGINT counts: a
+    // dropped ssh session can deliver SIGHUP twice (the kernel's and the shell's), and must
+    // still stop cleanly.
     if signal == libc::SIGINT && earlier != 0 {
-        // SAFETY: write, signal and raise are async-signal-safe; the buffer is static. The
-        // re-raised SIGINT is delivered when this handler returns, with the default action.
+        kill_task_group();
+        say_from_handler(QUIT_NOW);
+        // SAFETY: signal and raise are async-signal-safe. The re-raised SIGINT is delivered when
+        // this handler returns, with the default action.
         unsafe {
-            libc::write(2, QUIT_NOW.as_ptr().cast(), QUIT_NOW.len());
             libc::signal(libc::SIGINT, libc::SIG_DFL);
             libc::raise(libc::SIGINT);
         }
+    }
+}
+
+/// CLOCK_MONOTONIC in nanoseconds, as [`super::monotonic_ns`] reads it, through libc's
+/// clock_gettime, which is async-signal-safe: for signal handlers.
+fn now_ns() -> u64 {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes only `now`.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
+    now.tv_sec as u64 * 1_000_000_000 + now.tv_nsec as u64
+}
+
+/// Writes `line` (one line, newline included) to stderr from a signal handler; on a terminal it
+/// starts a line of its own first. Only async-signal-safe calls.
+pub(super) fn say_from_handler(line: &[u8]) {
+    // SAFETY: write is async-signal-safe; both buffers are static or borrowed for the call.
+    unsafe {
+        if STDERR_IS_TERMINAL.load(Ordering::SeqCst) {
+            libc::write(2, b"\n".as_ptr().cast(), 1);
+        }
+        libc::write(2, line.as_ptr().cast(), line.len());
     }
 }
 
@@ -74,6 +110,7 @@ fn is_ignored(signal: i32) -> io::Result<bool> {
 /// clean up. A SIGHUP that is ignored already (`nohup schedlab …`) stays ignored: whoever started
 /// schedlab asked for the run to outlive its terminal.
 pub fn install_interrupt_handlers() -> io::Result<()> {
+    STDERR_IS_TERMINAL.store(io::stderr().is_terminal(), Ordering::SeqCst);
     for signal in STOP_SIGNALS {
         if signal == libc::SIGHUP && is_ignored(signal)? {
             continue;
@@ -124,6 +161,15 @@ pub fn interrupt_signal() -> Option<i32> {
     match INTERRUPT_SIGNAL.load(Ordering::SeqCst) {
         0 => None,
         s => Some(s),
+    }
+}
+
+/// When the first stop signal arrived: CLOCK_MONOTONIC in nanoseconds, as
+/// [`super::monotonic_ns`] reads it; `None` before one has.
+pub fn interrupt_arrived_ns() -> Option<u64> {
+    match INTERRUPT_AT_NS.load(Ordering::SeqCst) {
+        0 => None,
+        at => Some(at),
     }
 }
 
@@ -194,6 +240,16 @@ mod tests {
         })
         .join()
         .unwrap();
+    }
+
+    /// Every error is one line on stderr, starting `schedlab: `; a line break before it is the
+    /// handler's to add, on a terminal only.
+    #[test]
+    fn the_quit_now_message_is_one_line() {
+        let message = String::from_utf8_lossy(QUIT_NOW);
+        assert!(message.starts_with("schedlab: "), "{message:?}");
+        assert_eq!(message.matches('\n').count(), 1, "{message:?}");
+        assert!(message.ends_with('\n'), "{message:?}");
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::io;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicUsize, Ordering};
 
 use super::proc::current_tid;
-use super::signal::{install_handler, interrupt_signal};
+use super::signal::{install_handler, interrupt_signal, say_from_handler};
 
 /// The signal of the watchdog's timer. It is aimed at the thread that armed it (the runner's), so
 /// the wait it is blocked in returns EINTR exactly as for Ctrl-C.
@@ -36,14 +36,22 @@ extern "C" fn watchdog_fired(_signal: libc::c_int) {
 fn last_resort() {
     const MESSAGE: &[u8] = b"schedlab: the iteration's deadline passed a minute ago and the run \
         still did not stop; killing its tasks and exiting (the run will show as abandoned)\n";
+    kill_task_group();
+    say_from_handler(MESSAGE);
+    // SAFETY: _exit is async-signal-safe.
+    unsafe { libc::_exit(1) };
+}
+
+/// SIGKILLs the current iteration's process group, if there is one: the first thing every way
+/// of quitting from a signal handler does (a second Ctrl-C, the stop bound, the last resort), so
+/// that nothing of the iteration outlives schedlab. Forked tasks would also die by their
+/// PR_SET_PDEATHSIG, but a program `external` runs may have children of its own, which that
+/// does not reach. Only async-signal-safe calls.
+pub(super) fn kill_task_group() {
     let group = TASK_GROUP.load(Ordering::SeqCst);
-    // SAFETY: kill, write and _exit are async-signal-safe and touch no memory of ours but MESSAGE.
-    unsafe {
-        if group > 0 {
-            libc::kill(-group, libc::SIGKILL);
-        }
-        libc::write(2, MESSAGE.as_ptr().cast(), MESSAGE.len());
-        libc::_exit(1);
+    if group > 0 {
+        // SAFETY: kill has no memory effects.
+        unsafe { libc::kill(-group, libc::SIGKILL) };
     }
 }
 
@@ -61,8 +69,8 @@ pub fn deadline_expired() -> bool {
 /// session's SIGHUP, a job scheduler's SIGTERM) never leaves schedlab hanging.
 pub const STOP_BOUND_SECS: u64 = 30;
 
-/// Said on stderr when the bound passes.
-const STOP_OVERDUE: &[u8] = b"\nschedlab: the clean stop did not finish within 30 s of the stop \
+/// Said on stderr when the bound passes: one line, like every error.
+const STOP_OVERDUE: &[u8] = b"schedlab: the clean stop did not finish within 30 s of the stop \
 signal (a results database that does not answer?); quitting now: what was stored stays stored, \
 a run cut short reads abandoned, and what the stop had left to do (ab's --restore) is not done\n";
 
@@ -76,17 +84,11 @@ fn stop_bound_signal() -> i32 {
 }
 
 extern "C" fn stop_overdue(_signal: libc::c_int) {
-    let group = TASK_GROUP.load(Ordering::SeqCst);
     let code = 128 + interrupt_signal().unwrap_or(libc::SIGTERM);
-    // SAFETY: kill, write and _exit are async-signal-safe and touch no memory of ours but
-    // STOP_OVERDUE.
-    unsafe {
-        if group > 0 {
-            libc::kill(-group, libc::SIGKILL);
-        }
-        libc::write(2, STOP_OVERDUE.as_ptr().cast(), STOP_OVERDUE.len());
-        libc::_exit(code);
-    }
+    kill_task_group();
+    say_from_handler(STOP_OVERDUE);
+    // SAFETY: _exit is async-signal-safe.
+    unsafe { libc::_exit(code) };
 }
 
 /// Makes the timer that bounds a clean stop (see [`STOP_BOUND_SECS`]); from then on the first
@@ -215,5 +217,7 @@ mod tests {
             message.contains(&format!("within {STOP_BOUND_SECS} s of the stop signal")),
             "{message}"
         );
+        assert!(message.starts_with("schedlab: "), "{message:?}");
+        assert_eq!(message.matches('\n').count(), 1, "{message:?}");
     }
 }
