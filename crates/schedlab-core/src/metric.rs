@@ -244,6 +244,8 @@ pub enum Breach {
     Repeated(String),
     /// Returned with a unit, direction, role, shape or distribution other than its declaration's.
     Misdescribed(String),
+    /// Returned as NaN or an infinity: no summary, comparison or history can use it.
+    NotFinite(String, f64),
 }
 
 /// Holds one iteration's measurements to the metrics declared for it: each returned metric must
@@ -260,6 +262,9 @@ pub fn check_declared(declared: &[MetricDef], measured: &[Measurement]) -> Vec<B
         match declared.iter().find(|d| d.name == m.name) {
             None => breaches.push(Breach::Undeclared(m.name.clone())),
             Some(def) if !def.describes(m) => breaches.push(Breach::Misdescribed(m.name.clone())),
+            Some(_) if !m.value.is_finite() => {
+                breaches.push(Breach::NotFinite(m.name.clone(), m.value))
+            }
             Some(_) => {}
         }
     }
@@ -433,6 +438,16 @@ mod tests {
                 Breach::Repeated("a_usec".into()),
                 Breach::Misdescribed("b_count".into())
             ]
+        );
+        assert_eq!(
+            check_declared(&declared, &[A.value(f64::INFINITY), B.value(f64::NAN)])
+                .iter()
+                .map(|b| match b {
+                    Breach::NotFinite(name, _) => name.as_str(),
+                    other => panic!("{other:?}"),
+                })
+                .collect::<Vec<_>>(),
+            ["a_usec", "b_count"]
         );
     }
 

@@ -501,6 +501,9 @@ impl Execution<'_> {
                     declarer(name)
                 ),
                 Breach::Repeated(name) => format!("`{name}` was returned more than once"),
+                Breach::NotFinite(name, value) => {
+                    format!("`{name}` was returned as {value}, not a finite number")
+                }
                 Breach::Misdescribed(name) => format!(
                     "`{name}` was returned with a unit, direction, role or shape other than {} \
                      declares",

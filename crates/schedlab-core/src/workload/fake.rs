@@ -81,7 +81,7 @@ impl WorkloadParams for FakeParams {
         ParamDef::new("value_usec", "value-usec", ParamKind::Number)
             .value("USEC")
             .help("Centre of the generated usec_per_op values.")
-            .details("Centre of the generated `usec_per_op` values."),
+            .details("Centre of the generated `usec_per_op` values (above 0, at most 10^12)."),
         ParamDef::new("spread_pct", "spread-pct", ParamKind::Number)
             .value("PCT")
             .help("Standard deviation of the values, percent of the centre.")
@@ -123,8 +123,9 @@ impl WorkloadParams for FakeParams {
     ];
 
     fn check_rules(&self) -> Result<()> {
-        if !(self.value_usec.is_finite() && self.value_usec > 0.0) {
-            return Err(Error::param("value_usec", "must be a positive number"));
+        // Bounded so that the values, with any effect and spread, stay finite.
+        if !(self.value_usec > 0.0 && self.value_usec <= 1e12) {
+            return Err(Error::param("value_usec", "must be above 0 and at most 10^12"));
         }
         if !(self.spread_pct.is_finite() && (0.0..=50.0).contains(&self.spread_pct)) {
             return Err(Error::param("spread_pct", "must be between 0 and 50"));
