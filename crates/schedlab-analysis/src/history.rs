@@ -16,8 +16,8 @@
 //!    machine's run-to-run noise, and by at least `min_effect`. The noise is the larger of the
 //!    calibrated noise of this machine, case and metric (`schedlab calibrate`: the spread of
 //!    one run's summary, across boots when the calibration spans boots) and the series' own
-//!    (a robust spread of the differences between runs one, two and three apart, which a step
-//!    barely touches). The weakest change under the bar goes first and the levels are worked
+//!    (a robust spread of the differences between runs one, two and three apart, at the lags
+//!    whose differences a single step cannot be the median of). The weakest change under the bar goes first and the levels are worked
 //!    out again, until every change left clears it.
 //!
 //! Step 2 is what keeps drift from being reported: a permutation test takes autocorrelated noise
@@ -465,14 +465,18 @@ fn levels(ys: &[f64], changes: &[(usize, f64)]) -> Vec<f64> {
 }
 
 /// The run-to-run spread of the series itself: for lags k = 1, 2, 3, 1.4826 × the median of
-/// |y(i+k) − y(i)| / √2 (a robust sd of one value, which a step touches in only k of the
-/// differences), the largest of the three, so noise that wanders over a few runs counts in
-/// full; `None` with fewer than 4 values.
+/// |y(i+k) − y(i)| / √2 (a robust sd of one value), the largest over the lags, so noise that
+/// wanders over a few runs counts in full.
+///
+/// The estimate must not be set by the changes it is there to judge. A step between two runs
+/// enters k of the n − k differences at lag k, whatever its size, and a median ignores the
+/// values above it only while they are fewer than half: k < (n − k) / 2, that is 3k < n. So lag
+/// k is used only when 3k < n — lags 1 to 3 from 10 runs, 1 and 2 from 7 to 9, lag 1 alone from 4
+/// to 6 — and a single step can then at most move the median to a larger difference between runs
+/// on the same side of it. With 3 runs or fewer no lag qualifies: `None`.
 fn spread(ys: &[f64]) -> Option<f64> {
-    if ys.len() < 4 {
-        return None;
-    }
-    (1..=MAX_LAG.min(ys.len() / 2))
+    let lags = MAX_LAG.min(ys.len().saturating_sub(1) / 3);
+    (1..=lags)
         .map(|k| {
             let differences: Vec<f64> = ys.windows(k + 1).map(|w| (w[k] - w[0]).abs()).collect();
             1.4826 * median(&differences) / std::f64::consts::SQRT_2

@@ -140,6 +140,67 @@ fn a_calibrated_noise_larger_than_the_step_dismisses_it() {
     assert!(calibrated.sd.unwrap() >= 0.02);
 }
 
+/// The reviewer's history: eight runs within ±0.5 % of their level either side of a +50 % step.
+#[test]
+fn a_step_in_a_short_history_is_found_against_the_noise_either_side_of_it() {
+    let ys: Vec<f64> = [100.0f64, 100.5, 99.5, 100.0, 150.0, 151.0, 149.0, 150.0]
+        .iter()
+        .map(|v| v.ln())
+        .collect();
+    let found = detect(&ys, Scale::Log, None, &settings(0)).unwrap();
+    let at: Vec<usize> = found.changes.iter().map(|c| c.0).collect();
+    assert_eq!(at, [4], "{found:?}");
+    // Lags 1 and 2 only: no median of lagged differences is the step's.
+    assert!(found.series_sd.unwrap() < 0.01, "{found:?}");
+}
+
+/// However large a single step and wherever it falls, the series' noise is read from the
+/// differences between runs on the same side of it.
+#[test]
+fn one_step_never_sets_the_series_noise() {
+    let wobble = [0.0, 0.005, -0.005, 0.003, -0.002, 0.004, -0.004];
+    for n in 4..=30 {
+        for at in 1..n {
+            let ys: Vec<f64> = (0..n)
+                .map(|i| wobble[i % wobble.len()] + if i >= at { 10f64.ln() } else { 0.0 })
+                .collect();
+            // No difference between runs on one side exceeds 0.01.
+            let sd = spread(&ys).unwrap();
+            assert!(
+                sd <= 1.4826 * 0.01 / std::f64::consts::SQRT_2,
+                "{n} runs, step at {at}: {sd}"
+            );
+        }
+    }
+    assert_eq!(spread(&[0.0, 1.0, 1.0]), None);
+}
+
+/// The cost of reading short histories at fewer lags: noise that wanders over three runs counts
+/// a little less. Measured on 2000 series each (generator seeds 5000–6999): a change was
+/// reported in 1 of the 8-run and 8 of the 9-run series (none of the 7-run ones: E-divisive
+/// proposes none there).
+#[test]
+fn short_drift_series_are_rarely_reported() {
+    for n in 7..=9 {
+        let mut alarms = 0;
+        for seed in 0..SERIES {
+            let mut g = SplitMix64::new(5_000 + seed);
+            let ys = noise(&mut g, n, SD, PHI);
+            if !detect(&ys, Scale::Log, None, &settings(seed))
+                .unwrap()
+                .changes
+                .is_empty()
+            {
+                alarms += 1;
+            }
+        }
+        assert!(
+            alarms as f64 / SERIES as f64 <= 0.05,
+            "{alarms} of {SERIES} change-free {n}-run series had a change reported"
+        );
+    }
+}
+
 #[test]
 fn min_effect_is_a_floor_even_without_noise() {
     let ys: Vec<f64> = (0..20).map(|i| if i < 10 { 0.0 } else { 0.005 }).collect();
