@@ -298,18 +298,29 @@ pub enum NoiseSource {
 }
 
 /// The run-to-run noise a history's changes are judged against.
+///
+/// Changes are judged on the analysis scale ([`Changes::scale`]): in ln units on the log scale,
+/// in the metric's unit on the raw one. Each figure is given on that scale and in percent of the
+/// metric; on the raw scale the percent is of the series' median, and where that median is 0 a
+/// percent is undefined and is `None` (the figures on the analysis scale still stand).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Noise {
-    /// One run summary's spread, in percent of the metric (log scale) or of the series' median.
-    pub pct: f64,
+    /// One run summary's spread used: the larger of the calibrated and the series' one.
+    pub sd: f64,
+    /// `sd` in percent: e^sd − 1 on the log scale, sd ÷ |the series' median| on the raw one.
+    pub pct: Option<f64>,
     /// The calibrated spread, when a calibration applies.
+    pub calibrated_sd: Option<f64>,
     pub calibrated_pct: Option<f64>,
-    /// The series' own spread.
+    /// The series' own spread, when the series is long enough to tell it.
+    pub series_sd: Option<f64>,
     pub series_pct: Option<f64>,
     #[serde(flatten)]
     pub source: NoiseSource,
-    /// The smallest change reported: the larger of noise_multiple × pct and min_effect.
-    pub threshold_pct: f64,
+    /// The smallest change reported: the larger of noise_multiple × sd and min_effect (on the
+    /// raw scale, min_effect × |the series' median|).
+    pub threshold: f64,
+    pub threshold_pct: Option<f64>,
 }
 
 /// A change point: the first run after it, and the levels either side.
@@ -329,10 +340,12 @@ pub struct Change {
     /// Medians of the run summaries of those levels, in the metric's unit.
     pub before: f64,
     pub after: f64,
-    /// after ÷ before − 1, in percent (raw scale: the difference in percent of before).
-    pub change_pct: f64,
-    /// The change's size in noise widths.
-    pub noise_widths: f64,
+    /// after ÷ before − 1, in percent (raw scale: the difference in percent of before); `None`
+    /// when before is 0 on the raw scale, where a percent is undefined (the change was judged
+    /// on the raw scale, as every raw-scale change is).
+    pub change_pct: Option<f64>,
+    /// The change's size in noise widths; `None` when the noise is unknown or 0.
+    pub noise_widths: Option<f64>,
     pub p_value: f64,
     /// `regression` or `improvement`, by the metric's direction.
     pub verdict: &'static str,
@@ -367,7 +380,8 @@ impl BuildChange {
 pub struct Dismissed {
     pub index: usize,
     pub run_id: Option<i64>,
-    pub change_pct: f64,
+    /// As [`Change::change_pct`].
+    pub change_pct: Option<f64>,
     pub p_value: f64,
 }
 
@@ -378,6 +392,9 @@ pub struct Changes {
     pub metric: String,
     pub unit: String,
     pub better: Better,
+    /// The scale changes are judged on: `log` (ratios) when every value is positive, `raw`
+    /// (differences in the metric's unit) otherwise.
+    pub scale: Scale,
     pub hostname: String,
     pub runs: usize,
     pub noise: Option<Noise>,
@@ -501,11 +518,21 @@ fn median(values: &[f64]) -> f64 {
     }
 }
 
-/// A spread on the analysis scale in percent of the metric.
-fn pct(scale: Scale, sd: f64, reference: f64) -> f64 {
+/// A spread on the analysis scale in percent of the metric: on the raw scale, of `reference`;
+/// `None` when that is 0, as a percent of 0 is undefined.
+fn pct(scale: Scale, sd: f64, reference: f64) -> Option<f64> {
     match scale {
-        Scale::Log => sd.exp_m1() * 100.0,
-        Scale::Raw => sd / reference.abs() * 100.0,
+        Scale::Log => Some(sd.exp_m1() * 100.0),
+        Scale::Raw => (reference != 0.0).then(|| sd / reference.abs() * 100.0),
+    }
+}
+
+/// A change between two levels on the analysis scale in percent of the level before; on the raw
+/// scale `None` when that level is 0.
+fn change_pct(scale: Scale, before: f64, after: f64) -> Option<f64> {
+    match scale {
+        Scale::Log => Some((after - before).exp_m1() * 100.0),
+        Scale::Raw => (before != 0.0).then(|| (after - before) / before.abs() * 100.0),
     }
 }
 
@@ -535,9 +562,12 @@ pub fn changes(
     let reference = median(&ys);
     let to_pct = |sd: f64| pct(history.scale, sd, reference);
     let noise = detection.sd.map(|sd| Noise {
+        sd,
         pct: to_pct(sd),
-        calibrated_pct: calibrated.map(|(_, sd)| to_pct(sd)),
-        series_pct: detection.series_sd.map(to_pct),
+        calibrated_sd: calibrated.map(|(_, sd)| sd),
+        calibrated_pct: calibrated.and_then(|(_, sd)| to_pct(sd)),
+        series_sd: detection.series_sd,
+        series_pct: detection.series_sd.and_then(to_pct),
         source: match calibrated {
             Some((cal, c_sd)) if detection.series_sd.is_none_or(|s| c_sd >= s) => {
                 NoiseSource::Calibration {
@@ -547,12 +577,9 @@ pub fn changes(
             }
             _ => NoiseSource::Series,
         },
+        threshold: detection.threshold,
         threshold_pct: to_pct(detection.threshold),
     });
-    let change_pct = |before: f64, after: f64| match history.scale {
-        Scale::Log => (after - before).exp_m1() * 100.0,
-        Scale::Raw => (after - before) / before.abs() * 100.0,
-    };
     let bounds: Vec<usize> = std::iter::once(0)
         .chain(detection.changes.iter().map(|c| c.0))
         .chain(std::iter::once(ys.len()))
@@ -578,11 +605,11 @@ pub fn changes(
                 runs_after: bounds[i + 2] - bounds[i + 1],
                 before: history.scale.back(before),
                 after: history.scale.back(after),
-                change_pct: change_pct(before, after),
+                change_pct: change_pct(history.scale, before, after),
                 noise_widths: detection
                     .sd
                     .filter(|sd| *sd > 0.0)
-                    .map_or(f64::INFINITY, |sd| (after - before).abs() / sd),
+                    .map(|sd| (after - before).abs() / sd),
                 p_value,
                 verdict: if worse { "regression" } else { "improvement" },
                 build_changed: BuildChange::between(&history.points[index - 1], p),
@@ -594,6 +621,7 @@ pub fn changes(
         metric: history.metric.clone(),
         unit: history.unit.clone(),
         better: history.better,
+        scale: history.scale,
         hostname: history.hostname.clone(),
         runs: ys.len(),
         noise,
@@ -604,7 +632,7 @@ pub fn changes(
             .map(|&(index, before, after, p_value)| Dismissed {
                 index,
                 run_id: history.points[index].run_id,
-                change_pct: change_pct(before, after),
+                change_pct: change_pct(history.scale, before, after),
                 p_value,
             })
             .collect(),
