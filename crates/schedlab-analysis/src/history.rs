@@ -16,8 +16,8 @@
 //!    machine's run-to-run noise, and by at least `min_effect`. The noise is the larger of the
 //!    calibrated noise of this machine, case and metric (`schedlab calibrate`: the spread of
 //!    one run's summary, across boots when the calibration spans boots) and the series' own
-//!    (a robust spread of the differences between runs one, two and three apart, which a step
-//!    barely touches). The weakest change under the bar goes first and the levels are worked
+//!    (a robust spread of the differences between runs one, two and three apart, at the lags
+//!    whose differences a single step cannot be the median of). The weakest change under the bar goes first and the levels are worked
 //!    out again, until every change left clears it.
 //!
 //! Step 2 is what keeps drift from being reported: a permutation test takes autocorrelated noise
@@ -298,18 +298,29 @@ pub enum NoiseSource {
 }
 
 /// The run-to-run noise a history's changes are judged against.
+///
+/// Changes are judged on the analysis scale ([`Changes::scale`]): in ln units on the log scale,
+/// in the metric's unit on the raw one. Each figure is given on that scale and in percent of the
+/// metric; on the raw scale the percent is of the series' median, and where that median is 0 a
+/// percent is undefined and is `None` (the figures on the analysis scale still stand).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Noise {
-    /// One run summary's spread, in percent of the metric (log scale) or of the series' median.
-    pub pct: f64,
+    /// One run summary's spread used: the larger of the calibrated and the series' one.
+    pub sd: f64,
+    /// `sd` in percent: e^sd − 1 on the log scale, sd ÷ |the series' median| on the raw one.
+    pub pct: Option<f64>,
     /// The calibrated spread, when a calibration applies.
+    pub calibrated_sd: Option<f64>,
     pub calibrated_pct: Option<f64>,
-    /// The series' own spread.
+    /// The series' own spread, when the series is long enough to tell it.
+    pub series_sd: Option<f64>,
     pub series_pct: Option<f64>,
     #[serde(flatten)]
     pub source: NoiseSource,
-    /// The smallest change reported: the larger of noise_multiple × pct and min_effect.
-    pub threshold_pct: f64,
+    /// The smallest change reported: the larger of noise_multiple × sd and min_effect (on the
+    /// raw scale, min_effect × |the series' median|).
+    pub threshold: f64,
+    pub threshold_pct: Option<f64>,
 }
 
 /// A change point: the first run after it, and the levels either side.
@@ -329,10 +340,12 @@ pub struct Change {
     /// Medians of the run summaries of those levels, in the metric's unit.
     pub before: f64,
     pub after: f64,
-    /// after ÷ before − 1, in percent (raw scale: the difference in percent of before).
-    pub change_pct: f64,
-    /// The change's size in noise widths.
-    pub noise_widths: f64,
+    /// after ÷ before − 1, in percent (raw scale: the difference in percent of before); `None`
+    /// when before is 0 on the raw scale, where a percent is undefined (the change was judged
+    /// on the raw scale, as every raw-scale change is).
+    pub change_pct: Option<f64>,
+    /// The change's size in noise widths; `None` when the noise is unknown or 0.
+    pub noise_widths: Option<f64>,
     pub p_value: f64,
     /// `regression` or `improvement`, by the metric's direction.
     pub verdict: &'static str,
@@ -367,7 +380,8 @@ impl BuildChange {
 pub struct Dismissed {
     pub index: usize,
     pub run_id: Option<i64>,
-    pub change_pct: f64,
+    /// As [`Change::change_pct`].
+    pub change_pct: Option<f64>,
     pub p_value: f64,
 }
 
@@ -378,6 +392,9 @@ pub struct Changes {
     pub metric: String,
     pub unit: String,
     pub better: Better,
+    /// The scale changes are judged on: `log` (ratios) when every value is positive, `raw`
+    /// (differences in the metric's unit) otherwise.
+    pub scale: Scale,
     pub hostname: String,
     pub runs: usize,
     pub noise: Option<Noise>,
@@ -465,14 +482,18 @@ fn levels(ys: &[f64], changes: &[(usize, f64)]) -> Vec<f64> {
 }
 
 /// The run-to-run spread of the series itself: for lags k = 1, 2, 3, 1.4826 × the median of
-/// |y(i+k) − y(i)| / √2 (a robust sd of one value, which a step touches in only k of the
-/// differences), the largest of the three, so noise that wanders over a few runs counts in
-/// full; `None` with fewer than 4 values.
+/// |y(i+k) − y(i)| / √2 (a robust sd of one value), the largest over the lags, so noise that
+/// wanders over a few runs counts in full.
+///
+/// The estimate must not be set by the changes it is there to judge. A step between two runs
+/// enters k of the n − k differences at lag k, whatever its size, and a median ignores the
+/// values above it only while they are fewer than half: k < (n − k) / 2, that is 3k < n. So lag
+/// k is used only when 3k < n — lags 1 to 3 from 10 runs, 1 and 2 from 7 to 9, lag 1 alone from 4
+/// to 6 — and a single step can then at most move the median to a larger difference between runs
+/// on the same side of it. With 3 runs or fewer no lag qualifies: `None`.
 fn spread(ys: &[f64]) -> Option<f64> {
-    if ys.len() < 4 {
-        return None;
-    }
-    (1..=MAX_LAG.min(ys.len() / 2))
+    let lags = MAX_LAG.min(ys.len().saturating_sub(1) / 3);
+    (1..=lags)
         .map(|k| {
             let differences: Vec<f64> = ys.windows(k + 1).map(|w| (w[k] - w[0]).abs()).collect();
             1.4826 * median(&differences) / std::f64::consts::SQRT_2
@@ -497,11 +518,21 @@ fn median(values: &[f64]) -> f64 {
     }
 }
 
-/// A spread on the analysis scale in percent of the metric.
-fn pct(scale: Scale, sd: f64, reference: f64) -> f64 {
+/// A spread on the analysis scale in percent of the metric: on the raw scale, of `reference`;
+/// `None` when that is 0, as a percent of 0 is undefined.
+fn pct(scale: Scale, sd: f64, reference: f64) -> Option<f64> {
     match scale {
-        Scale::Log => sd.exp_m1() * 100.0,
-        Scale::Raw => sd / reference.abs() * 100.0,
+        Scale::Log => Some(sd.exp_m1() * 100.0),
+        Scale::Raw => (reference != 0.0).then(|| sd / reference.abs() * 100.0),
+    }
+}
+
+/// A change between two levels on the analysis scale in percent of the level before; on the raw
+/// scale `None` when that level is 0.
+fn change_pct(scale: Scale, before: f64, after: f64) -> Option<f64> {
+    match scale {
+        Scale::Log => Some((after - before).exp_m1() * 100.0),
+        Scale::Raw => (before != 0.0).then(|| (after - before) / before.abs() * 100.0),
     }
 }
 
@@ -531,9 +562,12 @@ pub fn changes(
     let reference = median(&ys);
     let to_pct = |sd: f64| pct(history.scale, sd, reference);
     let noise = detection.sd.map(|sd| Noise {
+        sd,
         pct: to_pct(sd),
-        calibrated_pct: calibrated.map(|(_, sd)| to_pct(sd)),
-        series_pct: detection.series_sd.map(to_pct),
+        calibrated_sd: calibrated.map(|(_, sd)| sd),
+        calibrated_pct: calibrated.and_then(|(_, sd)| to_pct(sd)),
+        series_sd: detection.series_sd,
+        series_pct: detection.series_sd.and_then(to_pct),
         source: match calibrated {
             Some((cal, c_sd)) if detection.series_sd.is_none_or(|s| c_sd >= s) => {
                 NoiseSource::Calibration {
@@ -543,12 +577,9 @@ pub fn changes(
             }
             _ => NoiseSource::Series,
         },
+        threshold: detection.threshold,
         threshold_pct: to_pct(detection.threshold),
     });
-    let change_pct = |before: f64, after: f64| match history.scale {
-        Scale::Log => (after - before).exp_m1() * 100.0,
-        Scale::Raw => (after - before) / before.abs() * 100.0,
-    };
     let bounds: Vec<usize> = std::iter::once(0)
         .chain(detection.changes.iter().map(|c| c.0))
         .chain(std::iter::once(ys.len()))
@@ -574,11 +605,11 @@ pub fn changes(
                 runs_after: bounds[i + 2] - bounds[i + 1],
                 before: history.scale.back(before),
                 after: history.scale.back(after),
-                change_pct: change_pct(before, after),
+                change_pct: change_pct(history.scale, before, after),
                 noise_widths: detection
                     .sd
                     .filter(|sd| *sd > 0.0)
-                    .map_or(f64::INFINITY, |sd| (after - before).abs() / sd),
+                    .map(|sd| (after - before).abs() / sd),
                 p_value,
                 verdict: if worse { "regression" } else { "improvement" },
                 build_changed: BuildChange::between(&history.points[index - 1], p),
@@ -590,6 +621,7 @@ pub fn changes(
         metric: history.metric.clone(),
         unit: history.unit.clone(),
         better: history.better,
+        scale: history.scale,
         hostname: history.hostname.clone(),
         runs: ys.len(),
         noise,
@@ -600,7 +632,7 @@ pub fn changes(
             .map(|&(index, before, after, p_value)| Dismissed {
                 index,
                 run_id: history.points[index].run_id,
-                change_pct: change_pct(before, after),
+                change_pct: change_pct(history.scale, before, after),
                 p_value,
             })
             .collect(),

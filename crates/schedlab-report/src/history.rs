@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use schedlab_analysis::history::{Change, Changes, History};
+use schedlab_analysis::history::{Change, Changes, History, Noise, NoiseSource};
 use schedlab_core::metric::Better;
 use schedlab_core::words;
 
@@ -64,6 +64,26 @@ fn pct(v: f64) -> String {
     format!("{v:+.1}%")
 }
 
+/// A change's percent for a table column: `-` where the model has none (a change from a level
+/// of 0 on the raw scale).
+fn change_cell(ch: &Change) -> String {
+    ch.change_pct.map_or_else(|| "-".into(), pct)
+}
+
+/// A change in words: its percent, or where it has none the levels it moved between.
+fn change_words(ch: &Change) -> String {
+    ch.change_pct.map_or_else(
+        || format!("{} → {}", fmt_num(ch.before), fmt_num(ch.after)),
+        pct,
+    )
+}
+
+/// The change's size in noise widths, `-` where the noise is unknown or 0.
+fn widths_cell(ch: &Change) -> String {
+    ch.noise_widths
+        .map_or_else(|| "-".into(), |w| format!("{w:.1}"))
+}
+
 /// The history as a table, a run per line, with its sparkline and each change marked on the
 /// first run after it.
 pub fn write_history_text(h: &History, c: &Changes, out: &mut dyn Write) -> io::Result<()> {
@@ -107,7 +127,7 @@ pub fn write_history_text(h: &History, c: &Changes, out: &mut dyn Write) -> io::
                 } else {
                     ""
                 };
-                format!("◆ {} {}{build}", pct(ch.change_pct), ch.verdict)
+                format!("◆ {} {}{build}", change_words(ch), ch.verdict)
             })
             .unwrap_or_default();
         table.push(vec![
@@ -169,25 +189,38 @@ fn build_change_line(c: &Changes, ch: &Change) -> Option<String> {
     ))
 }
 
+/// "noise 2.36% per run (from …); changes under 7.24% are not reported", in the metric's unit
+/// where the model has no percent (the raw scale with a series median of 0).
+fn noise_sentence(c: &Changes, n: &Noise) -> String {
+    let source = match &n.source {
+        NoiseSource::Calibration { id, label } => format!(
+            "calibration {} ({label})",
+            id.map_or("-".into(), |i| i.to_string())
+        ),
+        NoiseSource::Series => "the series itself".into(),
+    };
+    match (n.pct, n.threshold_pct) {
+        (Some(pct), Some(threshold)) => format!(
+            "noise {pct:.2}% per run (from {source}); changes under {threshold:.2}% are not reported"
+        ),
+        _ => format!(
+            "noise {} {unit} per run (from {source}; not in percent: the series' median is 0); changes under {} {unit} are not reported",
+            fmt_num(n.sd),
+            fmt_num(n.threshold),
+            unit = c.unit
+        ),
+    }
+}
+
 fn write_noise_line(c: &Changes, out: &mut dyn Write) -> io::Result<()> {
     match &c.noise {
-        Some(n) => {
-            let source = match &n.source {
-                schedlab_analysis::history::NoiseSource::Calibration { id, label } => format!(
-                    "calibration {} ({label})",
-                    id.map_or("-".into(), |i| i.to_string())
-                ),
-                schedlab_analysis::history::NoiseSource::Series => "the series itself".into(),
-            };
-            writeln!(
-                out,
-                "noise {:.2}% per run (from {source}); changes under {:.2}% are not reported; {}, {} dismissed",
-                n.pct,
-                n.threshold_pct,
-                words::counted(c.changes.len(), "change"),
-                c.dismissed.len()
-            )
-        }
+        Some(n) => writeln!(
+            out,
+            "{}; {}, {} dismissed",
+            noise_sentence(c, n),
+            words::counted(c.changes.len(), "change"),
+            c.dismissed.len()
+        ),
         None => writeln!(
             out,
             "too few runs to tell the noise; {}",
@@ -219,7 +252,8 @@ pub fn write_history_csv(h: &History, c: &Changes, out: &mut dyn Write) -> io::R
             .changes
             .iter()
             .find(|ch| ch.index == i)
-            .map(|ch| format!("{:.4}", ch.change_pct))
+            .and_then(|ch| ch.change_pct)
+            .map(|v| format!("{v:.4}"))
             .unwrap_or_default();
         w.row([
             i.to_string(),
@@ -281,8 +315,8 @@ pub fn write_changes_text(all: &[Changes], out: &mut dyn Write) -> io::Result<()
                 kernel,
                 format!("{} ({})", fmt_num(ch.before), ch.runs_before),
                 format!("{} ({})", fmt_num(ch.after), ch.runs_after),
-                pct(ch.change_pct),
-                format!("{:.1}", ch.noise_widths),
+                change_cell(ch),
+                widths_cell(ch),
                 format!("{:.3}", ch.p_value),
                 ch.verdict.to_string(),
             ]);
@@ -354,8 +388,8 @@ pub fn write_changes_csv(all: &[Changes], out: &mut dyn Write) -> io::Result<()>
                 format!("{}", ch.after),
                 ch.runs_before.to_string(),
                 ch.runs_after.to_string(),
-                format!("{:.4}", ch.change_pct),
-                format!("{:.3}", ch.noise_widths),
+                ch.change_pct.map_or(String::new(), |v| format!("{v:.4}")),
+                ch.noise_widths.map_or(String::new(), |w| format!("{w:.3}")),
                 format!("{}", ch.p_value),
                 ch.verdict.to_string(),
                 ch.build_changed
@@ -415,14 +449,14 @@ fn page(s: &mut String, h: &History, c: &Changes) -> std::fmt::Result {
         for ch in &c.changes {
             write!(
                 s,
-                r#"<tr><td>{}</td><td class="l">{} → {}</td><td>{}</td><td>{}</td><td class="change">{}</td><td>{:.1}</td><td>{:.3}</td><td class="l">{}</td></tr>"#,
+                r#"<tr><td>{}</td><td class="l">{} → {}</td><td>{}</td><td>{}</td><td class="change">{}</td><td>{}</td><td>{:.3}</td><td class="l">{}</td></tr>"#,
                 ch.run_id.map_or("-".into(), |i| i.to_string()),
                 Esc(&ch.kernel_before),
                 Esc(&ch.kernel),
                 fmt_num(ch.before),
                 fmt_num(ch.after),
-                pct(ch.change_pct),
-                ch.noise_widths,
+                change_cell(ch),
+                widths_cell(ch),
                 ch.p_value,
                 ch.verdict
             )?;
@@ -436,11 +470,7 @@ fn page(s: &mut String, h: &History, c: &Changes) -> std::fmt::Result {
         write!(s, r#"<p class="note">{}</p>"#, Esc(&line))?;
     }
     if let Some(n) = &c.noise {
-        write!(
-            s,
-            "<p>Noise {:.2}% per run; changes under {:.2}% are not reported.</p>",
-            n.pct, n.threshold_pct
-        )?;
+        write!(s, "<p>{}.</p>", Esc(&capitalised(&noise_sentence(c, n))))?;
     }
     s.push_str(r#"<h2>Runs</h2><table><tr><th>#</th><th>run</th><th class="l">label</th><th class="l">started</th><th class="l">kernel</th><th>iters</th><th>value</th></tr>"#);
     for (i, p) in h.points.iter().enumerate() {
@@ -531,7 +561,7 @@ fn plot(s: &mut String, h: &History, c: &Changes) -> std::fmt::Result {
             x(ch.index as f64 - 0.5),
             HEIGHT - BOTTOM,
             TOP - 8.0,
-            pct(ch.change_pct)
+            Esc(&change_words(ch))
         )?;
         start = ch.index;
     }
@@ -561,6 +591,13 @@ fn plot(s: &mut String, h: &History, c: &Changes) -> std::fmt::Result {
     Ok(())
 }
 
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
+}
+
 fn level(s: &mut String, x0: f64, x1: f64, y: f64) -> std::fmt::Result {
     write!(
         s,
@@ -571,6 +608,139 @@ fn level(s: &mut String, x0: f64, x1: f64, y: f64) -> std::fmt::Result {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use schedlab_analysis::history::{ChangeSettings, HistoryPoint, KernelSpan};
+    use schedlab_analysis::units::Scale;
+    use schedlab_core::record::RunStatus;
+
+    /// A count that is 0 in four runs, then 1 in four, as the analysis models it: the change
+    /// from 0 and the noise have no percent, and the noise is 0, so the change has no size in
+    /// noise widths.
+    fn from_zero() -> (History, Changes) {
+        let points: Vec<HistoryPoint> = (0..8)
+            .map(|i| HistoryPoint {
+                run_id: Some(i + 1),
+                label: None,
+                started_at_ns: i,
+                kernel: "6.1".into(),
+                hostname: "box".into(),
+                status: RunStatus::Complete,
+                iterations: 2,
+                value: if i < 4 { 0.0 } else { 1.0 },
+                y: if i < 4 { 0.0 } else { 1.0 },
+                measured_by: None,
+            })
+            .collect();
+        let h = History {
+            case: "c".into(),
+            metric: "migrations".into(),
+            unit: "count".into(),
+            better: Better::Lower,
+            scale: Scale::Raw,
+            hostname: "box".into(),
+            kernels: vec![KernelSpan {
+                kernel: "6.1".into(),
+                first: 0,
+                runs: 8,
+                median: 0.5,
+            }],
+            points,
+            builds: Vec::new(),
+            excluded_runs: Vec::new(),
+            machine: None,
+        };
+        let c = Changes {
+            case: "c".into(),
+            metric: "migrations".into(),
+            unit: "count".into(),
+            better: Better::Lower,
+            scale: Scale::Raw,
+            hostname: "box".into(),
+            runs: 8,
+            noise: Some(Noise {
+                sd: 0.0,
+                pct: None,
+                calibrated_sd: None,
+                calibrated_pct: None,
+                series_sd: Some(0.0),
+                series_pct: None,
+                source: NoiseSource::Series,
+                threshold: 0.0,
+                threshold_pct: None,
+            }),
+            changes: vec![Change {
+                index: 4,
+                run_id: Some(5),
+                label: None,
+                started_at_ns: 4,
+                kernel: "6.1".into(),
+                kernel_before: "6.1".into(),
+                runs_before: 4,
+                runs_after: 4,
+                before: 0.0,
+                after: 1.0,
+                change_pct: None,
+                noise_widths: None,
+                p_value: 0.005,
+                verdict: "regression",
+                build_changed: None,
+            }],
+            dismissed: Vec::new(),
+            settings: ChangeSettings::default(),
+        };
+        (h, c)
+    }
+
+    fn written(write: impl Fn(&mut dyn Write) -> io::Result<()>) -> String {
+        let mut out = Vec::new();
+        write(&mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn a_change_without_a_percent_reads_the_same_in_every_format() {
+        let (h, c) = from_zero();
+        let all = std::slice::from_ref(&c);
+        let history = written(|out| write_history_text(&h, &c, out));
+        assert!(history.contains("◆ 0 → 1.000 regression"), "{history}");
+        let noise = "noise 0 count per run (from the series itself; not in percent: the series' \
+                     median is 0); changes under 0 count are not reported; 1 change, 0 dismissed";
+        assert!(history.contains(noise), "{history}");
+        let table = written(|out| write_changes_text(all, out));
+        let row = table.lines().nth(1).unwrap();
+        assert!(
+            row.ends_with("0 (4)  1.000 (4)       -       -  0.005  regression"),
+            "{table}"
+        );
+        assert!(table.contains(noise), "{table}");
+        let csv = written(|out| write_history_csv(&h, &c, out));
+        assert!(csv.lines().nth(5).unwrap().ends_with(",1,,"), "{csv}");
+        let csv = written(|out| write_changes_csv(all, out));
+        assert!(
+            csv.lines().nth(1).unwrap().contains(",4,4,,,0.005,"),
+            "{csv}"
+        );
+        let html = written(|out| write_history_html(&h, &c, out));
+        assert!(
+            html.contains(r#"<td class="change">-</td><td>-</td>"#),
+            "{html}"
+        );
+        assert!(html.contains(">0 → 1.000</text>"), "{html}");
+        assert!(html.contains("<p>Noise 0 count per run"), "{html}");
+        let json: serde_json::Value =
+            serde_json::from_str(&written(|out| write_history_json(&h, &c, out))).unwrap();
+        let change = &json["changes"]["changes"][0];
+        assert!(change["change_pct"].is_null() && change["noise_widths"].is_null());
+        assert!(json["changes"]["noise"]["pct"].is_null());
+        for text in [&history, &table, &csv, &html] {
+            let words = text.split(|c: char| !c.is_alphanumeric());
+            assert!(
+                words
+                    .map(str::to_lowercase)
+                    .all(|w| w != "nan" && w != "inf"),
+                "{text}"
+            );
+        }
+    }
 
     #[test]
     fn sparkline_spans_lowest_to_highest() {

@@ -65,6 +65,77 @@ fn history_and_changes_find_the_step_and_name_its_first_run() {
     assert_bad_input(&db, &words("changes --alpha 2"));
 }
 
+/// Imports one `plain` run per value, three iterations each.
+fn import_plain_runs(db: &Path, dir: &Path, values: &[&str]) {
+    let numbers = dir.join("numbers.txt");
+    for v in values {
+        std::fs::write(&numbers, format!("{v}\n{v}\n{v}\n")).unwrap();
+        expect_success(
+            schedlab(db)
+                .args(words("import --tool plain --label L"))
+                .arg(&numbers),
+        );
+    }
+}
+
+/// Eight runs within ±0.5 % either side of a +50 % step: the step does not become the noise.
+#[test]
+fn a_step_in_a_short_history_is_found() {
+    let (dir, db) = temp_db();
+    import_plain_runs(
+        &db,
+        dir.path(),
+        &["100", "100.5", "99.5", "100", "150", "151", "149", "150"],
+    );
+    let changes = json_of_success(&db, &words("changes --format json"));
+    let found = changes[0]["changes"].as_array().unwrap();
+    assert_eq!(found.len(), 1, "{changes:#}");
+    assert_eq!(found[0]["run_id"], 5, "{changes:#}");
+    let pct = found[0]["change_pct"].as_f64().unwrap();
+    assert!((pct - 50.0).abs() < 1.0, "{pct}");
+    assert!(
+        changes[0]["noise"]["pct"].as_f64().unwrap() < 1.0,
+        "{changes:#}"
+    );
+}
+
+/// A count that is 0 in eight runs, then 1: the change from 0 has no percent, nor the noise
+/// around a median of 0, and every format says so the same way.
+#[test]
+fn a_change_from_zero_has_no_percent_in_any_format() {
+    let (dir, db) = temp_db();
+    let values: Vec<&str> = (0..14).map(|i| if i < 8 { "0" } else { "1" }).collect();
+    import_plain_runs(&db, dir.path(), &values);
+    let text = stdout_of_success(&db, &words("changes"));
+    assert!(
+        text.contains("noise 0 value per run (from the series itself; not in percent"),
+        "{text}"
+    );
+    let json = json_of_success(&db, &words("changes --format json"));
+    let change = &json[0]["changes"][0];
+    assert_eq!(change["run_id"], 9, "{json:#}");
+    assert!(change["change_pct"].is_null(), "{json:#}");
+    assert!(change["noise_widths"].is_null(), "{json:#}");
+    assert!(json[0]["noise"]["pct"].is_null(), "{json:#}");
+    assert_eq!(json[0]["noise"]["sd"], 0.0, "{json:#}");
+    let csv = stdout_of_success(&db, &words("history plain:value --format csv"));
+    assert!(
+        csv.lines()
+            .nth(9)
+            .unwrap()
+            .ends_with(",1,,plain (imported)"),
+        "{csv}"
+    );
+    let history = stdout_of_success(&db, &words("history plain:value"));
+    assert!(history.contains("◆ 0 → 1.000 regression"), "{history}");
+    for output in [&text, &csv, &history] {
+        assert!(
+            !output.contains("NaN") && !output.contains("inf"),
+            "{output}"
+        );
+    }
+}
+
 /// `changes` with no case looks through every stored case and passes over one that only an
 /// interrupted (or abandoned) run measured, or that lacks the metric asked for; a case named on
 /// the command line must have a history.

@@ -140,6 +140,67 @@ fn a_calibrated_noise_larger_than_the_step_dismisses_it() {
     assert!(calibrated.sd.unwrap() >= 0.02);
 }
 
+/// The reviewer's history: eight runs within ±0.5 % of their level either side of a +50 % step.
+#[test]
+fn a_step_in_a_short_history_is_found_against_the_noise_either_side_of_it() {
+    let ys: Vec<f64> = [100.0f64, 100.5, 99.5, 100.0, 150.0, 151.0, 149.0, 150.0]
+        .iter()
+        .map(|v| v.ln())
+        .collect();
+    let found = detect(&ys, Scale::Log, None, &settings(0)).unwrap();
+    let at: Vec<usize> = found.changes.iter().map(|c| c.0).collect();
+    assert_eq!(at, [4], "{found:?}");
+    // Lags 1 and 2 only: no median of lagged differences is the step's.
+    assert!(found.series_sd.unwrap() < 0.01, "{found:?}");
+}
+
+/// However large a single step and wherever it falls, the series' noise is read from the
+/// differences between runs on the same side of it.
+#[test]
+fn one_step_never_sets_the_series_noise() {
+    let wobble = [0.0, 0.005, -0.005, 0.003, -0.002, 0.004, -0.004];
+    for n in 4..=30 {
+        for at in 1..n {
+            let ys: Vec<f64> = (0..n)
+                .map(|i| wobble[i % wobble.len()] + if i >= at { 10f64.ln() } else { 0.0 })
+                .collect();
+            // No difference between runs on one side exceeds 0.01.
+            let sd = spread(&ys).unwrap();
+            assert!(
+                sd <= 1.4826 * 0.01 / std::f64::consts::SQRT_2,
+                "{n} runs, step at {at}: {sd}"
+            );
+        }
+    }
+    assert_eq!(spread(&[0.0, 1.0, 1.0]), None);
+}
+
+/// The cost of reading short histories at fewer lags: noise that wanders over three runs counts
+/// a little less. Measured on 2000 series each (generator seeds 5000–6999): a change was
+/// reported in 1 of the 8-run and 8 of the 9-run series (none of the 7-run ones: E-divisive
+/// proposes none there).
+#[test]
+fn short_drift_series_are_rarely_reported() {
+    for n in 7..=9 {
+        let mut alarms = 0;
+        for seed in 0..SERIES {
+            let mut g = SplitMix64::new(5_000 + seed);
+            let ys = noise(&mut g, n, SD, PHI);
+            if !detect(&ys, Scale::Log, None, &settings(seed))
+                .unwrap()
+                .changes
+                .is_empty()
+            {
+                alarms += 1;
+            }
+        }
+        assert!(
+            alarms as f64 / SERIES as f64 <= 0.05,
+            "{alarms} of {SERIES} change-free {n}-run series had a change reported"
+        );
+    }
+}
+
 #[test]
 fn min_effect_is_a_floor_even_without_noise() {
     let ys: Vec<f64> = (0..20).map(|i| if i < 10 { 0.0 } else { 0.005 }).collect();
@@ -210,7 +271,10 @@ fn changes_name_the_first_kernel_and_run_after_the_step() {
         ("6.1", "6.2")
     );
     assert_eq!((change.runs_before, change.runs_after), (6, 6));
-    assert!((change.change_pct - 15.0).abs() < 1.0, "{change:?}");
+    assert!(
+        (change.change_pct.unwrap() - 15.0).abs() < 1.0,
+        "{change:?}"
+    );
     // Lower is better for the test metric: slower is a regression.
     assert_eq!(change.verdict, "regression");
     assert!(matches!(c.noise.unwrap().source, NoiseSource::Series));
@@ -259,6 +323,77 @@ fn a_step_where_the_measuring_build_changed_says_so() {
     assert_eq!(h.builds.len(), 1);
     let c = changes(&h, &CalibrationSet::default(), &ChangeSettings::default()).unwrap();
     assert_eq!(c.changes[0].build_changed, None);
+}
+
+/// A history of one value per run (two equal iterations each), on `kernel_run`'s kernel 6.1.
+fn flat_runs(values: &[f64]) -> Vec<RunRecord> {
+    values
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| kernel_run(i as i64 + 1, "6.1", i as i64, &[v, v]))
+        .collect()
+}
+
+/// A count that is 0 in every run and then 1 (the series' median is 0 too): a percent of 0 is
+/// undefined, so the model has none, and the change is judged in the metric's unit.
+#[test]
+fn a_change_from_a_zero_level_has_no_percent() {
+    let values: Vec<f64> = (0..14).map(|i| if i < 8 { 0.0 } else { 1.0 }).collect();
+    let h = history(&flat_runs(&values), "c", None, false).unwrap();
+    assert_eq!(h.scale, Scale::Raw);
+    let c = changes(&h, &CalibrationSet::default(), &ChangeSettings::default()).unwrap();
+    assert_eq!(c.scale, Scale::Raw);
+    assert_eq!(c.changes.len(), 1, "{c:?}");
+    let change = &c.changes[0];
+    assert_eq!((change.index, change.before, change.after), (8, 0.0, 1.0));
+    assert_eq!(change.change_pct, None);
+    // The runs of each level agree exactly: the noise is 0, and a change has no size in it.
+    assert_eq!(change.noise_widths, None);
+    let noise = c.noise.as_ref().unwrap();
+    assert_eq!((noise.sd, noise.threshold), (0.0, 0.0));
+    assert_eq!(
+        (noise.pct, noise.series_pct, noise.threshold_pct),
+        (None, None, None)
+    );
+    // Nothing in the model is NaN or infinite, so no format can print one.
+    let json = serde_json::to_value(&c).unwrap();
+    assert!(json["changes"][0]["change_pct"].is_null(), "{json}");
+    assert!(json["noise"]["pct"].is_null(), "{json}");
+    assert_eq!(json["noise"]["sd"], 0.0, "{json}");
+    assert_eq!(json["scale"], "raw", "{json}");
+}
+
+/// From a level of 0 in noisy runs, a change is still judged, in the metric's unit, against
+/// noise_multiple × the noise; its percent is undefined, its size in noise widths is not.
+#[test]
+fn a_change_from_a_zero_level_is_judged_against_the_noise_in_the_metrics_unit() {
+    let wobble = [0.0, 0.2, -0.2, 0.1, -0.1, 0.0, 0.15, -0.15];
+    let step = |size: f64| -> Vec<f64> {
+        (0..16)
+            .map(|i| wobble[i % 8] + if i < 8 { 0.0 } else { size })
+            .collect()
+    };
+    let judged = |values: &[f64]| {
+        let h = history(&flat_runs(values), "c", None, false).unwrap();
+        assert_eq!(h.scale, Scale::Raw);
+        changes(&h, &CalibrationSet::default(), &ChangeSettings::default()).unwrap()
+    };
+    let c = judged(&step(5.0));
+    assert_eq!(c.changes.len(), 1, "{c:?}");
+    let change = &c.changes[0];
+    assert_eq!((change.index, change.before), (8, 0.0));
+    assert_eq!(change.change_pct, None);
+    let noise = c.noise.as_ref().unwrap();
+    assert!(noise.sd > 0.0, "{noise:?}");
+    let widths = change.noise_widths.unwrap();
+    assert!((widths - 5.0 / noise.sd).abs() < 1e-9, "{widths} {noise:?}");
+    // The series' median is not 0, so the noise has a percent (of that median).
+    assert!(noise.pct.is_some(), "{noise:?}");
+    // The same step, smaller than 3 noise widths, is not reported.
+    let small = judged(&step(noise.sd * 2.0));
+    assert!(small.changes.is_empty(), "{small:?}");
+    assert_eq!(small.dismissed.len(), 1, "{small:?}");
+    assert_eq!(small.dismissed[0].change_pct, None);
 }
 
 #[test]
