@@ -99,8 +99,15 @@ pub fn nice_domain(lo: f64, hi: f64, target: usize) -> (f64, f64, Vec<f64>, f64)
         .unwrap_or(10.0 * magnitude);
     let start = (lo / step).floor() * step;
     let end = (hi / step).ceil() * step;
-    let count = ((end - start) / step).round() as usize;
-    let ticks = (0..=count).map(|i| start + i as f64 * step).collect();
+    let count = ((end - start) / step).round();
+    if !(count.is_finite() && (0.0..=1000.0).contains(&count) && (end - start).is_finite()) {
+        // Values near f64's limits, whose span overflows: the two ends, unrounded, and a plot
+        // that is drawn rather than a panic.
+        return (lo, hi, vec![lo, hi], hi / 2.0 - lo / 2.0);
+    }
+    let ticks = (0..=count as usize)
+        .map(|i| start + i as f64 * step)
+        .collect();
     (start, end, ticks, step)
 }
 
@@ -750,6 +757,18 @@ pub fn scaling(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Values near f64's largest, whose span overflows, give a domain of their own two ends
+    /// instead of a tick count of usize::MAX (a panic: capacity overflow).
+    #[test]
+    fn a_domain_near_the_largest_float_is_its_ends() {
+        let (start, end, ticks, step) = nice_domain(1e308, 1.7e308, 5);
+        assert_eq!((start, end), (1e308, 1.7e308));
+        assert_eq!(ticks, [1e308, 1.7e308]);
+        assert!(step.is_finite() && step > 0.0);
+        let (_, _, ticks, _) = nice_domain(-1.7e308, 1.7e308, 5);
+        assert_eq!(ticks.len(), 2);
+    }
     use schedlab_analysis::{compare, CalibrationSet, Settings, Side};
 
     fn render(f: impl FnOnce(&mut String) -> fmt::Result) -> String {
