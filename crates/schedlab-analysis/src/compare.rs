@@ -613,6 +613,14 @@ fn undecided(t: &Tested<'_>, settings: &Settings) -> (Verdict, Option<String>) {
         .filter(|(k, _)| **k >= 2)
         .filter_map(|(_, u)| {
             let values: Vec<f64> = u.iter().map(|x| units.scale.back(x.value)).collect();
+            // std% does not depend on the scale; taken on values over the largest, it does not
+            // overflow near f64's limits (where it would come out as none, and pass the cap).
+            let largest = values.iter().fold(0.0_f64, |a, v| a.max(v.abs()));
+            let values: Vec<f64> = if largest > 1.0 {
+                values.iter().map(|v| v / largest).collect()
+            } else {
+                values
+            };
             schedlab_stats::summary::summarize(&values)
                 .ok()
                 .and_then(|s| s.std_pct)

@@ -178,7 +178,7 @@ fn ministat(base: &[f64], candidate: &[f64], confidence: f64, units: &RowUnits) 
             difference: Some(d),
             no_test: None,
         },
-        Err(e) => MinistatFigures {
+        Err(e) if base.len() < 2 || candidate.len() < 2 => MinistatFigures {
             difference: None,
             no_test: Some(format!(
                 "ministat's t needs at least 2 {} per side ({} vs {}): {e}",
@@ -186,6 +186,10 @@ fn ministat(base: &[f64], candidate: &[f64], confidence: f64, units: &RowUnits) 
                 base.len(),
                 candidate.len()
             )),
+        },
+        Err(e) => MinistatFigures {
+            difference: None,
+            no_test: Some(format!("ministat's t cannot be computed: {e}")),
         },
     }
 }

@@ -209,7 +209,10 @@ pub fn write_block(
         let symbol = SYMBOLS[(i + 1).min(SYMBOLS.len() - 1)];
         match vitals.get(i).copied().flatten() {
             Some(v) => writeln!(out, "{}", v.to_ministat_line(symbol))?,
-            None => writeln!(out, "{symbol} {:>3} (too few to describe)", ds.len())?,
+            None if ds.len() < 2 => {
+                writeln!(out, "{symbol} {:>3} (too few to describe)", ds.len())?
+            }
+            None => writeln!(out, "{symbol} {:>3} (too large to describe)", ds.len())?,
         }
         if i > 0 && layout.differences {
             let Some(figures) = differences.get(i - 1) else {
