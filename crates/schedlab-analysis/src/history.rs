@@ -112,6 +112,13 @@ pub enum HistoryError {
     },
     /// The runs come from several machines: a history is one machine's.
     ManyHosts(Vec<String>),
+    /// A run stored a value that is not a finite number (a database from before the runner
+    /// refused them): no summary of it means anything.
+    NotFinite {
+        case: String,
+        metric: String,
+        run_id: Option<i64>,
+    },
 }
 
 impl std::fmt::Display for HistoryError {
@@ -126,6 +133,15 @@ impl std::fmt::Display for HistoryError {
                 f,
                 "case {case} has no metric {metric}; it has {}",
                 available.join(", ")
+            ),
+            HistoryError::NotFinite {
+                case,
+                metric,
+                run_id,
+            } => write!(
+                f,
+                "case {case}, metric {metric}: run {} stored a value that is not a finite number",
+                run_id.map_or_else(|| "?".to_string(), |id| id.to_string())
             ),
             HistoryError::ManyHosts(hosts) => write!(
                 f,
@@ -193,6 +209,13 @@ pub fn history(
     let mut points = Vec::new();
     for (run, values) in series.runs.iter().filter(|(_, v)| !v.is_empty()) {
         let meta = &side.runs[*run];
+        if values.iter().any(|v| !v.is_finite()) {
+            return Err(HistoryError::NotFinite {
+                case: case.into(),
+                metric: series.metric.clone(),
+                run_id: meta.id,
+            });
+        }
         let record = ordered.iter().find(|r| r.id == meta.id).copied();
         let summary = summarise_run(*run, values, scale);
         points.push(HistoryPoint {

@@ -167,6 +167,49 @@ fn changes_of_every_case_pass_over_cases_no_complete_run_measured() {
     assert!(err.contains("--include-incomplete"), "{err}");
 }
 
+/// A database from before the runner refused non-finite values may hold one: the case it
+/// damages is named and passed over, and the other cases' changes still come.
+#[test]
+fn changes_pass_over_a_case_with_a_value_that_is_not_finite() {
+    let (_dir, db) = temp_db();
+    for seed in 1..=2 {
+        for value in ["100", "7"] {
+            expect_success(schedlab(&db).args(words(&format!(
+                "run fake --value-usec {value} --seed {seed} --iterations 2 --warmup 0 -q"
+            ))));
+        }
+    }
+    sql(
+        &db,
+        "UPDATE measurements SET value = 1e999 WHERE name = 'usec_per_op' AND iteration_id = \
+         (SELECT i.id FROM iterations i JOIN cases c ON i.case_id = c.id \
+          WHERE c.name = 'fake:value=7 spread=1' LIMIT 1)",
+    );
+    let out = schedlab(&db)
+        .args(words("changes --format json"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let all: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cases: Vec<&str> = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["case"].as_str().unwrap())
+        .collect();
+    assert_eq!(cases, ["fake:value=100 spread=1"], "{all:#}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "case fake:value=7 spread=1, metric usec_per_op: run 2 stored a value \
+                         that is not a finite number: passed over"
+        ),
+        "{stderr}"
+    );
+    let err = assert_bad_input(&db, &["history", "fake:value=7 spread=1"]);
+    assert!(err.contains("not a finite number"), "{err}");
+}
+
 #[test]
 fn a_step_where_schedlab_was_upgraded_is_named_by_history_changes_and_compare() {
     let (_dir, db) = temp_db();

@@ -10,7 +10,7 @@ use schedlab_store::{RunSelection, Store};
 use crate::cli::{ChangesArgs, HistoryFormat};
 use crate::failure::Failure;
 use crate::fleet::{history_and_changes_if_any, selection};
-use crate::output::emit;
+use crate::output::{emit, say};
 use crate::store_path::{db_location, open_reader};
 
 pub fn changes(args: &ChangesArgs) -> Result<ExitCode, Failure> {
@@ -43,6 +43,8 @@ pub fn changes(args: &ChangesArgs) -> Result<ExitCode, Failure> {
                 without_metric.get_or_insert(e);
             }
             Err(HistoryError::NoRuns { .. }) => {}
+            // One damaged case does not hide the others' changes; it is named.
+            Err(e @ HistoryError::NotFinite { .. }) => say(format_args!("{e}: passed over")),
         }
     }
     if all.is_empty() {
