@@ -84,18 +84,27 @@ fn widths_cell(ch: &Change) -> String {
         .map_or_else(|| "-".into(), |w| format!("{w:.1}"))
 }
 
+/// ` on HOST`, or nothing for runs that recorded no host (imported ones).
+fn on_host(hostname: &str) -> String {
+    if hostname.is_empty() {
+        String::new()
+    } else {
+        format!(" on {hostname}")
+    }
+}
+
 /// The history as a table, a run per line, with its sparkline and each change marked on the
 /// first run after it.
 pub fn write_history_text(h: &History, c: &Changes, out: &mut dyn Write) -> io::Result<()> {
     let values: Vec<f64> = h.points.iter().map(|p| p.value).collect();
     writeln!(
         out,
-        "{} {} ({}, {}) on {}: {}, {}",
+        "{} {} ({}, {}){}: {}, {}",
         h.case,
         h.metric,
         h.unit,
         direction(h.better),
-        h.hostname,
+        on_host(&h.hostname),
         words::counted(h.points.len(), "run"),
         words::counted(h.kernels.len(), "kernel release")
     )?;
@@ -337,10 +346,10 @@ pub fn write_changes_text(all: &[Changes], out: &mut dyn Write) -> io::Result<()
     for c in all {
         write!(
             out,
-            "{} {} on {} ({}): ",
+            "{} {}{} ({}): ",
             c.case,
             c.metric,
-            c.hostname,
+            on_host(&c.hostname),
             words::counted(c.runs, "run")
         )?;
         write_noise_line(c, out)?;
@@ -421,7 +430,7 @@ pub fn write_history_html(h: &History, c: &Changes, out: &mut dyn Write) -> io::
 }
 
 fn page(s: &mut String, h: &History, c: &Changes) -> std::fmt::Result {
-    let title = format!("{} {} on {}", h.case, h.metric, h.hostname);
+    let title = format!("{} {}{}", h.case, h.metric, on_host(&h.hostname));
     write!(
         s,
         r#"<!DOCTYPE html>
