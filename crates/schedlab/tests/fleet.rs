@@ -24,6 +24,16 @@ fn nightly(db: &Path) -> String {
     runs[0]["what"].as_str().unwrap().to_string()
 }
 
+/// The cases `changes --format json` reported, in order.
+fn cases_of(changes: &serde_json::Value) -> Vec<&str> {
+    changes
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["case"].as_str().unwrap())
+        .collect()
+}
+
 fn sql(db: &Path, statement: &str) {
     rusqlite::Connection::open(db)
         .unwrap()
@@ -146,13 +156,7 @@ fn changes_of_every_case_pass_over_cases_no_complete_run_measured() {
     expect_success(schedlab(&db).args(words("run fake --value-usec 7 --iterations 2 -q")));
     sql(&db, "UPDATE runs SET status = 'interrupted' WHERE id = 2");
     let all = json_of_success(&db, &words("changes --format json"));
-    let cases: Vec<&str> = all
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["case"].as_str().unwrap())
-        .collect();
-    assert_eq!(cases, ["fake:value=100 spread=1"], "{all:#}");
+    assert_eq!(cases_of(&all), ["fake:value=100 spread=1"], "{all:#}");
     let both = json_of_success(&db, &words("changes --format json --include-incomplete"));
     assert_eq!(both.as_array().unwrap().len(), 2, "{both:#}");
     let err = assert_bad_input(&db, &["changes", "fake:value=7 spread=1"]);
@@ -191,13 +195,7 @@ fn changes_pass_over_a_case_with_a_value_that_is_not_finite() {
         .unwrap();
     assert!(out.status.success(), "{out:?}");
     let all: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let cases: Vec<&str> = all
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["case"].as_str().unwrap())
-        .collect();
-    assert_eq!(cases, ["fake:value=100 spread=1"], "{all:#}");
+    assert_eq!(cases_of(&all), ["fake:value=100 spread=1"], "{all:#}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains(

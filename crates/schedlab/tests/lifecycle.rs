@@ -373,8 +373,16 @@ fn run_a_tool_with_children(db: &Path) -> (Child, i32) {
     }
 }
 
-/// The processes of `group` that are alive (a zombie has ended), with their command lines.
-fn live_members_of(group: i32) -> Vec<(i32, String)> {
+/// A process as /proc/PID/stat has it.
+struct ProcStat {
+    pid: i32,
+    state: char,
+    parent: u32,
+    group: i32,
+}
+
+/// Every process /proc lists now (those that end while it is read are passed over).
+fn processes() -> Vec<ProcStat> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
@@ -383,18 +391,40 @@ fn live_members_of(group: i32) -> Vec<(i32, String)> {
         let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
             continue;
         };
+        // After the command, which may hold spaces and parentheses: state, parent, group.
         let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
             continue;
         };
-        // After the command: state, parent, process group.
         let fields: Vec<&str> = rest.split_whitespace().take(3).collect();
-        if fields.len() == 3 && fields[2] == group.to_string() && !matches!(fields[0], "Z" | "X") {
-            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-            found.push((pid, cmdline.trim_end().to_string()));
-        }
+        let [state, parent, group] = fields[..] else {
+            continue;
+        };
+        let (Some(state), Ok(parent), Ok(group)) =
+            (state.chars().next(), parent.parse(), group.parse())
+        else {
+            continue;
+        };
+        found.push(ProcStat {
+            pid,
+            state,
+            parent,
+            group,
+        });
     }
     found
+}
+
+/// The processes of `group` that are alive (a zombie has ended), with their command lines.
+fn live_members_of(group: i32) -> Vec<(i32, String)> {
+    processes()
+        .into_iter()
+        .filter(|p| p.group == group && !matches!(p.state, 'Z' | 'X'))
+        .map(|p| {
+            let cmdline = std::fs::read(format!("/proc/{}/cmdline", p.pid)).unwrap_or_default();
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            (p.pid, cmdline.trim_end().to_string())
+        })
+        .collect()
 }
 
 /// How many live processes of `group` run `command` (their command line, arguments included).
@@ -472,26 +502,11 @@ fn sigkill_during_external_leaves_nothing_of_the_tool() {
 
 /// The pids whose parent is `parent`.
 fn children_of(parent: u32) -> Vec<i32> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
-            continue;
-        };
-        let ppid = rest
-            .split_whitespace()
-            .nth(1)
-            .and_then(|p| p.parse::<u32>().ok());
-        if ppid == Some(parent) {
-            found.push(pid);
-        }
-    }
-    found
+    processes()
+        .into_iter()
+        .filter(|p| p.parent == parent)
+        .map(|p| p.pid)
+        .collect()
 }
 
 fn state_of(pid: i32) -> Option<char> {

@@ -603,8 +603,9 @@ fn history_rows(db: &Path) -> i64 {
 fn readers_read_an_older_schema_as_it_is_and_db_upgrade_brings_it_up() {
     let (dir, db) = temp_db();
     stored_run(dir.path(), &db, "old");
+    stored_run(dir.path(), &db, "older");
     downgrade_to_v3(&db);
-    for command in ["runs", "show old", "compare old old"] {
+    for command in ["runs", "show old", "compare old older"] {
         let out = run_in(dir.path(), &db, &words(command));
         assert_succeeded(&out, &format!("{command:?}"));
     }
