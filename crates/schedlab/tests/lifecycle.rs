@@ -138,10 +138,15 @@ struct HeldRun {
 }
 
 fn interrupt_a_run_behind_a_held_lock() -> HeldRun {
+    interrupt_a_run_waiting_on_a_held_lock_for(Duration::from_secs(1))
+}
+
+/// As [`interrupt_a_run_behind_a_held_lock`], with the signal `waiting` into the run's wait.
+fn interrupt_a_run_waiting_on_a_held_lock_for(waiting: Duration) -> HeldRun {
     let (dir, db) = temp_db();
     let line = format!("fake --sleep-ms 50 --iterations {MANY}");
     let mut child = spawn(&db, &words(&line));
-    let holder = hold_the_write_lock(&db, &mut child, Duration::from_secs(1));
+    let holder = hold_the_write_lock(&db, &mut child, waiting);
     let kept = stored_iterations(&db) as u64;
     send_signal(&child, libc::SIGINT);
     HeldRun {
@@ -206,12 +211,13 @@ fn ctrl_c_does_not_wait_out_a_busy_database() {
 /// grace would last until about 9.5 s after the signal, and the run would end `interrupted`.
 #[test]
 fn a_stop_behind_a_held_lock_gives_up_5_s_after_the_signal() {
-    let (_dir, db) = temp_db();
-    let line = format!("fake --sleep-ms 50 --iterations {MANY}");
-    let mut child = spawn(&db, &words(&line));
-    let holder = hold_the_write_lock(&db, &mut child, Duration::from_millis(500));
-    let kept = stored_iterations(&db) as u64;
-    send_signal(&child, libc::SIGINT);
+    let HeldRun {
+        _dir,
+        db,
+        mut child,
+        holder,
+        kept,
+    } = interrupt_a_run_waiting_on_a_held_lock_for(Duration::from_millis(500));
     let signalled = Instant::now();
     while child.try_wait().unwrap().is_none() && signalled.elapsed() < Duration::from_millis(7500) {
         std::thread::sleep(Duration::from_millis(20));
