@@ -419,7 +419,17 @@ pub struct ImportArgs {
     /// `plain`: a higher number is better (default: lower, like times).
     #[arg(long)]
     pub higher_is_better: bool,
-    /// `plain`: the column to read (1-based), as ministat's -C.
+    #[command(flatten)]
+    pub db: DbArg,
+    #[command(flatten, next_help_heading = "Columns (`--tool plain`)")]
+    pub columns: ColumnArgs,
+}
+
+/// Which column of each line holds the number, as ministat's `-C` and `-d` (`stat`, and
+/// `import --tool plain`).
+#[derive(Debug, Args)]
+pub struct ColumnArgs {
+    /// The column to read (1-based), as ministat's -C.
     #[arg(
         long,
         short = 'C',
@@ -428,7 +438,7 @@ pub struct ImportArgs {
         allow_negative_numbers = true
     )]
     pub column: usize,
-    /// `plain`: column delimiters, as ministat's -d.
+    /// Column delimiters, as ministat's -d.
     #[arg(
         long = "delimiter",
         short = 'd',
@@ -436,8 +446,6 @@ pub struct ImportArgs {
         default_value = " \t"
     )]
     pub delimiters: String,
-    #[command(flatten)]
-    pub db: DbArg,
 }
 
 #[derive(Debug, Args)]
@@ -599,23 +607,8 @@ pub struct StatArgs {
     /// standard input (also when no file is given). One file: its statistics only.
     #[arg(value_name = "FILE")]
     pub files: Vec<std::path::PathBuf>,
-    /// Column to read (1-based), as ministat's -C.
-    #[arg(
-        long = "column",
-        short = 'C',
-        value_name = "N",
-        default_value_t = 1,
-        allow_negative_numbers = true
-    )]
-    pub column: usize,
-    /// Column delimiters, as ministat's -d.
-    #[arg(
-        long = "delimiter",
-        short = 'd',
-        value_name = "CHARS",
-        default_value = " \t"
-    )]
-    pub delimiters: String,
+    #[command(flatten)]
+    pub columns: ColumnArgs,
     /// The numbers improve when they grow (default: lower is better, like times).
     #[arg(long)]
     pub higher_is_better: bool,

@@ -50,8 +50,8 @@ pub fn import(args: &ImportArgs) -> Result<ExitCode, Failure> {
     let plain = PlainOptions {
         name: args.metric.clone(),
         higher_is_better: args.higher_is_better,
-        column: args.column,
-        delimiters: args.delimiters.clone(),
+        column: args.columns.column,
+        delimiters: args.columns.delimiters.clone(),
     };
     if tool == Tool::Plain {
         plain.check().map_err(Failure::bad_input)?;

@@ -49,10 +49,11 @@ const MAX_WIDTH: usize = 10_000;
 
 pub fn stat(args: &StatArgs) -> Result<ExitCode, Failure> {
     let settings = settings(&args.decision)?;
-    if args.column == 0 {
+    let columns = &args.columns;
+    if columns.column == 0 {
         return Err(Failure::bad_input("--column starts at 1"));
     }
-    if args.delimiters.is_empty() {
+    if columns.delimiters.is_empty() {
         return Err(Failure::bad_input("--delimiter must not be empty"));
     }
     let layout = layout(args)?;
@@ -60,7 +61,7 @@ pub fn stat(args: &StatArgs) -> Result<ExitCode, Failure> {
     for path in input::files_or_stdin(&args.files, None)? {
         let name = input::display_name(&path);
         let text = input::read_text(&path)?;
-        let values = read_column(&text, &name, args.column, &args.delimiters)?;
+        let values = read_column(&text, &name, columns.column, &columns.delimiters)?;
         datasets.push((name, values));
     }
     if datasets.len() == 1 {
