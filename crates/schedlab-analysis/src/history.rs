@@ -17,8 +17,8 @@
 //!    calibrated noise of this machine, case and metric (`schedlab calibrate`: the spread of
 //!    one run's summary, across boots when the calibration spans boots) and the series' own
 //!    (a robust spread of the differences between runs one, two and three apart, at the lags
-//!    whose differences a single step cannot be the median of). The weakest change under the bar goes first and the levels are worked
-//!    out again, until every change left clears it.
+//!    whose differences a single step cannot be the median of). The weakest change under the
+//!    bar goes first and the levels are worked out again, until every change left clears it.
 //!
 //! Step 2 is what keeps drift from being reported: a permutation test takes autocorrelated noise
 //! (a machine that warms up, a neighbour's load that comes and goes) for changes, but such
