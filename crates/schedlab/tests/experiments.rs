@@ -241,42 +241,15 @@ fn campaign_rejects_bad_plans() {
     let long = "n".repeat(199);
     for (args, expected) in [
         (
-            vec![
-                "campaign",
-                "start",
-                "",
-                "--a-kernel",
-                "x",
-                "--b-kernel",
-                "y",
-                "fake",
-            ],
+            campaign_start_named("", "x", "y", &["fake"]),
             "schedlab: the campaign name must be printable text",
         ),
         (
-            vec![
-                "campaign",
-                "start",
-                "a\tb",
-                "--a-kernel",
-                "x",
-                "--b-kernel",
-                "y",
-                "fake",
-            ],
+            campaign_start_named("a\tb", "x", "y", &["fake"]),
             "schedlab: the campaign name must be printable text",
         ),
         (
-            vec![
-                "campaign",
-                "start",
-                &long,
-                "--a-kernel",
-                "x",
-                "--b-kernel",
-                "y",
-                "fake",
-            ],
+            campaign_start_named(&long, "x", "y", &["fake"]),
             "schedlab: the campaign name is longer than 198 characters",
         ),
         (

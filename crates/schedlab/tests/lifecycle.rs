@@ -285,19 +285,26 @@ fn an_iteration_measured_across_a_stop_is_run_again() {
     assert!(longest < 2.5, "an iteration kept the 3 s pause: {wall}");
 }
 
-#[test]
-fn a_second_ctrl_c_quits_at_once_and_a_second_hang_up_does_not() {
-    let held = interrupt_a_run_behind_a_held_lock();
-    std::thread::sleep(Duration::from_millis(200));
-    send_signal(&held.child, libc::SIGINT);
-    let output = held.child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
+/// Sends a run that is stopping already its second SIGINT and checks it died by SIGINT, as
+/// without a handler; returns what it said on stderr.
+fn second_ctrl_c(child: Child) -> String {
+    send_signal(&child, libc::SIGINT);
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     assert_eq!(
         std::os::unix::process::ExitStatusExt::signal(&output.status),
         Some(libc::SIGINT),
         "{:?}: {stderr}",
         output.status
     );
+    stderr
+}
+
+#[test]
+fn a_second_ctrl_c_quits_at_once_and_a_second_hang_up_does_not() {
+    let held = interrupt_a_run_behind_a_held_lock();
+    std::thread::sleep(Duration::from_millis(200));
+    let stderr = second_ctrl_c(held.child);
     assert!(stderr.contains("a second Ctrl-C: quitting now"), "{stderr}");
     assert_no_strays(&held.db);
     assert_abandoned_with_what_it_kept(&held.db, held.holder, held.kept);
@@ -475,15 +482,7 @@ fn a_second_ctrl_c_during_external_leaves_nothing_of_the_tool() {
         assert!(child.try_wait().unwrap().is_none(), "the run ended early");
         std::thread::sleep(Duration::from_millis(5));
     }
-    send_signal(&child, libc::SIGINT);
-    let output = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(
-        std::os::unix::process::ExitStatusExt::signal(&output.status),
-        Some(libc::SIGINT),
-        "{:?}: {stderr}",
-        output.status
-    );
+    let stderr = second_ctrl_c(child);
     assert_group_gone(group);
     assert_eq!(stderr.lines().count(), 1, "{stderr:?}");
     assert!(

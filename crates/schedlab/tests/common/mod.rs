@@ -170,10 +170,20 @@ pub const AB_OF_NOTHING: [&str; 5] = ["ab", "--a", "true", "--b", "true"];
 
 /// `campaign start c --a-kernel A --b-kernel B REST`, for command lines about its own flags.
 pub fn campaign_start<'a>(a_kernel: &'a str, b_kernel: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
+    campaign_start_named("c", a_kernel, b_kernel, rest)
+}
+
+/// As [`campaign_start`], for the campaign `name`.
+pub fn campaign_start_named<'a>(
+    name: &'a str,
+    a_kernel: &'a str,
+    b_kernel: &'a str,
+    rest: &[&'a str],
+) -> Vec<&'a str> {
     let head = [
         "campaign",
         "start",
-        "c",
+        name,
         "--a-kernel",
         a_kernel,
         "--b-kernel",
