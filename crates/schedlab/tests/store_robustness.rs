@@ -457,13 +457,19 @@ fn damaged_foreign_and_newer_databases_get_one_line_and_exit_2() {
         &words("run fake --iterations 200 --label x -q"),
     );
     assert_succeeded(&out, "the fixture");
+    let out = run_in(
+        dir.path(),
+        &good,
+        &words("run fake --iterations 2 --label y -q"),
+    );
+    assert_succeeded(&out, "the second side");
     let html = dir.path().join("report.html");
     let html = html.to_str().unwrap();
-    let report = format!("report x x --html {html}");
+    let report = format!("report x y --html {html}");
     let commands = [
         "runs",
         "show x",
-        "compare x x",
+        "compare x y",
         &report,
         "campaign status c",
         "campaign next c",
