@@ -26,6 +26,10 @@ mod workload_flags;
 use failure::Failure;
 
 fn main() -> ExitCode {
+    if let Err(e) = schedlab_core::sys::reap_own_children() {
+        let _ = writeln!(std::io::stderr(), "schedlab: cannot restore SIGCHLD: {e}");
+        return ExitCode::from(1);
+    }
     // Before any thread starts, so that every thread inherits it (see the function).
     if let Err(e) = schedlab_core::sys::watch_for_suspension() {
         let _ = writeln!(std::io::stderr(), "schedlab: cannot block SIGCONT: {e}");

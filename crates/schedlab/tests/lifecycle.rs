@@ -338,14 +338,7 @@ fn sigquit_is_a_clean_stop_and_an_ignored_sighup_stays_ignored() {
         &db,
         &words("run fake --sleep-ms 50 --iterations 6 --warmup 0"),
     );
-    // SAFETY: signal() is async-signal-safe, as required between fork and exec.
-    unsafe {
-        std::os::unix::process::CommandExt::pre_exec(&mut command, || {
-            libc::signal(libc::SIGHUP, libc::SIG_IGN);
-            Ok(())
-        });
-    }
-    let mut child = command.spawn().unwrap();
+    let mut child = ignoring(libc::SIGHUP, &mut command).spawn().unwrap();
     wait_for_a_stored_iteration(&db, &mut child, Duration::from_secs(60));
     send_signal(&child, libc::SIGHUP);
     let (code, stderr) = finish(child, Duration::from_secs(20));
@@ -359,17 +352,9 @@ fn sigquit_is_a_clean_stop_and_an_ignored_sighup_stays_ignored() {
 /// once the shell's child is running.
 fn run_a_tool_with_children(db: &Path) -> (Child, i32) {
     let script = "trap 'sleep 300; exit 1' TERM; sleep 600 & wait";
-    // Not `spawn`: its flags, and `--db`, would land after `--`, in the tool's arguments.
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("schedlab"))
-        .env_remove("SCHEDLAB_DB")
-        .env_remove("XDG_DATA_HOME")
-        .args(words(
-            "run external --parser plain --iterations 3 --warmup 0 --quiet --db",
-        ))
-        .arg(db)
-        .args(["--", "/bin/sh", "-c", script])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
+    // Not `spawn`: its flags would land after `--`, in the tool's arguments.
+    let run = words("run external --parser plain --iterations 3 --warmup 0 --quiet");
+    let mut child = background(db, &[&run[..], &["--", "/bin/sh", "-c", script]].concat())
         .spawn()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -503,6 +488,38 @@ fn sigkill_during_external_leaves_nothing_of_the_tool() {
     assert_eq!(code, None, "killed by a signal");
     assert_group_gone(group);
     assert_eq!(only_run(&db)["status"], "abandoned");
+}
+
+/// Started with SIGCHLD ignored, which exec keeps from whatever started schedlab: the kernel would
+/// reap its children itself, so that a wait for one fails, and the reaper of `external`, which
+/// sleeps until SIGCHLD, would wait for the iteration's deadline. Every run completes as usual.
+#[test]
+fn an_inherited_ignored_sigchld_changes_no_run() {
+    let external = &["external", "--parser", "plain", "--", "sh", "-c", "echo 5"][..];
+    for workload in [
+        external,
+        &words("messaging --process --groups 1 --loops 10"),
+        &words("pipe --loops 1000"),
+    ] {
+        let (_d, db) = temp_db();
+        let common = words("run --iterations 2 --warmup 0 --iteration-timeout 5 -q");
+        let mut command = background(&db, &[&common[..], workload].concat());
+        let child = ignoring(libc::SIGCHLD, &mut command).spawn().unwrap();
+        let (code, stderr) = finish(child, Duration::from_secs(60));
+        assert_eq!(code, Some(0), "{workload:?}: {stderr}");
+        assert_eq!(only_run(&db)["status"], "complete", "{workload:?}");
+    }
+}
+
+/// `command`, to start with `signal` ignored.
+fn ignoring(signal: i32, command: &mut std::process::Command) -> &mut std::process::Command {
+    // SAFETY: signal() is async-signal-safe, as required between fork and exec.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(command, move || {
+            libc::signal(signal, libc::SIG_IGN);
+            Ok(())
+        })
+    }
 }
 
 /// The pids whose parent is `parent`.

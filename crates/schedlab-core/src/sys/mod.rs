@@ -82,8 +82,8 @@ pub use resource::{
 };
 pub use sched::{current_sched_policy, SchedPolicy};
 pub use signal::{
-    install_interrupt_handlers, interrupt_arrived_ns, interrupt_signal, signal_name,
-    take_continued, watch_for_suspension, with_interrupts_blocked, STOP_SIGNALS,
+    install_interrupt_handlers, interrupt_arrived_ns, interrupt_signal, reap_own_children,
+    signal_name, take_continued, watch_for_suspension, with_interrupts_blocked, STOP_SIGNALS,
 };
 pub use time::{
     clock_ticks_per_sec, monotonic_ns, realtime_ns, sleep_interruptible_ns, sleep_ns,

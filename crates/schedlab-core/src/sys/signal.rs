@@ -120,6 +120,27 @@ pub fn install_interrupt_handlers() -> io::Result<()> {
     Ok(())
 }
 
+/// Gives SIGCHLD its default action back when whoever started schedlab left it ignored, which
+/// exec keeps. Ignored, it makes the kernel reap every child itself and send no SIGCHLD: a wait
+/// for a workload's task or a tool then fails with ECHILD, and the reaper of an `external` tool,
+/// which sleeps until SIGCHLD, would wait for the iteration's deadline. Called first thing in
+/// `main`; the tools schedlab runs inherit the default too, as from any shell.
+pub fn reap_own_children() -> io::Result<()> {
+    if !is_ignored(libc::SIGCHLD)? {
+        return Ok(());
+    }
+    // SAFETY: a zeroed sigaction is valid; SIG_DFL with an empty mask and no flags.
+    let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
+    action.sa_sigaction = libc::SIG_DFL;
+    // SAFETY: sa_mask is a valid sigset_t inside `action`.
+    unsafe { libc::sigemptyset(&mut action.sa_mask) };
+    // SAFETY: a valid signal number and action; the old action is not needed.
+    if unsafe { libc::sigaction(libc::SIGCHLD, &action, std::ptr::null_mut()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// Blocks SIGCONT in the calling thread, and so in every thread it starts afterwards: called
 /// first thing in `main`. Blocking does not keep a stopped process from continuing; it keeps the
 /// SIGCONT pending, where [`take_continued`] finds it, without a handler that would interrupt the

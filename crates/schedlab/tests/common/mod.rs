@@ -227,14 +227,17 @@ pub fn has_metric(case: &Value, name: &str) -> bool {
 /// `schedlab ARGS --db DB` as a process to spawn and signal: stdout discarded, stderr kept, and
 /// nothing in the environment to choose another database. The database is named on the command
 /// line, not in the environment, so that every task the run forks carries its path in its
-/// command line, where `assert_no_strays` looks for them.
+/// command line, where `assert_no_strays` looks for them; before a `--`, whatever follows which
+/// is an external tool's own command line.
 pub fn background(db: &Path, args: &[&str]) -> StdCommand {
+    let (own, tool) = args.split_at(args.iter().position(|a| *a == "--").unwrap_or(args.len()));
     let mut cmd = StdCommand::new(assert_cmd::cargo::cargo_bin("schedlab"));
     cmd.env_remove("SCHEDLAB_DB")
         .env_remove("XDG_DATA_HOME")
-        .args(args)
+        .args(own)
         .arg("--db")
         .arg(db)
+        .args(tool)
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     cmd
