@@ -77,13 +77,7 @@ pub fn check(path: &Path, quick: bool) -> Result<CheckReport> {
         runs_by_status: Vec::new(),
         abandoned_runs: Vec::new(),
     };
-    let zero_bytes = std::fs::metadata(path).is_ok_and(|m| m.len() == 0);
-    if !zero_bytes && !schema::has_sqlite_magic(path) {
-        return Err(StoreError::NotSchedlab {
-            path: path.to_path_buf(),
-            why: "it is not an SQLite file".into(),
-        });
-    }
+    schema::refuse_foreign_file(path)?;
     let conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,

@@ -106,7 +106,7 @@ pub fn classify(path: &Path, e: rusqlite::Error) -> StoreError {
     match e.sqlite_error_code() {
         Some(ErrorCode::DatabaseCorrupt) => damaged(path, format!("SQLite: {}", sqlite_text(&e))),
         Some(ErrorCode::NotADatabase) => {
-            if has_sqlite_magic(path) {
+            if has_sqlite_magic(path).unwrap_or(false) {
                 damaged(path, format!("SQLite: {}", sqlite_text(&e)))
             } else {
                 StoreError::NotSchedlab {
@@ -145,13 +145,31 @@ pub fn sqlite_text(e: &rusqlite::Error) -> String {
 }
 
 /// Whether the file starts as every SQLite database does; tells a damaged database from a file
-/// that never was one.
-pub fn has_sqlite_magic(path: &Path) -> bool {
+/// that never was one. A file shorter than the magic does not; one that cannot be read is an
+/// error, not a foreign file.
+pub fn has_sqlite_magic(path: &Path) -> std::io::Result<bool> {
     use std::io::Read;
-    let mut head = [0u8; 16];
-    std::fs::File::open(path)
-        .and_then(|mut f| f.read_exact(&mut head))
-        .is_ok_and(|()| &head == b"SQLite format 3\0")
+    let mut head = Vec::with_capacity(16);
+    std::fs::File::open(path)?.take(16).read_to_end(&mut head)?;
+    Ok(head == b"SQLite format 3\0")
+}
+
+/// A file that is not empty and does not start as an SQLite database does: SQLite would take a
+/// file shorter than its header for a new database (and a writer would write over it), so it is
+/// refused before SQLite sees it. A file that cannot be read says why.
+pub(crate) fn refuse_foreign_file(path: &Path) -> Result<()> {
+    let unopenable = |e: std::io::Error| StoreError::Unopenable {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    };
+    let len = std::fs::metadata(path).map_or(0, |m| m.len());
+    if len == 0 || has_sqlite_magic(path).map_err(unopenable)? {
+        return Ok(());
+    }
+    Err(StoreError::NotSchedlab {
+        path: path.to_path_buf(),
+        why: "it is not an SQLite file".into(),
+    })
 }
 
 /// Reads the schema version of the database on `conn` without writing anything. Refuses files

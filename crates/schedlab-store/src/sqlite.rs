@@ -41,19 +41,6 @@ pub struct SqliteStore {
 /// What [`SqliteStore::path`] and messages name a store in memory by: SQLite's own name for one.
 const IN_MEMORY: &str = ":memory:";
 
-/// A file that is not empty yet too short to start as an SQLite database does: SQLite would open
-/// it as a new database (and a writer write over it), so it is refused before SQLite sees it.
-fn refuse_short_foreign_file(path: &Path) -> Result<()> {
-    let len = std::fs::metadata(path).map_or(0, |m| m.len());
-    if len == 0 || schema::has_sqlite_magic(path) {
-        return Ok(());
-    }
-    Err(StoreError::NotSchedlab {
-        path: path.to_path_buf(),
-        why: "it is not an SQLite file".into(),
-    })
-}
-
 /// Why `path`, which exists, cannot hold a database: a directory, or a device, FIFO or socket
 /// (`--db /dev/null` would fail later with SQLite's "disk I/O error"). `None` for a regular file
 /// or a path with nothing there yet.
@@ -99,7 +86,7 @@ impl SqliteStore {
                 reason: reason.into(),
             });
         }
-        refuse_short_foreign_file(path)?;
+        schema::refuse_foreign_file(path)?;
         // No SQLITE_OPEN_URI: a path is a path, never `file:` parameters.
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn =
@@ -137,7 +124,7 @@ impl SqliteStore {
                 reason: reason.to_string(),
             });
         }
-        refuse_short_foreign_file(path)?;
+        schema::refuse_foreign_file(path)?;
         if create {
             if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
                 std::fs::create_dir_all(parent).map_err(|e| unwritable(e.to_string()))?;

@@ -702,3 +702,41 @@ fn a_v6_database_shows_and_compares_alike_before_and_after_its_upgrade() {
     assert_eq!(outputs(), before);
     assert_eq!(integrity(&db), "ok");
 }
+
+/// A database its user may not read is said to be unreadable, for readers and writers alike: not
+/// called a file of another kind. As root, which reads any file, the commands run as `nobody`.
+#[test]
+fn a_database_that_cannot_be_read_is_not_called_foreign() {
+    use std::os::unix::fs::PermissionsExt;
+    let (dir, db) = temp_db();
+    stored_run(dir.path(), &db, "x");
+    let open_to_all = std::fs::Permissions::from_mode(0o755);
+    std::fs::set_permissions(dir.path(), open_to_all).unwrap();
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o000)).unwrap();
+    // SAFETY: geteuid has no memory effects.
+    let root = unsafe { libc::geteuid() } == 0;
+    for command in ["runs", "show x", "run fake --iterations 1 -q", "db check"] {
+        let mut cmd = if root {
+            let mut cmd = StdCommand::new("setpriv");
+            cmd.args(words("--reuid 65534 --regid 65534 --clear-groups --"))
+                .arg(assert_cmd::cargo::cargo_bin("schedlab"))
+                .env_remove("SCHEDLAB_DB")
+                .env_remove("XDG_DATA_HOME");
+            cmd
+        } else {
+            bin()
+        };
+        let out = cmd
+            .args(words(command))
+            .arg("--db")
+            .arg(&db)
+            .output()
+            .unwrap();
+        let line = assert_refused(&out, command);
+        assert!(
+            line.contains("cannot open") || line.contains("cannot write"),
+            "{command}: {line}"
+        );
+        assert!(line.contains("ermission denied"), "{command}: {line}");
+    }
+}
