@@ -206,6 +206,17 @@ fn changes_pass_over_a_case_with_a_value_that_is_not_finite() {
     );
     let err = assert_bad_input(&db, &["history", "fake:value=7 spread=1"]);
     assert!(err.contains("not a finite number"), "{err}");
+
+    // With every case passed over, the error says so, not that no complete run matches.
+    sql(&db, "UPDATE measurements SET value = 1e999");
+    let err = assert_bad_input(&db, &["changes"]);
+    assert!(
+        err.contains(
+            "stored a value that is not a finite number (and 1 other case likewise); nothing \
+             else to look at"
+        ),
+        "{err}"
+    );
 }
 
 #[test]

@@ -24,6 +24,7 @@ pub fn changes(args: &ChangesArgs) -> Result<ExitCode, Failure> {
     };
     let mut all = Vec::new();
     let mut without_metric = None;
+    let mut passed_over = Vec::new();
     for case in &cases {
         let history = history_and_changes_if_any(
             &*store,
@@ -44,16 +45,27 @@ pub fn changes(args: &ChangesArgs) -> Result<ExitCode, Failure> {
             }
             Err(HistoryError::NoRuns { .. }) => {}
             // One damaged case does not hide the others' changes; it is named.
-            Err(e @ HistoryError::NotFinite { .. }) => say(format_args!("{e}: passed over")),
+            Err(e @ HistoryError::NotFinite { .. }) => passed_over.push(e),
         }
     }
     if all.is_empty() {
         return Err(Failure::bad_input(match without_metric {
+            _ if !passed_over.is_empty() => {
+                let others = match passed_over.len() - 1 {
+                    0 => String::new(),
+                    1 => " (and 1 other case likewise)".into(),
+                    n => format!(" (and {n} other cases likewise)"),
+                };
+                format!("{}{others}; nothing else to look at", passed_over[0])
+            }
             Some(e) => e.to_string(),
             None => "no complete stored run matches; nothing to look at \
                      (--include-incomplete takes the others)"
                 .to_string(),
         }));
+    }
+    for e in passed_over {
+        say(format_args!("{e}: passed over"));
     }
     emit(|out| match args.format {
         HistoryFormat::Text => render::write_changes_text(&all, out),
