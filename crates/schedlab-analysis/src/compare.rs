@@ -9,7 +9,8 @@
 //!    variance when today's spread is larger;
 //! 4. Student's t with ν df; Benjamini–Hochberg (or the chosen adjustment) over every judged row;
 //! 5. verdicts: `**` when q ≤ fdr and |change| ≥ δ; `≈` by TOST at a fixed α = 0.05; `?` when
-//!    ν = 0 (no variance estimate: no p, out of the family); `??` when the units spread more than
+//!    no variance is usable (ν = 0, a refused calibration, or no spread at all: no p, out of
+//!    the family); `??` when the units spread more than
 //!    the noise cap; `~` otherwise, with an exact MDE and the units per side needed to see δ.
 //!
 //! A sequential experiment (`schedlab ab --until-decided`) is decided look by look (one look per
@@ -648,6 +649,10 @@ const CALIBRATION_REFUSED: f64 = 10.0;
 /// calibration looks much noisier than today (4×: well beyond what chance gives at a few df).
 const CALIBRATION_TOO_WIDE: f64 = 0.25;
 
+/// What `?` means, in the footer's legend: each row's note says which.
+const NOT_JUDGED: &str = "no usable variance estimate: one unit per side, a refused calibration \
+                          or no spread at all";
+
 /// Why a row is `?`, short: the footer says how to make such rows judgeable.
 fn not_judged_note(units: &RowUnits) -> String {
     match units.design {
@@ -1031,12 +1036,12 @@ fn footer<'a>(
     };
     // Where no row could be judged, only `?` can stand in the table, so only it is explained.
     let marks = if comparisons == 0 {
-        "marks: ? not judged (no variance estimate)".to_string()
+        format!("marks: ? not judged ({NOT_JUDGED})")
     } else {
         format!(
             "marks: ** q <= {q} ({adjustment} over {comparisons} judged rows) and |change| >= {delta}%; \
              ≈ within ±{delta}% (TOST, α = {EQUIVALENCE_ALPHA}); ~ inconclusive (MDE: smallest change \
-             detectable at 80% power); ? not judged (no variance estimate); ?? units vary more than {}%",
+             detectable at 80% power); ? not judged ({NOT_JUDGED}); ?? units vary more than {}%",
             settings.noise_cap_pct
         )
     };
