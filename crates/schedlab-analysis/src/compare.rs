@@ -1012,8 +1012,18 @@ fn footer<'a>(
     } else {
         "ln x"
     };
-    let runs_text =
-        format!("runs (each run's mean of {mean_of} over its iterations; all runs on one boot)");
+    let sides: Vec<&Side> = sides.collect();
+    // Imported runs record no boot: they cannot be told apart by boot, nor said to share one.
+    let boots = if sides
+        .iter()
+        .flat_map(|s| &s.runs)
+        .any(|r| r.boot_id.is_empty())
+    {
+        "imported runs, whose boots are not recorded"
+    } else {
+        "all runs on one boot"
+    };
+    let runs_text = format!("runs (each run's mean of {mean_of} over its iterations; {boots})");
     let units_text = designs
         .iter()
         .map(|d| match d {
@@ -1152,7 +1162,6 @@ fn footer<'a>(
                 .to_string(),
         );
     }
-    let sides: Vec<&Side> = sides.collect();
     text.extend(measured_differently(&sides));
     for side in sides {
         if side.origin == Origin::Runs && !side.excluded.is_empty() {

@@ -83,6 +83,11 @@ fn imported_logs_compare_like_runs() {
         text.contains("unmatched: perf-bench:pipe threads"),
         "{text}"
     );
+    // Imports record no boot: the footer does not claim they shared one.
+    assert!(
+        text.contains("over its iterations; imported runs, whose boots are not recorded)"),
+        "{text}"
+    );
     let json = json_of_success(&db, &words("compare old new --format json"));
     assert_eq!(json["rows"].as_array().unwrap().len(), 3, "{json}");
     let shown = stdout_of_success(&db, &words("show new"));
