@@ -30,7 +30,7 @@ pub fn side_figures(units: &[Unit], runs: &[RunSummary], scale: Scale) -> SideFi
             quantile(&sorted, 0.75),
         ]
     });
-    let within = within_run_std_pct(runs, scale);
+    let within = within_run_std_pct(runs);
     let between = summary.and_then(|s| s.std_pct);
     SideFigures {
         iterations: runs.iter().map(|r| r.n).sum(),
@@ -61,11 +61,12 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
     sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
 }
 
-/// The iterations' spread around their run's mean, pooled over the runs, in percent.
-fn within_run_std_pct(runs: &[RunSummary], scale: Scale) -> Option<f64> {
+/// The iterations' spread around their run's mean, pooled over the runs, in percent of the
+/// runs' mean: for one run, the sd ÷ mean of its iterations that `show` prints.
+fn within_run_std_pct(runs: &[RunSummary]) -> Option<f64> {
     let (sum, df) = runs
         .iter()
-        .fold((0.0, 0usize), |(s, d), r| match r.variance {
+        .fold((0.0, 0usize), |(s, d), r| match r.raw_variance {
             Some(v) => (s + v * (r.n - 1) as f64, d + r.n - 1),
             None => (s, d),
         });
@@ -73,13 +74,8 @@ fn within_run_std_pct(runs: &[RunSummary], scale: Scale) -> Option<f64> {
         return None;
     }
     let sd = (sum / df as f64).sqrt();
-    match scale {
-        Scale::Log => Some(sd.exp_m1() * 100.0),
-        Scale::Raw => {
-            let mean = runs.iter().map(|r| r.mean).sum::<f64>() / runs.len() as f64;
-            (mean != 0.0).then(|| sd / mean.abs() * 100.0)
-        }
-    }
+    let mean = runs.iter().map(|r| r.raw_mean).sum::<f64>() / runs.len() as f64;
+    (mean != 0.0).then(|| sd / mean.abs() * 100.0)
 }
 
 /// The layouts' figures for a row whose verdict and sides are already known.

@@ -90,21 +90,36 @@ pub struct RunSummary {
     /// Sample variance of the run's transformed values; `None` with fewer than two.
     pub variance: Option<f64>,
     pub n: usize,
+    /// The plain mean and sample variance of the run's values in the metric's unit, whatever
+    /// the scale: the std% tables print is sd ÷ mean, as `show` and schedtests compute it, which
+    /// on a skewed metric (a tail latency) is far from e^sd(ln x) − 1.
+    pub raw_mean: f64,
+    pub raw_variance: Option<f64>,
 }
 
 /// One run's values summarised on `scale`: what a comparison's units and a history's points
 /// are made of.
 pub fn summarise_run(run: usize, values: &[f64], scale: Scale) -> RunSummary {
+    let mean_and_variance = |xs: &[f64]| {
+        let n = xs.len();
+        let mean = xs.iter().sum::<f64>() / n as f64;
+        let variance =
+            (n >= 2).then(|| xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64);
+        (mean, variance)
+    };
     let ys: Vec<f64> = values.iter().map(|v| scale.forward(*v)).collect();
-    let n = ys.len();
-    let mean = ys.iter().sum::<f64>() / n as f64;
-    let variance =
-        (n >= 2).then(|| ys.iter().map(|y| (y - mean).powi(2)).sum::<f64>() / (n - 1) as f64);
+    let (mean, variance) = mean_and_variance(&ys);
+    let (raw_mean, raw_variance) = match scale {
+        Scale::Log => mean_and_variance(values),
+        Scale::Raw => (mean, variance),
+    };
     RunSummary {
         run,
         mean,
         variance,
-        n,
+        n: ys.len(),
+        raw_mean,
+        raw_variance,
     }
 }
 
@@ -188,6 +203,8 @@ pub fn row_units(base: &Side, b: &Series, candidate: &Side, c: &Series) -> RowUn
                     mean: y,
                     variance: None,
                     n: 1,
+                    raw_mean: *v,
+                    raw_variance: None,
                 });
                 units.push(Unit {
                     value: y,

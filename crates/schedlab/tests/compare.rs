@@ -335,3 +335,27 @@ fn could_not_test_exit_lets_git_bisect_skip() {
         ],
     );
 }
+
+/// With one run per side, std% is that run's iterations' sd ÷ mean, the number `show` prints:
+/// ops_per_sec of a widely spread fake run is skewed, where e^sd(ln x) − 1 would be far larger.
+#[test]
+fn one_run_per_side_prints_the_std_pct_that_show_prints() {
+    let (_dir, db) = temp_db();
+    for (label, seed) in [("a", "3"), ("b", "4")] {
+        expect_success(schedlab(&db).args(words(&format!(
+            "run fake --spread-pct 40 --iterations 8 --label {label} --seed {seed} -q"
+        ))));
+    }
+    let shown = show_json(&db, "a");
+    let compared = json_of_success(&db, &words("compare a b --format json"));
+    for name in ["usec_per_op", "ops_per_sec"] {
+        let metric = metric(&shown["runs"][0]["cases"][0], name);
+        let expected = metric["summary"]["std_pct"].as_f64().unwrap();
+        let row = find_where(&compared["rows"], "metric", name);
+        let printed = row["base_side"]["spread_pct"].as_f64().unwrap();
+        assert!(
+            (printed - expected).abs() < 1e-9 * expected,
+            "{name}: {printed} against show's {expected}"
+        );
+    }
+}
