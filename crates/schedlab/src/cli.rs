@@ -419,6 +419,10 @@ pub struct ImportArgs {
     /// `plain`: a higher number is better (default: lower, like times).
     #[arg(long)]
     pub higher_is_better: bool,
+    /// Store each result as a run of its own (the k-th result of every case in run k), for logs
+    /// of separate invocations of the tool: each is then a unit of `compare`, not an iteration.
+    #[arg(long)]
+    pub run_per_result: bool,
     #[command(flatten)]
     pub db: DbArg,
     #[command(flatten, next_help_heading = "Columns (`--tool plain`)")]

@@ -406,3 +406,54 @@ fn output_piped_in_is_imported_as_a_file_is() {
     let stderr = assert_bad_input(&db, &words("import --tool plain - -"));
     assert!(stderr.contains("can be read once"), "{stderr}");
 }
+
+/// A log of separate invocations imported with `--run-per-result` is a run per result: `compare`
+/// then has a unit per invocation to judge on, where the log as one run has one unit per side.
+#[test]
+fn a_run_per_result_makes_each_invocation_a_unit_of_compare() {
+    let (_dir, db) = temp_db();
+    let hackbench = fixture("hackbench-repeated.txt");
+    for (label, how) in [("one", None), ("each", Some("--run-per-result"))] {
+        let mut args = vec![
+            "import",
+            "--tool",
+            "hackbench",
+            "--label",
+            label,
+            &hackbench,
+        ];
+        args.extend(how);
+        let out = stdout_of_success(&db, &args);
+        match how {
+            None => assert!(out.contains("as run 1 (label one)"), "{out}"),
+            Some(_) => assert!(out.contains("as runs 2–4 (label each)"), "{out}"),
+        }
+    }
+    let runs = json_of_success(&db, &words("runs --format json"));
+    let iterations: Vec<u64> = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["measured_iterations"].as_u64().unwrap())
+        .collect();
+    assert_eq!(iterations, [1, 1, 1, 3], "{runs:#}");
+
+    let pipe = fixture("perf-pipe-repeated.txt");
+    for label in ["a", "b"] {
+        let args = [
+            "import",
+            "--tool",
+            "perf-bench",
+            "--run-per-result",
+            "--label",
+            label,
+            &pipe,
+        ];
+        stdout_of_success(&db, &args);
+    }
+    let compared = json_of_success(&db, &words("compare a b --format json"));
+    let row = find_where(&compared["rows"], "metric", "usec_per_op");
+    assert_eq!(row["design"], "runs", "{row:#}");
+    assert_eq!(row["base_side"]["n"], 3, "{row:#}");
+    assert!(row["p_value"].is_number(), "judged: {row:#}");
+}

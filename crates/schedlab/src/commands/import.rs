@@ -1,5 +1,6 @@
 //! `schedlab import`: results a reference tool printed, stored as one run with one iteration per
-//! result, so `compare`, `show` and `report` treat them as measured runs. Every file is read and
+//! result (or, with `--run-per-result`, a run per result), so `compare`, `show` and `report`
+//! treat them as measured runs. Every file is read and
 //! parsed before the store is opened: a file that does not parse is bad input naming the file and
 //! line, and nothing is stored. The run's fingerprint says what is known of the machine (`--host`,
 //! `--kernel`, `--this-machine`, or what a file records) and leaves the rest empty.
@@ -150,70 +151,102 @@ pub fn import(args: &ImportArgs) -> Result<ExitCode, Failure> {
         imported_by: sys::hostname(),
     };
     let fingerprint = Fingerprint::for_import(origin, host, kernel, args.this_machine);
-    let specs: Vec<WorkloadSpec> = cases
-        .iter()
-        .map(|case| {
-            WorkloadSpec::External(ExternalParams {
-                parser: Some(tool),
-                case: Some(case.name.clone()),
-                metric: args.metric.clone(),
-                higher_is_better: args.higher_is_better,
-                tool_version: args.tool_version.clone(),
-                imported_from: case.files.clone(),
-                ..ExternalParams::default()
-            })
+    let spec = |case: &ImportedCase| {
+        WorkloadSpec::External(ExternalParams {
+            parser: Some(tool),
+            case: Some(case.name.clone()),
+            metric: args.metric.clone(),
+            higher_is_better: args.higher_is_better,
+            tool_version: args.tool_version.clone(),
+            imported_from: case.files.clone(),
+            ..ExternalParams::default()
         })
-        .collect();
-    let most = cases.iter().map(|c| c.results.len()).max().unwrap_or(1);
-    let plan = RunPlan::new(
-        None,
-        args.label.clone(),
-        u32::try_from(most).unwrap_or(u32::MAX),
-        0,
-        specs,
-    )?;
+    };
+    // Each run: its cases (indices into `cases`), each with its results in iteration order.
+    let layout: Vec<Vec<(usize, Vec<&ToolResult>)>> = if args.run_per_result {
+        let most = cases.iter().map(|c| c.results.len()).max().unwrap_or(0);
+        (0..most)
+            .map(|k| {
+                cases
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, c)| c.results.get(k).map(|r| (i, vec![r])))
+                    .collect()
+            })
+            .collect()
+    } else {
+        vec![cases
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (i, c.results.iter().collect()))
+            .collect()]
+    };
+    let mut plans = Vec::with_capacity(layout.len());
+    for run in &layout {
+        let most = run
+            .iter()
+            .map(|(_, results)| results.len())
+            .max()
+            .unwrap_or(1);
+        plans.push(RunPlan::new(
+            None,
+            args.label.clone(),
+            u32::try_from(most).unwrap_or(u32::MAX),
+            0,
+            run.iter().map(|(i, _)| spec(&cases[*i])).collect(),
+        )?);
+    }
 
     // Everything parsed: only now is the store opened and written.
     sys::install_interrupt_handlers()
         .map_err(|e| Failure::failed(format!("cannot install signal handlers: {e}")))?;
     let mut store = open_writer(&db_location(&args.db)?)?;
     let now = sys::realtime_ns();
-    // A run whose results say when they were taken starts then.
-    let started = cases
-        .iter()
-        .flat_map(|c| c.results.iter().filter_map(|r| r.at_ns))
-        .min()
-        .unwrap_or(now);
-    let run_id = store.begin_run(&plan, &fingerprint, started)?;
-    for (case_index, case) in cases.iter().enumerate() {
-        for (index, result) in case.results.iter().enumerate() {
-            if let Some(signal) = sys::interrupt_signal() {
-                let error = schedlab_core::Error::Interrupted(signal);
-                store.finish_run(
-                    run_id,
-                    RunStatus::Interrupted,
-                    sys::realtime_ns(),
-                    Some(&error.to_string()),
-                )?;
-                return Err(Failure::from(error));
+    let mut run_ids = Vec::with_capacity(layout.len());
+    for (run, plan) in layout.iter().zip(&plans) {
+        // A run whose results say when they were taken starts then.
+        let started = run
+            .iter()
+            .flat_map(|(_, results)| results.iter().filter_map(|r| r.at_ns))
+            .min()
+            .unwrap_or(now);
+        let run_id = store.begin_run(plan, &fingerprint, started)?;
+        run_ids.push(run_id);
+        for (case_index, (_, results)) in run.iter().enumerate() {
+            for (index, result) in results.iter().enumerate() {
+                if let Some(signal) = sys::interrupt_signal() {
+                    let error = schedlab_core::Error::Interrupted(signal);
+                    store.finish_run(
+                        run_id,
+                        RunStatus::Interrupted,
+                        sys::realtime_ns(),
+                        Some(&error.to_string()),
+                    )?;
+                    return Err(Failure::from(error));
+                }
+                let iteration = IterationRecord {
+                    index: index as u32,
+                    warmup: false,
+                    started_at_ns: result.at_ns.unwrap_or(now),
+                    measurements: result.measurements.clone(),
+                    attachments: Vec::new(),
+                };
+                store.record_iteration(run_id, case_index, &iteration)?;
             }
-            let iteration = IterationRecord {
-                index: index as u32,
-                warmup: false,
-                started_at_ns: result.at_ns.unwrap_or(now),
-                measurements: result.measurements.clone(),
-                attachments: Vec::new(),
-            };
-            store.record_iteration(run_id, case_index, &iteration)?;
         }
+        store.finish_run(run_id, RunStatus::Complete, sys::realtime_ns(), None)?;
     }
-    store.finish_run(run_id, RunStatus::Complete, sys::realtime_ns(), None)?;
 
     let total: usize = cases.iter().map(|c| c.results.len()).sum();
+    let stored_as = match run_ids.as_slice() {
+        [one] => format!("run {one}"),
+        [first, .., last] => format!("runs {first}–{last}"),
+        [] => "no run".to_string(),
+    };
     emit(|out| {
         writeln!(
             out,
-            "imported {total} {tool} {} from {} as run {run_id}{}",
+            "imported {total} {tool} {} from {} as {stored_as}{}",
             words::noun(total, "result"),
             words::counted(files.len(), "file"),
             args.label
@@ -221,12 +254,22 @@ pub fn import(args: &ImportArgs) -> Result<ExitCode, Failure> {
                 .map_or(String::new(), |l| format!(" (label {l})"))
         )?;
         for case in &cases {
-            writeln!(
-                out,
-                "  {}: {}",
-                case.name,
-                words::counted(case.results.len(), "iteration")
-            )?;
+            let count = case.results.len();
+            if args.run_per_result {
+                writeln!(
+                    out,
+                    "  {}: {} of 1 iteration",
+                    case.name,
+                    words::counted(count, "run")
+                )?;
+            } else {
+                writeln!(
+                    out,
+                    "  {}: {}",
+                    case.name,
+                    words::counted(count, "iteration")
+                )?;
+            }
         }
         Ok(())
     })?;
