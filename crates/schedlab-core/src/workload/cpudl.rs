@@ -276,7 +276,10 @@ impl WorkloadParams for CpudlParams {
         ParamDef::new("variant", "variant", ParamKind::Choice(HEAP_VARIANTS))
             .value("VARIANT")
             .help("The variant timed: orig, bugfix or fast [default: fast]")
-            .details("The variant timed: `orig`, `bugfix` or `fast` (not with `--equivalence`)."),
+            .details(
+                "The variant timed: `orig`, `bugfix` or `fast` (without the flag: `fast`; not with \
+                 `--equivalence`).",
+            ),
         ParamDef::new("cpus", "heap-cpus", ParamKind::Count { min: 1, max: 4_096 })
             .aliases(&["cpus"])
             .value("N")
