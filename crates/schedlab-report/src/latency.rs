@@ -57,8 +57,10 @@ pub const RPS_PER_MILLE: &[PerMille] = &[200, 500, 900];
 
 /// The schbench-style tables of a wakeup case, each merged from the histograms of its measured
 /// iterations; empty for other workloads or when nothing was attached. Unreadable attachments are
-/// skipped (a table is a view; the metrics hold the numbers).
-pub fn latency_tables(case: &CaseRecord) -> Vec<LatencyTable> {
+/// skipped (a table is a view; the metrics hold the numbers). `percentiles` (ascending), when
+/// given, replace schbench's in every table: the histograms hold every percentile, not only the
+/// ones schbench prints today (its format before 2023 printed the 75th, 95th and 99.5th).
+pub fn latency_tables(case: &CaseRecord, percentiles: Option<&[PerMille]>) -> Vec<LatencyTable> {
     let WorkloadSpec::Wakeup(params) = &case.spec.workload else {
         return Vec::new();
     };
@@ -118,7 +120,7 @@ pub fn latency_tables(case: &CaseRecord) -> Vec<LatencyTable> {
         if merged.is_empty() {
             continue;
         }
-        let rows = percentile_rows(&merged, kind.per_mille)
+        let rows = percentile_rows(&merged, percentiles.unwrap_or(kind.per_mille))
             .into_iter()
             .map(|r| LatencyRow {
                 percentile: f64::from(r.per_mille) / 10.0,

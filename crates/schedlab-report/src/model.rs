@@ -10,6 +10,7 @@ use schedlab_core::record::{CaseRecord, RunRecord, RunStatus};
 use schedlab_stats::summary::{summarize, Summary};
 
 use crate::latency::{latency_tables, LatencyTable};
+use schedlab_core::workload::wakeup::latency::PerMille;
 
 /// Bumped whenever a field is renamed or removed (adding fields keeps the version); see
 /// docs/json-schema.md.
@@ -160,17 +161,29 @@ pub fn format_time_ns(ns: i64) -> String {
 
 impl RunReport {
     pub fn new(runs: &[RunRecord]) -> Self {
+        Self::with_percentiles(runs, None)
+    }
+
+    /// As [`RunReport::new`], with the latency tables at `percentiles` (ascending) instead of
+    /// schbench's.
+    pub fn with_percentiles(runs: &[RunRecord], percentiles: Option<&[PerMille]>) -> Self {
         RunReport {
             schema_version: SCHEMA_VERSION,
-            runs: runs.iter().map(RunView::new).collect(),
+            runs: runs
+                .iter()
+                .map(|run| RunView::new(run, percentiles))
+                .collect(),
         }
     }
 }
 
 impl RunView {
-    fn new(run: &RunRecord) -> Self {
+    fn new(run: &RunRecord, percentiles: Option<&[PerMille]>) -> Self {
         let listed = run.cases_as_listed();
-        let cases: Vec<CaseView> = listed.iter().map(|case| CaseView::new(case)).collect();
+        let cases: Vec<CaseView> = listed
+            .iter()
+            .map(|case| CaseView::new(case, percentiles))
+            .collect();
         RunView {
             scaling: RunScaling::of(&listed, &cases),
             id: run.id,
@@ -190,7 +203,7 @@ impl RunView {
 }
 
 impl CaseView {
-    fn new(case: &CaseRecord) -> Self {
+    fn new(case: &CaseRecord, percentiles: Option<&[PerMille]>) -> Self {
         let mut metrics: Vec<MetricView> = Vec::new();
         for iteration in &case.iterations {
             for m in &iteration.measurements {
@@ -232,7 +245,7 @@ impl CaseView {
             warmup_iterations: case.iterations.iter().filter(|i| i.warmup).count(),
             error: case.error.clone(),
             metrics,
-            latency_tables: latency_tables(case),
+            latency_tables: latency_tables(case, percentiles),
         }
     }
 }

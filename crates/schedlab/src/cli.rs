@@ -381,6 +381,10 @@ pub struct ShowArgs {
     /// Output format on stdout.
     #[arg(long, value_enum, default_value_t = ShowFormat::Text)]
     pub format: ShowFormat,
+    /// The latency tables (wakeup runs) at these percentiles instead of schbench's: a list such
+    /// as 50,75,90,95,99,99.5,99.9 (each above 0 and below 100, in tenths at the finest).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub percentiles: Vec<String>,
     #[command(flatten)]
     pub db: DbArg,
 }

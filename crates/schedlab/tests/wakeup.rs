@@ -91,6 +91,29 @@ fn request_mode_json_carries_quantiles_counts_and_tables() {
             "min=",
         ],
     );
+
+    // The stored histograms hold the percentiles schbench printed before 2023 too: the rows are
+    // those asked for, in order, and still share out every sample the default rows did.
+    let shown = json_of_success(
+        &db,
+        &words("show 1 --format json --percentiles 99.5,75,50,95,99.9,90,99,75"),
+    );
+    let asked = &shown["runs"][0]["cases"][0]["latency_tables"][0];
+    let rows = asked["rows"].as_array().unwrap();
+    let percentiles: Vec<f64> = rows
+        .iter()
+        .map(|r| r["percentile"].as_f64().unwrap())
+        .collect();
+    assert_eq!(percentiles, [50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9]);
+    let values: Vec<f64> = rows.iter().map(|r| r["value"].as_f64().unwrap()).collect();
+    assert!(values.windows(2).all(|w| w[0] <= w[1]), "{values:?}");
+    let shared: u64 = rows.iter().map(|r| r["samples"].as_u64().unwrap()).sum();
+    assert_eq!(shared, counted, "the 99.9th is last in both");
+    for bad in ["100", "0", "99.95", "x", "75,,99"] {
+        let err = assert_bad_input(&db, &["show", "1", "--percentiles", bad]);
+        assert!(err.contains("--percentiles"), "{bad}: {err}");
+    }
+    assert_bad_input(&db, &words("show 1 --percentiles 75 --format csv"));
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! samples as CSV.
 use std::process::ExitCode;
 
+use schedlab_core::workload::wakeup::latency::PerMille;
 use schedlab_report::RunReport;
 
 use crate::cli::{ShowArgs, ShowFormat};
@@ -10,16 +11,47 @@ use crate::output::emit;
 use crate::store_path::{db_location, open_reader};
 
 pub fn show(args: &ShowArgs) -> Result<ExitCode, Failure> {
+    let percentiles = per_mille(&args.percentiles)?;
+    if percentiles.is_some() && args.format == ShowFormat::Csv {
+        return Err(Failure::bad_input(
+            "--percentiles is for the latency tables of text and json; csv holds the samples",
+        ));
+    }
     let store = open_reader(&db_location(&args.db)?)?;
     let runs = store
         .resolve(&args.run)?
         .into_iter()
         .map(|id| store.load_run(id))
         .collect::<Result<Vec<_>, _>>()?;
+    let report = || RunReport::with_percentiles(&runs, percentiles.as_deref());
     emit(|out| match args.format {
-        ShowFormat::Text => schedlab_report::text::write(&RunReport::new(&runs), out),
-        ShowFormat::Json => schedlab_report::json::write(&RunReport::new(&runs), out),
+        ShowFormat::Text => schedlab_report::text::write(&report(), out),
+        ShowFormat::Json => schedlab_report::json::write(&report(), out),
         ShowFormat::Csv => schedlab_report::csv::write(&runs, out),
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--percentiles`' list in tenths of a percent, ascending and without repeats; `None` when not
+/// given. The histograms' percentiles are read at that resolution (schbench's own: 99.9th).
+fn per_mille(list: &[String]) -> Result<Option<Vec<PerMille>>, Failure> {
+    if list.is_empty() {
+        return Ok(None);
+    }
+    let mut out = Vec::with_capacity(list.len());
+    for text in list {
+        let bad = |why: &str| Failure::bad_input(format!("--percentiles {text:?}: {why}"));
+        let p: f64 = text.trim().parse().map_err(|_| bad("not a number"))?;
+        if !(p > 0.0 && p < 100.0) {
+            return Err(bad("a percentile is above 0 and below 100"));
+        }
+        let tenths = (p * 10.0).round();
+        if (p * 10.0 - tenths).abs() > 1e-6 {
+            return Err(bad("tenths of a percent are the finest (99.9, not 99.95)"));
+        }
+        out.push(tenths as PerMille);
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(Some(out))
 }
