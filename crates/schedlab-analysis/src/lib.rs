@@ -39,5 +39,5 @@ mod testutil;
 pub use calibration::{Calibration, CalibrationSet, MachineKey};
 pub use compare::compare;
 pub use model::{Comparison, Row, Verdict};
-pub use series::{MetricFilter, RunInput, Side};
+pub use series::{MetricFilter, RunInput, Side, SideBuilder};
 pub use settings::{AdjustmentName, SequentialPlan, Settings};

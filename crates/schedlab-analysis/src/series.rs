@@ -1,6 +1,8 @@
 //! A comparison's sides as the analysis sees them: each side's runs (who ran them, on which boot,
 //! in which experiment round, how they ended) and, per case × metric, each run's measured values.
 //! Nothing is summarised here; the units a row is judged on are chosen in [`crate::units`].
+use std::collections::{HashMap, HashSet};
+
 use serde::Serialize;
 
 use schedlab_core::metric::{Better, Measurement, MetricShape, Role};
@@ -129,7 +131,7 @@ impl MetricFilter {
 
     /// Whether the metric `name` is covered; a name asked for may be one the metric had before a
     /// rename (`--metric rps_p50` is `requests_p50_per_sec`).
-    fn accepts(&self, name: &str, role: Role) -> bool {
+    pub fn accepts(&self, name: &str, role: Role) -> bool {
         if !self.names.is_empty() {
             return self
                 .names
@@ -154,47 +156,11 @@ impl Side {
         metrics: &MetricFilter,
         include_incomplete: bool,
     ) -> Side {
-        let mut side = Side::empty(name, Origin::Runs);
+        let mut builder = SideBuilder::new(name, metrics.clone(), include_incomplete);
         for input in inputs {
-            let run = input.record;
-            let meta = RunMeta {
-                id: run.id,
-                boot_id: run.fingerprint.boot_id.clone(),
-                kernel: run.fingerprint.kernel_release.clone(),
-                status: run.status,
-                experiment_id: input.tag.map(|t| t.experiment_id),
-                arm: input.tag.map(|t| t.arm),
-                round: input.tag.map(|t| t.round),
-                machine: Some(Box::new(MachineKey::of(&run.fingerprint))),
-                measured_by: run.fingerprint.measured_by(),
-                imported: run.fingerprint.imported.is_some(),
-            };
-            if run.status != RunStatus::Complete && !include_incomplete {
-                side.excluded.push(meta);
-                continue;
-            }
-            let run_index = side.runs.len();
-            side.runs.push(meta);
-            for case in run.cases_as_listed() {
-                if !side.cases.iter().any(|c| c.name == case.spec.name) {
-                    side.cases.push(case.spec.clone());
-                }
-                let label = case_label(&case.spec.name, &case.spec.workload);
-                for iteration in case.measured() {
-                    for m in &iteration.measurements {
-                        if !metrics.accepts(&m.name, m.role) {
-                            continue;
-                        }
-                        let series = side.series_mut(&label, m);
-                        match series.runs.last_mut() {
-                            Some((i, values)) if *i == run_index => values.push(m.value),
-                            _ => series.runs.push((run_index, vec![m.value])),
-                        }
-                    }
-                }
-            }
+            builder.add_run(*input);
         }
-        side
+        builder.finish()
     }
 
     /// A side of plain numbers (for `schedlab stat` and tests): per case × metric, the values,
@@ -279,27 +245,6 @@ impl Side {
         side
     }
 
-    /// The series of `m`'s metric in the case, new (described as `m` is) if it has none yet.
-    fn series_mut(&mut self, label: &CaseLabel, m: &Measurement) -> &mut Series {
-        let position = self
-            .series
-            .iter()
-            .position(|s| s.case.name == label.name && s.metric == m.name);
-        let index = position.unwrap_or_else(|| {
-            self.series.push(Series {
-                case: label.clone(),
-                metric: m.name.clone(),
-                unit: m.unit.clone(),
-                better: m.better,
-                shape: m.shape,
-                distribution: m.distribution.clone(),
-                runs: Vec::new(),
-            });
-            self.series.len() - 1
-        });
-        &mut self.series[index]
-    }
-
     pub fn get(&self, case: &str, metric: &str) -> Option<&Series> {
         self.series
             .iter()
@@ -335,6 +280,150 @@ impl Side {
             }
         }
         kernels
+    }
+}
+
+/// A [`Side`] of stored runs built one run at a time, so a caller can drop each run's
+/// measurements once they are in the side: a comparison of hundreds of runs then never holds them
+/// all. Series and cases are found by name through indexes, as a side of a 48-case matrix
+/// with every metric has hundreds of series and each run brings thousands of values.
+pub struct SideBuilder {
+    side: Side,
+    takes: Takes,
+    include_incomplete: bool,
+    /// The position in `side.series` of each metric of each case, by case name, then metric
+    /// name: looked up with borrowed names, as the lookup is made for every value.
+    series_at: HashMap<String, HashMap<String, usize>>,
+    /// The names in `side.cases`.
+    case_names: HashSet<String>,
+}
+
+impl SideBuilder {
+    /// An empty side of the runs [`SideBuilder::add_run`] will add, with the metrics `metrics`
+    /// takes; see [`Side::from_runs`].
+    pub fn new(name: &str, metrics: MetricFilter, include_incomplete: bool) -> Self {
+        SideBuilder {
+            side: Side::empty(name, Origin::Runs),
+            takes: Takes::Metrics(metrics),
+            include_incomplete,
+            series_at: HashMap::new(),
+            case_names: HashSet::new(),
+        }
+    }
+
+    /// An empty side that takes only the quantiles and maxima of distributions, whatever their
+    /// role: all that latency curves are drawn from ([`crate::latency::curves`]).
+    pub fn of_distributions(name: &str, include_incomplete: bool) -> Self {
+        SideBuilder {
+            takes: Takes::Distributions,
+            ..SideBuilder::new(name, MetricFilter::default(), include_incomplete)
+        }
+    }
+
+    /// Adds the run after those added before it.
+    pub fn add_run(&mut self, input: RunInput<'_>) {
+        let run = input.record;
+        let meta = RunMeta {
+            id: run.id,
+            boot_id: run.fingerprint.boot_id.clone(),
+            kernel: run.fingerprint.kernel_release.clone(),
+            status: run.status,
+            experiment_id: input.tag.map(|t| t.experiment_id),
+            arm: input.tag.map(|t| t.arm),
+            round: input.tag.map(|t| t.round),
+            machine: Some(Box::new(MachineKey::of(&run.fingerprint))),
+            measured_by: run.fingerprint.measured_by(),
+            imported: run.fingerprint.imported.is_some(),
+        };
+        if run.status != RunStatus::Complete && !self.include_incomplete {
+            self.side.excluded.push(meta);
+            return;
+        }
+        let run_index = self.side.runs.len();
+        self.side.runs.push(meta);
+        for case in run.cases_as_listed() {
+            if !self.case_names.contains(&case.spec.name) {
+                self.case_names.insert(case.spec.name.clone());
+                self.side.cases.push(case.spec.clone());
+            }
+            // The label is needed only for a series this case has not had yet.
+            let mut label = None;
+            for iteration in case.measured() {
+                for m in &iteration.measurements {
+                    if !self.takes.takes(m) {
+                        continue;
+                    }
+                    let series = self.series_mut(&case.spec, &mut label, m);
+                    match series.runs.last_mut() {
+                        Some((i, values)) if *i == run_index => values.push(m.value),
+                        _ => series.runs.push((run_index, vec![m.value])),
+                    }
+                }
+            }
+        }
+    }
+
+    /// The series of `m`'s metric in the case, new (described as `m` is) if it has none yet.
+    fn series_mut(
+        &mut self,
+        case: &CaseSpec,
+        label: &mut Option<CaseLabel>,
+        m: &Measurement,
+    ) -> &mut Series {
+        let known = self
+            .series_at
+            .get(&case.name)
+            .and_then(|metrics| metrics.get(&m.name));
+        let index = match known {
+            Some(&index) => index,
+            None => self.new_series(case, label, m),
+        };
+        &mut self.side.series[index]
+    }
+
+    /// Adds the series of `m`'s metric in the case, described as `m` is; returns its position.
+    fn new_series(
+        &mut self,
+        case: &CaseSpec,
+        label: &mut Option<CaseLabel>,
+        m: &Measurement,
+    ) -> usize {
+        let index = self.side.series.len();
+        self.series_at
+            .entry(case.name.clone())
+            .or_default()
+            .insert(m.name.clone(), index);
+        let label = label.get_or_insert_with(|| case_label(&case.name, &case.workload));
+        self.side.series.push(Series {
+            case: label.clone(),
+            metric: m.name.clone(),
+            unit: m.unit.clone(),
+            better: m.better,
+            shape: m.shape,
+            distribution: m.distribution.clone(),
+            runs: Vec::new(),
+        });
+        index
+    }
+
+    /// The side of the runs added, in the order they were.
+    pub fn finish(self) -> Side {
+        self.side
+    }
+}
+
+/// Which measurements a [`SideBuilder`] takes.
+enum Takes {
+    Metrics(MetricFilter),
+    Distributions,
+}
+
+impl Takes {
+    fn takes(&self, m: &Measurement) -> bool {
+        match self {
+            Takes::Metrics(filter) => filter.accepts(&m.name, m.role),
+            Takes::Distributions => m.shape.of_distribution(),
+        }
     }
 }
 
@@ -406,6 +495,30 @@ mod tests {
         let series: Vec<String> = side.series.iter().map(|s| s.case.name.clone()).collect();
         assert_eq!(series, names(&listed.cases));
         assert_eq!(names(&side.cases), names(&listed.cases));
+    }
+
+    #[test]
+    fn a_side_of_distributions_takes_their_quantiles_and_maxima_whatever_their_role() {
+        use schedlab_core::metric::MetricDef;
+        const P99: MetricDef =
+            MetricDef::secondary("wait_p99_usec", "usec", Better::Lower).quantile("wait", 99.0);
+        const MAX: MetricDef =
+            MetricDef::primary("wait_max_usec", "usec", Better::Lower).max_of("wait");
+        let mut run = record(1, "b", RunStatus::Complete, &[("case", &[1.0, 2.0])]);
+        for iteration in &mut run.cases[0].iterations {
+            iteration.measurements.push(P99.value(30.0));
+            iteration.measurements.push(MAX.value(40.0));
+        }
+        let mut builder = SideBuilder::of_distributions("s", false);
+        builder.add_run(RunInput {
+            record: &run,
+            tag: None,
+        });
+        let side = builder.finish();
+        let metrics: Vec<&str> = side.series.iter().map(|s| s.metric.as_str()).collect();
+        assert_eq!(metrics, ["wait_p99_usec", "wait_max_usec"]);
+        assert_eq!(side.series[1].runs, vec![(0, vec![40.0, 40.0])]);
+        assert_eq!(ids(&side.runs), vec![1]);
     }
 
     fn five_runs() -> Vec<RunRecord> {

@@ -21,9 +21,14 @@ use crate::schema::{
 use crate::select::RunSelection;
 use crate::sql::{Db, Param, SqlRow};
 use crate::{
-    Experiment, ExperimentKind, Result, RunProvenance, RunSummary, Store, StoreError,
-    StoredCalibration,
+    Experiment, ExperimentKind, KeepMeasurement, Result, RunProvenance, RunSummary, Store,
+    StoreError, StoredCalibration,
 };
+
+/// What [`Store::load_run`] keeps of a run's measurements: every one.
+fn every(_name: &str, _role: Role, _shape: MetricShape) -> bool {
+    true
+}
 
 /// What a backend itself does; [`Store`] follows for every backend from these.
 pub(crate) trait Backend {
@@ -342,86 +347,109 @@ fn experiment_where<B: Backend>(
     store.read_tx(|db| db.query_opt(&sql, params, |r| experiment_of(r)))
 }
 
-/// A measurement as stored, with its case's definition of the metric where there is one.
-struct MeasurementRow {
-    name: String,
-    unit: String,
-    better: String,
-    role: String,
-    value: f64,
-    shape: Option<String>,
+/// A case's definition of a metric as the `metrics` table holds it (from V7): what one value is.
+struct Definition {
+    shape: String,
     quantile_p: Option<f64>,
     distribution: Option<String>,
 }
 
-impl MeasurementRow {
-    /// The row from column `first` on: name, unit, direction, role, value, then the definition's
-    /// shape, p and distribution (NULLs where the case has no definition).
-    fn read(r: &impl SqlRow, first: usize) -> Result<Self> {
-        Ok(MeasurementRow {
-            name: r.get(first)?,
-            unit: r.get(first + 1)?,
-            better: r.get(first + 2)?,
-            role: r.get(first + 3)?,
-            value: r.get(first + 4)?,
-            shape: r.get(first + 5)?,
-            quantile_p: r.get(first + 6)?,
-            distribution: r.get(first + 7)?,
-        })
+/// The definitions of every metric of a run's cases (only those named `case`), by case id, then
+/// metric name.
+fn definitions<D: Db>(
+    db: &mut D,
+    version: i64,
+    run_id: i64,
+    case: Option<&str>,
+) -> Result<HashMap<i64, HashMap<String, Definition>>> {
+    let mut definitions: HashMap<i64, HashMap<String, Definition>> = HashMap::new();
+    // A measurement stored before V7 has no definition: its shape comes from its name.
+    if version < V_METRIC_DEFS {
+        return Ok(definitions);
     }
+    for (case_id, name, definition) in db.query(
+        &format!(
+            "SELECT d.case_id, d.name, d.shape, d.quantile_p, d.distribution
+               FROM metrics d JOIN cases c ON d.case_id = c.id
+              WHERE c.run_id = $1 AND {THE_CASE}"
+        ),
+        &[&run_id, &case],
+        |r| {
+            let definition = Definition {
+                shape: r.get(2)?,
+                quantile_p: r.get(3)?,
+                distribution: r.get(4)?,
+            };
+            Ok((r.get::<i64>(0)?, r.get::<String>(1)?, definition))
+        },
+    )? {
+        definitions
+            .entry(case_id)
+            .or_default()
+            .insert(name, definition);
+    }
+    Ok(definitions)
+}
 
-    fn into_measurement(self) -> Result<Measurement> {
-        let MeasurementRow {
-            name,
-            unit,
-            better,
-            role,
-            value,
-            shape,
-            quantile_p,
-            distribution,
-        } = self;
-        let (shape, distribution) = match shape {
-            Some(text) => {
-                let shape = MetricShape::parse(&text, quantile_p)
-                    .filter(|s| s.of_distribution() == distribution.is_some())
-                    .ok_or_else(|| {
-                        StoreError::Corrupt(format!(
-                            "metric {name:?}: shape {text:?} with p {quantile_p:?} and \
-                             distribution {distribution:?}"
-                        ))
-                    })?;
-                (shape, distribution)
-            }
-            None => crate::legacy::shape_before_v7(&name, &unit),
-        };
-        // The shape of an old row came from its name as stored; readers get the current name.
-        let name = schedlab_core::metric::current_name(&name).to_string();
-        Ok(Measurement {
-            better: Better::parse(&better)
-                .ok_or_else(|| StoreError::Corrupt(format!("direction {better:?}")))?,
-            role: Role::parse(&role)
-                .ok_or_else(|| StoreError::Corrupt(format!("role {role:?}")))?,
-            name,
-            unit,
-            shape,
-            distribution,
-            value,
-        })
+/// The measurement of a stored row (from column `first` on: name, unit, direction, role, value),
+/// described by its case's `definition` of the metric where there is one; `None` when `keep`
+/// does not take it, which is decided before any of its text is copied.
+fn measurement_of(
+    r: &impl SqlRow,
+    first: usize,
+    definition: Option<&Definition>,
+    keep: &KeepMeasurement<'_>,
+) -> Result<Option<Measurement>> {
+    let stored_name = r.str_at(first)?;
+    let unit = r.str_at(first + 1)?;
+    let (shape, distribution) = match definition {
+        Some(d) => {
+            let shape = MetricShape::parse(&d.shape, d.quantile_p)
+                .filter(|s| s.of_distribution() == d.distribution.is_some())
+                .ok_or_else(|| {
+                    StoreError::Corrupt(format!(
+                        "metric {stored_name:?}: shape {:?} with p {:?} and distribution {:?}",
+                        d.shape, d.quantile_p, d.distribution
+                    ))
+                })?;
+            (shape, d.distribution.clone())
+        }
+        None => crate::legacy::shape_before_v7(stored_name, unit),
+    };
+    let better = r.str_at(first + 2)?;
+    let better = Better::parse(better)
+        .ok_or_else(|| StoreError::Corrupt(format!("direction {better:?}")))?;
+    let role = r.str_at(first + 3)?;
+    let role = Role::parse(role).ok_or_else(|| StoreError::Corrupt(format!("role {role:?}")))?;
+    // The shape of an old row came from its name as stored; readers get the current name.
+    let name = schedlab_core::metric::current_name(stored_name);
+    if !keep(name, role, shape) {
+        return Ok(None);
     }
+    Ok(Some(Measurement {
+        name: name.to_string(),
+        unit: unit.to_string(),
+        better,
+        role,
+        shape,
+        distribution,
+        value: r.get(first + 4)?,
+    }))
 }
 
 /// The condition on `cases c` that keeps the case named by parameter `$2`, or every case when
 /// it is NULL.
 const THE_CASE: &str = "(CAST($2 AS TEXT) IS NULL OR c.name = $2)";
 
-/// One run with every case (or only the cases named `case`), iteration, measurement and (from
-/// V2) attachment: five queries for the whole run, however many iterations it has.
+/// One run with every case (or only the cases named `case`), iteration, measurement that `keep`
+/// takes and (from V2) attachment: six queries for the whole run, however many iterations it
+/// has.
 fn load_run_in<D: Db>(
     db: &mut D,
     version: i64,
     run_id: i64,
     case: Option<&str>,
+    keep: &KeepMeasurement<'_>,
     here: &Here,
 ) -> Result<RunRecord> {
     let run_sql = format!(
@@ -448,30 +476,32 @@ fn load_run_in<D: Db>(
         })?
         .ok_or_else(|| no_run(run_id))?;
 
-    // A measurement without a definition (stored before V7) reads with NULLs for its shape.
-    let definition = if version >= V_METRIC_DEFS {
-        (
-            "d.shape, d.quantile_p, d.distribution",
-            "LEFT JOIN metrics d ON d.case_id = c.id AND d.name = m.name",
-        )
-    } else {
-        ("NULL, NULL, NULL", "")
-    };
     let order = D::ROW_ORDER;
-    let mut measurements: HashMap<i64, Vec<MeasurementRow>> = HashMap::new();
+    let definitions = definitions(db, version, run_id, case)?;
+    let mut measurements: HashMap<i64, Vec<Measurement>> = HashMap::new();
     let measurement_sql = format!(
-        "SELECT m.iteration_id, m.name, m.unit, m.better, m.role, m.value, {}
+        "SELECT i.case_id, m.iteration_id, m.name, m.unit, m.better, m.role, m.value
            FROM measurements m
            JOIN iterations i ON m.iteration_id = i.id
            JOIN cases c ON i.case_id = c.id
-           {}
-          WHERE c.run_id = $1 AND {THE_CASE} ORDER BY m.{order}",
-        definition.0, definition.1
+          WHERE c.run_id = $1 AND {THE_CASE} ORDER BY m.{order}"
     );
-    for (iteration_id, row) in db.query(&measurement_sql, &[&run_id, &case], |r| {
-        Ok((r.get::<i64>(0)?, MeasurementRow::read(r, 1)?))
-    })? {
-        measurements.entry(iteration_id).or_default().push(row);
+    for (iteration_id, measurement) in db
+        .query(&measurement_sql, &[&run_id, &case], |r| {
+            let iteration_id = r.get::<i64>(1)?;
+            let name = r.str_at(2)?;
+            let definition = definitions
+                .get(&r.get::<i64>(0)?)
+                .and_then(|metrics| metrics.get(name));
+            Ok(measurement_of(r, 2, definition, keep)?.map(|m| (iteration_id, m)))
+        })?
+        .into_iter()
+        .flatten()
+    {
+        measurements
+            .entry(iteration_id)
+            .or_default()
+            .push(measurement);
     }
     let mut attachments: HashMap<i64, Vec<Attachment>> = HashMap::new();
     if version >= V_ATTACHMENTS {
@@ -523,12 +553,7 @@ fn load_run_in<D: Db>(
                     .map_err(|_| StoreError::Corrupt(format!("iteration position {position}")))?,
                 warmup,
                 started_at_ns,
-                measurements: measurements
-                    .remove(&iteration_id)
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(MeasurementRow::into_measurement)
-                    .collect::<Result<_>>()?,
+                measurements: measurements.remove(&iteration_id).unwrap_or_default(),
                 attachments: attachments.remove(&iteration_id).unwrap_or_default(),
             });
     }
@@ -788,7 +813,15 @@ impl<B: Backend> Store for B {
             return Err(no_run(run_id));
         }
         let here = Here::now();
-        self.read_tx(|db| load_run_in(db, self.version(), run_id, None, &here))
+        self.read_tx(|db| load_run_in(db, self.version(), run_id, None, &every, &here))
+    }
+
+    fn load_run_keeping(&self, run_id: i64, keep: &KeepMeasurement<'_>) -> Result<RunRecord> {
+        if self.version() < V_RUNS {
+            return Err(no_run(run_id));
+        }
+        let here = Here::now();
+        self.read_tx(|db| load_run_in(db, self.version(), run_id, None, keep, &here))
     }
 
     fn load_runs_of_case(&self, run_ids: &[i64], case: &str) -> Result<Vec<RunRecord>> {
@@ -802,7 +835,7 @@ impl<B: Backend> Store for B {
         self.read_tx(|db| {
             run_ids
                 .iter()
-                .map(|&id| load_run_in(db, self.version(), id, Some(case), &here))
+                .map(|&id| load_run_in(db, self.version(), id, Some(case), &every, &here))
                 .collect()
         })
     }

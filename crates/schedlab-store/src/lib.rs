@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use schedlab_core::estimate::MeasuredCase;
 use schedlab_core::fingerprint::Fingerprint;
+use schedlab_core::metric::{MetricShape, Role};
 use schedlab_core::plan::{CaseSpec, RunPlan};
 use schedlab_core::record::{ExperimentTag, IterationRecord, RunRecord, RunStatus};
 use schedlab_core::runner::RunSink;
@@ -113,6 +114,10 @@ pub enum StoreError {
     Postgres(#[from] postgres::Error),
 }
 
+/// Whether a reader wants a stored measurement, by its (current) name, role and shape: decided on
+/// each stored row before anything of it is copied.
+pub type KeepMeasurement<'a> = dyn Fn(&str, Role, MetricShape) -> bool + 'a;
+
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
 /// One line of `schedlab runs`.
@@ -166,6 +171,9 @@ pub trait Store {
     /// One run with every case and iteration; the status is derived as for [`Store::list_runs`],
     /// and an abandoned run's error says why it was judged so.
     fn load_run(&self, run_id: i64) -> Result<RunRecord>;
+    /// As [`Store::load_run`], with only the measurements `keep` takes: a comparison of hundreds
+    /// of runs reads the metrics it compares, not every secondary one each iteration stored.
+    fn load_run_keeping(&self, run_id: i64, keep: &KeepMeasurement<'_>) -> Result<RunRecord>;
     /// The runs `run_ids`, in that order, each as [`Store::load_run`] loads it but with only its
     /// cases named `case`, in one transaction: what one case's history needs, without reading
     /// every other case of every run. A running run is still judged by all its iterations.

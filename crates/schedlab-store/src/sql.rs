@@ -35,16 +35,30 @@ impl<T: rusqlite::types::FromSql + for<'a> postgres::types::FromSql<'a>> Column 
 /// A row of a query's answer, on either backend.
 pub(crate) trait SqlRow {
     fn get<T: Column>(&self, index: usize) -> Result<T>;
+    /// The text of a column, borrowed from the row: a reader that keeps few rows of many copies
+    /// nothing of the others.
+    fn str_at(&self, index: usize) -> Result<&str>;
 }
 
 impl SqlRow for rusqlite::Row<'_> {
     fn get<T: Column>(&self, index: usize) -> Result<T> {
         Ok(rusqlite::Row::get(self, index)?)
     }
+
+    fn str_at(&self, index: usize) -> Result<&str> {
+        let value = self.get_ref(index)?;
+        Ok(value.as_str().map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(index, value.data_type(), Box::new(e))
+        })?)
+    }
 }
 
 impl SqlRow for postgres::Row {
     fn get<T: Column>(&self, index: usize) -> Result<T> {
+        Ok(self.try_get(index)?)
+    }
+
+    fn str_at(&self, index: usize) -> Result<&str> {
         Ok(self.try_get(index)?)
     }
 }

@@ -7,11 +7,13 @@ use std::ops::ControlFlow;
 use std::path::PathBuf;
 
 use schedlab_core::fingerprint::Fingerprint;
-use schedlab_core::metric::secondary;
+use schedlab_core::metric::{secondary, Better, Measurement, MetricDef, MetricShape, Role};
 use schedlab_core::plan::RunPlan;
-use schedlab_core::record::{Arm, Attachment, ExperimentTag, IterationRecord, RunStatus};
+use schedlab_core::record::{
+    Arm, Attachment, ExperimentTag, IterationRecord, RunRecord, RunStatus,
+};
 use schedlab_core::runner::{execute, Silent};
-use schedlab_core::workload::fake::FakeParams;
+use schedlab_core::workload::fake::{self, FakeParams};
 use schedlab_core::workload::WorkloadSpec;
 use schedlab_store::push::push;
 use schedlab_store::testing::fresh_pg_database;
@@ -72,6 +74,7 @@ macro_rules! on_both_backends {
 on_both_backends!(
     runs_round_trip_with_every_sample,
     one_case_of_many_runs_reads_as_the_whole_run_has_it,
+    a_run_read_keeping_some_measurements_is_the_whole_run_without_the_others,
     labels_name_many_runs_and_ids_one,
     experiments_tags_and_calibrations_round_trip,
     readers_write_nothing,
@@ -215,6 +218,73 @@ fn one_case_of_many_runs_reads_as_the_whole_run_has_it(backend: &Backend) {
     assert!(reader
         .load_runs_of_case(&[random_order + 1], &names[0])
         .is_err());
+}
+
+fn a_run_read_keeping_some_measurements_is_the_whole_run_without_the_others(backend: &Backend) {
+    let mut store = backend.writer();
+    let id = run_into(&mut *store, &plan("base"));
+    let wait_p99 =
+        MetricDef::secondary("wait_p99_usec", "usec", Better::Lower).quantile("wait", 99.0);
+    let with_secondaries = IterationRecord {
+        index: 9,
+        warmup: false,
+        started_at_ns: 7,
+        measurements: vec![
+            fake::USEC_PER_OP.value(3.0),
+            secondary::WALL_TIME_SEC.value(2.5),
+            secondary::CPU_MIGRATIONS_COUNT.value(4.0),
+            secondary::RES_IPI_COUNT.value(5.0),
+            wait_p99.value(6.0),
+        ],
+        attachments: Vec::new(),
+    };
+    store.record_iteration(id, 0, &with_secondaries).unwrap();
+    drop(store);
+    let reader = backend.reader();
+    let whole = reader.load_run(id).unwrap();
+    let kept = |keep: &dyn Fn(&Measurement) -> bool| {
+        let mut run = whole.clone();
+        for iteration in run.cases.iter_mut().flat_map(|c| &mut c.iterations) {
+            iteration.measurements.retain(|m| keep(m));
+        }
+        run
+    };
+    let primary = reader
+        .load_run_keeping(id, &|_, role, _| role == Role::Primary)
+        .unwrap();
+    assert_eq!(primary, kept(&|m| m.role == Role::Primary));
+    let last = |run: &RunRecord| {
+        let measurements = &run.cases[0].iterations.last().unwrap().measurements;
+        measurements
+            .iter()
+            .map(|m| m.name.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(last(&primary), ["usec_per_op"]);
+    let counts = reader
+        .load_run_keeping(id, &|name, _, shape| {
+            shape == MetricShape::Count && name != "res_ipi_count"
+        })
+        .unwrap();
+    assert_eq!(
+        counts,
+        kept(&|m| m.shape == MetricShape::Count && m.name != "res_ipi_count")
+    );
+    assert_eq!(last(&counts), ["cpu_migrations_count"]);
+    let quantiles = reader
+        .load_run_keeping(id, &|_, _, shape| shape.of_distribution())
+        .unwrap();
+    assert_eq!(last(&quantiles), ["wait_p99_usec"]);
+    assert_eq!(
+        quantiles.cases[0].iterations.last().unwrap().measurements[0],
+        wait_p99.value(6.0)
+    );
+    let none = reader.load_run_keeping(id, &|_, _, _| false).unwrap();
+    assert_eq!(none, kept(&|_| false));
+    assert_eq!(
+        none.cases[0].iterations.len(),
+        whole.cases[0].iterations.len()
+    );
 }
 
 fn labels_name_many_runs_and_ids_one(backend: &Backend) {

@@ -9,9 +9,10 @@ use schedlab_analysis::latency::curves;
 use schedlab_analysis::model::{Comparison, Verdict};
 use schedlab_analysis::{
     AdjustmentName, CalibrationSet, MachineKey, MetricFilter, RunInput, SequentialPlan, Settings,
-    Side,
+    Side, SideBuilder,
 };
 use schedlab_core::fingerprint::Fingerprint;
+use schedlab_core::metric::{MetricShape, Role};
 use schedlab_core::record::{ExperimentTag, RunRecord, RunStatus};
 use schedlab_core::words;
 use schedlab_report::compare::text::Style;
@@ -122,7 +123,8 @@ pub fn gate(
     Ok(())
 }
 
-/// A comparison with the stored runs it was built from, for reports that show more than rows.
+/// A comparison with the stored runs it was built from, for reports that show more than rows;
+/// the runs are without their iterations, whose values are in the comparison.
 pub struct LoadedComparison {
     pub comparison: Comparison,
     pub base_runs: Vec<RunRecord>,
@@ -202,9 +204,15 @@ pub fn load_comparison(args: &SidesArgs) -> Result<LoadedComparison, Failure> {
 
 /// Builds a comparison from an open store.
 pub fn load_with(store: &dyn Store, query: Query<'_>) -> Result<LoadedComparison, Failure> {
-    // Each side's runs with their experiment tags: runs of `schedlab ab` or a campaign are
-    // compared as A/B pairs.
-    type Loaded = (Vec<RunRecord>, Vec<Option<ExperimentTag>>);
+    /// A side's runs (without their iterations) with their experiment tags (runs of
+    /// `schedlab ab` or a campaign are compared as A/B pairs), the side the comparison judges and
+    /// the side its latency curves are drawn from.
+    struct Loaded {
+        runs: Vec<RunRecord>,
+        tags: Vec<Option<ExperimentTag>>,
+        side: Side,
+        curve_side: Side,
+    }
     let resolve = |side: &str| -> Result<Vec<i64>, Failure> {
         let ids = store.resolve(side).map_err(|e| match e {
             // A candidate that never stored a run (its build broke before it ran) could not be
@@ -225,29 +233,55 @@ pub fn load_with(store: &dyn Store, query: Query<'_>) -> Result<LoadedComparison
     for (candidate, ids) in query.candidates.iter().zip(&candidate_ids) {
         refuse_shared_runs(query.base, &base_ids, candidate, ids)?;
     }
-    let load = |ids: &[i64]| -> Result<Loaded, Failure> {
-        let runs = ids
-            .iter()
-            .map(|&id| store.load_run(id))
-            .collect::<Result<Vec<_>, _>>()?;
+    let include = query.settings.include_incomplete;
+    let filter = &query.filter;
+    // The curves are drawn from distributions, whatever the filter takes.
+    let keep = |name: &str, role: Role, shape: MetricShape| {
+        filter.accepts(name, role) || shape.of_distribution()
+    };
+    // Each run's values go into its side's series as it is read, and its iterations are dropped:
+    // hundreds of runs of a matrix would otherwise be held whole at once.
+    let load = |name: &str, ids: &[i64]| -> Result<Loaded, Failure> {
         let tags = ids
             .iter()
             .map(|&id| store.run_tag(id))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok((runs, tags))
+        let mut compared = SideBuilder::new(name, filter.clone(), include);
+        let mut curved = SideBuilder::of_distributions(name, include);
+        let mut runs = Vec::with_capacity(ids.len());
+        for (&id, &tag) in ids.iter().zip(&tags) {
+            let mut record = store.load_run_keeping(id, &keep)?;
+            let input = RunInput {
+                record: &record,
+                tag,
+            };
+            compared.add_run(input);
+            curved.add_run(input);
+            for case in &mut record.cases {
+                case.iterations = Vec::new();
+            }
+            runs.push(record);
+        }
+        Ok(Loaded {
+            runs,
+            tags,
+            side: compared.finish(),
+            curve_side: curved.finish(),
+        })
     };
-    let (base_runs, base_tags) = load(&base_ids)?;
-    let candidate_runs: Vec<Loaded> = candidate_ids
+    let base_loaded = load(query.base, &base_ids)?;
+    let candidates_loaded: Vec<Loaded> = query
+        .candidates
         .iter()
-        .map(|ids| load(ids))
+        .zip(&candidate_ids)
+        .map(|(name, ids)| load(name, ids))
         .collect::<Result<Vec<_>, _>>()?;
-    let include = query.settings.include_incomplete;
-    for (name, runs) in std::iter::once((query.base, &base_runs)).chain(
+    for (name, runs) in std::iter::once((query.base, &base_loaded.runs)).chain(
         query
             .candidates
             .iter()
             .map(String::as_str)
-            .zip(candidate_runs.iter().map(|(r, _)| r)),
+            .zip(candidates_loaded.iter().map(|c| &c.runs)),
     ) {
         if !include && !runs.iter().any(|r| r.status == RunStatus::Complete) {
             return Err(Failure::untestable(format!(
@@ -260,55 +294,42 @@ pub fn load_with(store: &dyn Store, query: Query<'_>) -> Result<LoadedComparison
         }
     }
     if !query.allow_fingerprint_mismatch {
-        let reference = &base_runs[0];
-        for run in base_runs
+        let reference = &base_loaded.runs[0];
+        for run in base_loaded
+            .runs
             .iter()
-            .chain(candidate_runs.iter().flat_map(|(runs, _)| runs))
+            .chain(candidates_loaded.iter().flat_map(|c| &c.runs))
         {
             check_comparable(reference, run)?;
         }
     }
-    fn inputs<'a>(runs: &'a [RunRecord], tags: &[Option<ExperimentTag>]) -> Vec<RunInput<'a>> {
-        runs.iter()
-            .zip(tags)
-            .map(|(record, tag)| RunInput { record, tag: *tag })
-            .collect()
+    let calibrations = calibrations(store, &query.calibration, &base_loaded.runs)?;
+    let sequential = sequential_plan(
+        store,
+        std::iter::once(&base_loaded.tags)
+            .chain(candidates_loaded.iter().map(|c| &c.tags))
+            .flatten(),
+    )?;
+    let mut curve_sides = vec![base_loaded.curve_side];
+    let mut candidates = Vec::with_capacity(candidates_loaded.len());
+    let mut candidate_runs = Vec::with_capacity(candidates_loaded.len());
+    for loaded in candidates_loaded {
+        curve_sides.push(loaded.curve_side);
+        candidates.push(loaded.side);
+        candidate_runs.push(loaded.runs);
     }
-    let base_inputs = inputs(&base_runs, &base_tags);
-    let candidate_inputs: Vec<Vec<RunInput>> = candidate_runs
-        .iter()
-        .map(|(runs, tags)| inputs(runs, tags))
-        .collect();
-    let side = |name: &str, runs: &[RunInput], filter: &MetricFilter| {
-        Side::from_runs(name, runs, filter, include)
-    };
-    let base = side(query.base, &base_inputs, &query.filter);
-    let candidates: Vec<Side> = query
-        .candidates
-        .iter()
-        .zip(&candidate_inputs)
-        .map(|(name, runs)| side(name, runs, &query.filter))
-        .collect();
-    let calibrations = calibrations(store, &query.calibration, &base_runs)?;
-    let sequential = sequential_plan(store, &base_tags, &candidate_runs)?;
-    let mut comparison =
-        schedlab_analysis::compare(base, candidates, &calibrations, query.settings, sequential);
-    let every = MetricFilter::every_metric();
-    let curve_sides: Vec<Side> = std::iter::once((query.base, &base_inputs))
-        .chain(
-            query
-                .candidates
-                .iter()
-                .map(String::as_str)
-                .zip(&candidate_inputs),
-        )
-        .map(|(name, runs)| side(name, runs, &every))
-        .collect();
+    let mut comparison = schedlab_analysis::compare(
+        base_loaded.side,
+        candidates,
+        &calibrations,
+        query.settings,
+        sequential,
+    );
     comparison.latency_curves = curves(&curve_sides.iter().collect::<Vec<_>>());
     Ok(LoadedComparison {
         comparison,
-        base_runs,
-        candidate_runs: candidate_runs.into_iter().map(|(runs, _)| runs).collect(),
+        base_runs: base_loaded.runs,
+        candidate_runs,
     })
 }
 
@@ -410,16 +431,13 @@ pub fn calibrations(
     Ok(CalibrationSet::new(all))
 }
 
-/// The sequential plan of an adaptive `ab` experiment, when both sides are its two arms.
-fn sequential_plan(
+/// The sequential plan of an adaptive `ab` experiment, when both sides are its two arms: `tags`
+/// are every run's, the baseline's first.
+fn sequential_plan<'a>(
     store: &dyn Store,
-    base_tags: &[Option<ExperimentTag>],
-    candidates: &[(Vec<RunRecord>, Vec<Option<ExperimentTag>>)],
+    tags: impl Iterator<Item = &'a Option<ExperimentTag>>,
 ) -> Result<Option<SequentialPlan>, Failure> {
-    let mut ids = base_tags
-        .iter()
-        .chain(candidates.iter().flat_map(|(_, tags)| tags))
-        .map(|t| t.map(|t| t.experiment_id));
+    let mut ids = tags.map(|t| t.map(|t| t.experiment_id));
     let Some(Some(first)) = ids.next() else {
         return Ok(None);
     };
