@@ -24,6 +24,7 @@ use schedlab_stats::sequential::spent_alpha;
 use schedlab_stats::ttest::{t_test_from_estimate, TTest};
 use schedlab_stats::ConfidenceInterval;
 
+use crate::across::Projection;
 use crate::calibration::{CalibrationSet, MachineKey, UnitKind, VarianceEstimate};
 use crate::figures::{geomeans, side_figures, style_figures};
 use crate::guard::{guard, GuardInput};
@@ -34,7 +35,7 @@ use crate::model::{
 };
 use crate::series::{CaseLabel, Origin, Side};
 use crate::settings::{SequentialPlan, Settings, EQUIVALENCE_ALPHA, MAX_RUNS_NEEDED, MDE_POWER};
-use crate::units::{row_units, Design, RowUnits, Scale};
+use crate::units::{row_units, row_units_across, Design, RowUnits, Scale};
 
 /// A row before any look: what it compares and the calibration it may draw on.
 #[derive(Debug, Clone)]
@@ -79,14 +80,48 @@ pub fn compare(
     settings: Settings,
     sequential: Option<SequentialPlan>,
 ) -> Comparison {
+    compare_sides(base, candidates, None, calibrations, settings, sequential)
+}
+
+/// Compares the sides of a projection (`compare --across`): the first value's side is the
+/// baseline, and a run that holds both cases of a row is a pair.
+pub fn compare_across(
+    projection: &Projection,
+    calibrations: &CalibrationSet,
+    settings: Settings,
+) -> Comparison {
+    let mut sides = projection.sides.clone();
+    let candidates = sides.split_off(1);
+    let base = sides.remove(0);
+    compare_sides(
+        base,
+        candidates,
+        Some(projection),
+        calibrations,
+        settings,
+        None,
+    )
+}
+
+fn compare_sides(
+    base: Side,
+    candidates: Vec<Side>,
+    projection: Option<&Projection>,
+    calibrations: &CalibrationSet,
+    settings: Settings,
+    sequential: Option<SequentialPlan>,
+) -> Comparison {
     let machine = common_machine(std::iter::once(&base).chain(&candidates));
     let mut prepared = Vec::new();
     let mut unmatched = Vec::new();
-    for candidate in &candidates {
+    for (index, candidate) in candidates.iter().enumerate() {
         for b in &base.series {
             match candidate.get(&b.case.name, &b.metric) {
                 Some(c) => {
-                    let units = row_units(&base, b, candidate, c);
+                    let units = match projection {
+                        Some(_) => row_units_across(&base, b, candidate, c),
+                        None => row_units(&base, b, candidate, c),
+                    };
                     if units.base.is_empty() || units.candidate.is_empty() {
                         unmatched.push(format!(
                             "{} {}: no complete unit on both sides",
@@ -94,8 +129,19 @@ pub fn compare(
                         ));
                         continue;
                     }
+                    // Across a parameter, the candidate's case is not the base's: each brings
+                    // its own calibration.
+                    let candidate_case = projection.map_or(b.case.name.as_str(), |p| {
+                        p.own_case(index + 1, &b.case.name)
+                    });
                     let calibration = machine.as_ref().and_then(|m| {
-                        calibrated_variance(calibrations, m, &b.case.name, &b.metric, &units)
+                        calibrated_variance(
+                            calibrations,
+                            m,
+                            (&b.case.name, candidate_case),
+                            &b.metric,
+                            &units,
+                        )
                     });
                     prepared.push(Prepared {
                         label: b.case.clone(),
@@ -165,6 +211,7 @@ pub fn compare(
         .map_or(0, |r| r + 1);
     Comparison {
         schema_version: COMPARISON_SCHEMA_VERSION,
+        across: projection.map(|p| p.across.clone()),
         base: summary(&base),
         candidates: candidates.iter().map(summary).collect(),
         calibrations: calibrations_used,
@@ -200,42 +247,63 @@ fn common_machine<'a>(sides: impl Iterator<Item = &'a Side>) -> Option<MachineKe
     key.cloned()
 }
 
+/// What a calibration says about a row. Across a parameter the two sides ran different cases:
+/// both must be in one calibration, and the row's unit variance is the mean of the two cases'
+/// (the pooled t assumes one variance for both sides; for pairs, twice it is V_A + V_B). For a
+/// pair of cases within one run that is Var(d) when the run's conditions move the two cases
+/// independently, and more than Var(d) when they move them alike, the very drift pairing
+/// cancels: the calibration errs towards fewer marks, never more.
 fn calibrated_variance(
     calibrations: &CalibrationSet,
     machine: &MachineKey,
-    case: &str,
+    (base_case, candidate_case): (&str, &str),
     metric: &str,
     units: &RowUnits,
 ) -> Option<RowCalibration> {
     let iterations = units.common_iterations()?;
-    let (cal, m) = calibrations.find(machine, case, metric, units.scale, iterations)?;
-    let estimate = match units.design {
-        Design::Runs => m.unit_variance(UnitKind::RunWithinBoot)?,
-        Design::Boots => m.unit_variance(UnitKind::BootMean {
-            runs: units.runs_per_unit,
-        })?,
-        Design::Pairs => {
-            // d = B − A: twice the variance of one arm's unit.
-            let arm = if units.pairs_share_boots {
-                m.unit_variance(UnitKind::RunWithinBoot)?
-            } else {
-                m.unit_variance(UnitKind::BootMean { runs: 1.0 })?
-            };
-            VarianceEstimate {
-                variance: 2.0 * arm.variance,
-                df: arm.df,
-            }
-        }
-        Design::Values => return None,
-    };
-    Some(RowCalibration {
-        id: cal.id?,
-        unit: estimate,
-        within: (m.sigma2_df > 0.0).then_some(VarianceEstimate {
+    let arm_of = |case: &str| {
+        let (cal, m) = calibrations.find(machine, case, metric, units.scale, iterations)?;
+        let arm = match units.design {
+            Design::Runs => m.unit_variance(UnitKind::RunWithinBoot)?,
+            Design::Boots => m.unit_variance(UnitKind::BootMean {
+                runs: units.runs_per_unit,
+            })?,
+            Design::Pairs if units.pairs_share_boots => m.unit_variance(UnitKind::RunWithinBoot)?,
+            Design::Pairs => m.unit_variance(UnitKind::BootMean { runs: 1.0 })?,
+            Design::Values => return None,
+        };
+        let within = (m.sigma2_df > 0.0).then_some(VarianceEstimate {
             variance: m.sigma2,
             df: m.sigma2_df,
-        }),
-    })
+        });
+        Some((cal.id?, arm, within))
+    };
+    let (id, arm, within) = arm_of(base_case)?;
+    let (arm, within) = if candidate_case == base_case {
+        (arm, within)
+    } else {
+        let (other_id, other_arm, other_within) = arm_of(candidate_case)?;
+        if other_id != id {
+            return None;
+        }
+        let mean = |a: VarianceEstimate, b: VarianceEstimate| VarianceEstimate {
+            variance: (a.variance + b.variance) / 2.0,
+            df: a.df.min(b.df),
+        };
+        (
+            mean(arm, other_arm),
+            within.zip(other_within).map(|(a, b)| mean(a, b)),
+        )
+    };
+    let unit = match units.design {
+        // d = B − A: twice the variance of one arm's unit.
+        Design::Pairs => VarianceEstimate {
+            variance: 2.0 * arm.variance,
+            df: arm.df,
+        },
+        _ => arm,
+    };
+    Some(RowCalibration { id, unit, within })
 }
 
 /// How much more today's runs vary inside than the calibration's did, as variance of the effect:
@@ -658,6 +726,7 @@ fn not_judged_note(units: &RowUnits) -> String {
     match units.design {
         Design::Runs => "one run per side, no calibration",
         Design::Boots => "one boot per side, no calibration across boots",
+        Design::Pairs if units.within_runs => "one run holding both cases, no calibration",
         Design::Pairs => "one A/B round, no calibration",
         Design::Values => "one value per side",
     }
@@ -739,12 +808,12 @@ fn build_row(t: &Tested<'_>, d: Decision, settings: &Settings) -> Row {
         (Verdict::Inconclusive, None) => Some(match (mde_pct, units_needed) {
             (Some(m), Some(k)) => format!(
                 "MDE {m:.1}%; {k} {} per side to see ±{}%",
-                units.design.noun(),
+                units.noun(),
                 settings.min_effect * 100.0
             ),
             (Some(m), None) => format!(
                 "MDE {m:.1}%; more than {MAX_RUNS_NEEDED} {} per side to see ±{}%",
-                units.design.noun(),
+                units.noun(),
                 settings.min_effect * 100.0
             ),
             _ => "no detectable effect could be computed".to_string(),
@@ -786,6 +855,7 @@ fn build_row(t: &Tested<'_>, d: Decision, settings: &Settings) -> Row {
         better: p.better,
         candidate: p.candidate.clone(),
         design: units.design,
+        pairs_within_runs: units.within_runs,
         scale,
         base_side,
         candidate_side,
@@ -993,9 +1063,12 @@ fn footer<'a>(
     let q = settings.fdr;
     let delta = settings.min_effect * 100.0;
     let adjustment = settings.adjustment.describe();
-    let mut designs: Vec<Design> = rows.iter().map(|r| r.design).collect();
+    let mut designs: Vec<(Design, bool)> = rows
+        .iter()
+        .map(|r| (r.design, r.pairs_within_runs))
+        .collect();
     designs.dedup();
-    designs.sort_by_key(|d| d.noun());
+    designs.sort_by_key(|(d, within)| (d.noun(), *within));
     designs.dedup();
     // Rows whose values reach zero or below are on the raw scale: say so where they are judged.
     let judged = || rows.iter().filter(|r| r.p_value.is_some());
@@ -1027,12 +1100,17 @@ fn footer<'a>(
     let units_text = designs
         .iter()
         .map(|d| match d {
-            Design::Runs => runs_text.as_str(),
-            Design::Boots => "boots (the mean of each boot's run summaries)",
-            Design::Pairs => {
-                "A/B pairs of interleaved runs (the difference of each round's run summaries)"
+            (Design::Pairs, true) => {
+                "pairs of cases within each run (the difference of each run's summaries)"
             }
-            Design::Values => "the values as given",
+            (d, _) => match d {
+                Design::Runs => runs_text.as_str(),
+                Design::Boots => "boots (the mean of each boot's run summaries)",
+                Design::Pairs => {
+                    "A/B pairs of interleaved runs (the difference of each round's run summaries)"
+                }
+                Design::Values => "the values as given",
+            },
         })
         .collect::<Vec<_>>()
         .join("; ");
@@ -1139,9 +1217,22 @@ fn footer<'a>(
              calibrate again"
         ));
     }
+    let calibrated_within_run_pairs = rows
+        .iter()
+        .any(|r| r.pairs_within_runs && r.variance.calibration.is_some());
+    if calibrated_within_run_pairs {
+        text.push(
+            "pairs of cases within runs with a calibration: it holds each case's own run-to-run variance, \
+             drift that pairing cancels, so those rows use the two cases' variances added (more than a \
+             pair's when a run moves both cases alike: fewer marks, never more)"
+                .to_string(),
+        );
+    }
+    // Within-run pairs vary less than the calibration's runs by design: not a sign of a
+    // disturbed calibration.
     if let Some(ratio) = guard
         .today_over_calibrated
-        .filter(|r| *r < CALIBRATION_TOO_WIDE)
+        .filter(|r| *r < CALIBRATION_TOO_WIDE && !calibrated_within_run_pairs)
     {
         text.push(format!(
             "today's runs vary {:.1}× less than the calibration says: if the machine was disturbed while it was \

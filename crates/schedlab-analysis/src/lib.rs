@@ -1,5 +1,7 @@
 //! schedlab's analysis: from stored runs to decisions, with no I/O.
 //!
+//! - [`across`]: one set of runs split into sides by the value of a workload parameter
+//!   (`compare --across`).
 //! - [`series`]: a comparison's sides — each side's runs and, per case × metric, their values.
 //! - [`units`]: the unit of replication of a row (runs, boots, A/B pairs or plain values) and
 //!   the run summaries (the mean of ln x over a run's iterations) it is built from.
@@ -21,6 +23,7 @@
 // terminal); output goes through writers whose errors are handled.
 #![cfg_attr(not(test), deny(clippy::print_stdout, clippy::print_stderr))]
 
+pub mod across;
 pub mod calibration;
 pub mod compare;
 pub mod figures;
@@ -37,7 +40,7 @@ pub mod units;
 mod testutil;
 
 pub use calibration::{Calibration, CalibrationSet, MachineKey};
-pub use compare::compare;
+pub use compare::{compare, compare_across};
 pub use model::{Comparison, Row, Verdict};
 pub use series::{MetricFilter, RunInput, Side, SideBuilder};
 pub use settings::{AdjustmentName, SequentialPlan, Settings};

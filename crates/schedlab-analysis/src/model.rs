@@ -7,6 +7,7 @@ use schedlab_core::metric::Better;
 use schedlab_stats::ministat::{MinistatDifference, MinistatVitals};
 use schedlab_stats::ConfidenceInterval;
 
+use crate::across::Across;
 use crate::calibration::VarianceEstimate;
 use crate::latency::Curve;
 use crate::scaling::Grouping;
@@ -237,6 +238,10 @@ pub struct Row {
     /// The candidate side's name.
     pub candidate: String,
     pub design: Design,
+    /// Pairs of two cases of one run (`compare --across`), not an A/B round's two runs; absent
+    /// from the JSON when false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub pairs_within_runs: bool,
     pub scale: Scale,
     pub base_side: SideFigures,
     pub candidate_side: SideFigures,
@@ -422,6 +427,9 @@ pub struct ScalingSeries {
 pub struct Comparison {
     pub schema_version: u32,
     pub settings: Settings,
+    /// `compare --across`: the parameter whose values are the sides; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub across: Option<Across>,
     pub base: SideSummary,
     pub candidates: Vec<SideSummary>,
     pub calibrations: Vec<CalibrationSummary>,

@@ -10,6 +10,9 @@
 //!   both sides, so a row never sets boots against runs;
 //! - the runs come from one interleaved experiment (`ab`, `campaign`): the unit is the A/B pair
 //!   of a round, d = ȳ_B − ȳ_A;
+//! - both sides are one set of runs seen by the value of a parameter (`compare --across`): the
+//!   unit is the run that holds both cases, d = its candidate case's summary − its base case's,
+//!   so the run's own conditions cancel as a round's do;
 //! - plain numbers (`stat`): every value is a unit, as given.
 use serde::Serialize;
 
@@ -151,9 +154,20 @@ pub struct RowUnits {
     pub pairs_share_boots: bool,
     /// Runs per boot behind a boot unit, averaged over the row's boots (1 for other designs).
     pub runs_per_unit: f64,
+    /// For pairs: each pair is two cases of one run (`compare --across`), not a round's two runs.
+    pub within_runs: bool,
 }
 
 impl RowUnits {
+    /// The plural noun of what a side would need more of: within-run pairs are runs.
+    pub fn noun(&self) -> &'static str {
+        if self.within_runs {
+            "runs"
+        } else {
+            self.design.noun()
+        }
+    }
+
     /// Measured iterations per run, when every run of the row has the same count.
     pub fn common_iterations(&self) -> Option<usize> {
         let mut counts = self
@@ -168,6 +182,23 @@ impl RowUnits {
 
 /// Chooses the row's design and builds its units.
 pub fn row_units(base: &Side, b: &Series, candidate: &Side, c: &Series) -> RowUnits {
+    row_units_of(base, b, candidate, c, false)
+}
+
+/// As [`row_units`], for two projections of one set of runs (`compare --across`): a run that
+/// holds both cases is a pair; when none does, the sides' runs are independent and the row's
+/// design is chosen as for any two sides.
+pub fn row_units_across(base: &Side, b: &Series, candidate: &Side, c: &Series) -> RowUnits {
+    row_units_of(base, b, candidate, c, true)
+}
+
+fn row_units_of(
+    base: &Side,
+    b: &Series,
+    candidate: &Side,
+    c: &Series,
+    projections_of_one_run_set: bool,
+) -> RowUnits {
     let scale = Scale::of(
         b.runs
             .iter()
@@ -229,6 +260,11 @@ pub fn row_units(base: &Side, b: &Series, candidate: &Side, c: &Series) -> RowUn
         );
     }
     let (base_runs, candidate_runs) = (summaries(b), summaries(c));
+    if projections_of_one_run_set {
+        if let Some(paired) = within_run_pairs(&base_runs, &candidate_runs) {
+            return RowUnits { scale, ..paired };
+        }
+    }
     if let Some(paired) = pairs(base, &base_runs, candidate, &candidate_runs) {
         return RowUnits { scale, ..paired };
     }
@@ -301,7 +337,49 @@ fn unpaired(
         candidate_runs,
         pairs_share_boots: false,
         runs_per_unit,
+        within_runs: false,
     }
+}
+
+/// The pairs of two projections of one set of runs (`compare --across`): every run that measured
+/// both the base case and the candidate case is one pair, d = candidate summary − base summary,
+/// on the same boot by construction. Runs that hold one of the two cases only are left out, as an
+/// `ab` round without its partner is. `None` when no run holds both: the sides' runs are then
+/// independent and the unpaired designs apply.
+fn within_run_pairs(base_runs: &[RunSummary], candidate_runs: &[RunSummary]) -> Option<RowUnits> {
+    // The projections share one run list, so a run's index is the same on both sides.
+    let (mut base, mut candidate, mut differences) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut kept_base, mut kept_candidate) = (Vec::new(), Vec::new());
+    for a in base_runs {
+        let Some(b) = candidate_runs.iter().find(|b| b.run == a.run) else {
+            continue;
+        };
+        let unit = |r: &RunSummary| Unit {
+            value: r.mean,
+            runs: vec![r.run],
+            round: None,
+        };
+        base.push(unit(a));
+        candidate.push(unit(b));
+        differences.push(b.mean - a.mean);
+        kept_base.push(*a);
+        kept_candidate.push(*b);
+    }
+    if differences.is_empty() {
+        return None;
+    }
+    Some(RowUnits {
+        design: Design::Pairs,
+        scale: Scale::Log,
+        base,
+        candidate,
+        differences,
+        base_runs: kept_base,
+        candidate_runs: kept_candidate,
+        pairs_share_boots: true,
+        runs_per_unit: 1.0,
+        within_runs: true,
+    })
 }
 
 /// The A/B pairs of one interleaved experiment: both sides' runs carry tags of the same
@@ -390,6 +468,7 @@ fn pairs(
         candidate_runs: kept_b,
         pairs_share_boots: share_boots,
         runs_per_unit: 1.0,
+        within_runs: false,
     })
 }
 

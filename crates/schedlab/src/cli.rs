@@ -544,12 +544,19 @@ pub struct DecisionArgs {
 /// What `compare` and `report` compare: the sides, which metrics, and how rows are decided.
 #[derive(Debug, Args)]
 pub struct SidesArgs {
-    /// The baseline: a run id or a label (a label may span runs from several boots).
+    /// The baseline: a run id or a label (a label may span runs from several boots); with
+    /// --across, the first run selection.
     #[arg(value_name = "BASE")]
     pub base: String,
-    /// One or more candidates, each a run id or a label.
-    #[arg(value_name = "CAND", required = true)]
+    /// One or more candidates, each a run id or a label; with --across, more run selections.
+    #[arg(value_name = "CAND", required_unless_present = "across")]
     pub candidates: Vec<String>,
+    /// Compare the values of one workload parameter (its suite key, e.g. `variant`) within the
+    /// runs that the positional arguments select together: KEY alone takes every value found, the
+    /// first as the baseline; KEY=BASE,CAND[,CAND...] the values listed. A run holding both
+    /// cases of a row is a pair.
+    #[arg(long, value_name = "KEY[=BASE,CAND...]")]
+    pub across: Option<String>,
     /// Compare only this metric (repeatable) [default: every primary metric]
     #[arg(long = "metric", value_name = "NAME")]
     pub metrics: Vec<String>,

@@ -188,7 +188,10 @@ pub fn load_comparison(args: &SidesArgs) -> Result<LoadedComparison, Failure> {
         allow_fingerprint_mismatch: args.allow_fingerprint_mismatch,
         selection: crate::fleet::selection(&args.select)?,
     };
-    let loaded = load_with(&*store, query)?;
+    let loaded = match &args.across {
+        Some(across) => load_across(&*store, query, &parse_across(across)?)?,
+        None => load_with(&*store, query)?,
+    };
     if loaded.comparison.rows.is_empty() {
         return Err(Failure::untestable(format!(
             "nothing to compare: no case and metric is present on both sides{}",
@@ -331,6 +334,126 @@ pub fn load_with(store: &dyn Store, query: Query<'_>) -> Result<LoadedComparison
         base_runs: base_loaded.runs,
         candidate_runs,
     })
+}
+
+/// `--across KEY` or `--across KEY=BASE,CAND...`: the key and the values listed, if any.
+pub struct AcrossArg {
+    pub key: String,
+    pub values: Option<Vec<String>>,
+}
+
+fn parse_across(text: &str) -> Result<AcrossArg, Failure> {
+    let (key, values) = match text.split_once('=') {
+        Some((key, values)) => (key, Some(values.split(',').map(String::from).collect())),
+        None => (text, None),
+    };
+    if key.is_empty() {
+        return Err(Failure::bad_input(format!(
+            "--across {text}: name a workload parameter, e.g. --across variant or --across variant=orig,fast"
+        )));
+    }
+    Ok(AcrossArg {
+        key: key.to_string(),
+        values,
+    })
+}
+
+/// `compare --across`: every run the selections name (`query.base` and `query.candidates`, each
+/// an id or a label), together, split into sides by the value of one parameter. The same run
+/// feeds every side, so the shared-run refusal of plain comparisons does not apply: its cases
+/// differ from side to side.
+fn load_across(
+    store: &dyn Store,
+    query: Query<'_>,
+    across: &AcrossArg,
+) -> Result<LoadedComparison, Failure> {
+    let mut ids: Vec<i64> = Vec::new();
+    for selection in std::iter::once(query.base).chain(query.candidates.iter().map(String::as_str))
+    {
+        for id in select(
+            store,
+            &query.selection,
+            selection,
+            store.resolve(selection)?,
+        )? {
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+    }
+    let runs = ids
+        .iter()
+        .map(|&id| store.load_run(id))
+        .collect::<Result<Vec<_>, _>>()?;
+    let tags = ids
+        .iter()
+        .map(|&id| store.run_tag(id))
+        .collect::<Result<Vec<_>, _>>()?;
+    let include = query.settings.include_incomplete;
+    if !include && !runs.iter().any(|r| r.status == RunStatus::Complete) {
+        return Err(Failure::untestable(format!(
+            "the selected runs hold no complete run ({}); pass --include-incomplete to compare what they kept",
+            runs.iter()
+                .map(|r| format!("run {} {}", r.id.unwrap_or_default(), r.status.as_str()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    if !query.allow_fingerprint_mismatch {
+        for run in &runs {
+            check_comparable(&runs[0], run)?;
+        }
+    }
+    refuse_cases_sharing_a_name(&runs)?;
+    let inputs: Vec<RunInput> = runs
+        .iter()
+        .zip(&tags)
+        .map(|(record, tag)| RunInput { record, tag: *tag })
+        .collect();
+    let project = |filter: &MetricFilter| {
+        let all = Side::from_runs("selected runs", &inputs, filter, include);
+        schedlab_analysis::across::project(&all, &across.key, across.values.as_deref())
+            .map_err(|e| Failure::bad_input(e.to_string()))
+    };
+    let projection = project(&query.filter)?;
+    let calibrations = calibrations(store, &query.calibration, &runs)?;
+    let mut comparison =
+        schedlab_analysis::compare_across(&projection, &calibrations, query.settings);
+    let every = project(&MetricFilter::every_metric())?;
+    comparison.latency_curves = curves(&every.sides.iter().collect::<Vec<_>>());
+    Ok(LoadedComparison {
+        comparison,
+        candidate_runs: vec![runs.clone(); projection.sides.len() - 1],
+        base_runs: runs,
+    })
+}
+
+/// Cases are told apart by their names: two cases of one run with one name and different
+/// parameters (a workload whose name leaves out the parameter a matrix varies, such as `fake`'s
+/// `seed` and `effect_pct`) would have their iterations merged, and --across would split them
+/// by the first one's value alone.
+fn refuse_cases_sharing_a_name(runs: &[RunRecord]) -> Result<(), Failure> {
+    for run in runs {
+        for (i, a) in run.cases.iter().enumerate() {
+            if let Some(b) = run.cases[i + 1..]
+                .iter()
+                .find(|b| b.spec.name == a.spec.name && b.spec.workload != a.spec.workload)
+            {
+                let params = |spec: &schedlab_core::plan::CaseSpec| {
+                    serde_json::to_string(&spec.workload).unwrap_or_default()
+                };
+                return Err(Failure::bad_input(format!(
+                    "--across: run {} has two cases named {:?} with different parameters ({} and {}); \
+                     --across tells cases apart by name, so vary a parameter the case name shows",
+                    run.id.unwrap_or_default(),
+                    a.spec.name,
+                    params(&a.spec),
+                    params(&b.spec)
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A run is evidence for one side only: on both, the two sides' units are not independent and

@@ -21,8 +21,13 @@ pub enum Note {
 }
 
 impl Note {
-    pub fn text(self, design: Option<Design>) -> String {
-        let units = units_per_side(design);
+    /// `within_runs`: every row's pairs are two cases of one run (`compare --across`).
+    pub fn text(self, design: Option<Design>, within_runs: bool) -> String {
+        let units = if within_runs {
+            "runs holding both cases"
+        } else {
+            units_per_side(design)
+        };
         let why = match design {
             Some(Design::Values) => "",
             _ => " (benchstat's samples are compare's units, not iterations: docs/statistics.md)",
@@ -167,7 +172,15 @@ pub fn tables(c: &Comparison) -> Vec<(String, Table, Vec<String>)> {
             .first()
             .copied()
             .filter(|d| designs.iter().all(|e| e == d));
-        let notes = notes.into_iter().map(|n| n.text(design)).collect();
+        let within_runs = c
+            .rows
+            .iter()
+            .filter(|r| r.metric == metric)
+            .all(|r| r.pairs_within_runs);
+        let notes = notes
+            .into_iter()
+            .map(|n| n.text(design, within_runs))
+            .collect();
         out.push((metric.to_string(), table, notes));
     }
     out

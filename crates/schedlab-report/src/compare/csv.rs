@@ -78,7 +78,11 @@ pub fn write(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
             r.metric.clone(),
             r.unit.clone(),
             r.better.as_str().to_string(),
-            r.design.noun().to_string(),
+            if r.pairs_within_runs {
+                "pairs_within_runs".to_string()
+            } else {
+                r.design.noun().to_string()
+            },
             serde_name(&r.scale),
             r.base_side.n.to_string(),
             r.candidate_side.n.to_string(),

@@ -246,7 +246,11 @@ pub fn write_with(c: &Comparison, layout: Layout, out: &mut dyn Write) -> std::i
                 first.case,
                 first.metric,
                 first.better.as_str(),
-                unit_phrase(first.design)
+                if first.pairs_within_runs {
+                    "one value per run, of each of its two cases"
+                } else {
+                    unit_phrase(first.design)
+                }
             )?;
         }
         let mut names = vec![c.base.name.clone()];

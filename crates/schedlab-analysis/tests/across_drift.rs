@@ -1,0 +1,240 @@
+//! `compare --across` on generated runs that drift from run to run: each run has its own level
+//! (τ_shared, 5–10 %) that moves both variants of a case alike, as one binary's variants share a
+//! run's placement and neighbours, plus a smaller level of each case's own (τ_case) and the
+//! iterations' noise (σ). Through the projection, a run holding both variants is a pair and the
+//! shared level cancels; the tests check that A/A reports stay within the nominal false-mark
+//! rate, that a real change is found, and that the same data compared unpaired (the runs of each
+//! variant as independent samples) find it far less often — pairing is what makes the test
+//! strong, and the case-level τ is what an iterations-only variance would miss.
+//!
+//! No timing is involved: the data are synthetic and the seeds fixed.
+use schedlab_analysis::across::project;
+use schedlab_analysis::{compare, compare_across, CalibrationSet, Comparison, Settings, Side};
+use schedlab_core::metric::Better;
+use schedlab_core::plan::CaseSpec;
+use schedlab_core::rng::SplitMix64;
+use schedlab_core::workload::cpudl::{CpudlParams, HeapVariant};
+use schedlab_core::workload::WorkloadSpec;
+
+const CPU_COUNTS: [u32; 8] = [1, 2, 4, 8, 16, 32, 64, 128];
+const ITERATIONS: usize = 5;
+const REPORTS: usize = 400;
+const METRIC: &str = "nsec_per_op";
+
+fn between(g: &mut SplitMix64, lo: f64, hi: f64) -> f64 {
+    lo + (hi - lo) * g.uniform()
+}
+
+fn spec(variant: HeapVariant, cpus: u32) -> CaseSpec {
+    CaseSpec::new(WorkloadSpec::Cpudl(CpudlParams {
+        variant: Some(variant),
+        cpus,
+        ..CpudlParams::default()
+    }))
+    .unwrap()
+}
+
+/// One row's noise on the log scale.
+#[derive(Clone, Copy)]
+struct Row {
+    centre: f64,
+    tau_shared: f64,
+    tau_case: f64,
+    sigma: f64,
+}
+
+/// `runs` runs, each holding an orig and a fast case per CPU count; fast is orig moved by
+/// `shift` (log scale). Returns every run as one side, as `compare` loads the selected runs.
+fn runs(g: &mut SplitMix64, runs: usize, shift: f64) -> Side {
+    let rows: Vec<Row> = CPU_COUNTS
+        .iter()
+        .map(|&cpus| Row {
+            centre: (50.0 + f64::from(cpus)).ln(),
+            tau_shared: between(g, 0.05, 0.10),
+            tau_case: between(g, 0.01, 0.03),
+            sigma: between(g, 0.01, 0.03),
+        })
+        .collect();
+    // Every run's shared level, the same for each case it holds.
+    let levels: Vec<Vec<f64>> = (0..runs)
+        .map(|_| rows.iter().map(|r| r.tau_shared * g.normal()).collect())
+        .collect();
+    let mut series = Vec::new();
+    let mut cases = Vec::new();
+    for (i, (row, &cpus)) in rows.iter().zip(&CPU_COUNTS).enumerate() {
+        for (variant, moved) in [(HeapVariant::Orig, 0.0), (HeapVariant::Fast, shift)] {
+            let case = spec(variant, cpus);
+            let per_run = levels
+                .iter()
+                .map(|level| {
+                    let own = row.tau_case * g.normal();
+                    let values = (0..ITERATIONS)
+                        .map(|_| {
+                            (row.centre + moved + level[i] + own + row.sigma * g.normal()).exp()
+                        })
+                        .collect();
+                    ("boot".to_string(), values)
+                })
+                .collect();
+            series.push((
+                case.name.clone(),
+                METRIC.to_string(),
+                Better::Lower,
+                per_run,
+            ));
+            cases.push(case);
+        }
+    }
+    let mut side = Side::from_run_values("selected runs", series);
+    side.cases = cases;
+    side
+}
+
+fn across(all: &Side) -> Comparison {
+    let projection = project(all, "variant", None).unwrap();
+    compare_across(&projection, &CalibrationSet::default(), Settings::default())
+}
+
+/// The same runs with each variant's runs taken as an independent sample (other runs on the same
+/// boot): what comparing two labels of separate runs would do.
+fn unpaired(all: &Side) -> Comparison {
+    let projection = project(all, "variant", None).unwrap();
+    let mut sides = projection.sides;
+    let mut candidate = sides.pop().unwrap();
+    for run in &mut candidate.runs {
+        run.id = run.id.map(|id| id + 1000);
+    }
+    let base = sides.pop().unwrap();
+    compare(
+        base,
+        vec![candidate],
+        &CalibrationSet::default(),
+        Settings::default(),
+        None,
+    )
+}
+
+fn marked(c: &Comparison) -> usize {
+    c.rows.iter().filter(|r| r.verdict.is_marked()).count()
+}
+
+#[test]
+fn the_projection_pairs_each_runs_two_variants() {
+    let mut g = SplitMix64::new(5);
+    let c = across(&runs(&mut g, 3, 0.0));
+    assert_eq!(c.rows.len(), CPU_COUNTS.len());
+    for row in &c.rows {
+        assert!(row.pairs_within_runs, "{}", row.case);
+        assert_eq!(row.design, schedlab_analysis::units::Design::Pairs);
+        assert_eq!(row.base_side.n, 3);
+        assert!(row.case.starts_with("cpudl:orig "), "{}", row.case);
+        assert_eq!(row.candidate, "variant=fast");
+    }
+    assert_eq!(c.base.name, "variant=orig");
+    assert!(c.footer.text[0].contains("pairs of cases within each run"));
+    // The unpaired reading of the same runs is runs against runs.
+    let u = unpaired(&runs(&mut g, 3, 0.0));
+    assert!(u
+        .rows
+        .iter()
+        .all(|r| r.design == schedlab_analysis::units::Design::Runs));
+}
+
+#[test]
+fn aa_false_marks_stay_rare_with_run_to_run_drift() {
+    let mut failures = Vec::new();
+    for k in [2, 3, 5] {
+        let mut g = SplitMix64::new(900 + k as u64);
+        let (mut false_marks, mut judged) = (0, 0);
+        for _ in 0..REPORTS {
+            let c = across(&runs(&mut g, k, 0.0));
+            false_marks += marked(&c);
+            judged += c.footer.comparisons;
+        }
+        let per_report = false_marks as f64 / REPORTS as f64;
+        eprintln!("A/A, {k} runs: {per_report:.3} false marks per report ({judged} judged rows)");
+        assert!(judged > 0);
+        if per_report > 0.06 {
+            failures.push(format!("{k} runs: {per_report}"));
+        }
+    }
+    assert!(failures.is_empty(), "too many false marks: {failures:?}");
+}
+
+#[test]
+fn one_run_is_one_pair_and_not_judged() {
+    let mut g = SplitMix64::new(11);
+    let c = across(&runs(&mut g, 1, 0.2));
+    assert_eq!(c.footer.comparisons, 0);
+    assert!(c
+        .rows
+        .iter()
+        .all(|r| r.verdict == schedlab_analysis::Verdict::NotJudged));
+}
+
+#[test]
+fn pairing_finds_a_five_percent_change_that_unpaired_runs_miss() {
+    let mut g = SplitMix64::new(4242);
+    let shift = 0.95_f64.ln();
+    let (mut paired_found, mut unpaired_found, mut rows) = (0, 0, 0);
+    for _ in 0..REPORTS / 4 {
+        let all = runs(&mut g, 5, shift);
+        let improved = |c: &Comparison| {
+            c.rows
+                .iter()
+                .filter(|r| r.verdict == schedlab_analysis::Verdict::Improvement)
+                .count()
+        };
+        paired_found += improved(&across(&all));
+        unpaired_found += improved(&unpaired(&all));
+        rows += CPU_COUNTS.len();
+    }
+    let (paired, unpaired) = (
+        paired_found as f64 / rows as f64,
+        unpaired_found as f64 / rows as f64,
+    );
+    eprintln!(
+        "fast 5 % faster, 5 runs with 5–10 % drift: paired {:.1} % of rows marked, unpaired {:.1} %",
+        paired * 100.0,
+        unpaired * 100.0
+    );
+    assert!(paired >= 0.6, "paired power {paired}");
+    assert!(unpaired <= 0.1, "unpaired power {unpaired}");
+}
+
+/// The negative control: the same A/A runs with every iteration of each variant taken as an
+/// independent sample cry wolf, because each case's own run level (τ_case) does not cancel —
+/// so the A/A test above can fail for that mistake.
+#[test]
+fn iterations_taken_as_units_cry_wolf_on_the_same_runs() {
+    let mut g = SplitMix64::new(31337);
+    let reports = 200;
+    let mut false_marks = 0;
+    for _ in 0..reports {
+        let all = runs(&mut g, 3, 0.0);
+        let projection = project(&all, "variant", None).unwrap();
+        let as_values = |side: &Side| {
+            let series = side
+                .series
+                .iter()
+                .map(|s| {
+                    let values = s.runs.iter().flat_map(|(_, v)| v.clone()).collect();
+                    (s.case.name.clone(), s.metric.clone(), s.better, values)
+                })
+                .collect();
+            Side::from_values(&side.name, series)
+        };
+        let c = compare(
+            as_values(&projection.sides[0]),
+            vec![as_values(&projection.sides[1])],
+            &CalibrationSet::default(),
+            Settings::default(),
+            None,
+        );
+        false_marks += marked(&c);
+    }
+    let per_report = false_marks as f64 / reports as f64;
+    eprintln!("iterations as units: {per_report:.2} false marks per report");
+    // Above what the A/A test allows (0.06), with room to spare.
+    assert!(per_report > 0.1, "{per_report}");
+}

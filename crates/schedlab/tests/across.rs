@@ -1,0 +1,266 @@
+//! `compare --across KEY`: variants measured in the same runs, compared by the value of one
+//! workload parameter. The `fake` workload's case name shows `value_usec` and `spread_pct` (not
+//! `seed` or `effect_pct`, which would put two cases of one run under one name), so these suites
+//! vary those: a matrix of 100 µs and 110 µs in each run is a +10 % change within every run.
+mod common;
+
+use std::path::Path;
+
+use common::*;
+use serde_json::Value;
+
+/// A suite of two fake cases per run, `value_usec` 100 and 110 (a matrix), whose noise is
+/// seeded by the run so that runs differ.
+fn value_matrix(run: u64) -> String {
+    format!(
+        "description = \"two values in one run\"\niterations = 5\nwarmup = 1\n\
+         [[case]]\nworkload = \"fake\"\nspread_pct = 1\nseed = {run}\n\
+         [case.matrix]\nvalue_usec = [100, 110]\n"
+    )
+}
+
+/// Two cases alike but for a spread the case name tells apart (2 and 2.0001 %): an A/A within
+/// each run. Both draw the run's seed, as a row's cases agree on every parameter but the key.
+fn twin_cases(run: u64) -> String {
+    format!(
+        "description = \"two alike cases\"\niterations = 5\nwarmup = 1\n\
+         [[case]]\nworkload = \"fake\"\nvalue_usec = 100\nseed = {run}\n\
+         [case.matrix]\nspread_pct = [2, 2.0001]\n"
+    )
+}
+
+/// One case of `spread_pct` per run, seeded by the run (a row's cases agree on every parameter
+/// but the key, the seed too): runs of two such labels sample one distribution.
+fn one_case(spread: &'static str) -> impl Fn(u64) -> String {
+    move |run| {
+        format!(
+            "description = \"one case\"\niterations = 5\nwarmup = 1\n\
+             [[case]]\nworkload = \"fake\"\nvalue_usec = 100\nspread_pct = {spread}\nseed = {}\n",
+            run
+        )
+    }
+}
+
+/// `runs` runs of `suite(run)` stored under `label`.
+fn store_runs(dir: &Path, db: &Path, label: &str, runs: u64, suite: impl Fn(u64) -> String) {
+    for run in 1..=runs {
+        let file = write_file(dir, &format!("{label}-{run}.toml"), suite(run));
+        run_suite(db, &file, &["--label", label, "--quiet"]);
+    }
+}
+
+fn row<'a>(c: &'a Value, metric: &str) -> &'a Value {
+    find_where(&c["rows"], "metric", metric)
+}
+
+#[test]
+fn across_a_parameter_marks_the_change_within_each_run_and_reverses_with_the_value_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    store_runs(dir.path(), &db, "matrix", 4, value_matrix);
+
+    let c = json_of_success(
+        &db,
+        &words("compare matrix --across value_usec --format json"),
+    );
+    assert_eq!(c["across"]["key"], "value_usec");
+    assert_eq!(c["across"]["values"], serde_json::json!(["100", "110"]));
+    assert_eq!(c["base"]["name"], "value_usec=100");
+    assert_eq!(c["candidates"][0]["name"], "value_usec=110");
+    let r = row(&c, "usec_per_op");
+    assert_eq!(
+        r["case"], "fake:value=100 spread=1",
+        "rows go by the base case"
+    );
+    assert_eq!(r["design"], "pairs");
+    assert_eq!(r["pairs_within_runs"], true);
+    assert_eq!(r["base_side"]["n"], 4, "one pair per run");
+    assert_eq!(r["verdict"], "regression");
+    let change = r["change_pct"].as_f64().unwrap();
+    assert!((change - 10.0).abs() < 1.0, "{change}");
+    let units = c["footer"]["text"][0].as_str().unwrap();
+    assert!(
+        units.contains("pairs of cases within each run (the difference of each run's summaries)"),
+        "{units}"
+    );
+
+    let reversed = json_of_success(
+        &db,
+        &words("compare matrix --across value_usec=110,100 --format json"),
+    );
+    assert_eq!(reversed["base"]["name"], "value_usec=110");
+    let r = row(&reversed, "usec_per_op");
+    assert_eq!(r["case"], "fake:value=110 spread=1");
+    assert_eq!(r["verdict"], "improvement");
+    let change = r["change_pct"].as_f64().unwrap();
+    assert!((change + 9.09).abs() < 1.0, "{change}");
+
+    // Numbers match as numbers: 100.0 is the 100 the runs hold.
+    let same = json_of_success(
+        &db,
+        &words("compare matrix --across value_usec=100.0,110 --format json --metric usec_per_op"),
+    );
+    assert_eq!(same["rows"].as_array().unwrap().len(), 1);
+    assert_eq!(row(&same, "usec_per_op")["verdict"], "regression");
+}
+
+#[test]
+fn alike_cases_are_an_aa_that_is_not_marked_paired_within_runs_or_across_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    store_runs(dir.path(), &db, "twins", 4, twin_cases);
+    let c = json_of_success(
+        &db,
+        &words("compare twins --across spread_pct --format json --all-metrics"),
+    );
+    assert_eq!(c["base"]["name"], "spread_pct=2");
+    assert_eq!(row(&c, "usec_per_op")["pairs_within_runs"], true);
+    assert!(c["footer"]["comparisons"].as_u64().unwrap() > 0);
+    assert_eq!(c["footer"]["marked"], 0, "{}", c["footer"]["tally"]);
+
+    // The values in runs of their own: no run holds both, so runs are compared with runs.
+    store_runs(dir.path(), &db, "x", 4, one_case("2"));
+    store_runs(dir.path(), &db, "y", 4, one_case("2.0001"));
+    let c = json_of_success(&db, &words("compare x y --across spread_pct --format json"));
+    let r = row(&c, "usec_per_op");
+    assert_eq!(r["design"], "runs");
+    assert!(r.get("pairs_within_runs").is_none());
+    assert_eq!(r["base_side"]["n"], 4);
+    assert!(c["footer"]["comparisons"].as_u64().unwrap() > 0);
+    assert_eq!(c["footer"]["marked"], 0, "{}", c["footer"]["tally"]);
+}
+
+#[test]
+fn every_style_and_format_names_the_sides_by_their_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    store_runs(dir.path(), &db, "matrix", 3, value_matrix);
+    for style in ["schedtests", "mmtests", "ministat", "benchstat"] {
+        for format in ["text", "markdown", "csv"] {
+            let line =
+                format!("compare matrix --across value_usec --style {style} --format {format}");
+            let out = stdout_of_success(&db, &words(&line));
+            assert!(out.contains("value_usec=110"), "{line}:\n{out}");
+            if format != "csv" {
+                assert!(out.contains("value_usec=100"), "{line}:\n{out}");
+                assert!(
+                    out.contains("pairs of cases within each run"),
+                    "{line}:\n{out}"
+                );
+            } else {
+                assert!(out.contains("pairs_within_runs"), "{line}:\n{out}");
+            }
+        }
+    }
+    // The HTML report shares compare's arguments.
+    let page = dir.path().join("r.html");
+    expect_success(
+        schedlab(&db)
+            .args(words("report matrix --across value_usec --html"))
+            .arg(&page),
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("value_usec=110") && html.contains("value_usec=100"));
+}
+
+#[test]
+fn selections_feed_every_side_and_one_run_is_one_pair_not_judged() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    store_runs(dir.path(), &db, "matrix", 3, value_matrix);
+    // Run ids and a label together, a run named twice counting once.
+    let c = json_of_success(
+        &db,
+        &words("compare 1 2 matrix --across value_usec --format json --metric usec_per_op"),
+    );
+    assert_eq!(row(&c, "usec_per_op")["base_side"]["n"], 3);
+    // Without --across, the same run on both sides is still refused.
+    let refused = assert_bad_input(&db, &words("compare matrix matrix"));
+    assert!(refused.contains("on both sides"), "{refused}");
+
+    let one = json_of_success(
+        &db,
+        &words(
+            "compare 1 --across value_usec --format json --metric usec_per_op --calibration none",
+        ),
+    );
+    let r = row(&one, "usec_per_op");
+    assert_eq!(r["verdict"], "not_judged");
+    assert_eq!(r["note"], "one run holding both cases, no calibration");
+}
+
+#[test]
+fn a_calibration_judges_one_run_with_both_cases_variances() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    store_runs(dir.path(), &db, "calm", 6, value_matrix);
+    expect_success(schedlab(&db).args(words("calibrate --from calm")));
+    let file = write_file(dir.path(), "new.toml", value_matrix(42));
+    run_suite(&db, &file, &["--label", "new", "--quiet"]);
+    let c = json_of_success(
+        &db,
+        &words("compare new --across value_usec --format json --metric usec_per_op"),
+    );
+    let r = row(&c, "usec_per_op");
+    assert_eq!(r["variance"]["source"], "calibration", "{r}");
+    assert_eq!(r["verdict"], "regression", "{r}");
+    let notes = c["footer"]["text"].to_string();
+    assert!(
+        notes.contains("pairs of cases within runs with a calibration"),
+        "{notes}"
+    );
+}
+
+#[test]
+fn bad_across_input_is_one_line_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    store_runs(dir.path(), &db, "matrix", 2, value_matrix);
+    assert_each_refusal_names(
+        &db,
+        &[
+            (
+                "compare matrix --across variant",
+                "no workload of the selected runs has a parameter `variant`",
+            ),
+            (
+                "compare matrix --across workload",
+                "has a parameter `workload`",
+            ),
+            (
+                "compare matrix --across value_usec=100,120",
+                "no case of the selected runs has value_usec=120",
+            ),
+            (
+                "compare matrix --across value_usec=100",
+                "give a base and at least one candidate value",
+            ),
+            (
+                "compare matrix --across spread_pct",
+                "every case of the selected runs has spread_pct=1",
+            ),
+            (
+                "compare matrix --across value_usec=100,110,100",
+                "100 is listed twice",
+            ),
+            (
+                "compare matrix --across value_usec=100,100.0",
+                "100.0 is listed twice",
+            ),
+            (
+                "compare matrix --across =100,110",
+                "name a workload parameter",
+            ),
+        ],
+    );
+    // Two cases of one run under one name (fake's name leaves out effect_pct).
+    let clash = write_file(
+        dir.path(),
+        "clash.toml",
+        "description = \"clash\"\niterations = 2\nwarmup = 0\n[[case]]\nworkload = \"fake\"\n\
+         [case.matrix]\neffect_pct = [0, 10]\n",
+    );
+    run_suite(&db, &clash, &["--label", "clash", "--quiet"]);
+    let refused = assert_bad_input(&db, &words("compare clash --across effect_pct"));
+    assert!(refused.contains("two cases named"), "{refused}");
+}
