@@ -12,7 +12,8 @@
 //! schbench before its April 2023 rework (seed 000's 2021 logs) printed one table, `Latency
 //! percentiles (usec) runtime 5 (s) (97 total samples)` with seven percentiles (50th to 99.9th) and
 //! `min=…, max=…`, `*99.0th: 20 (24391 samples)` until December 2021 and `* 99.0th: 20         (…)`
-//! since. Its latencies are wake-up latencies, from the waker's timestamp to the woken worker
+//! since; before October 2020 the header was `Latency percentiles (usec)` and a row `*99.0th: 20`
+//! (`*99.0000th: 20` before August 2019). Its latencies are wake-up latencies, from the waker's timestamp to the woken worker
 //! running (from December 2021 taken after the worker's `-c` spin, less the spin's length; with
 //! `-n` after its matrix work, which the output does not show). The output of -R and -A (request
 //! times) and -a (several thread counts) is refused. Normal mode's table has nothing after it, and
@@ -150,17 +151,31 @@ const OLD_PERCENTILES: [f64; 7] = [50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9];
 
 const OLD_HEADER: &str = "Latency percentiles (";
 
-/// `Latency percentiles (usec) runtime 5 (s) (97 total samples)` → (5, 97).
-fn old_table_header(line: &str) -> Option<(u64, u64)> {
-    let rest = line.strip_prefix("Latency percentiles (usec) runtime ")?;
+/// The header of a table of schbench before 2023.
+#[derive(Debug, PartialEq)]
+struct OldHeader {
+    /// Not printed before October 2020, when schbench printed no interval reports.
+    runtime_sec: Option<u64>,
+    total_samples: Option<u64>,
+}
+
+/// `Latency percentiles (usec) runtime 5 (s) (97 total samples)`, or the same without the total,
+/// or (before October 2020) without the runtime either.
+fn old_table_header(line: &str) -> Option<OldHeader> {
+    let rest = line.strip_prefix("Latency percentiles (usec)")?;
     let words: Vec<&str> = rest.split_whitespace().collect();
-    match words.as_slice() {
-        [runtime, "(s)", total, "total", "samples)"] => Some((
-            runtime.parse().ok()?,
-            total.strip_prefix('(')?.parse().ok()?,
-        )),
-        _ => None,
-    }
+    let (runtime, total) = match words.as_slice() {
+        [] => (None, None),
+        ["runtime", runtime, "(s)"] => (Some(runtime), None),
+        ["runtime", runtime, "(s)", total, "total", "samples)"] => {
+            (Some(runtime), Some(total.strip_prefix('(')?))
+        }
+        _ => return None,
+    };
+    Some(OldHeader {
+        runtime_sec: runtime.map(|r| r.parse()).transpose().ok()?,
+        total_samples: total.map(|t| t.parse()).transpose().ok()?,
+    })
 }
 
 /// Why a line schbench before 2023 printed only with -R, -A or -a is refused: no metric here is
@@ -171,7 +186,9 @@ fn old_mode_not_read(line: &str) -> Option<&'static str> {
             "schbench before 2023 printed this with -R or -A, whose table holds request times \
              less -c's think time, not wake-up latencies; that mode is not read",
         )
-    } else if line.starts_with("cputime ") && line.contains(" threads ") {
+    } else if (line.starts_with("cputime ") && line.contains(" threads "))
+        || line.starts_with("autobench rps ")
+    {
         Some(
             "schbench before 2023 printed this with -a, whose table is of the last of the thread \
              counts it tried; that mode is not read",
@@ -205,7 +222,7 @@ fn cut_short(start: usize, what: &str) -> ParseError {
 
 /// A table of schbench before 2023.
 struct OldTable {
-    runtime_sec: u64,
+    runtime_sec: Option<u64>,
     summary: Summary,
     percentiles_read: usize,
 }
@@ -223,21 +240,28 @@ struct OldTables {
 }
 
 impl OldTables {
-    fn begin(&mut self, n: usize, runtime_sec: u64, samples: u64, results: &mut Vec<ToolResult>) {
+    fn begin(&mut self, n: usize, header: OldHeader, results: &mut Vec<ToolResult>) {
+        let longer = |latest: &OldTable| match (header.runtime_sec, latest.runtime_sec) {
+            (Some(this), Some(before)) => this > before,
+            _ => false,
+        };
         match self.latest.take() {
-            Some(latest) if runtime_sec > latest.runtime_sec => self.superseded = Some(latest),
+            Some(latest) if longer(&latest) => self.superseded = Some(latest),
             latest => {
                 self.latest = latest;
                 self.finish(results);
             }
         }
+        let samples = header
+            .total_samples
+            .map(|total| def("wakeup_samples_count").value(total as f64));
         let summary = Summary {
             start: Some(n),
-            measurements: vec![def("wakeup_samples_count").value(samples as f64)],
+            measurements: samples.into_iter().collect(),
             ..Summary::default()
         };
         self.open = Some(OldTable {
-            runtime_sec,
+            runtime_sec: header.runtime_sec,
             summary,
             percentiles_read: 0,
         });
@@ -361,7 +385,7 @@ fn parse_text(text: &str) -> Result<Parsed, ParseError> {
             continue;
         }
         if line.starts_with(OLD_HEADER) {
-            let (runtime_sec, samples) =
+            let header =
                 old_table_header(line).ok_or_else(|| bad("a `Latency percentiles` header"))?;
             if let Some(open) = &old.open {
                 return Err(cut_short(open.summary.start.unwrap_or(n), "table"));
@@ -369,7 +393,7 @@ fn parse_text(text: &str) -> Result<Parsed, ParseError> {
             if let Some(start) = summary.start {
                 return Err(cut_short(start, "summary"));
             }
-            old.begin(n, runtime_sec, samples, &mut results);
+            old.begin(n, header, &mut results);
             continue;
         }
         if old.open.is_some() {
@@ -651,8 +675,12 @@ mod tests {
             .collect()
     }
 
-    /// What a table of schbench before 2023 holds: its total, the 50th to 99.9th percentile, the max.
-    fn old_table(samples: f64, percentiles: [f64; 7], max: f64) -> Vec<(&'static str, f64)> {
+    /// What a table of schbench before 2023 holds: its total (if printed), the 50th to 99.9th percentile, the max.
+    fn old_table(
+        samples: impl Into<Option<f64>>,
+        percentiles: [f64; 7],
+        max: f64,
+    ) -> Vec<(&'static str, f64)> {
         let names = [
             "wakeup_p50_usec",
             "wakeup_p75_usec",
@@ -662,7 +690,11 @@ mod tests {
             "wakeup_p99_5_usec",
             "wakeup_p99_9_usec",
         ];
-        let mut all = vec![("wakeup_samples_count", samples)];
+        let mut all: Vec<_> = samples
+            .into()
+            .map(|total| ("wakeup_samples_count", total))
+            .into_iter()
+            .collect();
         all.extend(names.into_iter().zip(percentiles));
         all.push(("wakeup_max_usec", max));
         all
@@ -678,6 +710,62 @@ mod tests {
         assert_eq!((r.case.as_str(), r.line), ("schbench:request", 1));
         let table = [80.0, 5192.0, 8528.0, 9296.0, 13456.0, 17312.0, 17312.0];
         assert_eq!(all(&r), old_table(100.0, table, 17280.0));
+    }
+
+    #[test]
+    fn schbench_before_october_2020_has_no_runtime_or_total() {
+        let (r, _) = one("schbench-2020.txt");
+        assert_eq!((r.case.as_str(), r.line), ("schbench:request", 1));
+        let table = [35.0, 59.0, 1250.0, 3452.0, 5208.0, 6488.0, 6488.0];
+        assert_eq!(all(&r), old_table(None, table, 6489.0));
+        let (r, _) = one("schbench-2020-pipe.txt");
+        assert_eq!((r.case.as_str(), r.line), ("schbench:pipe", 1));
+        let table = [3.0, 5.0, 16.0, 25.0, 36.0, 43.0, 86.0];
+        let mut expected = old_table(None, table, 8537.0);
+        expected.extend([
+            ("worker_ops_per_sec", 81684.31),
+            ("worker_mib_per_sec", 319.08),
+        ]);
+        assert_eq!(all(&r), expected);
+        // Without runtimes no table is another's progress: those versions printed none.
+        let text = fixture("schbench-2020.txt").repeat(2);
+        let lines: Vec<usize> = parse(&text)
+            .unwrap()
+            .results
+            .iter()
+            .map(|r| r.line)
+            .collect();
+        assert_eq!(lines, [1, 10]);
+    }
+
+    /// The three headers schbench printed before 2023; for a day in October 2020 (8d43844) the
+    /// runtime came without the total.
+    #[test]
+    fn old_headers() {
+        let header = |runtime_sec, total_samples| {
+            Some(OldHeader {
+                runtime_sec,
+                total_samples,
+            })
+        };
+        for (line, expected) in [
+            ("Latency percentiles (usec)", header(None, None)),
+            (
+                "Latency percentiles (usec) runtime 30 (s)",
+                header(Some(30), None),
+            ),
+            (
+                "Latency percentiles (usec) runtime 30 (s) (4888154 total samples)",
+                header(Some(30), Some(4888154)),
+            ),
+            ("Latency percentiles (usec) runtime x (s)", None),
+            (
+                "Latency percentiles (usec) runtime 30 (s) (4888154 samples)",
+                None,
+            ),
+        ] {
+            assert_eq!(old_table_header(line), expected, "{line}");
+        }
     }
 
     #[test]
