@@ -158,6 +158,77 @@ fn schbench_json_names_its_machine() {
     assert_eq!(first_value(case, "requests_p50_per_sec"), 95.0);
 }
 
+/// Logs of schbench from before its 2023 rework (seed 000's format) import under the cases new
+/// logs of the same mode have, so the two compare on the quantities both print; the percentiles
+/// only the old one printed are metrics of their own, typed as quantiles.
+#[test]
+fn schbench_logs_from_before_2023_compare_with_new_ones() {
+    let (_d, db) = temp_db();
+    let out = stdout_of_success(
+        &db,
+        &with_fixtures(
+            "import --tool schbench --label old @schbench-2021-pipe.txt @schbench-2022-pipe.txt \
+             @schbench-2022-intervals.txt",
+        ),
+    );
+    assert!(
+        out.contains("imported 3 schbench results from 3 files"),
+        "{out}"
+    );
+    assert!(out.contains("schbench:pipe: 2 iterations"), "{out}");
+    assert!(out.contains("schbench:request: 1 iteration"), "{out}");
+    stdout_of_success(
+        &db,
+        &with_fixtures("import --tool schbench --label new @schbench-pipe.txt @schbench.txt"),
+    );
+
+    let old = show_json(&db, "old");
+    let pipe = case_named(&old, "schbench:pipe");
+    let values = |name| metric(pipe, name)["values"].clone();
+    assert_eq!(values("wakeup_p99_usec"), serde_json::json!([20.0, 41.0]));
+    assert_eq!(
+        values("worker_ops_per_sec"),
+        serde_json::json!([67696.48, 47779.21])
+    );
+    let p99_5 = metric(pipe, "wakeup_p99_5_usec");
+    assert_eq!(p99_5["values"], serde_json::json!([22.0, 45.0]));
+    assert_eq!(p99_5["shape"], "quantile");
+    assert_eq!(p99_5["quantile_p"], 99.5);
+    assert_eq!(p99_5["distribution"], "wakeup");
+    let request = case_named(&old, "schbench:request");
+    // The interval reports before the last table are progress.
+    assert_eq!(first_value(request, "wakeup_samples_count"), 100.0);
+    assert_eq!(first_value(request, "wakeup_p95_usec"), 19552.0);
+
+    let compared = json_of_success(&db, &words("compare old new --format json"));
+    for case in ["schbench:pipe", "schbench:request"] {
+        let rows: Vec<&str> = compared["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|row| row["case"] == case)
+            .map(|row| row["metric"].as_str().unwrap())
+            .collect();
+        for shared in ["wakeup_p50_usec", "wakeup_p99_usec", "wakeup_max_usec"] {
+            assert!(rows.contains(&shared), "{case}: {rows:?}");
+        }
+    }
+    let unmatched = compared["unmatched"].to_string();
+    assert!(
+        unmatched.contains("schbench:pipe wakeup_p75_usec: not in new"),
+        "{unmatched}"
+    );
+
+    let err = assert_bad_input(
+        &db,
+        &with_fixtures("import --tool schbench @malformed-schbench-2022-truncated.txt"),
+    );
+    assert!(
+        err.contains("malformed-schbench-2022-truncated.txt:10: the schbench table"),
+        "{err}"
+    );
+}
+
 /// Runs stored while the RPS metrics were named `rps_*` keep one history and compare with runs
 /// stored since, and the old names still select them.
 #[test]

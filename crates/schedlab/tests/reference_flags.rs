@@ -338,6 +338,52 @@ fn quoted_commands(file: &Path) -> Vec<Quoted> {
     found
 }
 
+/// `import`'s flags that take a value: any other word that is not a flag is a file.
+const IMPORT_VALUE_FLAGS: [&str; 9] = [
+    "--tool",
+    "--label",
+    "--case",
+    "--host",
+    "--kernel",
+    "--tool-version",
+    "--metric",
+    "--column",
+    "--delimiter",
+];
+
+/// A quoted `import` with the reader's files (which this checkout does not have) replaced by a
+/// captured output of the same tool, so its flags are checked on a file that parses.
+fn with_a_captured_output(argv: &[&str]) -> Vec<String> {
+    let tool = argv
+        .windows(2)
+        .find(|pair| pair[0] == "--tool")
+        .map(|pair| pair[1])
+        .expect("an import names its --tool");
+    let captured = match tool {
+        "perf-bench" => "perf-pipe-repeated.txt",
+        "hackbench" => "hackbench-repeated.txt",
+        "schbench" => "schbench-2021-pipe.txt",
+        "plain" => "plain.txt",
+        other => panic!("no captured output of {other}"),
+    };
+    let captured = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../schedlab-core/tests/fixtures/import")
+        .join(captured);
+    let mut args = Vec::new();
+    let mut file_replaced = false;
+    for (i, word) in argv.iter().enumerate() {
+        let value = i > 0 && IMPORT_VALUE_FLAGS.contains(&argv[i - 1]);
+        if i == 0 || word.starts_with('-') || value {
+            args.push(word.to_string());
+        } else if !file_replaced {
+            args.push(captured.to_str().unwrap().to_string());
+            file_replaced = true;
+        }
+    }
+    assert!(file_replaced, "an import without a file: {argv:?}");
+    args
+}
+
 /// The schedlab command lines a quoted line stands for: schedlab's own as they are, a reference
 /// tool's under the workload that replaces it (`perf bench sched all` is its two cases).
 fn translate(q: &Quoted) -> Vec<Vec<String>> {
@@ -391,6 +437,8 @@ fn every_command_line_the_docs_quote_runs() {
 
     let (_d, db) = temp_db();
     let mut checked = 0;
+    // Labels an `import` quoted before a `compare` stored: that compare's sides as the docs mean.
+    let mut imported_labels: Vec<String> = Vec::new();
     for q in &quoted {
         let reference = q.words[0] != "schedlab";
         for argv in translate(q) {
@@ -414,7 +462,8 @@ fn every_command_line_the_docs_quote_runs() {
                 }
                 Some("compare") => {
                     // Its sides, stored first: labelled fake runs of one case.
-                    for label in argv[1..].iter().filter(|a| !a.starts_with('-')) {
+                    let labels = argv[1..].iter().filter(|a| !a.starts_with('-'));
+                    for label in labels.filter(|l| !imported_labels.iter().any(|i| i == *l)) {
                         schedlab(&db)
                             .args(words("run fake --iterations=2 --warmup=0 --quiet"))
                             .args(["--label", label])
@@ -425,6 +474,11 @@ fn every_command_line_the_docs_quote_runs() {
                 }
                 Some("list" | "env") => {
                     schedlab(&db).args(&argv).assert().success();
+                }
+                Some("import") => {
+                    expect_success(schedlab(&db).args(with_a_captured_output(&argv)));
+                    let label = argv.windows(2).find(|pair| pair[0] == "--label");
+                    imported_labels.extend(label.map(|pair| pair[1].to_string()));
                 }
                 _ => panic!(
                     "{}: schedlab {argv:?}: this test has no rule for that command; add one",

@@ -9,6 +9,18 @@
 //! its set-up (`setting worker threads to 2`, `warmup done, zeroing stats`, pinning) are skipped;
 //! any other line is an error.
 //!
+//! schbench before its April 2023 rework (seed 000's 2021 logs) printed one table, `Latency
+//! percentiles (usec) runtime 5 (s) (97 total samples)` with seven percentiles (50th to 99.9th) and
+//! `min=…, max=…`, `*99.0th: 20 (24391 samples)` until December 2021 and `* 99.0th: 20         (…)`
+//! since; before October 2020 the header was `Latency percentiles (usec)` and a row `*99.0th: 20`
+//! (`*99.0000th: 20` before August 2019). Its latencies are wake-up latencies, from the waker's timestamp to the woken worker
+//! running (from December 2021 taken after the worker's `-c` spin, less the spin's length; with
+//! `-n` after its matrix work, which the output does not show). The output of -R and -A (request
+//! times) and -a (several thread counts) is refused. Normal mode's table has nothing after it, and
+//! its interval reports are the same table: a table followed by one with a longer runtime is
+//! progress, any other is a result. Pipe mode prints no interval reports, and its table ends with
+//! the `avg worker transfer:` line the new format prints too.
+//!
 //! The JSON is one object (`{"normal": {"version", "hostname", "cmdline", …}, "int": {"time",
 //! "wakeup_latency_pct50.0", …, "runtime"}}`); a file of several objects is one result each. It
 //! names the kernel and host, which the import keeps. Keys schedlab has no metric for (the
@@ -36,14 +48,18 @@ const fn rps(name: &'static str, p: f64) -> MetricDef {
         .optional()
 }
 
-/// Named as the `wakeup` workload names the same quantities; the 20th percentiles, the RPS
-/// tails and the per-worker rates are schbench's own. All optional: which ones a result has
-/// depends on the mode and on what took samples.
+/// Named as the `wakeup` workload names the same quantities; the 20th percentiles, the 75th, 95th
+/// and 99.5th (only schbench before 2023 printed them), the RPS tails and the per-worker rates are
+/// schbench's own. All optional: which ones a result has depends on the mode, on what took samples
+/// and on the version of schbench.
 pub const METRICS: &[MetricDef] = &[
     latency("wakeup_p20_usec", "wakeup", 20.0),
     latency("wakeup_p50_usec", "wakeup", 50.0),
+    latency("wakeup_p75_usec", "wakeup", 75.0),
     latency("wakeup_p90_usec", "wakeup", 90.0),
+    latency("wakeup_p95_usec", "wakeup", 95.0),
     latency("wakeup_p99_usec", "wakeup", 99.0),
+    latency("wakeup_p99_5_usec", "wakeup", 99.5),
     latency("wakeup_p99_9_usec", "wakeup", 99.9),
     latency_max("wakeup_max_usec", "wakeup"),
     latency("request_p20_usec", "request", 20.0),
@@ -129,6 +145,189 @@ fn min_max(line: &str) -> Option<(f64, f64)> {
     Some((min, max))
 }
 
+/// The percentiles schbench printed before its 2023 rework, in its order: it had no option to
+/// change them, so a table without all seven was cut or edited.
+const OLD_PERCENTILES: [f64; 7] = [50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9];
+
+const OLD_HEADER: &str = "Latency percentiles (";
+
+/// The header of a table of schbench before 2023.
+#[derive(Debug, PartialEq)]
+struct OldHeader {
+    /// Not printed before October 2020, when schbench printed no interval reports.
+    runtime_sec: Option<u64>,
+    total_samples: Option<u64>,
+}
+
+/// `Latency percentiles (usec) runtime 5 (s) (97 total samples)`, or the same without the total,
+/// or (before October 2020) without the runtime either.
+fn old_table_header(line: &str) -> Option<OldHeader> {
+    let rest = line.strip_prefix("Latency percentiles (usec)")?;
+    let words: Vec<&str> = rest.split_whitespace().collect();
+    let (runtime, total) = match words.as_slice() {
+        [] => (None, None),
+        ["runtime", runtime, "(s)"] => (Some(runtime), None),
+        ["runtime", runtime, "(s)", total, "total", "samples)"] => {
+            (Some(runtime), Some(total.strip_prefix('(')?))
+        }
+        _ => return None,
+    };
+    Some(OldHeader {
+        runtime_sec: runtime.map(|r| r.parse()).transpose().ok()?,
+        total_samples: total.map(|t| t.parse()).transpose().ok()?,
+    })
+}
+
+/// Why a line schbench before 2023 printed only with -R, -A or -a is refused: no metric here is
+/// what those modes' tables hold.
+fn old_mode_not_read(line: &str) -> Option<&'static str> {
+    if line.starts_with("final rps was ") || line.starts_with("rps: ") {
+        Some(
+            "schbench before 2023 printed this with -R or -A, whose table holds request times \
+             less -c's think time, not wake-up latencies; that mode is not read",
+        )
+    } else if (line.starts_with("cputime ") && line.contains(" threads "))
+        || line.starts_with("autobench rps ")
+    {
+        Some(
+            "schbench before 2023 printed this with -a, whose table is of the last of the thread \
+             counts it tried; that mode is not read",
+        )
+    } else {
+        None
+    }
+}
+
+/// `93916.92 ops/sec 91.72MB/s` (after `avg worker transfer:`) → (ops/sec, MiB/sec): per worker,
+/// sizes in powers of 1024.
+fn worker_transfer(rest: &str) -> Result<(f64, f64), &'static str> {
+    let words: Vec<&str> = rest.split_whitespace().collect();
+    let (ops, size) = match words.as_slice() {
+        [ops, "ops/sec", size] => (number(ops), size.strip_suffix("/s")),
+        _ => (None, None),
+    };
+    let ops = ops.ok_or("an `avg worker transfer` line")?;
+    let mib = size
+        .and_then(mib_of)
+        .ok_or("a transfer rate such as 91.72MB/s")?;
+    Ok((ops, mib))
+}
+
+fn cut_short(start: usize, what: &str) -> ParseError {
+    ParseError::at(
+        start,
+        format!("the schbench {what} that starts here has no end: the output was cut short"),
+    )
+}
+
+/// A table of schbench before 2023.
+struct OldTable {
+    runtime_sec: Option<u64>,
+    summary: Summary,
+    percentiles_read: usize,
+}
+
+/// The tables of schbench before 2023 not yet known to be results or progress.
+#[derive(Default)]
+struct OldTables {
+    /// The table whose rows come next.
+    open: Option<OldTable>,
+    /// The last complete table: a result unless one with a longer runtime follows.
+    latest: Option<OldTable>,
+    /// The complete table `latest` followed with a longer runtime: progress, unless `latest` ends
+    /// with `avg worker transfer:`. Pipe mode prints no progress, so this was then a run's last.
+    superseded: Option<OldTable>,
+}
+
+impl OldTables {
+    fn begin(&mut self, n: usize, header: OldHeader, results: &mut Vec<ToolResult>) {
+        let longer = |latest: &OldTable| match (header.runtime_sec, latest.runtime_sec) {
+            (Some(this), Some(before)) => this > before,
+            _ => false,
+        };
+        match self.latest.take() {
+            Some(latest) if longer(&latest) => self.superseded = Some(latest),
+            latest => {
+                self.latest = latest;
+                self.finish(results);
+            }
+        }
+        let samples = header
+            .total_samples
+            .map(|total| def("wakeup_samples_count").value(total as f64));
+        let summary = Summary {
+            start: Some(n),
+            measurements: samples.into_iter().collect(),
+            ..Summary::default()
+        };
+        self.open = Some(OldTable {
+            runtime_sec: header.runtime_sec,
+            summary,
+            percentiles_read: 0,
+        });
+    }
+
+    /// A line of the open table.
+    fn row(&mut self, n: usize, line: &str) -> Result<(), ParseError> {
+        let bad = |what: &str| ParseError::at(n, format!("{what}: {line:?}"));
+        let table = self.open.as_mut().expect("an open table");
+        let start = table.summary.start.unwrap_or(n);
+        if line.contains("th:") {
+            let (p, value) = percentile_row(line).ok_or_else(|| bad("a percentile row"))?;
+            let expected = OLD_PERCENTILES.get(table.percentiles_read).copied();
+            if expected != Some(p) {
+                return Err(bad(&format!(
+                    "a {p}th percentile where schbench before 2023 printed {}",
+                    expected.map_or("`min=…, max=…`".to_string(), |e| format!("its {e}th"))
+                )));
+            }
+            table.percentiles_read += 1;
+            let def = quantile("wakeup", p).expect("a metric for each old percentile");
+            table.summary.push(n, def.value(value))
+        } else if line.starts_with("min=") {
+            let (_, max) = min_max(line).ok_or_else(|| bad("a `min=…, max=…` line"))?;
+            if table.percentiles_read < OLD_PERCENTILES.len() {
+                return Err(bad(&format!(
+                    "the table that starts at line {start} ends after {} of the {} percentiles \
+                     schbench printed before 2023",
+                    table.percentiles_read,
+                    OLD_PERCENTILES.len()
+                )));
+            }
+            table.summary.push(n, def("wakeup_max_usec").value(max))?;
+            self.latest = self.open.take();
+            Ok(())
+        } else {
+            Err(cut_short(start, "table"))
+        }
+    }
+
+    /// Pipe mode's last line: `latest` is its table.
+    fn transfer(
+        &mut self,
+        n: usize,
+        (ops, mib): (f64, f64),
+        results: &mut Vec<ToolResult>,
+    ) -> Result<(), ParseError> {
+        let mut pipe = self.latest.take().expect("a table to end").summary;
+        pipe.push(n, def("worker_ops_per_sec").value(ops))?;
+        pipe.push(n, def("worker_mib_per_sec").value(mib))?;
+        if let Some(normal) = self.superseded.take() {
+            results.push(normal.summary.result("request"));
+        }
+        results.push(pipe.result("pipe"));
+        Ok(())
+    }
+
+    /// Something other than an old table follows: the latest is a normal-mode run's last table.
+    fn finish(&mut self, results: &mut Vec<ToolResult>) {
+        self.superseded = None;
+        if let Some(latest) = self.latest.take() {
+            results.push(latest.summary.result("request"));
+        }
+    }
+}
+
 /// Lines about schbench's set-up and progress that hold no result.
 const SET_UP: &[&str] = &[
     "setting worker threads to ",
@@ -177,6 +376,7 @@ impl Summary {
 fn parse_text(text: &str) -> Result<Parsed, ParseError> {
     let mut results = Vec::new();
     let mut summary = Summary::default();
+    let mut old = OldTables::default();
     for (index, raw) in text.lines().enumerate() {
         let n = index + 1;
         let line = raw.trim();
@@ -184,6 +384,31 @@ fn parse_text(text: &str) -> Result<Parsed, ParseError> {
         if line.is_empty() || SET_UP.iter().any(|s| line.starts_with(s)) {
             continue;
         }
+        if line.starts_with(OLD_HEADER) {
+            let header =
+                old_table_header(line).ok_or_else(|| bad("a `Latency percentiles` header"))?;
+            if let Some(open) = &old.open {
+                return Err(cut_short(open.summary.start.unwrap_or(n), "table"));
+            }
+            if let Some(start) = summary.start {
+                return Err(cut_short(start, "summary"));
+            }
+            old.begin(n, header, &mut results);
+            continue;
+        }
+        if old.open.is_some() {
+            old.row(n, line)?;
+            continue;
+        }
+        if let Some(why) = old_mode_not_read(line) {
+            return Err(bad(why));
+        }
+        if let (Some(rest), Some(_)) = (line.strip_prefix("avg worker transfer:"), &old.latest) {
+            let transfer = worker_transfer(rest).map_err(&bad)?;
+            old.transfer(n, transfer, &mut results)?;
+            continue;
+        }
+        old.finish(&mut results);
         if let Some((distribution, samples)) = table_header(line) {
             summary.start.get_or_insert(n);
             summary.table = Some(distribution);
@@ -241,16 +466,7 @@ fn parse_text(text: &str) -> Result<Parsed, ParseError> {
             // The end of an interval's progress report.
             summary = Summary::default();
         } else if let Some(rest) = line.strip_prefix("avg worker transfer:") {
-            // `93916.92 ops/sec 91.72MB/s`: per worker, sizes in powers of 1024.
-            let words: Vec<&str> = rest.split_whitespace().collect();
-            let (ops, size) = match words.as_slice() {
-                [ops, "ops/sec", size] => (number(ops), size.strip_suffix("/s")),
-                _ => (None, None),
-            };
-            let ops = ops.ok_or_else(|| bad("an `avg worker transfer` line"))?;
-            let mib = size
-                .and_then(mib_of)
-                .ok_or_else(|| bad("a transfer rate such as 91.72MB/s"))?;
+            let (ops, mib) = worker_transfer(rest).map_err(&bad)?;
             summary.push(n, def("worker_ops_per_sec").value(ops))?;
             summary.push(n, def("worker_mib_per_sec").value(mib))?;
             results.push(std::mem::take(&mut summary).result("pipe"));
@@ -258,6 +474,10 @@ fn parse_text(text: &str) -> Result<Parsed, ParseError> {
             return Err(bad("not schbench output"));
         }
     }
+    if let Some(open) = &old.open {
+        return Err(cut_short(open.summary.start.unwrap_or(1), "table"));
+    }
+    old.finish(&mut results);
     if let Some(start) = summary.start {
         return Err(ParseError::at(
             start,
@@ -447,6 +667,190 @@ mod tests {
         assert_eq!(value(&r.measurements, "worker_mib_per_sec"), Some(91.72));
     }
 
+    /// Every measurement of `r`, in order, as (name, value).
+    fn all(r: &ToolResult) -> Vec<(&str, f64)> {
+        r.measurements
+            .iter()
+            .map(|m| (m.name.as_str(), m.value))
+            .collect()
+    }
+
+    /// What a table of schbench before 2023 holds: its total (if printed), the 50th to 99.9th percentile, the max.
+    fn old_table(
+        samples: impl Into<Option<f64>>,
+        percentiles: [f64; 7],
+        max: f64,
+    ) -> Vec<(&'static str, f64)> {
+        let names = [
+            "wakeup_p50_usec",
+            "wakeup_p75_usec",
+            "wakeup_p90_usec",
+            "wakeup_p95_usec",
+            "wakeup_p99_usec",
+            "wakeup_p99_5_usec",
+            "wakeup_p99_9_usec",
+        ];
+        let mut all: Vec<_> = samples
+            .into()
+            .map(|total| ("wakeup_samples_count", total))
+            .into_iter()
+            .collect();
+        all.extend(names.into_iter().zip(percentiles));
+        all.push(("wakeup_max_usec", max));
+        all
+    }
+
+    #[test]
+    fn schbench_before_2023_normal_mode() {
+        let (r, _) = one("schbench-2022.txt");
+        assert_eq!((r.case.as_str(), r.line), ("schbench:request", 1));
+        let table = [4392.0, 11088.0, 15792.0, 22624.0, 29984.0, 29984.0, 29984.0];
+        assert_eq!(all(&r), old_table(97.0, table, 29977.0));
+        let (r, _) = one("schbench-2021.txt");
+        assert_eq!((r.case.as_str(), r.line), ("schbench:request", 1));
+        let table = [80.0, 5192.0, 8528.0, 9296.0, 13456.0, 17312.0, 17312.0];
+        assert_eq!(all(&r), old_table(100.0, table, 17280.0));
+    }
+
+    #[test]
+    fn schbench_before_october_2020_has_no_runtime_or_total() {
+        let (r, _) = one("schbench-2020.txt");
+        assert_eq!((r.case.as_str(), r.line), ("schbench:request", 1));
+        let table = [35.0, 59.0, 1250.0, 3452.0, 5208.0, 6488.0, 6488.0];
+        assert_eq!(all(&r), old_table(None, table, 6489.0));
+        let (r, _) = one("schbench-2020-pipe.txt");
+        assert_eq!((r.case.as_str(), r.line), ("schbench:pipe", 1));
+        let table = [3.0, 5.0, 16.0, 25.0, 36.0, 43.0, 86.0];
+        let mut expected = old_table(None, table, 8537.0);
+        expected.extend([
+            ("worker_ops_per_sec", 81684.31),
+            ("worker_mib_per_sec", 319.08),
+        ]);
+        assert_eq!(all(&r), expected);
+        // Without runtimes no table is another's progress: those versions printed none.
+        let text = fixture("schbench-2020.txt").repeat(2);
+        let lines: Vec<usize> = parse(&text)
+            .unwrap()
+            .results
+            .iter()
+            .map(|r| r.line)
+            .collect();
+        assert_eq!(lines, [1, 10]);
+    }
+
+    /// The three headers schbench printed before 2023; for a day in October 2020 (8d43844) the
+    /// runtime came without the total.
+    #[test]
+    fn old_headers() {
+        let header = |runtime_sec, total_samples| {
+            Some(OldHeader {
+                runtime_sec,
+                total_samples,
+            })
+        };
+        for (line, expected) in [
+            ("Latency percentiles (usec)", header(None, None)),
+            (
+                "Latency percentiles (usec) runtime 30 (s)",
+                header(Some(30), None),
+            ),
+            (
+                "Latency percentiles (usec) runtime 30 (s) (4888154 total samples)",
+                header(Some(30), Some(4888154)),
+            ),
+            ("Latency percentiles (usec) runtime x (s)", None),
+            (
+                "Latency percentiles (usec) runtime 30 (s) (4888154 samples)",
+                None,
+            ),
+        ] {
+            assert_eq!(old_table_header(line), expected, "{line}");
+        }
+    }
+
+    #[test]
+    fn schbench_before_2023_interval_reports_are_progress() {
+        let (r, _) = one("schbench-2022-intervals.txt");
+        assert_eq!((r.case.as_str(), r.line), ("schbench:request", 19));
+        let table = [6312.0, 10608.0, 15696.0, 19552.0, 25312.0, 35776.0, 35776.0];
+        assert_eq!(all(&r), old_table(100.0, table, 35830.0));
+    }
+
+    #[test]
+    fn schbench_before_2023_pipe_mode() {
+        let (r, _) = one("schbench-2022-pipe.txt");
+        assert_eq!((r.case.as_str(), r.line), ("schbench:pipe", 1));
+        let table = [3.0, 3.0, 6.0, 18.0, 41.0, 45.0, 3316.0];
+        let mut expected = old_table(470092.0, table, 59385.0);
+        expected.extend([
+            ("worker_ops_per_sec", 47779.21),
+            ("worker_mib_per_sec", 186.64),
+        ]);
+        assert_eq!(all(&r), expected);
+        let (r, _) = one("schbench-2021-pipe.txt");
+        assert_eq!((r.case.as_str(), r.line), ("schbench:pipe", 1));
+        let table = [2.0, 3.0, 3.0, 6.0, 20.0, 22.0, 3476.0];
+        let mut expected = old_table(666804.0, table, 19443.0);
+        expected.extend([
+            ("worker_ops_per_sec", 67696.48),
+            ("worker_mib_per_sec", 264.44),
+        ]);
+        assert_eq!(all(&r), expected);
+    }
+
+    /// Logs of several runs in one file: each run's last table is its result.
+    #[test]
+    fn schbench_before_2023_runs_one_after_another() {
+        let found = |text: &str| -> Vec<(String, usize, Option<f64>)> {
+            let parsed = parse(text).unwrap();
+            let p50 = |r: &ToolResult| value(&r.measurements, "wakeup_p50_usec");
+            parsed
+                .results
+                .iter()
+                .map(|r| (r.case.clone(), r.line, p50(r)))
+                .collect()
+        };
+        let joined = |names: &[&str]| names.iter().map(|name| fixture(name)).collect::<String>();
+        let request = |line, p50| ("schbench:request".to_string(), line, Some(p50));
+        let pipe = |line, p50| ("schbench:pipe".to_string(), line, Some(p50));
+        // A runtime no longer than the table's before it starts another run.
+        let intervals = "schbench-2022-intervals.txt";
+        assert_eq!(
+            found(&joined(&[intervals, intervals])),
+            [request(19, 6312.0), request(46, 6312.0)]
+        );
+        let three = joined(&[
+            "schbench-2022.txt",
+            "schbench-2021-pipe.txt",
+            "schbench-2021.txt",
+        ]);
+        assert_eq!(
+            found(&three),
+            [request(1, 4392.0), pipe(10, 2.0), request(20, 80.0)]
+        );
+        // Pipe mode prints no progress, so a shorter table before its own was another run's
+        // last: here the intervals' first report stands for a run of `-r 2`.
+        let first_report: String = fixture(intervals)
+            .lines()
+            .take(9)
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_eq!(
+            found(&(first_report + &fixture("schbench-2022-pipe.txt"))),
+            [request(1, 9200.0), pipe(10, 3.0)]
+        );
+        // Either format after the other.
+        let mixed = joined(&[
+            "schbench-2021.txt",
+            "schbench.txt",
+            "schbench-2022-pipe.txt",
+        ]);
+        assert_eq!(
+            found(&mixed),
+            [request(1, 80.0), request(10, 16.0), pipe(29, 3.0)]
+        );
+    }
+
     #[test]
     fn json_names_its_kernel_and_host() {
         let (r, parsed) = one("schbench.json");
@@ -499,6 +903,18 @@ mod tests {
                     "not schbench's JSON",
                 ),
                 ("hackbench.txt", 1, "not schbench output"),
+                ("malformed-schbench-2022-truncated.txt", 10, "cut short"),
+                (
+                    "malformed-schbench-2022-missing-row.txt",
+                    5,
+                    "a 99th percentile where schbench before 2023 printed its 95th",
+                ),
+                (
+                    "malformed-schbench-2021-bad-number.txt",
+                    7,
+                    "a percentile row",
+                ),
+                ("schbench-2022-rps.txt", 1, "with -R or -A"),
             ],
         );
     }
