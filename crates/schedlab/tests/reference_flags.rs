@@ -472,6 +472,18 @@ fn every_command_line_the_docs_quote_runs() {
                     }
                     expect_success(schedlab(&db).args(&argv));
                 }
+                Some("show") => {
+                    // What it shows, stored first: a short labelled wakeup run, whose latency
+                    // tables `--percentiles` reads.
+                    schedlab(&db)
+                        .args(words(
+                            "run wakeup -m 1 -t 1 --runtime 1 --iterations 1 --warmup 0",
+                        ))
+                        .args(["--quiet", "--label", argv[1]])
+                        .assert()
+                        .success();
+                    expect_success(schedlab(&db).args(&argv));
+                }
                 Some("list" | "env") => {
                     schedlab(&db).args(&argv).assert().success();
                 }
