@@ -87,6 +87,42 @@ fn shuffle<T>(items: &mut [T], seed: u64) {
     }
 }
 
+/// Runs are matched up, and a run's iterations grouped, by case name: two cases of one plan with
+/// one name and different parameters (a matrix over a parameter the workload's case name leaves
+/// out, such as `fake`'s `seed`) would have their iterations stored as one case's.
+fn refuse_cases_sharing_a_name(cases: &[CaseSpec]) -> Result<()> {
+    for (i, a) in cases.iter().enumerate() {
+        let Some(b) = cases[i + 1..]
+            .iter()
+            .find(|b| b.name == a.name && b.workload != a.workload)
+        else {
+            continue;
+        };
+        let differ = match (
+            serde_json::to_value(&a.workload),
+            serde_json::to_value(&b.workload),
+        ) {
+            (Ok(serde_json::Value::Object(x)), Ok(serde_json::Value::Object(y))) => x
+                .iter()
+                .filter(|(key, value)| y.get(*key) != Some(*value))
+                .map(|(key, value)| {
+                    let other = y.get(key).map_or("-".to_string(), |v| v.to_string());
+                    format!("{key} {value} and {other}")
+                })
+                .collect::<Vec<_>>()
+                .join(", "),
+            _ => "their parameters".to_string(),
+        };
+        return Err(Error::invalid(format!(
+            "two cases are named `{}` but differ ({differ}): the case name leaves that out, so \
+             their iterations would be stored as one case's; vary a parameter the name shows, or \
+             run them apart",
+            a.name
+        )));
+    }
+    Ok(())
+}
+
 impl RunPlan {
     pub fn new(
         suite: Option<String>,
@@ -108,6 +144,7 @@ impl RunPlan {
             .into_iter()
             .map(CaseSpec::new)
             .collect::<Result<Vec<_>>>()?;
+        refuse_cases_sharing_a_name(&cases)?;
         Ok(RunPlan {
             suite,
             label,

@@ -205,3 +205,21 @@ fn order_run(db: &std::path::Path, label: &str) -> Vec<String> {
     firsts.sort();
     firsts.into_iter().map(|(_, case)| case).collect()
 }
+
+/// A matrix over a parameter the case name leaves out (`fake`'s seed) makes two cases of one
+/// name, whose iterations would be stored as one case's: refused before anything runs.
+#[test]
+fn cases_sharing_a_name_are_refused() {
+    let (dir, db) = temp_db();
+    let suite = write_file(
+        dir.path(),
+        "same-name.toml",
+        "description = \"two seeds\"\n[[case]]\nworkload = \"fake\"\n[case.matrix]\nseed = [1, 2]\n",
+    );
+    let err = assert_bad_input(&db, &["run", "--suite", suite.to_str().unwrap()]);
+    assert!(
+        err.contains("two cases are named `fake:value=100 spread=1` but differ (seed 1 and 2)"),
+        "{err}"
+    );
+    assert!(!db.exists(), "nothing stored");
+}
