@@ -279,6 +279,9 @@ pub fn load_with(store: &dyn Store, query: Query<'_>) -> Result<LoadedComparison
         .zip(&candidate_ids)
         .map(|(name, ids)| load(name, ids))
         .collect::<Result<Vec<_>, _>>()?;
+    std::iter::once(&base_loaded.side)
+        .chain(candidates_loaded.iter().map(|c| &c.side))
+        .try_for_each(refuse_non_finite)?;
     for (name, runs) in std::iter::once((query.base, &base_loaded.runs)).chain(
         query
             .candidates
@@ -416,6 +419,7 @@ fn load_across(
             .map_err(|e| Failure::bad_input(e.to_string()))
     };
     let projection = project(&query.filter)?;
+    projection.sides.iter().try_for_each(refuse_non_finite)?;
     let calibrations = calibrations(store, &query.calibration, &runs)?;
     let mut comparison =
         schedlab_analysis::compare_across(&projection, &calibrations, query.settings);
@@ -449,6 +453,26 @@ fn refuse_cases_sharing_a_name(runs: &[RunRecord]) -> Result<(), Failure> {
                     a.spec.name,
                     params(&a.spec),
                     params(&b.spec)
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A side whose compared values are all finite numbers. The runner refuses the others, but a
+/// database from before it did may hold one, which no figure or test can take.
+fn refuse_non_finite(side: &Side) -> Result<(), Failure> {
+    for series in &side.series {
+        for (run, values) in &series.runs {
+            if values.iter().any(|v| !v.is_finite()) {
+                let run = side.runs[*run]
+                    .id
+                    .map_or_else(|| "a run".to_string(), |id| format!("run {id}"));
+                return Err(Failure::bad_input(format!(
+                    "case {}, metric {}: {run} stored a value that is not a finite number, which \
+                     no comparison can use (--metric can leave the metric out)",
+                    series.case.name, series.metric
                 )));
             }
         }

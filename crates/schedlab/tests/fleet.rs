@@ -206,6 +206,13 @@ fn changes_pass_over_a_case_with_a_value_that_is_not_finite() {
     );
     let err = assert_bad_input(&db, &["history", "fake:value=7 spread=1"]);
     assert!(err.contains("not a finite number"), "{err}");
+    // compare names it too, rather than print NaN; the other case's runs still compare.
+    let err = assert_bad_input(&db, &words("compare 2 4"));
+    assert!(
+        err.contains("metric usec_per_op: run 2 stored a value that is not a finite number"),
+        "{err}"
+    );
+    stdout_of_success(&db, &words("compare 1 3"));
 
     // With every case passed over, the error says so, not that no complete run matches.
     sql(&db, "UPDATE measurements SET value = 1e999");
