@@ -289,15 +289,7 @@ pub fn load_with(store: &dyn Store, query: Query<'_>) -> Result<LoadedComparison
             .map(String::as_str)
             .zip(candidates_loaded.iter().map(|c| &c.runs)),
     ) {
-        if !include && !runs.iter().any(|r| r.status == RunStatus::Complete) {
-            return Err(Failure::untestable(format!(
-                "{name} has no complete run ({}); pass --include-incomplete to compare what they kept",
-                runs.iter()
-                    .map(|r| format!("run {} {}", r.id.unwrap_or_default(), r.status.as_str()))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
-        }
+        refuse_without_a_complete_run(&format!("{name} has"), runs, include)?;
     }
     if !query.allow_fingerprint_mismatch {
         let reference = &base_loaded.runs[0];
@@ -393,15 +385,7 @@ fn load_across(
         .map(|&id| store.run_tag(id))
         .collect::<Result<Vec<_>, _>>()?;
     let include = query.settings.include_incomplete;
-    if !include && !runs.iter().any(|r| r.status == RunStatus::Complete) {
-        return Err(Failure::untestable(format!(
-            "the selected runs hold no complete run ({}); pass --include-incomplete to compare what they kept",
-            runs.iter()
-                .map(|r| format!("run {} {}", r.id.unwrap_or_default(), r.status.as_str()))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )));
-    }
+    refuse_without_a_complete_run("the selected runs hold", &runs, include)?;
     if !query.allow_fingerprint_mismatch {
         for run in &runs {
             check_comparable(&runs[0], run)?;
@@ -458,6 +442,25 @@ fn refuse_cases_sharing_a_name(runs: &[RunRecord]) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// Unless `include` (`--include-incomplete`), runs of which none completed cannot be compared:
+/// `whose` names them with its verb ("base has").
+fn refuse_without_a_complete_run(
+    whose: &str,
+    runs: &[RunRecord],
+    include: bool,
+) -> Result<(), Failure> {
+    if include || runs.iter().any(|r| r.status == RunStatus::Complete) {
+        return Ok(());
+    }
+    Err(Failure::untestable(format!(
+        "{whose} no complete run ({}); pass --include-incomplete to compare what they kept",
+        runs.iter()
+            .map(|r| format!("run {} {}", r.id.unwrap_or_default(), r.status.as_str()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )))
 }
 
 /// A side whose compared values are all finite numbers. The runner refuses the others, but a

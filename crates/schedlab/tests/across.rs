@@ -253,14 +253,25 @@ fn bad_across_input_is_one_line_and_exit_2() {
             ),
         ],
     );
-    // Two cases of one run under one name (fake's name leaves out effect_pct).
+    // Two cases of one run under one name: a plan refuses them, but a database written before it
+    // did may hold them (a matrix over fake's effect_pct, which its name leaves out).
     let clash = write_file(
         dir.path(),
         "clash.toml",
         "description = \"clash\"\niterations = 2\nwarmup = 0\n[[case]]\nworkload = \"fake\"\n\
-         [case.matrix]\neffect_pct = [0, 10]\n",
+         [case.matrix]\nvalue_usec = [100, 110]\n",
     );
     run_suite(&db, &clash, &["--label", "clash", "--quiet"]);
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute(
+            "UPDATE cases SET name = 'fake:value=100 spread=1', spec_json = \
+             replace(replace(spec_json, '110', '100'), '\"effect_pct\":0.0', '\"effect_pct\":10.0') \
+             WHERE name = 'fake:value=110 spread=1' AND run_id = \
+             (SELECT id FROM runs WHERE label = 'clash')",
+            [],
+        )
+        .unwrap();
     let refused = assert_bad_input(&db, &words("compare clash --across effect_pct"));
     assert!(refused.contains("two cases named"), "{refused}");
 }
