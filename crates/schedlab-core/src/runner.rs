@@ -643,15 +643,17 @@ mod tests {
         }
     }
 
+    /// Two cases, each with a name of its own (fake's leaves the seed out).
     fn plan(fail_at: Option<u32>) -> RunPlan {
-        let fake = |seed| {
+        let fake = |seed, value_usec| {
             WorkloadSpec::Fake(FakeParams {
                 seed,
+                value_usec,
                 fail_at,
                 ..Default::default()
             })
         };
-        RunPlan::new(None, None, 3, 1, vec![fake(1), fake(2)]).unwrap()
+        RunPlan::new(None, None, 3, 1, vec![fake(1, 100.0), fake(2, 200.0)]).unwrap()
     }
 
     #[test]

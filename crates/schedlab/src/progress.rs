@@ -293,13 +293,17 @@ mod tests {
     #[test]
     fn the_eta_starts_from_every_iteration_of_every_case() {
         use schedlab_core::workload::{fake::FakeParams, WorkloadSpec};
-        let fake = |sleep_ms| {
+        // Two values too: cases of one plan need names of their own, and fake's leaves the
+        // sleep out.
+        let fake = |sleep_ms, value_usec| {
             WorkloadSpec::Fake(FakeParams {
                 sleep_ms,
+                value_usec,
                 ..Default::default()
             })
         };
-        let plan = RunPlan::new(None, None, 3, 1, vec![fake(100), fake(300)]).unwrap();
+        let plan =
+            RunPlan::new(None, None, 3, 1, vec![fake(100, 100.0), fake(300, 200.0)]).unwrap();
         let eta = Eta::of(&plan).unwrap();
         assert_eq!(eta.per_iteration_sec, [0.1, 0.3]);
         assert_eq!(eta.workload_of_case, [0, 0]);
