@@ -676,6 +676,31 @@ fn undecided(t: &Tested<'_>, settings: &Settings) -> (Verdict, Option<String>) {
         };
         return (Verdict::NotJudged, Some(note));
     }
+    // The spread the test faces: for pairs, that of their differences, from which pairing took
+    // out what moved both arms of a round or a run alike; each side's own units still hold it.
+    if units.design == Design::Pairs {
+        let spread = (units.differences.len() >= 2)
+            .then(|| schedlab_stats::summary::summarize(&units.differences).ok())
+            .flatten()
+            .and_then(|s| s.std)
+            .and_then(|sd| match units.scale {
+                Scale::Log => Some(sd.exp_m1() * 100.0),
+                Scale::Raw => {
+                    let base = t.base_mean.abs();
+                    (base > 0.0).then(|| sd / base * 100.0)
+                }
+            });
+        return match spread {
+            Some(pct) if pct > settings.noise_cap_pct => (
+                Verdict::Noisy,
+                Some(format!(
+                    "pair differences vary by {pct:.1}%, over the noise cap of {}%",
+                    settings.noise_cap_pct
+                )),
+            ),
+            _ => (Verdict::Inconclusive, None),
+        };
+    }
     let noisiest = [units.base.len(), units.candidate.len()]
         .iter()
         .zip([&units.base, &units.candidate])
@@ -1129,8 +1154,13 @@ fn footer<'a>(
         format!(
             "marks: ** q <= {q} ({adjustment} over {comparisons} judged rows) and |change| >= {delta}%; \
              ≈ within ±{delta}% (TOST, α = {EQUIVALENCE_ALPHA}); ~ inconclusive (MDE: smallest change \
-             detectable at 80% power); ? not judged ({NOT_JUDGED}); ?? units vary more than {}%",
-            settings.noise_cap_pct
+             detectable at 80% power); ? not judged ({NOT_JUDGED}); ?? units vary more than {}%{}",
+            settings.noise_cap_pct,
+            if designs.iter().any(|(d, _)| *d == Design::Pairs) {
+                " (pairs: their differences)"
+            } else {
+                ""
+            }
         )
     };
     let tally = if comparisons == 0 {

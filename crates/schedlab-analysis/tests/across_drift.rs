@@ -238,3 +238,53 @@ fn iterations_taken_as_units_cry_wolf_on_the_same_runs() {
     // Above what the A/A test allows (0.06), with room to spare.
     assert!(per_report > 0.1, "{per_report}");
 }
+
+/// The noise cap of a pair row looks at the pairs' differences, the spread the test faces, not at
+/// each side's runs, which still hold the drift pairing took out. Four runs whose levels move
+/// both cases by −20 % to +25 %: at 1 CPU the differences vary by about 3 % (`~`, though each
+/// side's runs vary by about 20 %), at 2 CPUs by about 25 % (`??`, naming the differences).
+#[test]
+fn the_noise_cap_of_pairs_reads_their_differences() {
+    let levels = [0.0, 0.25, -0.20, 0.10];
+    let differences = [[0.03, -0.02, 0.05, -0.01], [0.30, -0.25, 0.20, -0.15]];
+    let iteration_noise = [0.001, -0.001, 0.0];
+    let mut series = Vec::new();
+    let mut cases = Vec::new();
+    for (cpus, d) in [1, 2].into_iter().zip(differences) {
+        for variant in [HeapVariant::Orig, HeapVariant::Fast] {
+            let case = spec(variant, cpus);
+            let per_run = levels
+                .iter()
+                .zip(d)
+                .map(|(level, d)| {
+                    let moved = if variant == HeapVariant::Fast { d } else { 0.0 };
+                    let values = iteration_noise
+                        .iter()
+                        .map(|e| (100.0_f64.ln() + level + moved + e).exp())
+                        .collect();
+                    ("boot".to_string(), values)
+                })
+                .collect();
+            series.push((
+                case.name.clone(),
+                METRIC.to_string(),
+                Better::Lower,
+                per_run,
+            ));
+            cases.push(case);
+        }
+    }
+    let mut all = Side::from_run_values("selected runs", series);
+    all.cases = cases;
+    let c = across(&all);
+    let [quiet, loud] = [&c.rows[0], &c.rows[1]];
+    assert!(
+        quiet.base_side.std_pct.unwrap() > 15.0,
+        "each side's runs drift: {:?}",
+        quiet.base_side.std_pct
+    );
+    assert_eq!(quiet.verdict.as_str(), "inconclusive", "{:?}", quiet.note);
+    assert_eq!(loud.verdict.as_str(), "noisy", "{:?}", loud.note);
+    let note = loud.note.as_deref().unwrap();
+    assert!(note.starts_with("pair differences vary by "), "{note}");
+}

@@ -519,7 +519,8 @@ pub struct DecisionArgs {
     /// Multiple-comparison adjustment over every row of the report.
     #[arg(long, value_enum, default_value_t = AdjustArg::Bh)]
     pub adjust: AdjustArg,
-    /// A row neither marked nor ≈ whose side's units vary more than this percent is ?? (too noisy).
+    /// A row neither marked nor ≈ whose side's units vary more than this percent (for pairs: whose
+    /// differences do) is ?? (too noisy).
     #[arg(
         long,
         value_name = "PCT",
