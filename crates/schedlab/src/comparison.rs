@@ -239,9 +239,7 @@ pub fn load_with(store: &dyn Store, query: Query<'_>) -> Result<LoadedComparison
     let include = query.settings.include_incomplete;
     let filter = &query.filter;
     // The curves are drawn from distributions, whatever the filter takes.
-    let keep = |name: &str, role: Role, shape: MetricShape| {
-        filter.accepts(name, role) || shape.of_distribution()
-    };
+    let keep = compared_or_curved(filter);
     // Each run's values go into its side's series as it is read, and its iterations are dropped:
     // hundreds of runs of a matrix would otherwise be held whole at once.
     let load = |name: &str, ids: &[i64]| -> Result<Loaded, Failure> {
@@ -376,9 +374,10 @@ fn load_across(
             }
         }
     }
-    let runs = ids
+    let keep = compared_or_curved(&query.filter);
+    let mut runs = ids
         .iter()
-        .map(|&id| store.load_run(id))
+        .map(|&id| store.load_run_keeping(id, &keep))
         .collect::<Result<Vec<_>, _>>()?;
     let tags = ids
         .iter()
@@ -409,6 +408,10 @@ fn load_across(
         schedlab_analysis::compare_across(&projection, &calibrations, query.settings);
     let every = project(&MetricFilter::every_metric())?;
     comparison.latency_curves = curves(&every.sides.iter().collect::<Vec<_>>());
+    // Their values are in the comparison; reports read the runs' plans and fingerprints.
+    for case in runs.iter_mut().flat_map(|r| &mut r.cases) {
+        case.iterations = Vec::new();
+    }
     Ok(LoadedComparison {
         comparison,
         candidate_runs: vec![runs.clone(); projection.sides.len() - 1],
@@ -461,6 +464,12 @@ fn refuse_without_a_complete_run(
             .collect::<Vec<_>>()
             .join(", ")
     )))
+}
+
+/// What a comparison reads of a stored run: the metrics it compares, and the distributions its
+/// latency curves are drawn from.
+fn compared_or_curved(filter: &MetricFilter) -> impl Fn(&str, Role, MetricShape) -> bool + '_ {
+    |name, role, shape| filter.accepts(name, role) || shape.of_distribution()
 }
 
 /// A side whose compared values are all finite numbers. The runner refuses the others, but a
