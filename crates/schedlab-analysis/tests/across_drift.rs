@@ -59,34 +59,46 @@ fn runs(g: &mut SplitMix64, runs: usize, shift: f64) -> Side {
     let levels: Vec<Vec<f64>> = (0..runs)
         .map(|_| rows.iter().map(|r| r.tau_shared * g.normal()).collect())
         .collect();
-    let mut series = Vec::new();
     let mut cases = Vec::new();
     for (i, (row, &cpus)) in rows.iter().zip(&CPU_COUNTS).enumerate() {
         for (variant, moved) in [(HeapVariant::Orig, 0.0), (HeapVariant::Fast, shift)] {
-            let case = spec(variant, cpus);
             let per_run = levels
                 .iter()
                 .map(|level| {
                     let own = row.tau_case * g.normal();
-                    let values = (0..ITERATIONS)
+                    (0..ITERATIONS)
                         .map(|_| {
                             (row.centre + moved + level[i] + own + row.sigma * g.normal()).exp()
                         })
-                        .collect();
-                    ("boot".to_string(), values)
+                        .collect()
                 })
                 .collect();
-            series.push((
+            cases.push((spec(variant, cpus), per_run));
+        }
+    }
+    selected_runs(cases)
+}
+
+/// Every run as one side, as `compare` loads the selected runs: each case with its values per
+/// run (of `METRIC`), all on one boot.
+fn selected_runs(cases: Vec<(CaseSpec, Vec<Vec<f64>>)>) -> Side {
+    let series = cases
+        .iter()
+        .map(|(case, per_run)| {
+            let per_run = per_run
+                .iter()
+                .map(|values| ("boot".to_string(), values.clone()))
+                .collect();
+            (
                 case.name.clone(),
                 METRIC.to_string(),
                 Better::Lower,
                 per_run,
-            ));
-            cases.push(case);
-        }
-    }
+            )
+        })
+        .collect();
     let mut side = Side::from_run_values("selected runs", series);
-    side.cases = cases;
+    side.cases = cases.into_iter().map(|(case, _)| case).collect();
     side
 }
 
@@ -248,35 +260,24 @@ fn the_noise_cap_of_pairs_reads_their_differences() {
     let levels = [0.0, 0.25, -0.20, 0.10];
     let differences = [[0.03, -0.02, 0.05, -0.01], [0.30, -0.25, 0.20, -0.15]];
     let iteration_noise = [0.001, -0.001, 0.0];
-    let mut series = Vec::new();
     let mut cases = Vec::new();
     for (cpus, d) in [1, 2].into_iter().zip(differences) {
         for variant in [HeapVariant::Orig, HeapVariant::Fast] {
-            let case = spec(variant, cpus);
             let per_run = levels
                 .iter()
                 .zip(d)
                 .map(|(level, d)| {
                     let moved = if variant == HeapVariant::Fast { d } else { 0.0 };
-                    let values = iteration_noise
+                    iteration_noise
                         .iter()
                         .map(|e| (100.0_f64.ln() + level + moved + e).exp())
-                        .collect();
-                    ("boot".to_string(), values)
+                        .collect()
                 })
                 .collect();
-            series.push((
-                case.name.clone(),
-                METRIC.to_string(),
-                Better::Lower,
-                per_run,
-            ));
-            cases.push(case);
+            cases.push((spec(variant, cpus), per_run));
         }
     }
-    let mut all = Side::from_run_values("selected runs", series);
-    all.cases = cases;
-    let c = across(&all);
+    let c = across(&selected_runs(cases));
     let [quiet, loud] = [&c.rows[0], &c.rows[1]];
     assert!(
         quiet.base_side.std_pct.unwrap() > 15.0,
