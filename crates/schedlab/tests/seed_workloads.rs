@@ -186,6 +186,7 @@ fn bad_input_gets_one_line_and_exit_code_2() {
         "run cpupri --threads 0",
         "run cpupri --layout numa",
         "run cpupri --nodes 0",
+        "run cpupri --layout per-node --nodes 1",
         "run cpupri --cpus 4 --threads 5",
     ];
     assert_each_bad_input(&db, &lines);

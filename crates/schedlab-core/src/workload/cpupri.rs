@@ -136,7 +136,7 @@ impl WorkloadParams for CpupriParams {
         ParamDef::new("nodes", "nodes", ParamKind::Count { min: 1, max: MAX_NODES })
             .value("N")
             .help("Modelled NUMA nodes [default: this machine's]")
-            .details("Modelled NUMA nodes (1 to 64, at most `--modelled-cpus`); on a one-node machine give 2 or more for `per-node` to differ from `shared`."),
+            .details("Modelled NUMA nodes (1 to 64, at most `--modelled-cpus`); `--layout per-node` needs 2 or more (with one it is `shared`), so a one-node machine must give them."),
         ParamDef::new("cpus", "modelled-cpus", ParamKind::Count { min: 1, max: 4_096 })
             .aliases(&["cpus"])
             .value("N")
@@ -162,6 +162,22 @@ impl WorkloadParams for CpupriParams {
             1,
             MAX_NODES.min(u64::from(self.cpus)),
         )?;
+        // One node's per-node bitmaps are the shared ones: a comparison of the two layouts would
+        // measure nothing while its case names said it measured the split.
+        if self.layout == LayoutKind::PerNode && self.nodes() == 1 {
+            let whose = if self.nodes.is_some() {
+                ""
+            } else {
+                " (this machine's count, the default)"
+            };
+            return Err(Error::param(
+                "layout",
+                format!(
+                    "per-node needs at least 2 modelled NUMA nodes (with one it is the shared \
+                     layout), not 1{whose}"
+                ),
+            ));
+        }
         if self.threads * self.ops > MAX_TOTAL_OPS {
             return Err(Error::invalid(format!(
                 "--threads × --ops must be at most {MAX_TOTAL_OPS} (every answer is recorded for \
@@ -509,6 +525,9 @@ mod tests {
     fn both_layouts_run_and_every_find_matches_the_reference() {
         for layout in [LayoutKind::Shared, LayoutKind::PerNode] {
             for (cpus, nodes, threads) in [(130, 3, 4), (480, 2, 2), (8, 1, 3)] {
+                if layout == LayoutKind::PerNode && nodes == 1 {
+                    continue;
+                }
                 let m = run(CpupriParams {
                     threads,
                     layout,
@@ -597,6 +616,14 @@ mod tests {
                     ..Default::default()
                 },
                 "--nodes",
+            ),
+            (
+                CpupriParams {
+                    layout: LayoutKind::PerNode,
+                    nodes: Some(1),
+                    ..Default::default()
+                },
+                "--layout per-node needs at least 2",
             ),
             (
                 CpupriParams {
