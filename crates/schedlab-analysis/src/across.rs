@@ -123,9 +123,12 @@ fn same_value(asked: &str, found: &str) -> bool {
 }
 
 /// A case as the projection reads it: its value of the key and its row (every other
-/// parameter, the workload included), or `None` when it does not set the key.
+/// parameter, the workload included), or `None` when it does not set the key. A default that is
+/// the same on every machine counts as set (`WorkloadSpec::settled`).
 fn place(spec: &CaseSpec, key: &str) -> Option<(String, String)> {
-    let serde_json::Value::Object(mut params) = serde_json::to_value(&spec.workload).ok()? else {
+    let serde_json::Value::Object(mut params) =
+        serde_json::to_value(spec.workload.settled()).ok()?
+    else {
         return None;
     };
     let value = params.remove(key)?;

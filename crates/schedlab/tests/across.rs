@@ -189,6 +189,31 @@ fn selections_feed_every_side_and_one_run_is_one_pair_not_judged() {
     assert_eq!(r["note"], "one run holding both cases, no calibration");
 }
 
+/// cpudl times `fast` without `--variant`: such a case is on the `fast` side, paired within its
+/// run with the `orig` case, as one with `variant = "fast"` written out would be.
+#[test]
+fn a_case_that_leaves_the_key_to_its_default_is_on_the_default_side() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    store_runs(dir.path(), &db, "heaps", 2, |_| {
+        "description = \"orig and the default variant\"\niterations = 2\nwarmup = 0\n\
+         [[case]]\nworkload = \"cpudl\"\ncpus = 8\nops = 2000\nvariant = \"orig\"\n\
+         [[case]]\nworkload = \"cpudl\"\ncpus = 8\nops = 2000\n"
+            .to_string()
+    });
+    let c = json_of_success(
+        &db,
+        &words("compare heaps --across variant=orig,fast --format json --metric nsec_per_op"),
+    );
+    let r = row(&c, "nsec_per_op");
+    assert_eq!(
+        r["case"],
+        "cpudl:orig cpus=8 ops=2000 mix=cpudl-bench (no real deletes: cpus is a multiple of 8)"
+    );
+    assert_eq!(r["pairs_within_runs"], true, "{r}");
+    assert_eq!(r["base_side"]["n"], 2, "{r}");
+}
+
 #[test]
 fn a_calibration_judges_one_run_with_both_cases_variances() {
     let dir = tempfile::tempdir().unwrap();

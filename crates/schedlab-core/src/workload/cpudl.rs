@@ -424,6 +424,15 @@ impl WorkloadParams for CpudlParams {
         sec
     }
 
+    /// A timed case without `--variant` times `fast`; an equivalence case times none.
+    fn settled(&self) -> Self {
+        let mut settled = self.clone();
+        if !settled.equivalence {
+            settled.variant = Some(self.variant());
+        }
+        settled
+    }
+
     fn build(&self) -> Result<Box<dyn Workload>> {
         Ok(Box::new(CpudlWorkload::new(self.clone())))
     }

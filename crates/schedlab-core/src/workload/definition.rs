@@ -315,6 +315,13 @@ pub trait WorkloadParams:
         Ok(())
     }
 
+    /// The parameters with each default that means the same on every machine written out, as
+    /// the case ran (cpudl's `variant`): what `compare --across` reads, so that a case which left
+    /// the key out lands on its value's side. Defaults that depend on the machine stay unset.
+    fn settled(&self) -> Self {
+        self.clone()
+    }
+
     fn build(&self) -> Result<Box<dyn Workload>>;
 }
 

@@ -75,6 +75,13 @@ macro_rules! registry {
                 }
             }
 
+            /// The parameters with every machine-independent default written out.
+            pub fn settled(&self) -> WorkloadSpec {
+                match self {
+                    $(WorkloadSpec::$variant(p) => WorkloadSpec::$variant(p.settled()),)+
+                }
+            }
+
             pub fn build(&self) -> Result<Box<dyn Workload>> {
                 match self {
                     $(WorkloadSpec::$variant(p) => p.build(),)+
