@@ -2151,9 +2151,24 @@ mod tests {
         let stale = loopback_once(read.as_fd(), write.as_fd(), 10).unwrap_err();
         assert_eq!(stale, Failure::check(Reason::WrongByte));
         assert!(Reason::WrongByte.describe(0).contains("another byte"));
-        drop(read);
-        let broken = loopback_once(sys::pipe().unwrap().0.as_fd(), write.as_fd(), 1).unwrap_err();
-        assert_eq!(broken.reason, Reason::PipeWrite, "EPIPE: nobody reads");
+        // EPIPE needs every read end closed, and a child another test forks meanwhile holds a
+        // copy of this one until it exits: then the write succeeds. So fresh pipes are tried
+        // until a write meets no reader, each read from a pipe whose write end is closed, which
+        // answers EOF (a wrong byte) instead of blocking for ever as a live write end would.
+        drop((read, write));
+        let broken = (0..1000).find_map(|_| {
+            let (read, write) = sys::pipe().unwrap();
+            drop(read);
+            let (at_eof, closed) = sys::pipe().unwrap();
+            drop(closed);
+            let failure = loopback_once(at_eof.as_fd(), write.as_fd(), 1).unwrap_err();
+            (failure.reason != Reason::WrongByte).then_some(failure)
+        });
+        assert_eq!(
+            broken.map(|f| f.reason),
+            Some(Reason::PipeWrite),
+            "EPIPE: nobody reads"
+        );
     }
 
     #[test]
