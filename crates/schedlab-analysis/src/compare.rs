@@ -34,7 +34,9 @@ use crate::model::{
     COMPARISON_SCHEMA_VERSION,
 };
 use crate::series::{CaseLabel, Origin, Side};
-use crate::settings::{SequentialPlan, Settings, EQUIVALENCE_ALPHA, MAX_RUNS_NEEDED, MDE_POWER};
+use crate::settings::{
+    SequentialPlan, Settings, EQUIVALENCE_ALPHA, MAX_RUNS_NEEDED, MDE_POWER, MDE_SHOWN_UP_TO_PCT,
+};
 use crate::units::{row_units, row_units_across, Design, RowUnits, Scale};
 
 /// A row before any look: what it compares and the calibration it may draw on.
@@ -245,6 +247,16 @@ fn common_machine<'a>(sides: impl Iterator<Item = &'a Side>) -> Option<MachineKe
         }
     }
     key.cloned()
+}
+
+/// An MDE as a note prints it. With one degree of freedom it can run to 30 digits, which say no
+/// more than that nothing short of a huge change could be seen.
+fn mde_text(mde_pct: f64) -> String {
+    if mde_pct > MDE_SHOWN_UP_TO_PCT {
+        format!("above {MDE_SHOWN_UP_TO_PCT}%")
+    } else {
+        format!("{mde_pct:.1}%")
+    }
 }
 
 /// What a calibration says about a row. Across a parameter the two sides ran different cases:
@@ -832,12 +844,14 @@ fn build_row(t: &Tested<'_>, d: Decision, settings: &Settings) -> Row {
         (_, Some(note)) => Some(note),
         (Verdict::Inconclusive, None) => Some(match (mde_pct, units_needed) {
             (Some(m), Some(k)) => format!(
-                "MDE {m:.1}%; {k} {} per side to see ±{}%",
+                "MDE {}; {k} {} per side to see ±{}%",
+                mde_text(m),
                 units.noun(),
                 settings.min_effect * 100.0
             ),
             (Some(m), None) => format!(
-                "MDE {m:.1}%; more than {MAX_RUNS_NEEDED} {} per side to see ±{}%",
+                "MDE {}; more than {MAX_RUNS_NEEDED} {} per side to see ±{}%",
+                mde_text(m),
                 units.noun(),
                 settings.min_effect * 100.0
             ),
@@ -1284,7 +1298,9 @@ fn footer<'a>(
         );
     }
     text.extend(measured_differently(&sides));
-    for side in sides {
+    // The sides of `--across` share their runs, and so the runs they leave out: one line each.
+    let mut left_out: Vec<(String, Vec<&str>)> = Vec::new();
+    for side in &sides {
         if side.origin == Origin::Runs && !side.excluded.is_empty() {
             let runs: Vec<String> = side
                 .excluded
@@ -1297,12 +1313,22 @@ fn footer<'a>(
                     )
                 })
                 .collect();
-            text.push(format!(
-                "left out of {}: {} (--include-incomplete uses them)",
-                side.name,
-                runs.join(", ")
-            ));
+            let runs = runs.join(", ");
+            match left_out.iter_mut().find(|(r, _)| *r == runs) {
+                Some((_, names)) => names.push(&side.name),
+                None => left_out.push((runs, vec![&side.name])),
+            }
         }
+    }
+    for (runs, names) in left_out {
+        let whose = if names.len() > 1 && names.len() == sides.len() {
+            "every side".to_string()
+        } else {
+            names.join(", ")
+        };
+        text.push(format!(
+            "left out of {whose}: {runs} (--include-incomplete uses them)"
+        ));
     }
     Footer {
         test,

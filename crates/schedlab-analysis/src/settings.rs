@@ -15,6 +15,9 @@ pub const MDE_POWER: f64 = 0.8;
 pub const GUARD_MIN_ROWS: usize = 8;
 /// The most runs per side the "runs needed" figure searches.
 pub const MAX_RUNS_NEEDED: usize = 1000;
+/// The largest MDE a note prints as a number (percent); above it the note says only that. The
+/// JSON keeps the number.
+pub const MDE_SHOWN_UP_TO_PCT: f64 = 1000.0;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Settings {

@@ -261,7 +261,7 @@ fn row_units_of(
     }
     let (base_runs, candidate_runs) = (summaries(b), summaries(c));
     if projections_of_one_run_set {
-        if let Some(paired) = within_run_pairs(&base_runs, &candidate_runs) {
+        if let Some(paired) = within_run_pairs(base, &base_runs, &candidate_runs) {
             return RowUnits { scale, ..paired };
         }
     }
@@ -345,8 +345,13 @@ fn unpaired(
 /// both the base case and the candidate case is one pair, d = candidate summary − base summary,
 /// on the same boot by construction. Runs that hold one of the two cases only are left out, as an
 /// `ab` round without its partner is. `None` when no run holds both: the sides' runs are then
-/// independent and the unpaired designs apply.
-fn within_run_pairs(base_runs: &[RunSummary], candidate_runs: &[RunSummary]) -> Option<RowUnits> {
+/// independent and the unpaired designs apply. Pairs from runs on several boots do not share
+/// boots in the calibration's sense: a boot may move one case and not the other.
+fn within_run_pairs(
+    runs_of: &Side,
+    base_runs: &[RunSummary],
+    candidate_runs: &[RunSummary],
+) -> Option<RowUnits> {
     // The projections share one run list, so a run's index is the same on both sides.
     let (mut base, mut candidate, mut differences) = (Vec::new(), Vec::new(), Vec::new());
     let (mut kept_base, mut kept_candidate) = (Vec::new(), Vec::new());
@@ -368,6 +373,10 @@ fn within_run_pairs(base_runs: &[RunSummary], candidate_runs: &[RunSummary]) -> 
     if differences.is_empty() {
         return None;
     }
+    let boot_of = |r: &RunSummary| &runs_of.runs[r.run].boot_id;
+    let one_boot = kept_base
+        .iter()
+        .all(|r| boot_of(r) == boot_of(&kept_base[0]));
     Some(RowUnits {
         design: Design::Pairs,
         scale: Scale::Log,
@@ -376,7 +385,7 @@ fn within_run_pairs(base_runs: &[RunSummary], candidate_runs: &[RunSummary]) -> 
         differences,
         base_runs: kept_base,
         candidate_runs: kept_candidate,
-        pairs_share_boots: true,
+        pairs_share_boots: one_boot,
         runs_per_unit: 1.0,
         within_runs: true,
     })
@@ -565,6 +574,21 @@ mod tests {
         assert_eq!(u.base_runs[0].n, 2);
         assert_eq!(u.base_runs[2].variance, None);
         assert!(u.differences.is_empty());
+    }
+
+    /// Two cases of the same runs: a pair per run, sharing boots only when every run is on one.
+    #[test]
+    fn pairs_within_runs_share_boots_only_on_one_boot() {
+        for (boots, share) in [(["b", "b"], true), (["b1", "b2"], false)] {
+            let runs = vec![complete(1, boots[0]), complete(2, boots[1])];
+            let base = side("x=1", runs.clone(), vec![exps(&[1.0]), exps(&[2.0])]);
+            let candidate = side("x=2", runs, vec![exps(&[1.5]), exps(&[2.5])]);
+            let u = row_units_across(&base, &base.series[0], &candidate, &candidate.series[0]);
+            assert_eq!(u.design, Design::Pairs);
+            assert!(u.within_runs);
+            assert_close(&u.differences, &[0.5, 0.5]);
+            assert_eq!(u.pairs_share_boots, share, "{boots:?}");
+        }
     }
 
     #[test]

@@ -361,6 +361,31 @@ fn the_mde_uses_t_quantiles_at_the_level_the_best_row_must_reach() {
     assert!(r.note.as_deref().unwrap().contains("MDE"));
 }
 
+/// Runs spread by a factor of e² a side: the MDE is in the thousands of percent, and the note says
+/// only that it is above 1000 % where the row keeps the number.
+#[test]
+fn an_mde_past_a_thousand_percent_is_named_not_spelled_out() {
+    let base = Side::from_run_values("base", vec![case("a", Better::Lower, 100.0, &[-1.0, 1.0])]);
+    let candidate =
+        Side::from_run_values("cand", vec![case("a", Better::Lower, 100.0, &[1.0, -1.0])]);
+    let settings = Settings {
+        noise_cap_pct: 1000.0,
+        ..Settings::default()
+    };
+    let c = compare(
+        base,
+        vec![candidate],
+        &CalibrationSet::default(),
+        settings,
+        None,
+    );
+    let r = row(&c, "a");
+    assert_eq!(r.verdict, Verdict::Inconclusive);
+    assert!(r.mde_pct.unwrap() > 1000.0, "{:?}", r.mde_pct);
+    let note = r.note.as_deref().unwrap();
+    assert!(note.starts_with("MDE above 1000%; "), "{note}");
+}
+
 #[test]
 fn units_needed_is_the_smallest_count_whose_mde_reaches_delta() {
     let c = two_inconclusive_rows();

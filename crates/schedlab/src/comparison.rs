@@ -2,6 +2,7 @@
 //! loading each side's runs (refusing comparisons across machines that differ where it matters,
 //! finding the calibrations that apply), rendering in the chosen style and format, and the gate
 //! `--fail-on-regression` and `--could-not-test-exit` apply.
+use std::collections::HashMap;
 use std::process::ExitCode;
 
 use schedlab_analysis::calibration::Calibration;
@@ -391,6 +392,7 @@ fn load_across(
         }
     }
     refuse_cases_sharing_a_name(&runs)?;
+    refuse_a_key_the_name_hides(&runs, &across.key)?;
     let inputs: Vec<RunInput> = runs
         .iter()
         .zip(&tags)
@@ -440,6 +442,40 @@ fn refuse_cases_sharing_a_name(runs: &[RunRecord]) -> Result<(), Failure> {
                     a.spec.name,
                     params(&a.spec),
                     params(&b.spec)
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// --across reads each case name's parameters from the first run that has it: runs whose cases
+/// of one name differ in `key` (a parameter the name leaves out, such as `fake`'s `effect_pct`
+/// or an import's `tool_version`) cannot be split by it.
+fn refuse_a_key_the_name_hides(runs: &[RunRecord], key: &str) -> Result<(), Failure> {
+    let mut first: HashMap<&str, (i64, Option<serde_json::Value>)> = HashMap::new();
+    for run in runs {
+        let id = run.id.unwrap_or_default();
+        for case in &run.cases {
+            let value = serde_json::to_value(case.spec.workload.settled())
+                .ok()
+                .and_then(|mut v| v.get_mut(key).map(serde_json::Value::take));
+            let (first_id, first_value) = first
+                .entry(case.spec.name.as_str())
+                .or_insert((id, value.clone()));
+            if *first_value != value {
+                let shown = |v: &Option<serde_json::Value>| match v {
+                    None => format!("{key} unset"),
+                    Some(serde_json::Value::String(text)) => format!("{key}={text}"),
+                    Some(other) => format!("{key}={other}"),
+                };
+                return Err(Failure::bad_input(format!(
+                    "--across {key}: case {:?} has {} in run {first_id} and {} in run {id}; its \
+                     name leaves {key} out, so --across cannot tell them apart: compare the runs \
+                     as sides instead (schedlab compare A B)",
+                    case.spec.name,
+                    shown(first_value),
+                    shown(&value),
                 )));
             }
         }

@@ -214,6 +214,40 @@ fn a_case_that_leaves_the_key_to_its_default_is_on_the_default_side() {
     assert_eq!(r["base_side"]["n"], 2, "{r}");
 }
 
+/// The sides of --across share their runs: a run they leave out is named once.
+#[test]
+fn a_run_left_out_is_named_once_for_every_side() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let three = |failing: &str| {
+        format!(
+            "description = \"three values\"\niterations = 2\nwarmup = 0\n[[case]]\n\
+             workload = \"fake\"\n{failing}[case.matrix]\nvalue_usec = [100, 110, 120]\n"
+        )
+    };
+    store_runs(dir.path(), &db, "three", 2, |_| three(""));
+    let failing = write_file(dir.path(), "failing.toml", three("fail_at = 1\n"));
+    let out = schedlab(&db)
+        .args([
+            "run",
+            "--suite",
+            failing.to_str().unwrap(),
+            "--label",
+            "three",
+            "--quiet",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let out = stdout_of_success(&db, &words("compare three --across value_usec"));
+    let lines: Vec<&str> = out.lines().filter(|l| l.contains("left out of")).collect();
+    assert_eq!(
+        lines,
+        ["left out of every side: run 3 (failed) (--include-incomplete uses them)"],
+        "{out}"
+    );
+}
+
 #[test]
 fn a_calibration_judges_one_run_with_both_cases_variances() {
     let dir = tempfile::tempdir().unwrap();
@@ -299,4 +333,23 @@ fn bad_across_input_is_one_line_and_exit_2() {
         .unwrap();
     let refused = assert_bad_input(&db, &words("compare clash --across effect_pct"));
     assert!(refused.contains("two cases named"), "{refused}");
+
+    // One case name with a different effect_pct in each of two runs: --across would read only
+    // the first run's value.
+    for (label, effect) in [("plain", 0), ("changed", 10)] {
+        let file = write_file(
+            dir.path(),
+            &format!("{label}.toml"),
+            format!(
+                "description = \"{label}\"\niterations = 2\nwarmup = 0\n[[case]]\n\
+                 workload = \"fake\"\neffect_pct = {effect}\n"
+            ),
+        );
+        run_suite(&db, &file, &["--label", label, "--quiet"]);
+    }
+    let refused = assert_bad_input(&db, &words("compare plain changed --across effect_pct"));
+    assert!(
+        refused.contains("has effect_pct=0.0 in run 4 and effect_pct=10.0 in run 5"),
+        "{refused}"
+    );
 }
