@@ -102,15 +102,18 @@ fn refuse_cases_sharing_a_name(cases: &[CaseSpec]) -> Result<()> {
             serde_json::to_value(&a.workload),
             serde_json::to_value(&b.workload),
         ) {
-            (Ok(serde_json::Value::Object(x)), Ok(serde_json::Value::Object(y))) => x
-                .iter()
-                .filter(|(key, value)| y.get(*key) != Some(*value))
-                .map(|(key, value)| {
-                    let other = y.get(key).map_or("-".to_string(), |v| v.to_string());
-                    format!("{key} {value} and {other}")
-                })
-                .collect::<Vec<_>>()
-                .join(", "),
+            (Ok(serde_json::Value::Object(x)), Ok(serde_json::Value::Object(y))) => {
+                // A key either side sets (one that the other leaves to its default is unset).
+                let mut keys: Vec<&String> = x.keys().collect();
+                keys.extend(y.keys().filter(|k| !x.contains_key(*k)));
+                let shown =
+                    |v: Option<&serde_json::Value>| v.map_or("unset".into(), |v| v.to_string());
+                keys.into_iter()
+                    .filter(|key| x.get(*key) != y.get(*key))
+                    .map(|key| format!("{key} {} and {}", shown(x.get(key)), shown(y.get(key))))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
             _ => "their parameters".to_string(),
         };
         return Err(Error::invalid(format!(

@@ -60,10 +60,16 @@ pub fn plan_from_parts(
             "--cooldown must be between 0 and 3600 seconds",
         ));
     }
+    // A seed is only ever of a random order: given alone, it asks for that order.
     let random = match options.order {
         Some(OrderArg::Random) => true,
+        Some(OrderArg::Listed) if options.order_seed.is_some() => {
+            return Err(Failure::bad_input(
+                "--order-seed is the seed of a random order; --order listed has none",
+            ))
+        }
         Some(OrderArg::Listed) => false,
-        None => suite.order == CaseOrder::Random,
+        None => suite.order == CaseOrder::Random || options.order_seed.is_some(),
     };
     let mut plan = RunPlan::new(
         suite_arg.map(|_| suite.name.clone()),
