@@ -109,7 +109,15 @@ fn request_mode_json_carries_quantiles_counts_and_tables() {
     assert!(values.windows(2).all(|w| w[0] <= w[1]), "{values:?}");
     let shared: u64 = rows.iter().map(|r| r["samples"].as_u64().unwrap()).sum();
     assert_eq!(shared, counted, "the 99.9th is last in both");
-    for bad in ["100", "0", "99.95", "x", "75,,99"] {
+    for bad in [
+        "100",
+        "0",
+        "99.95",
+        "x",
+        "75,,99",
+        "0.00000001",
+        "99.99999999",
+    ] {
         let err = assert_bad_input(&db, &["show", "1", "--percentiles", bad]);
         assert!(err.contains("--percentiles"), "{bad}: {err}");
     }

@@ -42,10 +42,11 @@ fn per_mille(list: &[String]) -> Result<Option<Vec<PerMille>>, Failure> {
     for text in list {
         let bad = |why: &str| Failure::bad_input(format!("--percentiles {text:?}: {why}"));
         let p: f64 = text.trim().parse().map_err(|_| bad("not a number"))?;
-        if !(p > 0.0 && p < 100.0) {
+        let tenths = (p * 10.0).round();
+        // Checked after rounding: 0.00000001 is within the tolerance of 0.0.
+        if !(1.0..=999.0).contains(&tenths) {
             return Err(bad("a percentile is above 0 and below 100"));
         }
-        let tenths = (p * 10.0).round();
         if (p * 10.0 - tenths).abs() > 1e-6 {
             return Err(bad("tenths of a percent are the finest (99.9, not 99.95)"));
         }
