@@ -145,16 +145,17 @@ impl ProgressLine {
         self.bar.finish_and_clear();
     }
 
-    /// A line for the reader between iterations: above the bar on a terminal, as a plain line
-    /// when stderr is a file or a pipe (a hidden bar prints nothing), nowhere with --quiet.
+    /// A line for the reader between iterations, `schedlab: ` first as on every line schedlab
+    /// writes to stderr: above the bar on a terminal, as a plain line when stderr is a file or a
+    /// pipe (a hidden bar prints nothing), nowhere with --quiet.
     pub fn note(&self, line: String) {
         if self.quiet {
             return;
         }
         if self.bar.is_hidden() {
-            crate::output::say(format_args!("{line}"));
+            crate::output::say(format_args!("schedlab: {line}"));
         } else {
-            self.bar.println(line);
+            self.bar.println(format!("schedlab: {line}"));
         }
     }
 }

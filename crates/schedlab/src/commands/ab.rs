@@ -171,7 +171,7 @@ fn visit_all(
             let mut visit = plan_for_visit(plan, slot);
             visit.label = Some(arm_label(name, arm));
             progress.note(format!(
-                "schedlab: round {} of {rounds}, arm {} ({})",
+                "round {} of {rounds}, arm {} ({})",
                 round + 1,
                 if arm == Arm::A { "A" } else { "B" },
                 arm_label(name, arm)
@@ -205,7 +205,7 @@ fn visit_all(
                 .count();
             if !args.quiet {
                 progress.note(format!(
-                    "schedlab: round {} of at most {rounds}: {decided} of {} decided",
+                    "round {} of at most {rounds}: {decided} of {} decided",
                     round + 1,
                     words::counted(c.rows.len(), "row")
                 ));

@@ -240,8 +240,18 @@ pub fn import(args: &ImportArgs) -> Result<ExitCode, Failure> {
     let total: usize = cases.iter().map(|c| c.results.len()).sum();
     let stored_as = match run_ids.as_slice() {
         [one] => format!("run {one}"),
-        [first, .., last] => format!("runs {first}–{last}"),
+        // Another writer may have stored runs in between: a range only when nothing came between.
+        [first, .., last] if run_ids.windows(2).all(|w| w[1] == w[0] + 1) => {
+            format!("runs {first}–{last}")
+        }
         [] => "no run".to_string(),
+        many => format!(
+            "runs {}",
+            many.iter()
+                .map(i64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     };
     emit(|out| {
         writeln!(
