@@ -89,7 +89,7 @@ impl PgUrl {
                         "require" | "verify-ca" | "verify-full" => TlsMode::Verify,
                         other => {
                             return Err(bad(format!(
-                                "sslmode={other} is not one of disable, prefer, require, verify-ca, verify-full"
+                                "sslmode={other} is not one of disable, allow, prefer, require, verify-ca, verify-full"
                             )))
                         }
                     };

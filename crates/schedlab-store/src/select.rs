@@ -74,7 +74,8 @@ pub fn field_names() -> Vec<String> {
 }
 
 /// A fingerprint field as text: strings as they are, numbers and booleans as JSON writes them,
-/// lists joined with `,`, a missing value as `none`; `map.key` reads one entry of a map field
+/// lists joined with `,`, a missing value (an empty list, a map's absent entry) as `none`;
+/// `map.key` reads one entry of a map field
 /// (`sched_sysctls.kernel.sched_migration_cost_ns`). `None` when there is no such field.
 pub fn fingerprint_field(fingerprint: &Fingerprint, key: &str) -> Option<String> {
     field_of(&serde_json::to_value(fingerprint).ok()?, key)
@@ -85,16 +86,23 @@ fn field_of(value: &serde_json::Value, key: &str) -> Option<String> {
         Some(v) => v,
         None => {
             let (top, rest) = key.split_once('.')?;
-            value.get(top)?.get(rest)?
+            match value.get(top)? {
+                // An entry the map does not hold (a sysctl that kernel lacks) is missing too.
+                serde_json::Value::Object(map) => map.get(rest).unwrap_or(&serde_json::Value::Null),
+                _ => return None,
+            }
         }
     };
     Some(text_of(found))
 }
 
+/// A missing value, an empty list and an absent map entry all read `none`, as `env` shows `-`
+/// for each.
 fn text_of(value: &serde_json::Value) -> String {
     use serde_json::Value;
     match value {
         Value::Null => "none".into(),
+        Value::Array(items) if items.is_empty() => "none".into(),
         Value::String(s) => s.clone(),
         Value::Array(items) => items.iter().map(text_of).collect::<Vec<_>>().join(","),
         other => other.to_string(),
@@ -220,6 +228,14 @@ mod tests {
             "950000"
         );
         assert!(fingerprint_field(&fp, "nonsense").is_none());
+        // Nothing there reads `none`, whatever its shape.
+        fp.cpufreq_governors.clear();
+        assert_eq!(fingerprint_field(&fp, "cpufreq_governors").unwrap(), "none");
+        assert_eq!(
+            fingerprint_field(&fp, "sched_sysctls.kernel.no_such_sysctl").unwrap(),
+            "none"
+        );
+        assert!(fingerprint_field(&fp, "cpu_model.x").is_none());
     }
 
     #[test]
