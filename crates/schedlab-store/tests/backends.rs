@@ -420,8 +420,12 @@ fn concurrent_writers_lose_and_duplicate_nothing(backend: &Backend) {
         for w in 0..WRITERS {
             let barrier = &barrier;
             scope.spawn(move || {
-                let mut store = backend.writer();
+                // Past the barrier whatever the open does: a writer that failed to open must not
+                // leave the others waiting for it for ever.
+                let opened =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| backend.writer()));
                 barrier.wait();
+                let mut store = opened.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
                 for r in 0..RUNS_EACH {
                     run_into(&mut *store, &plan(&format!("w{w}-{r}")));
                 }

@@ -678,8 +678,10 @@ mod tests {
                         })
                     })
                     .collect();
-                PgStore::open_writer(&url).unwrap();
+                // The readers stop on the flag, which is set even when the open fails.
+                let opened = PgStore::open_writer(&url);
                 created.store(true, Ordering::SeqCst);
+                opened.unwrap();
                 for reader in readers {
                     let versions = reader.join().unwrap();
                     assert!(versions.iter().all(|v| [0, known_version()].contains(v)));
