@@ -367,6 +367,15 @@ fn run_external_fails_loudly() {
     assert!(err.contains("no such executable file"), "{err}");
     let err = assert_bad_input(&db, &words("run external -- /bin/true"));
     assert!(err.contains("--parser"), "{err}");
+    // Two results an iteration: refused before anything runs, not after the first iteration.
+    let err = assert_bad_input(
+        &db,
+        &words("run external --parser perf-bench -- /bin/true bench sched all"),
+    );
+    assert!(
+        err.contains("`perf bench sched all` prints two results"),
+        "{err}"
+    );
 }
 
 /// A real tool where one is installed (`.ci/run` installs rt-tests' hackbench and sets

@@ -126,6 +126,16 @@ impl WorkloadParams for ExternalParams {
                 }
             )));
         }
+        // The one command line known to print several results: found before it runs, not after.
+        if self.parser == Some(Tool::PerfBench)
+            && self.command.windows(2).any(|w| w[0] == "sched" && w[1] == "all")
+        {
+            return Err(Error::invalid(
+                "`perf bench sched all` prints two results (messaging and pipe) and an iteration \
+                 takes one: run `perf bench sched messaging` and `perf bench sched pipe` as two \
+                 cases (two runs, or a suite with both)",
+            ));
+        }
         let plain = self.plain();
         if self.parser == Some(Tool::Plain) {
             plain.check().map_err(|e| Error::param("metric", e))?;
