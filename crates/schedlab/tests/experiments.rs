@@ -128,22 +128,21 @@ fn ab_restores_when_a_setting_fails() {
 fn ab_restores_on_ctrl_c() {
     let (dir, db) = temp_db();
     let log = dir.path().join("order.txt");
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("schedlab"))
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("schedlab"))
         .env("SCHEDLAB_DB", &db)
         .args(logging_ab(&log, "50", "slow"))
         .args(words("fake --sleep-ms 200 --iterations 2"))
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .start();
     let deadline = Instant::now() + Duration::from_secs(60);
     while std::fs::read_to_string(&log).map_or(true, |t| !t.contains('B')) {
         assert!(Instant::now() < deadline, "the B visit never started");
         std::thread::sleep(Duration::from_millis(20));
     }
     send_signal(&child, libc::SIGINT);
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(130));
+    let (code, stderr) = finish(child, Duration::from_secs(120));
+    assert_eq!(code, Some(130), "{stderr}");
     assert!(std::fs::read_to_string(&log)
         .unwrap()
         .trim_end()
