@@ -1,6 +1,6 @@
 //! End-to-end tests of `schedlab ab` (interleaved settings) and `schedlab campaign` (per-boot
 //! kernels): ABBA order, restore on success, failure and Ctrl-C, paired comparison, campaign state.
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -56,6 +56,29 @@ fn ab_runs_abba_restores_and_compares_as_pairs() {
         .stderr(predicate::str::contains("already exists"));
 }
 
+/// The hogs whose pids arm B wrote to a file, killed when this is dropped if the file is still
+/// there: the restore would have removed it, so a test failing first does not leave them spinning
+/// on every CPU. Only a pid that still runs the busy loop is killed, not one reused since.
+struct HogsIn(PathBuf);
+
+impl Drop for HogsIn {
+    fn drop(&mut self) {
+        let Ok(list) = std::fs::read_to_string(&self.0) else {
+            return;
+        };
+        for pid in list
+            .split_whitespace()
+            .filter_map(|p| p.parse::<i32>().ok())
+        {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            if String::from_utf8_lossy(&cmdline).contains("while :") {
+                // SAFETY: kill has no memory effects; the pid runs a hog this test started.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+        }
+    }
+}
+
 /// `ab --until-decided` with a real CPU hog started by arm B on every CPU and stopped by arm A:
 /// the rows are decided (marked) before the plan runs out, each row says at which round, and no
 /// hog survives the experiment.
@@ -63,6 +86,8 @@ fn ab_runs_abba_restores_and_compares_as_pairs() {
 fn ab_until_decided_stops_once_a_cpu_hog_is_marked() {
     let (dir, db) = temp_db();
     let pids = dir.path().join("hog.pids");
+    // After `dir`, so dropped while the file is still there.
+    let _hogs = HogsIn(pids.clone());
     // Started once: ABBA visits B twice in a row.
     let start = format!(
         "[ -f '{0}' ] || for c in $(seq 0 $(($(nproc) - 1))); do \
