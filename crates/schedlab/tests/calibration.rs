@@ -3,7 +3,7 @@
 //! that case they are judged and not marked; a run made beside two CPU hogs is marked. Also the
 //! calibrate command's own surface: --list, --show, --from, bad input.
 use std::path::Path;
-use std::process::{Child, Command};
+use std::process::Command;
 
 use serde_json::Value;
 
@@ -46,31 +46,24 @@ fn rows(doc: &Value) -> &Vec<Value> {
 }
 
 /// Busy loops pinned two per CPU (the case's threads get about a third of each CPU, a change no
-/// noise on a loaded CI machine hides), killed when dropped.
-struct Hogs(Vec<Child>);
+/// noise on a loaded CI machine hides), killed when dropped: each is a `Running`, so those started
+/// before a failed start are killed too.
+struct Hogs {
+    _running: Vec<Running>,
+}
 
 impl Hogs {
     fn start() -> Hogs {
         let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
-        Hogs(
-            (0..2 * cpus)
+        Hogs {
+            _running: (0..2 * cpus)
                 .map(|i| i % cpus)
                 .map(|cpu| {
                     Command::new("taskset")
                         .args(["-c", &cpu.to_string(), "sh", "-c", "while :; do :; done"])
-                        .spawn()
-                        .expect("taskset and sh")
+                        .start()
                 })
                 .collect(),
-        )
-    }
-}
-
-impl Drop for Hogs {
-    fn drop(&mut self) {
-        for child in &mut self.0 {
-            let _ = child.kill();
-            let _ = child.wait();
         }
     }
 }

@@ -309,7 +309,7 @@ fn interrupt_messaging_run(signal: i32, threads: bool) {
     if threads {
         cmd.arg("--threads");
     }
-    let mut child = cmd.spawn().unwrap();
+    let mut child = cmd.start();
     wait_for_a_stored_iteration(&db, &mut child, Duration::from_secs(120));
     // Land inside an iteration rather than between two.
     std::thread::sleep(Duration::from_millis(150));

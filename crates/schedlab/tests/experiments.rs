@@ -1,6 +1,6 @@
 //! End-to-end tests of `schedlab ab` (interleaved settings) and `schedlab campaign` (per-boot
 //! kernels): ABBA order, restore on success, failure and Ctrl-C, paired comparison, campaign state.
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -56,6 +56,29 @@ fn ab_runs_abba_restores_and_compares_as_pairs() {
         .stderr(predicate::str::contains("already exists"));
 }
 
+/// The hogs whose pids arm B wrote to a file, killed when this is dropped if the file is still
+/// there: the restore would have removed it, so a test failing first does not leave them spinning
+/// on every CPU. Only a pid that still runs the busy loop is killed, not one reused since.
+struct HogsIn(PathBuf);
+
+impl Drop for HogsIn {
+    fn drop(&mut self) {
+        let Ok(list) = std::fs::read_to_string(&self.0) else {
+            return;
+        };
+        for pid in list
+            .split_whitespace()
+            .filter_map(|p| p.parse::<i32>().ok())
+        {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            if String::from_utf8_lossy(&cmdline).contains("while :") {
+                // SAFETY: kill has no memory effects; the pid runs a hog this test started.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+        }
+    }
+}
+
 /// `ab --until-decided` with a real CPU hog started by arm B on every CPU and stopped by arm A:
 /// the rows are decided (marked) before the plan runs out, each row says at which round, and no
 /// hog survives the experiment.
@@ -63,6 +86,8 @@ fn ab_runs_abba_restores_and_compares_as_pairs() {
 fn ab_until_decided_stops_once_a_cpu_hog_is_marked() {
     let (dir, db) = temp_db();
     let pids = dir.path().join("hog.pids");
+    // After `dir`, so dropped while the file is still there.
+    let _hogs = HogsIn(pids.clone());
     // Started once: ABBA visits B twice in a row.
     let start = format!(
         "[ -f '{0}' ] || for c in $(seq 0 $(($(nproc) - 1))); do \
@@ -128,22 +153,21 @@ fn ab_restores_when_a_setting_fails() {
 fn ab_restores_on_ctrl_c() {
     let (dir, db) = temp_db();
     let log = dir.path().join("order.txt");
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("schedlab"))
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("schedlab"))
         .env("SCHEDLAB_DB", &db)
         .args(logging_ab(&log, "50", "slow"))
         .args(words("fake --sleep-ms 200 --iterations 2"))
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .start();
     let deadline = Instant::now() + Duration::from_secs(60);
     while std::fs::read_to_string(&log).map_or(true, |t| !t.contains('B')) {
         assert!(Instant::now() < deadline, "the B visit never started");
         std::thread::sleep(Duration::from_millis(20));
     }
     send_signal(&child, libc::SIGINT);
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(130));
+    let (code, stderr) = finish(child, Duration::from_secs(120));
+    assert_eq!(code, Some(130), "{stderr}");
     assert!(std::fs::read_to_string(&log)
         .unwrap()
         .trim_end()

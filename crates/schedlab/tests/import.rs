@@ -429,8 +429,7 @@ fn an_interrupted_tool_leaves_nothing_behind() {
         .arg(&db)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .start();
     wait_for_a_stored_iteration(&db, &mut child, Duration::from_secs(60));
     let marker = db.to_str().unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);

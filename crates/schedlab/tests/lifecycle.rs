@@ -7,7 +7,6 @@
 mod common;
 
 use std::path::Path;
-use std::process::Child;
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -17,10 +16,8 @@ use serde_json::Value;
 const MANY: &str = "1000";
 
 /// `schedlab run ARGS` without warm-up, in the background (see `common::background`).
-fn spawn(db: &Path, args: &[&str]) -> Child {
-    background(db, &[&["run"], args, &words("--warmup 0 --quiet")].concat())
-        .spawn()
-        .unwrap()
+fn spawn(db: &Path, args: &[&str]) -> Running {
+    background(db, &[&["run"], args, &words("--warmup 0 --quiet")].concat()).start()
 }
 
 fn only_run(db: &Path) -> Value {
@@ -117,7 +114,7 @@ hang_up_then_kill_tests! {
 /// Holds `db`'s write lock, as another process's long transaction would, once the run `child`
 /// is storing into it, and returns `settle` later: the run, which stores an iteration every
 /// 50 ms, is waiting for the lock by then.
-fn hold_the_write_lock(db: &Path, child: &mut Child, settle: Duration) -> rusqlite::Connection {
+fn hold_the_write_lock(db: &Path, child: &mut Running, settle: Duration) -> rusqlite::Connection {
     wait_for_a_stored_iteration(db, child, Duration::from_secs(60));
     let holder = rusqlite::Connection::open(db).unwrap();
     holder.busy_timeout(Duration::from_secs(30)).unwrap();
@@ -132,7 +129,7 @@ fn hold_the_write_lock(db: &Path, child: &mut Child, settle: Duration) -> rusqli
 struct HeldRun {
     _dir: tempfile::TempDir,
     db: std::path::PathBuf,
-    child: Child,
+    child: Running,
     holder: rusqlite::Connection,
     kept: u64,
 }
@@ -287,9 +284,9 @@ fn an_iteration_measured_across_a_stop_is_run_again() {
 
 /// Sends a run that is stopping already its second SIGINT and checks it died by SIGINT, as
 /// without a handler; returns what it said on stderr.
-fn second_ctrl_c(child: Child) -> String {
+fn second_ctrl_c(child: Running) -> String {
     send_signal(&child, libc::SIGINT);
-    let output = child.wait_with_output().unwrap();
+    let output = child.output_within(Duration::from_secs(60));
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     assert_eq!(
         std::os::unix::process::ExitStatusExt::signal(&output.status),
@@ -338,7 +335,7 @@ fn sigquit_is_a_clean_stop_and_an_ignored_sighup_stays_ignored() {
         &db,
         &words("run fake --sleep-ms 50 --iterations 6 --warmup 0"),
     );
-    let mut child = ignoring(libc::SIGHUP, &mut command).spawn().unwrap();
+    let mut child = ignoring(libc::SIGHUP, &mut command).start();
     wait_for_a_stored_iteration(&db, &mut child, Duration::from_secs(60));
     send_signal(&child, libc::SIGHUP);
     let (code, stderr) = finish(child, Duration::from_secs(20));
@@ -350,13 +347,11 @@ fn sigquit_is_a_clean_stop_and_an_ignored_sighup_stays_ignored() {
 /// after it, with a child `sleep 600` to wait for meanwhile: a tool whose processes outlive its
 /// first process unless the whole group is killed. Returns the run and the tool's process group
 /// once the shell's child is running.
-fn run_a_tool_with_children(db: &Path) -> (Child, i32) {
+fn run_a_tool_with_children(db: &Path) -> (Running, i32) {
     let script = "trap 'sleep 300; exit 1' TERM; sleep 600 & wait";
     // Not `spawn`: its flags would land after `--`, in the tool's arguments.
     let run = words("run external --parser plain --iterations 3 --warmup 0 --quiet");
-    let mut child = background(db, &[&run[..], &["--", "/bin/sh", "-c", script]].concat())
-        .spawn()
-        .unwrap();
+    let mut child = background(db, &[&run[..], &["--", "/bin/sh", "-c", script]].concat()).start();
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         assert!(Instant::now() < deadline, "the tool did not start");
@@ -490,6 +485,40 @@ fn sigkill_during_external_leaves_nothing_of_the_tool() {
     assert_eq!(only_run(&db)["status"], "abandoned");
 }
 
+/// What `common::Running` promises a test that fails before waiting for its run: the run, left
+/// unwaited as the failure unwinds, is killed and reaped, and every task it started goes with it;
+/// a process that leads a group of its own takes the whole group along.
+#[test]
+fn a_run_a_failing_test_leaves_is_killed_with_its_tasks() {
+    let (_d, db) = temp_db();
+    let mut pid = 0;
+    let failed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let line = format!("messaging -g 1 -f 2 -l 3000 --iterations {MANY}");
+        let mut child = spawn(&db, &words(&line));
+        wait_for_a_stored_iteration(&db, &mut child, Duration::from_secs(60));
+        pid = child.id() as libc::pid_t;
+        panic!("a failing step, with the run going");
+    }));
+    assert!(failed.is_err());
+    // SAFETY: signal 0 only asks whether the pid exists.
+    let alive = unsafe { libc::kill(pid, 0) } == 0;
+    let error = std::io::Error::last_os_error().raw_os_error();
+    assert!(!alive && error == Some(libc::ESRCH), "{pid} is still there");
+    assert_no_strays(&db);
+
+    let mut shell = std::process::Command::new("sh");
+    std::os::unix::process::CommandExt::process_group(&mut shell, 0);
+    let shell = shell.args(["-c", "sleep 600 & wait"]).start();
+    let group = shell.id() as i32;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while members_named(group, "sleep 600") == 0 {
+        assert!(Instant::now() < deadline, "the shell's child did not start");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    drop(shell);
+    assert_group_gone(group);
+}
+
 /// Started with SIGCHLD ignored, which exec keeps from whatever started schedlab: the kernel would
 /// reap its children itself, so that a wait for one fails, and the reaper of `external`, which
 /// sleeps until SIGCHLD, would wait for the iteration's deadline. Every run completes as usual.
@@ -504,7 +533,7 @@ fn an_inherited_ignored_sigchld_changes_no_run() {
         let (_d, db) = temp_db();
         let common = words("run --iterations 2 --warmup 0 --iteration-timeout 5 -q");
         let mut command = background(&db, &[&common[..], workload].concat());
-        let child = ignoring(libc::SIGCHLD, &mut command).spawn().unwrap();
+        let child = ignoring(libc::SIGCHLD, &mut command).start();
         let (code, stderr) = finish(child, Duration::from_secs(60));
         assert_eq!(code, Some(0), "{workload:?}: {stderr}");
         assert_eq!(only_run(&db)["status"], "complete", "{workload:?}");
@@ -538,7 +567,7 @@ fn state_of(pid: i32) -> Option<char> {
 
 /// Puts one task of the running iteration in SIGSTOP (retrying when the iteration it belonged to
 /// ended first); returns its pid.
-fn stop_a_worker(child: &mut Child) -> i32 {
+fn stop_a_worker(child: &mut Running) -> i32 {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         assert!(Instant::now() < deadline, "no worker could be stopped");

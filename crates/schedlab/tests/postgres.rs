@@ -317,13 +317,12 @@ fn relay_for(url: &str) -> Relay {
 
 /// A long run of the fake workload storing an iteration every 50 ms into `url`, started in the
 /// background.
-fn fake_run_into(url: &str) -> std::process::Child {
+fn fake_run_into(url: &str) -> Running {
     background(
         Path::new(url),
         &words("run fake --sleep-ms 50 --iterations 1000 --warmup 0 --quiet"),
     )
-    .spawn()
-    .unwrap()
+    .start()
 }
 
 /// Iterations the run at `url` has stored, as a reader beside it sees them.
@@ -333,7 +332,7 @@ fn pg_iterations(url: &str) -> i64 {
 }
 
 /// Waits until the run `child` has stored more than `than` iterations at `url`.
-fn wait_for_more_iterations(url: &str, than: i64, child: &mut std::process::Child) -> i64 {
+fn wait_for_more_iterations(url: &str, than: i64, child: &mut Running) -> i64 {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let stored = pg_iterations(url);
@@ -351,7 +350,7 @@ fn wait_for_more_iterations(url: &str, than: i64, child: &mut std::process::Chil
 
 /// A long fake run storing into `url` through a relay, once it has stored an iteration: the
 /// relay, the run, and the iterations stored so far.
-fn relayed_fake_run(url: &str) -> (Relay, std::process::Child, i64) {
+fn relayed_fake_run(url: &str) -> (Relay, Running, i64) {
     let relay = relay_for(url);
     let mut child = fake_run_into(&through(&relay, url));
     let stored = wait_for_more_iterations(url, 0, &mut child);

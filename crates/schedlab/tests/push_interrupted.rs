@@ -79,8 +79,7 @@ fn interrupt_push(source: &Path, source_contents: &Contents, target: &OsStr, sig
         .arg(target)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .start();
     let deadline = Instant::now() + Duration::from_secs(300);
     while stored_runs(&location) == 0 {
         assert!(
@@ -95,7 +94,7 @@ fn interrupt_push(source: &Path, source_contents: &Contents, target: &OsStr, sig
     }
     // SAFETY: kill(2) on the child this test started and has not reaped yet.
     assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, signal) }, 0);
-    let out = child.wait_with_output().unwrap();
+    let out = child.output_within(Duration::from_secs(120));
     let stderr = String::from_utf8_lossy(&out.stderr);
     let name = if signal == libc::SIGKILL {
         use std::os::unix::process::ExitStatusExt;

@@ -198,7 +198,7 @@ fn interrupted_semaphore_processes_leave_nothing_behind() {
     let (_d, db) = temp_db();
     let args =
         words("run semaphore --processes --items 20000 --work 2000 --iterations 500 --warmup 0");
-    let mut child = background(&db, &args).spawn().unwrap();
+    let mut child = background(&db, &args).start();
     wait_for_a_stored_iteration(&db, &mut child, Duration::from_secs(120));
     std::thread::sleep(Duration::from_millis(100));
     send_signal(&child, libc::SIGINT);

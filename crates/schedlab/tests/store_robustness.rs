@@ -3,7 +3,7 @@
 //! like URLs, damaged, foreign and newer databases, and `schedlab db check` / `db upgrade`. Every
 //! process is the real binary; nothing here asserts how long anything took.
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command as StdCommand, Output, Stdio};
+use std::process::{Command as StdCommand, Output, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -75,8 +75,7 @@ fn readers_beside_a_writer_never_fail_it() {
         format!("run fake --sleep-ms 5 --warmup 0 -q --iterations {iterations} --label w");
     let mut writer = background(&db, &words(&writer_line))
         .current_dir(dir)
-        .spawn()
-        .unwrap();
+        .start();
     let deadline = Instant::now() + Duration::from_secs(120);
     // Readers start once the writer is storing, so they poll during its run.
     while stored_iterations_of(&db, "w") < 5 {
@@ -116,10 +115,10 @@ fn readers_beside_a_writer_never_fail_it() {
                 })
             })
             .collect();
-        // The readers stop on the flag, which is set even when the wait fails.
-        let out = writer.wait_with_output();
+        // The readers stop on the flag, which is set even when the wait fails or runs out.
+        let out = writer.try_output_within(Duration::from_secs(120));
         done.store(true, Ordering::SeqCst);
-        let out = out.unwrap();
+        let out = out.unwrap_or_else(|e| panic!("the writer: {e}"));
         let results: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
         (out, results)
     });
@@ -168,7 +167,7 @@ fn eight_writers_on_one_new_file_all_store_their_run() {
     let writers = 8;
     // Each writer stops itself before exec'ing schedlab; SIGCONT to all at once is the start
     // line, so they open the new file together rather than one after the other.
-    let children: Vec<Child> = (0..writers)
+    let children: Vec<Running> = (0..writers)
         .map(|i| {
             StdCommand::new("sh")
                 .arg("-c")
@@ -181,8 +180,7 @@ fn eight_writers_on_one_new_file_all_store_their_run() {
                 .env_remove("SCHEDLAB_DB")
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
+                .start()
         })
         .collect();
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -196,7 +194,7 @@ fn eight_writers_on_one_new_file_all_store_their_run() {
         unsafe { libc::kill(child.id() as i32, libc::SIGCONT) };
     }
     for child in children {
-        let out = child.wait_with_output().unwrap();
+        let out = child.output_within(Duration::from_secs(120));
         assert_succeeded(&out, "a writer");
     }
 

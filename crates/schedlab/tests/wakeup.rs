@@ -184,7 +184,7 @@ fn bad_input_is_refused_with_exit_code_2() {
 fn ctrl_c_mid_iteration_joins_every_thread_and_keeps_results() {
     let (_d, db) = temp_db();
     let args = words("run wakeup -m 2 -t 3 -F 16 -r 1 --iterations 100 --warmup 0");
-    let mut child = background(&db, &args).spawn().unwrap();
+    let mut child = background(&db, &args).start();
     wait_for_a_stored_iteration(&db, &mut child, Duration::from_secs(60));
     // Land inside the next iteration's measured second.
     std::thread::sleep(Duration::from_millis(400));

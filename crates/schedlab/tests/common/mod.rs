@@ -1,8 +1,9 @@
 //! Helpers shared by the end-to-end tests: command lines written as one line; the binary on a
 //! temporary database; its output as text or JSON once it has succeeded, and the check that bad
 //! input is refused; fixture files and the command lines several files use; lookups in the JSON
-//! report; and runs in the background for a test to signal, with the checks that no task outlives
-//! them and that the database they leave is sound.
+//! report; and runs in the background for a test to signal, killed if the test fails before
+//! waiting for them and waited for with a deadline, with the checks that no task outlives them
+//! and that the database they leave is sound.
 // Each test binary uses its own subset of these helpers.
 #![allow(dead_code)]
 
@@ -10,6 +11,7 @@ use std::ffi::OsStr;
 use std::fmt::Debug;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command as StdCommand, Output, Stdio};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
@@ -224,11 +226,11 @@ pub fn has_metric(case: &Value, name: &str) -> bool {
         .any(|m| m["name"] == name)
 }
 
-/// `schedlab ARGS --db DB` as a process to spawn and signal: stdout discarded, stderr kept, and
-/// nothing in the environment to choose another database. The database is named on the command
-/// line, not in the environment, so that every task the run forks carries its path in its
-/// command line, where `assert_no_strays` looks for them; before a `--`, whatever follows which
-/// is an external tool's own command line.
+/// `schedlab ARGS --db DB` as a process to start (with [`Start::start`]) and signal: stdout
+/// discarded, stderr kept, and nothing in the environment to choose another database. The
+/// database is named on the command line, not in the environment, so that every task the run
+/// forks carries its path in its command line, where `assert_no_strays` looks for them; before a
+/// `--`, whatever follows which is an external tool's own command line.
 pub fn background(db: &Path, args: &[&str]) -> StdCommand {
     let (own, tool) = args.split_at(args.iter().position(|a| *a == "--").unwrap_or(args.len()));
     let mut cmd = StdCommand::new(assert_cmd::cargo::cargo_bin("schedlab"));
@@ -243,9 +245,128 @@ pub fn background(db: &Path, args: &[&str]) -> StdCommand {
     cmd
 }
 
+/// A process a test started, killed when dropped unless it has been waited for: a test that
+/// fails between starting a long run and waiting for it unwinds through this, so the run (and
+/// the hogs some tests start) does not go on beside the next tests, or after the test binary.
+/// It derefs to the `Child` for `id`, `try_wait` and the like; wait for it with
+/// [`Running::output_within`] or [`finish`], which have a deadline.
+pub struct Running(Child);
+
+/// `Command::spawn` returning a [`Running`].
+pub trait Start {
+    fn start(&mut self) -> Running;
+}
+
+impl Start for StdCommand {
+    fn start(&mut self) -> Running {
+        let program = self.get_program().to_string_lossy().into_owned();
+        Running(
+            self.spawn()
+                .unwrap_or_else(|e| panic!("cannot start {program}: {e}")),
+        )
+    }
+}
+
+impl std::ops::Deref for Running {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Running {
+    fn deref_mut(&mut self) -> &mut Child {
+        &mut self.0
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        // `try_wait` answers from the status it kept once the process was reaped, so a pid that
+        // may belong to someone else by now is never signalled.
+        if !matches!(self.0.try_wait(), Ok(None)) {
+            return;
+        }
+        let pid = self.0.id() as libc::pid_t;
+        // SAFETY: kill and getpgid have no memory effects; the pid is our child, not reaped yet,
+        // and a group it leads is the one it was started in.
+        unsafe {
+            if libc::getpgid(pid) == pid {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+            libc::kill(pid, libc::SIGKILL);
+        }
+        let _ = self.0.wait();
+    }
+}
+
+/// Reads `pipe` to its end on a thread of its own: the other pipe may fill meanwhile, and the end
+/// may never come (a task the process started can hold the pipe open after it exits).
+fn read_in_background(mut pipe: impl std::io::Read + Send + 'static) -> JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        bytes
+    })
+}
+
+/// What `reader` read, if its pipe closed before `deadline`.
+fn read_by(
+    reader: Option<JoinHandle<Vec<u8>>>,
+    deadline: Instant,
+    name: &str,
+) -> Result<Vec<u8>, String> {
+    let Some(reader) = reader else {
+        return Ok(Vec::new());
+    };
+    while !reader.is_finished() {
+        if Instant::now() > deadline {
+            return Err(format!(
+                "the process ended but its {name} stayed open: a task it started still holds it"
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok(reader.join().unwrap())
+}
+
+impl Running {
+    /// Waits, within `limit`, for the process to end and for its piped stdout and stderr to
+    /// close; when either takes longer the process is killed and the error says which did.
+    pub fn try_output_within(mut self, limit: Duration) -> Result<Output, String> {
+        let deadline = Instant::now() + limit;
+        let stdout = self.0.stdout.take().map(read_in_background);
+        let stderr = self.0.stderr.take().map(read_in_background);
+        let status = loop {
+            if let Some(status) = self.0.try_wait().map_err(|e| e.to_string())? {
+                break status;
+            }
+            if Instant::now() > deadline {
+                // Dropping `self` kills the process.
+                return Err(format!(
+                    "the process did not end within {limit:?}; killed it"
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let describe = |e: String| format!("{e} ({limit:?} after the wait began)");
+        Ok(Output {
+            status,
+            stdout: read_by(stdout, deadline, "stdout").map_err(describe)?,
+            stderr: read_by(stderr, deadline, "stderr").map_err(describe)?,
+        })
+    }
+
+    /// As [`Running::try_output_within`], failing the test when the limit passes.
+    pub fn output_within(self, limit: Duration) -> Output {
+        self.try_output_within(limit)
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+}
+
 /// Waits until the run `child` makes on `db` has stored an iteration, failing if the run ends
 /// first or `within` passes.
-pub fn wait_for_a_stored_iteration(db: &Path, child: &mut Child, within: Duration) {
+pub fn wait_for_a_stored_iteration(db: &Path, child: &mut Running, within: Duration) {
     let deadline = Instant::now() + within;
     while stored_iterations(db) < 1 {
         assert!(Instant::now() < deadline, "no iteration was stored in time");
@@ -265,35 +386,26 @@ pub fn stored_iterations(db: &Path) -> i64 {
         .unwrap_or(0)
 }
 
-pub fn send_signal(child: &Child, signal: i32) {
+pub fn send_signal(child: &Running, signal: i32) {
     // SAFETY: kill has no memory effects; the pid is our own child, not reaped yet.
     unsafe { libc::kill(child.id() as i32, signal) };
 }
 
-/// Waits for `child` to end; returns its exit code (none when a signal killed it) and stderr.
-pub fn exit_code_and_stderr(child: Child) -> (Option<i32>, String) {
-    let output = child.wait_with_output().unwrap();
+/// [`finish`] with a limit no run a test signals to stop comes near, even on a loaded machine.
+pub fn exit_code_and_stderr(child: Running) -> (Option<i32>, String) {
+    finish(child, Duration::from_secs(120))
+}
+
+/// Waits for the run to end (within `limit`, or the test fails and the run is killed) and
+/// returns its exit code (none when a signal killed it) and stderr.
+pub fn finish(child: Running, limit: Duration) -> (Option<i32>, String) {
+    let output = child
+        .try_output_within(limit)
+        .unwrap_or_else(|e| panic!("the run: {e}"));
     (
         output.status.code(),
         String::from_utf8_lossy(&output.stderr).into_owned(),
     )
-}
-
-/// Waits for the run to end (within `limit`) and returns its exit code and stderr.
-pub fn finish(child: Child, limit: Duration) -> (Option<i32>, String) {
-    let started = Instant::now();
-    let pid = child.id();
-    let waiter = std::thread::spawn(move || exit_code_and_stderr(child));
-    while !waiter.is_finished() {
-        if started.elapsed() > limit {
-            // SAFETY: kill has no memory effects. The run is hung: end it so the test fails
-            // instead of hanging.
-            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-            panic!("the run did not end within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    waiter.join().unwrap()
 }
 
 /// No process of the run on `db` is left, five seconds after it ended: schedlab and the tasks it
