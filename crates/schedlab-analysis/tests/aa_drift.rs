@@ -17,11 +17,6 @@ const ITERATIONS: usize = 5;
 const REPORTS: usize = 500;
 const METRIC: &str = "time_sec";
 
-/// Uniform on [lo, hi).
-fn between(g: &mut SplitMix64, lo: f64, hi: f64) -> f64 {
-    lo + (hi - lo) * g.uniform()
-}
-
 /// One case of the matrix: its centre and its noise on the log scale.
 #[derive(Clone, Copy)]
 struct Case {
@@ -34,8 +29,8 @@ fn matrix(g: &mut SplitMix64) -> Vec<Case> {
     (0..CASES)
         .map(|i| Case {
             centre: (1.0 + i as f64).ln(),
-            tau: between(g, 0.02, 0.10),
-            sigma: between(g, 0.01, 0.05),
+            tau: g.between(0.02, 0.10),
+            sigma: g.between(0.01, 0.05),
         })
         .collect()
 }

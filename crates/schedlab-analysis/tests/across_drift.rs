@@ -21,10 +21,6 @@ const ITERATIONS: usize = 5;
 const REPORTS: usize = 400;
 const METRIC: &str = "nsec_per_op";
 
-fn between(g: &mut SplitMix64, lo: f64, hi: f64) -> f64 {
-    lo + (hi - lo) * g.uniform()
-}
-
 fn spec(variant: HeapVariant, cpus: u32) -> CaseSpec {
     CaseSpec::new(WorkloadSpec::Cpudl(CpudlParams {
         variant: Some(variant),
@@ -50,9 +46,9 @@ fn runs(g: &mut SplitMix64, runs: usize, shift: f64) -> Side {
         .iter()
         .map(|&cpus| Row {
             centre: (50.0 + f64::from(cpus)).ln(),
-            tau_shared: between(g, 0.05, 0.10),
-            tau_case: between(g, 0.01, 0.03),
-            sigma: between(g, 0.01, 0.03),
+            tau_shared: g.between(0.05, 0.10),
+            tau_case: g.between(0.01, 0.03),
+            sigma: g.between(0.01, 0.03),
         })
         .collect();
     // Every run's shared level, the same for each case it holds.

@@ -16,11 +16,6 @@ const CASES: usize = 48;
 const ITERATIONS: usize = 5;
 const METRIC: &str = "time_sec";
 
-/// Uniform on [lo, hi).
-fn between(g: &mut SplitMix64, lo: f64, hi: f64) -> f64 {
-    lo + (hi - lo) * g.uniform()
-}
-
 /// One case of the matrix: its centre and its noise on the log scale.
 #[derive(Clone, Copy)]
 struct Case {
@@ -34,9 +29,9 @@ fn matrix(g: &mut SplitMix64) -> Vec<Case> {
     (0..CASES)
         .map(|i| Case {
             centre: (1.0 + i as f64).ln(),
-            omega: between(g, 0.03, 0.08),
-            tau: between(g, 0.01, 0.04),
-            sigma: between(g, 0.01, 0.05),
+            omega: g.between(0.03, 0.08),
+            tau: g.between(0.01, 0.04),
+            sigma: g.between(0.01, 0.05),
         })
         .collect()
 }

@@ -30,11 +30,6 @@ const PLAN: SequentialPlan = SequentialPlan {
 /// The walk's step per round, shared by both runs of the round.
 const WALK_STEP: f64 = 0.03;
 
-/// Uniform on [lo, hi).
-fn between(g: &mut SplitMix64, lo: f64, hi: f64) -> f64 {
-    lo + (hi - lo) * g.uniform()
-}
-
 /// One case: its centre and its noise on the log scale.
 #[derive(Clone, Copy)]
 struct Case {
@@ -61,8 +56,8 @@ fn experiment(
     let cases: Vec<Case> = (0..CASES)
         .map(|i| Case {
             centre: (10.0 + i as f64).ln(),
-            tau: between(g, 0.02, 0.10),
-            sigma: between(g, 0.01, 0.05),
+            tau: g.between(0.02, 0.10),
+            sigma: g.between(0.01, 0.05),
         })
         .collect();
     let mut w = SplitMix64::new(g.next_u64());

@@ -36,6 +36,11 @@ impl SplitMix64 {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 
+    /// Uniform on [lo, hi): one draw of [`Self::uniform`], stretched.
+    pub fn between(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * self.uniform()
+    }
+
     /// Standard normal, by Box–Muller from two uniforms (the cosine half).
     pub fn normal(&mut self) -> f64 {
         let u = self.uniform().max(1e-300);
@@ -63,5 +68,17 @@ mod tests {
                 16_408_922_859_458_223_821,
             ]
         );
+    }
+
+    #[test]
+    fn between_stays_in_its_interval_and_spans_it() {
+        let mut g = SplitMix64::new(7);
+        let draws: Vec<f64> = (0..10_000).map(|_| g.between(0.02, 0.10)).collect();
+        assert!(draws.iter().all(|x| (0.02..0.10).contains(x)));
+        let (low, high) = (
+            draws.iter().copied().fold(f64::INFINITY, f64::min),
+            draws.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        );
+        assert!(low < 0.0201 && high > 0.0999, "{low} {high}");
     }
 }
