@@ -69,13 +69,16 @@ fn calibration(cases: &[&str], runs: usize, spread: f64) -> (CalibrationSet, Met
 }
 
 fn run_compare(base: Side, candidate: Side, calibrations: &CalibrationSet) -> Comparison {
-    compare(
-        base,
-        vec![candidate],
-        calibrations,
-        Settings::default(),
-        None,
-    )
+    compare_with(base, candidate, calibrations, Settings::default())
+}
+
+fn compare_with(
+    base: Side,
+    candidate: Side,
+    calibrations: &CalibrationSet,
+    settings: Settings,
+) -> Comparison {
+    compare(base, vec![candidate], calibrations, settings, None)
 }
 
 fn row<'a>(c: &'a Comparison, case: &str) -> &'a Row {
@@ -292,13 +295,7 @@ fn an_equivalent_row_on_the_raw_scale_draws_its_interval_inside_the_band() {
         min_effect: 0.1,
         ..Settings::default()
     };
-    let c = compare(
-        base,
-        vec![candidate],
-        &CalibrationSet::default(),
-        settings,
-        None,
-    );
+    let c = compare_with(base, candidate, &CalibrationSet::default(), settings);
     let r = row(&c, "c");
     assert_eq!(r.scale, schedlab_analysis::units::Scale::Raw);
     assert_eq!(r.verdict, Verdict::Equivalent);
@@ -372,13 +369,7 @@ fn an_mde_past_a_thousand_percent_is_named_not_spelled_out() {
         noise_cap_pct: 1000.0,
         ..Settings::default()
     };
-    let c = compare(
-        base,
-        vec![candidate],
-        &CalibrationSet::default(),
-        settings,
-        None,
-    );
+    let c = compare_with(base, candidate, &CalibrationSet::default(), settings);
     let r = row(&c, "a");
     assert_eq!(r.verdict, Verdict::Inconclusive);
     assert!(r.mde_pct.unwrap() > 1000.0, "{:?}", r.mde_pct);
