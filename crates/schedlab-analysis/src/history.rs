@@ -51,6 +51,10 @@ pub struct HistoryPoint {
     /// The run summary on the analysis scale.
     #[serde(skip)]
     pub y: f64,
+    /// The sample variance of the run's iterations on the analysis scale, as a comparison's run
+    /// summary keeps it; `None` with one iteration.
+    #[serde(skip)]
+    pub within_variance: Option<f64>,
     /// The schedlab build (or imported tool) that measured the run: a step where it changes may
     /// be the measuring code's, not the kernel's.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -228,6 +232,7 @@ pub fn history(
             iterations: summary.n,
             value: scale.back(summary.mean),
             y: summary.mean,
+            within_variance: summary.variance,
             measured_by: meta.measured_by.clone(),
         });
     }

@@ -636,6 +636,7 @@ mod tests {
                 iterations: 2,
                 value: if i < 4 { 0.0 } else { 1.0 },
                 y: if i < 4 { 0.0 } else { 1.0 },
+                within_variance: Some(0.0),
                 measured_by: None,
             })
             .collect();

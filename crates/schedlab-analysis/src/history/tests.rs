@@ -436,6 +436,43 @@ fn a_calibration_of_the_machine_is_used_and_named() {
     assert!(noise.calibrated_pct.unwrap() > 3.0, "{noise:?}");
 }
 
+/// Twelve runs of `iterations` each whose summaries sit within ±0.4 % of their level, +`step`
+/// (a factor) from the seventh run on, while their iterations scatter by `within` on the log
+/// scale (seeded normals, moved so that each run's mean of ln x is its level): summaries this
+/// close say nothing of how noisy each run was, as when a few runs happen to agree by chance.
+fn close_runs(seed: u64, within: f64, iterations: usize, step: f64) -> Vec<RunRecord> {
+    let mut g = SplitMix64::new(seed);
+    (0..12)
+        .map(|i| {
+            let wobble = [0.0, 0.004, -0.003, 0.002, -0.001, 0.003][i % 6];
+            let level = 100f64.ln() + wobble + if i < 6 { 0.0 } else { step.ln() };
+            let draws: Vec<f64> = (0..iterations).map(|_| within * g.normal()).collect();
+            let mean = draws.iter().sum::<f64>() / iterations as f64;
+            let values: Vec<f64> = draws.iter().map(|d| (level + d - mean).exp()).collect();
+            kernel_run(i as i64 + 1, "6.1", i as i64, &values)
+        })
+        .collect()
+}
+
+/// A 4 % step between runs that agree to ±0.4 % but whose five iterations each scatter by 5 %:
+/// the series' spread alone is the noise, so the step clears 3 × it.
+#[test]
+fn a_step_in_close_runs_of_noisy_iterations() {
+    let h = history(&close_runs(11, 0.05, 5, 1.04), "c", None, false).unwrap();
+    let within: Vec<f64> = h
+        .points
+        .iter()
+        .map(|p| p.within_variance.unwrap())
+        .collect();
+    // 0.05² = 0.0025, as five draws tell it.
+    assert!((0.001..0.005).contains(&median(&within)), "{within:?}");
+    let c = changes(&h, &CalibrationSet::default(), &ChangeSettings::default()).unwrap();
+    let noise = c.noise.as_ref().unwrap();
+    assert!(noise.series_sd.unwrap() < 0.01, "{noise:?}");
+    assert_eq!(c.changes.len(), 1, "{c:?}");
+    assert_eq!(c.changes[0].index, 6);
+}
+
 #[test]
 fn bad_histories_say_why() {
     let mut other = kernel_run(2, "6.1", 2, &[1.0]);
