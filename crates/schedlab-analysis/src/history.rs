@@ -17,8 +17,11 @@
 //!    calibrated noise of this machine, case and metric (`schedlab calibrate`: the spread of
 //!    one run's summary, across boots when the calibration spans boots) and the series' own
 //!    (a robust spread of the differences between runs one, two and three apart, at the lags
-//!    whose differences a single step cannot be the median of). The weakest change under the
-//!    bar goes first and the levels are worked out again, until every change left clears it.
+//!    whose differences a single step cannot be the median of), raised to the floor the runs'
+//!    own iterations set ([`within_sd`]): a summary is a mean of n noisy iterations, so it
+//!    varies by at least σ²_within / n, however close a few runs happen to lie. The weakest
+//!    change under the bar goes first and the levels are worked out again, until every change
+//!    left clears it.
 //!
 //! Step 2 is what keeps drift from being reported: a permutation test takes autocorrelated noise
 //! (a machine that warms up, a neighbour's load that comes and goes) for changes, but such
@@ -51,6 +54,10 @@ pub struct HistoryPoint {
     /// The run summary on the analysis scale.
     #[serde(skip)]
     pub y: f64,
+    /// The sample variance of the run's iterations on the analysis scale, as a comparison's run
+    /// summary keeps it; `None` with one iteration.
+    #[serde(skip)]
+    pub within_variance: Option<f64>,
     /// The schedlab build (or imported tool) that measured the run: a step where it changes may
     /// be the measuring code's, not the kernel's.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -228,6 +235,7 @@ pub fn history(
             iterations: summary.n,
             value: scale.back(summary.mean),
             y: summary.mean,
+            within_variance: summary.variance,
             measured_by: meta.measured_by.clone(),
         });
     }
@@ -318,6 +326,9 @@ pub enum NoiseSource {
     Calibration { id: Option<i64>, label: String },
     /// The series' own spread around its levels was the larger (or there is no calibration).
     Series,
+    /// The floor the runs' own iterations set ([`within_sd`]) was above both: the runs lie
+    /// closer together than their iterations allow, by chance or because few runs were made.
+    Iterations,
 }
 
 /// The run-to-run noise a history's changes are judged against.
@@ -328,7 +339,8 @@ pub enum NoiseSource {
 /// percent is undefined and is `None` (the figures on the analysis scale still stand).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Noise {
-    /// One run summary's spread used: the larger of the calibrated and the series' one.
+    /// One run summary's spread used: the larger of the calibrated and the series' one, raised
+    /// to the runs' iterations' floor ([`within_sd`]).
     pub sd: f64,
     /// `sd` in percent: e^sd − 1 on the log scale, sd ÷ |the series' median| on the raw one.
     pub pct: Option<f64>,
@@ -436,28 +448,35 @@ pub struct Detection {
     pub dismissed: Vec<(usize, f64, f64, f64)>,
     /// The noise sd on the analysis scale, from the series (None with too few points).
     pub series_sd: Option<f64>,
-    /// The noise sd used: the larger of the calibrated and the series' one.
+    /// The noise sd used: the larger of the calibrated and the series' one, raised to the
+    /// iterations' floor; `None` when neither exists, as a floor alone is no estimate.
     pub sd: Option<f64>,
     /// The bar a change cleared, on the analysis scale.
     pub threshold: f64,
 }
 
 /// Finds the changes in `ys` (run summaries on `scale`, oldest first); `calibrated_sd` is the
-/// spread of one run summary a calibration gives, on the same scale.
+/// spread of one run summary a calibration gives, and `within_sd` the least spread the runs'
+/// iterations allow one ([`within_sd`]), both on the same scale.
 pub fn detect(
     ys: &[f64],
     scale: Scale,
     calibrated_sd: Option<f64>,
+    within_sd: Option<f64>,
     settings: &ChangeSettings,
 ) -> Result<Detection, schedlab_stats::StatsError> {
     let proposed = e_divisive(ys, &settings.edivisive)?;
     let mut kept: Vec<(usize, f64)> = proposed.iter().map(|c| (c.index, c.p_value)).collect();
     let mut dismissed = Vec::new();
     let series_sd = spread(ys);
+    // The floor only raises an estimate of the noise: it says how little the runs can vary, not
+    // how much they do, so with neither a calibration nor enough runs there is still no noise
+    // (as a comparison's floor needs a variance to raise).
     let sd = match (series_sd, calibrated_sd) {
         (Some(a), Some(b)) => Some(a.max(b)),
         (a, b) => a.or(b),
-    };
+    }
+    .map(|sd| within_sd.map_or(sd, |w| sd.max(w)));
     let floor = match scale {
         Scale::Log => settings.min_effect.ln_1p(),
         Scale::Raw => settings.min_effect * median(ys).abs(),
@@ -527,6 +546,27 @@ fn spread(ys: &[f64]) -> Option<f64> {
 /// The longest lag [`spread`] looks at.
 const MAX_LAG: usize = 3;
 
+/// The least spread a run summary can have from its own iterations: √(the median over the
+/// points of within-run variance ÷ iterations). A summary is a mean of n iterations, so its
+/// variance is at least σ²_within / n whatever the runs around it show (docs/statistics.md §2).
+/// Points of one iteration tell no within-run variance and are passed over; `None` when no point
+/// has two.
+///
+/// The median, where a comparison pools: a history spans months of kernels, builds and
+/// neighbours, and one run with a hiccup among its iterations (or a kernel whose iterations got
+/// noisier) would set a pooled floor for the whole series and mute steps the other runs show
+/// plainly; the median is the typical run's and ignores up to half of them. Each point's
+/// variance ÷ its own n, so runs of different lengths each count at the precision they have.
+/// With few iterations the median of sample variances runs low (for 3 iterations by about 30 %:
+/// the median of χ²₂ / 2 is ln 2), which errs towards a lower floor, never towards muting a step.
+pub fn within_sd(points: &[HistoryPoint]) -> Option<f64> {
+    let per_summary: Vec<f64> = points
+        .iter()
+        .filter_map(|p| p.within_variance.map(|v| v / p.iterations as f64))
+        .collect();
+    (!per_summary.is_empty()).then(|| median(&per_summary).sqrt())
+}
+
 fn median(values: &[f64]) -> f64 {
     if values.is_empty() {
         return f64::NAN;
@@ -581,9 +621,20 @@ pub fn changes(
             .or_else(|| m.unit_variance(UnitKind::RunWithinBoot))?;
         Some((cal, v.variance.sqrt()))
     });
-    let detection = detect(&ys, history.scale, calibrated.map(|(_, sd)| sd), settings)?;
+    let within = within_sd(&history.points);
+    let detection = detect(
+        &ys,
+        history.scale,
+        calibrated.map(|(_, sd)| sd),
+        within,
+        settings,
+    )?;
     let reference = median(&ys);
     let to_pct = |sd: f64| pct(history.scale, sd, reference);
+    // The floor is named only where it set the noise; on a tie the estimate it matched is.
+    let floor_set = within.is_some_and(|w| {
+        detection.series_sd.is_none_or(|s| w > s) && calibrated.is_none_or(|(_, c_sd)| w > c_sd)
+    });
     let noise = detection.sd.map(|sd| Noise {
         sd,
         pct: to_pct(sd),
@@ -591,8 +642,9 @@ pub fn changes(
         calibrated_pct: calibrated.and_then(|(_, sd)| to_pct(sd)),
         series_sd: detection.series_sd,
         series_pct: detection.series_sd.and_then(to_pct),
-        source: match calibrated {
-            Some((cal, c_sd)) if detection.series_sd.is_none_or(|s| c_sd >= s) => {
+        source: match (floor_set, calibrated) {
+            (true, _) => NoiseSource::Iterations,
+            (false, Some((cal, c_sd))) if detection.series_sd.is_none_or(|s| c_sd >= s) => {
                 NoiseSource::Calibration {
                     id: cal.id,
                     label: cal.label.clone(),

@@ -207,6 +207,7 @@ fn noise_sentence(c: &Changes, n: &Noise) -> String {
             id.map_or("-".into(), |i| i.to_string())
         ),
         NoiseSource::Series => "the series itself".into(),
+        NoiseSource::Iterations => "the runs' iterations".into(),
     };
     match (n.pct, n.threshold_pct) {
         (Some(pct), Some(threshold)) => format!(
@@ -636,6 +637,7 @@ mod tests {
                 iterations: 2,
                 value: if i < 4 { 0.0 } else { 1.0 },
                 y: if i < 4 { 0.0 } else { 1.0 },
+                within_variance: Some(0.0),
                 measured_by: None,
             })
             .collect();
@@ -749,6 +751,22 @@ mod tests {
                 "{text}"
             );
         }
+    }
+
+    /// A noise the runs' iterations set is named as theirs, in the line's usual shape.
+    #[test]
+    fn a_noise_from_the_runs_iterations_says_so() {
+        let (_, mut c) = from_zero();
+        let noise = c.noise.as_mut().unwrap();
+        (noise.sd, noise.pct, noise.threshold, noise.threshold_pct) =
+            (0.02, Some(2.02), 0.06, Some(6.18));
+        noise.source = NoiseSource::Iterations;
+        let line = written(|out| write_noise_line(&c, out));
+        assert_eq!(
+            line,
+            "noise 2.02% per run (from the runs' iterations); changes under 6.18% are not \
+             reported; 1 change, 0 dismissed\n"
+        );
     }
 
     #[test]

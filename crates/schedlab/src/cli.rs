@@ -279,7 +279,8 @@ pub enum HistoryFormat {
 #[derive(Debug, Args)]
 pub struct ChangeArgs {
     /// Report a change only when it moves the level by at least this many times the machine's
-    /// run-to-run noise (the larger of its calibration's and the series' own).
+    /// run-to-run noise (the larger of its calibration's and the series' own, at least what the
+    /// runs' own iterations allow).
     #[arg(
         long,
         value_name = "K",

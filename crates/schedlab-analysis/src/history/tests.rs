@@ -57,7 +57,7 @@ fn ten_percent_steps_are_found_within_one_run() {
         for y in &mut ys[at..] {
             *y += step;
         }
-        let found = detect(&ys, Scale::Log, None, &settings(seed)).unwrap();
+        let found = detect(&ys, Scale::Log, None, None, &settings(seed)).unwrap();
         if found.changes.iter().any(|c| c.0.abs_diff(at) <= 1) {
             hits += 1;
         }
@@ -82,7 +82,7 @@ fn drift_without_a_step_is_not_reported() {
     for seed in 0..SERIES {
         let mut g = SplitMix64::new(1_000 + seed);
         let ys = noise(&mut g, RUNS, SD, PHI);
-        let found = detect(&ys, Scale::Log, None, &settings(seed)).unwrap();
+        let found = detect(&ys, Scale::Log, None, None, &settings(seed)).unwrap();
         if !found.changes.is_empty() {
             alarms += 1;
         }
@@ -114,7 +114,7 @@ fn two_steps_are_both_found_and_named_in_order() {
         for y in &mut ys[42..] {
             *y -= 1.12f64.ln();
         }
-        let found = detect(&ys, Scale::Log, None, &settings(seed)).unwrap();
+        let found = detect(&ys, Scale::Log, None, None, &settings(seed)).unwrap();
         let at: Vec<usize> = found.changes.iter().map(|c| c.0).collect();
         if at.len() == 2 && at[0].abs_diff(20) <= 1 && at[1].abs_diff(42) <= 1 {
             both += 1;
@@ -130,11 +130,11 @@ fn a_calibrated_noise_larger_than_the_step_dismisses_it() {
     for y in &mut ys[20..] {
         *y += 1.04f64.ln();
     }
-    let quiet = detect(&ys, Scale::Log, None, &settings(0)).unwrap();
+    let quiet = detect(&ys, Scale::Log, None, None, &settings(0)).unwrap();
     assert_eq!(quiet.changes.len(), 1, "{quiet:?}");
     assert_eq!(quiet.changes[0].0, 20);
     // The machine's calibration says one run varies by 2 %: 4 % is within 3 noise widths.
-    let calibrated = detect(&ys, Scale::Log, Some(0.02), &settings(0)).unwrap();
+    let calibrated = detect(&ys, Scale::Log, Some(0.02), None, &settings(0)).unwrap();
     assert!(calibrated.changes.is_empty(), "{calibrated:?}");
     assert_eq!(calibrated.dismissed.len(), 1);
     assert!(calibrated.sd.unwrap() >= 0.02);
@@ -147,7 +147,7 @@ fn a_step_in_a_short_history_is_found_against_the_noise_either_side_of_it() {
         .iter()
         .map(|v| v.ln())
         .collect();
-    let found = detect(&ys, Scale::Log, None, &settings(0)).unwrap();
+    let found = detect(&ys, Scale::Log, None, None, &settings(0)).unwrap();
     let at: Vec<usize> = found.changes.iter().map(|c| c.0).collect();
     assert_eq!(at, [4], "{found:?}");
     // Lags 1 and 2 only: no median of lagged differences is the step's.
@@ -186,7 +186,7 @@ fn short_drift_series_are_rarely_reported() {
         for seed in 0..SERIES {
             let mut g = SplitMix64::new(5_000 + seed);
             let ys = noise(&mut g, n, SD, PHI);
-            if !detect(&ys, Scale::Log, None, &settings(seed))
+            if !detect(&ys, Scale::Log, None, None, &settings(seed))
                 .unwrap()
                 .changes
                 .is_empty()
@@ -204,7 +204,7 @@ fn short_drift_series_are_rarely_reported() {
 #[test]
 fn min_effect_is_a_floor_even_without_noise() {
     let ys: Vec<f64> = (0..20).map(|i| if i < 10 { 0.0 } else { 0.005 }).collect();
-    let found = detect(&ys, Scale::Log, None, &settings(0)).unwrap();
+    let found = detect(&ys, Scale::Log, None, None, &settings(0)).unwrap();
     assert!(found.changes.is_empty());
     assert_eq!(found.dismissed.len(), 1);
 }
@@ -277,7 +277,12 @@ fn changes_name_the_first_kernel_and_run_after_the_step() {
     );
     // Lower is better for the test metric: slower is a regression.
     assert_eq!(change.verdict, "regression");
-    assert!(matches!(c.noise.unwrap().source, NoiseSource::Series));
+    // Each run is level ± wobble, so its geometric mean is the level to within 0.001 %: the runs
+    // agree far more closely than their two iterations do, and the iterations set the noise
+    // (0.23 %, the median over the runs of |wobble| ÷ level), which the 15 % step still clears.
+    let noise = c.noise.unwrap();
+    assert_eq!(noise.source, NoiseSource::Iterations);
+    assert!((noise.pct.unwrap() - 0.23).abs() < 0.01, "{noise:?}");
 }
 
 #[test]
@@ -436,6 +441,132 @@ fn a_calibration_of_the_machine_is_used_and_named() {
     assert!(noise.calibrated_pct.unwrap() > 3.0, "{noise:?}");
 }
 
+/// Twelve runs of `iterations` each whose summaries sit within ±0.4 % of their level, +`step`
+/// (a factor) from the seventh run on, while their iterations scatter by `within` on the log
+/// scale (seeded normals, moved so that each run's mean of ln x is its level): summaries this
+/// close say nothing of how noisy each run was, as when a few runs happen to agree by chance.
+fn close_runs(seed: u64, within: f64, iterations: usize, step: f64) -> Vec<RunRecord> {
+    let mut g = SplitMix64::new(seed);
+    (0..12)
+        .map(|i| {
+            let wobble = [0.0, 0.004, -0.003, 0.002, -0.001, 0.003][i % 6];
+            let level = 100f64.ln() + wobble + if i < 6 { 0.0 } else { step.ln() };
+            let draws: Vec<f64> = (0..iterations).map(|_| within * g.normal()).collect();
+            let mean = draws.iter().sum::<f64>() / iterations as f64;
+            let values: Vec<f64> = draws.iter().map(|d| (level + d - mean).exp()).collect();
+            kernel_run(i as i64 + 1, "6.1", i as i64, &values)
+        })
+        .collect()
+}
+
+/// A 4 % step between runs that agree to ±0.4 % but whose five iterations each scatter by 5 %:
+/// 3 × the series' spread is under 4 %, but each summary varies by at least 5 % / √5 ≈ 2.2 %, and
+/// the step is within 3 × that.
+#[test]
+fn a_step_the_runs_iterations_cannot_support_is_dismissed() {
+    let h = history(&close_runs(11, 0.05, 5, 1.04), "c", None, false).unwrap();
+    let within: Vec<f64> = h
+        .points
+        .iter()
+        .map(|p| p.within_variance.unwrap())
+        .collect();
+    // 0.05² = 0.0025, as five draws tell it.
+    assert!((0.001..0.005).contains(&median(&within)), "{within:?}");
+    let ys: Vec<f64> = h.points.iter().map(|p| p.y).collect();
+    let step = 1.04f64.ln();
+    // Without the floor (as before it): the series' spread alone is the noise, and the step
+    // clears 3 × it.
+    let unfloored = detect(&ys, h.scale, None, None, &ChangeSettings::default()).unwrap();
+    assert_eq!(
+        unfloored.changes.iter().map(|c| c.0).collect::<Vec<_>>(),
+        [6],
+        "{unfloored:?}"
+    );
+    let series_sd = unfloored.series_sd.unwrap();
+    assert!(step > 3.0 * series_sd, "{unfloored:?}");
+    let floor = within_sd(&h.points).unwrap();
+    assert!(step < 3.0 * floor && floor > series_sd, "{floor}");
+
+    let c = changes(&h, &CalibrationSet::default(), &ChangeSettings::default()).unwrap();
+    assert!(c.changes.is_empty(), "{c:?}");
+    assert_eq!(c.dismissed.iter().map(|d| d.index).collect::<Vec<_>>(), [6]);
+    let noise = c.noise.as_ref().unwrap();
+    assert_eq!(noise.source, NoiseSource::Iterations);
+    assert_eq!((noise.sd, noise.series_sd), (floor, Some(series_sd)));
+    assert_eq!(noise.threshold, 3.0 * floor);
+    let json = serde_json::to_value(noise).unwrap();
+    assert_eq!(json["source"], "iterations", "{json}");
+}
+
+/// The same history with quiet iterations (0.2 % each, a floor of 0.09 %): the series' spread is
+/// the larger, and the floor changes nothing — the step is found as it was without it.
+#[test]
+fn a_floor_under_the_series_spread_changes_nothing() {
+    let h = history(&close_runs(11, 0.002, 5, 1.04), "c", None, false).unwrap();
+    let c = changes(&h, &CalibrationSet::default(), &ChangeSettings::default()).unwrap();
+    let noise = c.noise.as_ref().unwrap();
+    assert!(
+        within_sd(&h.points).unwrap() < noise.series_sd.unwrap(),
+        "{noise:?}"
+    );
+    assert_eq!(noise.source, NoiseSource::Series);
+    assert_eq!(c.changes.iter().map(|c| c.index).collect::<Vec<_>>(), [6]);
+    let mut unfloored = h.clone();
+    for p in &mut unfloored.points {
+        p.within_variance = None;
+    }
+    assert_eq!(
+        changes(
+            &unfloored,
+            &CalibrationSet::default(),
+            &ChangeSettings::default()
+        )
+        .unwrap(),
+        c
+    );
+}
+
+/// Runs of one iteration tell no within-run variance: they are passed over, and a history of
+/// nothing else has no floor.
+#[test]
+fn the_floor_passes_over_runs_of_one_iteration() {
+    let levels = [100.0, 101.0, 99.0, 100.0, 102.0, 98.0];
+    let runs_of = |pairs: usize| -> Vec<RunRecord> {
+        levels
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| {
+                let values = if i < pairs {
+                    vec![v, v * 1.02]
+                } else {
+                    vec![v]
+                };
+                kernel_run(i as i64 + 1, "6.1", i as i64, &values)
+            })
+            .collect()
+    };
+    let h = history(&runs_of(3), "c", None, false).unwrap();
+    let iterations: Vec<usize> = h.points.iter().map(|p| p.iterations).collect();
+    assert_eq!(iterations, [2, 2, 2, 1, 1, 1]);
+    // Two iterations ln 1.02 apart vary by (ln 1.02)² / 2, and their mean by half that.
+    let floor = within_sd(&h.points).unwrap();
+    assert!((floor - 1.02f64.ln() / 2.0).abs() < 1e-12, "{floor}");
+    let h = history(&runs_of(0), "c", None, false).unwrap();
+    assert_eq!(within_sd(&h.points), None);
+    let c = changes(&h, &CalibrationSet::default(), &ChangeSettings::default()).unwrap();
+    assert_eq!(c.noise.unwrap().source, NoiseSource::Series);
+}
+
+/// However noisy the iterations, a floor alone is no estimate of the noise: with too few runs to
+/// tell the series' spread and no calibration, there is still none.
+#[test]
+fn a_floor_alone_is_no_noise() {
+    let h = history(&close_runs(11, 0.05, 5, 1.0)[..3], "c", None, false).unwrap();
+    assert!(within_sd(&h.points).is_some());
+    let c = changes(&h, &CalibrationSet::default(), &ChangeSettings::default()).unwrap();
+    assert_eq!(c.noise, None);
+}
+
 #[test]
 fn bad_histories_say_why() {
     let mut other = kernel_run(2, "6.1", 2, &[1.0]);
@@ -472,7 +603,7 @@ proptest! {
         shift in -5.0f64..5.0,
     ) {
         let s = settings(3);
-        let found = detect(&ys, Scale::Log, None, &s).unwrap();
+        let found = detect(&ys, Scale::Log, None, None, &s).unwrap();
         for &(index, before, after, p) in &found.changes {
             prop_assert!(index >= s.edivisive.min_segment);
             prop_assert!(index + s.edivisive.min_segment <= ys.len());
@@ -480,7 +611,7 @@ proptest! {
             prop_assert!(p <= s.edivisive.alpha);
         }
         let shifted: Vec<f64> = ys.iter().map(|y| y + shift).collect();
-        let again = detect(&shifted, Scale::Log, None, &s).unwrap();
+        let again = detect(&shifted, Scale::Log, None, None, &s).unwrap();
         let at = |d: &Detection| d.changes.iter().map(|c| c.0).collect::<Vec<_>>();
         prop_assert_eq!(at(&found), at(&again));
     }
