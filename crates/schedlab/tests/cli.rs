@@ -603,7 +603,8 @@ fn small_bad_inputs_are_refused_saying_what_is_wrong() {
     std::fs::create_dir(&home).unwrap();
     let env_run = |vars: &[(&str, &str)]| {
         let mut cmd = Command::cargo_bin("schedlab").unwrap();
-        cmd.current_dir(dir.path())
+        cmd.timeout(COMMAND_DEADLINE)
+            .current_dir(dir.path())
             .env_remove("SCHEDLAB_DB")
             .env_remove("XDG_DATA_HOME")
             .env_remove("HOME")

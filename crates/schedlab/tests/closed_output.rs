@@ -24,8 +24,9 @@ fn schedlab_without_readers(db: &Path, args: &[&str]) -> ExitStatus {
         .stdin(Stdio::null())
         .stdout(closed_pipe())
         .stderr(closed_pipe())
-        .status()
-        .unwrap()
+        .start()
+        .output_within(COMMAND_DEADLINE)
+        .status
 }
 
 /// Runs `schedlab ARGS` without readers and checks its exit code; on a mismatch, says what the
@@ -38,8 +39,9 @@ fn expect_without_readers(db: &Path, args: &[&str], code: i32) {
             .env_remove("XDG_DATA_HOME")
             .args(args)
             .stdout(closed_pipe())
-            .output()
-            .unwrap();
+            .stderr(Stdio::piped())
+            .start()
+            .output_within(COMMAND_DEADLINE);
         panic!(
             "schedlab {}: {status} without readers, not exit {code}; stderr when run again: {}",
             args.join(" "),
@@ -167,8 +169,9 @@ fn help_and_version_on_a_full_disk_fail_as_any_output() {
             .env_remove("XDG_DATA_HOME")
             .args(words(line))
             .stdout(full)
-            .output()
-            .unwrap();
+            .stderr(Stdio::piped())
+            .start()
+            .output_within(COMMAND_DEADLINE);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{line}: {stderr}");
         assert_eq!(stderr.lines().count(), 1, "{line}: {stderr}");

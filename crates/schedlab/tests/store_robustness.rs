@@ -10,9 +10,13 @@ use std::time::{Duration, Instant};
 mod common;
 use common::*;
 
-fn bin() -> StdCommand {
-    let mut cmd = StdCommand::new(assert_cmd::cargo::cargo_bin("schedlab"));
-    cmd.env_remove("SCHEDLAB_DB").env_remove("XDG_DATA_HOME");
+/// The binary with no database chosen by the environment, killed if it outlives
+/// `COMMAND_DEADLINE`.
+fn bin() -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::cargo_bin("schedlab").unwrap();
+    cmd.env_remove("SCHEDLAB_DB")
+        .env_remove("XDG_DATA_HOME")
+        .timeout(COMMAND_DEADLINE);
     cmd
 }
 
@@ -722,6 +726,8 @@ fn a_database_that_cannot_be_read_is_not_called_foreign() {
                 .arg(assert_cmd::cargo::cargo_bin("schedlab"))
                 .env_remove("SCHEDLAB_DB")
                 .env_remove("XDG_DATA_HOME");
+            let mut cmd = assert_cmd::Command::from_std(cmd);
+            cmd.timeout(COMMAND_DEADLINE);
             cmd
         } else {
             bin()

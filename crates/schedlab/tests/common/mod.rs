@@ -3,7 +3,8 @@
 //! input is refused; fixture files and the command lines several files use; lookups in the JSON
 //! report; and runs in the background for a test to signal, killed if the test fails before
 //! waiting for them and waited for with a deadline, with the checks that no task outlives them
-//! and that the database they leave is sound.
+//! and that the database they leave is sound. A foreground command is killed when it outlives a
+//! deadline, so a hang fails its test rather than holding the suite.
 // Each test binary uses its own subset of these helpers.
 #![allow(dead_code)]
 
@@ -25,10 +26,18 @@ pub fn words(line: &str) -> Vec<&str> {
     line.split_ascii_whitespace().collect()
 }
 
-/// The schedlab binary with its database at `db` and no XDG data home to fall back on.
+/// How long one foreground command may take before it is killed and its test fails: every
+/// command a test runs is a short one, so reaching this means a hang, which would otherwise hold
+/// the test binary (and CI) until an outer limit.
+pub const COMMAND_DEADLINE: Duration = Duration::from_secs(600);
+
+/// The schedlab binary with its database at `db`, no XDG data home to fall back on, and killed
+/// if it outlives `COMMAND_DEADLINE`.
 pub fn schedlab(db: &Path) -> Command {
     let mut cmd = Command::cargo_bin("schedlab").unwrap();
-    cmd.env("SCHEDLAB_DB", db).env_remove("XDG_DATA_HOME");
+    cmd.env("SCHEDLAB_DB", db)
+        .env_remove("XDG_DATA_HOME")
+        .timeout(COMMAND_DEADLINE);
     cmd
 }
 
