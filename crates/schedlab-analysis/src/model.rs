@@ -446,17 +446,35 @@ pub struct Comparison {
 }
 
 impl Comparison {
-    /// The rows grouped by case × metric (one row per candidate), in the order rows first name
-    /// them: the blocks of the mmtests, ministat and HTML layouts.
+    /// The rows grouped by case × metric and baseline (one row per candidate), in the order rows
+    /// first name them: the blocks of the mmtests, ministat, benchstat and HTML layouts, which
+    /// print one baseline beside the candidates of a block. Candidates judged against different
+    /// units of the baseline (`--across` pairs from the runs holding each candidate's case) are
+    /// in different blocks, so a block's baseline is the one every candidate in it was judged on.
     pub fn rows_by_case_metric(&self) -> Vec<Vec<&Row>> {
         let mut groups: Vec<Vec<&Row>> = Vec::new();
         for row in &self.rows {
-            match groups
-                .iter_mut()
-                .find(|g| g[0].case == row.case && g[0].metric == row.metric)
-            {
+            match groups.iter_mut().find(|g| {
+                g[0].case == row.case
+                    && g[0].metric == row.metric
+                    && g[0].base_side.units == row.base_side.units
+            }) {
                 Some(group) => group.push(row),
                 None => groups.push(vec![row]),
+            }
+        }
+        groups
+    }
+
+    /// The geometric means of `metric` grouped by their baseline's value, in candidate order:
+    /// candidates that lack a case the others have are set against the baseline's geometric
+    /// mean over their own cases, so they stand on a line of their own.
+    pub fn geomeans_by_base(&self, metric: &str) -> Vec<Vec<&Geomean>> {
+        let mut groups: Vec<Vec<&Geomean>> = Vec::new();
+        for g in self.geomeans.iter().filter(|g| g.metric == metric) {
+            match groups.iter_mut().find(|group| group[0].base == g.base) {
+                Some(group) => group.push(g),
+                None => groups.push(vec![g]),
             }
         }
         groups

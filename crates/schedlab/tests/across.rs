@@ -163,6 +163,59 @@ fn every_style_and_format_names_the_sides_by_their_values() {
     assert!(html.contains("value_usec=110") && html.contains("value_usec=100"));
 }
 
+/// A suite of `value_usec` 100, 110 and, when `with_121`, 121 in each run.
+fn three_values(with_121: bool) -> impl Fn(u64) -> String {
+    move |run| {
+        let values = if with_121 {
+            "100, 110, 121"
+        } else {
+            "100, 110"
+        };
+        format!(
+            "description = \"values\"\niterations = 5\nwarmup = 1\n\
+             [[case]]\nworkload = \"fake\"\nspread_pct = 1\nseed = {run}\n\
+             [case.matrix]\nvalue_usec = [{values}]\n"
+        )
+    }
+}
+
+#[test]
+fn a_candidate_paired_in_fewer_runs_is_shown_beside_its_own_baseline() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    store_runs(dir.path(), &db, "all", 4, three_values(true));
+    store_runs(dir.path(), &db, "two", 2, three_values(false));
+    let across = "compare all two --across value_usec=100,110,121";
+    let c = json_of_success(&db, &words(&format!("{across} --format json")));
+    let base_n = |candidate: &str| {
+        c["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["metric"] == "usec_per_op" && r["candidate"] == candidate)
+            .unwrap()["base_side"]["n"]
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!((base_n("value_usec=110"), base_n("value_usec=121")), (6, 4));
+
+    // ministat draws each candidate beside the baseline dataset its test used.
+    let ministat = stdout_of_success(&db, &words(&format!("{across} --style ministat")));
+    let base_lines: Vec<&str> = ministat.lines().filter(|l| l.starts_with("x ")).collect();
+    assert!(
+        base_lines.iter().any(|l| words(l)[1] == "6")
+            && base_lines.iter().any(|l| words(l)[1] == "4"),
+        "{ministat}"
+    );
+    // benchstat puts the case on a line per baseline and says why.
+    let bench = stdout_of_success(&db, &words(&format!("{across} --style benchstat")));
+    let case_lines = bench
+        .lines()
+        .filter(|l| l.starts_with("fake:value=100 spread=1 ³"));
+    assert_eq!(case_lines.count(), 4, "{bench}");
+    assert!(bench.contains("³ a line per baseline"), "{bench}");
+}
+
 #[test]
 fn selections_feed_every_side_and_one_run_is_one_pair_not_judged() {
     let dir = tempfile::tempdir().unwrap();

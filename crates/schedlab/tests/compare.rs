@@ -27,6 +27,42 @@ fn stored_pair() -> (tempfile::TempDir, PathBuf) {
 }
 
 #[test]
+fn a_candidate_without_every_case_has_a_geomean_line_of_its_own() {
+    let (dir, db) = stored_pair();
+    // Two runs of the first two cases only: the third case's line is missing from this side.
+    for run in 0..2 {
+        let full = three_fake_cases(31 + 100 * run, [0.0; 3]);
+        let two_cases = &full[..full.rfind("[[case]]").unwrap()];
+        let file = write_file(dir.path(), &format!("short-{run}.toml"), two_cases);
+        run_suite(&db, &file, &["--label", "short"]);
+    }
+    let out = stdout_of_success(&db, &words("compare base cand short --style benchstat"));
+    let geomeans: Vec<&str> = out.lines().filter(|l| l.starts_with("geomean")).collect();
+    // Per metric: `cand` against the geomean of three cases, `short` against that of two.
+    assert_eq!(geomeans.len(), 4, "{out}");
+    assert!(geomeans.iter().all(|l| l.starts_with("geomean ⁴")), "{out}");
+    assert!(out.contains("⁴ a geomean line per baseline"), "{out}");
+    let c = json_of_success(&db, &words("compare base cand short --format json"));
+    let bases: Vec<f64> = c["geomeans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["metric"] == "usec_per_op")
+        .map(|g| g["base"].as_f64().unwrap())
+        .collect();
+    assert_eq!(bases.len(), 2);
+    for base in bases {
+        let shown = format!("{base:.1}");
+        assert!(
+            geomeans
+                .iter()
+                .any(|l| words(l)[2].starts_with(&shown[..3])),
+            "no geomean line shows the base {base}:\n{out}"
+        );
+    }
+}
+
+#[test]
 fn unmatched_cases_are_not_compared() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("results.db");

@@ -12,12 +12,18 @@ use crate::text::format_value;
 /// benchstat's footnotes, in benchstat's words but counting compare's units: its "samples" are
 /// the row's units (one per run, boot, A/B round or data line), never the iterations of a run,
 /// so a side of one run has one sample however many iterations it ran.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Note {
     /// ¹ no confidence interval: fewer than 6 units on a side.
     Ci,
     /// ² no difference detectable: fewer than 4 units on a side.
     Detect,
+    /// ³ a case on several lines: its candidates were judged against different units of the
+    /// baseline, and each line prints the baseline its candidates had.
+    SplitCase,
+    /// ⁴ several geomean lines: a candidate that lacks a case is set against the baseline's
+    /// geometric mean over its own cases.
+    SplitGeomean,
 }
 
 impl Note {
@@ -37,6 +43,14 @@ impl Note {
             Note::Detect => {
                 format!("² need >= 4 {units} to detect a difference at alpha level 0.05")
             }
+            Note::SplitCase => format!(
+                "³ a line per baseline: each candidate is judged against the {} that hold its case, \
+                 and its line shows that baseline",
+                if within_runs { "runs" } else { "baseline's units" }
+            ),
+            Note::SplitGeomean => "⁴ a geomean line per baseline: a candidate without every case \
+                 is set against the baseline's geomean over the cases it has"
+                .to_string(),
         }
     }
 }
@@ -111,21 +125,28 @@ pub fn tables(c: &Comparison) -> Vec<(String, Table, Vec<String>)> {
             headers.push((versus.as_str(), Align::Left));
         }
         let mut table = Table::new(&headers);
+        let groups: Vec<Vec<&Row>> = c
+            .rows_by_case_metric()
+            .into_iter()
+            .filter(|g| g[0].metric == metric)
+            .collect();
         let mut cases: Vec<&str> = Vec::new();
-        for row in c.rows.iter().filter(|r| r.metric == metric) {
-            if !cases.contains(&row.case.as_str()) {
-                cases.push(&row.case);
+        for rows in &groups {
+            let case = rows[0].case.as_str();
+            let split = groups.iter().filter(|g| g[0].case == case).count() > 1;
+            if split && !notes.contains(&Note::SplitCase) {
+                notes.push(Note::SplitCase);
             }
-        }
-        for case in &cases {
-            let rows: Vec<&Row> = c
-                .rows
-                .iter()
-                .filter(|r| r.metric == metric && r.case == *case)
-                .collect();
+            if !cases.contains(&case) {
+                cases.push(case);
+            }
             let first = &rows[0].styles.benchstat;
             let mut cells = vec![
-                case.to_string(),
+                if split {
+                    format!("{case} ³")
+                } else {
+                    case.to_string()
+                },
                 center_cell(first.base_median, first.base_spread_pct, &mut notes),
             ];
             for candidate in &c.candidates {
@@ -145,21 +166,31 @@ pub fn tables(c: &Comparison) -> Vec<(String, Table, Vec<String>)> {
             table.push(cells);
         }
         if cases.len() > 1 {
-            let geomeans: Vec<_> = c.geomeans.iter().filter(|g| g.metric == metric).collect();
-            let base = geomeans.first().and_then(|g| g.base);
-            let mut cells = vec!["geomean".to_string(), base.map_or("-".into(), format_value)];
-            for candidate in &c.candidates {
-                let g = geomeans.iter().find(|g| g.candidate == candidate.name);
-                cells.push(
-                    g.and_then(|g| g.candidate_value)
-                        .map_or("-".into(), format_value),
-                );
-                cells.push(
-                    g.and_then(|g| g.change_pct)
-                        .map_or("-".into(), |p| format!("{p:+.2}%")),
-                );
+            let lines = c.geomeans_by_base(metric);
+            if lines.len() > 1 {
+                notes.push(Note::SplitGeomean);
             }
-            table.push(cells);
+            for geomeans in lines {
+                let base = geomeans[0].base;
+                let label = if notes.contains(&Note::SplitGeomean) {
+                    "geomean ⁴"
+                } else {
+                    "geomean"
+                };
+                let mut cells = vec![label.to_string(), base.map_or("-".into(), format_value)];
+                for candidate in &c.candidates {
+                    let g = geomeans.iter().find(|g| g.candidate == candidate.name);
+                    cells.push(
+                        g.and_then(|g| g.candidate_value)
+                            .map_or("-".into(), format_value),
+                    );
+                    cells.push(
+                        g.and_then(|g| g.change_pct)
+                            .map_or("-".into(), |p| format!("{p:+.2}%")),
+                    );
+                }
+                table.push(cells);
+            }
         }
         let designs: Vec<Design> = c
             .rows
@@ -177,6 +208,7 @@ pub fn tables(c: &Comparison) -> Vec<(String, Table, Vec<String>)> {
             .iter()
             .filter(|r| r.metric == metric)
             .all(|r| r.pairs_within_runs);
+        notes.sort();
         let notes = notes
             .into_iter()
             .map(|n| n.text(design, within_runs))
