@@ -281,7 +281,9 @@ fn calibrated_variance(
                 runs: units.runs_per_unit,
             })?,
             Design::Pairs if units.pairs_share_boots => m.unit_variance(UnitKind::RunWithinBoot)?,
-            Design::Pairs => m.unit_variance(UnitKind::BootMean { runs: 1.0 })?,
+            Design::Pairs => m.unit_variance(UnitKind::BootMean {
+                runs: units.runs_per_unit,
+            })?,
             Design::Values => return None,
         };
         let within = (m.sigma2_df > 0.0).then_some(VarianceEstimate {
@@ -367,8 +369,8 @@ fn within_floor(units: &RowUnits) -> f64 {
     match units.design {
         Design::Runs => per_run,
         Design::Boots => per_run / units.runs_per_unit,
-        // d = B − A of one run each.
-        Design::Pairs => 2.0 * per_run,
+        // d = B − A of one run each, or of a boot's mean of its runs' pairs.
+        Design::Pairs => 2.0 * per_run / units.runs_per_unit,
         Design::Values => 0.0,
     }
 }
@@ -895,6 +897,7 @@ fn build_row(t: &Tested<'_>, d: Decision, settings: &Settings) -> Row {
         candidate: p.candidate.clone(),
         design: units.design,
         pairs_within_runs: units.within_runs,
+        pairs_by_boot: units.pairs_by_boot,
         scale,
         base_side,
         candidate_side,
@@ -1102,12 +1105,12 @@ fn footer<'a>(
     let q = settings.fdr;
     let delta = settings.min_effect * 100.0;
     let adjustment = settings.adjustment.describe();
-    let mut designs: Vec<(Design, bool)> = rows
+    let mut designs: Vec<(Design, bool, bool)> = rows
         .iter()
-        .map(|r| (r.design, r.pairs_within_runs))
+        .map(|r| (r.design, r.pairs_within_runs, r.pairs_by_boot))
         .collect();
     designs.dedup();
-    designs.sort_by_key(|(d, within)| (d.noun(), *within));
+    designs.sort_by_key(|(d, within, by_boot)| (d.noun(), *within, *by_boot));
     designs.dedup();
     // Rows whose values reach zero or below are on the raw scale: say so where they are judged.
     let judged = || rows.iter().filter(|r| r.p_value.is_some());
@@ -1139,10 +1142,14 @@ fn footer<'a>(
     let units_text = designs
         .iter()
         .map(|d| match d {
-            (Design::Pairs, true) => {
+            (Design::Pairs, true, false) => {
                 "pairs of cases within each run (the difference of each run's summaries)"
             }
-            (d, _) => match d {
+            (Design::Pairs, true, true) => {
+                "pairs of cases within each run, per boot (the mean over each boot's runs of the \
+                 difference of each run's summaries; the runs span several boots)"
+            }
+            (d, _, _) => match d {
                 Design::Runs => runs_text.as_str(),
                 Design::Boots => "boots (the mean of each boot's run summaries)",
                 Design::Pairs => {
@@ -1170,7 +1177,7 @@ fn footer<'a>(
              ≈ within ±{delta}% (TOST, α = {EQUIVALENCE_ALPHA}); ~ inconclusive (MDE: smallest change \
              detectable at 80% power); ? not judged ({NOT_JUDGED}); ?? units vary more than {}%{}",
             settings.noise_cap_pct,
-            if designs.iter().any(|(d, _)| *d == Design::Pairs) {
+            if designs.iter().any(|(d, _, _)| *d == Design::Pairs) {
                 " (pairs: their differences)"
             } else {
                 ""

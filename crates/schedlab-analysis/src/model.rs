@@ -242,6 +242,10 @@ pub struct Row {
     /// from the JSON when false.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub pairs_within_runs: bool,
+    /// Such pairs from runs on several boots, averaged per boot: a unit is a boot; absent from
+    /// the JSON when false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub pairs_by_boot: bool,
     pub scale: Scale,
     pub base_side: SideFigures,
     pub candidate_side: SideFigures,

@@ -156,12 +156,19 @@ pub struct RowUnits {
     pub runs_per_unit: f64,
     /// For pairs: each pair is two cases of one run (`compare --across`), not a round's two runs.
     pub within_runs: bool,
+    /// Within-run pairs from runs on several boots, averaged per boot: a unit is a boot's mean
+    /// of its runs' pairs, as unpaired runs become boots (a boot may move one case and not the
+    /// other, so the pairs of one boot are not independent).
+    pub pairs_by_boot: bool,
 }
 
 impl RowUnits {
-    /// The plural noun of what a side would need more of: within-run pairs are runs.
+    /// The plural noun of what a side would need more of: within-run pairs are runs, or boots
+    /// where they are averaged per boot.
     pub fn noun(&self) -> &'static str {
-        if self.within_runs {
+        if self.pairs_by_boot {
+            "boots"
+        } else if self.within_runs {
             "runs"
         } else {
             self.design.noun()
@@ -338,6 +345,7 @@ fn unpaired(
         pairs_share_boots: false,
         runs_per_unit,
         within_runs: false,
+        pairs_by_boot: false,
     }
 }
 
@@ -345,49 +353,64 @@ fn unpaired(
 /// both the base case and the candidate case is one pair, d = candidate summary − base summary,
 /// on the same boot by construction. Runs that hold one of the two cases only are left out, as an
 /// `ab` round without its partner is. `None` when no run holds both: the sides' runs are then
-/// independent and the unpaired designs apply. Pairs from runs on several boots do not share
-/// boots in the calibration's sense: a boot may move one case and not the other.
+/// independent and the unpaired designs apply. Pairs from runs on several boots are averaged per
+/// boot, one unit a boot: a boot may move one case and not the other, so the pairs of one boot
+/// share that and are not independent evidence.
 fn within_run_pairs(
     runs_of: &Side,
     base_runs: &[RunSummary],
     candidate_runs: &[RunSummary],
 ) -> Option<RowUnits> {
     // The projections share one run list, so a run's index is the same on both sides.
-    let (mut base, mut candidate, mut differences) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut kept_base, mut kept_candidate) = (Vec::new(), Vec::new());
-    for a in base_runs {
-        let Some(b) = candidate_runs.iter().find(|b| b.run == a.run) else {
-            continue;
-        };
-        let unit = |r: &RunSummary| Unit {
-            value: r.mean,
-            runs: vec![r.run],
-            round: None,
-        };
-        base.push(unit(a));
-        candidate.push(unit(b));
-        differences.push(b.mean - a.mean);
-        kept_base.push(*a);
-        kept_candidate.push(*b);
-    }
-    if differences.is_empty() {
+    let kept: Vec<(RunSummary, RunSummary)> = base_runs
+        .iter()
+        .filter_map(|a| {
+            let b = candidate_runs.iter().find(|b| b.run == a.run)?;
+            Some((*a, *b))
+        })
+        .collect();
+    if kept.is_empty() {
         return None;
     }
-    let boot_of = |r: &RunSummary| &runs_of.runs[r.run].boot_id;
-    let one_boot = kept_base
+    let boot_of = |r: &RunSummary| runs_of.runs[r.run].boot_id.as_str();
+    let mut boots: Vec<(&str, Vec<&(RunSummary, RunSummary)>)> = Vec::new();
+    for pair in &kept {
+        match boots.iter_mut().find(|(b, _)| *b == boot_of(&pair.0)) {
+            Some((_, members)) => members.push(pair),
+            None => boots.push((boot_of(&pair.0), vec![pair])),
+        }
+    }
+    let by_boot = boots.len() > 1;
+    let groups: Vec<Vec<&(RunSummary, RunSummary)>> = if by_boot {
+        boots.into_iter().map(|(_, members)| members).collect()
+    } else {
+        kept.iter().map(|pair| vec![pair]).collect()
+    };
+    let unit = |members: &[&(RunSummary, RunSummary)],
+                pick: fn(&(RunSummary, RunSummary)) -> RunSummary| Unit {
+        value: members.iter().map(|p| pick(p).mean).sum::<f64>() / members.len() as f64,
+        runs: members.iter().map(|p| pick(p).run).collect(),
+        round: None,
+    };
+    let base: Vec<Unit> = groups.iter().map(|g| unit(g, |p| p.0)).collect();
+    let candidate: Vec<Unit> = groups.iter().map(|g| unit(g, |p| p.1)).collect();
+    let differences = base
         .iter()
-        .all(|r| boot_of(r) == boot_of(&kept_base[0]));
+        .zip(&candidate)
+        .map(|(a, b)| b.value - a.value)
+        .collect();
     Some(RowUnits {
         design: Design::Pairs,
         scale: Scale::Log,
         base,
         candidate,
         differences,
-        base_runs: kept_base,
-        candidate_runs: kept_candidate,
-        pairs_share_boots: one_boot,
-        runs_per_unit: 1.0,
+        base_runs: kept.iter().map(|p| p.0).collect(),
+        candidate_runs: kept.iter().map(|p| p.1).collect(),
+        pairs_share_boots: !by_boot,
+        runs_per_unit: kept.len() as f64 / groups.len() as f64,
         within_runs: true,
+        pairs_by_boot: by_boot,
     })
 }
 
@@ -478,6 +501,7 @@ fn pairs(
         pairs_share_boots: share_boots,
         runs_per_unit: 1.0,
         within_runs: false,
+        pairs_by_boot: false,
     })
 }
 
@@ -588,7 +612,41 @@ mod tests {
             assert!(u.within_runs);
             assert_close(&u.differences, &[0.5, 0.5]);
             assert_eq!(u.pairs_share_boots, share, "{boots:?}");
+            assert_eq!(u.pairs_by_boot, !share, "{boots:?}");
         }
+    }
+
+    /// Runs holding both cases on several boots: one pair per boot, the mean of its runs' pairs,
+    /// with every run kept behind it; a run holding one case only is left out.
+    #[test]
+    fn pairs_within_runs_on_several_boots_are_one_unit_per_boot() {
+        let runs = vec![
+            complete(1, "b1"),
+            complete(2, "b1"),
+            complete(3, "b2"),
+            complete(4, "b2"),
+        ];
+        let base = side(
+            "x=1",
+            runs.clone(),
+            vec![exps(&[1.0]), exps(&[3.0]), exps(&[5.0]), exps(&[7.0])],
+        );
+        // Run 4 holds the base case only.
+        let mut candidate = side(
+            "x=2",
+            runs,
+            vec![exps(&[2.0]), exps(&[3.0]), exps(&[5.5]), exps(&[0.0])],
+        );
+        candidate.series[0].runs.pop();
+        let u = row_units_across(&base, &base.series[0], &candidate, &candidate.series[0]);
+        assert_eq!(u.design, Design::Pairs);
+        assert!(u.pairs_by_boot && !u.pairs_share_boots);
+        assert_close(&values(&u.base), &[2.0, 5.0]);
+        assert_close(&values(&u.candidate), &[2.5, 5.5]);
+        assert_close(&u.differences, &[0.5, 0.5]);
+        assert_eq!(unit_run_ids(&base, &u.base), vec![vec![1, 2], vec![3]]);
+        assert_eq!(u.base_runs.len(), 3);
+        assert!((u.runs_per_unit - 1.5).abs() < 1e-12);
     }
 
     #[test]

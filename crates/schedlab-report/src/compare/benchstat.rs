@@ -27,9 +27,12 @@ pub enum Note {
 }
 
 impl Note {
-    /// `within_runs`: every row's pairs are two cases of one run (`compare --across`).
-    pub fn text(self, design: Option<Design>, within_runs: bool) -> String {
-        let units = if within_runs {
+    /// `within_runs`: every row's pairs are two cases of one run (`compare --across`); `by_boot`:
+    /// every row's such pairs are averaged per boot.
+    pub fn text(self, design: Option<Design>, within_runs: bool, by_boot: bool) -> String {
+        let units = if by_boot {
+            "boots of runs holding both cases"
+        } else if within_runs {
             "runs holding both cases"
         } else {
             units_per_side(design)
@@ -46,7 +49,13 @@ impl Note {
             Note::SplitCase => format!(
                 "³ a line per baseline: each candidate is judged against the {} that hold its case, \
                  and its line shows that baseline",
-                if within_runs { "runs" } else { "baseline's units" }
+                if by_boot {
+                    "boots of runs"
+                } else if within_runs {
+                    "runs"
+                } else {
+                    "baseline's units"
+                }
             ),
             Note::SplitGeomean => "⁴ a geomean line per baseline: a candidate without every case \
                  is set against the baseline's geomean over the cases it has"
@@ -208,10 +217,15 @@ pub fn tables(c: &Comparison) -> Vec<(String, Table, Vec<String>)> {
             .iter()
             .filter(|r| r.metric == metric)
             .all(|r| r.pairs_within_runs);
+        let by_boot = c
+            .rows
+            .iter()
+            .filter(|r| r.metric == metric)
+            .all(|r| r.pairs_by_boot);
         notes.sort();
         let notes = notes
             .into_iter()
-            .map(|n| n.text(design, within_runs))
+            .map(|n| n.text(design, within_runs, by_boot))
             .collect();
         out.push((metric.to_string(), table, notes));
     }

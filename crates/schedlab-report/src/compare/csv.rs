@@ -78,7 +78,9 @@ pub fn write(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
             r.metric.clone(),
             r.unit.clone(),
             r.better.as_str().to_string(),
-            if r.pairs_within_runs {
+            if r.pairs_by_boot {
+                "pairs_within_runs_by_boot".to_string()
+            } else if r.pairs_within_runs {
                 "pairs_within_runs".to_string()
             } else {
                 r.design.noun().to_string()

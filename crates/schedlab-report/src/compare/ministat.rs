@@ -246,7 +246,9 @@ pub fn write_with(c: &Comparison, layout: Layout, out: &mut dyn Write) -> std::i
                 first.case,
                 first.metric,
                 first.better.as_str(),
-                if first.pairs_within_runs {
+                if first.pairs_by_boot {
+                    "one value per boot, the mean of its runs', of each of its two cases"
+                } else if first.pairs_within_runs {
                     "one value per run, of each of its two cases"
                 } else {
                     unit_phrase(first.design)

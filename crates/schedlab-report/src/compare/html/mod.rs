@@ -298,6 +298,9 @@ fn forest_section(s: &mut String, c: &Comparison) -> fmt::Result {
 
 fn replication_text(r: &Row) -> &'static str {
     match r.design {
+        Design::Pairs if r.pairs_by_boot => {
+            "one dot per boot and case: the mean of its runs, each holding both"
+        }
         Design::Pairs if r.pairs_within_runs => "one dot per run and case: each run holds both",
         Design::Runs => "one dot per run: the geometric mean of its iterations",
         Design::Boots => "one dot per boot: the mean of its runs",
