@@ -1235,6 +1235,7 @@ fn footer<'a>(
     });
     if let Some(b) = &bound {
         text.push(b.clone());
+        text.extend(made_in_blocks(&sides, rows));
     }
     match guard.method {
         "variance-ratio" | "z-scale" => text.push(format!(
@@ -1346,6 +1347,59 @@ fn footer<'a>(
         false_marks_if_nothing_changed: bound,
         text,
     }
+}
+
+/// A note for each candidate whose rows take runs as units while its runs and the baseline's
+/// were made in two blocks of time, one side's all before the other's: the bound on false marks
+/// holds for runs that are exchangeable in time, and whatever drifted between the blocks (other
+/// load, temperature, a daemon waking up) reads as a change. Interleaved runs carry such drift
+/// into both sides alike. Imported runs and runs whose start is not known say nothing either way.
+fn made_in_blocks(sides: &[&Side], rows: &[Row]) -> Vec<String> {
+    let Some((base, candidates)) = sides.split_first() else {
+        return Vec::new();
+    };
+    let span = |side: &Side| {
+        let starts: Vec<i64> = side
+            .runs
+            .iter()
+            .filter(|r| !r.imported && r.started_at_ns > 0)
+            .map(|r| r.started_at_ns)
+            .collect();
+        (starts.len() >= 2 && starts.len() == side.runs.len())
+            .then(|| (*starts.iter().min().unwrap(), *starts.iter().max().unwrap()))
+    };
+    let Some(base_span) = span(base) else {
+        return Vec::new();
+    };
+    let mut notes = Vec::new();
+    for candidate in candidates {
+        let judged_on_runs = rows.iter().any(|r| {
+            r.candidate == candidate.name && r.design == Design::Runs && r.p_value.is_some()
+        });
+        let Some(candidate_span) = span(candidate).filter(|_| judged_on_runs) else {
+            continue;
+        };
+        let (first, second) = if base_span.1 < candidate_span.0 {
+            ((*base, base_span), (*candidate, candidate_span))
+        } else if candidate_span.1 < base_span.0 {
+            ((*candidate, candidate_span), (*base, base_span))
+        } else {
+            continue;
+        };
+        notes.push(format!(
+            "the runs of {} ({} to {}) all came before those of {} ({} to {}), on one boot: what drifted \
+             between the two blocks (other load, temperature, a daemon) reads as a change, and the bound \
+             above assumes runs that could have come in any order — alternate the labels run by run, or \
+             use `schedlab ab`",
+            first.0.name,
+            format_time_ns(first.1 .0),
+            format_time_ns(first.1 .1),
+            second.0.name,
+            format_time_ns(second.1 .0),
+            format_time_ns(second.1 .1),
+        ));
+    }
+    notes
 }
 
 /// Notes for runs that were not measured alike: by more than one schedlab build or tool (a change

@@ -44,6 +44,10 @@ pub struct RunMeta {
     /// empty where nothing was.
     #[serde(skip)]
     pub imported: bool,
+    /// When the run started, nanoseconds since the Unix epoch; 0 where not known (plain numbers,
+    /// tests' runs).
+    #[serde(skip)]
+    pub started_at_ns: i64,
 }
 
 impl Default for RunMeta {
@@ -60,6 +64,7 @@ impl Default for RunMeta {
             machine: None,
             measured_by: None,
             imported: false,
+            started_at_ns: 0,
         }
     }
 }
@@ -334,6 +339,7 @@ impl SideBuilder {
             machine: Some(Box::new(MachineKey::of(&run.fingerprint))),
             measured_by: run.fingerprint.measured_by(),
             imported: run.fingerprint.imported.is_some(),
+            started_at_ns: run.started_at_ns,
         };
         if run.status != RunStatus::Complete && !self.include_incomplete {
             self.side.excluded.push(meta);

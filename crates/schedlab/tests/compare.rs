@@ -63,6 +63,35 @@ fn a_candidate_without_every_case_has_a_geomean_line_of_its_own() {
 }
 
 #[test]
+fn sides_made_in_two_blocks_of_time_are_named_and_interleaved_ones_are_not() {
+    let note = "all came before those of";
+    let (dir, db) = stored_pair();
+    let interleaved = stdout_of_success(&db, &words("compare base cand"));
+    assert!(!interleaved.contains(note), "{interleaved}");
+    for (label, seed) in [("early", 51), ("early", 52), ("late", 61), ("late", 62)] {
+        let file = write_file(
+            dir.path(),
+            &format!("{label}-{seed}.toml"),
+            three_fake_cases(seed, [0.0; 3]),
+        );
+        run_suite(&db, &file, &["--label", label]);
+    }
+    let blocks = stdout_of_success(&db, &words("compare early late"));
+    let line = blocks
+        .lines()
+        .find(|l| l.contains(note))
+        .unwrap_or_else(|| panic!("{blocks}"));
+    assert!(line.starts_with("the runs of early ("), "{line}");
+    assert!(line.contains("those of late ("), "{line}");
+    // The candidate first in time is named first.
+    let reversed = stdout_of_success(&db, &words("compare late early"));
+    assert!(reversed.contains("the runs of early ("), "{reversed}");
+    // The baseline, made before the late runs, is a block of its own against them.
+    let mixed = stdout_of_success(&db, &words("compare base late"));
+    assert!(mixed.contains(note), "{mixed}");
+}
+
+#[test]
 fn unmatched_cases_are_not_compared() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("results.db");
