@@ -2,7 +2,7 @@
 //! confidence interval over the row's units, and per candidate `vs base`: `~` when Mann–Whitney's
 //! p exceeds 0.05, otherwise the change of medians, always with `(p=… n=…)`; a geomean row when
 //! there are several cases. The numbers are benchstat's own readings, computed in the model, so
-//! they can be set beside schedlab's marks.
+//! they can be set beside schedlab's marks: `**` after a candidate's cell where schedlab marks it.
 use schedlab_analysis::model::{Comparison, Row};
 use schedlab_analysis::units::Design;
 
@@ -88,7 +88,18 @@ fn center_cell(median: Option<f64>, spread: Option<f64>, notes: &mut Vec<Note>) 
     }
 }
 
+/// benchstat's `vs base` reading of the row, with schedlab's `**` after it where schedlab marks
+/// the change (which may rest on fewer units than benchstat needs, or on a calibration).
 fn delta_cell(row: &Row, notes: &mut Vec<Note>) -> String {
+    let cell = benchstat_delta(row, notes);
+    if row.verdict.is_marked() {
+        format!("{cell} {}", row.verdict.mark())
+    } else {
+        cell
+    }
+}
+
+fn benchstat_delta(row: &Row, notes: &mut Vec<Note>) -> String {
     let (nb, nc) = (row.base_side.n, row.candidate_side.n);
     let n = if nb == nc {
         format!("n={nb}")
