@@ -109,17 +109,23 @@ fn request_mode_json_carries_quantiles_counts_and_tables() {
     assert!(values.windows(2).all(|w| w[0] <= w[1]), "{values:?}");
     let shared: u64 = rows.iter().map(|r| r["samples"].as_u64().unwrap()).sum();
     assert_eq!(shared, counted, "the 99.9th is last in both");
-    for bad in [
-        "100",
-        "0",
-        "99.95",
-        "x",
-        "75,,99",
-        "0.00000001",
-        "99.99999999",
+    // Each refusal gives the reason that applies to the value.
+    for (bad, why) in [
+        ("100", "above 0 and below 100"),
+        ("0", "above 0 and below 100"),
+        ("99.95", "(99.9, not 99.95)"),
+        ("0.04", "(99.9, not 99.95)"),
+        ("x", "not a number"),
+        ("NaN", "not a number"),
+        ("75,,99", "not a number"),
+        ("0.00000001", "0.1 to 99.9"),
+        ("99.99999999", "0.1 to 99.9"),
     ] {
         let err = assert_bad_input(&db, &["show", "1", "--percentiles", bad]);
-        assert!(err.contains("--percentiles"), "{bad}: {err}");
+        assert!(
+            err.contains("--percentiles") && err.contains(why),
+            "{bad}: {err}"
+        );
     }
     assert_bad_input(&db, &words("show 1 --percentiles 75 --format csv"));
 }

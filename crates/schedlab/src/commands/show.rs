@@ -41,14 +41,24 @@ fn per_mille(list: &[String]) -> Result<Option<Vec<PerMille>>, Failure> {
     let mut out = Vec::with_capacity(list.len());
     for text in list {
         let bad = |why: &str| Failure::bad_input(format!("--percentiles {text:?}: {why}"));
-        let p: f64 = text.trim().parse().map_err(|_| bad("not a number"))?;
-        let tenths = (p * 10.0).round();
-        // Checked after rounding: 0.00000001 is within the tolerance of 0.0.
-        if !(1.0..=999.0).contains(&tenths) {
+        let p: f64 = text
+            .trim()
+            .parse()
+            .ok()
+            .filter(|p: &f64| p.is_finite())
+            .ok_or_else(|| bad("not a number"))?;
+        if !(p > 0.0 && p < 100.0) {
             return Err(bad("a percentile is above 0 and below 100"));
         }
+        let tenths = (p * 10.0).round();
         if (p * 10.0 - tenths).abs() > 1e-6 {
             return Err(bad("tenths of a percent are the finest (99.9, not 99.95)"));
+        }
+        // 0.00000001 is within the tolerance of a whole tenth, 0.0, which is no percentile.
+        if !(1.0..=999.0).contains(&tenths) {
+            return Err(bad(
+                "tenths of a percent are the finest, so a percentile is 0.1 to 99.9",
+            ));
         }
         out.push(tenths as PerMille);
     }
