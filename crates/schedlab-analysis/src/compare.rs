@@ -29,14 +29,12 @@ use crate::calibration::{CalibrationSet, MachineKey, UnitKind, VarianceEstimate}
 use crate::figures::{geomeans, side_figures, style_figures};
 use crate::guard::{guard, GuardInput};
 use crate::model::{
-    CalibrationSummary, CalibrationUse, Comparison, ExcludedRun, Footer, Guard, Look, Row,
-    RowVariance, Sequential, SideSummary, Test, UsedInterval, VarianceSource, Verdict,
-    COMPARISON_SCHEMA_VERSION,
+    change_pct_of, level_text, mde_text, CalibrationSummary, CalibrationUse, Comparison,
+    ExcludedRun, Footer, Guard, Look, Row, RowVariance, Sequential, SideSummary, Test,
+    UsedInterval, VarianceSource, Verdict, COMPARISON_SCHEMA_VERSION,
 };
 use crate::series::{CaseLabel, Origin, Side};
-use crate::settings::{
-    SequentialPlan, Settings, EQUIVALENCE_ALPHA, MAX_RUNS_NEEDED, MDE_POWER, MDE_SHOWN_UP_TO_PCT,
-};
+use crate::settings::{SequentialPlan, Settings, EQUIVALENCE_ALPHA, MAX_RUNS_NEEDED, MDE_POWER};
 use crate::units::{row_units, row_units_across, Design, RowUnits, Scale};
 
 /// A row before any look: what it compares and the calibration it may draw on.
@@ -247,16 +245,6 @@ fn common_machine<'a>(sides: impl Iterator<Item = &'a Side>) -> Option<MachineKe
         }
     }
     key.cloned()
-}
-
-/// An MDE as a note prints it. With one degree of freedom it can run to 30 digits, which say no
-/// more than that nothing short of a huge change could be seen.
-fn mde_text(mde_pct: f64) -> String {
-    if mde_pct > MDE_SHOWN_UP_TO_PCT {
-        format!("above {MDE_SHOWN_UP_TO_PCT}%")
-    } else {
-        format!("{mde_pct:.1}%")
-    }
 }
 
 /// What a calibration says about a row. Across a parameter the two sides ran different cases:
@@ -901,7 +889,7 @@ fn build_row(t: &Tested<'_>, d: Decision, settings: &Settings) -> Row {
         scale,
         base_side,
         candidate_side,
-        change_pct: ratio.map(|r| (r - 1.0) * 100.0),
+        change_pct: ratio.map(change_pct_of),
         ratio,
         ratio_ci,
         test,
@@ -1164,8 +1152,8 @@ fn footer<'a>(
         "none possible".to_string()
     } else {
         format!(
-            "Student's t on {on} with the df of the variance estimate ({:.0}% CI)",
-            settings.confidence * 100.0
+            "Student's t on {on} with the df of the variance estimate ({} CI)",
+            level_text(settings.confidence)
         )
     };
     // Where no row could be judged, only `?` can stand in the table, so only it is explained.

@@ -147,6 +147,41 @@ pub struct UsedInterval {
     pub kind: &'static str,
 }
 
+impl UsedInterval {
+    /// The bounds as change in percent, as `change_pct` is the ratio's.
+    pub fn pct(&self) -> (f64, f64) {
+        (change_pct_of(self.low), change_pct_of(self.high))
+    }
+}
+
+/// A ratio (candidate ÷ base) as change in percent: every `change_pct` and every interval in
+/// percent is this.
+pub fn change_pct_of(ratio: f64) -> f64 {
+    (ratio - 1.0) * 100.0
+}
+
+/// A confidence level as people write it: `95%`, `99.5%` (to a tenth; a sequential look's spent
+/// level 0.99161 is `99.2%`).
+pub fn level_text(level: f64) -> String {
+    let tenths = (level * 1000.0).round() / 10.0;
+    if tenths.fract() == 0.0 {
+        format!("{tenths:.0}%")
+    } else {
+        format!("{tenths:.1}%")
+    }
+}
+
+/// An MDE as the text prints it. With one degree of freedom it can run to 30 digits, which say
+/// no more than that nothing short of a huge change could be seen: above
+/// `MDE_SHOWN_UP_TO_PCT` the text says only that (the JSON keeps the number).
+pub fn mde_text(mde_pct: f64) -> String {
+    if mde_pct > crate::settings::MDE_SHOWN_UP_TO_PCT {
+        format!("above {}%", crate::settings::MDE_SHOWN_UP_TO_PCT)
+    } else {
+        format!("{mde_pct:.1}%")
+    }
+}
+
 /// One side of one row, described.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SideFigures {
@@ -274,6 +309,14 @@ pub struct Row {
     /// Why a row is `?` or `??`, or what `~` could detect.
     pub note: Option<String>,
     pub styles: StyleFigures,
+}
+
+impl Row {
+    /// The test's confidence interval of the ratio as change in percent.
+    pub fn ci_pct(&self) -> Option<(f64, f64)> {
+        self.ratio_ci
+            .map(|ci| (change_pct_of(ci.low), change_pct_of(ci.high)))
+    }
 }
 
 /// A run the comparison left out, and why.
@@ -484,7 +527,48 @@ impl Comparison {
         groups
     }
 
+    /// The levels of the intervals the rows' verdicts used, of one kind (`test` or
+    /// `equivalence`), ascending and without repeats: a sequential experiment's `≈` rows each
+    /// have the level spent at the look that decided them.
+    pub fn used_interval_levels(&self, kind: &str) -> Vec<f64> {
+        let mut levels: Vec<f64> = self
+            .rows
+            .iter()
+            .filter_map(|r| r.interval_used)
+            .filter(|i| i.kind == kind)
+            .map(|i| i.level)
+            .collect();
+        levels.sort_by(f64::total_cmp);
+        levels.dedup_by(|a, b| level_text(*a) == level_text(*b));
+        levels
+    }
+
     pub fn count(&self, verdict: Verdict) -> usize {
         self.rows.iter().filter(|r| r.verdict == verdict).count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_read_as_people_write_them() {
+        for (level, text) in [
+            (0.95, "95%"),
+            (0.995, "99.5%"),
+            (0.8, "80%"),
+            (0.9902245963748793, "99%"),
+            (0.99161, "99.2%"),
+        ] {
+            assert_eq!(level_text(level), text, "{level}");
+        }
+    }
+
+    #[test]
+    fn an_mde_past_the_limit_is_named_and_one_below_is_spelled_out() {
+        assert_eq!(mde_text(249_744_193.6), "above 1000%");
+        assert_eq!(mde_text(1000.0), "1000.0%");
+        assert_eq!(mde_text(3.25), "3.2%");
     }
 }

@@ -244,6 +244,22 @@ fn compare_bad_input_is_one_line_exit_2() {
     );
 }
 
+/// ministat's 99.5 % level reads as 99.5 % in every place that names the level, not "100%".
+#[test]
+fn a_level_of_99_5_is_printed_as_such() {
+    let (dir, db) = stored_pair();
+    let text = stdout_of_success(&db, &words("compare base cand --confidence 99.5"));
+    assert!(text.contains("(99.5% CI)"), "{text}");
+    let page = dir.path().join("r.html");
+    expect_success(
+        schedlab(&db)
+            .args(words("report base cand --confidence 99.5 --html"))
+            .arg(&page),
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("99.5% CI") && !html.contains("100% CI"));
+}
+
 #[test]
 fn stat_matches_ministat_on_hackbench_times() {
     let dir = tempfile::tempdir().unwrap();

@@ -128,6 +128,40 @@ fn ab_until_decided_stops_once_a_cpu_hog_is_marked() {
     assert!(row["decided_at_round"].as_u64().unwrap() <= rounds);
 }
 
+/// An A/A decided `≈` at an early look: the HTML forest names the level the equivalence test
+/// spent there (about 99 %, not the fixed design's 90 %), the level the JSON's `interval_used`
+/// carries.
+#[test]
+fn ab_until_decided_equivalence_is_drawn_at_the_level_its_look_spent() {
+    let (dir, db) = temp_db();
+    expect_success(schedlab(&db).args(words(
+        "ab --a true --b true --until-decided --max-rounds 6 --label eq -q fake --iterations 3 --spread-pct 0.1",
+    )));
+    let c = json_of_success(&db, &words("compare eq-a eq-b --format json"));
+    let used = &c["rows"][0]["interval_used"];
+    assert_eq!(used["kind"], "equivalence", "{}", c["rows"][0]);
+    let level = used["level"].as_f64().unwrap();
+    assert!(level > 0.95, "{level}");
+    let page = dir.path().join("eq.html");
+    expect_success(
+        schedlab(&db)
+            .args(words("report eq-a eq-b --html"))
+            .arg(&page),
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    let tenths = (level * 1000.0).round() / 10.0;
+    let shown = if tenths.fract() == 0.0 {
+        format!("TOST's {tenths:.0}% interval")
+    } else {
+        format!("TOST's {tenths:.1}% interval")
+    };
+    assert!(
+        html.contains(&shown),
+        "no {shown:?} in the forest's caption"
+    );
+    assert!(!html.contains("TOST's 90%"));
+}
+
 #[test]
 fn ab_restores_when_a_setting_fails() {
     let (dir, db) = temp_db();

@@ -69,7 +69,6 @@ pub fn write(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
     let mut writer = CsvOut::new(out);
     writer.row(HEADER)?;
     for r in &c.rows {
-        let pct = |x: f64| (x - 1.0) * 100.0;
         writer.row([
             r.candidate.clone(),
             r.case.clone(),
@@ -96,8 +95,8 @@ pub fn write(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
             num(r.candidate_side.std_pct),
             num(r.ratio),
             num(r.change_pct),
-            num(r.ratio_ci.map(|ci| pct(ci.low))),
-            num(r.ratio_ci.map(|ci| pct(ci.high))),
+            num(r.ci_pct().map(|ci| ci.0)),
+            num(r.ci_pct().map(|ci| ci.1)),
             serde_name(&r.variance.source),
             num(r.test.df()),
             num(r.p_value),

@@ -290,12 +290,8 @@ pub fn verdict_phrase(row: &Row) -> String {
     let change = row
         .change_pct
         .map_or("-".to_string(), |p| format!("{p:+.2}%"));
-    let ci = row.ratio_ci.map_or(String::new(), |ci| {
-        format!(
-            " [{:+.2}%, {:+.2}%]",
-            (ci.low - 1.0) * 100.0,
-            (ci.high - 1.0) * 100.0
-        )
+    let ci = row.ci_pct().map_or(String::new(), |(low, high)| {
+        format!(" [{low:+.2}%, {high:+.2}%]")
     });
     let q = row.q_value.map_or(String::new(), |q| format!(" q={q:.4}"));
     let note = row

@@ -13,7 +13,9 @@ use std::fmt::{self, Write as _};
 use std::io;
 
 use schedlab_analysis::latency::Curve;
-use schedlab_analysis::model::{Comparison, Row, ScalingSeries, SideFigures, Verdict};
+use schedlab_analysis::model::{
+    level_text, mde_text, Comparison, Row, ScalingSeries, SideFigures, Verdict,
+};
 use schedlab_analysis::scaling::XScale;
 use schedlab_analysis::units::Design;
 use schedlab_core::metric::Better;
@@ -212,14 +214,14 @@ fn fmt_p(q: Option<f64>) -> String {
 
 fn compare_table(s: &mut String, c: &Comparison) -> fmt::Result {
     let several = c.candidates.len() > 1;
-    let level = c.settings.confidence * 100.0;
+    let level = level_text(c.settings.confidence);
     s.push_str(r#"<section id="comparison"><h2>Comparison</h2><table id="compare" class="compare"><thead><tr><th>case · metric</th>"#);
     if several {
         s.push_str("<th>candidate</th>");
     }
     write!(
         s,
-        r#"<th class="num">baseline</th><th class="num">candidate</th><th class="num">change</th><th class="num">{level:.0}% CI</th><th class="num">q</th><th class="num">MDE</th><th>verdict</th></tr></thead><tbody>"#
+        r#"<th class="num">baseline</th><th class="num">candidate</th><th class="num">change</th><th class="num">{level} CI</th><th class="num">q</th><th class="num">MDE</th><th>verdict</th></tr></thead><tbody>"#
     )?;
     let columns = if several { 9 } else { 8 };
     let mut previous: Option<&str> = None;
@@ -251,18 +253,13 @@ fn compare_table(s: &mut String, c: &Comparison) -> fmt::Result {
             Some(p) => write!(s, r#"<td class="num change">{p:+.2}%</td>"#)?,
             None => s.push_str(r#"<td class="num change">—</td>"#),
         }
-        match r.ratio_ci {
-            Some(ci) => write!(
-                s,
-                r#"<td class="num">[{:+.2}, {:+.2}]</td>"#,
-                (ci.low - 1.0) * 100.0,
-                (ci.high - 1.0) * 100.0
-            )?,
+        match r.ci_pct() {
+            Some((low, high)) => write!(s, r#"<td class="num">[{low:+.2}, {high:+.2}]</td>"#)?,
             None => s.push_str(r#"<td class="num">—</td>"#),
         }
         write!(s, r#"<td class="num">{}</td>"#, fmt_p(r.q_value))?;
         match r.mde_pct {
-            Some(m) => write!(s, r#"<td class="num">{m:.1}%</td>"#)?,
+            Some(m) => write!(s, r#"<td class="num">{}</td>"#, mde_text(m))?,
             None => s.push_str(r#"<td class="num">—</td>"#),
         }
         write!(
@@ -349,11 +346,10 @@ fn distributions(s: &mut String, c: &Comparison, sides: &[SideView]) -> fmt::Res
 }
 
 fn scaling_section(s: &mut String, c: &Comparison, sides: &[SideView]) -> fmt::Result {
-    let level =
-        svg::fmt_plain(c.scaling.first().map_or(c.settings.confidence, |x| x.level) * 100.0);
+    let level = level_text(c.scaling.first().map_or(c.settings.confidence, |x| x.level));
     write!(
         s,
-        r#"<section id="scaling"><h2>Scaling</h2><p class="note">Cases that differ in one parameter only, each metric drawn against it, as mmtests graphs a benchmark per client count. A point is the side's geometric mean of its units (runs, boots or rounds, as in the table) and its bar the {level}% t interval of that mean, from the variance the row's test used (an A/B arm: from its own rounds), so a side of one run has no bar unless a calibration judged the row. A ring in the verdict's colour marks a candidate point the comparison marks. The numbers are under each plot.</p>"#
+        r#"<section id="scaling"><h2>Scaling</h2><p class="note">Cases that differ in one parameter only, each metric drawn against it, as mmtests graphs a benchmark per client count. A point is the side's geometric mean of its units (runs, boots or rounds, as in the table) and its bar the {level} t interval of that mean, from the variance the row's test used (an A/B arm: from its own rounds), so a side of one run has no bar unless a calibration judged the row. A ring in the verdict's colour marks a candidate point the comparison marks. The numbers are under each plot.</p>"#
     )?;
     for series in &c.scaling {
         scaling_series(s, series, sides)?;

@@ -6,7 +6,7 @@
 use std::fmt::{self, Write};
 
 use super::escape::Esc;
-use schedlab_analysis::model::{Comparison, Row, Verdict};
+use schedlab_analysis::model::{level_text, Comparison, Row, Verdict};
 use schedlab_core::metric::Better;
 
 /// Colours of the verdicts: red and green only for marked rows, so a glance finds them.
@@ -253,15 +253,32 @@ fn direction_arrow(better: Better) -> &'static str {
     }
 }
 
+/// What the forest's bars are, with the levels the rows' verdicts used: the test's interval,
+/// and TOST's for `≈` rows (at the level spent at each row's look in a sequential experiment).
+fn bar_meaning(c: &Comparison) -> String {
+    let levels = |kind: &str| {
+        c.used_interval_levels(kind)
+            .into_iter()
+            .map(level_text)
+            .collect::<Vec<_>>()
+            .join(" / ")
+    };
+    let test = match levels("test") {
+        none if none.is_empty() => level_text(c.settings.confidence),
+        some => some,
+    };
+    match levels("equivalence") {
+        none if none.is_empty() => format!("{test} CI of the test"),
+        tost => format!("{test} CI of the test, or TOST's {tost} interval for ≈"),
+    }
+}
+
 /// One line per row: its change % (candidate ÷ base − 1) as a dot and the CI as a line, on a
 /// shared axis with 0 and the ±δ band marked. Rows without a test get a dash instead.
 pub fn forest(s: &mut String, c: &Comparison) -> fmt::Result {
     let several = c.candidates.len() > 1;
     let delta = c.settings.min_effect * 100.0;
-    let ci_pct = |r: &Row| {
-        r.interval_used
-            .map(|ci| ((ci.low - 1.0) * 100.0, (ci.high - 1.0) * 100.0))
-    };
+    let ci_pct = |r: &Row| r.interval_used.map(|ci| ci.pct());
     let (mut lo, mut hi) = (-delta, delta);
     for r in &c.rows {
         for v in r
@@ -324,10 +341,10 @@ pub fn forest(s: &mut String, c: &Comparison) -> fmt::Result {
     }
     write!(
         s,
-        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" class="axis-title">change % (candidate ÷ base − 1) · bar: {:.0}% CI of the test, or TOST's 90% interval for ≈ · shaded: ±δ ({delta}%) · ↓ lower is better, ↑ higher is better</text>"#,
+        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" class="axis-title">change % (candidate ÷ base − 1) · bar: {} · shaded: ±δ ({delta}%) · ↓ lower is better, ↑ higher is better</text>"#,
         (x.r0 + x.r1) / 2.0,
         bottom + 36.0,
-        c.settings.confidence * 100.0
+        bar_meaning(c)
     )?;
     for (i, r) in c.rows.iter().enumerate() {
         let y = top + (i as f64 + 0.5) * FOREST_ROW;
