@@ -451,7 +451,9 @@ fn refuse_cases_sharing_a_name(runs: &[RunRecord]) -> Result<(), Failure> {
 
 /// --across reads each case name's parameters from the first run that has it: runs whose cases
 /// of one name differ in `key` (a parameter the name leaves out, such as `fake`'s `effect_pct`
-/// or an import's `tool_version`) cannot be split by it.
+/// or an import's `tool_version`, or a default that depends on the machine left unset in one
+/// run and written out in another) cannot be split by it. Defaults that are the same on every
+/// machine count as written out (`WorkloadSpec::settled`).
 fn refuse_a_key_the_name_hides(runs: &[RunRecord], key: &str) -> Result<(), Failure> {
     let mut first: HashMap<&str, (i64, Option<serde_json::Value>)> = HashMap::new();
     for run in runs {
@@ -470,9 +472,9 @@ fn refuse_a_key_the_name_hides(runs: &[RunRecord], key: &str) -> Result<(), Fail
                     Some(other) => format!("{key}={other}"),
                 };
                 return Err(Failure::bad_input(format!(
-                    "--across {key}: case {:?} has {} in run {first_id} and {} in run {id}; its \
-                     name leaves {key} out, so --across cannot tell them apart: compare the runs \
-                     as sides instead (schedlab compare A B)",
+                    "--across {key}: case {:?} has {} in run {first_id} and {} in run {id}, \
+                     which its name does not tell apart, so --across cannot either: compare the \
+                     runs as sides instead (schedlab compare A B)",
                     case.spec.name,
                     shown(first_value),
                     shown(&value),

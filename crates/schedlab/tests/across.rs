@@ -267,6 +267,33 @@ fn a_case_that_leaves_the_key_to_its_default_is_on_the_default_side() {
     assert_eq!(r["base_side"]["n"], 2, "{r}");
 }
 
+/// wakeup's requests do 5 matrix multiplies on every machine unless told otherwise: a case that
+/// leaves `operations` out is on the `operations=5` side, and one that writes 5 out is the same
+/// case, not one name with two values.
+#[test]
+fn a_wakeup_case_that_leaves_operations_out_does_five() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let suite = |explicit: bool| {
+        let five = if explicit { "operations = 5\n" } else { "" };
+        format!(
+            "description = \"default and ten operations\"\niterations = 1\nwarmup = 0\n\
+             [[case]]\nworkload = \"wakeup\"\nruntime = 1\nworkers = 1\n{five}\
+             [[case]]\nworkload = \"wakeup\"\nruntime = 1\nworkers = 1\noperations = 10\n"
+        )
+    };
+    store_runs(dir.path(), &db, "implicit", 1, |_| suite(false));
+    store_runs(dir.path(), &db, "explicit", 1, |_| suite(true));
+    let c = json_of_success(
+        &db,
+        &words("compare implicit explicit --across operations=5,10 --format json --metric requests_p50_per_sec"),
+    );
+    let r = row(&c, "requests_p50_per_sec");
+    assert!(r["case"].as_str().unwrap().contains(" ops=5 "), "{r}");
+    assert_eq!(r["pairs_within_runs"], true, "{r}");
+    assert_eq!(r["base_side"]["n"], 2, "{r}");
+}
+
 /// The sides of --across share their runs: a run they leave out is named once.
 #[test]
 fn a_run_left_out_is_named_once_for_every_side() {

@@ -424,11 +424,18 @@ impl WorkloadParams for CpudlParams {
         sec
     }
 
-    /// A timed case without `--variant` times `fast`; an equivalence case times none.
+    /// A timed case without `--variant` times `fast`; an equivalence case times none and pairs
+    /// bugfix with fast; the realistic mix draws from seed 1 at a granularity of 1 ns.
     fn settled(&self) -> Self {
         let mut settled = self.clone();
-        if !settled.equivalence {
+        if settled.equivalence {
+            settled.variants = Some(self.variants());
+        } else {
             settled.variant = Some(self.variant());
+        }
+        if settled.mix == MixKind::Realistic {
+            settled.seed = Some(self.seed());
+            settled.deadline_granularity = Some(self.granularity());
         }
         settled
     }

@@ -501,6 +501,18 @@ impl WorkloadParams for WakeupParams {
         Ok(())
     }
 
+    /// Requests sleep 100 µs and do 5 matrix multiplies over 256 KiB unless told otherwise, on
+    /// every machine (the worker count, which depends on the machine, stays unset).
+    fn settled(&self) -> Self {
+        let mut settled = self.clone();
+        if !matches!(self.mode(), Mode::Pipe { .. }) {
+            settled.sleep_usec = Some(self.sleep_usec());
+            settled.operations = Some(self.operations());
+            settled.cache_footprint = Some(self.cache_footprint());
+        }
+        settled
+    }
+
     fn build(&self) -> Result<Box<dyn Workload>> {
         Ok(Box::new(WakeupWorkload::new(self.clone())?))
     }
