@@ -2287,16 +2287,22 @@ mod tests {
             let output = run(cfg).unwrap_or_else(|e| panic!("{testcase:?}: {e}"));
             let m = &output.measurements;
             check_metrics(&workload, m, 4);
-            // One critical section in 4 is timed and one probed (`sample_every` 4): about a
-            // quarter of the ops in the window each, give or take one per task (the window's
-            // true length, which the rate used, may exceed the nominal one on a loaded machine).
-            let ops = value(m, "ops_per_sec") * cfg.duration_ns as f64 / 1e9;
+            // One critical section in 4 is timed and one probed (`sample_every` 4): a quarter
+            // of the ops in the window each, give or take one per task. The rate is over the
+            // window's true length, which a loaded machine stretches past the nominal one, so
+            // the ops counted from it over the nominal length are a floor; the two counts,
+            // taken from the same ops, agree with each other whatever the stretch.
+            let ops_at_least = value(m, "ops_per_sec") * cfg.duration_ns as f64 / 1e9;
             let samples = value(m, "lock_samples_count");
             let probes = value(m, "holder_off_cpu_probes_count");
             for taken in [samples, probes] {
-                let expected = ops / 4.0;
-                assert!((taken - expected).abs() <= 4.0 + 0.3 * expected, "{testcase:?} {m:?}");
+                let floor = ops_at_least / 4.0;
+                assert!(taken >= floor - 4.0 - 0.3 * floor, "{testcase:?} {m:?}");
             }
+            assert!(
+                (samples - probes).abs() <= 4.0 + 0.1 * samples.max(probes),
+                "{testcase:?} {m:?}"
+            );
             if samples == 0.0 {
                 continue;
             }
