@@ -61,6 +61,15 @@ impl Verdict {
         matches!(self, Verdict::Regression | Verdict::Improvement)
     }
 
+    /// `**` or `≈`: more rounds would not change the row, so a sequential experiment may stop
+    /// for it.
+    pub fn is_decided(self) -> bool {
+        matches!(
+            self,
+            Verdict::Regression | Verdict::Improvement | Verdict::Equivalent
+        )
+    }
+
     pub const ALL: [Verdict; 6] = [
         Verdict::Regression,
         Verdict::Improvement,
@@ -464,5 +473,16 @@ impl Comparison {
 
     pub fn count(&self, verdict: Verdict) -> usize {
         self.rows.iter().filter(|r| r.verdict == verdict).count()
+    }
+
+    /// Rows that are `**` or `≈`.
+    pub fn decided_rows(&self) -> usize {
+        self.rows.iter().filter(|r| r.verdict.is_decided()).count()
+    }
+
+    /// Every row is `**` or `≈`: what `ab --until-decided` stops on. A comparison without rows
+    /// has decided nothing, so an experiment whose cases never matched runs on.
+    pub fn is_decided(&self) -> bool {
+        !self.rows.is_empty() && self.rows.iter().all(|r| r.verdict.is_decided())
     }
 }
