@@ -30,8 +30,8 @@ use crate::figures::{geomeans, side_figures, style_figures};
 use crate::guard::{guard, GuardInput};
 use crate::model::{
     CalibrationSummary, CalibrationUse, Comparison, ExcludedRun, Footer, Guard, Look, Row,
-    RowVariance, Sequential, SideSummary, Test, UsedInterval, VarianceSource, Verdict,
-    COMPARISON_SCHEMA_VERSION,
+    RowVariance, RunIterations, Sequential, SideSummary, Test, UsedInterval, VarianceSource,
+    Verdict, COMPARISON_SCHEMA_VERSION,
 };
 use crate::series::{CaseLabel, Origin, Side};
 use crate::settings::{
@@ -199,6 +199,18 @@ fn compare_sides(
             .map(|r| ExcludedRun {
                 id: r.id,
                 status: r.status.as_str(),
+            })
+            .collect(),
+        run_iterations: s
+            .runs
+            .iter()
+            .chain(&s.excluded)
+            .filter_map(|r| {
+                Some(RunIterations {
+                    id: r.id?,
+                    measured_iterations: r.measured_iterations,
+                    warmup_iterations: r.warmup_iterations,
+                })
             })
             .collect(),
         boots: s.boots().len(),

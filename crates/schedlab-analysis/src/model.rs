@@ -288,12 +288,24 @@ pub struct ExcludedRun {
     pub status: &'static str,
 }
 
+/// What a run of a side measured, as the HTML runs table prints it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunIterations {
+    pub id: i64,
+    /// Over all the run's cases, as `schedlab runs` counts them; not its plan's count, which
+    /// `--until-ci` exceeds.
+    pub measured_iterations: usize,
+    pub warmup_iterations: usize,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct SideSummary {
     pub name: String,
     pub origin: Origin,
     pub run_ids: Vec<i64>,
     pub excluded: Vec<ExcludedRun>,
+    /// Every stored run the side named, used or excluded.
+    pub run_iterations: Vec<RunIterations>,
     pub boots: usize,
     pub kernels: Vec<String>,
 }
@@ -469,6 +481,11 @@ impl Comparison {
             }
         }
         groups
+    }
+
+    /// The base first, then each candidate: the order of the sides everywhere.
+    pub fn sides(&self) -> impl Iterator<Item = &SideSummary> {
+        std::iter::once(&self.base).chain(&self.candidates)
     }
 
     pub fn count(&self, verdict: Verdict) -> usize {

@@ -44,6 +44,11 @@ pub struct RunMeta {
     /// empty where nothing was.
     #[serde(skip)]
     pub imported: bool,
+    /// Iterations the run measured, over all its cases, as `schedlab runs` counts them: with
+    /// `--until-ci` more than its plan asked for.
+    pub measured_iterations: usize,
+    /// Warm-up iterations it ran, over all its cases.
+    pub warmup_iterations: usize,
 }
 
 impl Default for RunMeta {
@@ -60,6 +65,8 @@ impl Default for RunMeta {
             machine: None,
             measured_by: None,
             imported: false,
+            measured_iterations: 0,
+            warmup_iterations: 0,
         }
     }
 }
@@ -323,6 +330,7 @@ impl SideBuilder {
     /// Adds the run after those added before it.
     pub fn add_run(&mut self, input: RunInput<'_>) {
         let run = input.record;
+        let iterations = || run.cases.iter().flat_map(|case| &case.iterations);
         let meta = RunMeta {
             id: run.id,
             boot_id: run.fingerprint.boot_id.clone(),
@@ -334,6 +342,8 @@ impl SideBuilder {
             machine: Some(Box::new(MachineKey::of(&run.fingerprint))),
             measured_by: run.fingerprint.measured_by(),
             imported: run.fingerprint.imported.is_some(),
+            measured_iterations: iterations().filter(|i| !i.warmup).count(),
+            warmup_iterations: iterations().filter(|i| i.warmup).count(),
         };
         if run.status != RunStatus::Complete && !self.include_incomplete {
             self.side.excluded.push(meta);
