@@ -199,14 +199,29 @@ pub struct MmtestsLine {
     pub marked: bool,
 }
 
+/// Why a side has no benchstat spread: each gets its own footnote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoSpread {
+    /// Fewer units than an order-statistic interval of the median needs at 0.95 (6):
+    /// benchstat's `± ∞`.
+    TooFewUnits,
+    /// The median is 0 (a count that never happened), and a spread in percent of 0 does not
+    /// exist however many units there are: benchstat's `± ?`.
+    ZeroMedian,
+}
+
 /// benchstat's reading of a row.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BenchstatFigures {
     pub base_median: Option<f64>,
     pub candidate_median: Option<f64>,
-    /// The wider half of each side's median CI, in percent of its median; `None` = ± ∞.
+    /// The wider half of each side's median CI, in percent of its median; `None` where the
+    /// matching `*_no_spread` says why.
     pub base_spread_pct: Option<f64>,
     pub candidate_spread_pct: Option<f64>,
+    pub base_no_spread: Option<NoSpread>,
+    pub candidate_no_spread: Option<NoSpread>,
     /// Mann–Whitney U's p-value on the units.
     pub p_value: Option<f64>,
     /// Change of medians in percent, when p ≤ 0.05 and both sides have enough units.

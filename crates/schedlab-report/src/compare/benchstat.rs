@@ -3,7 +3,7 @@
 //! p exceeds 0.05, otherwise the change of medians, always with `(p=… n=…)`; a geomean row when
 //! there are several cases. The numbers are benchstat's own readings, computed in the model, so
 //! they can be set beside schedlab's marks.
-use schedlab_analysis::model::{Comparison, Row};
+use schedlab_analysis::model::{Comparison, NoSpread, Row};
 use schedlab_analysis::units::Design;
 
 use super::table::{Align, Table};
@@ -18,6 +18,8 @@ pub enum Note {
     Ci,
     /// ² no difference detectable: fewer than 4 units on a side.
     Detect,
+    /// ³ no spread in percent: the median is 0.
+    ZeroMedian,
 }
 
 impl Note {
@@ -37,6 +39,7 @@ impl Note {
             Note::Detect => {
                 format!("² need >= 4 {units} to detect a difference at alpha level 0.05")
             }
+            Note::ZeroMedian => "³ the median is 0, so its spread has no percentage".to_string(),
         }
     }
 }
@@ -52,17 +55,22 @@ fn units_per_side(design: Option<Design>) -> &'static str {
     }
 }
 
-fn center_cell(median: Option<f64>, spread: Option<f64>, notes: &mut Vec<Note>) -> String {
+fn center_cell(
+    median: Option<f64>,
+    spread: Option<f64>,
+    no_spread: Option<NoSpread>,
+    notes: &mut Vec<Note>,
+) -> String {
     let median = median.map_or("-".to_string(), format_value);
-    match spread {
-        Some(spread) => format!("{median} ± {spread:.0}%"),
-        None => {
-            if !notes.contains(&Note::Ci) {
-                notes.push(Note::Ci);
-            }
-            format!("{median} ± ∞ ¹")
-        }
+    let (cell, note) = match (spread, no_spread) {
+        (Some(spread), _) => return format!("{median} ± {spread:.0}%"),
+        (None, Some(NoSpread::ZeroMedian)) => (format!("{median} ± ? ³"), Note::ZeroMedian),
+        (None, Some(NoSpread::TooFewUnits) | None) => (format!("{median} ± ∞ ¹"), Note::Ci),
+    };
+    if !notes.contains(&note) {
+        notes.push(note);
     }
+    cell
 }
 
 fn delta_cell(row: &Row, notes: &mut Vec<Note>) -> String {
@@ -126,7 +134,12 @@ pub fn tables(c: &Comparison) -> Vec<(String, Table, Vec<String>)> {
             let first = &rows[0].styles.benchstat;
             let mut cells = vec![
                 case.to_string(),
-                center_cell(first.base_median, first.base_spread_pct, &mut notes),
+                center_cell(
+                    first.base_median,
+                    first.base_spread_pct,
+                    first.base_no_spread,
+                    &mut notes,
+                ),
             ];
             for candidate in &c.candidates {
                 match rows.iter().find(|r| r.candidate == candidate.name) {
@@ -135,6 +148,7 @@ pub fn tables(c: &Comparison) -> Vec<(String, Table, Vec<String>)> {
                         cells.push(center_cell(
                             b.candidate_median,
                             b.candidate_spread_pct,
+                            b.candidate_no_spread,
                             &mut notes,
                         ));
                         cells.push(delta_cell(row, &mut notes));
