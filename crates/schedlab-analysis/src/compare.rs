@@ -30,8 +30,8 @@ use crate::figures::{geomeans, side_figures, style_figures};
 use crate::guard::{guard, GuardInput};
 use crate::model::{
     change_pct_of, level_text, mde_text, CalibrationSummary, CalibrationUse, Comparison,
-    ExcludedRun, Footer, Guard, Look, Row, RowVariance, Sequential, SideSummary, Test,
-    UsedInterval, VarianceSource, Verdict, COMPARISON_SCHEMA_VERSION,
+    ExcludedRun, Footer, Guard, Look, Row, RowVariance, RunIterations, Sequential, SideSummary,
+    Test, UsedInterval, VarianceSource, Verdict, COMPARISON_SCHEMA_VERSION,
 };
 use crate::series::{CaseLabel, Origin, Side};
 use crate::settings::{SequentialPlan, Settings, EQUIVALENCE_ALPHA, MAX_RUNS_NEEDED, MDE_POWER};
@@ -197,6 +197,18 @@ fn compare_sides(
             .map(|r| ExcludedRun {
                 id: r.id,
                 status: r.status.as_str(),
+            })
+            .collect(),
+        run_iterations: s
+            .runs
+            .iter()
+            .chain(&s.excluded)
+            .filter_map(|r| {
+                Some(RunIterations {
+                    id: r.id?,
+                    measured_iterations: r.measured_iterations,
+                    warmup_iterations: r.warmup_iterations,
+                })
             })
             .collect(),
         boots: s.boots().len(),

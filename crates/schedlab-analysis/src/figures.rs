@@ -7,8 +7,8 @@ use schedlab_stats::rank::mann_whitney_u;
 use schedlab_stats::summary::{geometric_mean, harmonic_mean, median, median_ci, summarize};
 
 use crate::model::{
-    BenchstatFigures, Geomean, MinistatFigures, MmtestsLine, Row, SideFigures, StyleFigures,
-    Verdict,
+    BenchstatFigures, Geomean, MinistatFigures, MmtestsLine, NoSpread, Row, SideFigures,
+    StyleFigures, Verdict,
 };
 use crate::units::{RowUnits, RunSummary, Scale, Unit};
 
@@ -144,10 +144,17 @@ fn mmtests_lines(
 
 fn benchstat(base: &[f64], candidate: &[f64]) -> BenchstatFigures {
     let spread = |xs: &[f64]| {
-        let ci = median_ci(xs, BENCHSTAT_CONFIDENCE).ok().flatten()?;
-        (ci.median != 0.0)
-            .then(|| (ci.ci.high - ci.median).max(ci.median - ci.ci.low) / ci.median.abs() * 100.0)
+        // An empty side is as short of units as a side of five.
+        let ci = median_ci(xs, BENCHSTAT_CONFIDENCE)
+            .ok()
+            .flatten()
+            .ok_or(NoSpread::TooFewUnits)?;
+        if ci.median == 0.0 {
+            return Err(NoSpread::ZeroMedian);
+        }
+        Ok((ci.ci.high - ci.median).max(ci.median - ci.ci.low) / ci.median.abs() * 100.0)
     };
+    let (base_spread, candidate_spread) = (spread(base), spread(candidate));
     let too_few = base.len().min(candidate.len()) < BENCHSTAT_MIN_DETECT;
     let p_value = mann_whitney_u(base, candidate).ok().map(|t| t.p_value);
     let (mb, mc) = (median(base).ok(), median(candidate).ok());
@@ -160,8 +167,10 @@ fn benchstat(base: &[f64], candidate: &[f64]) -> BenchstatFigures {
     BenchstatFigures {
         base_median: mb,
         candidate_median: mc,
-        base_spread_pct: spread(base),
-        candidate_spread_pct: spread(candidate),
+        base_spread_pct: base_spread.ok(),
+        candidate_spread_pct: candidate_spread.ok(),
+        base_no_spread: base_spread.err(),
+        candidate_no_spread: candidate_spread.err(),
         p_value,
         change_pct,
         too_few_to_detect: too_few,

@@ -61,6 +61,15 @@ impl Verdict {
         matches!(self, Verdict::Regression | Verdict::Improvement)
     }
 
+    /// `**` or `≈`: more rounds would not change the row, so a sequential experiment may stop
+    /// for it.
+    pub fn is_decided(self) -> bool {
+        matches!(
+            self,
+            Verdict::Regression | Verdict::Improvement | Verdict::Equivalent
+        )
+    }
+
     pub const ALL: [Verdict; 6] = [
         Verdict::Regression,
         Verdict::Improvement,
@@ -225,14 +234,29 @@ pub struct MmtestsLine {
     pub marked: bool,
 }
 
+/// Why a side has no benchstat spread: each gets its own footnote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoSpread {
+    /// Fewer units than an order-statistic interval of the median needs at 0.95 (6):
+    /// benchstat's `± ∞`.
+    TooFewUnits,
+    /// The median is 0 (a count that never happened), and a spread in percent of 0 does not
+    /// exist however many units there are: benchstat's `± ?`.
+    ZeroMedian,
+}
+
 /// benchstat's reading of a row.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BenchstatFigures {
     pub base_median: Option<f64>,
     pub candidate_median: Option<f64>,
-    /// The wider half of each side's median CI, in percent of its median; `None` = ± ∞.
+    /// The wider half of each side's median CI, in percent of its median; `None` where the
+    /// matching `*_no_spread` says why.
     pub base_spread_pct: Option<f64>,
     pub candidate_spread_pct: Option<f64>,
+    pub base_no_spread: Option<NoSpread>,
+    pub candidate_no_spread: Option<NoSpread>,
     /// Mann–Whitney U's p-value on the units.
     pub p_value: Option<f64>,
     /// Change of medians in percent, when p ≤ 0.05 and both sides have enough units.
@@ -326,12 +350,24 @@ pub struct ExcludedRun {
     pub status: &'static str,
 }
 
+/// What a run of a side measured, as the HTML runs table prints it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunIterations {
+    pub id: i64,
+    /// Over all the run's cases, as `schedlab runs` counts them; not its plan's count, which
+    /// `--until-ci` exceeds.
+    pub measured_iterations: usize,
+    pub warmup_iterations: usize,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct SideSummary {
     pub name: String,
     pub origin: Origin,
     pub run_ids: Vec<i64>,
     pub excluded: Vec<ExcludedRun>,
+    /// Every stored run the side named, used or excluded.
+    pub run_iterations: Vec<RunIterations>,
     pub boots: usize,
     pub kernels: Vec<String>,
 }
@@ -543,8 +579,24 @@ impl Comparison {
         levels
     }
 
+    /// The base first, then each candidate: the order of the sides everywhere.
+    pub fn sides(&self) -> impl Iterator<Item = &SideSummary> {
+        std::iter::once(&self.base).chain(&self.candidates)
+    }
+
     pub fn count(&self, verdict: Verdict) -> usize {
         self.rows.iter().filter(|r| r.verdict == verdict).count()
+    }
+
+    /// Rows that are `**` or `≈`.
+    pub fn decided_rows(&self) -> usize {
+        self.rows.iter().filter(|r| r.verdict.is_decided()).count()
+    }
+
+    /// Every row is `**` or `≈`: what `ab --until-decided` stops on. A comparison without rows
+    /// has decided nothing, so an experiment whose cases never matched runs on.
+    pub fn is_decided(&self) -> bool {
+        !self.rows.is_empty() && self.rows.iter().all(|r| r.verdict.is_decided())
     }
 }
 

@@ -48,6 +48,11 @@ pub struct RunMeta {
     /// tests' runs).
     #[serde(skip)]
     pub started_at_ns: i64,
+    /// Iterations the run measured, over all its cases, as `schedlab runs` counts them: with
+    /// `--until-ci` more than its plan asked for.
+    pub measured_iterations: usize,
+    /// Warm-up iterations it ran, over all its cases.
+    pub warmup_iterations: usize,
 }
 
 impl Default for RunMeta {
@@ -65,6 +70,8 @@ impl Default for RunMeta {
             measured_by: None,
             imported: false,
             started_at_ns: 0,
+            measured_iterations: 0,
+            warmup_iterations: 0,
         }
     }
 }
@@ -328,6 +335,7 @@ impl SideBuilder {
     /// Adds the run after those added before it.
     pub fn add_run(&mut self, input: RunInput<'_>) {
         let run = input.record;
+        let iterations = || run.cases.iter().flat_map(|case| &case.iterations);
         let meta = RunMeta {
             id: run.id,
             boot_id: run.fingerprint.boot_id.clone(),
@@ -340,6 +348,8 @@ impl SideBuilder {
             measured_by: run.fingerprint.measured_by(),
             imported: run.fingerprint.imported.is_some(),
             started_at_ns: run.started_at_ns,
+            measured_iterations: iterations().filter(|i| !i.warmup).count(),
+            warmup_iterations: iterations().filter(|i| i.warmup).count(),
         };
         if run.status != RunStatus::Complete && !self.include_incomplete {
             self.side.excluded.push(meta);

@@ -328,6 +328,55 @@ fn two_inconclusive_rows() -> Comparison {
     run_compare(base, candidate, &CalibrationSet::default())
 }
 
+/// `ab --until-decided` stops on [`Comparison::is_decided`]: every row `**` or `≈`, and at least
+/// one row.
+#[test]
+fn a_comparison_is_decided_when_every_row_is_marked_or_equivalent() {
+    let tight = [0.0, 0.001, -0.001];
+    let sides = |candidate_levels: &[(&str, f64)]| {
+        let cases = |levels: &[(&str, f64)]| {
+            levels
+                .iter()
+                .map(|(name, level)| case(name, Better::Lower, *level, &tight))
+                .collect()
+        };
+        let base: Vec<(&str, f64)> = candidate_levels.iter().map(|(n, _)| (*n, 100.0)).collect();
+        run_compare(
+            Side::from_run_values("base", cases(&base)),
+            Side::from_run_values("cand", cases(candidate_levels)),
+            &CalibrationSet::default(),
+        )
+    };
+    let marked_and_equivalent = sides(&[("slower", 150.0), ("same", 100.0)]);
+    assert_eq!(
+        row(&marked_and_equivalent, "slower").verdict,
+        Verdict::Regression
+    );
+    assert_eq!(
+        row(&marked_and_equivalent, "same").verdict,
+        Verdict::Equivalent
+    );
+    assert_eq!(marked_and_equivalent.decided_rows(), 2);
+    assert!(marked_and_equivalent.is_decided());
+
+    let inconclusive = two_inconclusive_rows();
+    assert_eq!(inconclusive.decided_rows(), 0);
+    assert!(!inconclusive.is_decided());
+
+    let mut one_open = sides(&[("slower", 150.0)]);
+    one_open.rows.extend(inconclusive.rows);
+    assert_eq!(one_open.decided_rows(), 1);
+    assert!(!one_open.is_decided());
+
+    let unmatched = run_compare(
+        Side::from_run_values("base", vec![case("x", Better::Lower, 100.0, &tight)]),
+        Side::from_run_values("cand", vec![case("y", Better::Lower, 100.0, &tight)]),
+        &CalibrationSet::default(),
+    );
+    assert!(unmatched.rows.is_empty());
+    assert!(!unmatched.is_decided());
+}
+
 /// t's quantile at 2 df, by hand: (2p − 1)/√(2p(1 − p)).
 fn t_quantile_df2(p: f64) -> f64 {
     (2.0 * p - 1.0) / (2.0 * p * (1.0 - p)).sqrt()

@@ -122,6 +122,42 @@ const MACHINE_FIELDS: &[&str] = &[
     "mem_total_kib",
 ];
 
+/// A fingerprint field two runs must share to be compared: hardware and tuning decide the
+/// numbers whatever the kernel, so `compare` refuses runs that differ in one (unless
+/// `--allow-fingerprint-mismatch`) and the HTML report marks such a difference as the refusal.
+/// One list, so the page never flags a field `compare` lets through or misses one it refuses.
+pub struct MustMatch {
+    /// The field's name as serialised, which [`Fingerprint::fields`] lists.
+    pub field: &'static str,
+    /// The field in words, for the refusal.
+    pub name: &'static str,
+    /// The value compared, as the refusal quotes it.
+    pub read: fn(&Fingerprint) -> String,
+}
+
+pub const MUST_MATCH: [MustMatch; 4] = [
+    MustMatch {
+        field: "cpu_model",
+        name: "CPU model",
+        read: |f| f.cpu_model.clone(),
+    },
+    MustMatch {
+        field: "online_cpu_count",
+        name: "online CPU count",
+        read: |f| f.online_cpu_count.to_string(),
+    },
+    MustMatch {
+        field: "smt_active",
+        name: "SMT",
+        read: |f| format!("{:?}", f.smt_active),
+    },
+    MustMatch {
+        field: "cpufreq_governors",
+        name: "cpufreq governor",
+        read: |f| f.cpufreq_governors.join(","),
+    },
+];
+
 fn read_trimmed(path: &str) -> Option<String> {
     let text = sys::read_text(path)?;
     let text = text.trim();
@@ -543,6 +579,33 @@ impl<'de> Deserialize<'de> for Ordered {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The list is matched against [`Fingerprint::fields`]' names by the HTML report: a field
+    /// renamed in the struct but not here would silently stop being flagged.
+    #[test]
+    fn every_must_match_field_is_a_serialised_field_that_its_reader_tells_apart() {
+        let listed: Vec<String> = Fingerprint::default()
+            .fields()
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect();
+        let other = Fingerprint {
+            cpu_model: "Other CPU".into(),
+            online_cpu_count: 64,
+            smt_active: Some(true),
+            cpufreq_governors: vec!["powersave".into()],
+            ..Fingerprint::default()
+        };
+        for must in &MUST_MATCH {
+            assert!(listed.iter().any(|f| f == must.field), "{}", must.field);
+            assert_ne!(
+                (must.read)(&Fingerprint::default()),
+                (must.read)(&other),
+                "{}",
+                must.field
+            );
+        }
+    }
 
     #[test]
     fn measured_by_names_the_build_or_the_imported_tool() {

@@ -12,7 +12,7 @@ use schedlab_analysis::{
     AdjustmentName, CalibrationSet, MachineKey, MetricFilter, RunInput, SequentialPlan, Settings,
     Side, SideBuilder,
 };
-use schedlab_core::fingerprint::Fingerprint;
+use schedlab_core::fingerprint::{MustMatch, MUST_MATCH};
 use schedlab_core::metric::{MetricShape, Role};
 use schedlab_core::record::{ExperimentTag, RunRecord, RunStatus};
 use schedlab_core::words;
@@ -650,28 +650,19 @@ fn sequential_plan<'a>(
         .and_then(|s| serde_json::from_value::<SequentialPlan>(s.clone()).ok()))
 }
 
-/// A fingerprint field that must match, by name and how to read it.
-type ComparedField = (&'static str, fn(&Fingerprint) -> String);
-
 /// Kernel differences are the point of a comparison; hardware and tuning differences are not.
 fn check_comparable(reference: &RunRecord, run: &RunRecord) -> Result<(), Failure> {
     let (a, b) = (&reference.fingerprint, &run.fingerprint);
-    let fields: [ComparedField; 4] = [
-        ("CPU model", |f| f.cpu_model.clone()),
-        ("online CPU count", |f| f.online_cpu_count.to_string()),
-        ("SMT", |f| format!("{:?}", f.smt_active)),
-        ("cpufreq governor", |f| f.cpufreq_governors.join(",")),
-    ];
-    for (name, get) in fields {
-        if get(a) != get(b) {
+    for MustMatch { name, read, .. } in &MUST_MATCH {
+        if read(a) != read(b) {
             let id = |r: &RunRecord| r.id.map_or("?".into(), |i| i.to_string());
             return Err(Failure::bad_input(format!(
                 "refusing to compare: {name} differs (run {}: {:?}, run {}: {:?}); \
                  pass --allow-fingerprint-mismatch to compare anyway",
                 id(reference),
-                get(a),
+                read(a),
                 id(run),
-                get(b)
+                read(b)
             )));
         }
     }

@@ -211,9 +211,9 @@ fn a_candidate_paired_in_fewer_runs_is_shown_beside_its_own_baseline() {
     let bench = stdout_of_success(&db, &words(&format!("{across} --style benchstat")));
     let case_lines = bench
         .lines()
-        .filter(|l| l.starts_with("fake:value=100 spread=1 ³"));
+        .filter(|l| l.starts_with("fake:value=100 spread=1 ⁴"));
     assert_eq!(case_lines.count(), 4, "{bench}");
-    assert!(bench.contains("³ a line per baseline"), "{bench}");
+    assert!(bench.contains("⁴ a line per baseline"), "{bench}");
 }
 
 #[test]

@@ -40,8 +40,8 @@ fn a_candidate_without_every_case_has_a_geomean_line_of_its_own() {
     let geomeans: Vec<&str> = out.lines().filter(|l| l.starts_with("geomean")).collect();
     // Per metric: `cand` against the geomean of three cases, `short` against that of two.
     assert_eq!(geomeans.len(), 4, "{out}");
-    assert!(geomeans.iter().all(|l| l.starts_with("geomean ⁴")), "{out}");
-    assert!(out.contains("⁴ a geomean line per baseline"), "{out}");
+    assert!(geomeans.iter().all(|l| l.starts_with("geomean ⁵")), "{out}");
+    assert!(out.contains("⁵ a geomean line per baseline"), "{out}");
     let c = json_of_success(&db, &words("compare base cand short --format json"));
     let bases: Vec<f64> = c["geomeans"]
         .as_array()
@@ -302,6 +302,52 @@ fn stat_matches_ministat_on_hackbench_times() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&bench.stdout).contains("+21.55% (p=0.008 n=5)"));
+}
+
+/// A side whose median is 0 (a count that never happened) has no spread in percent however many
+/// units it has: its footnote says so, and does not ask for the 6 units it already has. A side
+/// of 5 still gets benchstat's "need >= 6".
+#[test]
+fn benchstat_footnotes_a_zero_median_apart_from_too_few_units() {
+    let dir = tempfile::tempdir().unwrap();
+    let zeros = write_file(dir.path(), "zeros.txt", "0\n0\n0\n0\n1\n2\n0\n");
+    let seven = write_file(dir.path(), "seven.txt", "1\n2\n3\n4\n5\n6\n7\n");
+    let five = write_file(dir.path(), "five.txt", "1\n2\n3\n4\n5\n");
+    let benchstat = |base: &PathBuf, candidate: &PathBuf| {
+        let out = expect_success(
+            schedlab(&dir.path().join("unused.db"))
+                .args(words("stat --style benchstat"))
+                .arg(base)
+                .arg(candidate),
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let text = benchstat(&zeros, &seven);
+    assert!(text.contains("0 ± ? ³"), "{text}");
+    assert!(
+        text.contains("³ the median is 0, so its spread has no percentage"),
+        "{text}"
+    );
+    assert!(!text.contains('¹'), "{text}");
+    let json: serde_json::Value = serde_json::from_str(&stdout_of_success(
+        &dir.path().join("unused.db"),
+        &[
+            "stat",
+            "--format",
+            "json",
+            zeros.to_str().unwrap(),
+            seven.to_str().unwrap(),
+        ],
+    ))
+    .unwrap();
+    let figures = &json["rows"][0]["styles"]["benchstat"];
+    assert_eq!(figures["base_no_spread"], "zero_median", "{figures}");
+    assert_eq!(figures["candidate_no_spread"], serde_json::Value::Null);
+
+    let text = benchstat(&five, &seven);
+    assert!(text.contains("± ∞ ¹"), "{text}");
+    assert!(text.contains("¹ need >= 6 values per file"), "{text}");
+    assert!(!text.contains('³'), "{text}");
 }
 
 #[test]

@@ -388,6 +388,41 @@ fn nothing_to_compare_writes_nothing_and_a_report_replaces_the_old_one() {
     assert!(page.exists());
 }
 
+/// A run `--until-ci` extended is listed with the iterations it measured, the count `runs` and
+/// the comparison's side figures give, not the 5 + 1 its plan asked for.
+#[test]
+fn runs_table_counts_the_iterations_measured_not_planned() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    for (label, seed) in [("base", 1), ("cand", 2)] {
+        // 20 % noise never gets a 0.01 % CI: every case runs to --max-iterations.
+        schedlab(&db)
+            .args(words(&format!(
+                "run fake --spread-pct 20 --seed {seed} --iterations 5 --warmup 1 \
+                 --until-ci 0.01 --max-iterations 20 --label {label}"
+            )))
+            .assert()
+            .success();
+    }
+    let runs = json_of_success(&db, &words("runs --format json"));
+    assert_eq!(runs[0]["measured_iterations"], 20, "{runs}");
+    let comparison = json_of_success(&db, &words("compare base cand --format json"));
+    assert_eq!(comparison["rows"][0]["base_side"]["iterations"], 20);
+    let counted = &comparison["base"]["run_iterations"][0];
+    assert_eq!(counted["measured_iterations"], 20, "{comparison}");
+    assert_eq!(counted["warmup_iterations"], 1, "{comparison}");
+
+    let page = dir.path().join("report.html");
+    let (_, html) = report(&db, &["base", "cand"], &page);
+    let runs_table = &html[html.find(r#"<section id="runs">"#).unwrap()..];
+    assert_eq!(
+        runs_table.matches("20 + 1 warm-up").count(),
+        2,
+        "{runs_table}"
+    );
+    assert!(!runs_table.contains("5 + 1 warm-up"), "{runs_table}");
+}
+
 /// The Machines section flags the scheduler settings of the fingerprint as `differs`, one row per
 /// sysctl, and a run stored before those fields existed still loads, its missing fields shown as absent or unknown.
 #[test]

@@ -3,7 +3,7 @@
 //! p exceeds 0.05, otherwise the change of medians, always with `(p=… n=…)`; a geomean row when
 //! there are several cases. The numbers are benchstat's own readings, computed in the model, so
 //! they can be set beside schedlab's marks: `**` after a candidate's cell where schedlab marks it.
-use schedlab_analysis::model::{Comparison, Row};
+use schedlab_analysis::model::{Comparison, NoSpread, Row};
 use schedlab_analysis::units::Design;
 
 use super::table::{Align, Table};
@@ -18,10 +18,12 @@ pub enum Note {
     Ci,
     /// ² no difference detectable: fewer than 4 units on a side.
     Detect,
-    /// ³ a case on several lines: its candidates were judged against different units of the
+    /// ³ no spread in percent: the median is 0.
+    ZeroMedian,
+    /// ⁴ a case on several lines: its candidates were judged against different units of the
     /// baseline, and each line prints the baseline its candidates had.
     SplitCase,
-    /// ⁴ several geomean lines: a candidate that lacks a case is set against the baseline's
+    /// ⁵ several geomean lines: a candidate that lacks a case is set against the baseline's
     /// geometric mean over its own cases.
     SplitGeomean,
 }
@@ -46,8 +48,9 @@ impl Note {
             Note::Detect => {
                 format!("² need >= 4 {units} to detect a difference at alpha level 0.05")
             }
+            Note::ZeroMedian => "³ the median is 0, so its spread has no percentage".to_string(),
             Note::SplitCase => format!(
-                "³ a line per baseline: each candidate is judged against the {} that hold its case, \
+                "⁴ a line per baseline: each candidate is judged against the {} that hold its case, \
                  and its line shows that baseline",
                 if by_boot {
                     "boots of runs"
@@ -57,7 +60,7 @@ impl Note {
                     "baseline's units"
                 }
             ),
-            Note::SplitGeomean => "⁴ a geomean line per baseline: a candidate without every case \
+            Note::SplitGeomean => "⁵ a geomean line per baseline: a candidate without every case \
                  is set against the baseline's geomean over the cases it has"
                 .to_string(),
         }
@@ -75,17 +78,22 @@ fn units_per_side(design: Option<Design>) -> &'static str {
     }
 }
 
-fn center_cell(median: Option<f64>, spread: Option<f64>, notes: &mut Vec<Note>) -> String {
+fn center_cell(
+    median: Option<f64>,
+    spread: Option<f64>,
+    no_spread: Option<NoSpread>,
+    notes: &mut Vec<Note>,
+) -> String {
     let median = median.map_or("-".to_string(), format_value);
-    match spread {
-        Some(spread) => format!("{median} ± {spread:.0}%"),
-        None => {
-            if !notes.contains(&Note::Ci) {
-                notes.push(Note::Ci);
-            }
-            format!("{median} ± ∞ ¹")
-        }
+    let (cell, note) = match (spread, no_spread) {
+        (Some(spread), _) => return format!("{median} ± {spread:.0}%"),
+        (None, Some(NoSpread::ZeroMedian)) => (format!("{median} ± ? ³"), Note::ZeroMedian),
+        (None, Some(NoSpread::TooFewUnits) | None) => (format!("{median} ± ∞ ¹"), Note::Ci),
+    };
+    if !notes.contains(&note) {
+        notes.push(note);
     }
+    cell
 }
 
 /// benchstat's `vs base` reading of the row, with schedlab's `**` after it where schedlab marks
@@ -163,11 +171,16 @@ pub fn tables(c: &Comparison) -> Vec<(String, Table, Vec<String>)> {
             let first = &rows[0].styles.benchstat;
             let mut cells = vec![
                 if split {
-                    format!("{case} ³")
+                    format!("{case} ⁴")
                 } else {
                     case.to_string()
                 },
-                center_cell(first.base_median, first.base_spread_pct, &mut notes),
+                center_cell(
+                    first.base_median,
+                    first.base_spread_pct,
+                    first.base_no_spread,
+                    &mut notes,
+                ),
             ];
             for candidate in &c.candidates {
                 match rows.iter().find(|r| r.candidate == candidate.name) {
@@ -176,6 +189,7 @@ pub fn tables(c: &Comparison) -> Vec<(String, Table, Vec<String>)> {
                         cells.push(center_cell(
                             b.candidate_median,
                             b.candidate_spread_pct,
+                            b.candidate_no_spread,
                             &mut notes,
                         ));
                         cells.push(delta_cell(row, &mut notes));
@@ -193,7 +207,7 @@ pub fn tables(c: &Comparison) -> Vec<(String, Table, Vec<String>)> {
             for geomeans in lines {
                 let base = geomeans[0].base;
                 let label = if notes.contains(&Note::SplitGeomean) {
-                    "geomean ⁴"
+                    "geomean ⁵"
                 } else {
                     "geomean"
                 };

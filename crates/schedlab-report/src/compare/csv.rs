@@ -7,7 +7,7 @@ use crate::csv::CsvOut;
 use schedlab_analysis::model::Comparison;
 use schedlab_stats::ministat::MinistatVitals;
 
-const HEADER: [&str; 31] = [
+const HEADER: [&str; 33] = [
     "candidate",
     "case",
     "case_short",
@@ -39,6 +39,9 @@ const HEADER: [&str; 31] = [
     "decided_at_round",
     "verdict",
     "note",
+    // Last, so the columns scripts already read by position keep their numbers.
+    "base_spread_pct",
+    "candidate_spread_pct",
 ];
 
 /// One dataset alone: a header and one line of its vitals.
@@ -107,6 +110,8 @@ pub fn write(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
             r.decided_at_round.map_or(String::new(), |k| k.to_string()),
             serde_name(&r.verdict),
             r.note.clone().unwrap_or_default(),
+            num(r.base_side.spread_pct),
+            num(r.candidate_side.spread_pct),
         ])?;
     }
     writer.finish()
@@ -118,4 +123,51 @@ fn serde_name<T: serde::Serialize>(value: &T) -> String {
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use schedlab_analysis::{compare, CalibrationSet, Settings, Side};
+    use schedlab_core::metric::Better;
+
+    /// One run per side: no spread between units, so std% is empty, but the spread the text and
+    /// HTML print (within the one run) is in its own column.
+    #[test]
+    fn one_run_per_side_has_the_spread_the_tables_print() {
+        let side = |name: &str, level: f64| {
+            let values = vec![level * 0.98, level, level * 1.02];
+            Side::from_run_values(
+                name,
+                vec![(
+                    "case".into(),
+                    "usec_per_op".into(),
+                    Better::Lower,
+                    vec![("boot".into(), values)],
+                )],
+            )
+        };
+        let c = compare(
+            side("base", 100.0),
+            vec![side("cand", 110.0)],
+            &CalibrationSet::default(),
+            Settings::default(),
+            None,
+        );
+        let mut out = Vec::new();
+        super::write(&c, &mut out).unwrap();
+        let mut reader = ::csv::Reader::from_reader(out.as_slice());
+        let header = reader.headers().unwrap().clone();
+        let row = reader.records().next().unwrap().unwrap();
+        let get = |column: &str| &row[header.iter().position(|h| h == column).unwrap()];
+        let figures = (&c.rows[0].base_side, &c.rows[0].candidate_side);
+        assert_eq!(get("base_std_pct"), "");
+        assert_eq!(get("candidate_std_pct"), "");
+        let spread = |cell: &str| cell.parse::<f64>().unwrap();
+        assert_eq!(Some(spread(get("base_spread_pct"))), figures.0.spread_pct);
+        assert_eq!(
+            Some(spread(get("candidate_spread_pct"))),
+            figures.1.spread_pct
+        );
+        assert!(spread(get("base_spread_pct")) > 1.0);
+    }
 }

@@ -4,7 +4,7 @@
 //! pairs. The original setting is restored at the end, on Ctrl-C and on failure.
 use std::process::ExitCode;
 
-use schedlab_analysis::model::{Comparison, Verdict};
+use schedlab_analysis::model::Comparison;
 use schedlab_analysis::{MetricFilter, SequentialPlan};
 use schedlab_core::experiment::{arm_label, AbbaSlot};
 use schedlab_core::plan::{validate_label, RunPlan};
@@ -135,17 +135,6 @@ fn decide(args: &AbArgs, name: &str, store: &dyn Store) -> Result<Comparison, Fa
     Ok(loaded.comparison)
 }
 
-/// Every row has reached `**` or `≈`.
-fn all_decided(c: &Comparison) -> bool {
-    !c.rows.is_empty()
-        && c.rows.iter().all(|r| {
-            matches!(
-                r.verdict,
-                Verdict::Regression | Verdict::Improvement | Verdict::Equivalent
-            )
-        })
-}
-
 /// Every round's two visits; returns how many visits completed and, with `--until-decided`, the
 /// comparison it stopped on.
 fn visit_all(
@@ -193,24 +182,15 @@ fn visit_all(
         }
         if args.until_decided {
             let c = decide(args, name, session.store())?;
-            let decided = c
-                .rows
-                .iter()
-                .filter(|r| {
-                    matches!(
-                        r.verdict,
-                        Verdict::Regression | Verdict::Improvement | Verdict::Equivalent
-                    )
-                })
-                .count();
             if !args.quiet {
                 progress.note(format!(
-                    "round {} of at most {rounds}: {decided} of {} decided",
+                    "round {} of at most {rounds}: {} of {} decided",
                     round + 1,
+                    c.decided_rows(),
                     words::counted(c.rows.len(), "row")
                 ));
             }
-            let done = all_decided(&c);
+            let done = c.is_decided();
             last = Some(c);
             if done {
                 break;

@@ -5,7 +5,7 @@
 use std::fmt::{self, Write};
 
 use super::escape::Esc;
-use schedlab_core::fingerprint::Fingerprint;
+use schedlab_core::fingerprint::{Fingerprint, MUST_MATCH};
 
 /// What a difference from the baseline means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,7 +14,7 @@ pub enum Difference {
     /// The kernel and the boot: what a comparison of kernels is about.
     Expected,
     /// Hardware and tuning that `schedlab compare` refuses to mix without
-    /// `--allow-fingerprint-mismatch` (comparison.rs, `check_comparable`).
+    /// `--allow-fingerprint-mismatch` (`schedlab_core::fingerprint::MUST_MATCH`).
     Refused,
     /// Anything else: worth a look before trusting the numbers.
     Differs,
@@ -46,12 +46,10 @@ const EXPECTED: [&str; 4] = [
     "kernel_cmdline",
     "boot_id",
 ];
-const REFUSED: [&str; 4] = [
-    "cpu_model",
-    "online_cpu_count",
-    "smt_active",
-    "cpufreq_governors",
-];
+
+fn refused(field: &str) -> bool {
+    MUST_MATCH.iter().any(|must| must.field == field)
+}
 
 /// The scheduler settings added to the fingerprint later (preemption model, sched_features, sched
 /// sysctls, THP, isolation, mitigations, microcode, memory, cgroups) are all `differs`: the
@@ -63,7 +61,7 @@ pub fn classify(field: &str) -> Difference {
     let field = field.split_once('.').map_or(field, |(map, _)| map);
     if EXPECTED.contains(&field) {
         Difference::Expected
-    } else if REFUSED.contains(&field) {
+    } else if refused(field) {
         Difference::Refused
     } else {
         Difference::Differs
@@ -150,7 +148,7 @@ pub fn difference(field: &str, base: &[String], side: &[String]) -> Difference {
         classify(field)
     } else if side.len() <= 1 || field == "boot_id" {
         Difference::Same
-    } else if REFUSED.contains(&field) {
+    } else if refused(field) {
         Difference::Refused
     } else {
         Difference::Differs

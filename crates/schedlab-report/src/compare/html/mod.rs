@@ -14,7 +14,7 @@ use std::io;
 
 use schedlab_analysis::latency::Curve;
 use schedlab_analysis::model::{
-    level_text, mde_text, Comparison, Row, ScalingSeries, SideFigures, Verdict,
+    level_text, mde_text, Comparison, Row, ScalingSeries, SideFigures, SideSummary, Verdict,
 };
 use schedlab_analysis::scaling::XScale;
 use schedlab_analysis::units::Design;
@@ -45,11 +45,12 @@ pub fn write(
     out.write_all(page.as_bytes())
 }
 
-/// A side as the page shows it: name, colour and stored runs.
+/// A side as the page shows it: name, colour, stored runs and the model's summary of them.
 struct SideView<'a> {
     name: &'a str,
     color: &'static str,
     runs: &'a [RunRecord],
+    summary: &'a SideSummary,
 }
 
 fn write_page(
@@ -58,18 +59,15 @@ fn write_page(
     base_runs: &[RunRecord],
     candidate_runs: &[Vec<RunRecord>],
 ) -> fmt::Result {
-    let sides: Vec<SideView> = std::iter::once((c.base.name.as_str(), base_runs))
-        .chain(
-            c.candidates
-                .iter()
-                .map(|s| s.name.as_str())
-                .zip(candidate_runs.iter().map(Vec::as_slice)),
-        )
+    let sides: Vec<SideView> = c
+        .sides()
+        .zip(std::iter::once(base_runs).chain(candidate_runs.iter().map(Vec::as_slice)))
         .enumerate()
-        .map(|(i, (name, runs))| SideView {
-            name,
+        .map(|(i, (summary, runs))| SideView {
+            name: &summary.name,
             color: side_color(i),
             runs,
+            summary,
         })
         .collect();
     let title = super::title(c);
@@ -141,8 +139,8 @@ fn header(
         r#"<header class="top"><h1>schedlab report <span class="title">{}</span></h1><div class="sides">"#,
         Esc(title)
     )?;
-    let summaries = std::iter::once(&c.base).chain(&c.candidates);
-    for (i, (side, summary)) in sides.iter().zip(summaries).enumerate() {
+    for (i, side) in sides.iter().enumerate() {
+        let summary = side.summary;
         let role = if i == 0 { "baseline" } else { "candidate" };
         let ids: Vec<String> = summary.run_ids.iter().map(i64::to_string).collect();
         write!(
@@ -578,16 +576,27 @@ fn machines(s: &mut String, values: &[fingerprints::SideValues]) -> fmt::Result 
 }
 
 fn runs(s: &mut String, sides: &[SideView]) -> fmt::Result {
-    s.push_str(r#"<section id="runs"><h2>Runs</h2><table class="runs"><thead><tr><th>side</th><th class="num">run</th><th>label</th><th>status</th><th>started (UTC)</th><th class="num">cases</th><th class="num">iterations</th><th>kernel</th><th>error</th></tr></thead><tbody>"#);
+    s.push_str(r#"<section id="runs"><h2>Runs</h2><table class="runs"><thead><tr><th>side</th><th class="num">run</th><th>label</th><th>status</th><th>started (UTC)</th><th class="num">cases</th><th class="num" title="measured + warm-up, over all the run's cases, as schedlab runs counts them">iterations</th><th>kernel</th><th>error</th></tr></thead><tbody>"#);
     for side in sides {
         for run in side.runs {
+            let iterations = side
+                .summary
+                .run_iterations
+                .iter()
+                .find(|r| Some(r.id) == run.id)
+                .map_or("—".to_string(), |r| {
+                    format!(
+                        "{} + {} warm-up",
+                        r.measured_iterations, r.warmup_iterations
+                    )
+                });
             let status_class = match run.status {
                 RunStatus::Complete => "ok",
                 _ => "bad",
             };
             write!(
                 s,
-                r#"<tr><td><span class="dot" style="background:{}"></span>{}</td><td class="num">{}</td><td>{}</td><td class="status {status_class}">{}</td><td class="when">{}</td><td class="num">{}</td><td class="num">{} + {} warm-up</td><td class="kernel">{}</td><td class="error">{}</td></tr>"#,
+                r#"<tr><td><span class="dot" style="background:{}"></span>{}</td><td class="num">{}</td><td>{}</td><td class="status {status_class}">{}</td><td class="when">{}</td><td class="num">{}</td><td class="num">{iterations}</td><td class="kernel">{}</td><td class="error">{}</td></tr>"#,
                 side.color,
                 Esc(side.name),
                 run.id.map_or("—".to_string(), |i| i.to_string()),
@@ -595,8 +604,6 @@ fn runs(s: &mut String, sides: &[SideView]) -> fmt::Result {
                 run.status.as_str(),
                 Esc(&format_time_ns(run.started_at_ns)),
                 run.cases.len(),
-                run.plan.iterations,
-                run.plan.warmup,
                 Esc(&run.fingerprint.kernel_release),
                 Esc(run.error.as_deref().unwrap_or(""))
             )?;
