@@ -487,7 +487,7 @@ fn sigkill_during_external_leaves_nothing_of_the_tool() {
 
 /// What `common::Running` promises a test that fails before waiting for its run: the run, left
 /// unwaited as the failure unwinds, is killed and reaped, and every task it started goes with it;
-/// a process that leads a group of its own takes the whole group along.
+/// a process that leads a group of its own takes the whole group along, even once it has exited.
 #[test]
 fn a_run_a_failing_test_leaves_is_killed_with_its_tasks() {
     let (_d, db) = temp_db();
@@ -513,6 +513,22 @@ fn a_run_a_failing_test_leaves_is_killed_with_its_tasks() {
     let deadline = Instant::now() + Duration::from_secs(30);
     while members_named(group, "sleep 600") == 0 {
         assert!(Instant::now() < deadline, "the shell's child did not start");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    drop(shell);
+    assert_group_gone(group);
+
+    // A leader that has exited and been reaped, its group living on in a member.
+    let mut shell = std::process::Command::new("sh");
+    std::os::unix::process::CommandExt::process_group(&mut shell, 0);
+    let mut shell = shell.args(["-c", "sleep 600 & exit 0"]).start();
+    let group = shell.id() as i32;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while members_named(group, "sleep 600") == 0 || shell.try_wait().unwrap().is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "the shell did not start its child and exit"
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
     drop(shell);

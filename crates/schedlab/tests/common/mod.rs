@@ -259,7 +259,12 @@ pub fn background(db: &Path, args: &[&str]) -> StdCommand {
 /// the hogs some tests start) does not go on beside the next tests, or after the test binary.
 /// It derefs to the `Child` for `id`, `try_wait` and the like; wait for it with
 /// [`Running::output_within`] or [`finish`], which have a deadline.
-pub struct Running(Child);
+pub struct Running {
+    child: Child,
+    /// The child leads a process group of its own (started with `process_group(0)`), whose
+    /// members may outlive it: the group is killed on drop even once the child is reaped.
+    leads_group: bool,
+}
 
 /// `Command::spawn` returning a [`Running`].
 pub trait Start {
@@ -269,43 +274,47 @@ pub trait Start {
 impl Start for StdCommand {
     fn start(&mut self) -> Running {
         let program = self.get_program().to_string_lossy().into_owned();
-        Running(
-            self.spawn()
-                .unwrap_or_else(|e| panic!("cannot start {program}: {e}")),
-        )
+        let child = self
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {program}: {e}"));
+        let pid = child.id() as libc::pid_t;
+        // SAFETY: getpgid has no memory effects; the pid is our child, not reaped yet.
+        let leads_group = unsafe { libc::getpgid(pid) } == pid;
+        Running { child, leads_group }
     }
 }
 
 impl std::ops::Deref for Running {
     type Target = Child;
     fn deref(&self) -> &Child {
-        &self.0
+        &self.child
     }
 }
 
 impl std::ops::DerefMut for Running {
     fn deref_mut(&mut self) -> &mut Child {
-        &mut self.0
+        &mut self.child
     }
 }
 
 impl Drop for Running {
     fn drop(&mut self) {
+        let pid = self.child.id() as libc::pid_t;
+        // A group the child led lives on after the child is reaped while any member does, and
+        // its id is not reused meanwhile; once none does, the id would have to come round the
+        // whole pid space to name another group within a test.
+        if self.leads_group {
+            // SAFETY: kill has no memory effects.
+            unsafe { libc::kill(-pid, libc::SIGKILL) };
+        }
         // `try_wait` answers from the status it kept once the process was reaped, so a pid that
         // may belong to someone else by now is never signalled.
-        if !matches!(self.0.try_wait(), Ok(None)) {
+        if !matches!(self.child.try_wait(), Ok(None)) {
             return;
         }
-        let pid = self.0.id() as libc::pid_t;
-        // SAFETY: kill and getpgid have no memory effects; the pid is our child, not reaped yet,
-        // and a group it leads is the one it was started in.
-        unsafe {
-            if libc::getpgid(pid) == pid {
-                libc::kill(-pid, libc::SIGKILL);
-            }
-            libc::kill(pid, libc::SIGKILL);
-        }
-        let _ = self.0.wait();
+        // SAFETY: kill has no memory effects; the pid is our child, not reaped yet.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        let _ = self.child.wait();
     }
 }
 
@@ -344,10 +353,10 @@ impl Running {
     /// close; when either takes longer the process is killed and the error says which did.
     pub fn try_output_within(mut self, limit: Duration) -> Result<Output, String> {
         let deadline = Instant::now() + limit;
-        let stdout = self.0.stdout.take().map(read_in_background);
-        let stderr = self.0.stderr.take().map(read_in_background);
+        let stdout = self.child.stdout.take().map(read_in_background);
+        let stderr = self.child.stderr.take().map(read_in_background);
         let status = loop {
-            if let Some(status) = self.0.try_wait().map_err(|e| e.to_string())? {
+            if let Some(status) = self.child.try_wait().map_err(|e| e.to_string())? {
                 break status;
             }
             if Instant::now() > deadline {
