@@ -10,7 +10,6 @@ pub mod compare;
 pub mod csv;
 pub mod history;
 pub mod json;
-pub mod latency;
 pub mod model;
 pub mod text;
 

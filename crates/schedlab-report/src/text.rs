@@ -7,9 +7,10 @@ use std::io::Write;
 use schedlab_core::metric::{MetricShape, Role};
 use schedlab_core::words;
 
-use crate::latency::LatencyTable;
-use crate::model::{CaseView, MetricView, RunScaling, RunView};
+use crate::model::RunView;
 use crate::RunReport;
+use schedlab_analysis::case_summary::{CaseSummary, MetricSummary, RunScaling};
+use schedlab_analysis::latency_table::LatencyTable;
 
 pub fn write(report: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
     for (i, run) in report.runs.iter().enumerate() {
@@ -189,7 +190,7 @@ fn write_scaling(series: &RunScaling, out: &mut dyn Write) -> std::io::Result<()
     Ok(())
 }
 
-fn write_case(case: &CaseView, out: &mut dyn Write) -> std::io::Result<()> {
+fn write_case(case: &CaseSummary, out: &mut dyn Write) -> std::io::Result<()> {
     let warm = match case.warmup_iterations {
         0 => String::new(),
         n => format!(", {}", words::counted(n, "warm-up")),
@@ -269,7 +270,7 @@ fn write_latency_table(table: &LatencyTable, out: &mut dyn Write) -> std::io::Re
     )
 }
 
-fn write_metric(metric: &MetricView, width: usize, out: &mut dyn Write) -> std::io::Result<()> {
+fn write_metric(metric: &MetricSummary, width: usize, out: &mut dyn Write) -> std::io::Result<()> {
     let better = metric.better.as_str();
     match &metric.summary {
         Some(s) => writeln!(
@@ -318,7 +319,7 @@ mod tests {
     #[test]
     fn a_case_counts_its_iterations_in_words() {
         let line = |measured, warmup| {
-            let case = CaseView {
+            let case = CaseSummary {
                 name: "pipe:process loops=1000".into(),
                 workload: "pipe".into(),
                 params: serde_json::Value::Null,
@@ -350,7 +351,7 @@ mod tests {
 
     #[test]
     fn latency_table_reads_like_schbench() {
-        use crate::latency::LatencyRow;
+        use schedlab_analysis::latency_table::LatencyRow;
         let row = |percentile, value, samples, starred| LatencyRow {
             percentile,
             value,
