@@ -227,10 +227,33 @@ fn write_case(case: &CaseSummary, out: &mut dyn Write) -> std::io::Result<()> {
         }
         write_metric(metric, width, out)?;
     }
+    if !case.latency_tables.is_empty() {
+        write_latency_note(case.measured_iterations, out)?;
+    }
     for table in &case.latency_tables {
         write_latency_table(table, out)?;
     }
     Ok(())
+}
+
+/// Says what the metric table and the schbench-style tables each summarise: both print a p99 of
+/// the same run, and over several iterations the two differ.
+fn write_latency_note(iterations: usize, out: &mut dyn Write) -> std::io::Result<()> {
+    if iterations <= 1 {
+        return writeln!(
+            out,
+            "  (tables below: percentiles of the one iteration's samples, as schbench prints them)"
+        );
+    }
+    writeln!(
+        out,
+        "  (metrics above: median, min and max over the {iterations} iterations of each iteration's \
+         value, e.g. its own p99)"
+    )?;
+    writeln!(
+        out,
+        "  (tables below: percentiles of all iterations' samples merged, as schbench prints them)"
+    )
 }
 
 /// schbench's percentile block, from the merged histograms: each percentile with the samples
@@ -378,6 +401,60 @@ mod tests {
             "      min=0.042, max=8057.0\n",
         );
         assert_eq!(String::from_utf8(out).unwrap(), expected);
+    }
+
+    /// The metric table and the schbench-style tables print different p99s of one run; the case
+    /// says which is which, and only where there are tables.
+    #[test]
+    fn a_case_with_tables_says_what_each_summarises() {
+        let text = |measured, tables: Vec<LatencyTable>| {
+            let case = CaseSummary {
+                name: "wakeup".into(),
+                workload: "wakeup".into(),
+                params: serde_json::Value::Null,
+                measured_iterations: measured,
+                warmup_iterations: 0,
+                error: None,
+                // A case with no metric prints no tables either.
+                metrics: vec![MetricSummary {
+                    name: "wakeup_p99_usec".into(),
+                    unit: "usec".into(),
+                    better: schedlab_core::metric::Better::Lower,
+                    role: Role::Primary,
+                    shape: MetricShape::Quantile(99.0),
+                    quantile_p: Some(99.0),
+                    distribution: Some("wakeup".into()),
+                    values: vec![1.0],
+                    warmup_values: Vec::new(),
+                    summary: None,
+                }],
+                latency_tables: tables,
+            };
+            let mut out = Vec::new();
+            write_case(&case, &mut out).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        let table = LatencyTable {
+            title: "Wakeup Latencies".into(),
+            unit: "usec".into(),
+            attachment: "wakeup_latency_ns".into(),
+            iterations: 3,
+            runtime_sec: 1,
+            total_samples: 1,
+            rows: Vec::new(),
+            min: 1.0,
+            max: 1.0,
+        };
+        let three = text(3, vec![table.clone()]);
+        assert!(three.contains(
+            "  (metrics above: median, min and max over the 3 iterations of each iteration's value, \
+             e.g. its own p99)\n  (tables below: percentiles of all iterations' samples merged, \
+             as schbench prints them)\n  Wakeup Latencies"
+        ), "{three}");
+        let one = text(1, vec![table]);
+        assert!(!one.contains("metrics above"), "{one}");
+        assert!(one.contains("(tables below: percentiles of the one iteration's samples"));
+        assert!(!text(3, Vec::new()).contains("tables below"));
     }
 
     #[test]

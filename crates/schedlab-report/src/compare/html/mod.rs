@@ -493,7 +493,7 @@ fn scaling_table(
 }
 
 fn latency_section(s: &mut String, curves: &[Curve], sides: &[SideView]) -> fmt::Result {
-    s.push_str(r#"<section id="latency"><h2>Latency percentiles</h2><p class="note">Per case with percentile metrics: the median over runs of each percentile, per side. The x axis spreads the tail (p50, p90, p99, p99.9 at equal steps of −log₁₀(1 − p)), then the maximum.</p><div class="grid">"#);
+    s.push_str(r#"<section id="latency"><h2>Latency percentiles</h2><p class="note">Per case with percentile metrics, per side: each percentile's geometric mean over a run's iterations (each iteration's own percentile), then the median over the side's runs. These are not the percentiles of all iterations' samples merged that schedlab show prints in schbench's tables, so a p99 here may differ from those. The x axis spreads the tail (p50, p90, p99, p99.9 at equal steps of −log₁₀(1 − p)), then the maximum.</p><div class="grid">"#);
     for curve in curves {
         let points: Vec<(String, f64)> = curve
             .points
