@@ -11,6 +11,7 @@ pub mod csv;
 pub mod history;
 pub mod json;
 pub mod model;
+pub mod number;
 pub mod text;
 
 pub use model::{RunReport, SCHEMA_VERSION};

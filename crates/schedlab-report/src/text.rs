@@ -8,6 +8,7 @@ use schedlab_core::metric::{MetricShape, Role};
 use schedlab_core::words;
 
 use crate::model::RunView;
+use crate::number::format_value;
 use crate::RunReport;
 use schedlab_analysis::case_summary::{CaseSummary, MetricSummary, RunScaling};
 use schedlab_analysis::latency_table::LatencyTable;
@@ -319,22 +320,6 @@ fn format_of(shape: MetricShape, value: f64) -> String {
     }
 }
 
-/// Four or five significant digits, without exponent notation for the usual ranges.
-pub fn format_value(value: f64) -> String {
-    let magnitude = value.abs();
-    if magnitude >= 10_000.0 {
-        format!("{value:.0}")
-    } else if magnitude >= 100.0 {
-        format!("{value:.1}")
-    } else if magnitude >= 1.0 {
-        format!("{value:.3}")
-    } else if magnitude == 0.0 {
-        "0".to_string()
-    } else {
-        format!("{value:.4}")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -455,15 +440,6 @@ mod tests {
         assert!(!one.contains("metrics above"), "{one}");
         assert!(one.contains("(tables below: percentiles of the one iteration's samples"));
         assert!(!text(3, Vec::new()).contains("tables below"));
-    }
-
-    #[test]
-    fn formats_values_by_magnitude() {
-        assert_eq!(format_value(188_419.4), "188419");
-        assert_eq!(format_value(5.3071), "5.307");
-        assert_eq!(format_value(123.45), "123.5");
-        assert_eq!(format_value(0.01234), "0.0123");
-        assert_eq!(format_value(0.0), "0");
     }
 
     #[test]
