@@ -10,6 +10,8 @@
 //! - [`compare`]: the decision procedure — variance from today's units and/or a calibration, the
 //!   stale-calibration guard ([`guard`]), Student's t, multiplicity, verdicts, sequential looks.
 //! - [`figures`] and [`latency`]: every descriptive number the report styles print.
+//! - [`case_summary`] and [`latency_table`]: every number `run` and `show` print — each metric's
+//!   summary over a case's iterations and the schbench-style tables of its pooled samples.
 //! - [`scaling`]: matrix cases that vary one numeric parameter, as curves against it.
 //! - [`history`]: one machine's run summaries of a metric over time and kernels, and the
 //!   change points in them (E-divisive means, judged against the calibrated noise).
@@ -25,11 +27,13 @@
 
 pub mod across;
 pub mod calibration;
+pub mod case_summary;
 pub mod compare;
 pub mod figures;
 pub mod guard;
 pub mod history;
 pub mod latency;
+pub mod latency_table;
 pub mod model;
 pub mod scaling;
 pub mod series;

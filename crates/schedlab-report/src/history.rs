@@ -9,10 +9,11 @@ use schedlab_core::metric::Better;
 use schedlab_core::words;
 
 use crate::compare::html::escape::Esc;
-use crate::compare::html::svg::{fmt_num, nice_domain};
+use crate::compare::html::svg::nice_domain;
 use crate::compare::table::{Align, Table};
 use crate::csv::CsvOut;
 use crate::model::format_time_ns;
+use crate::number::format_value;
 
 /// The widest sparkline: a longer history is drawn in groups of consecutive runs.
 pub const SPARKLINE_WIDTH: usize = 80;
@@ -73,7 +74,7 @@ fn change_cell(ch: &Change) -> String {
 /// A change in words: its percent, or where it has none the levels it moved between.
 fn change_words(ch: &Change) -> String {
     ch.change_pct.map_or_else(
-        || format!("{} → {}", fmt_num(ch.before), fmt_num(ch.after)),
+        || format!("{} → {}", format_value(ch.before), format_value(ch.after)),
         pct,
     )
 }
@@ -146,7 +147,7 @@ pub fn write_history_text(h: &History, c: &Changes, out: &mut dyn Write) -> io::
             format_time_ns(p.started_at_ns),
             p.kernel.clone(),
             p.iterations.to_string(),
-            fmt_num(p.value),
+            format_value(p.value),
             mark,
         ]);
     }
@@ -215,8 +216,8 @@ fn noise_sentence(c: &Changes, n: &Noise) -> String {
         ),
         _ => format!(
             "noise {} {unit} per run (from {source}; not in percent: the series' median is 0); changes under {} {unit} are not reported",
-            fmt_num(n.sd),
-            fmt_num(n.threshold),
+            format_value(n.sd),
+            format_value(n.threshold),
             unit = c.unit
         ),
     }
@@ -323,8 +324,8 @@ pub fn write_changes_text(all: &[Changes], out: &mut dyn Write) -> io::Result<()
                 ch.run_id.map_or("-".into(), |id| id.to_string()),
                 ch.label.clone().unwrap_or_else(|| "-".into()),
                 kernel,
-                format!("{} ({})", fmt_num(ch.before), ch.runs_before),
-                format!("{} ({})", fmt_num(ch.after), ch.runs_after),
+                format!("{} ({})", format_value(ch.before), ch.runs_before),
+                format!("{} ({})", format_value(ch.after), ch.runs_after),
                 change_cell(ch),
                 widths_cell(ch),
                 format!("{:.3}", ch.p_value),
@@ -463,8 +464,8 @@ fn page(s: &mut String, h: &History, c: &Changes) -> std::fmt::Result {
                 ch.run_id.map_or("-".into(), |i| i.to_string()),
                 Esc(&ch.kernel_before),
                 Esc(&ch.kernel),
-                fmt_num(ch.before),
-                fmt_num(ch.after),
+                format_value(ch.before),
+                format_value(ch.after),
                 change_cell(ch),
                 widths_cell(ch),
                 ch.p_value,
@@ -493,7 +494,7 @@ fn page(s: &mut String, h: &History, c: &Changes) -> std::fmt::Result {
             Esc(&format_time_ns(p.started_at_ns)),
             Esc(&p.kernel),
             p.iterations,
-            fmt_num(p.value)
+            format_value(p.value)
         )?;
     }
     s.push_str("</table></main></body></html>\n");
@@ -525,7 +526,7 @@ fn plot(s: &mut String, h: &History, c: &Changes) -> std::fmt::Result {
             y(*t),
             LEFT - 6.0,
             y(*t) + 4.0,
-            fmt_num(*t)
+            format_value(*t)
         )?;
     }
     // Kernel releases: alternate bands under their runs, each named once.
@@ -594,7 +595,7 @@ fn plot(s: &mut String, h: &History, c: &Changes) -> std::fmt::Result {
             p.run_id.map_or("-".into(), |i| i.to_string()),
             Esc(p.label.as_deref().unwrap_or("")),
             Esc(&p.kernel),
-            fmt_num(p.value)
+            format_value(p.value)
         )?;
     }
     s.push_str("</svg>\n");

@@ -10,8 +10,8 @@ pub mod compare;
 pub mod csv;
 pub mod history;
 pub mod json;
-pub mod latency;
 pub mod model;
+pub mod number;
 pub mod text;
 
 pub use model::{RunReport, SCHEMA_VERSION};

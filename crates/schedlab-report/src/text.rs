@@ -7,9 +7,11 @@ use std::io::Write;
 use schedlab_core::metric::{MetricShape, Role};
 use schedlab_core::words;
 
-use crate::latency::LatencyTable;
-use crate::model::{CaseView, MetricView, RunScaling, RunView};
+use crate::model::RunView;
+use crate::number::format_value;
 use crate::RunReport;
+use schedlab_analysis::case_summary::{CaseSummary, MetricSummary, RunScaling};
+use schedlab_analysis::latency_table::LatencyTable;
 
 pub fn write(report: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
     for (i, run) in report.runs.iter().enumerate() {
@@ -189,7 +191,7 @@ fn write_scaling(series: &RunScaling, out: &mut dyn Write) -> std::io::Result<()
     Ok(())
 }
 
-fn write_case(case: &CaseView, out: &mut dyn Write) -> std::io::Result<()> {
+fn write_case(case: &CaseSummary, out: &mut dyn Write) -> std::io::Result<()> {
     let warm = match case.warmup_iterations {
         0 => String::new(),
         n => format!(", {}", words::counted(n, "warm-up")),
@@ -226,10 +228,33 @@ fn write_case(case: &CaseView, out: &mut dyn Write) -> std::io::Result<()> {
         }
         write_metric(metric, width, out)?;
     }
+    if !case.latency_tables.is_empty() {
+        write_latency_note(case.measured_iterations, out)?;
+    }
     for table in &case.latency_tables {
         write_latency_table(table, out)?;
     }
     Ok(())
+}
+
+/// Says what the metric table and the schbench-style tables each summarise: both print a p99 of
+/// the same run, and over several iterations the two differ.
+fn write_latency_note(iterations: usize, out: &mut dyn Write) -> std::io::Result<()> {
+    if iterations <= 1 {
+        return writeln!(
+            out,
+            "  (tables below: percentiles of the one iteration's samples, as schbench prints them)"
+        );
+    }
+    writeln!(
+        out,
+        "  (metrics above: median, min and max over the {iterations} iterations of each iteration's \
+         value, e.g. its own p99)"
+    )?;
+    writeln!(
+        out,
+        "  (tables below: percentiles of all iterations' samples merged, as schbench prints them)"
+    )
 }
 
 /// schbench's percentile block, from the merged histograms: each percentile with the samples
@@ -269,7 +294,7 @@ fn write_latency_table(table: &LatencyTable, out: &mut dyn Write) -> std::io::Re
     )
 }
 
-fn write_metric(metric: &MetricView, width: usize, out: &mut dyn Write) -> std::io::Result<()> {
+fn write_metric(metric: &MetricSummary, width: usize, out: &mut dyn Write) -> std::io::Result<()> {
     let better = metric.better.as_str();
     match &metric.summary {
         Some(s) => writeln!(
@@ -295,22 +320,6 @@ fn format_of(shape: MetricShape, value: f64) -> String {
     }
 }
 
-/// Four or five significant digits, without exponent notation for the usual ranges.
-pub fn format_value(value: f64) -> String {
-    let magnitude = value.abs();
-    if magnitude >= 10_000.0 {
-        format!("{value:.0}")
-    } else if magnitude >= 100.0 {
-        format!("{value:.1}")
-    } else if magnitude >= 1.0 {
-        format!("{value:.3}")
-    } else if magnitude == 0.0 {
-        "0".to_string()
-    } else {
-        format!("{value:.4}")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -318,7 +327,7 @@ mod tests {
     #[test]
     fn a_case_counts_its_iterations_in_words() {
         let line = |measured, warmup| {
-            let case = CaseView {
+            let case = CaseSummary {
                 name: "pipe:process loops=1000".into(),
                 workload: "pipe".into(),
                 params: serde_json::Value::Null,
@@ -350,7 +359,7 @@ mod tests {
 
     #[test]
     fn latency_table_reads_like_schbench() {
-        use crate::latency::LatencyRow;
+        use schedlab_analysis::latency_table::LatencyRow;
         let row = |percentile, value, samples, starred| LatencyRow {
             percentile,
             value,
@@ -379,13 +388,58 @@ mod tests {
         assert_eq!(String::from_utf8(out).unwrap(), expected);
     }
 
+    /// The metric table and the schbench-style tables print different p99s of one run; the case
+    /// says which is which, and only where there are tables.
     #[test]
-    fn formats_values_by_magnitude() {
-        assert_eq!(format_value(188_419.4), "188419");
-        assert_eq!(format_value(5.3071), "5.307");
-        assert_eq!(format_value(123.45), "123.5");
-        assert_eq!(format_value(0.01234), "0.0123");
-        assert_eq!(format_value(0.0), "0");
+    fn a_case_with_tables_says_what_each_summarises() {
+        let text = |measured, tables: Vec<LatencyTable>| {
+            let case = CaseSummary {
+                name: "wakeup".into(),
+                workload: "wakeup".into(),
+                params: serde_json::Value::Null,
+                measured_iterations: measured,
+                warmup_iterations: 0,
+                error: None,
+                // A case with no metric prints no tables either.
+                metrics: vec![MetricSummary {
+                    name: "wakeup_p99_usec".into(),
+                    unit: "usec".into(),
+                    better: schedlab_core::metric::Better::Lower,
+                    role: Role::Primary,
+                    shape: MetricShape::Quantile(99.0),
+                    quantile_p: Some(99.0),
+                    distribution: Some("wakeup".into()),
+                    values: vec![1.0],
+                    warmup_values: Vec::new(),
+                    summary: None,
+                }],
+                latency_tables: tables,
+            };
+            let mut out = Vec::new();
+            write_case(&case, &mut out).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        let table = LatencyTable {
+            title: "Wakeup Latencies".into(),
+            unit: "usec".into(),
+            attachment: "wakeup_latency_ns".into(),
+            iterations: 3,
+            runtime_sec: 1,
+            total_samples: 1,
+            rows: Vec::new(),
+            min: 1.0,
+            max: 1.0,
+        };
+        let three = text(3, vec![table.clone()]);
+        assert!(three.contains(
+            "  (metrics above: median, min and max over the 3 iterations of each iteration's value, \
+             e.g. its own p99)\n  (tables below: percentiles of all iterations' samples merged, \
+             as schbench prints them)\n  Wakeup Latencies"
+        ), "{three}");
+        let one = text(1, vec![table]);
+        assert!(!one.contains("metrics above"), "{one}");
+        assert!(one.contains("(tables below: percentiles of the one iteration's samples"));
+        assert!(!text(3, Vec::new()).contains("tables below"));
     }
 
     #[test]

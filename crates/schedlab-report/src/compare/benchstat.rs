@@ -7,7 +7,7 @@ use schedlab_analysis::model::{Comparison, NoSpread, Row};
 use schedlab_analysis::units::Design;
 
 use super::table::{Align, Table};
-use crate::text::format_value;
+use crate::number::format_value;
 
 /// benchstat's footnotes, in benchstat's words but counting compare's units: its "samples" are
 /// the row's units (one per run, boot, A/B round or data line), never the iterations of a run,

@@ -5,7 +5,7 @@
 use schedlab_analysis::model::Comparison;
 
 use super::table::{Align, Table};
-use crate::text::format_value;
+use crate::number::format_value;
 
 pub fn tables(c: &Comparison) -> Vec<(String, Table)> {
     let mut columns = vec![

@@ -1,7 +1,7 @@
 //! Latency histograms: HDR histograms in nanoseconds (1 ns to 60 s, 3 significant digits), the
 //! schbench percentile rule with per-percentile sample counts, and the serialized form stored with
-//! every iteration so runs can be merged and re-quantiled later (the report's schbench-style
-//! tables do that: `schedlab_report::latency`).
+//! every iteration so runs can be merged and re-quantiled later (`show`'s schbench-style
+//! tables do that: `schedlab_analysis::latency_table`).
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 

@@ -23,8 +23,9 @@ use schedlab_core::record::{RunRecord, RunStatus};
 use schedlab_core::words;
 
 use crate::model::format_time_ns;
+use crate::number::format_value;
 use escape::Esc;
-use svg::{fmt_num, side_color};
+use svg::side_color;
 
 pub mod escape;
 pub mod fingerprints;
@@ -192,7 +193,7 @@ fn summary_cell(s: &mut String, side: &SideFigures, design: Design) -> fmt::Resu
         Some(median) => write!(
             s,
             r#"<td class="num">{}<div class="muted">{} n={} {}</div></td>"#,
-            fmt_num(median),
+            format_value(median),
             side.spread_pct
                 .map_or(String::new(), |p| format!("±{p:.2}% ·")),
             side.n,
@@ -388,11 +389,15 @@ fn scaling_series(s: &mut String, series: &ScalingSeries, sides: &[SideView]) ->
                             "{} {}={value}: {} {}",
                             line.side,
                             g.parameter,
-                            fmt_num(p.mean),
+                            format_value(p.mean),
                             metric.unit
                         );
                         if let (Some(lo), Some(hi)) = (p.low, p.high) {
-                            tooltip.push_str(&format!(" [{}, {}]", fmt_num(lo), fmt_num(hi)));
+                            tooltip.push_str(&format!(
+                                " [{}, {}]",
+                                format_value(lo),
+                                format_value(hi)
+                            ));
                         }
                         tooltip.push_str(&format!(" · {}", words::counted(p.units, "unit")));
                         if let (Some(change), Some(v)) = (p.change_pct, p.verdict) {
@@ -472,7 +477,7 @@ fn scaling_table(
                 s.push_str(r#"<td class="num">—</td>"#);
                 continue;
             };
-            write!(s, r#"<td class="num">{}"#, fmt_num(p.mean))?;
+            write!(s, r#"<td class="num">{}"#, format_value(p.mean))?;
             if let (Some(change), Some(v)) = (p.change_pct, p.verdict) {
                 write!(
                     s,
@@ -490,7 +495,7 @@ fn scaling_table(
 }
 
 fn latency_section(s: &mut String, curves: &[Curve], sides: &[SideView]) -> fmt::Result {
-    s.push_str(r#"<section id="latency"><h2>Latency percentiles</h2><p class="note">Per case with percentile metrics: the median over runs of each percentile, per side. The x axis spreads the tail (p50, p90, p99, p99.9 at equal steps of −log₁₀(1 − p)), then the maximum.</p><div class="grid">"#);
+    s.push_str(r#"<section id="latency"><h2>Latency percentiles</h2><p class="note">Per case with percentile metrics, per side: each percentile's geometric mean over a run's iterations (each iteration's own percentile), then the median over the side's runs. These are not the percentiles of all iterations' samples merged that schedlab show prints in schbench's tables, so a p99 here may differ from those. The x axis spreads the tail (p50, p90, p99, p99.9 at equal steps of −log₁₀(1 − p)), then the maximum.</p><div class="grid">"#);
     for curve in curves {
         let points: Vec<(String, f64)> = curve
             .points
@@ -556,7 +561,7 @@ fn percentile_table(
                 s.push_str(r#"<td class="num">—</td>"#);
                 continue;
             };
-            write!(s, r#"<td class="num">{}"#, fmt_num(*v))?;
+            write!(s, r#"<td class="num">{}"#, format_value(*v))?;
             if let Some(change) = curve.changes.get(i).and_then(|c| c[j]) {
                 write!(s, r#"<div class="muted">{change:+.1}%</div>"#)?;
             }

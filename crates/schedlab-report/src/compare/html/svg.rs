@@ -6,6 +6,7 @@
 use std::fmt::{self, Write};
 
 use super::escape::Esc;
+use crate::number::format_value;
 use schedlab_analysis::model::{level_text, Comparison, Row, Verdict};
 use schedlab_core::metric::Better;
 
@@ -30,22 +31,6 @@ pub fn side_color(index: usize) -> &'static str {
     } else {
         CANDIDATES[(index - 1) % CANDIDATES.len()]
     }
-}
-
-/// A number with about four significant digits, without exponent for everyday magnitudes.
-pub fn fmt_num(v: f64) -> String {
-    if !v.is_finite() {
-        return "—".to_string();
-    }
-    if v == 0.0 {
-        return "0".to_string();
-    }
-    let magnitude = v.abs().log10().floor() as i32;
-    if !(-4..9).contains(&magnitude) {
-        return format!("{v:.3e}");
-    }
-    let decimals = (3 - magnitude).clamp(0, 6) as usize;
-    format!("{v:.decimals$}")
 }
 
 /// A tick label: as many decimals as the step needs, and no `-0`.
@@ -141,7 +126,7 @@ fn log_domain(lo: f64, hi: f64) -> (f64, f64, Vec<f64>) {
 
 /// A number without trailing zeros: `100`, not `100.0`; for log-axis ticks.
 pub fn fmt_plain(v: f64) -> String {
-    let text = fmt_num(v);
+    let text = format_value(v);
     if text.contains('.') && !text.contains('e') {
         text.trim_end_matches('0').trim_end_matches('.').to_string()
     } else {
@@ -469,12 +454,12 @@ pub fn strip(s: &mut String, lanes: &[Lane], unit: &str, title: &str) -> fmt::Re
                 (x3 - x1).max(1.0),
                 lane.color,
                 lane.color,
-                fmt_num(q1),
-                fmt_num(q3),
+                format_value(q1),
+                format_value(q3),
                 y - 13.0,
                 y + 13.0,
                 lane.color,
-                fmt_num(q2),
+                format_value(q2),
                 m = x.map(q2),
             )?;
         }
@@ -493,7 +478,7 @@ pub fn strip(s: &mut String, lanes: &[Lane], unit: &str, title: &str) -> fmt::Re
                 x.map(*v),
                 y + jitter,
                 lane.color,
-                fmt_num(*v)
+                format_value(*v)
             )?;
         }
     }
@@ -598,7 +583,7 @@ pub fn curve(
                     c.color,
                     Esc(c.name),
                     Esc(name),
-                    fmt_num(v),
+                    format_value(v),
                     Esc(unit)
                 )?;
             }
@@ -989,9 +974,6 @@ mod tests {
 
     #[test]
     fn numbers_and_ticks_read_well() {
-        assert_eq!(fmt_num(123.456), "123.5");
-        assert_eq!(fmt_num(0.012345), "0.01235");
-        assert_eq!(fmt_num(1_234_567.0), "1234567");
         assert_eq!(fmt_tick(-0.0, 0.5), "0.0");
         assert_eq!(fmt_tick(2.5, 2.5), "2.5");
         assert_eq!(fmt_tick(10.0, 5.0), "10");

@@ -217,6 +217,11 @@ fn latency_curves_appear_only_with_percentile_metrics() {
     for label in ["p50", "p90", "p99", "p99.9", "max"] {
         assert!(with.contains(&format!(">{label}</text>")), "{label}");
     }
+    // `show` prints other p99s of the same runs; the section says what its own are.
+    assert!(with.contains(
+        "each percentile's geometric mean over a run's iterations (each iteration's own \
+         percentile), then the median over the side's runs"
+    ));
 }
 
 /// A run of a fake matrix over value_usec (25, 50, 100, 200 µs): four cases that differ in that

@@ -1,5 +1,11 @@
 //! schbench-style percentile tables of a wakeup case: the latency histograms its measured
 //! iterations stored, decoded, merged and read at schbench's percentiles, in display units.
+//!
+//! A table's p99 is the 99th percentile of every measured iteration's samples pooled, which is
+//! what schbench prints for its one window. It is not the case's `wakeup_p99_usec` metric as
+//! `show` summarises it (the median over the iterations of each iteration's own p99), nor a
+//! point of a comparison's latency curve ([`crate::latency`]: per run, the geometric mean over
+//! its iterations): each answers its own question, so the three may differ.
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
@@ -142,4 +148,111 @@ pub fn latency_tables(case: &CaseRecord, percentiles: Option<&[PerMille]>) -> Ve
         });
     }
     tables
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use schedlab_core::plan::CaseSpec;
+    use schedlab_core::record::IterationRecord;
+    use schedlab_core::workload::wakeup::latency::{
+        attachment, new_latency_histogram, record, value_at,
+    };
+    use schedlab_core::workload::wakeup::WakeupParams;
+
+    /// One iteration whose wakeup histogram holds `ns`, each value once.
+    fn iteration(index: u32, warmup: bool, ns: impl IntoIterator<Item = u64>) -> IterationRecord {
+        let mut h = new_latency_histogram();
+        for v in ns {
+            record(&mut h, v);
+        }
+        IterationRecord {
+            index,
+            warmup,
+            started_at_ns: 0,
+            measurements: Vec::new(),
+            attachments: vec![attachment(WAKEUP_ATTACHMENT, &h)],
+        }
+    }
+
+    fn wakeup_case(iterations: Vec<IterationRecord>) -> CaseRecord {
+        CaseRecord {
+            spec: CaseSpec {
+                name: "wakeup".into(),
+                workload: WorkloadSpec::Wakeup(WakeupParams {
+                    runtime: 2,
+                    ..WakeupParams::default()
+                }),
+            },
+            iterations,
+            error: None,
+        }
+    }
+
+    fn values(table: &LatencyTable) -> Vec<f64> {
+        table.rows.iter().map(|r| r.value).collect()
+    }
+
+    #[test]
+    fn one_iteration_reads_its_own_histogram() {
+        // Below 2048 ns every value has its own bucket, so the percentiles are exact.
+        let case = wakeup_case(vec![iteration(0, false, 1..=1000)]);
+        let tables = latency_tables(&case, None);
+        assert_eq!(tables.len(), 1, "only the wakeup histogram was attached");
+        let t = &tables[0];
+        assert_eq!(
+            (t.title.as_str(), t.unit.as_str()),
+            ("Wakeup Latencies", "usec")
+        );
+        assert_eq!((t.iterations, t.runtime_sec, t.total_samples), (1, 2, 1000));
+        assert_eq!(values(t), [0.5, 0.9, 0.99, 0.999]);
+        let samples: Vec<u64> = t.rows.iter().map(|r| r.samples).collect();
+        assert_eq!(samples, [500, 400, 90, 9]);
+        let starred: Vec<bool> = t.rows.iter().map(|r| r.starred).collect();
+        assert_eq!(starred, [false, false, true, false]);
+        assert_eq!((t.min, t.max), (0.001, 1.0));
+    }
+
+    /// The table pools the iterations' samples: its p99 is not the median of the iterations' p99s,
+    /// which is what the case's quantile metric summarises to.
+    #[test]
+    fn iterations_are_merged_and_warm_ups_left_out() {
+        let case = wakeup_case(vec![
+            iteration(0, true, [1_000_000]),
+            iteration(1, false, 1..=500),
+            iteration(2, false, 501..=1000),
+        ]);
+        let t = &latency_tables(&case, None)[0];
+        assert_eq!((t.iterations, t.total_samples), (2, 1000));
+        assert_eq!(values(t), [0.5, 0.9, 0.99, 0.999]);
+        assert_eq!(t.max, 1.0, "the warm-up's 1 ms is not in the table");
+        let per_iteration_p99: Vec<u64> = case
+            .measured()
+            .map(|i| value_at(&decode(&i.attachments[0].data).unwrap(), 990).unwrap())
+            .collect();
+        assert_eq!(per_iteration_p99, [495, 995]);
+    }
+
+    #[test]
+    fn asked_percentiles_replace_schbenchs() {
+        let case = wakeup_case(vec![iteration(0, false, 1..=1000)]);
+        let t = &latency_tables(&case, Some(&[750, 995]))[0];
+        assert_eq!(values(t), [0.75, 0.995]);
+        assert!(t.rows.iter().all(|r| !r.starred));
+    }
+
+    #[test]
+    fn empty_unreadable_or_absent_histograms_make_no_table() {
+        let empty = wakeup_case(vec![iteration(0, false, [])]);
+        assert!(latency_tables(&empty, None).is_empty());
+        let mut unreadable = wakeup_case(vec![iteration(0, false, [5])]);
+        unreadable.iterations[0].attachments[0].data = vec![1, 2, 3];
+        assert!(latency_tables(&unreadable, None).is_empty());
+        let only_warm_up = wakeup_case(vec![iteration(0, true, [5])]);
+        assert!(latency_tables(&only_warm_up, None).is_empty());
+        let mut other = wakeup_case(vec![iteration(0, false, [5])]);
+        other.spec.workload =
+            WorkloadSpec::Fake(schedlab_core::workload::fake::FakeParams::default());
+        assert!(latency_tables(&other, None).is_empty());
+    }
 }
