@@ -11,7 +11,8 @@
 //! 5. verdicts: `**` when q ≤ fdr and |change| ≥ δ; `≈` by TOST at a fixed α = 0.05; `?` when
 //!    no variance is usable (ν = 0, a refused calibration, or no spread at all: no p, out of
 //!    the family); `??` when the units spread more than
-//!    the noise cap; `~` otherwise, with an exact MDE and the units per side needed to see δ.
+//!    the noise cap; `~` otherwise, with an exact MDE and the units needed to see δ (per side,
+//!    or pairs, each one unit of both sides).
 //!
 //! A sequential experiment (`schedlab ab --until-decided`) is decided look by look (one look per
 //! round) at levels from an alpha-spending function, a row keeping the verdict of the first look
@@ -772,6 +773,15 @@ fn not_judged_note(units: &RowUnits) -> String {
     .to_string()
 }
 
+/// " per side" where each side needs that many units of its own; a pair is one unit of both.
+fn per_side(units: &RowUnits) -> &'static str {
+    if units.design == Design::Pairs {
+        ""
+    } else {
+        " per side"
+    }
+}
+
 /// A finished row: its numbers at its deciding look, its verdict, MDE and figures.
 fn build_row(t: &Tested<'_>, d: Decision, settings: &Settings) -> Row {
     let p = &t.prepared;
@@ -846,15 +856,17 @@ fn build_row(t: &Tested<'_>, d: Decision, settings: &Settings) -> Row {
         (_, Some(note)) => Some(note),
         (Verdict::Inconclusive, None) => Some(match (mde_pct, units_needed) {
             (Some(m), Some(k)) => format!(
-                "MDE {}; {k} {} per side to see ±{}%",
+                "MDE {}; {k} {}{} to see ±{}%",
                 mde_text(m),
                 units.noun(),
+                per_side(units),
                 settings.min_effect * 100.0
             ),
             (Some(m), None) => format!(
-                "MDE {}; more than {MAX_RUNS_NEEDED} {} per side to see ±{}%",
+                "MDE {}; more than {MAX_RUNS_NEEDED} {}{} to see ±{}%",
                 mde_text(m),
                 units.noun(),
+                per_side(units),
                 settings.min_effect * 100.0
             ),
             _ => "no detectable effect could be computed".to_string(),

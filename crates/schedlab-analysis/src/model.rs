@@ -324,8 +324,9 @@ pub struct Row {
     /// The smallest change this row could detect with 80 % power at the level the most
     /// significant row must reach (exact noncentral t).
     pub mde_pct: Option<f64>,
-    /// Units per side (runs, boots or pairs) this row would need to detect a change of δ with
-    /// 80 % power; `None` beyond 1000.
+    /// Units this row would need to detect a change of δ with 80 % power: runs or boots per
+    /// side, or pairs (A/B rounds, runs holding both cases, or boots of such runs), each one unit
+    /// of both sides; `None` beyond 1000.
     pub units_needed: Option<usize>,
     /// In a sequential experiment, the round at which the verdict was reached.
     pub decided_at_round: Option<u32>,

@@ -756,6 +756,32 @@ fn a_pair_takes_twice_the_calibrated_variance_of_one_arm() {
     close(cal.df, arm.df, 1e-12);
 }
 
+/// Three A/B rounds of experiment 1 on one boot whose differences spread 2 %: the row is
+/// judged on pairs, inconclusive, and says how many pairs (rounds) would see δ, not how many
+/// per side, since each pair is one unit of both sides.
+#[test]
+fn units_needed_of_pairs_counts_pairs_not_units_per_side() {
+    let side = |name: &str, arm: Arm, offsets: &[f64]| {
+        let mut s = Side::from_run_values(name, vec![case("c", Better::Lower, 100.0, offsets)]);
+        for (round, meta) in s.runs.iter_mut().enumerate() {
+            meta.experiment_id = Some(1);
+            meta.arm = Some(arm);
+            meta.round = Some(round as u32);
+        }
+        s
+    };
+    let a = side("a", Arm::A, &[0.0, 0.05, -0.03]);
+    let b = side("b", Arm::B, &[0.01, 0.03, -0.01]);
+    let c = run_compare(a, b, &CalibrationSet::default());
+    let r = row(&c, "c");
+    assert_eq!(r.design, schedlab_analysis::units::Design::Pairs);
+    assert_eq!(r.verdict, Verdict::Inconclusive);
+    let k = r.units_needed.unwrap();
+    let note = r.note.as_deref().unwrap();
+    assert!(note.contains(&format!("; {k} pairs to see")), "{note}");
+    assert!(!note.contains("per side"), "{note}");
+}
+
 #[test]
 fn a_calibration_of_another_precision_or_machine_is_not_used() {
     let (set, _) = calibration(&["double", "same", "half"], 4, 0.01);
