@@ -170,14 +170,21 @@ pub fn change_pct_of(ratio: f64) -> f64 {
 }
 
 /// A confidence level as people write it: `95%`, `99.5%` (to a tenth; a sequential look's spent
-/// level 0.99161 is `99.2%`).
+/// level 0.99161 is `99.2%`). A level that a tenth would round up to 100 gets the decimals it
+/// needs to stay below it (an early O'Brien–Fleming look spends 0.99998: `99.998%`).
 pub fn level_text(level: f64) -> String {
     let tenths = (level * 1000.0).round() / 10.0;
-    if tenths.fract() == 0.0 {
-        format!("{tenths:.0}%")
-    } else {
-        format!("{tenths:.1}%")
+    if tenths.fract() == 0.0 && (tenths < 100.0 || level >= 1.0) {
+        return format!("{tenths:.0}%");
     }
+    if tenths < 100.0 {
+        return format!("{tenths:.1}%");
+    }
+    let pct = level * 100.0;
+    (2..=12)
+        .map(|decimals| format!("{pct:.decimals$}%"))
+        .find(|text| !text.starts_with("100"))
+        .unwrap_or_else(|| format!("{pct}%"))
 }
 
 /// An MDE as the text prints it. With one degree of freedom it can run to 30 digits, which say
@@ -613,6 +620,10 @@ mod tests {
             (0.8, "80%"),
             (0.9902245963748793, "99%"),
             (0.99161, "99.2%"),
+            (0.9995, "99.95%"),
+            (0.99998, "99.998%"),
+            (0.999_987_6, "99.999%"),
+            (1.0, "100%"),
         ] {
             assert_eq!(level_text(level), text, "{level}");
         }

@@ -149,12 +149,10 @@ fn ab_until_decided_equivalence_is_drawn_at_the_level_its_look_spent() {
             .arg(&page),
     );
     let html = std::fs::read_to_string(&page).unwrap();
-    let tenths = (level * 1000.0).round() / 10.0;
-    let shown = if tenths.fract() == 0.0 {
-        format!("TOST's {tenths:.0}% interval")
-    } else {
-        format!("TOST's {tenths:.1}% interval")
-    };
+    let shown = format!(
+        "TOST's {} interval",
+        schedlab_analysis::model::level_text(level)
+    );
     assert!(
         html.contains(&shown),
         "no {shown:?} in the forest's caption"
