@@ -344,6 +344,16 @@ pub struct Row {
 }
 
 impl Row {
+    /// What a side's `n` counts: its design's units, or boots where within-run pairs are
+    /// averaged per boot.
+    pub fn unit_noun(&self) -> &'static str {
+        if self.pairs_by_boot {
+            "boots"
+        } else {
+            self.design.noun()
+        }
+    }
+
     /// The test's confidence interval of the ratio as change in percent.
     pub fn ci_pct(&self) -> Option<(f64, f64)> {
         self.ratio_ci

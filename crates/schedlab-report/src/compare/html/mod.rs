@@ -188,7 +188,7 @@ fn arrow(better: Better) -> &'static str {
     }
 }
 
-fn summary_cell(s: &mut String, side: &SideFigures, design: Design) -> fmt::Result {
+fn summary_cell(s: &mut String, side: &SideFigures, units: &str) -> fmt::Result {
     match side.median {
         Some(median) => write!(
             s,
@@ -197,7 +197,7 @@ fn summary_cell(s: &mut String, side: &SideFigures, design: Design) -> fmt::Resu
             side.spread_pct
                 .map_or(String::new(), |p| format!("±{p:.2}% ·")),
             side.n,
-            design.noun()
+            units
         ),
         None => write!(s, r#"<td class="num">—</td>"#),
     }
@@ -246,8 +246,8 @@ fn compare_table(s: &mut String, c: &Comparison) -> fmt::Result {
         if several {
             write!(s, "<td>{}</td>", Esc(&r.candidate))?;
         }
-        summary_cell(s, &r.base_side, r.design)?;
-        summary_cell(s, &r.candidate_side, r.design)?;
+        summary_cell(s, &r.base_side, r.unit_noun())?;
+        summary_cell(s, &r.candidate_side, r.unit_noun())?;
         match r.change_pct {
             Some(p) => write!(s, r#"<td class="num change">{p:+.2}%</td>"#)?,
             None => s.push_str(r#"<td class="num change">—</td>"#),

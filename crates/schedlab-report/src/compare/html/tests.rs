@@ -10,7 +10,10 @@ use schedlab_core::workload::wakeup::metrics as wakeup;
 use schedlab_core::workload::WorkloadSpec;
 
 use schedlab_analysis::latency::curves;
-use schedlab_analysis::{compare, CalibrationSet, MetricFilter, RunInput, Settings, Side};
+use schedlab_analysis::units::Design;
+use schedlab_analysis::{
+    compare, CalibrationSet, Comparison, MetricFilter, RunInput, Settings, Side,
+};
 
 const HOSTILE: &str = r#"<script>alert(1)</script>&"'"#;
 
@@ -102,6 +105,11 @@ fn run(id: i64, label: &str, kernel: &str, scale: f64, latency: bool) -> RunReco
 }
 
 fn page(latency: bool) -> (String, usize) {
+    page_with(latency, |_| {})
+}
+
+/// The page of [`page`] after `edit` changed its model: a renderer prints what the model says.
+fn page_with(latency: bool, edit: fn(&mut Comparison)) -> (String, usize) {
     // Two runs per side on one boot each, so every row is judged.
     let base = vec![
         run(1, "base", "6.18.0", 1.0, latency),
@@ -137,9 +145,32 @@ fn page(latency: bool) -> (String, usize) {
         &Side::from_runs("base", &inputs(&base), &every, true),
         &Side::from_runs(HOSTILE, &inputs(&cand), &every, true),
     ]);
+    edit(&mut c);
     let mut out = Vec::new();
     super::write(&c, &base, &[cand], &mut out).unwrap();
     (String::from_utf8(out).unwrap(), c.rows.len())
+}
+
+/// A side's `n` names what it counts: pairs, or boots where within-run pairs are averaged per
+/// boot.
+#[test]
+fn the_table_counts_by_boot_pairs_as_boots() {
+    let (html, rows) = page_with(false, |c| {
+        for r in &mut c.rows {
+            r.design = Design::Pairs;
+            r.pairs_within_runs = true;
+        }
+    });
+    assert_eq!(html.matches(" n=2 pairs</div>").count(), 2 * rows, "{html}");
+    let (html, rows) = page_with(false, |c| {
+        for r in &mut c.rows {
+            r.design = Design::Pairs;
+            r.pairs_within_runs = true;
+            r.pairs_by_boot = true;
+        }
+    });
+    assert_eq!(html.matches(" n=2 boots</div>").count(), 2 * rows, "{html}");
+    assert!(!html.contains(" pairs</div>"));
 }
 
 #[test]
