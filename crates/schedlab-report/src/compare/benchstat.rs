@@ -23,8 +23,8 @@ pub enum Note {
     /// ⁴ a case on several lines: its candidates were judged against different units of the
     /// baseline, and each line prints the baseline its candidates had.
     SplitCase,
-    /// ⁵ several geomean lines: a candidate that lacks a case is set against the baseline's
-    /// geometric mean over its own cases.
+    /// ⁵ several geomean lines: each candidate is set against the baseline's geometric mean over
+    /// its own rows, which differ where it lacks a case or (`--across`) was paired in fewer runs.
     SplitGeomean,
 }
 
@@ -60,8 +60,9 @@ impl Note {
                     "baseline's units"
                 }
             ),
-            Note::SplitGeomean => "⁵ a geomean line per baseline: a candidate without every case \
-                 is set against the baseline's geomean over the cases it has"
+            Note::SplitGeomean => "⁵ a geomean line per baseline: each candidate is set against \
+                 the baseline's geomean over its own rows (it lacks a case, or with --across a \
+                 case was held by fewer runs)"
                 .to_string(),
         }
     }
