@@ -2284,20 +2284,26 @@ mod tests {
             // More threads than this machine's 2 CPUs, so holders are preempted.
             let cfg = config(testcase, 4, TaskMode::Threads);
             let workload = ContentionWorkload::new(cfg);
+            let started = std::time::Instant::now();
             let output = run(cfg).unwrap_or_else(|e| panic!("{testcase:?}: {e}"));
+            let whole_run_ns = started.elapsed().as_nanos() as f64;
             let m = &output.measurements;
             check_metrics(&workload, m, 4);
             // One critical section in 4 is timed and one probed (`sample_every` 4): a quarter
             // of the ops in the window each, give or take one per task. The rate is over the
-            // window's true length, which a loaded machine stretches past the nominal one, so
-            // the ops counted from it over the nominal length are a floor; the two counts,
-            // taken from the same ops, agree with each other whatever the stretch.
+            // window's true length, which a loaded machine stretches past the nominal one but
+            // never past the whole call's, so the ops counted from it over the nominal length
+            // are a floor and over the whole call a ceiling; the two counts, taken from the
+            // same ops, agree with each other whatever the stretch.
             let ops_at_least = value(m, "ops_per_sec") * cfg.duration_ns as f64 / 1e9;
+            let ops_at_most = value(m, "ops_per_sec") * whole_run_ns / 1e9;
             let samples = value(m, "lock_samples_count");
             let probes = value(m, "holder_off_cpu_probes_count");
             for taken in [samples, probes] {
                 let floor = ops_at_least / 4.0;
+                let ceiling = ops_at_most / 4.0;
                 assert!(taken >= floor - 4.0 - 0.3 * floor, "{testcase:?} {m:?}");
+                assert!(taken <= ceiling + 4.0 + 0.3 * ceiling, "{testcase:?} {m:?}");
             }
             assert!(
                 (samples - probes).abs() <= 4.0 + 0.1 * samples.max(probes),
