@@ -2,12 +2,9 @@
 //! command's section, and every flag a section's tables list is one the command offers (the
 //! workloads' tables are generated from their definitions; see schedlab-core's docs_flags test).
 use std::collections::BTreeSet;
-use std::process::Command;
 
 mod common;
-use common::words;
-
-const BIN: &str = env!("CARGO_BIN_EXE_schedlab");
+use common::{schedlab_without_db, words};
 
 /// Each command, and the heading its section in docs/cli.md starts with.
 const SECTIONS: &[(&str, &str)] = &[
@@ -36,7 +33,7 @@ const SECTIONS: &[(&str, &str)] = &[
 
 /// The long flags `-h` lists (not their aliases), help and version aside.
 fn help_flags(path: &[&str]) -> BTreeSet<String> {
-    let out = Command::new(BIN).args(path).arg("-h").output().unwrap();
+    let out = schedlab_without_db().args(path).arg("-h").output().unwrap();
     assert!(out.status.success(), "{path:?}");
     String::from_utf8(out.stdout)
         .unwrap()

@@ -13,7 +13,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{expect_success, schedlab, words};
+use common::{expect_success, schedlab, schedlab_without_db, words};
 
 const BIN: &str = env!("CARGO_BIN_EXE_schedlab");
 /// Far above anything an argv of this test should take; a hang is a bug, not a slow machine.
@@ -117,7 +117,7 @@ struct Help {
 }
 
 fn help(path: &[String]) -> Help {
-    let out = Command::new(BIN).args(path).arg("-h").output().unwrap();
+    let out = schedlab_without_db().args(path).arg("-h").output().unwrap();
     assert!(out.status.success(), "schedlab {path:?} -h failed");
     let text = String::from_utf8(out.stdout).unwrap();
     let mut help = Help::default();
@@ -606,7 +606,7 @@ fn hostile_command_lines_end_in_exit_0_or_one_line_and_exit_2() {
     let started = Instant::now();
     let fixture = Fixture::new();
     // Workloads `list` names are the ones `run` offers: the subcommands walked above.
-    let list = Command::new(BIN).arg("list").output().unwrap();
+    let list = schedlab_without_db().arg("list").output().unwrap();
     let run_help = help(&["run".to_string()]);
     for line in String::from_utf8_lossy(&list.stdout).lines() {
         if let Some(rest) = line.strip_prefix("workload") {

@@ -41,6 +41,14 @@ pub fn schedlab(db: &Path) -> Command {
     cmd
 }
 
+/// The schedlab binary for commands that read no database (`-h`, `list`), killed if it outlives
+/// `COMMAND_DEADLINE`.
+pub fn schedlab_without_db() -> Command {
+    let mut cmd = Command::cargo_bin("schedlab").unwrap();
+    cmd.timeout(COMMAND_DEADLINE);
+    cmd
+}
+
 pub fn temp_db() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("results.db");
