@@ -117,6 +117,8 @@ fn request_mode_json_carries_quantiles_counts_and_tables() {
         ("0.04", "(99.9, not 99.95)"),
         ("x", "not a number"),
         ("NaN", "not a number"),
+        ("inf", "above 0 and below 100"),
+        ("1e999", "above 0 and below 100"),
         ("75,,99", "not a number"),
         ("0.00000001", "0.1 to 99.9"),
         ("99.99999999", "0.1 to 99.9"),

@@ -45,8 +45,9 @@ fn per_mille(list: &[String]) -> Result<Option<Vec<PerMille>>, Failure> {
             .trim()
             .parse()
             .ok()
-            .filter(|p: &f64| p.is_finite())
+            .filter(|p: &f64| !p.is_nan())
             .ok_or_else(|| bad("not a number"))?;
+        // An infinity (`inf`, `1e999`) is a number, out of range like 100.
         if !(p > 0.0 && p < 100.0) {
             return Err(bad("a percentile is above 0 and below 100"));
         }
