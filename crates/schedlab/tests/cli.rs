@@ -623,3 +623,58 @@ fn small_bad_inputs_are_refused_saying_what_is_wrong() {
     assert!(home.join(".local/share/schedlab/results.db").exists());
     assert!(!dir.path().join("rel").exists());
 }
+
+/// Every workload that starts many tasks declares them, and one check holds each case to this
+/// machine's limits before anything starts: a case over RLIMIT_NOFILE (any user can lower it) or
+/// RLIMIT_NPROC (which binds only others than root: as root, the commands run as `nobody`) is
+/// one line naming the limit and exit 2, not a failed run after its first tasks started.
+#[test]
+fn cases_over_this_machines_task_limits_are_refused_before_they_start() {
+    // SAFETY: geteuid has no memory effects.
+    let root = unsafe { libc::geteuid() } == 0;
+    let limited = |limit: &str, as_nobody: bool, line: &str| {
+        let mut cmd = std::process::Command::new("prlimit");
+        cmd.arg(limit).arg("--");
+        if as_nobody {
+            cmd.args(words(
+                "setpriv --reuid 65534 --regid 65534 --clear-groups --",
+            ));
+        }
+        cmd.arg(assert_cmd::cargo::cargo_bin("schedlab"))
+            .args(words(line))
+            .args(words("--no-store --iterations 1 --warmup 0 -q"))
+            .env_remove("SCHEDLAB_DB")
+            .env_remove("XDG_DATA_HOME");
+        let mut cmd = Command::from_std(cmd);
+        cmd.timeout(COMMAND_DEADLINE);
+        cmd.output().unwrap()
+    };
+    for line in [
+        "run syscall --kind write-devnull --threads 64 --calls 10",
+        "run fanout --workers 64 --rounds 1",
+        "run messaging --groups 2 --threads --loops 1",
+        "run contention --testcase pipe-loopback --tasks 64 --duration 1",
+    ] {
+        let out = limited("--nofile=48:48", false, line);
+        let refusal = assert_refused(&out, line);
+        assert!(refusal.contains("over RLIMIT_NOFILE"), "{line}: {refusal}");
+    }
+    if !root {
+        return;
+    }
+    for line in [
+        "run syscall --threads 64 --calls 10",
+        "run fanout --workers 64 --rounds 1",
+        "run cpupri --threads 64 --ops 10",
+        "run wakeup -m 2 -t 40 --runtime 1",
+        "run messaging --groups 4 --loops 1",
+        "run contention --tasks 64 --duration 1",
+    ] {
+        let out = limited("--nproc=16:16", true, line);
+        let refusal = assert_refused(&out, line);
+        assert!(
+            refusal.contains("exceed RLIMIT_NPROC = 16"),
+            "{line}: {refusal}"
+        );
+    }
+}

@@ -45,7 +45,7 @@ use serde::{Deserialize, Serialize};
 
 use super::definition::{ComparisonLabel, ParamDef, ParamKind, WorkloadParams};
 use super::definition::{IterationInfo, IterationOutput, Workload};
-use super::tasks::{check_task_budget, TaskLaunch, TaskMode};
+use super::tasks::{TaskBudget, TaskLaunch, TaskMode};
 use super::wakeup::latency;
 use crate::attachment::Attachment;
 use crate::metric::{Better, Measurement, MetricDef};
@@ -414,14 +414,6 @@ time and count their ops: system calls, kernel locks, user-space locks (will-it-
                 ),
             ));
         }
-        let descriptors = match self.testcase {
-            // One open file description per task, and the file's own while they are opened.
-            Testcase::FcntlLock => self.tasks + 1,
-            Testcase::PipeWriters => 2,
-            // Every task's own pipe.
-            Testcase::PipeLoopback => 2 * self.tasks,
-            _ => 0,
-        };
         if self.testcase == Testcase::PageFault {
             let bytes = self.tasks.saturating_mul(self.map_kib.saturating_mul(1024));
             if let Some(available) = sys::available_memory_bytes() {
@@ -440,8 +432,20 @@ time and count their ops: system calls, kernel locks, user-space locks (will-it-
                 }
             }
         }
+        Ok(())
+    }
+
+    fn task_budget(&self) -> TaskBudget {
+        let descriptors = match self.testcase {
+            // One open file description per task, and the file's own while they are opened.
+            Testcase::FcntlLock => self.tasks + 1,
+            Testcase::PipeWriters => 2,
+            // Every task's own pipe.
+            Testcase::PipeLoopback => 2 * self.tasks,
+            _ => 0,
+        };
         let all = self.tasks + self.readers_besides();
-        check_task_budget(all, "tasks", descriptors, "use fewer --tasks")
+        TaskBudget::tasks(all, "tasks", "use fewer --tasks").holding(descriptors)
     }
 
     fn case_name(&self) -> String {

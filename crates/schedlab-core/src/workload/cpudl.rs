@@ -37,6 +37,7 @@ use schedlab_kmodels::cpudl::{
 };
 
 use super::definition::{ParamDef, ParamKind, WorkloadParams};
+use super::tasks::TaskBudget;
 use super::definition::{IterationInfo, IterationOutput, Workload};
 use crate::metric::{Better, MetricDef};
 use crate::{sys, Error, Result};
@@ -378,6 +379,11 @@ impl WorkloadParams for CpudlParams {
             )));
         }
         Ok(())
+    }
+
+    /// The heap is timed on the calling thread.
+    fn task_budget(&self) -> TaskBudget {
+        TaskBudget::NONE
     }
 
     fn case_name(&self) -> String {

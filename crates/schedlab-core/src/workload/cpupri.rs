@@ -27,7 +27,7 @@ use schedlab_kmodels::cpupri::{
     CPUPRI_NR_PRIORITIES, MAX_RT_PRIO,
 };
 
-use super::tasks::{TaskLaunch, TaskMode};
+use super::tasks::{TaskBudget, TaskLaunch, TaskMode};
 use super::definition::{check_range, ParamDef, ParamKind, WorkloadParams};
 use super::definition::{IterationInfo, IterationOutput, Workload};
 use crate::metric::{Better, MetricDef};
@@ -186,6 +186,10 @@ impl WorkloadParams for CpupriParams {
             )));
         }
         Ok(())
+    }
+
+    fn task_budget(&self) -> TaskBudget {
+        TaskBudget::tasks(self.threads, "threads", "use fewer --threads")
     }
 
     fn case_name(&self) -> String {

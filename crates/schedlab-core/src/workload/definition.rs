@@ -8,6 +8,7 @@ use std::fmt::Debug;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use super::tasks::TaskBudget;
 use crate::attachment::Attachment;
 use crate::metric::{Measurement, MetricDef};
 use crate::{Error, Result};
@@ -267,10 +268,17 @@ pub trait WorkloadParams:
     /// range of each count is checked from [`Self::PARAMS`] before, by [`Self::validate`].
     fn check_rules(&self) -> Result<()>;
 
-    /// Every check: each count against its range, then the workload's own rules.
+    /// What one iteration starts at once (tasks, and descriptors beyond schedlab's own), which
+    /// [`Self::validate`] holds to this machine's limits: declared by every workload, so that
+    /// none can forget the check.
+    fn task_budget(&self) -> TaskBudget;
+
+    /// Every check: each count against its range, the workload's own rules, then its task
+    /// budget against this machine's limits.
     fn validate(&self) -> Result<()> {
         check_counts(self)?;
-        self.check_rules()
+        self.check_rules()?;
+        self.task_budget().check()
     }
 
     /// The canonical case name: the workload and every parameter that changes what is measured.

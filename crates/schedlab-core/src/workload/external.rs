@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::definition::{IterationInfo, IterationOutput, Workload};
 use super::definition::{ParamDef, ParamKind, WorkloadParams};
+use super::tasks::TaskBudget;
 use crate::import::{PlainOptions, Tool, TOOLS};
 use crate::metric::MetricDef;
 use crate::sys::{self, ChildExit, CommandError};
@@ -146,6 +147,11 @@ impl WorkloadParams for ExternalParams {
             ));
         }
         Ok(())
+    }
+
+    /// The tool, whose own tasks schedlab cannot know.
+    fn task_budget(&self) -> TaskBudget {
+        TaskBudget::tasks(1, "tasks", "")
     }
 
     fn case_name(&self) -> String {

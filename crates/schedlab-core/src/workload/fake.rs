@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicU32;
 
 use serde::{Deserialize, Serialize};
 
-use super::tasks::{TaskLaunch, TaskMode};
+use super::tasks::{TaskBudget, TaskLaunch, TaskMode};
 use super::definition::{ParamDef, ParamKind, WorkloadParams};
 use super::definition::{IterationInfo, IterationOutput, Workload};
 use crate::metric::{Better, MetricDef};
@@ -139,6 +139,14 @@ impl WorkloadParams for FakeParams {
             ));
         }
         Ok(())
+    }
+
+    /// Two workers at the iteration that stalls, else none.
+    fn task_budget(&self) -> TaskBudget {
+        match self.stall_at {
+            Some(_) => TaskBudget::tasks(2, "tasks", ""),
+            None => TaskBudget::NONE,
+        }
     }
 
     fn case_name(&self) -> String {

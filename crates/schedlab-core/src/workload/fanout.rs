@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::tasks::{TaskLaunch, TaskMode};
+use super::tasks::{TaskBudget, TaskLaunch, TaskMode};
 use super::definition::{ParamDef, ParamKind, WorkloadParams};
 use super::definition::{IterationInfo, IterationOutput, Workload};
 use crate::metric::{Better, MetricDef};
@@ -86,7 +86,6 @@ impl WorkloadParams for FanoutParams {
     ];
 
     fn check_rules(&self) -> Result<()> {
-        super::syscall::check_descriptors(self.workers + 1, "--workers")?;
         if self
             .rounds
             .checked_mul(self.workers)
@@ -95,6 +94,12 @@ impl WorkloadParams for FanoutParams {
             return Err(Error::invalid("--rounds × --workers is too large"));
         }
         Ok(())
+    }
+
+    /// The dispatcher and every worker, each with /dev/null open.
+    fn task_budget(&self) -> TaskBudget {
+        TaskBudget::tasks(self.workers + 1, "threads", "use fewer --workers")
+            .holding(self.workers + 1)
     }
 
     fn case_name(&self) -> String {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::tasks::{TaskLaunch, TaskMode};
+use super::tasks::{TaskBudget, TaskLaunch, TaskMode, OWN_DESCRIPTORS};
 use super::definition::{ComparisonLabel, ParamDef, ParamKind, WorkloadParams};
 use super::definition::{IterationInfo, IterationOutput, Workload};
 use crate::metric::{ns_to_sec, Better, MetricDef};
@@ -23,8 +23,6 @@ const PIPE_MESSAGE_SEC: f64 = 0.5e-6;
 const TASK_START_SEC: f64 = 1e-3;
 /// Buffers across all tasks; beyond this a run is more likely a typo than an experiment.
 const MAX_TOTAL_BUFFER_BYTES: u64 = 4 * 1024 * 1024 * 1024;
-/// Descriptors schedlab itself keeps open besides the workload's (store, barrier pipes, stdio).
-const FD_HEADROOM: u64 = 32;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -141,7 +139,12 @@ impl WorkloadParams for MessagingParams {
                 MAX_TOTAL_BUFFER_BYTES >> 20
             )));
         }
-        self.check_system_limits()
+        Ok(())
+    }
+
+    fn task_budget(&self) -> TaskBudget {
+        TaskBudget::tasks(self.task_count(), "tasks", "use fewer groups or fds")
+            .holding(self.descriptors_needed())
     }
 
     fn case_name(&self) -> String {
@@ -198,26 +201,15 @@ impl MessagingParams {
         }
     }
 
-    /// Descriptors open at once: processes need one group's channels in the parent at a time;
-    /// threads keep every group's open in the one process.
+    /// The channels' descriptors open at once: processes need one group's in the parent at a
+    /// time; threads keep every group's open in the one process.
     pub fn descriptors_needed(&self) -> u64 {
         let per_group = self.fds * 2;
-        let channels = if self.threads {
+        if self.threads {
             per_group * self.groups
         } else {
             per_group
-        };
-        channels + FD_HEADROOM
-    }
-
-    /// Refuses up front what the machine's limits cannot hold, naming the limit.
-    fn check_system_limits(&self) -> Result<()> {
-        super::tasks::check_task_budget(
-            self.task_count(),
-            "tasks",
-            self.descriptors_needed(),
-            "use fewer groups or fds",
-        )
+        }
     }
 }
 
@@ -229,10 +221,11 @@ impl MessagingWorkload {
     pub fn new(params: MessagingParams) -> Result<Self> {
         let limit = sys::raise_open_files_limit();
         if let Some(soft) = limit.soft {
-            if params.descriptors_needed() > soft {
+            let descriptors = params.descriptors_needed() + OWN_DESCRIPTORS;
+            if descriptors > soft {
                 return Err(Error::invalid(format!(
-                    "this run needs about {} open descriptors but RLIMIT_NOFILE is {soft}",
-                    params.descriptors_needed()
+                    "this run needs about {descriptors} open descriptors but RLIMIT_NOFILE is \
+                     {soft}"
                 )));
             }
         }

@@ -6,6 +6,7 @@ pub use definition::{
     parse_count, parse_task_count, relative_count, ComparisonLabel, IterationInfo, IterationOutput,
     ParamDef, ParamKind, Workload, WorkloadParams, RELATIVE_COUNT,
 };
+pub use tasks::TaskBudget;
 
 use crate::{Error, Result};
 

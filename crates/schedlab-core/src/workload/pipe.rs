@@ -3,7 +3,7 @@
 //! the token it receives is the one it expects, so a lost or reordered message fails the run.
 use serde::{Deserialize, Serialize};
 
-use super::tasks::{TaskLaunch, TaskMode};
+use super::tasks::{TaskBudget, TaskLaunch, TaskMode};
 use super::definition::{ParamDef, ParamKind, WorkloadParams};
 use super::definition::{IterationInfo, IterationOutput, Workload};
 use crate::metric::{Better, MetricDef};
@@ -91,6 +91,11 @@ impl WorkloadParams for PipeParams {
             Some(cpus) => cpus.check_allowed("cpus"),
             None => Ok(()),
         }
+    }
+
+    /// Ping and pong, each holding its ends of the two pipes.
+    fn task_budget(&self) -> TaskBudget {
+        TaskBudget::tasks(2, "tasks", "").holding(4)
     }
 
     fn case_name(&self) -> String {

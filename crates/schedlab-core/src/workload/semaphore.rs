@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::tasks::{TaskLaunch, TaskMode};
+use super::tasks::{TaskBudget, TaskLaunch, TaskMode};
 use super::definition::{ParamDef, ParamKind, WorkloadParams};
 use super::definition::{IterationInfo, IterationOutput, Workload};
 use crate::metric::{ns_to_sec, Better, MetricDef};
@@ -184,6 +184,11 @@ block, spin or adaptive waits (seed 001, Jiny's sem test)";
             Some(cpus) => cpus.check_allowed("cpus"),
             None => Ok(()),
         }
+    }
+
+    /// The producer and the consumer.
+    fn task_budget(&self) -> TaskBudget {
+        TaskBudget::tasks(2, "tasks", "")
     }
 
     fn case_name(&self) -> String {

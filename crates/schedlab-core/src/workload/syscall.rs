@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::tasks::{TaskLaunch, TaskMode};
+use super::tasks::{TaskBudget, TaskLaunch, TaskMode};
 use super::definition::{ParamDef, ParamKind, WorkloadParams};
 use super::definition::{IterationInfo, IterationOutput, Workload};
 use crate::metric::{Better, MetricDef};
@@ -121,10 +121,16 @@ getrlimit, /dev/null writes, /dev/zero reads (seeds 001 and 003)";
     ];
 
     fn check_rules(&self) -> Result<()> {
-        if self.kind.device().is_some() {
-            check_descriptors(self.threads, "--threads")?;
-        }
         Ok(())
+    }
+
+    /// Each thread of a device kind opens the device once.
+    fn task_budget(&self) -> TaskBudget {
+        let threads = TaskBudget::tasks(self.threads, "threads", "use fewer --threads");
+        match self.kind.device() {
+            Some(_) => threads.holding(self.threads),
+            None => threads,
+        }
     }
 
     fn case_name(&self) -> String {
@@ -147,25 +153,6 @@ getrlimit, /dev/null writes, /dev/zero reads (seeds 001 and 003)";
     fn build(&self) -> Result<Box<dyn Workload>> {
         Ok(Box::new(SyscallWorkload::new(self.clone())))
     }
-}
-
-/// Descriptors schedlab keeps open besides a workload's own (store, barrier pipes, stdio).
-const FD_HEADROOM: u64 = 32;
-
-/// Refuses up front a run whose one-descriptor-per-thread cannot fit under RLIMIT_NOFILE's hard
-/// limit (the soft limit is raised to it before the run).
-pub(crate) fn check_descriptors(descriptors: u64, flag: &str) -> Result<()> {
-    if let Some(hard) = sys::open_files_limit().hard {
-        if descriptors + FD_HEADROOM > hard {
-            return Err(Error::invalid(format!(
-                "{flag}: {descriptors} threads need one open descriptor each, {} with schedlab's \
-                 own, over RLIMIT_NOFILE (hard limit {hard}); raise it with `ulimit -n` or use \
-                 fewer",
-                descriptors + FD_HEADROOM
-            )));
-        }
-    }
-    Ok(())
 }
 
 /// What a thread reports: calls completed and its own time for them.

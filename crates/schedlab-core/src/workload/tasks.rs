@@ -518,30 +518,87 @@ fn describe_exit(exit: ChildExit) -> String {
     }
 }
 
-/// Refuses up front a run that would start `tasks` tasks at once holding `descriptors` open (0:
-/// none beyond schedlab's own) where this machine's limits cannot hold it, naming the limit.
-/// `unit` is what the message counts ("tasks", "threads"), `remedy` what to change instead
-/// ("use fewer workers").
-pub(crate) fn check_task_budget(
-    tasks: u64,
-    unit: &str,
-    descriptors: u64,
-    remedy: &str,
-) -> Result<()> {
-    sys::check_task_budget(tasks, descriptors).map_err(|over| {
-        Error::invalid(match over {
-            OverBudget::OpenFiles { hard } => format!(
-                "{tasks} {unit} need about {descriptors} open descriptors, over RLIMIT_NOFILE \
-                 (hard limit {hard}); raise it with `ulimit -n` or {remedy}"
-            ),
-            OverBudget::Kernel { limit, max } => {
-                format!("{tasks} {unit} exceed {limit} = {max}; {remedy}")
-            }
-            OverBudget::Processes { soft } => {
-                format!("{tasks} {unit} exceed RLIMIT_NPROC = {soft} (`ulimit -u`); {remedy}")
-            }
+/// Descriptors schedlab keeps open besides a workload's own: the store, the barrier's pipes,
+/// stdio.
+pub const OWN_DESCRIPTORS: u64 = 32;
+
+/// What one iteration of a case starts at once, for the one check of this machine's task and
+/// descriptor limits ([`sys::TaskLimits`]) that `WorkloadParams::validate` makes of every case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskBudget {
+    /// Processes and threads running at once, besides schedlab's own.
+    pub tasks: u64,
+    /// What the refusal counts them as: "tasks", "threads".
+    pub unit: &'static str,
+    /// Descriptors they hold open at once beyond schedlab's own (0: none).
+    pub descriptors: u64,
+    /// What to change instead, for the refusal: "use fewer --threads" ("" where no parameter
+    /// sets the count).
+    pub remedy: &'static str,
+}
+
+impl TaskBudget {
+    /// A workload that starts no task of its own and opens no descriptor.
+    pub const NONE: TaskBudget = TaskBudget {
+        tasks: 0,
+        unit: "tasks",
+        descriptors: 0,
+        remedy: "",
+    };
+
+    /// `tasks` threads or processes (`unit`) holding no descriptors of their own.
+    pub const fn tasks(tasks: u64, unit: &'static str, remedy: &'static str) -> TaskBudget {
+        TaskBudget {
+            tasks,
+            unit,
+            descriptors: 0,
+            remedy,
+        }
+    }
+
+    /// The same tasks holding `descriptors` open at once.
+    pub const fn holding(self, descriptors: u64) -> TaskBudget {
+        TaskBudget {
+            descriptors,
+            ..self
+        }
+    }
+
+    /// Refuses up front a case this machine's limits cannot hold, naming the limit.
+    pub fn check(self) -> Result<()> {
+        let TaskBudget {
+            tasks,
+            unit,
+            remedy,
+            ..
+        } = self;
+        let descriptors = if self.descriptors == 0 {
+            0
+        } else {
+            self.descriptors.saturating_add(OWN_DESCRIPTORS)
+        };
+        let (or_remedy, then_remedy) = if remedy.is_empty() {
+            (String::new(), String::new())
+        } else {
+            (format!(" or {remedy}"), format!("; {remedy}"))
+        };
+        sys::check_task_budget(tasks, descriptors).map_err(|over| {
+            Error::invalid(match over {
+                OverBudget::OpenFiles { hard } => format!(
+                    "{tasks} {unit} need about {descriptors} open descriptors, over RLIMIT_NOFILE \
+                     (hard limit {hard}); raise it with `ulimit -n`{or_remedy}"
+                ),
+                OverBudget::Kernel { limit, max } => {
+                    format!("{tasks} {unit} exceed {limit} = {max}{then_remedy}")
+                }
+                OverBudget::Processes { soft } => {
+                    format!(
+                        "{tasks} {unit} exceed RLIMIT_NPROC = {soft} (`ulimit -u`){then_remedy}"
+                    )
+                }
+            })
         })
-    })
+    }
 }
 
 /// fork and thread creation fail with EAGAIN at a process or thread limit; name the limits.

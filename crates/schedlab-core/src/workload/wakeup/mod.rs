@@ -18,6 +18,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::definition::{ParamDef, ParamKind, WorkloadParams};
+use super::tasks::TaskBudget;
 use super::definition::{IterationInfo, IterationOutput, Workload};
 use crate::cpu_list::{self, CpuList};
 use crate::metric::MetricDef;
@@ -215,12 +216,9 @@ impl WakeupParams {
         self.cache_footprint.unwrap_or(DEFAULT_FOOTPRINT_KB)
     }
 
-    /// Refuses what this machine cannot hold: more threads than its limits, more matrix memory
-    /// than it has available.
-    fn check_machine(&self) -> Result<()> {
+    /// Refuses more matrix memory than this machine has available.
+    fn check_memory(&self) -> Result<()> {
         let workers = self.message_threads * self.workers_per_message();
-        let threads = workers + self.message_threads;
-        super::tasks::check_task_budget(threads, "threads", 0, "use fewer workers")?;
         if matches!(self.mode(), Mode::Pipe { .. }) {
             return Ok(());
         }
@@ -409,7 +407,12 @@ impl WorkloadParams for WakeupParams {
                 cpus.check_allowed(key)?;
             }
         }
-        self.check_machine()
+        self.check_memory()
+    }
+
+    fn task_budget(&self) -> TaskBudget {
+        let threads = self.message_threads * (self.workers_per_message() + 1);
+        TaskBudget::tasks(threads, "threads", "use fewer workers")
     }
 
     fn case_name(&self) -> String {
