@@ -4,9 +4,9 @@
 //! scaling series. The run report renders these; it computes none of them.
 use serde::Serialize;
 
+use schedlab_core::latency::PerMille;
 use schedlab_core::metric::{Better, MetricShape, Role};
 use schedlab_core::record::{CaseRecord, RunRecord};
-use schedlab_core::workload::wakeup::latency::PerMille;
 use schedlab_stats::summary::{summarize, Summary};
 
 use crate::latency_table::{latency_tables, LatencyTable};

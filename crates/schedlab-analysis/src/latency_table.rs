@@ -9,11 +9,11 @@
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use schedlab_core::record::CaseRecord;
-use schedlab_core::workload::wakeup::latency::{
+use schedlab_core::latency::{
     decode, percentile_rows, PerMille, ENCODING, REQUEST_ATTACHMENT, RPS_ATTACHMENT,
     WAKEUP_ATTACHMENT,
 };
+use schedlab_core::record::CaseRecord;
 use schedlab_core::workload::WorkloadSpec;
 
 /// One percentile line of a schbench-style table, in display units.
@@ -153,11 +153,9 @@ pub fn latency_tables(case: &CaseRecord, percentiles: Option<&[PerMille]>) -> Ve
 #[cfg(test)]
 mod tests {
     use super::*;
+    use schedlab_core::latency::{attachment, new_latency_histogram, record, value_at};
     use schedlab_core::plan::CaseSpec;
     use schedlab_core::record::IterationRecord;
-    use schedlab_core::workload::wakeup::latency::{
-        attachment, new_latency_histogram, record, value_at,
-    };
     use schedlab_core::workload::wakeup::WakeupParams;
 
     /// One iteration whose wakeup histogram holds `ns`, each value once.

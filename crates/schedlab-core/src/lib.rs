@@ -15,6 +15,7 @@ pub mod estimate;
 pub mod experiment;
 pub mod fingerprint;
 pub mod import;
+pub mod latency;
 pub mod metric;
 pub mod plan;
 pub mod record;

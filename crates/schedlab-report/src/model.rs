@@ -6,8 +6,8 @@ use serde::Serialize;
 
 use schedlab_analysis::case_summary::{summarise_cases, CaseSummary, RunScaling};
 use schedlab_core::fingerprint::Fingerprint;
+use schedlab_core::latency::PerMille;
 use schedlab_core::record::{RunRecord, RunStatus};
-use schedlab_core::workload::wakeup::latency::PerMille;
 
 /// Bumped whenever a field is renamed or removed (adding fields keeps the version); see
 /// docs/json-schema.md.

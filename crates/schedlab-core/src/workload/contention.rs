@@ -46,10 +46,10 @@ use serde::{Deserialize, Serialize};
 use super::definition::{ComparisonLabel, ParamDef, ParamKind, WorkloadParams};
 use super::definition::{IterationInfo, IterationOutput, Workload};
 use super::tasks::{TaskBudget, TaskLaunch, TaskMode};
-use super::wakeup::latency;
+use crate::latency;
 use crate::attachment::Attachment;
 use crate::metric::{Better, Measurement, MetricDef};
-use super::semaphore::burn;
+use super::work_units::burn;
 use crate::sys::{
     self, task_code, AsFd, FutexScope, OwnedFd, PthreadMutex, RecordLock, SharedValue, TaskCode,
     ZeroPageWords,

@@ -17,6 +17,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::tasks::{TaskBudget, TaskLaunch, TaskMode};
+use super::work_units::burn;
 use super::definition::{ParamDef, ParamKind, WorkloadParams};
 use super::definition::{IterationInfo, IterationOutput, Workload};
 use crate::metric::{Better, MetricDef};
@@ -136,8 +137,6 @@ fn expected_total(rounds: u64, workers: u64) -> u64 {
     let n = rounds * workers;
     n.wrapping_mul(n)
 }
-
-use super::semaphore::burn;
 
 /// What the dispatcher and the workers report after the run.
 #[derive(Default)]

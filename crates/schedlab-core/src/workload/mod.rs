@@ -12,6 +12,7 @@ use crate::{Error, Result};
 
 pub mod definition;
 pub mod tasks;
+pub mod work_units;
 
 /// The registry: one line per workload, `Variant: module => ParamsType`. It declares the module
 /// and generates [`WorkloadSpec`] with its dispatch, its (de)serialisation as suite files and

@@ -16,13 +16,14 @@
 //! item's value in order and sums them; afterwards both sides must have done `items` hand-offs,
 //! the checksum must match, and the semaphores must be back at their start (`full` 0, `empty` 1).
 use std::fmt;
-use std::hint::{black_box, spin_loop};
+use std::hint::spin_loop;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 use super::tasks::{TaskBudget, TaskLaunch, TaskMode};
+use super::work_units::burn;
 use super::definition::{ParamDef, ParamKind, WorkloadParams};
 use super::definition::{IterationInfo, IterationOutput, Workload};
 use crate::metric::{ns_to_sec, Better, MetricDef};
@@ -421,20 +422,6 @@ fn item_value(i: u64) -> u64 {
 fn expected_checksum(items: u64) -> u64 {
     let triangle = (u128::from(items) * (u128::from(items) + 1) / 2) as u64;
     triangle.wrapping_mul(0x9E37_79B9_7F4A_7C15)
-}
-
-/// `work` iterations of real work the compiler cannot remove: each adds the loop index to an
-/// accumulator in memory whose address escapes through `black_box`, so every iteration is a load,
-/// an add and a store, as the seed's `cpu_eat` loop compiled at -O0 (a few cycles per iteration,
-/// bound by store-to-load forwarding).
-#[inline(never)]
-pub(crate) fn burn(work: u64, seed: u64) -> u64 {
-    let mut acc = seed;
-    for i in 0..work {
-        let cell = black_box(&mut acc);
-        *cell = cell.wrapping_add(i);
-    }
-    acc
 }
 
 fn thread_cpu_ns() -> u64 {

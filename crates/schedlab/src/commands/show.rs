@@ -2,7 +2,7 @@
 //! samples as CSV.
 use std::process::ExitCode;
 
-use schedlab_core::workload::wakeup::latency::PerMille;
+use schedlab_core::latency::PerMille;
 use schedlab_report::RunReport;
 
 use crate::cli::{ShowArgs, ShowFormat};

@@ -25,7 +25,6 @@ use crate::metric::MetricDef;
 use crate::sys;
 use crate::{Error, Result};
 
-pub mod latency;
 mod run;
 mod sync;
 mod work;

@@ -19,7 +19,7 @@ use std::thread::JoinHandle;
 
 use hdrhistogram::Histogram;
 
-use super::latency::{self, record};
+use crate::latency::{self, record};
 use super::sync::{post, wait, wait_timeout, CpuLock, RequestQueue, WakeList, BLOCKED, RUNNING};
 use super::work::{allocate_matrices, do_work};
 use crate::metric::Measurement;
