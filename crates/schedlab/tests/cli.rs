@@ -649,32 +649,41 @@ fn cases_over_this_machines_task_limits_are_refused_before_they_start() {
         cmd.timeout(COMMAND_DEADLINE);
         cmd.output().unwrap()
     };
-    for line in [
+    let descriptors = [
         "run syscall --kind write-devnull --threads 64 --calls 10",
         "run fanout --workers 64 --rounds 1",
         "run messaging --groups 2 --threads --loops 1",
         "run contention --testcase pipe-loopback --tasks 64 --duration 1",
-    ] {
-        let out = limited("--nofile=48:48", false, line);
-        let refusal = assert_refused(&out, line);
-        assert!(refusal.contains("over RLIMIT_NOFILE"), "{line}: {refusal}");
-    }
-    if !root {
-        return;
-    }
-    for line in [
+    ];
+    let tasks = [
         "run syscall --threads 64 --calls 10",
         "run fanout --workers 64 --rounds 1",
         "run cpupri --threads 64 --ops 10",
         "run wakeup -m 2 -t 40 --runtime 1",
         "run messaging --groups 4 --loops 1",
         "run contention --tasks 64 --duration 1",
-    ] {
-        let out = limited("--nproc=16:16", true, line);
-        let refusal = assert_refused(&out, line);
-        assert!(
-            refusal.contains("exceed RLIMIT_NPROC = 16"),
-            "{line}: {refusal}"
-        );
+    ];
+    let limits = [
+        (
+            "--nofile=48:48",
+            false,
+            "over RLIMIT_NOFILE",
+            &descriptors[..],
+        ),
+        (
+            "--nproc=16:16",
+            true,
+            "exceed RLIMIT_NPROC = 16",
+            &tasks[..],
+        ),
+    ];
+    for (limit, as_nobody, named, lines) in limits {
+        if as_nobody && !root {
+            continue;
+        }
+        for line in lines {
+            let refusal = assert_refused(&limited(limit, as_nobody, line), line);
+            assert!(refusal.contains(named), "{line}: {refusal}");
+        }
     }
 }
