@@ -34,8 +34,10 @@ use schedlab_core::record::{RunRecord, RunStatus};
 use schedlab_stats::edivisive::{e_divisive, EDivisiveSettings};
 
 use crate::calibration::{CalibrationSet, MachineKey, UnitKind};
-use crate::series::{MetricFilter, RunInput, Side};
-use crate::units::{summarise_run, Scale};
+use crate::units::Scale;
+
+mod summarised;
+pub use summarised::{history_of, newest_taken, SummarisedRun};
 
 /// One run of a history.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -161,102 +163,20 @@ impl std::fmt::Display for HistoryError {
 }
 
 /// The history of `metric` (default: the case's first primary metric) in `case` over `runs`.
-/// Runs that did not complete are left out unless `include_incomplete`.
+/// Runs that did not complete are left out unless `include_incomplete`. Each run is summarised
+/// first, as the store keeps it, and the history built from the summaries ([`history_of`]).
 pub fn history(
     runs: &[RunRecord],
     case: &str,
     metric: Option<&str>,
     include_incomplete: bool,
 ) -> Result<History, HistoryError> {
-    let mut ordered: Vec<&RunRecord> = runs
+    let summarised: Vec<SummarisedRun> = runs
         .iter()
         .filter(|r| r.cases.iter().any(|c| c.spec.name == case))
+        .map(|r| SummarisedRun::of(r, case))
         .collect();
-    ordered.sort_by_key(|r| (r.started_at_ns, r.id));
-    let mut hosts: Vec<String> = ordered
-        .iter()
-        .map(|r| r.fingerprint.hostname.clone())
-        .collect();
-    hosts.sort();
-    hosts.dedup();
-    if hosts.len() > 1 {
-        return Err(HistoryError::ManyHosts(hosts));
-    }
-    let inputs: Vec<RunInput> = ordered
-        .iter()
-        .map(|record| RunInput { record, tag: None })
-        .collect();
-    let filter = MetricFilter {
-        names: metric.map(|m| vec![m.to_string()]).unwrap_or_default(),
-        all: false,
-    };
-    let side = Side::from_runs(case, &inputs, &filter, include_incomplete);
-    let Some(series) = side.series.iter().find(|s| s.case.name == case) else {
-        if side.runs.is_empty() {
-            return Err(HistoryError::NoRuns { case: case.into() });
-        }
-        let every = Side::from_runs(
-            case,
-            &inputs,
-            &MetricFilter::every_metric(),
-            include_incomplete,
-        );
-        return Err(HistoryError::NoMetric {
-            case: case.into(),
-            metric: metric.unwrap_or("(primary)").into(),
-            available: every
-                .series
-                .iter()
-                .filter(|s| s.case.name == case)
-                .map(|s| s.metric.clone())
-                .collect(),
-        });
-    };
-    let scale = Scale::of(series.runs.iter().flat_map(|(_, v)| v.iter().copied()));
-    let mut points = Vec::new();
-    for (run, values) in series.runs.iter().filter(|(_, v)| !v.is_empty()) {
-        let meta = &side.runs[*run];
-        if values.iter().any(|v| !v.is_finite()) {
-            return Err(HistoryError::NotFinite {
-                case: case.into(),
-                metric: series.metric.clone(),
-                run_id: meta.id,
-            });
-        }
-        let record = ordered.iter().find(|r| r.id == meta.id).copied();
-        let summary = summarise_run(*run, values, scale);
-        points.push(HistoryPoint {
-            run_id: meta.id,
-            label: record.and_then(|r| r.label.clone()),
-            started_at_ns: record.map_or(0, |r| r.started_at_ns),
-            kernel: meta.kernel.clone(),
-            hostname: record.map_or_else(String::new, |r| r.fingerprint.hostname.clone()),
-            status: meta.status,
-            iterations: summary.n,
-            value: scale.back(summary.mean),
-            y: summary.mean,
-            within_variance: summary.variance,
-            measured_by: meta.measured_by.clone(),
-        });
-    }
-    if points.is_empty() {
-        return Err(HistoryError::NoRuns { case: case.into() });
-    }
-    let kernels = kernel_spans(&points);
-    let builds = build_spans(&points);
-    Ok(History {
-        case: case.into(),
-        metric: series.metric.clone(),
-        unit: series.unit.clone(),
-        better: series.better,
-        scale,
-        hostname: hosts.into_iter().next().unwrap_or_default(),
-        excluded_runs: side.excluded.iter().filter_map(|r| r.id).collect(),
-        machine: side.runs.last().and_then(|r| r.machine.as_deref().cloned()),
-        points,
-        kernels,
-        builds,
-    })
+    history_of(&summarised, case, metric, include_incomplete)
 }
 
 fn build_spans(points: &[HistoryPoint]) -> Vec<BuildSpan> {
