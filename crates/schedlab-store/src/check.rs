@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OpenFlags};
 
-use crate::backend::{owner_columns, owner_of, running_silences};
 use crate::liveness::{why_dead, Here};
+use crate::rows::{owner_columns, owner_of, running_silences};
 use crate::schema::{self, Shape};
 use crate::sql::{Db, Lite, SqlRow};
 use crate::{Result, StoreError};
@@ -62,7 +62,7 @@ pub fn check(path: &Path, quick: bool) -> Result<CheckReport> {
             path.display()
         )));
     }
-    if let Some(reason) = crate::sqlite::not_a_file(path) {
+    if let Some(reason) = schema::not_a_file(path) {
         return Err(StoreError::Unopenable {
             path: path.to_path_buf(),
             reason: reason.into(),

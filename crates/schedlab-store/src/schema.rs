@@ -172,6 +172,20 @@ pub(crate) fn refuse_foreign_file(path: &Path) -> Result<()> {
     })
 }
 
+/// Why `path`, which exists, cannot hold a database: a directory, or a device, FIFO or socket
+/// (`--db /dev/null` would fail later with SQLite's "disk I/O error"). `None` for a regular file
+/// or a path with nothing there yet.
+pub(crate) fn not_a_file(path: &Path) -> Option<&'static str> {
+    let found = std::fs::metadata(path).ok()?;
+    if found.is_dir() {
+        Some("it is a directory")
+    } else if !found.is_file() {
+        Some("it is not a regular file (a device, a FIFO or a socket)")
+    } else {
+        None
+    }
+}
+
 /// Reads the schema version of the database on `conn` without writing anything. Refuses files
 /// of other applications, files a newer schedlab wrote, and damaged schema histories.
 pub fn inspect(conn: &Connection, path: &Path) -> Result<Shape> {

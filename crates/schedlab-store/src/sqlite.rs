@@ -18,7 +18,7 @@ use schedlab_core::sys;
 use crate::backend::Backend;
 use crate::check::CheckReport;
 use crate::retry::{retry, Attempt, Patience, STOP_LOCK_WAIT};
-use crate::schema::{self, Shape};
+use crate::schema::{self, not_a_file, Shape};
 use crate::sql::Lite;
 use crate::{Result, StoreError};
 
@@ -40,20 +40,6 @@ pub struct SqliteStore {
 
 /// What [`SqliteStore::path`] and messages name a store in memory by: SQLite's own name for one.
 const IN_MEMORY: &str = ":memory:";
-
-/// Why `path`, which exists, cannot hold a database: a directory, or a device, FIFO or socket
-/// (`--db /dev/null` would fail later with SQLite's "disk I/O error"). `None` for a regular file
-/// or a path with nothing there yet.
-pub(crate) fn not_a_file(path: &Path) -> Option<&'static str> {
-    let found = std::fs::metadata(path).ok()?;
-    if found.is_dir() {
-        Some("it is a directory")
-    } else if !found.is_file() {
-        Some("it is not a regular file (a device, a FIFO or a socket)")
-    } else {
-        None
-    }
-}
 
 impl SqliteStore {
     /// Opens a results database for writing at `path`, creating the file (and its directory) if
@@ -379,7 +365,7 @@ mod tests {
     use schedlab_core::plan::RunPlan;
     use schedlab_core::record::{IterationRecord, RunRecord, RunStatus};
 
-    use crate::backend::to_json;
+    use crate::rows::to_json;
     use crate::{ExperimentKind, Store, StoredCalibration};
     use schedlab_core::runner::{execute, Silent};
     use schedlab_core::workload::fake::FakeParams;
