@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 
 use crate::metric::{Better, Measurement, Role};
-use crate::record::{CaseRecord, RunRecord};
+use crate::record::{CaseRecord, RunRecord, RunStatus};
 
 /// The mean and sample variance of a run's values (or of their logarithms).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -110,6 +110,54 @@ pub fn summarise_run(run: &RunRecord) -> Vec<(String, Vec<MetricSummary>)> {
             (name.to_string(), summarise(cases))
         })
         .collect()
+}
+
+/// One run of a case as a history needs it: who ran it where, how it ended, and its summaries
+/// of the case's metrics, in the order the metrics first appeared in it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SummarisedRun {
+    pub id: Option<i64>,
+    pub label: Option<String>,
+    pub started_at_ns: i64,
+    /// The kernel release and host name, as the fingerprint has them.
+    pub kernel: String,
+    pub hostname: String,
+    /// As a reader derives it (a silent running run reads abandoned).
+    pub status: RunStatus,
+    /// The build or tool that measured it
+    /// ([`crate::fingerprint::Fingerprint::measured_by`]).
+    pub measured_by: Option<String>,
+    pub summaries: Vec<MetricSummary>,
+}
+
+impl SummarisedRun {
+    /// `run`'s cases named `case` summarised.
+    pub fn of(run: &RunRecord, case: &str) -> SummarisedRun {
+        let cases = run.cases_as_listed();
+        SummarisedRun {
+            id: run.id,
+            label: run.label.clone(),
+            started_at_ns: run.started_at_ns,
+            kernel: run.fingerprint.kernel_release.clone(),
+            hostname: run.fingerprint.hostname.clone(),
+            status: run.status,
+            measured_by: run.fingerprint.measured_by(),
+            summaries: summarise(cases.into_iter().filter(|c| c.spec.name == case)),
+        }
+    }
+
+    /// Whether a history takes the run: complete, or any with `include_incomplete`.
+    pub fn is_taken(&self, include_incomplete: bool) -> bool {
+        include_incomplete || self.status == RunStatus::Complete
+    }
+}
+
+/// The index in `runs` of the newest run a history takes (the one whose machine finds its
+/// calibration), in start order, the last of equals as a stable sort leaves it.
+pub fn newest_taken(runs: &[SummarisedRun], include_incomplete: bool) -> Option<usize> {
+    (0..runs.len())
+        .filter(|&i| runs[i].is_taken(include_incomplete))
+        .max_by_key(|&i| (runs[i].started_at_ns, runs[i].id))
 }
 
 #[cfg(test)]
