@@ -4,7 +4,7 @@
 //! A reader may hold an SQLite file older than this schedlab (PostgreSQL arrived at V8 and is
 //! always current): a table or column that came later reads as empty or NULL, by
 //! [`Backend::version`].
-use std::collections::HashSet;
+use std::ops::ControlFlow;
 
 use schedlab_core::estimate::MeasuredCase;
 use schedlab_core::fingerprint::Fingerprint;
@@ -12,36 +12,19 @@ use schedlab_core::metric::secondary;
 use schedlab_core::plan::{CaseSpec, RunPlan};
 use schedlab_core::record::{Arm, ExperimentTag, IterationRecord, RunOwner, RunRecord, RunStatus};
 
-use crate::liveness::{effective_status, Here, StoredOwner};
-use crate::load::{every, load_run_in, RunLoad};
-use crate::rows::{
-    from_json, no_run, one, owner_columns, owner_of, parse_status, running_silences, to_json,
-};
+use crate::fleet;
+use crate::liveness::{Here, StoredOwner};
+use crate::load::{load_run_in, RunLoad};
+use crate::rows::{from_json, no_run, one, owner_columns, parse_status, to_json};
 use crate::schema::{V_CALIBRATIONS, V_EXPERIMENTS, V_RUNS, V_RUN_UUID};
-use crate::select::RunSelection;
+use crate::select::{HostSummary, RunSelection};
 use crate::sql::{Db, Param, SqlRow};
+use crate::summaries;
+use crate::transactions::Backend;
 use crate::{
-    Experiment, ExperimentKind, KeepMeasurement, Result, RunProvenance, RunSummary, Store,
-    StoreError, StoredCalibration,
+    CaseSeries, Experiment, ExperimentKind, KeepMeasurement, Result, RunProvenance, RunSummary,
+    SeriesQuery, Store, StoreError, StoredCalibration,
 };
-
-/// What a backend itself does; [`Store`] follows for every backend from these.
-pub(crate) trait Backend {
-    type Db<'t>: Db;
-    /// The schema version queries run against (0: no schema yet, seen by a reader).
-    fn version(&self) -> i64;
-    /// One read-only transaction, seeing one snapshot, retried as the backend retries.
-    fn read_tx<T>(&self, body: impl FnMut(&mut Self::Db<'_>) -> Result<T>) -> Result<T>;
-    /// One write transaction, retried whole as the backend retries; `body` learns whether an
-    /// earlier attempt may have committed before its answer was lost.
-    fn write_tx<T>(&self, body: impl FnMut(&mut Self::Db<'_>, bool) -> Result<T>) -> Result<T>;
-    /// Where the store is, for messages.
-    fn location(&self) -> String;
-    /// Whether `e` says another writer stored a run with the same uuid first.
-    fn is_duplicate_uuid(_e: &StoreError) -> bool {
-        false
-    }
-}
 
 /// Runs an update that must change exactly one row, else `what` is not found.
 fn update_one(db: &mut impl Db, sql: &str, params: &[&dyn Param], what: String) -> Result<()> {
@@ -101,9 +84,10 @@ impl<'a> NewRun<'a> {
             "INSERT INTO runs (uuid, label, suite, plan_json, fingerprint_json, boot_id,
                                kernel_release, hostname, started_at_ns, ended_at_ns, status, error,
                                schedlab_version, owner_pid, owner_start_ticks, owner_boot_id,
-                               owner_host, experiment_id, experiment_side, experiment_round)
+                               owner_host, experiment_id, experiment_side, experiment_round,
+                               measured_by)
              VALUES ($1::text::uuid, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
-                     $16, $17, $18, $19, $20)
+                     $16, $17, $18, $19, $20, $21)
              RETURNING id",
             &[
                 &provenance.uuid,
@@ -126,6 +110,7 @@ impl<'a> NewRun<'a> {
                 &experiment.map(|e| e.0),
                 &experiment.map(|e| e.1),
                 &experiment.map(|e| e.2),
+                &fingerprint.measured_by(),
             ],
             |r| r.get::<i64>(0),
         )?)?;
@@ -323,7 +308,23 @@ impl<B: Backend> Store for B {
                     return Ok(());
                 }
             }
-            insert_iteration(db, case_id, iteration)
+            insert_iteration(db, case_id, iteration)?;
+            // An iteration stored after its run ended (an import adding to a run) keeps the
+            // summaries current: readers trust an ended run's.
+            let ended = db.query_opt(
+                "SELECT status FROM runs WHERE id = $1 AND status <> 'running'",
+                &[&run_id],
+                |_| Ok(()),
+            )?;
+            if ended.is_some() {
+                let case: String = db
+                    .query_opt("SELECT name FROM cases WHERE id = $1", &[&case_id], |r| {
+                        r.get(0)
+                    })?
+                    .unwrap_or_default();
+                summaries::store_case(db, run_id, &case, &Here::now())?;
+            }
+            Ok(())
         })
     }
 
@@ -335,13 +336,32 @@ impl<B: Backend> Store for B {
         error: Option<&str>,
     ) -> Result<()> {
         crate::refuse_derived_status(status)?;
+        let here = Here::now();
         self.write_tx(|db, _| {
+            // The case it stopped in, and any whose iterations grew since, are summarised now.
+            summaries::store_stale(db, run_id, &here)?;
             update_one(
                 db,
                 "UPDATE runs SET status = $2, ended_at_ns = $3, error = $4 WHERE id = $1",
                 &[&run_id, &status.as_str(), &ended_at_ns, &error],
                 format!("run {run_id}"),
             )
+        })
+    }
+
+    fn summarise_case(&mut self, run_id: i64, case_index: usize) -> Result<()> {
+        let here = Here::now();
+        self.write_tx(|db, _| {
+            let case: String = db
+                .query_opt(
+                    "SELECT name FROM cases WHERE run_id = $1 AND position = $2",
+                    &[&run_id, &(case_index as i64)],
+                    |r| r.get(0),
+                )?
+                .ok_or_else(|| {
+                    StoreError::NotFound(format!("case {case_index} of run {run_id}"))
+                })?;
+            summaries::store_case(db, run_id, &case, &here)
         })
     }
 
@@ -357,99 +377,40 @@ impl<B: Backend> Store for B {
     }
 
     fn list_runs(&self, limit: Option<usize>) -> Result<Vec<RunSummary>> {
-        if self.version() < V_RUNS {
-            return Ok(Vec::new());
-        }
-        let here = Here::now();
-        let limit = limit.map_or(String::new(), |l| format!("LIMIT {l}"));
-        let sql = format!(
-            "SELECT r.id, r.label, r.suite, r.status, r.started_at_ns, r.ended_at_ns,
-                    r.kernel_release, r.boot_id,
-                    (SELECT count(*) FROM cases c WHERE c.run_id = r.id),
-                    (SELECT count(*) FROM iterations i JOIN cases c ON i.case_id = c.id
-                      WHERE c.run_id = r.id AND NOT i.warmup),
-                    (SELECT c.name FROM cases c WHERE c.run_id = r.id ORDER BY c.position LIMIT 1),
-                    r.hostname, {}
-               FROM runs r ORDER BY r.started_at_ns DESC, r.id DESC {limit}",
-            owner_columns(self.version(), "r.")
-        );
-        self.read_tx(|db| {
-            let silences = running_silences(db)?;
-            db.query(&sql, &[], |r| {
-                let boot: String = r.get(7)?;
-                let owner = owner_of(r, 11)?;
-                let hostname = owner.hostname.clone();
-                let owner = owner.with_fallback(&boot);
-                let id: i64 = r.get(0)?;
-                let (status, _) =
-                    effective_status(parse_status(&r.get::<String>(3)?)?, &owner, &here, || {
-                        silences.get(&id).copied()
-                    });
-                let suite: Option<String> = r.get(2)?;
-                let what = match (&suite, r.get::<Option<String>>(10)?) {
-                    (Some(s), _) => format!("suite {s}"),
-                    (None, Some(name)) => name,
-                    (None, None) => String::new(),
-                };
-                Ok(RunSummary {
-                    id: r.get(0)?,
-                    label: r.get(1)?,
-                    suite,
-                    what,
-                    case_count: r.get::<i64>(8)? as usize,
-                    measured_iterations: r.get::<i64>(9)? as usize,
-                    status,
-                    started_at_ns: r.get(4)?,
-                    ended_at_ns: r.get(5)?,
-                    kernel_release: r.get(6)?,
-                    boot_id: boot,
-                    hostname,
-                })
-            })
-        })
+        self.select_runs(&RunSelection::default(), limit)
     }
 
-    /// Host, kernel and case in SQL, fingerprint fields on the stored fingerprint alone (no
-    /// iteration is read); answers as [`crate::select::select_runs_default`] does.
+    /// Host, kernel, time, run ids and case in SQL, fingerprint fields through a JSON condition
+    /// confirmed on the stored fingerprint (no iteration is read); answers as
+    /// [`crate::select::select_runs_default`] does.
     fn select_runs(
         &self,
         selection: &RunSelection,
         limit: Option<usize>,
     ) -> Result<Vec<RunSummary>> {
+        self.read_tx(|db| {
+            let filter = fleet::RunFilter::of(selection, fleet::dialect_of(db));
+            fleet::list(db, self.version(), &filter, selection, limit)
+        })
+    }
+
+    fn hosts(&self) -> Result<Vec<HostSummary>> {
+        self.read_tx(|db| fleet::hosts(db, self.version()))
+    }
+
+    fn fingerprint(&self, run_id: i64) -> Result<Fingerprint> {
         if self.version() < V_RUNS {
-            return Ok(Vec::new());
+            return Err(no_run(run_id));
         }
-        let chosen: HashSet<i64> = self.read_tx(|db| {
-            let rows = db.query(
-                "SELECT r.id, r.fingerprint_json FROM runs r
-                 WHERE (CAST($1 AS TEXT) IS NULL OR r.hostname = $1)
-                   AND (CAST($2 AS TEXT) IS NULL OR r.kernel_release = $2)
-                   AND (CAST($3 AS TEXT) IS NULL OR EXISTS (SELECT 1 FROM cases c
-                                              WHERE c.run_id = r.id AND c.name = $3))",
-                &[&selection.host, &selection.kernel, &selection.case],
-                |r| Ok((r.get::<i64>(0)?, r.get::<String>(1)?)),
-            )?;
-            let mut ids = HashSet::new();
-            for (id, json) in rows {
-                if !selection.fields.is_empty() {
-                    let fingerprint: Fingerprint = from_json(&json, "a run's fingerprint")?;
-                    if !selection.matches_fingerprint(&fingerprint) {
-                        continue;
-                    }
-                }
-                ids.insert(id);
-            }
-            Ok(ids)
-        })?;
-        let mut runs: Vec<RunSummary> = self
-            .list_runs(None)?
-            .into_iter()
-            .filter(|r| chosen.contains(&r.id))
-            .collect();
-        if let Some(limit) = limit {
-            runs.truncate(limit);
-        }
-        Ok(runs)
+        self.read_tx(|db| fleet::fingerprint(db, run_id))
+    }
+
+    fn case_series(
+        &self,
+        query: &SeriesQuery,
+        visit: &mut dyn FnMut(CaseSeries) -> ControlFlow<()>,
+    ) -> Result<()> {
+        fleet::case_series(self, query, visit)
     }
 
     fn load_run(&self, run_id: i64) -> Result<RunRecord> {
@@ -471,56 +432,6 @@ impl<B: Backend> Store for B {
             attachments: true,
         };
         self.read_tx(|db| load_run_in(db, self.version(), run_id, &what, &here))
-    }
-
-    fn load_runs_of_case(&self, run_ids: &[i64], case: &str) -> Result<Vec<RunRecord>> {
-        if self.version() < V_RUNS {
-            return match run_ids.first() {
-                Some(&id) => Err(no_run(id)),
-                None => Ok(Vec::new()),
-            };
-        }
-        let here = Here::now();
-        let what = RunLoad {
-            case: Some(case),
-            keep: &every,
-            attachments: true,
-        };
-        self.read_tx(|db| {
-            run_ids
-                .iter()
-                .map(|&id| load_run_in(db, self.version(), id, &what, &here))
-                .collect()
-        })
-    }
-
-    fn case_names(&self, run_ids: &[i64]) -> Result<Vec<Vec<String>>> {
-        if self.version() < V_RUNS {
-            return Ok(vec![Vec::new(); run_ids.len()]);
-        }
-        self.read_tx(|db| {
-            run_ids
-                .iter()
-                .map(|&id| {
-                    let names = db.query(
-                        "SELECT name FROM cases WHERE run_id = $1 ORDER BY position",
-                        &[&id],
-                        |r| r.get::<String>(0),
-                    )?;
-                    let plan =
-                        db.query_opt("SELECT plan_json FROM runs WHERE id = $1", &[&id], |r| {
-                            r.get::<String>(0)
-                        })?;
-                    // A plan this version cannot read leaves the names in the order they ran.
-                    Ok(
-                        match plan.and_then(|p| from_json::<RunPlan>(&p, "the run plan").ok()) {
-                            Some(plan) => plan.as_listed(names, |name| name),
-                            None => names,
-                        },
-                    )
-                })
-                .collect()
-        })
     }
 
     fn resolve(&self, id_or_label: &str) -> Result<Vec<i64>> {
@@ -808,6 +719,7 @@ impl<B: Backend> Store for B {
             _ => None,
         };
         let case_errors: Vec<Option<&str>> = run.cases.iter().map(|c| c.error.as_deref()).collect();
+        let summarised = summaries::of_run(run);
         let copied = self.write_tx(|db, _| {
             // Another writer may copy the same run at the same moment: the unique uuid decides,
             // and the loser stores nothing.
@@ -819,6 +731,9 @@ impl<B: Backend> Store for B {
                 for iteration in &case.iterations {
                     insert_iteration(db, case_id, iteration)?;
                 }
+            }
+            for (case, summaries) in &summarised {
+                summaries::write(db, run_id, case, summaries)?;
             }
             Ok(Some(run_id))
         });

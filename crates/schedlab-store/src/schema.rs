@@ -44,6 +44,14 @@ pub const V_RUN_OWNER: i64 = 5;
 pub const V_METRIC_DEFS: i64 = 7;
 /// Every run's globally unique id (`runs.uuid`).
 pub const V_RUN_UUID: i64 = 8;
+/// Every run's summary of every metric of every case (`summaries`, `summarised_cases`) and its
+/// measuring build (`runs.measured_by`), which the upgrade fills for older runs from their
+/// iterations ([`AfterMigration`]).
+pub const V_SUMMARIES: i64 = 9;
+
+/// What follows a migration's SQL in the same transaction, given the version just applied: the
+/// rows a migration cannot compute in SQL (V9's summaries), which the caller fills.
+pub(crate) type AfterMigration<'a> = &'a dyn Fn(&Connection, i64) -> Result<()>;
 
 /// refinery's DDL for the history table, verbatim, so the table looks the same whoever made it.
 const CREATE_HISTORY: &str = "CREATE TABLE IF NOT EXISTS refinery_schema_history(
@@ -408,12 +416,17 @@ pub(crate) fn now_rfc3339() -> String {
 /// (another process may have created or upgraded it since the caller looked), applies each
 /// missing migration with its history row, and marks the file. Returns the version it found.
 /// The caller holds the exclusive transaction and commits it.
-pub fn migrate_in(tx: &Connection, path: &Path) -> Result<i64> {
-    migrate_to(tx, path, known_version())
+pub(crate) fn migrate_in(tx: &Connection, path: &Path, after: AfterMigration<'_>) -> Result<i64> {
+    migrate_to(tx, path, known_version(), after)
 }
 
 /// [`migrate_in`] up to `target` only: how tests make databases of older schemas.
-pub(crate) fn migrate_to(tx: &Connection, path: &Path, target: i64) -> Result<i64> {
+pub(crate) fn migrate_to(
+    tx: &Connection,
+    path: &Path,
+    target: i64,
+    after: AfterMigration<'_>,
+) -> Result<i64> {
     let from = match inspect(tx, path)? {
         Shape::Empty => 0,
         Shape::Schedlab { version } => version,
@@ -439,6 +452,7 @@ pub(crate) fn migrate_to(tx: &Connection, path: &Path, target: i64) -> Result<i6
                 },
                 other => other,
             })?;
+        after(tx, m.version)?;
         tx.execute(
             &format!(
                 "INSERT INTO {HISTORY_TABLE} (version, name, applied_on, checksum) VALUES (?1, ?2, ?3, ?4)"

@@ -13,13 +13,15 @@ use schedlab_core::record::{
     Arm, Attachment, ExperimentTag, IterationRecord, RunRecord, RunStatus,
 };
 use schedlab_core::runner::{execute, Silent};
+use schedlab_core::summary::SummarisedRun;
 use schedlab_core::workload::fake::{self, FakeParams};
 use schedlab_core::workload::WorkloadSpec;
 use schedlab_store::push::push;
+use schedlab_store::select::{hosts_default, select_runs_default};
 use schedlab_store::testing::fresh_pg_database;
 use schedlab_store::{
-    open_reader, open_writer, Experiment, ExperimentKind, Location, SqliteStore, Store, StoreError,
-    StoreSink, StoredCalibration,
+    open_reader, open_writer, CaseSeries, Experiment, ExperimentKind, Location, MetricChoice,
+    RunSelection, SeriesQuery, SqliteStore, Store, StoreError, StoreSink, StoredCalibration,
 };
 
 /// Where one test keeps its results.
@@ -73,7 +75,9 @@ macro_rules! on_both_backends {
 
 on_both_backends!(
     runs_round_trip_with_every_sample,
-    one_case_of_many_runs_reads_as_the_whole_run_has_it,
+    each_cases_series_holds_the_summaries_of_the_whole_runs,
+    sql_selection_answers_as_the_default_does,
+    series_per_host_hold_each_hosts_runs,
     a_run_read_keeping_some_measurements_is_the_whole_run_without_the_others,
     labels_name_many_runs_and_ids_one,
     experiments_tags_and_calibrations_round_trip,
@@ -157,67 +161,280 @@ fn runs_round_trip_with_every_sample(backend: &Backend) {
     assert_eq!(provenance.owner.pid, Some(std::process::id() as i32));
 }
 
-fn one_case_of_many_runs_reads_as_the_whole_run_has_it(backend: &Backend) {
+fn each_cases_series_holds_the_summaries_of_the_whole_runs(backend: &Backend) {
     let mut store = backend.writer();
     let cases = [100.0, 200.0, 300.0].map(|value_usec| {
         WorkloadSpec::Fake(FakeParams {
             value_usec,
+            spread_pct: 5.0,
             ..FakeParams::default()
         })
     });
     let plan = RunPlan::new(None, Some("three".into()), 3, 1, cases.to_vec()).unwrap();
     let ids: Vec<i64> = (0..3).map(|_| run_into(&mut *store, &plan)).collect();
-    let attachment = Attachment {
-        name: "wakeup_latency".into(),
-        encoding: "hdrhistogram-v2-deflate".into(),
-        data: vec![3, 1, 4],
-    };
-    let with_attachment = IterationRecord {
-        index: 4,
-        warmup: false,
-        started_at_ns: 9,
-        measurements: vec![secondary::WALL_TIME_SEC.value(1.5)],
-        attachments: vec![attachment],
-    };
-    store.record_iteration(ids[1], 1, &with_attachment).unwrap();
     drop(store);
 
     let mut store = backend.writer();
     let shuffled = plan.clone().shuffled(2);
     assert_ne!(shuffled.cases, plan.cases);
     let random_order = run_into(&mut *store, &shuffled);
+    // A run still storing: its second case has no summaries yet, and is read from its iterations.
+    let running = store
+        .begin_run(&plan, &Fingerprint::collect(), 5_000)
+        .unwrap();
+    let outcome = execute(&plan, &mut NoSummaries(&mut *store, running), &mut Silent);
+    assert_eq!(outcome.status, RunStatus::Complete);
     drop(store);
 
     let reader = backend.reader();
     let names: Vec<String> = plan.cases.iter().map(|c| c.name.clone()).collect();
-    let newest_first = [ids[2], ids[0], ids[1]];
-    assert_eq!(
-        reader.case_names(&newest_first).unwrap(),
-        vec![names.clone(); 3]
-    );
-    // A random-order run's case names come as its plan listed them.
-    assert_eq!(
-        reader.case_names(&[random_order]).unwrap(),
-        vec![names.clone()]
-    );
-    for (position, name) in names.iter().enumerate() {
-        let read = reader.load_runs_of_case(&newest_first, name).unwrap();
-        assert_eq!(read.len(), 3);
-        for (one, &id) in read.iter().zip(&newest_first) {
-            let mut whole = reader.load_run(id).unwrap();
-            let case = whole.cases.remove(position);
-            assert_eq!(one.cases, vec![case]);
-            whole.cases = one.cases.clone();
-            assert_eq!(one, &whole);
+    // Every case, oldest run first, each run's as its plan listed them (also the random one's).
+    assert_eq!(series_of(&*reader, &[], MetricChoice::All).len(), 3);
+    let every: Vec<String> = series_of(&*reader, &[], MetricChoice::All)
+        .into_iter()
+        .map(|s| s.case)
+        .collect();
+    assert_eq!(every, names);
+    for name in &names {
+        let series = series_of(&*reader, std::slice::from_ref(name), MetricChoice::All);
+        assert_eq!(series.len(), 1);
+        let got: Vec<i64> = series[0].runs.iter().filter_map(|r| r.id).collect();
+        assert_eq!(got, [ids[0], ids[1], ids[2], random_order, running]);
+        for run in &series[0].runs {
+            let whole = reader.load_run(run.id.unwrap()).unwrap();
+            assert_eq!(run, &SummarisedRun::of(&whole, name), "run {:?}", run.id);
+            assert_eq!(run.summaries.len(), 2, "usec_per_op and ops_per_sec");
+        }
+        let named = MetricChoice::Named(fake::OPS_PER_SEC.name.into());
+        let one = series_of(&*reader, std::slice::from_ref(name), named);
+        assert!(one[0]
+            .runs
+            .iter()
+            .all(|r| r.summaries.len() == 1 && r.summaries[0].metric == fake::OPS_PER_SEC.name));
+    }
+    let nowhere = series_of(&*reader, &["pipe:never-ran".to_string()], MetricChoice::All);
+    assert_eq!(nowhere.len(), 1);
+    assert!(nowhere[0].runs.is_empty());
+    // The running run's summaries come from its iterations: none are stored for it yet.
+    assert!(reader.fingerprint(running).is_ok());
+    assert!(reader.fingerprint(running + 100).is_err());
+}
+
+/// A sink that stores iterations and never says a case finished: a run as a reader sees it
+/// while it is still storing.
+struct NoSummaries<'a>(&'a mut dyn Store, i64);
+
+impl schedlab_core::runner::RunSink for NoSummaries<'_> {
+    fn record_iteration(
+        &mut self,
+        case_index: usize,
+        _: &schedlab_core::plan::CaseSpec,
+        iteration: &IterationRecord,
+    ) -> Result<(), String> {
+        self.0
+            .record_iteration(self.1, case_index, iteration)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// Every series `reader` hands over for `cases` (all when empty), on every host.
+fn series_of(reader: &dyn Store, cases: &[String], metrics: MetricChoice) -> Vec<CaseSeries> {
+    let query = SeriesQuery {
+        selection: RunSelection::default(),
+        cases: cases.to_vec(),
+        metrics,
+        per_host: false,
+    };
+    let mut all = Vec::new();
+    reader
+        .case_series(&query, &mut |s| {
+            all.push(s);
+            ControlFlow::Continue(())
+        })
+        .unwrap();
+    all
+}
+
+/// Runs on three machines and two kernels, for the fleet selections: (host, kernel, cpu model,
+/// value, start).
+const FLEET: [(&str, &str, &str, f64, i64); 6] = [
+    ("alpha", "6.1", "Xeon", 10.0, 1_000),
+    ("alpha", "6.2", "Xeon", 10.0, 1_001),
+    ("beta", "6.1", "EPYC", 20.0, 1_002),
+    ("gamma", "6.2", "Xeon", 10.0, 1_003),
+    ("beta", "6.2", "EPYC", 10.0, 1_004),
+    ("beta", "6.2", "EPYC", 10.0, 1_002),
+];
+
+fn fleet(store: &mut dyn Store) -> Vec<i64> {
+    FLEET
+        .iter()
+        .enumerate()
+        .map(|(i, &(host, kernel, cpu, value, started))| {
+            let fake = WorkloadSpec::Fake(FakeParams {
+                value_usec: value,
+                ..FakeParams::default()
+            });
+            let plan = RunPlan::new(None, Some(format!("r{i}")), 1, 0, vec![fake]).unwrap();
+            let mut fp = Fingerprint {
+                hostname: host.into(),
+                kernel_release: kernel.into(),
+                cpu_model: cpu.into(),
+                online_cpu_count: 2 + i as u32 % 2,
+                smt_active: (i % 3 != 0).then_some(i % 2 == 0),
+                cpufreq_governors: vec!["performance".into(), "powersave".into()],
+                ..Fingerprint::default()
+            };
+            fp.sched_sysctls.insert(
+                "kernel.sched_rt_runtime_us".into(),
+                format!("95000{}", i % 2),
+            );
+            let id = store.begin_run(&plan, &fp, started).unwrap();
+            let outcome = execute(&plan, &mut StoreSink { store, run_id: id }, &mut Silent);
+            store.finish_run(id, outcome.status, 2_000, None).unwrap();
+            id
+        })
+        .collect()
+}
+
+fn sql_selection_answers_as_the_default_does(backend: &Backend) {
+    let mut store = backend.writer();
+    let ids = fleet(&mut *store);
+    drop(store);
+    let store = backend.reader();
+    let ten = store.load_run(ids[0]).unwrap().cases[0].spec.name.clone();
+    let wheres = [
+        None,
+        Some("cpu_model=EPYC"),
+        Some("cpu_model=Xeon"),
+        Some("online_cpu_count=3"),
+        Some("smt_active=true"),
+        Some("smt_active=none"),
+        Some("cpufreq_governors=performance,powersave"),
+        Some("cpufreq_governors=performance"),
+        Some("sched_sysctls.kernel.sched_rt_runtime_us=950001"),
+        Some("sched_sysctls.kernel.nothing=none"),
+        Some("preempt_model=none"),
+        Some("online_cpu_count=x"),
+    ];
+    let mut selections = vec![RunSelection::default()];
+    for host in [None, Some("alpha"), Some("beta"), Some("nowhere")] {
+        for kernel in [None, Some("6.2")] {
+            for case in [None, Some(ten.clone())] {
+                for w in wheres {
+                    let mut s = RunSelection {
+                        host: host.map(String::from),
+                        kernel: kernel.map(String::from),
+                        case: case.clone(),
+                        ..RunSelection::default()
+                    };
+                    if let Some(w) = w {
+                        s.add_where(w).unwrap();
+                    }
+                    selections.push(s);
+                }
+            }
         }
     }
-    let read = reader.load_runs_of_case(&[ids[1]], &names[1]).unwrap();
-    assert_eq!(read[0].cases[0].iterations.last(), Some(&with_attachment));
-    let elsewhere = reader.load_runs_of_case(&ids, "pipe:never-ran").unwrap();
-    assert!(elsewhere.iter().all(|r| r.cases.is_empty()));
-    assert!(reader
-        .load_runs_of_case(&[random_order + 1], &names[0])
-        .is_err());
+    for since in [None, Some(1_002)] {
+        for until in [None, Some(1_004)] {
+            for some in [None, Some(vec![ids[1], ids[2], ids[4]]), Some(Vec::new())] {
+                selections.push(RunSelection {
+                    since_ns: since,
+                    until_ns: until,
+                    ids: some,
+                    ..RunSelection::default()
+                });
+            }
+        }
+    }
+    let mut seen_some = 0;
+    for s in &selections {
+        for limit in [None, Some(1)] {
+            let sql = store.select_runs(s, limit).unwrap();
+            let default = select_runs_default(&*store, s, limit).unwrap();
+            assert_eq!(sql, default, "{s:?} limit {limit:?}");
+            seen_some += usize::from(!sql.is_empty() && sql.len() < ids.len());
+        }
+    }
+    assert!(seen_some > 30, "{seen_some}");
+    let beta_ten = RunSelection {
+        host: Some("beta".into()),
+        case: Some(ten),
+        ..RunSelection::default()
+    };
+    let found: Vec<i64> = store
+        .select_runs(&beta_ten, None)
+        .unwrap()
+        .iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(
+        found,
+        [ids[4], ids[5]],
+        "beta's runs of the 10-usec case, newest first"
+    );
+    // Hosts by their newest run, as the default finds them from every run.
+    let hosts = store.hosts().unwrap();
+    assert_eq!(hosts, hosts_default(&*store).unwrap());
+    let seen: Vec<(&str, usize, usize)> = hosts
+        .iter()
+        .map(|h| (h.hostname.as_str(), h.runs, h.kernels))
+        .collect();
+    assert_eq!(seen, [("beta", 3, 2), ("gamma", 1, 1), ("alpha", 2, 2)]);
+    assert_eq!(hosts[2].first_started_at_ns, 1_000);
+    assert_eq!(hosts[0].last.measured_iterations, 1);
+}
+
+/// Series per host: each host's cases, a host's series holding its runs alone; a selection's
+/// `--where` holds in them too.
+fn series_per_host_hold_each_hosts_runs(backend: &Backend) {
+    let mut store = backend.writer();
+    let ids = fleet(&mut *store);
+    drop(store);
+    let store = backend.reader();
+    let mut selection = RunSelection::default();
+    selection.add_where("cpu_model=EPYC").unwrap();
+    let query = |selection: RunSelection, per_host| SeriesQuery {
+        selection,
+        cases: Vec::new(),
+        metrics: MetricChoice::Primary,
+        per_host,
+    };
+    let mut got = Vec::new();
+    store
+        .case_series(&query(RunSelection::default(), true), &mut |s| {
+            let runs: Vec<i64> = s.runs.iter().filter_map(|r| r.id).collect();
+            got.push((s.host.unwrap(), s.case, runs));
+            ControlFlow::Continue(())
+        })
+        .unwrap();
+    let hosts: Vec<(&str, &[i64])> = got
+        .iter()
+        .map(|(h, _, runs)| (h.as_str(), runs.as_slice()))
+        .collect();
+    assert_eq!(
+        hosts,
+        [
+            ("alpha", &[ids[0], ids[1]][..]),
+            // beta's two cases (values 20 and 10), oldest run first.
+            ("beta", &[ids[2]][..]),
+            ("beta", &[ids[5], ids[4]][..]),
+            ("gamma", &[ids[3]][..]),
+        ]
+    );
+    let mut epyc = Vec::new();
+    store
+        .case_series(&query(selection, true), &mut |s| {
+            epyc.push(s.host.unwrap());
+            ControlFlow::Break(())
+        })
+        .unwrap();
+    assert_eq!(
+        epyc,
+        ["beta"],
+        "one host has EPYC runs, and visit stopped there"
+    );
 }
 
 fn a_run_read_keeping_some_measurements_is_the_whole_run_without_the_others(backend: &Backend) {

@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 use postgres::GenericClient;
 
 use crate::schema::{looks_rfc3339, now_rfc3339, Migration, HISTORY_TABLE};
+use crate::sql::Pg;
 use crate::{Result, StoreError};
 
 mod embedded {
@@ -132,16 +133,23 @@ pub fn known_version() -> i64 {
 }
 
 /// Brings the database to [`known_version`] in one transaction under the migration lock, looking
-/// again once the lock is held (another machine may have just done it). Returns the version found.
-pub fn migrate(client: &mut postgres::Client, url: &str) -> Result<i64> {
-    let mut tx = client.transaction()?;
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
-    let from = inspect(&mut tx, url)?;
+/// again once the lock is held (another machine may have just done it), with what `after` adds
+/// to each migration in the same transaction (V9's summaries). Returns the version found.
+pub fn migrate(
+    client: &mut postgres::Client,
+    url: &str,
+    after: &dyn Fn(&mut Pg<'_>, i64) -> Result<()>,
+) -> Result<i64> {
+    let mut db = Pg::new(client.transaction()?);
+    db.tx
+        .execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
+    let from = inspect(&mut db.tx, url)?;
     if from == 0 {
-        tx.batch_execute(CREATE_HISTORY)?;
+        db.tx.batch_execute(CREATE_HISTORY)?;
     }
     for m in migrations().iter().filter(|m| m.version > from) {
-        tx.batch_execute(&m.sql)
+        db.tx
+            .batch_execute(&m.sql)
             .map_err(|e| StoreError::Unwritable {
                 path: url.into(),
                 reason: format!(
@@ -151,15 +159,16 @@ pub fn migrate(client: &mut postgres::Client, url: &str) -> Result<i64> {
                     super::error_text(&e)
                 ),
             })?;
+        after(&mut db, m.version)?;
         let version = i32::try_from(m.version).unwrap_or(i32::MAX);
-        tx.execute(
+        db.tx.execute(
             &format!(
                 "INSERT INTO {HISTORY_TABLE} (version, name, applied_on, checksum) VALUES ($1, $2, $3, $4)"
             ),
             &[&version, &m.name, &now_rfc3339(), &m.checksum.to_string()],
         )?;
     }
-    tx.commit()?;
+    db.tx.commit()?;
     Ok(from)
 }
 
