@@ -511,6 +511,8 @@ fn series_sql(
         format!("c.name IN ({})", list.join(", "))
     };
     let metric_condition = match metrics {
+        // Before V9 there are no summaries to choose from: the iterations give them all.
+        _ if version < V_SUMMARIES => String::new(),
         MetricChoice::Primary => "s.role = 'primary'".to_string(),
         MetricChoice::All => "TRUE".to_string(),
         MetricChoice::Named(name) => {

@@ -31,6 +31,8 @@ use thiserror::Error;
 mod backend;
 mod check;
 mod fleet;
+#[doc(hidden)]
+pub mod generate;
 mod legacy;
 pub mod liveness;
 mod load;

@@ -103,7 +103,7 @@ fn transient_text(e: &postgres::Error) -> String {
     }
 }
 
-fn connect(url: &PgUrl) -> Result<Client> {
+pub(crate) fn connect(url: &PgUrl) -> Result<Client> {
     let unopenable = |reason: String| StoreError::Unopenable {
         path: url.redacted().into(),
         reason,
