@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 
 use crate::metric::{Better, Measurement, Role};
-use crate::record::{CaseRecord, RunRecord, RunStatus};
+use crate::record::{CaseRecord, IterationRecord, RunRecord, RunStatus};
 
 /// The mean and sample variance of a run's values (or of their logarithms).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -73,18 +73,23 @@ impl MetricSummary {
 /// The summaries of `cases` — a run's cases of one name, in the order its plan listed them —
 /// over their measured iterations: one per metric, in the order the metrics first appear.
 pub fn summarise<'a>(cases: impl IntoIterator<Item = &'a CaseRecord>) -> Vec<MetricSummary> {
+    summarise_iterations(cases.into_iter().flat_map(|c| &c.iterations))
+}
+
+/// [`summarise`] of the iterations themselves, in order; warm-ups are passed over.
+pub fn summarise_iterations<'a>(
+    iterations: impl IntoIterator<Item = &'a IterationRecord>,
+) -> Vec<MetricSummary> {
     let mut metrics: Vec<(&Measurement, Vec<f64>)> = Vec::new();
     let mut at: HashMap<&str, usize> = HashMap::new();
-    for case in cases {
-        for iteration in case.measured() {
-            for m in &iteration.measurements {
-                let name = crate::metric::current_name(&m.name);
-                let index = *at.entry(name).or_insert_with(|| {
-                    metrics.push((m, Vec::new()));
-                    metrics.len() - 1
-                });
-                metrics[index].1.push(m.value);
-            }
+    for iteration in iterations.into_iter().filter(|i| !i.warmup) {
+        for m in &iteration.measurements {
+            let name = crate::metric::current_name(&m.name);
+            let index = *at.entry(name).or_insert_with(|| {
+                metrics.push((m, Vec::new()));
+                metrics.len() - 1
+            });
+            metrics[index].1.push(m.value);
         }
     }
     metrics

@@ -16,7 +16,7 @@ use schedlab_core::summary::SummarisedRun;
 use crate::liveness::{effective_status, Here, Silence};
 use crate::rows::{from_json, owner_columns, owner_of, parse_status, running_silences};
 use crate::schema::{V_RUNS, V_SUMMARIES};
-use crate::select::{containing_documents, HostSummary, RunSelection};
+use crate::select::{containing_documents, contains_exactly, HostSummary, RunSelection};
 use crate::sql::{Db, Dialect, Param, SqlRow};
 use crate::summaries::{self, summary_columns, summary_of};
 use crate::transactions::Backend;
@@ -94,7 +94,7 @@ impl RunFilter {
         let mut filter = RunFilter {
             sql: "TRUE".into(),
             texts: Vec::new(),
-            confirm: !selection.fields.is_empty(),
+            confirm: false,
         };
         if let Some(host) = &selection.host {
             let p = filter.text(host);
@@ -124,9 +124,12 @@ impl RunFilter {
             ));
         }
         for (key, want) in &selection.fields {
-            if let Some(condition) = filter.field(key, want, dialect) {
+            let said = filter.field(key, want, dialect);
+            let exact = said.is_some() && contains_exactly(key, want);
+            if let Some(condition) = said {
                 filter.and(condition);
             }
+            filter.confirm |= !exact;
         }
         filter
     }
@@ -256,12 +259,14 @@ pub(crate) fn list<D: Db>(
         filter.sql,
     );
     let mut runs = Vec::new();
-    db.query_each(&sql, &filter.params(), |r| {
-        if limit.is_some_and(|l| runs.len() >= l) || !confirmed(r, 16, selection)? {
-            return Ok(());
+    db.query_until(&sql, &filter.params(), |r| {
+        if confirmed(r, 16, filter, selection)? {
+            runs.push(summary_row(r, &here, &silences)?);
         }
-        runs.push(summary_row(r, &here, &silences)?);
-        Ok(())
+        Ok(match limit.is_some_and(|l| runs.len() >= l) {
+            true => ControlFlow::Break(()),
+            false => ControlFlow::Continue(()),
+        })
     })?;
     Ok(runs)
 }
@@ -269,8 +274,13 @@ pub(crate) fn list<D: Db>(
 /// Whether the run of row `r` passes the selection's fields, its fingerprint in column `at`
 /// (NULL when nothing is to be confirmed). A fingerprint this schedlab cannot read matches
 /// nothing.
-fn confirmed(r: &impl SqlRow, at: usize, selection: &RunSelection) -> Result<bool> {
-    if selection.fields.is_empty() {
+fn confirmed(
+    r: &impl SqlRow,
+    at: usize,
+    filter: &RunFilter,
+    selection: &RunSelection,
+) -> Result<bool> {
+    if !filter.confirm {
         return Ok(true);
     }
     let Some(json) = r.get::<Option<String>>(at)? else {
@@ -316,8 +326,9 @@ fn summary_row(
     })
 }
 
-/// The machines with stored runs, each with its newest run, newest first: one aggregate over an
-/// index of `runs` by host and kernel, then the newest run of each.
+/// The machines with stored runs, each with its newest run, newest first: one pass over an index
+/// of `runs` by host and kernel (kernels counted as groups, which needs no sort, where
+/// `count(DISTINCT)` sorts each host's runs), then the newest run of each.
 pub(crate) fn hosts<D: Db>(db: &mut D, version: i64) -> Result<Vec<HostSummary>> {
     if version < V_RUNS {
         return Ok(Vec::new());
@@ -326,9 +337,12 @@ pub(crate) fn hosts<D: Db>(db: &mut D, version: i64) -> Result<Vec<HostSummary>>
         "SELECT h.hostname, h.runs, h.kernels, h.first,
                 (SELECT r.id FROM runs r WHERE r.hostname = h.hostname
                   ORDER BY r.started_at_ns DESC, r.id DESC LIMIT 1)
-           FROM (SELECT hostname, count(*) AS runs, count(DISTINCT kernel_release) AS kernels,
-                        min(started_at_ns) AS first
-                   FROM runs GROUP BY hostname) h",
+           FROM (SELECT hostname, CAST(sum(runs) AS BIGINT) AS runs, count(*) AS kernels,
+                        min(first) AS first
+                   FROM (SELECT hostname, kernel_release, count(*) AS runs,
+                                min(started_at_ns) AS first
+                           FROM runs GROUP BY hostname, kernel_release) k
+                  GROUP BY hostname) h",
         &[],
         |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
     )?;
@@ -403,7 +417,7 @@ pub(crate) fn every_case<D: Db>(
     let mut seen: HashSet<String> = HashSet::new();
     db.query_each(&sql, &filter.params(), |r| {
         let name = r.str_at(0)?;
-        if !seen.contains(name) && confirmed(r, 2, selection)? {
+        if !seen.contains(name) && confirmed(r, 2, filter, selection)? {
             seen.insert(name.to_string());
             firsts.push((name.to_string(), r.get(1)?));
         }
@@ -456,7 +470,7 @@ pub(crate) fn series<D: Db>(
     }
     let here = Here::now();
     let silences = running_silences(db)?;
-    let mut rows = SeriesRows::new(version, &here, &silences, selection);
+    let mut rows = SeriesRows::new(version, (&here, &silences), filter, selection);
     let (sql, names) = series_sql(version, filter, cases, metrics);
     let mut params = filter.params();
     params.extend(names.iter().map(|n| n as &dyn Param));
@@ -563,6 +577,7 @@ struct SeriesRows<'a> {
     version: i64,
     here: &'a Here,
     silences: &'a HashMap<i64, Silence>,
+    filter: &'a RunFilter,
     selection: &'a RunSelection,
     cases: Vec<(String, Vec<(SummarisedRun, bool)>)>,
     /// The case row whose summaries the last row added: (case, run, position).
@@ -574,14 +589,15 @@ struct SeriesRows<'a> {
 impl<'a> SeriesRows<'a> {
     fn new(
         version: i64,
-        here: &'a Here,
-        silences: &'a HashMap<i64, Silence>,
+        (here, silences): (&'a Here, &'a HashMap<i64, Silence>),
+        filter: &'a RunFilter,
         selection: &'a RunSelection,
     ) -> Self {
         SeriesRows {
             version,
             here,
             silences,
+            filter,
             selection,
             cases: Vec::new(),
             current: None,
@@ -608,7 +624,7 @@ impl<'a> SeriesRows<'a> {
             return Ok(());
         }
         self.current = Some((case.to_string(), id, position));
-        if !confirmed(r, FINGERPRINT, self.selection)? {
+        if !confirmed(r, FINGERPRINT, self.filter, self.selection)? {
             self.rejected.insert(id);
             return Ok(());
         }

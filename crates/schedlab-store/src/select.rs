@@ -92,61 +92,66 @@ pub fn field_names() -> Vec<String> {
 /// documents can be said (`none`, which a missing value, an empty list and an absent entry all
 /// read as; a whole list or map): every run is a candidate then.
 pub(crate) fn containing_documents(key: &str, want: &str) -> Option<Vec<serde_json::Value>> {
+    Some(containment(key, want)?.0)
+}
+
+/// Whether a fingerprint contains one of [`containing_documents`] exactly when `key` reads
+/// `want`: for a text or boolean field, an entry of a map (whose values are text), or a number
+/// written as JSON writes it. Such a match needs no fingerprint read to confirm it.
+pub(crate) fn contains_exactly(key: &str, want: &str) -> bool {
+    containment(key, want).is_some_and(|(_, exact)| exact)
+}
+
+/// [`containing_documents`], and whether they are exact ([`contains_exactly`]).
+fn containment(key: &str, want: &str) -> Option<(Vec<serde_json::Value>, bool)> {
     use serde_json::{json, Value};
     if want == "none" {
         return None;
     }
     let defaults = serde_json::to_value(Fingerprint::default()).ok()?;
+    let number = || serde_json::from_str::<serde_json::Number>(want).ok();
     // A leaf whose type the default does not tell: text, a number, a boolean, or a list.
     let any_leaf = || {
         let mut leaves = vec![Value::String(want.into())];
-        leaves.extend(
-            serde_json::from_str::<serde_json::Number>(want)
-                .ok()
-                .map(Value::Number),
-        );
+        leaves.extend(number().map(Value::Number));
         leaves.extend(want.parse::<bool>().ok().map(Value::Bool));
-        leaves.push(Value::Array(
-            want.split(',')
-                .map(|item| Value::String(item.into()))
-                .collect(),
-        ));
+        let items = want.split(',').map(|item| Value::String(item.into()));
+        leaves.push(Value::Array(items.collect()));
         leaves
     };
-    let leaves = match defaults.get(key) {
-        Some(Value::String(_)) => vec![Value::String(want.into())],
-        Some(Value::Bool(_)) => want
-            .parse::<bool>()
-            .ok()
-            .map(Value::Bool)
-            .into_iter()
-            .collect(),
-        Some(Value::Number(_)) => serde_json::from_str::<serde_json::Number>(want)
-            .ok()
-            .map(Value::Number)
-            .into_iter()
-            .collect(),
-        Some(Value::Null) => any_leaf(),
+    let text = || vec![Value::String(want.into())];
+    let (leaves, exact) = match defaults.get(key) {
+        Some(Value::String(_)) => (text(), true),
+        Some(Value::Bool(_)) => {
+            let leaf = want.parse::<bool>().ok().map(Value::Bool);
+            (leaf.into_iter().collect(), true)
+        }
+        Some(Value::Number(_)) => {
+            let n = number();
+            // 3.0 contains 3 too, which reads "3": only an integer written so is exact.
+            let exact = n
+                .as_ref()
+                .is_some_and(|n| (n.is_i64() || n.is_u64()) && n.to_string() == want);
+            (n.map(Value::Number).into_iter().collect(), exact)
+        }
+        Some(Value::Null) => (any_leaf(), false),
         Some(_) => return None,
         None => {
             let (top, entry) = key.split_once('.')?;
-            return match defaults.get(top)? {
-                Value::Object(_) | Value::Null => Some(
-                    any_leaf()
-                        .into_iter()
-                        .map(|leaf| json!({ top: { entry: leaf } }))
-                        .collect(),
-                ),
-                _ => None,
+            let (leaves, exact) = match defaults.get(top)? {
+                // The maps of text (sysctls, vulnerabilities).
+                Value::Object(_) => (text(), true),
+                Value::Null => (any_leaf(), false),
+                _ => return None,
             };
+            let documents = leaves
+                .into_iter()
+                .map(|leaf| json!({ top: { entry: leaf } }));
+            return Some((documents.collect(), exact));
         }
     };
-    Some(
-        leaves
-            .into_iter()
-            .map(|leaf| json!({ key: leaf }))
-            .collect(),
-    )
+    let documents = leaves.into_iter().map(|leaf| json!({ key: leaf }));
+    Some((documents.collect(), exact))
 }
 
 /// A fingerprint field as text: strings as they are, numbers and booleans as JSON writes them,

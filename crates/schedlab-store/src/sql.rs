@@ -5,6 +5,7 @@
 //! SQLite's, which numbers parameters `?1` and keeps a uuid as its text.
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::ops::ControlFlow;
 
 use crate::Result;
 
@@ -102,7 +103,19 @@ pub(crate) trait Db {
         &mut self,
         sql: &str,
         params: &[&dyn Param],
-        each: impl FnMut(&Self::Row<'_>) -> Result<()>,
+        mut each: impl FnMut(&Self::Row<'_>) -> Result<()>,
+    ) -> Result<()> {
+        self.query_until(sql, params, |row| each(row).map(ControlFlow::Continue))
+    }
+
+    /// As [`Db::query_each`] until `each` breaks: the rest of the answer is never computed
+    /// (PostgreSQL sends it a batch at a time), so a query for the first rows that pass a test
+    /// made on each costs what those rows cost.
+    fn query_until(
+        &mut self,
+        sql: &str,
+        params: &[&dyn Param],
+        each: impl FnMut(&Self::Row<'_>) -> Result<ControlFlow<()>>,
     ) -> Result<()>;
 
     /// The first row of the answer through `map`, if there is one.
@@ -151,18 +164,20 @@ impl Db for Lite<'_> {
         Ok(changed as u64)
     }
 
-    fn query_each(
+    fn query_until(
         &mut self,
         sql: &str,
         params: &[&dyn Param],
-        mut each: impl FnMut(&Self::Row<'_>) -> Result<()>,
+        mut each: impl FnMut(&Self::Row<'_>) -> Result<ControlFlow<()>>,
     ) -> Result<()> {
         let mut statement = self.0.prepare_cached(&sqlite_dialect(sql))?;
         let mut rows = statement.query(rusqlite::params_from_iter(
             params.iter().map(|p| p.sqlite()),
         ))?;
         while let Some(row) = rows.next()? {
-            each(row)?;
+            if each(row)?.is_break() {
+                break;
+            }
         }
         Ok(())
     }
@@ -193,6 +208,9 @@ impl<'c> Pg<'c> {
     }
 }
 
+/// Rows fetched from a portal at once: few round trips, little memory.
+const PORTAL_BATCH: i32 = 2_000;
+
 fn pg_params<'p>(params: &'p [&dyn Param]) -> Vec<&'p (dyn postgres::types::ToSql + Sync)> {
     params.iter().map(|p| p.pg()).collect()
 }
@@ -221,20 +239,27 @@ impl Db for Pg<'_> {
             .collect()
     }
 
-    /// Rows as they arrive over the connection (the driver's row stream), not collected first.
-    fn query_each(
+    /// Rows fetched through a portal a batch at a time, so the server computes no more of the
+    /// answer than is read.
+    fn query_until(
         &mut self,
         sql: &str,
         params: &[&dyn Param],
-        mut each: impl FnMut(&Self::Row<'_>) -> Result<()>,
+        mut each: impl FnMut(&Self::Row<'_>) -> Result<ControlFlow<()>>,
     ) -> Result<()> {
-        use postgres::fallible_iterator::FallibleIterator;
         let statement = self.statement(sql)?;
-        let mut rows = self.tx.query_raw(&statement, pg_params(params))?;
-        while let Some(row) = rows.next()? {
-            each(&row)?;
+        let portal = self.tx.bind(&statement, &pg_params(params))?;
+        loop {
+            let rows = self.tx.query_portal(&portal, PORTAL_BATCH)?;
+            for row in &rows {
+                if each(row)?.is_break() {
+                    return Ok(());
+                }
+            }
+            if rows.len() < PORTAL_BATCH as usize {
+                return Ok(());
+            }
         }
-        Ok(())
     }
 }
 

@@ -1183,6 +1183,7 @@ mod tests {
                  DROP TABLE summarised_cases;
                  DROP INDEX cases_by_name;
                  DROP INDEX runs_by_start;
+                 DROP INDEX runs_running;
                  DROP INDEX runs_by_host_kernel;
                  ALTER TABLE runs DROP COLUMN measured_by;
                  DELETE FROM refinery_schema_history WHERE version > 8;
@@ -1342,7 +1343,7 @@ mod tests {
             "{problems}"
         );
         assert!(
-            problems.contains("run 2, case") && problems.contains("no summaries"),
+            problems.contains("run 2, case") && problems.contains("do not say what they cover"),
             "{problems}"
         );
         assert_eq!(report.summaries.problems.len(), 4, "{problems}");

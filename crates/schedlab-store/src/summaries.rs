@@ -5,9 +5,12 @@
 //! read them instead of the iterations; `db check` recomputes them from the iterations
 //! ([`verify`]). They are computed by [`schedlab_core::summary`], as the analysis computes a run
 //! summary, so either way the numbers are the same bits.
-use schedlab_core::metric::{Better, Role};
+use std::collections::HashMap;
+
+use schedlab_core::fingerprint::Fingerprint;
+use schedlab_core::metric::{Better, Measurement, MetricShape, Role};
 use schedlab_core::plan::RunPlan;
-use schedlab_core::record::{CaseRecord, RunRecord};
+use schedlab_core::record::{CaseRecord, IterationRecord, RunRecord};
 use schedlab_core::summary::{self, MetricSummary, Moments};
 
 use crate::liveness::Here;
@@ -185,36 +188,162 @@ pub(crate) fn store_stale<D: Db>(db: &mut D, run_id: i64, here: &Here) -> Result
 
 /// Summarises every stored run, for the upgrade to V9: the migration's tables are new and empty,
 /// and every run gets its summaries and its measuring build as a writer would have stored them.
+/// Runs are read [`BATCH`] at a time (a million take minutes, not the hour a run at a time
+/// took).
 pub(crate) fn fill<D: Db>(db: &mut D) -> Result<()> {
-    let here = Here::now();
-    let runs: Vec<(i64, String)> = db.query(
-        "SELECT id, fingerprint_json FROM runs ORDER BY id",
-        &[],
-        |r| Ok((r.get(0)?, r.get(1)?)),
-    )?;
-    for (run_id, fingerprint) in runs {
-        // A fingerprint this schedlab cannot read says nothing of its build.
-        let measured_by = from_json::<schedlab_core::fingerprint::Fingerprint>(&fingerprint, "")
-            .ok()
-            .and_then(|f| f.measured_by());
-        db.execute(
-            "UPDATE runs SET measured_by = $2 WHERE id = $1",
-            &[&run_id, &measured_by],
-        )?;
-        for case in case_names(db, run_id)? {
-            store_case(db, run_id, &case, &here)?;
+    for batch in batches(db)? {
+        for run in read_batch(db, batch)? {
+            // A fingerprint this schedlab cannot read says nothing of its build.
+            let measured_by = from_json::<Fingerprint>(&run.fingerprint, "")
+                .ok()
+                .and_then(|f| f.measured_by());
+            db.execute(
+                "UPDATE runs SET measured_by = $2 WHERE id = $1",
+                &[&run.id, &measured_by],
+            )?;
+            for (case, summaries) in run.summaries() {
+                write(db, run.id, &case, &summaries)?;
+            }
         }
     }
     Ok(())
 }
 
-/// The distinct names of run `run_id`'s cases.
-fn case_names<D: Db>(db: &mut D, run_id: i64) -> Result<Vec<String>> {
+/// Runs read at once when every run is summarised from its iterations.
+const BATCH: i64 = 500;
+
+/// The stored runs' ids in ranges of [`BATCH`] runs.
+fn batches<D: Db>(db: &mut D) -> Result<Vec<(i64, i64)>> {
+    let ids: Vec<i64> = db.query("SELECT id FROM runs ORDER BY id", &[], |r| r.get(0))?;
+    Ok(ids
+        .chunks(BATCH as usize)
+        .map(|c| (c[0], c[c.len() - 1]))
+        .collect())
+}
+
+/// A run as read for summarising: its status as stored, fingerprint and plan, and its cases
+/// (position, name, iterations with their measurements).
+struct StoredRun {
+    id: i64,
+    status: String,
+    fingerprint: String,
+    plan: Option<RunPlan>,
+    cases: Vec<(i64, String, Vec<IterationRecord>)>,
+}
+
+impl StoredRun {
+    /// Its summaries of each case name, as [`of_iterations`] computes them.
+    fn summaries(&self) -> Vec<(String, CaseSummaries)> {
+        let mut names: Vec<&String> = self.cases.iter().map(|(_, name, _)| name).collect();
+        names.sort();
+        names.dedup();
+        names
+            .into_iter()
+            .map(|name| {
+                let of_name: Vec<&(i64, String, Vec<IterationRecord>)> =
+                    self.cases.iter().filter(|c| c.1 == *name).collect();
+                let positions: Vec<i64> = of_name.iter().map(|c| c.0).collect();
+                let places = match &self.plan {
+                    Some(plan) => listed_places(plan, name, &positions),
+                    None => positions.iter().map(|&p| p as usize).collect(),
+                };
+                let mut ordered: Vec<(usize, &Vec<IterationRecord>)> = places
+                    .into_iter()
+                    .zip(of_name.iter().map(|c| &c.2))
+                    .collect();
+                ordered.sort_by_key(|(place, _)| *place);
+                let iterations = ordered.iter().flat_map(|(_, its)| its.iter());
+                let summaries = CaseSummaries {
+                    iterations: iterations.clone().count() as i64,
+                    measured: iterations.clone().filter(|i| !i.warmup).count() as i64,
+                    metrics: summary::summarise_iterations(iterations),
+                };
+                (name.clone(), summaries)
+            })
+            .collect()
+    }
+}
+
+/// The runs with ids from `lo` to `hi`, in four queries.
+fn read_batch<D: Db>(db: &mut D, (lo, hi): (i64, i64)) -> Result<Vec<StoredRun>> {
+    let mut measurements: HashMap<i64, Vec<Measurement>> = HashMap::new();
+    db.query_each(
+        &format!(
+            "SELECT m.iteration_id, m.name, m.unit, m.better, m.role, m.value
+               FROM measurements m JOIN iterations i ON m.iteration_id = i.id
+               JOIN cases c ON i.case_id = c.id
+              WHERE c.run_id BETWEEN $1 AND $2 ORDER BY m.{}",
+            D::ROW_ORDER
+        ),
+        &[&lo, &hi],
+        |r| {
+            let m = plain_measurement(r)?;
+            measurements.entry(r.get(0)?).or_default().push(m);
+            Ok(())
+        },
+    )?;
+    let mut iterations: HashMap<i64, Vec<IterationRecord>> = HashMap::new();
+    db.query_each(
+        "SELECT i.case_id, i.id, i.position, i.warmup, i.started_at_ns
+           FROM iterations i JOIN cases c ON i.case_id = c.id
+          WHERE c.run_id BETWEEN $1 AND $2 ORDER BY i.case_id, i.position",
+        &[&lo, &hi],
+        |r| {
+            let iteration = IterationRecord {
+                index: u32::try_from(r.get::<i64>(2)?).unwrap_or(u32::MAX),
+                warmup: r.get(3)?,
+                started_at_ns: r.get(4)?,
+                measurements: measurements.remove(&r.get(1)?).unwrap_or_default(),
+                attachments: Vec::new(),
+            };
+            iterations.entry(r.get(0)?).or_default().push(iteration);
+            Ok(())
+        },
+    )?;
+    let mut cases: HashMap<i64, Vec<(i64, String, Vec<IterationRecord>)>> = HashMap::new();
+    db.query_each(
+        "SELECT c.run_id, c.id, c.position, c.name FROM cases c
+          WHERE c.run_id BETWEEN $1 AND $2 ORDER BY c.run_id, c.position",
+        &[&lo, &hi],
+        |r| {
+            let its = iterations.remove(&r.get(1)?).unwrap_or_default();
+            let case = (r.get(2)?, r.get(3)?, its);
+            cases.entry(r.get(0)?).or_default().push(case);
+            Ok(())
+        },
+    )?;
     db.query(
-        "SELECT DISTINCT name FROM cases WHERE run_id = $1 ORDER BY name",
-        &[&run_id],
-        |r| r.get(0),
+        "SELECT id, status, fingerprint_json, plan_json FROM runs
+          WHERE id BETWEEN $1 AND $2 ORDER BY id",
+        &[&lo, &hi],
+        |r| {
+            let id: i64 = r.get(0)?;
+            Ok(StoredRun {
+                id,
+                status: r.get(1)?,
+                fingerprint: r.get(2)?,
+                plan: from_json(&r.get::<String>(3)?, "").ok(),
+                cases: cases.remove(&id).unwrap_or_default(),
+            })
+        },
     )
+}
+
+/// A stored measurement as a summary needs it (from column 1: name, unit, direction, role,
+/// value): what its shape is does not matter to a mean.
+fn plain_measurement(r: &impl SqlRow) -> Result<Measurement> {
+    let better = r.str_at(3)?;
+    let role = r.str_at(4)?;
+    Ok(Measurement {
+        name: schedlab_core::metric::current_name(r.str_at(1)?).to_string(),
+        unit: r.get(2)?,
+        better: Better::parse(better)
+            .ok_or_else(|| StoreError::Corrupt(format!("direction {better:?}")))?,
+        role: Role::parse(role).ok_or_else(|| StoreError::Corrupt(format!("role {role:?}")))?,
+        shape: MetricShape::Scalar,
+        distribution: None,
+        value: r.get(5)?,
+    })
 }
 
 /// The summary of a stored row, from column `first` on: metric, unit, direction, role, n,
@@ -257,32 +386,6 @@ pub(crate) fn summary_columns(alias: &str) -> String {
     .join(", ")
 }
 
-/// The stored summaries of the cases named `case` in run `run_id` and what they cover, if any.
-fn stored<D: Db>(db: &mut D, run_id: i64, case: &str) -> Result<Option<CaseSummaries>> {
-    let covered = db.query_opt(
-        "SELECT iterations, measured FROM summarised_cases WHERE run_id = $1 AND case_name = $2",
-        &[&run_id, &case],
-        |r| Ok((r.get::<i64>(0)?, r.get::<i64>(1)?)),
-    )?;
-    let Some((iterations, measured)) = covered else {
-        return Ok(None);
-    };
-    let metrics = db.query(
-        &format!(
-            "SELECT {} FROM summaries s WHERE s.run_id = $1 AND s.case_name = $2
-              ORDER BY s.ordinal",
-            summary_columns("s")
-        ),
-        &[&run_id, &case],
-        |r| summary_of(r, 0),
-    )?;
-    Ok(Some(CaseSummaries {
-        iterations,
-        measured,
-        metrics,
-    }))
-}
-
 /// Problems reported beyond this many are counted, not listed.
 const MAX_PROBLEMS: usize = 100;
 
@@ -303,33 +406,88 @@ pub(crate) fn verify<D: Db>(db: &mut D, version: i64) -> Result<SummaryCheck> {
     if version < V_SUMMARIES {
         return Ok(check);
     }
-    let here = Here::now();
-    let runs: Vec<(i64, String)> =
-        db.query("SELECT id, status FROM runs ORDER BY id", &[], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })?;
-    for (run_id, status) in runs {
-        check.runs += 1;
-        for case in case_names(db, run_id)? {
-            let expected = of_iterations(db, version, run_id, &case, &here)?;
-            let problem = match stored(db, run_id, &case)? {
-                None if status == "running" => None,
-                None => Some("has no summaries".to_string()),
-                Some(s) if status == "running" && s.iterations != expected.iterations => None,
-                Some(s) => difference(&s, &expected),
-            };
-            if let Some(problem) = problem {
-                if check.problems.len() < MAX_PROBLEMS {
-                    check
-                        .problems
-                        .push(format!("run {run_id}, case {case}: {problem}"));
-                } else {
-                    check.more_problems += 1;
+    for batch in batches(db)? {
+        let mut stored = stored_batch(db, batch)?;
+        for run in read_batch(db, batch)? {
+            check.runs += 1;
+            for (case, expected) in run.summaries() {
+                let running = run.status == "running";
+                let problem = match stored.remove(&(run.id, case.clone())) {
+                    None if running => None,
+                    None => Some("has no summaries".to_string()),
+                    Some(s) if s.iterations < 0 => {
+                        Some("its summaries do not say what they cover".to_string())
+                    }
+                    Some(s) if running && s.iterations != expected.iterations => None,
+                    Some(s) => difference(&s, &expected),
+                };
+                if let Some(problem) = problem {
+                    check.add(format!("run {}, case {case}: {problem}", run.id));
                 }
             }
         }
+        // Summaries of a case name no run of the range has.
+        for (run, case) in stored.into_keys() {
+            check.add(format!(
+                "run {run}, case {case}: summaries of a case it does not have"
+            ));
+        }
     }
     Ok(check)
+}
+
+impl SummaryCheck {
+    fn add(&mut self, problem: String) {
+        if self.problems.len() < MAX_PROBLEMS {
+            self.problems.push(problem);
+        } else {
+            self.more_problems += 1;
+        }
+    }
+}
+
+/// The stored summaries of the runs with ids from `lo` to `hi`, by run and case name.
+fn stored_batch<D: Db>(
+    db: &mut D,
+    (lo, hi): (i64, i64),
+) -> Result<HashMap<(i64, String), CaseSummaries>> {
+    let mut stored: HashMap<(i64, String), CaseSummaries> = HashMap::new();
+    db.query_each(
+        "SELECT run_id, case_name, iterations, measured FROM summarised_cases
+          WHERE run_id BETWEEN $1 AND $2",
+        &[&lo, &hi],
+        |r| {
+            let covers = CaseSummaries {
+                iterations: r.get(2)?,
+                measured: r.get(3)?,
+                metrics: Vec::new(),
+            };
+            stored.insert((r.get(0)?, r.get(1)?), covers);
+            Ok(())
+        },
+    )?;
+    db.query_each(
+        &format!(
+            "SELECT s.run_id, s.case_name, {} FROM summaries s
+              WHERE s.run_id BETWEEN $1 AND $2 ORDER BY s.run_id, s.case_name, s.ordinal",
+            summary_columns("s")
+        ),
+        &[&lo, &hi],
+        |r| {
+            let summary = summary_of(r, 2)?;
+            // Summaries without what they cover read as covering nothing.
+            let entry = stored
+                .entry((r.get(0)?, r.get(1)?))
+                .or_insert_with(|| CaseSummaries {
+                    iterations: -1,
+                    measured: -1,
+                    metrics: Vec::new(),
+                });
+            entry.metrics.push(summary);
+            Ok(())
+        },
+    )?;
+    Ok(stored)
 }
 
 /// How stored summaries differ from those the iterations give, if they do.

@@ -78,6 +78,7 @@ on_both_backends!(
     each_cases_series_holds_the_summaries_of_the_whole_runs,
     sql_selection_answers_as_the_default_does,
     series_per_host_hold_each_hosts_runs,
+    a_v8_store_answers_alike_before_and_after_its_upgrade,
     a_run_read_keeping_some_measurements_is_the_whole_run_without_the_others,
     labels_name_many_runs_and_ids_one,
     experiments_tags_and_calibrations_round_trip,
@@ -316,6 +317,8 @@ fn sql_selection_answers_as_the_default_does(backend: &Backend) {
         Some("sched_sysctls.kernel.nothing=none"),
         Some("preempt_model=none"),
         Some("online_cpu_count=x"),
+        Some("online_cpu_count=3.0"),
+        Some("sched_sysctls.kernel.sched_rt_runtime_us=950000"),
     ];
     let mut selections = vec![RunSelection::default()];
     for host in [None, Some("alpha"), Some("beta"), Some("nowhere")] {
@@ -384,6 +387,81 @@ fn sql_selection_answers_as_the_default_does(backend: &Backend) {
     assert_eq!(seen, [("beta", 3, 2), ("gamma", 1, 1), ("alpha", 2, 2)]);
     assert_eq!(hosts[2].first_started_at_ns, 1_000);
     assert_eq!(hosts[0].last.measured_iterations, 1);
+}
+
+/// Takes the store back to V8, as a schedlab before summaries left it: its runs and iterations
+/// stay, V9's tables, column and indexes go.
+fn downgrade_to_v8(backend: &Backend) {
+    const V9: &str = "DROP TABLE summaries;
+        DROP TABLE summarised_cases;
+        DROP INDEX runs_by_start;
+        DROP INDEX runs_running;
+        DROP INDEX runs_by_host_kernel;
+        ALTER TABLE runs DROP COLUMN measured_by;
+        DELETE FROM refinery_schema_history WHERE version > 8;";
+    match &backend.location {
+        Location::Sqlite(path) => rusqlite::Connection::open(path)
+            .unwrap()
+            .execute_batch(&format!(
+                "{V9} DROP INDEX cases_by_name; PRAGMA user_version = 8;"
+            ))
+            .unwrap(),
+        // The tests' server takes no password: the redacted URL is the URL.
+        Location::Postgres(url) => ::postgres::Client::connect(&url.redacted(), ::postgres::NoTls)
+            .unwrap()
+            .batch_execute(&format!(
+                "{V9} DROP INDEX cases_by_name_run; DROP INDEX runs_by_fingerprint;"
+            ))
+            .unwrap(),
+    }
+}
+
+/// A V8 store (a fleet's PostgreSQL database before this schedlab) answers every fleet query
+/// as its V9 self does — read from the iterations — and so does it after the upgrade fills its
+/// summaries.
+fn a_v8_store_answers_alike_before_and_after_its_upgrade(backend: &Backend) {
+    let mut store = backend.writer();
+    fleet(&mut *store);
+    let stopped = store
+        .begin_run(&plan("stopped"), &Fingerprint::collect(), 3_000)
+        .unwrap();
+    let iteration = IterationRecord {
+        index: 0,
+        warmup: false,
+        started_at_ns: 3_001,
+        measurements: vec![fake::USEC_PER_OP.value(4.0), fake::OPS_PER_SEC.value(0.25)],
+        attachments: Vec::new(),
+    };
+    store.record_iteration(stopped, 0, &iteration).unwrap();
+    store
+        .finish_run(stopped, RunStatus::Interrupted, 3_002, Some("SIGINT"))
+        .unwrap();
+    drop(store);
+    let answers = |store: &dyn Store| {
+        let mut series = Vec::new();
+        for metrics in [MetricChoice::All, MetricChoice::Primary] {
+            let query = SeriesQuery {
+                selection: RunSelection::default(),
+                cases: Vec::new(),
+                metrics,
+                per_host: true,
+            };
+            store
+                .case_series(&query, &mut |s| {
+                    series.push(s);
+                    ControlFlow::Continue(())
+                })
+                .unwrap();
+        }
+        let runs = store.select_runs(&RunSelection::default(), None).unwrap();
+        (series, runs, store.hosts().unwrap())
+    };
+    let v9 = answers(&*backend.reader());
+    assert_eq!(v9.0.len(), 10, "5 series of each choice of metrics");
+    downgrade_to_v8(backend);
+    assert_eq!(answers(&*backend.reader()), v9, "read from the iterations");
+    drop(backend.writer());
+    assert_eq!(answers(&*backend.reader()), v9, "after the upgrade");
 }
 
 /// Series per host: each host's cases, a host's series holding its runs alone; a selection's

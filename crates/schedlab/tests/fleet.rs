@@ -52,6 +52,7 @@ fn summarised_again(db: &Path) {
              DROP TABLE summarised_cases;
              DROP INDEX cases_by_name;
              DROP INDEX runs_by_start;
+             DROP INDEX runs_running;
              DROP INDEX runs_by_host_kernel;
              ALTER TABLE runs DROP COLUMN measured_by;
              DELETE FROM refinery_schema_history WHERE version > 8;

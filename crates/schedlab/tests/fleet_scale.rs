@@ -129,6 +129,7 @@ fn a_v8_copy_answers_every_fleet_command_alike_before_and_after_its_upgrade() {
              DROP TABLE summarised_cases;
              DROP INDEX cases_by_name;
              DROP INDEX runs_by_start;
+             DROP INDEX runs_running;
              DROP INDEX runs_by_host_kernel;
              ALTER TABLE runs DROP COLUMN measured_by;
              DELETE FROM refinery_schema_history WHERE version > 8;

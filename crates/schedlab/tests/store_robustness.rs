@@ -590,6 +590,7 @@ fn downgrade_to_v3(db: &Path) {
              DROP TABLE summarised_cases;
              DROP INDEX cases_by_name;
              DROP INDEX runs_by_start;
+             DROP INDEX runs_running;
              DROP INDEX runs_by_host_kernel;
              ALTER TABLE runs DROP COLUMN measured_by;
              DROP TABLE calibrations;
@@ -659,6 +660,7 @@ fn downgrade_to_v6(db: &Path) {
              DROP TABLE summarised_cases;
              DROP INDEX cases_by_name;
              DROP INDEX runs_by_start;
+             DROP INDEX runs_running;
              DROP INDEX runs_by_host_kernel;
              ALTER TABLE runs DROP COLUMN measured_by;
              DROP TABLE metrics;

@@ -28,5 +28,7 @@ ALTER TABLE runs ADD COLUMN measured_by TEXT;
 -- fingerprint field through a JSON index (jsonb containment).
 CREATE INDEX cases_by_name_run ON cases (name, run_id);
 CREATE INDEX runs_by_start ON runs (started_at_ns, id);
+-- The few runs still marked running, which every reader judges (liveness).
+CREATE INDEX runs_running ON runs (id) WHERE status = 'running';
 CREATE INDEX runs_by_host_kernel ON runs (hostname, kernel_release, started_at_ns);
 CREATE INDEX runs_by_fingerprint ON runs USING GIN ((fingerprint_json::jsonb) jsonb_path_ops);

@@ -38,4 +38,6 @@ ALTER TABLE runs ADD COLUMN measured_by TEXT;
 -- The fleet's questions: a case's runs, every run by time, a host's kernels.
 CREATE INDEX cases_by_name ON cases (name, run_id);
 CREATE INDEX runs_by_start ON runs (started_at_ns, id);
+-- The few runs still marked running, which every reader judges (liveness).
+CREATE INDEX runs_running ON runs (id) WHERE status = 'running';
 CREATE INDEX runs_by_host_kernel ON runs (hostname, kernel_release, started_at_ns);

@@ -28,6 +28,9 @@ mod tls;
 
 pub use schema::known_version;
 
+/// The oldest schema a reader reads: the first PostgreSQL had.
+const OLDEST_READABLE_VERSION: i64 = crate::schema::V_RUN_UUID;
+
 /// The first pause after a dropped connection.
 const FIRST_PAUSE: Duration = Duration::from_millis(50);
 /// How long data sent may go unacknowledged before the connection counts as dropped.
@@ -179,13 +182,14 @@ impl PgStore {
             tx.commit()?;
             version
         };
-        // Readers follow the schema of this schedlab: PostgreSQL arrived with V8 and migrates in
-        // one transaction, so a database is empty or complete at a version some schedlab wrote.
-        if version != 0 && version < known_version() {
+        // PostgreSQL arrived with V8 and migrates in one transaction, so a database is empty or
+        // complete at a version some schedlab wrote; a reader reads V8 as it is, as it reads an
+        // older SQLite file (histories from the iterations, before V9's summaries).
+        if version != 0 && version < OLDEST_READABLE_VERSION {
             return Err(StoreError::NeedsUpgrade {
                 path: shown.into(),
                 version,
-                oldest: known_version(),
+                oldest: OLDEST_READABLE_VERSION,
             });
         }
         Ok(PgStore {
