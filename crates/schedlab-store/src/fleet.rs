@@ -209,18 +209,17 @@ impl RunFilter {
 
 /// The expression of a run's measured iterations in a listing: its summaries' count once it
 /// has ended (every case is summarised then), its iterations counted while it runs.
-fn measured_iterations(version: i64) -> &'static str {
+fn measured_iterations(version: i64) -> String {
     const COUNTED: &str = "(SELECT count(*) FROM iterations i JOIN cases c ON i.case_id = c.id
                             WHERE c.run_id = r.id AND NOT i.warmup)";
-    if version >= V_SUMMARIES {
-        "CASE WHEN r.status = 'running'
-              THEN (SELECT count(*) FROM iterations i JOIN cases c ON i.case_id = c.id
-                     WHERE c.run_id = r.id AND NOT i.warmup)
+    if version < V_SUMMARIES {
+        return COUNTED.to_string();
+    }
+    format!(
+        "CASE WHEN r.status = 'running' THEN {COUNTED}
               ELSE (SELECT CAST(coalesce(sum(s.measured), 0) AS BIGINT) FROM summarised_cases s
                      WHERE s.run_id = r.id) END"
-    } else {
-        COUNTED
-    }
+    )
 }
 
 /// The runs `filter` takes, newest first, as `schedlab runs` lists them; at most `limit`.
