@@ -309,8 +309,8 @@ impl<B: Backend> Store for B {
                 }
             }
             insert_iteration(db, case_id, iteration)?;
-            // An iteration stored after its run ended (an import adding to a run) keeps the
-            // summaries current: readers trust an ended run's.
+            // An iteration stored after its run ended (no command does, the trait allows it)
+            // keeps the summaries current: readers trust an ended run's.
             let ended = db.query_opt(
                 "SELECT status FROM runs WHERE id = $1 AND status <> 'running'",
                 &[&run_id],
