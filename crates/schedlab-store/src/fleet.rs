@@ -237,7 +237,8 @@ pub(crate) fn list<D: Db>(
     let silences = running_silences(db)?;
     // With fields to confirm, SQL cannot count what it returns.
     let sql_limit = match limit {
-        Some(l) if !filter.confirm => format!("LIMIT {l}"),
+        // SQL's LIMIT is a signed 64-bit integer; a larger one is no limit.
+        Some(l) if !filter.confirm && i64::try_from(l).is_ok() => format!("LIMIT {l}"),
         _ => String::new(),
     };
     let sql = format!(

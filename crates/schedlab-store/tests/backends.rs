@@ -353,7 +353,7 @@ fn sql_selection_answers_as_the_default_does(backend: &Backend) {
     }
     let mut seen_some = 0;
     for s in &selections {
-        for limit in [None, Some(1)] {
+        for limit in [None, Some(1), Some(usize::MAX)] {
             let sql = store.select_runs(s, limit).unwrap();
             let default = select_runs_default(&*store, s, limit).unwrap();
             assert_eq!(sql, default, "{s:?} limit {limit:?}");
