@@ -99,11 +99,12 @@ const MAX_THREADS: u64 = 1_024;
 /// A batch's ticks are recorded from 1 to this (above: clamped), at 2 significant digits: a
 /// thread's histogram stays near 20 KB.
 const BATCH_TICKS_MAX: u64 = 1 << 40;
-/// For the estimate, measured on a 2-vCPU VM (release build): one call with every thread on a
-/// CPU of its own, and one that has to wait for a virtual CPU or a host CPU.
-const CACHED_OP_SEC: f64 = 0.03e-6;
-const FREELIST_OP_SEC: f64 = 0.3e-6;
-const WAITING_OP_SEC: f64 = 2e-6;
+/// For the estimate, measured on a 2-vCPU VM shared with builds (release build, load average
+/// 15-20; bench/estimates.py): one call with every thread on a CPU of its own, and one that has
+/// to wait for a virtual CPU or a host CPU.
+const CACHED_OP_SEC: f64 = 0.1e-6;
+const FREELIST_OP_SEC: f64 = 0.15e-6;
+const WAITING_OP_SEC: f64 = 0.4e-6;
 
 /// The scheduler, as named on the command line and in suite files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -186,7 +187,8 @@ making system calls: per-lwp cached CPU or global freelist (seed 003)";
         ParamDef::new("vcpus", "vcpus", ParamKind::Count { min: 1, max: MAX_VCPUS as u64 })
             .value("N")
             .help("Virtual CPUs of the rump kernel [default: this machine's online CPUs]")
-            .details("Virtual CPUs of the rump kernel (1 to 4,096; without the flag this machine's online CPUs, as rump's RUMP_NCPU defaults to the host's). 1 is the seed's \"virtual unicpu\"."),
+            .details("Virtual CPUs of the rump kernel (1 to 4,096; without the flag this machine's online CPUs, as rump's RUMP_NCPU defaults to the host's). 1 is the seed's \"virtual unicpu\".")
+            .task_count(),
         ParamDef::new("syscalls", "syscalls", ParamKind::Count { min: 1, max: 10_000_000_000 })
             .value("N")
             .help("System calls per thread per iteration.")
