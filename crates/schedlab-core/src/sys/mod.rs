@@ -90,5 +90,5 @@ pub use time::{
     thread_cpu_ns, tsc_serialized, HAS_TSC,
 };
 pub use watchdog::{
-    bound_clean_stops, deadline_expired, Watchdog, STOP_BOUND_SECS, WATCHDOG_SIGNAL,
+    bound_clean_stops, deadline_expired, take_look_due, Watchdog, STOP_BOUND_SECS, WATCHDOG_SIGNAL,
 };
