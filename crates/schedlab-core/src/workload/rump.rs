@@ -96,9 +96,10 @@ const METRICS: &[MetricDef] = &[
 /// Calls between two TSC reads of a thread.
 pub const BATCH: u64 = 64;
 const MAX_THREADS: u64 = 1_024;
-/// A batch's ticks are recorded from 1 to this (above: clamped), at 2 significant digits: a
-/// thread's histogram stays near 20 KB.
-const BATCH_TICKS_MAX: u64 = 1 << 40;
+/// A batch's ticks are recorded from 1 to this (above: clamped; 1.6 s at 2.6 GHz), at 3
+/// significant digits (a cached call's 29 cycles to 0.03; 2 digits' steps of 0.25 cycles were
+/// as wide as the spread measured), with 32-bit counts: a thread's histogram is about 94 KB.
+const BATCH_TICKS_MAX: u64 = 1 << 32;
 /// For the estimate, measured on a 2-vCPU VM shared with builds (release build, load average
 /// 15-20; bench/estimates.py): one call with every thread on a CPU of its own, and one that has
 /// to wait for a virtual CPU or a host CPU.
@@ -253,12 +254,12 @@ struct ThreadReport {
     span_ns: AtomicU64,
     span_ticks: AtomicU64,
     stats: Mutex<LwpStats>,
-    batches: Mutex<Option<Histogram<u64>>>,
+    batches: Mutex<Option<Histogram<u32>>>,
     violation: Mutex<Option<String>>,
 }
 
-fn batch_histogram() -> Result<Histogram<u64>> {
-    Histogram::new_with_bounds(1, BATCH_TICKS_MAX, 2)
+fn batch_histogram() -> Result<Histogram<u32>> {
+    Histogram::new_with_bounds(1, BATCH_TICKS_MAX, 3)
         .map_err(|e| Error::failed(format!("rump: cannot make a histogram: {e}")))
 }
 
@@ -268,7 +269,7 @@ fn timed_thread<K: VirtualKernel>(
     kernel: &K,
     id: u32,
     ops: u64,
-    mut batches: Histogram<u64>,
+    mut batches: Histogram<u32>,
     report: &ThreadReport,
 ) -> TaskCode {
     let Some(mut lwp) = Lwp::new(id) else {
@@ -287,7 +288,8 @@ fn timed_thread<K: VirtualKernel>(
         done += n;
         let now = sys::tsc_serialized();
         if n == BATCH {
-            crate::latency::record(&mut batches, now.saturating_sub(last).max(1));
+            // Never allocates (no auto-resize); a batch beyond the range is clamped to its top.
+            batches.saturating_record(now.saturating_sub(last).max(1));
         }
         last = now;
     }
@@ -376,18 +378,20 @@ impl RumpWorkload {
         drop(launch);
         self.verify(kernel.as_ref(), &reports, "")?;
         let (mut nsec, mut cycles) = (0.0, 0.0);
-        let mut batches: Option<Histogram<u64>> = None;
+        // Every thread's batches in one histogram, with 64-bit counts: a thread's fit in 32 bits
+        // (at most 10^10 / 64 batches), a thousand threads' may not.
+        let mut batches: Histogram<u64> = Histogram::new_with_bounds(1, BATCH_TICKS_MAX, 3)
+            .map_err(|e| Error::failed(format!("rump: cannot make a histogram: {e}")))?;
         for r in reports.iter() {
             let ops = p.syscalls as f64;
             nsec += r.span_ns.load(Ordering::SeqCst) as f64 / ops;
             cycles += r.span_ticks.load(Ordering::SeqCst) as f64 / ops;
-            let mine = r.batches.lock().ok().and_then(|mut slot| slot.take());
-            match (&mut batches, mine) {
-                (Some(all), Some(mine)) => all
-                    .add(&mine)
-                    .map_err(|e| Error::failed(format!("rump: merging histograms: {e}")))?,
-                (None, mine) => batches = mine,
-                (Some(_), None) => {}
+            if let Some(mine) = r.batches.lock().ok().and_then(|mut slot| slot.take()) {
+                for bucket in mine.iter_recorded() {
+                    batches
+                        .record_n(bucket.value_iterated_to(), u64::from(bucket.count_at_value()))
+                        .map_err(|e| Error::failed(format!("rump: merging histograms: {e}")))?;
+                }
             }
         }
         let threads = p.threads as f64;
@@ -395,7 +399,7 @@ impl RumpWorkload {
             stats: sum_stats(&reports),
             nsec_per_op: nsec / threads,
             cycles_per_op: cycles / threads,
-            batches,
+            batches: Some(batches),
         })
     }
 
