@@ -575,7 +575,9 @@ impl Execution<'_> {
     ) -> Error {
         let kind = if info.warmup { " (warm-up)" } else { "" };
         Error::TimedOut(format!(
-            "case `{}`, iteration {}{kind}: a task was found stopped (SIGSTOP or Ctrl-Z) {:.0} s in,              before the deadline of {} s: it cannot finish while stopped, and the iteration's time              would include the pause; {detail}",
+            "case `{}`, iteration {}{kind}: a task was found stopped (SIGSTOP or Ctrl-Z) {:.0} s in, \
+             before the deadline of {} s: it cannot finish while stopped, and the iteration's time \
+             would include the pause; {detail}",
             self.plan.cases[case_index].name,
             info.index + 1,
             took_ns as f64 / 1e9,

@@ -658,6 +658,10 @@ fn a_worker_stopped_in_the_first_iteration_ends_the_case_at_the_first_look() {
         "{stderr}"
     );
     assert!(
+        !stderr.contains("  "),
+        "one line, one space apart: {stderr:?}"
+    );
+    assert!(
         stderr.contains(&format!("pid {stopped}, stopped")),
         "{stderr}"
     );
