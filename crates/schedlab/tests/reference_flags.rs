@@ -263,7 +263,7 @@ const TOOLS: [&str; 5] = [
     "hackbench ",
     "perf bench ",
 ];
-const WORKLOADS: [&str; 11] = [
+const WORKLOADS: [&str; 12] = [
     "pipe",
     "messaging",
     "hackbench",
@@ -274,6 +274,7 @@ const WORKLOADS: [&str; 11] = [
     "fanout",
     "cpudl",
     "cpupri",
+    "rump",
     "fake",
 ];
 
