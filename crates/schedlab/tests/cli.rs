@@ -409,8 +409,21 @@ fn env_prints_the_scheduler_settings_with_a_schema_version() {
         "nohz_full",
         "cgroup_version",
         "kernel_release",
+        "cpuidle_governor",
+        "halt_poll",
+        "sched_ext_state",
+        "sched_ext_ops",
+        "cpu_capacity",
+        "cpu_max_freq_khz",
+        "llc_groups",
+        "kernel_config",
     ] {
         assert!(doc.get(field).is_some(), "no {field} in {doc}");
+    }
+    // Where the kernel shows its configuration, the tick rate is among what is recorded.
+    if std::path::Path::new("/proc/config.gz").exists() {
+        let hz = &doc["kernel_config"]["CONFIG_HZ"];
+        assert!(hz.as_str().is_some_and(|hz| hz != "n"), "{doc}");
     }
     assert!(
         doc["mem_total_kib"].as_u64().is_some_and(|k| k > 0),

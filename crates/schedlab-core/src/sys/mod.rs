@@ -63,7 +63,7 @@ pub use fd::{
     read_interruptible, unix_stream_pair, write_full, write_once, RecordLock,
 };
 pub use futex::{futex_wait, futex_wait_in, futex_wake, futex_wake_in, FutexScope};
-pub use host::{boot_id, dir_names, hostname, libc_description, read_text};
+pub use host::{boot_id, dir_names, hostname, libc_description, read_bytes, read_text};
 pub use matrix::dot_column_storing;
 pub use mem::{page_size, ProcessShared, SharedValue, ZeroPageWords};
 pub(crate) use mem::{process_shared, TransferBuffer};
