@@ -548,9 +548,17 @@ fn push_refuses_its_own_store_by_any_name_and_names_to() {
         (dir.path().to_str().unwrap(), "it is a directory"),
         (text.to_str().unwrap(), "not a schedlab results database"),
         ("ftp:x", "unknown store scheme"),
+        (
+            "/nonexistent-folder-of-schedlab/copy.db",
+            "its folder /nonexistent-folder-of-schedlab does not exist",
+        ),
+        ("postgres://nobody@127.0.0.1:1/none", "--to: "),
     ] {
         let err = assert_bad_input(&db, &["push", "--to", to]);
-        assert!(err.starts_with("schedlab: --to "), "{to:?}: {err}");
+        assert!(
+            err.starts_with("schedlab: --to ") || err.starts_with("schedlab: --to: "),
+            "{to:?}: {err}"
+        );
         assert!(err.contains(says), "{to:?}: {err}");
         assert!(
             !err.contains("--db") && !err.contains("--no-store"),
@@ -609,6 +617,17 @@ fn small_bad_inputs_are_refused_saying_what_is_wrong() {
         ],
     );
     assert!(!Path::new(missing).exists());
+
+    // A named database whose folder is missing is a typo more often than a wish for new
+    // folders: refused, and nothing is made (the default database's folder is, below).
+    let nested = dir.path().join("no/such/folder/results.db");
+    let out = schedlab(&nested)
+        .args(words("run fake --iterations 1 -q"))
+        .output()
+        .unwrap();
+    let err = assert_refused(&out, "a --db in a missing folder");
+    assert!(err.contains("does not exist (create it first)"), "{err}");
+    assert!(!dir.path().join("no").exists());
 
     // The environment: an empty SCHEDLAB_DB is named; a relative XDG_DATA_HOME is ignored (the
     // XDG Base Directory specification), an empty HOME is none, and with nothing left it says so.
