@@ -68,6 +68,20 @@ pub fn find_program(program: &str) -> Option<PathBuf> {
         .find(|path| executable(path))
 }
 
+/// Why `program` cannot be run, for the refusal: a path that exists is not an executable file (a
+/// directory, or a file without an execute bit), else there is no such file (in `$PATH` when it
+/// names no path).
+pub fn why_not_runnable(program: &str) -> &'static str {
+    if !program.contains('/') {
+        return "no such executable file in $PATH";
+    }
+    match std::fs::metadata(program) {
+        Ok(m) if m.is_dir() => "it is a directory",
+        Ok(_) => "it is not executable (no execute permission)",
+        Err(_) => "no such executable file",
+    }
+}
+
 /// Runs `argv` to its end, or until `stop()` (checked whenever the wait wakes) asks it to stop.
 pub fn run_command(argv: &[String], stop: &dyn Fn() -> bool) -> Result<CommandRun, CommandError> {
     let (program, args) = argv

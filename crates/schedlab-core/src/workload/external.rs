@@ -119,12 +119,8 @@ impl WorkloadParams for ExternalParams {
         };
         if sys::find_program(program).is_none() {
             return Err(Error::invalid(format!(
-                "cannot run {program:?}: no such executable file{}",
-                if program.contains('/') {
-                    ""
-                } else {
-                    " in $PATH"
-                }
+                "cannot run {program:?}: {}",
+                sys::why_not_runnable(program)
             )));
         }
         // The one command line known to print several results: found before it runs, not after.
