@@ -32,7 +32,7 @@ impl Better {
 
 /// A workload's own result (primary), what the runner measured around it (secondary), or what
 /// probes saw in an iteration of its own that explains them (explanatory: run-queue delays,
-/// wake placement, system calls; `crate::probe`), never stored beside the other two.
+/// wake placement, system calls; the probe module), never stored beside the other two.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
