@@ -1,7 +1,10 @@
 -- schedlab results store, version 10: what `--explain` and `--profile` measured, in iterations of their
 -- own that run after a case's measured ones. They are kept in tables of their own, never in
 -- `iterations`, so no comparison of primary metrics can read a probed iteration (docs/explain.md).
-CREATE TABLE probe_iterations (
+--
+-- IF NOT EXISTS: a file taken back to an older version by hand (as schedlab's tests do, V7) may still
+-- hold these tables; it upgrades again.
+CREATE TABLE IF NOT EXISTS probe_iterations (
     id            INTEGER PRIMARY KEY,
     case_id       INTEGER NOT NULL REFERENCES cases (id) ON DELETE CASCADE,
     kind          TEXT    NOT NULL CHECK (kind IN ('explain', 'profile')),
@@ -13,7 +16,7 @@ CREATE TABLE probe_iterations (
 
 -- Each metric of a probe iteration, self-described: the workload's primary and the runner's
 -- secondary metrics measured under the probes (what the probes cost), and the explanatory ones.
-CREATE TABLE probe_measurements (
+CREATE TABLE IF NOT EXISTS probe_measurements (
     probe_iteration_id INTEGER NOT NULL REFERENCES probe_iterations (id) ON DELETE CASCADE,
     -- The task group (command name up to its first digit); '' for all the workload's tasks, or the
     -- whole machine (PSI, /proc/schedstat, hardware counters).
@@ -32,7 +35,7 @@ CREATE TABLE probe_measurements (
 );
 
 -- A probe the machine could not give, and why: recorded, never stored as zero.
-CREATE TABLE probe_unavailable (
+CREATE TABLE IF NOT EXISTS probe_unavailable (
     probe_iteration_id INTEGER NOT NULL REFERENCES probe_iterations (id) ON DELETE CASCADE,
     probe              TEXT    NOT NULL,
     reason             TEXT    NOT NULL,
@@ -40,7 +43,7 @@ CREATE TABLE probe_unavailable (
 );
 
 -- Histograms of a probe iteration (the run-queue delay per task group), as `attachments` keeps them.
-CREATE TABLE probe_attachments (
+CREATE TABLE IF NOT EXISTS probe_attachments (
     probe_iteration_id INTEGER NOT NULL REFERENCES probe_iterations (id) ON DELETE CASCADE,
     task_group         TEXT    NOT NULL,
     name               TEXT    NOT NULL,
@@ -50,7 +53,7 @@ CREATE TABLE probe_attachments (
 );
 
 -- A profile's symbols, largest share first; the ones past the top are summed as `[other]`.
-CREATE TABLE profile_symbols (
+CREATE TABLE IF NOT EXISTS profile_symbols (
     probe_iteration_id INTEGER NOT NULL REFERENCES probe_iterations (id) ON DELETE CASCADE,
     rank               INTEGER NOT NULL,
     symbol             TEXT    NOT NULL,
