@@ -5,7 +5,7 @@ CREATE TABLE probe_iterations (
     case_id       BIGINT  NOT NULL REFERENCES cases (id) ON DELETE CASCADE,
     kind          TEXT    NOT NULL CHECK (kind IN ('explain', 'profile')),
     -- 0-based among the case's probe iterations of this kind.
-    position      INTEGER NOT NULL,
+    position      BIGINT  NOT NULL,
     started_at_ns BIGINT  NOT NULL,
     UNIQUE (case_id, kind, position)
 );
@@ -54,7 +54,7 @@ CREATE TABLE probe_attachments (
 -- A profile's symbols, largest share first; the ones past the top are summed as `[other]`.
 CREATE TABLE profile_symbols (
     probe_iteration_id BIGINT  NOT NULL REFERENCES probe_iterations (id) ON DELETE CASCADE,
-    rank               INTEGER NOT NULL,
+    rank               BIGINT  NOT NULL,
     symbol             TEXT    NOT NULL,
     module             TEXT    NOT NULL,
     origin             TEXT    NOT NULL CHECK (origin IN ('kernel', 'user', 'unresolved')),
