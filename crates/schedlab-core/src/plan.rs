@@ -71,7 +71,21 @@ pub struct RunPlan {
     /// another host go by it where it exceeds the rule of thumb.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub expected_sec: BTreeMap<String, f64>,
+    /// Probed iterations per case, run after its measured ones (`--explain`; 0: none). What they
+    /// measure is stored apart from the measured iterations ([`crate::probe`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub explain: u32,
+    /// One profiled iteration per case after those (`--profile`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub profile: bool,
 }
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// The most probed iterations a case may get.
+pub const MAX_EXPLAIN_ITERATIONS: u32 = 100;
 
 fn one() -> f64 {
     1.0
@@ -162,6 +176,8 @@ impl RunPlan {
             iteration_timeout_ms: None,
             keep_going: false,
             expected_sec: BTreeMap::new(),
+            explain: 0,
+            profile: false,
         })
     }
 
@@ -175,6 +191,20 @@ impl RunPlan {
             )));
         }
         self.iteration_timeout_ms = Some(((seconds * 1000.0).round() as u64).max(1));
+        Ok(self)
+    }
+
+    /// Adds `explain` probed iterations and, with `profile`, one profiled iteration to every
+    /// case, after its measured ones.
+    pub fn with_probes(mut self, explain: u32, profile: bool) -> Result<Self> {
+        if explain > MAX_EXPLAIN_ITERATIONS {
+            return Err(Error::invalid(format!(
+                "--explain takes at most {MAX_EXPLAIN_ITERATIONS} probed iterations per case, not \
+                 {explain}"
+            )));
+        }
+        self.explain = explain;
+        self.profile = profile;
         Ok(self)
     }
 

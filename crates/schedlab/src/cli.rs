@@ -184,6 +184,31 @@ pub struct PlanOptions {
     /// run then ends `partial` (exit 1).
     #[arg(long, global = true)]
     pub keep_going: bool,
+    #[command(flatten)]
+    pub probes: ProbeOptions,
+}
+
+/// `--explain` and `--profile`: iterations of their own after a case's measured ones, stored
+/// apart from them (docs/explain.md).
+#[derive(Debug, Args)]
+#[command(next_help_heading = RUN_OPTIONS)]
+pub struct ProbeOptions {
+    /// After each case's measured iterations, run N more under scheduler probes (run-queue delay,
+    /// wake placement, migrations, switches, system calls, PSI, schedstat, hardware counters) and
+    /// store what they saw apart from the measured ones [default N: 1]
+    #[arg(
+        long,
+        value_name = "N",
+        global = true,
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "1"
+    )]
+    pub explain: Option<u32>,
+    /// After those, profile one more iteration of each case (cpu-clock samples, kernel and user
+    /// symbols) and store its top symbols.
+    #[arg(long, global = true)]
+    pub profile: bool,
 }
 
 /// `--scale`'s help, naming each workload's work size as its definition marks it.
@@ -213,6 +238,8 @@ impl PlanOptions {
             ("--max-iterations", self.max_iterations.is_some()),
             ("--iteration-timeout", self.iteration_timeout.is_some()),
             ("--keep-going", self.keep_going),
+            ("--explain", self.probes.explain.is_some()),
+            ("--profile", self.probes.profile),
         ];
         given.iter().find(|(_, g)| *g).map(|(flag, _)| *flag)
     }
@@ -818,6 +845,9 @@ pub struct CampaignNextArgs {
     /// No progress bar on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Probe or profile this boot's run too, whatever `campaign start` said.
+    #[command(flatten)]
+    pub probes: ProbeOptions,
     #[command(flatten)]
     pub db: DbArg,
 }

@@ -92,7 +92,11 @@ pub fn plan_from_parts(
     if let Some(seconds) = options.iteration_timeout {
         plan = plan.with_iteration_timeout_sec(seconds)?;
     }
-    Ok(plan.with_keep_going(options.keep_going))
+    let plan = plan
+        .with_probes(options.probes.explain.unwrap_or(0), options.probes.profile)?
+        .with_keep_going(options.keep_going);
+    crate::session::check_probes(&plan)?;
+    Ok(plan)
 }
 
 /// A seed for a random order nobody chose; it is recorded with the run, so the order can be

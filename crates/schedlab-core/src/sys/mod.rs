@@ -1,7 +1,8 @@
 //! The one audited place where schedlab talks to the kernel, and the only module of this crate
 //! allowed `unsafe` code: clocks, descriptors, fork and reaping, other programs run as a workload,
 //! futexes, CPU placement, resource usage and limits, the scheduling policy, signals and the
-//! iteration watchdog, memory mappings, perf software counters, the C library's pthread mutex, the
+//! iteration watchdog, memory mappings, perf software counters, perf sampling into per-CPU rings
+//! (tracepoints, cpu-clock) and tracefs, the C library's pthread mutex, the
 //! request math's inner loop (machine code matching schbench's), and the /proc and /sys files the
 //! fingerprint reads. One file per topic; everything is re-exported
 //! here, so callers name
@@ -49,6 +50,7 @@ mod process;
 mod pthread;
 mod raw;
 mod resource;
+mod sampling;
 mod sched;
 mod signal;
 mod time;
@@ -81,6 +83,10 @@ pub use resource::{
     available_memory_bytes, check_task_budget, effective_uid_is_root, open_files_limit,
     process_count_limit, raise_open_files_limit, usage, Limit, OverBudget, TaskLimits, Usage,
     UsageOf,
+};
+pub use sampling::{
+    ring_data_bytes, tracefs, CpuRecords, HardwareEvent, InheritedCounter, PerCpuSampler,
+    SampleFields, SampleScope, SampleSource, Tracefs, RECORD_LOST, RECORD_SAMPLE,
 };
 pub use sched::{current_sched_policy, SchedPolicy};
 pub use signal::{

@@ -249,6 +249,14 @@ fn next(args: &CampaignNextArgs) -> Result<ExitCode, Failure> {
     };
     let mut plan = plan_for_visit(&spec.plan, slot);
     plan.label = Some(arm_label(&args.name, arm));
+    if args.probes.explain.is_some() || args.probes.profile {
+        let (explain, profile) = (
+            args.probes.explain.unwrap_or(plan.explain),
+            args.probes.profile || plan.profile,
+        );
+        plan = plan.with_probes(explain, profile)?;
+        crate::session::check_probes(&plan)?;
+    }
     let mut progress = ProgressLine::new(args.quiet);
     let tag = ExperimentTag {
         experiment_id,
