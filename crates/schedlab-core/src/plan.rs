@@ -269,16 +269,6 @@ pub fn check_warmup(warmup: u32) -> std::result::Result<(), String> {
     Ok(())
 }
 
-/// Text that names something (a kernel release, a host, a case, a campaign): not empty or blank,
-/// and without control characters, which would break the one line it is shown on. The reason
-/// follows the flag or argument (`--kernel must be printable text`).
-pub fn check_printable(text: &str) -> std::result::Result<(), String> {
-    if text.trim().is_empty() || text.chars().any(char::is_control) {
-        return Err("must be printable text".to_string());
-    }
-    Ok(())
-}
-
 /// Labels name runs on the command line, where an all-digit word means a run id.
 pub fn validate_label(label: &str) -> Result<()> {
     if label.trim().is_empty() {

@@ -115,6 +115,56 @@ fn leaf_modules_import_only_what_architecture_md_says() {
     }
 }
 
+/// Every Rust file under `dir`, its subfolders included.
+fn rust_files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(rust_files_under(&path));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            files.push(path);
+        }
+    }
+    files.sort();
+    files
+}
+
+/// From a flag to a workload's parameters nothing travels as JSON keyed by name: the binary's
+/// parsing (`workload_flags.rs`, `plan.rs`) hands each flag's declaration and value to the
+/// workload's definition, which writes the typed field. Only `workload/keys.rs`, how suite files
+/// and stored runs are read, holds serde_json, and the command line does not go through it.
+#[test]
+fn no_json_between_the_command_line_and_a_workload() {
+    let binary = src().join("../../schedlab/src");
+    let mut path: Vec<PathBuf> = vec![binary.join("workload_flags.rs"), binary.join("plan.rs")];
+    path.extend(
+        rust_files_under(&src().join("workload"))
+            .into_iter()
+            .filter(|file| !file.ends_with("workload/keys.rs")),
+    );
+    for file in &path {
+        let code = code_of(file);
+        for json in ["serde_json", "Value::Object", "json!"] {
+            assert!(
+                !code.contains(json),
+                "{} uses `{json}` on the way from a flag to a workload's parameters",
+                file.display()
+            );
+        }
+    }
+    for file in &path[..2] {
+        let code = code_of(file);
+        for suite_reading in ["from_keys", "read_keys"] {
+            assert!(
+                !code.contains(suite_reading),
+                "{} reads the command line as suite keys (`{suite_reading}`)",
+                file.display()
+            );
+        }
+    }
+}
+
 /// The checks above read real paths: a workload named beside another is seen.
 #[test]
 fn the_reader_sees_a_workload_named_by_another() {

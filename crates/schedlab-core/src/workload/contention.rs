@@ -43,7 +43,7 @@ use std::sync::{Arc, Mutex};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use super::definition::{ComparisonLabel, ParamDef, ParamKind, WorkloadParams};
+use super::definition::{field, Choice, ComparisonLabel, Param, ParamKind, WorkloadParams};
 use super::definition::{IterationInfo, IterationOutput, Workload};
 use super::tasks::{TaskBudget, TaskLaunch, TaskMode};
 use crate::latency;
@@ -246,6 +246,14 @@ impl Testcase {
     }
 }
 
+impl Choice for Testcase {
+    const ALL: &'static [Self] = &Testcase::ALL;
+
+    fn name(self) -> &'static str {
+        self.as_str()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ContentionParams {
@@ -297,9 +305,9 @@ impl WorkloadParams for ContentionParams {
     const NAME: &'static str = "contention";
     const SUMMARY: &'static str = "N threads or processes run one testcase in a loop for a fixed \
 time and count their ops: system calls, kernel locks, user-space locks (will-it-scale)";
-    const PARAMS: &'static [ParamDef] = &[
-        ParamDef::new(
-            "testcase",
+    const PARAMS: &'static [Param<Self>] = &[
+        Param::new(
+            field!(testcase),
             "testcase",
             ParamKind::Choice(&[
                 ("getppid", "getppid(2) as a raw system call (will-it-scale getppid1)"),
@@ -320,50 +328,50 @@ time and count their ops: system calls, kernel locks, user-space locks (will-it-
         .value("NAME")
         .help("The testcase every task runs in a loop.")
         .details("The testcase every task runs in a loop: `getppid`, `sched-yield` (system calls); `mmap`, `page-fault`, `fcntl-lock`, `pipe-writers`, `futex-wake-storm` (kernel paths with sleeping locks); `pipe-loopback` (a pipe of the task's own); `tas`, `ticket`, `mcs`, `pthread-mutex`, `futex-mutex` (user-space locks, threads only). What one op of each is, and how it is checked: [workloads.md](workloads.md#contention--the-class-of-will-it-scale)."),
-        ParamDef::new("tasks", "tasks", ParamKind::Count { min: 1, max: MAX_TASKS })
+        Param::new(field!(tasks), "tasks", ParamKind::Count { min: 1, max: MAX_TASKS })
             .value("N")
             .help("Tasks running the testcase at once; may exceed the CPUs.")
             .details("Tasks running the testcase at once; may exceed the CPUs (1 to 4,096).")
             .task_count(),
-        ParamDef::new("processes", "processes", ParamKind::Switch)
+        Param::new(field!(processes), "processes", ParamKind::Switch)
             .help("Processes instead of threads of one process.")
             .details("Forked processes instead of threads of one process (will-it-scale's `_processes` binaries against its `_threads` ones): threads share one address space, file table and lock owner, processes share nothing but what the testcase maps for them."),
-        ParamDef::new("duration", "duration", ParamKind::Count { min: 1, max: MAX_SECONDS })
+        Param::new(field!(duration), "duration", ParamKind::Count { min: 1, max: MAX_SECONDS })
             .value("SEC")
             .help("Seconds measured per iteration.")
             .details("Seconds measured per iteration, after the warm-up (1 to 86,400).")
             .work_size(),
-        ParamDef::new("warmup_sec", "warmup-sec", ParamKind::Count { min: 0, max: MAX_SECONDS })
+        Param::new(field!(warmup_sec), "warmup-sec", ParamKind::Count { min: 0, max: MAX_SECONDS })
             .value("SEC")
             .help("Seconds every task runs before the measured window; their ops are not counted.")
             .details("Seconds every task runs before each iteration's measured window; their ops and samples are not counted (0 to 86,400). Not `--warmup`, which counts warm-up iterations."),
-        ParamDef::new("map_kib", "map-kib", ParamKind::Count { min: 4, max: MAX_MAP_KIB })
+        Param::new(field!(map_kib), "map-kib", ParamKind::Count { min: 4, max: MAX_MAP_KIB })
             .value("KIB")
             .size()
             .help("mmap and page-fault: KiB mapped each time (will-it-scale: 128 MiB).")
             .details("`mmap` and `page-fault`: KiB of private anonymous memory each task maps each time (4 to 64 GiB; will-it-scale's 128 MiB). `page-fault` holds it all at once in every task, which must fit in the memory available."),
-        ParamDef::new("work", "work", ParamKind::Count { min: 0, max: MAX_WORK })
+        Param::new(field!(work), "work", ParamKind::Count { min: 0, max: MAX_WORK })
             .value("W")
             .help("Lock testcases: units of work inside each critical section.")
             .details("`fcntl-lock` and the user-space locks: units of work inside each critical section, a load, an add and a store each through `black_box` (a few cycles; 0 to 10^6)."),
-        ParamDef::new("readers", "readers", ParamKind::Count { min: 1, max: MAX_TASKS })
+        Param::new(field!(readers), "readers", ParamKind::Count { min: 1, max: MAX_TASKS })
             .value("R")
             .help("pipe-writers: tasks draining the pipe, besides the --tasks writers.")
             .details("`pipe-writers`: tasks draining the pipe, besides the `--tasks` writers (1 to 4,096); they are not counted in the per-task metrics.")
             .task_count(),
-        ParamDef::new("write_bytes", "write-bytes", ParamKind::Count { min: 8, max: MAX_WRITE_BYTES as u64 })
+        Param::new(field!(write_bytes), "write-bytes", ParamKind::Count { min: 8, max: MAX_WRITE_BYTES as u64 })
             .value("BYTES")
             .size()
             .help("pipe-writers: bytes per write (at most PIPE_BUF, so no write is split).")
             .details("`pipe-writers`: bytes per write, one record (8 to 4,096: at most PIPE_BUF, so the kernel never splits or interleaves a write)."),
-        ParamDef::new("sample_every", "sample-every", ParamKind::Count { min: 0, max: MAX_SAMPLE_EVERY })
+        Param::new(field!(sample_every), "sample-every", ParamKind::Count { min: 0, max: MAX_SAMPLE_EVERY })
             .value("K")
             .help("User-space locks: time one critical section in K of each task's, probe another; 0: none.")
             .details("User-space locks: of every K critical sections of a task in the measured window, one is timed (acquisition latency, hold time) and another probed for its holder going off CPU (2 to 10^6). The clock reads cost about 20 ns each inside the timed one and the probe's two CPU-clock system calls lengthen the probed one, so a small K disturbs what it measures. 0 times and probes none, and the loop carries no sampling code at all: only the rates are reported (will-it-scale's pthread_mutex1 is `pthread-mutex --work 0 --sample-every 0`)."),
-        ParamDef::new("map_only", "map-only", ParamKind::Switch)
+        Param::new(field!(map_only), "map-only", ParamKind::Switch)
             .help("mmap: map and unmap only, touching no page (will-it-scale mmap1).")
             .details("`mmap`: map and unmap only, as will-it-scale's mmap1: no page is touched, so no op takes a page fault or frees a page. What can be checked without touching the memory is: mmap succeeds with a page-aligned address, and munmap succeeds."),
-        ParamDef::new("file_per_task", "file-per-task", ParamKind::Switch)
+        Param::new(field!(file_per_task), "file-per-task", ParamKind::Switch)
             .help("fcntl-lock: every task locks a file of its own (will-it-scale lock1: no waiting).")
             .details("`fcntl-lock`: every task locks the first byte of a file of its own instead of one file all tasks share, as will-it-scale's lock1: no task waits for another, and each task's critical sections are checked against a holder word and a counter of its own."),
     ];

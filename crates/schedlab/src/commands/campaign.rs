@@ -9,10 +9,11 @@ use std::process::ExitCode;
 use serde::{Deserialize, Serialize};
 
 use schedlab_core::experiment::{arm_label, AbbaSlot};
-use schedlab_core::plan::{check_printable, RunPlan, MAX_LABEL_CHARS};
+use schedlab_core::plan::{RunPlan, MAX_LABEL_CHARS};
 use schedlab_core::record::{Arm, ExperimentTag, RunStatus};
 use schedlab_core::sys;
 use schedlab_core::words;
+use schedlab_core::words::check_printable;
 use schedlab_store::{Experiment, ExperimentKind, Store};
 
 use crate::cli::{

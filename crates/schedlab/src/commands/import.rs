@@ -9,10 +9,11 @@ use std::process::ExitCode;
 
 use schedlab_core::fingerprint::{Fingerprint, ImportOrigin};
 use schedlab_core::import::{PlainOptions, Tool, ToolResult};
-use schedlab_core::plan::{check_printable, validate_label, RunPlan};
+use schedlab_core::plan::{validate_label, RunPlan};
 use schedlab_core::record::{IterationRecord, RunStatus};
 use schedlab_core::sys;
 use schedlab_core::words;
+use schedlab_core::words::check_printable;
 use schedlab_core::workload::external::ExternalParams;
 use schedlab_core::workload::WorkloadSpec;
 
