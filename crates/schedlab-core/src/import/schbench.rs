@@ -27,7 +27,7 @@
 //! minima, a percentile it does not know) are left out.
 use serde_json::Value;
 
-use super::{number, ParseError, Parsed, ToolResult};
+use super::parsed::{number, ParseError, Parsed, ToolResult};
 use crate::metric::{Better, Measurement, MetricDef, MetricShape};
 
 const fn latency(name: &'static str, distribution: &'static str, p: f64) -> MetricDef {

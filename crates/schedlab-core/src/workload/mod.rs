@@ -1,7 +1,7 @@
 //! Workloads: one file (or folder) each, whose parameter type implements [`WorkloadParams`] (its
 //! definition) and whose runnable form implements [`Workload`], plus one line in the registry
 //! below. How a workload is read from suite keys and stored runs is in `keys.rs`.
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use definition::{
     parse_count, parse_task_count, relative_count, ComparisonLabel, Given, IterationInfo,
@@ -159,7 +159,7 @@ pub struct WorkloadDefinition {
     from_command_line: fn(&[(usize, Given)]) -> Result<WorkloadSpec>,
     default_text: fn(usize) -> Option<String>,
     /// Reads the workload's own keys (without `workload`), as suite files and stored runs hold them.
-    read: keys::Read,
+    read: keys::Read<WorkloadSpec>,
 }
 
 /// The declarations of a workload's parameters, untyped, in help order: `for def in
@@ -220,7 +220,7 @@ impl WorkloadDefinition {
             },
             from_command_line: spec_from_command_line::<P>,
             default_text: definition::default_text::<P>,
-            read: keys::read::<P>,
+            read: keys::read::<P, WorkloadSpec>,
         }
     }
 
@@ -263,5 +263,45 @@ impl WorkloadDefinition {
     /// The keys `--scale` multiplies, for help and docs.
     pub fn work_size_keys(&self) -> impl Iterator<Item = &'static ParamDef> {
         self.params.iter().filter(|p| p.work_size)
+    }
+}
+
+impl WorkloadDefinition {
+    /// Reads the workload's own keys (without `workload`), defaults for the rest; an error
+    /// names the key at fault where one is (see [`keys::read_keys`]).
+    pub fn read_keys(&self, values: keys::ValueMap) -> std::result::Result<WorkloadSpec, KeyError> {
+        keys::read_keys(self.params, self.read, values)
+    }
+}
+
+impl WorkloadSpec {
+    /// A workload from its keys as a suite case writes them (`workload` and the workload's own);
+    /// an error knows the key at fault where one is.
+    pub fn from_keys(mut fields: keys::ValueMap) -> std::result::Result<WorkloadSpec, KeyError> {
+        WorkloadSpec::tagged_definition(&mut fields)?.read_keys(fields)
+    }
+
+    /// The definition the `workload` key names, taken out of `fields`.
+    fn tagged_definition(
+        fields: &mut keys::ValueMap,
+    ) -> std::result::Result<&'static WorkloadDefinition, KeyError> {
+        let name = keys::take_workload_name(fields)?;
+        WorkloadDefinition::find(&name).ok_or_else(|| {
+            let names: Vec<&str> = WORKLOADS.iter().map(|w| w.name).collect();
+            keys::unknown_workload(&name, &names)
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for WorkloadSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> std::result::Result<Self, D::Error> {
+        use serde::de::Error as _;
+        // Stored runs are read as they were stored: no range is checked here
+        // ([`WorkloadSpec::validate`]).
+        let mut fields = keys::stored_keys(deserializer)?;
+        let definition = WorkloadSpec::tagged_definition(&mut fields).map_err(D::Error::custom)?;
+        (definition.read)(fields).map_err(D::Error::custom)
     }
 }
