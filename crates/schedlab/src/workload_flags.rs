@@ -1,11 +1,14 @@
 //! The workload subcommands (`run pipe`, `ab … messaging`, …), built from the workload definitions
-//! in schedlab-core: each [`ParamDef`] becomes one flag with its spellings, help, default and
-//! choices, so a new workload needs no line here. What clap matched is kept as each flag's place
+//! in schedlab-core: each [`ParamDef`] becomes one flag with its spellings, help, default, and
+//! its range or choices checked by clap, so a new workload needs no line here. What clap matched is kept as each flag's place
 //! in the definition and its [`Given`] value, which `plan.rs` hands to the workload's definition
 //! to set its typed fields; no clap type leaves this crate.
 use clap::builder::{PossibleValue, PossibleValuesParser};
 use clap::{value_parser, Arg, ArgAction, ArgMatches, Command, FromArgMatches, Subcommand};
 use schedlab_core::fingerprint::online_cpu_count;
+use schedlab_core::workload::definition::out_of_range;
+
+use crate::flag_values::Refusal;
 use schedlab_core::workload::{
     parse_count, parse_task_count, Given, ParamDef, ParamKind, WorkloadDefinition, RELATIVE_COUNT,
     WORKLOADS,
@@ -101,11 +104,14 @@ fn flag(definition: &WorkloadDefinition, index: usize, def: &'static ParamDef) -
         // is, not "unexpected argument '-1'".
         ParamKind::Count { .. } => arg
             .value_parser(move |given: &str| {
-                if def.task_count {
+                let count = if def.task_count {
                     parse_task_count(given, online_cpu_count())
                 } else {
                     parse_count(given, def.size)
-                }
+                };
+                count
+                    .and_then(|count| in_range(def, count))
+                    .map_err(Refusal)
             })
             .allow_negative_numbers(true),
         ParamKind::Number => arg
@@ -126,6 +132,20 @@ fn flag(definition: &WorkloadDefinition, index: usize, def: &'static ParamDef) -
             }
         }
     }
+}
+
+/// A count held to its parameter's range, as clap checks it (0 too where 0 means off).
+fn in_range(def: &ParamDef, count: u64) -> Result<u64, String> {
+    let Some((min, max)) = def.command_line_range() else {
+        return Ok(count);
+    };
+    if !(min..=max).contains(&count) {
+        let ParamKind::Count { min, max } = def.kind else {
+            unreachable!("a range is a count's")
+        };
+        return Err(out_of_range(count, min, max));
+    }
+    Ok(count)
 }
 
 fn given(def: &'static ParamDef, matches: &ArgMatches) -> Option<Given> {

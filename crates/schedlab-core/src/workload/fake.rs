@@ -126,7 +126,7 @@ impl WorkloadParams for FakeParams {
             ]),
         )
         .value("WHERE")
-        .help("Test hook: the tasks are threads (the stalled one waits for a wake-up that never comes) or processes (the stalled one stops itself with SIGSTOP) [default: thread]")
+        .help("Test hook, with --stall-at: the tasks are threads (a lost wake-up) or processes (SIGSTOP) [default: thread]")
             .details("Test hook, with `--stall-at`: `thread` (the default), the tasks are threads and the stalled one waits on a futex nobody wakes (a lost wake-up); `process`, they are forked processes and the stalled one stops itself with SIGSTOP (a stopped worker)."),
         Param::new(field!(stall_spin), "stall-spin", ParamKind::Switch)
             .help("Test hook: the stalled task spins in an endless loop instead.")

@@ -9,11 +9,10 @@ use std::process::ExitCode;
 
 use schedlab_core::fingerprint::{Fingerprint, ImportOrigin};
 use schedlab_core::import::{PlainOptions, Tool, ToolResult};
-use schedlab_core::plan::{validate_label, RunPlan};
+use schedlab_core::plan::RunPlan;
 use schedlab_core::record::{IterationRecord, RunStatus};
 use schedlab_core::sys;
 use schedlab_core::words;
-use schedlab_core::words::check_printable;
 use schedlab_core::workload::external::ExternalParams;
 use schedlab_core::workload::WorkloadSpec;
 
@@ -54,23 +53,10 @@ pub fn import(args: &ImportArgs) -> Result<ExitCode, Failure> {
     summary(tool, args, &cases, files.len(), &run_ids)
 }
 
-/// The tool and, for `plain`, how its numbers are read; every flag's text checked.
+/// The tool and, for `plain`, how its numbers are read (each flag's own value clap has
+/// checked).
 fn checked_options(args: &ImportArgs) -> Result<(Tool, PlainOptions), Failure> {
-    let tool = Tool::parse(&args.tool)
-        .ok_or_else(|| Failure::bad_input(format!("--tool {}: no such parser", args.tool)))?;
-    if let Some(label) = &args.label {
-        validate_label(label)?;
-    }
-    for (flag, text) in [
-        ("--case", &args.case),
-        ("--host", &args.host),
-        ("--kernel", &args.kernel),
-        ("--tool-version", &args.tool_version),
-    ] {
-        if let Some(text) = text {
-            check_printable(text).map_err(|why| Failure::bad_input(format!("{flag} {why}")))?;
-        }
-    }
+    let tool = args.tool;
     let plain = PlainOptions {
         name: args.metric.clone(),
         higher_is_better: args.higher_is_better,

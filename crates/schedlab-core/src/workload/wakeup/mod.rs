@@ -295,14 +295,14 @@ impl WorkloadParams for WakeupParams {
         Param::new(field!(runtime), "runtime", ParamKind::Count { min: 1, max: MAX_RUNTIME_SEC })
             .short('r')
             .value("SEC")
-            .help("Seconds measured per iteration. Not schbench's 30: schedlab measures --iterations windows per case (5 + 1 warm-up by default, one minute at 10 s), and case names hold the runtime, so a new default would part new runs from stored ones.")
-            .details("Seconds measured per iteration (1 to 86,400). Not schbench's 30, see below.")
+            .help("Seconds measured per iteration (not schbench's 30; --help says why).")
+            .details("Seconds measured per iteration (1 to 86,400). Not schbench's 30: schedlab measures `--iterations` windows per case (5 + 1 warm-up by default, one minute at 10 s), and case names hold the runtime, so a new default would part new runs from stored ones.")
             .work_size(),
         Param::new(field!(warmup_sec), "warmup-sec", ParamKind::Count { min: 0, max: MAX_RUNTIME_SEC })
             .short('w')
             .aliases(&["warmuptime"])
             .value("SEC")
-            .help("Seconds run before each iteration's measured window, samples discarded (schbench's --warmuptime; not --warmup, which counts warm-up iterations).")
+            .help("Seconds run before each iteration's measured window, samples discarded (schbench's -w).")
             .details("Seconds run before each iteration's measured window; their samples are discarded. schbench's `-w`/`--warmuptime`, in seconds; not to be confused with `--warmup`, warm-up iterations. Unlike schbench it is not dropped when the runtime is under 30 s."),
         Param::new(field!(sleep_usec), "sleep-usec", ParamKind::Count { min: 0, max: 10_000_000 })
             .short('s')
@@ -344,13 +344,13 @@ impl WorkloadParams for WakeupParams {
         Param::new(field!(message_cpus, set: Self::set_message_cpus), "message-cpus", ParamKind::Text)
             .short('M')
             .value("LIST|auto")
-            .help("Pin message thread i to the (i mod n)-th CPU of LIST (e.g. 0-1,4). `auto`, as in schbench: message thread i alone on the i-th usable CPU, every worker on the usable CPUs left.")
-            .details("Message thread i runs on the (i mod n)-th CPU of LIST, e.g. `0-1,4`. `auto` (schbench's): see below."),
+            .help("Pin message thread i to the (i mod n)-th CPU of LIST (e.g. 0-1,4), or `auto`, as in schbench.")
+            .details("Message thread i runs on the (i mod n)-th CPU of LIST, e.g. `0-1,4`. `auto` (schbench's): message thread i alone on the i-th usable CPU, every worker on the usable CPUs left."),
         Param::new(field!(worker_cpus, set: Self::set_worker_cpus), "worker-cpus", ParamKind::Text)
             .short('W')
             .value("LIST|auto")
             .help("Let every worker run only on the CPUs of LIST (e.g. 2-7); `auto` as for --message-cpus.")
-            .details("Every worker may run on the CPUs of LIST only. `auto`: see below."),
+            .details("Every worker may run on the CPUs of LIST only. `auto`: as for `--message-cpus`."),
         Param::without_field("jobname", "jobname", ParamKind::Label)
             .short('J')
             .value("NAME")
