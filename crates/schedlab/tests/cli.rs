@@ -196,9 +196,15 @@ fn a_negative_number_is_refused_as_a_value_of_its_flag() {
     let refusals = assert_each_refusal_names(
         &db,
         &[
-            ("run pipe --loops -5", "'--loops <N>'"),
-            ("run contention --tasks -2", "'--tasks <N>'"),
-            ("run pipe --iterations -2", "'--iterations <N>'"),
+            (
+                "run pipe --loops -5",
+                "--loops \"-5\" is not a whole number",
+            ),
+            ("run contention --tasks -2", "--tasks \"-2\" is not a count"),
+            (
+                "run pipe --iterations -2",
+                "--iterations \"-2\" is not a whole number",
+            ),
             ("run fake --scale -1", "--scale"),
             ("stat -C -1 x", "'--column <N>'"),
             ("compare a b --fdr -0.1", "--fdr"),

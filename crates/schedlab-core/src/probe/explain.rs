@@ -12,9 +12,15 @@ use hdrhistogram::Histogram;
 
 use super::records::{Comm, Event, Kind};
 use super::syscalls::syscall_name;
-use super::ProbeMeasurement;
 use crate::latency;
-use crate::metric::{Better, MetricDef};
+use crate::metric::{Better, Measurement, MetricDef};
+
+/// An explanatory metric of one task group (`None`: all the workload's tasks, or the machine).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ProbeMeasurement {
+    pub group: Option<String>,
+    pub measurement: Measurement,
+}
 
 /// The preemption mark of `sched_switch`'s `prev_state` (TASK_REPORT_MAX since Linux 4.14):
 /// the task left the CPU runnable.

@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 use crate::attachment::Attachment;
 use crate::metric::{Better, Measurement, MetricDef};
 use crate::sys;
+pub use explain::ProbeMeasurement;
 pub use profile::{Origin, ProfileSymbol};
 use records::{Decoder, Format, TRACEPOINTS};
 
@@ -51,13 +52,6 @@ impl ProbeKind {
             _ => None,
         }
     }
-}
-
-/// An explanatory metric of one task group (`None`: all the workload's tasks, or the machine).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ProbeMeasurement {
-    pub group: Option<String>,
-    pub measurement: Measurement,
 }
 
 /// A probe this machine could not give, and why.

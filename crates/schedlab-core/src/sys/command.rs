@@ -15,10 +15,10 @@ use rustix::event::{PollFd, PollFlags};
 use rustix::io::Errno;
 use rustix::process::PidfdFlags;
 
+use super::handler::TASK_GROUP;
 use super::process::ChildExit;
 use super::raw::{raw_getpid, raw_getppid, raw_getrlimit_nofile};
 use super::time::monotonic_ns;
-use super::watchdog::TASK_GROUP;
 
 /// Output kept per stream; a tool that prints more is not one schedlab parses.
 pub const MAX_OUTPUT_BYTES: usize = 16 << 20;

@@ -41,6 +41,7 @@ mod command;
 mod cpu;
 mod fd;
 mod futex;
+mod handler;
 mod host;
 mod matrix;
 mod mem;
@@ -90,13 +91,12 @@ pub use sampling::{
 };
 pub use sched::{current_sched_policy, SchedPolicy};
 pub use signal::{
-    install_interrupt_handlers, interrupt_arrived_ns, interrupt_signal, reap_own_children,
-    signal_name, take_continued, watch_for_suspension, with_interrupts_blocked, STOP_SIGNALS,
+    bound_clean_stops, install_interrupt_handlers, interrupt_arrived_ns, interrupt_signal,
+    reap_own_children, signal_name, take_continued, watch_for_suspension, with_interrupts_blocked,
+    STOP_BOUND_SECS, STOP_SIGNALS,
 };
 pub use time::{
     clock_ticks_per_sec, monotonic_ns, realtime_ns, sleep_interruptible_ns, sleep_ns,
     thread_cpu_ns, tsc_serialized, HAS_TSC,
 };
-pub use watchdog::{
-    bound_clean_stops, deadline_expired, Watchdog, STOP_BOUND_SECS, WATCHDOG_SIGNAL,
-};
+pub use watchdog::{deadline_expired, Watchdog, WATCHDOG_SIGNAL};
