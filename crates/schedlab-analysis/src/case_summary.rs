@@ -9,8 +9,8 @@ use schedlab_core::metric::{Better, MetricShape, Role};
 use schedlab_core::record::{CaseRecord, RunRecord};
 use schedlab_stats::summary::{summarize, Summary};
 
+use crate::grouping::{group, Grouping};
 use crate::latency_table::{latency_tables, LatencyTable};
-use crate::scaling::{group, Grouping};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct CaseSummary {

@@ -30,11 +30,15 @@ pub mod calibration;
 pub mod case_summary;
 pub mod compare;
 pub mod figures;
+pub mod footer;
+pub mod grouping;
 pub mod guard;
 pub mod history;
 pub mod latency;
 pub mod latency_table;
+pub mod machine;
 pub mod model;
+pub mod notes;
 pub mod scaling;
 pub mod series;
 pub mod settings;
@@ -43,8 +47,9 @@ pub mod units;
 #[cfg(test)]
 mod testutil;
 
-pub use calibration::{Calibration, CalibrationSet, MachineKey};
+pub use calibration::{Calibration, CalibrationSet};
 pub use compare::{compare, compare_across};
+pub use machine::MachineKey;
 pub use model::{Comparison, Row, Verdict};
 pub use series::{MetricFilter, RunInput, Side, SideBuilder};
 pub use settings::{AdjustmentName, SequentialPlan, Settings};

@@ -163,15 +163,15 @@ pub struct RowUnits {
 }
 
 impl RowUnits {
-    /// The plural noun of what a side would need more of: within-run pairs are runs, or boots
-    /// where they are averaged per boot.
-    pub fn noun(&self) -> &'static str {
+    /// What a side would need more of: within-run pairs are runs, or boots where they are
+    /// averaged per boot.
+    pub fn counted(&self) -> Design {
         if self.pairs_by_boot {
-            "boots"
+            Design::Boots
         } else if self.within_runs {
-            "runs"
+            Design::Runs
         } else {
-            self.design.noun()
+            self.design
         }
     }
 

@@ -6,6 +6,8 @@
 use schedlab_analysis::model::{Comparison, NoSpread, Row};
 use schedlab_analysis::units::Design;
 
+use super::block::{Block, Document};
+use super::footer;
 use super::table::{Align, Table};
 use crate::number::format_value;
 
@@ -131,8 +133,26 @@ fn benchstat_delta(row: &Row, notes: &mut Vec<Note>) -> String {
     }
 }
 
+/// Per metric, its name (which benchstat's own text leaves to the header), its table and the
+/// footnotes its cells call for; then the statistics footer.
+pub fn document(c: &Comparison) -> Document {
+    Document {
+        sections: tables(c)
+            .into_iter()
+            .map(|(metric, table, notes)| {
+                let mut blocks = vec![Block::Caption(metric), Block::Table(table)];
+                if !notes.is_empty() {
+                    blocks.push(Block::Notes(notes));
+                }
+                blocks
+            })
+            .collect(),
+        closing: Some(footer::block(c)),
+    }
+}
+
 /// One table per metric, with the footnotes its cells call for, worded for the metric's units.
-pub fn tables(c: &Comparison) -> Vec<(String, Table, Vec<String>)> {
+fn tables(c: &Comparison) -> Vec<(String, Table, Vec<String>)> {
     let mut metrics: Vec<(&str, &str)> = Vec::new();
     for row in &c.rows {
         if !metrics.iter().any(|(m, _)| *m == row.metric) {

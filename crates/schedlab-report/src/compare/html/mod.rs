@@ -12,16 +12,16 @@
 use std::fmt::{self, Write as _};
 use std::io;
 
+use schedlab_analysis::grouping::XScale;
 use schedlab_analysis::latency::Curve;
-use schedlab_analysis::model::{
-    level_text, mde_text, Comparison, Row, ScalingSeries, SideFigures, SideSummary, Verdict,
-};
-use schedlab_analysis::scaling::XScale;
+use schedlab_analysis::model::{Comparison, Row, ScalingSeries, SideFigures, SideSummary, Verdict};
 use schedlab_analysis::units::Design;
 use schedlab_core::metric::Better;
 use schedlab_core::record::{RunRecord, RunStatus};
 use schedlab_core::words;
 
+use super::footer;
+use super::phrases::{level_text, mde_text, row_note, unmatched, verdict_name};
 use crate::model::format_time_ns;
 use crate::number::format_value;
 use escape::Esc;
@@ -125,7 +125,7 @@ fn write_page(
 }
 
 fn verdict_class(v: Verdict) -> String {
-    format!("v-{}", v.as_str())
+    format!("v-{}", verdict_name(v))
 }
 
 fn header(
@@ -164,17 +164,14 @@ fn header(
             verdict_class(v),
             if n == 0 { " zero" } else { "" },
             v.mark(),
-            v.as_str()
+            verdict_name(v)
         )?;
     }
     write!(
         s,
         r#"<span class="chip-note">{}{}</span></div>"#,
-        Esc(&c.footer.tally),
-        c.footer
-            .false_marks_if_nothing_changed
-            .as_deref()
-            .map_or(String::new(), |b| format!("; {}", Esc(b)))
+        Esc(&footer::tally(&c.footer)),
+        footer::false_mark_bound(c).map_or(String::new(), |b| format!("; {}", Esc(&b)))
     )?;
     fingerprints::summary(s, machines)?;
     s.push_str("</header>");
@@ -266,10 +263,10 @@ fn compare_table(s: &mut String, c: &Comparison) -> fmt::Result {
             r#"<td><span class="verdict {}">{} {}</span>"#,
             verdict_class(r.verdict),
             r.verdict.mark(),
-            r.verdict.as_str()
+            verdict_name(r.verdict)
         )?;
         if let Some(note) = &r.note {
-            write!(s, r#"<div class="muted">{}</div>"#, Esc(note))?;
+            write!(s, r#"<div class="muted">{}</div>"#, Esc(&row_note(note)))?;
         }
         s.push_str("</td></tr>");
     }
@@ -620,14 +617,14 @@ fn runs(s: &mut String, sides: &[SideView]) -> fmt::Result {
 
 fn statistics(s: &mut String, c: &Comparison) -> fmt::Result {
     s.push_str(r#"<footer id="statistics"><h2>Statistics</h2><ul>"#);
-    for line in &c.footer.text {
-        write!(s, "<li>{}</li>", Esc(line))?;
+    for line in footer::lines(c) {
+        write!(s, "<li>{}</li>", Esc(&line))?;
     }
     s.push_str("</ul>");
     if !c.unmatched.is_empty() {
         s.push_str(r#"<p><b>Unmatched</b> (present on one side only, not compared):</p><ul class="unmatched">"#);
         for m in &c.unmatched {
-            write!(s, "<li>{}</li>", Esc(m))?;
+            write!(s, "<li>{}</li>", Esc(&unmatched(m)))?;
         }
         s.push_str("</ul>");
     }

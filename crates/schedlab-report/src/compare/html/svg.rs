@@ -6,8 +6,9 @@
 use std::fmt::{self, Write};
 
 use super::escape::Esc;
+use crate::compare::phrases::{level_text, verdict_name};
 use crate::number::format_value;
-use schedlab_analysis::model::{level_text, Comparison, Row, Verdict};
+use schedlab_analysis::model::{Comparison, IntervalKind, Row, Verdict};
 use schedlab_core::metric::Better;
 
 /// Colours of the verdicts: red and green only for marked rows, so a glance finds them.
@@ -241,18 +242,20 @@ fn direction_arrow(better: Better) -> &'static str {
 /// What the forest's bars are, with the levels the rows' verdicts used: the test's interval,
 /// and TOST's for `≈` rows (at the level spent at each row's look in a sequential experiment).
 fn bar_meaning(c: &Comparison) -> String {
-    let levels = |kind: &str| {
-        c.used_interval_levels(kind)
+    let levels = |kind: IntervalKind| {
+        let mut texts: Vec<String> = c
+            .used_interval_levels(kind)
             .into_iter()
             .map(level_text)
-            .collect::<Vec<_>>()
-            .join(" / ")
+            .collect();
+        texts.dedup();
+        texts.join(" / ")
     };
-    let test = match levels("test") {
+    let test = match levels(IntervalKind::Test) {
         none if none.is_empty() => level_text(c.settings.confidence),
         some => some,
     };
-    match levels("equivalence") {
+    match levels(IntervalKind::Equivalence) {
         none if none.is_empty() => format!("{test} CI of the test"),
         tost => format!("{test} CI of the test, or TOST's {tost} interval for ≈"),
     }
@@ -375,7 +378,7 @@ pub fn forest(s: &mut String, c: &Comparison) -> fmt::Result {
                 r#"<circle class="estimate" cx="{:.1}" cy="{y:.1}" r="4.5" fill="{color}"><title>{}: {p:+.2}% ({})</title></circle>"#,
                 x.map(p),
                 Esc(&label),
-                r.verdict.as_str()
+                verdict_name(r.verdict)
             )?;
         }
     }
