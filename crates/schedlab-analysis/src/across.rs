@@ -23,7 +23,7 @@ pub struct Across {
     pub values: Vec<String>,
 }
 
-/// Why `--across` cannot be applied to the selected runs.
+/// Why `--across` cannot be applied to the selected runs (`schedlab-report` words it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AcrossError {
     /// No workload of the selected runs has the parameter.
@@ -41,42 +41,6 @@ pub enum AcrossError {
     /// No value list, and the runs' cases take fewer than two values.
     OneValueFound { key: String, found: Vec<String> },
 }
-
-impl std::fmt::Display for AcrossError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            AcrossError::UnknownKey { key, known } => write!(
-                f,
-                "--across {key}: no workload of the selected runs has a parameter `{key}` (theirs: {})",
-                known.join(", ")
-            ),
-            AcrossError::ValueNotFound { key, value, found } => write!(
-                f,
-                "--across {key}: no case of the selected runs has {key}={value} (found: {})",
-                found.join(", ")
-            ),
-            AcrossError::TooFewValues { key } => write!(
-                f,
-                "--across {key}=...: give a base and at least one candidate value, e.g. {key}=A,B"
-            ),
-            AcrossError::RepeatedValue { key, value } => {
-                write!(f, "--across {key}=...: {value} is listed twice")
-            }
-            AcrossError::OneValueFound { key, found } if found.is_empty() => write!(
-                f,
-                "--across {key}: no case of the selected runs sets {key}"
-            ),
-            AcrossError::OneValueFound { key, found } => write!(
-                f,
-                "--across {key}: every case of the selected runs has {key}={}, so there is \
-                 nothing to compare it with",
-                found.join(",")
-            ),
-        }
-    }
-}
-
-impl std::error::Error for AcrossError {}
 
 /// A set of runs split into sides by one parameter.
 #[derive(Debug, Clone)]

@@ -12,6 +12,21 @@ use schedlab_stats::variance::{nested_components, RunStat};
 pub use crate::machine::{MachineKey, TuningKey};
 use crate::units::Scale;
 
+/// Why runs cannot be made into a calibration (`schedlab-report` words it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CalibrationError {
+    /// No run completed.
+    NoCompleteRun,
+    /// Two runs ran on machines that differ in these fingerprint fields.
+    MachinesDiffer {
+        first: Option<i64>,
+        other: Option<i64>,
+        fields: Vec<&'static str>,
+    },
+    /// No case has `needed` complete runs with the same iteration count.
+    TooFewRuns { needed: usize },
+}
+
 /// A stored calibration.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Calibration {
@@ -215,28 +230,23 @@ impl Calibration {
         label: &str,
         runs: &[&RunRecord],
         created_at_ns: i64,
-    ) -> Result<Calibration, String> {
+    ) -> Result<Calibration, CalibrationError> {
         let runs: Vec<&RunRecord> = runs
             .iter()
             .copied()
             .filter(|r| r.status == RunStatus::Complete)
             .collect();
-        let first = runs
-            .first()
-            .ok_or_else(|| "no complete runs to calibrate from".to_string())?;
+        let first = runs.first().ok_or(CalibrationError::NoCompleteRun)?;
         let machine = MachineKey::of(&first.fingerprint);
         if let Some(other) = runs
             .iter()
             .find(|r| !machine.matches(&MachineKey::of(&r.fingerprint)))
         {
-            return Err(format!(
-                "runs {} and {} ran on machines that differ in {}",
-                first.id.unwrap_or_default(),
-                other.id.unwrap_or_default(),
-                machine
-                    .differences(&MachineKey::of(&other.fingerprint))
-                    .join(", ")
-            ));
+            return Err(CalibrationError::MachinesDiffer {
+                first: first.id,
+                other: other.id,
+                fields: machine.differences(&MachineKey::of(&other.fingerprint)),
+            });
         }
         let mut boots: Vec<&str> = runs
             .iter()
@@ -259,9 +269,9 @@ impl Calibration {
             }
         }
         if cases.is_empty() {
-            return Err(
-                "no case has at least 3 complete runs with the same iteration count".to_string(),
-            );
+            return Err(CalibrationError::TooFewRuns {
+                needed: MIN_CALIBRATION_RUNS,
+            });
         }
         Ok(Calibration {
             id: None,
@@ -769,7 +779,12 @@ mod tests {
         three[2].fingerprint.cpuidle_driver = Some("intel_idle".into());
         let refs: Vec<&RunRecord> = three.iter().collect();
         let err = Calibration::from_runs("l", &refs, 0).unwrap_err();
-        assert!(err.contains("cpuidle_driver"), "{err}");
+        match err {
+            CalibrationError::MachinesDiffer { fields, .. } => {
+                assert!(fields.contains(&"cpuidle_driver"), "{fields:?}")
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     fn machine() -> MachineKey {

@@ -155,7 +155,8 @@ impl CaseSummary {
                             warmup_values: Vec::new(),
                             summary: None,
                         });
-                        metrics.last_mut().expect("just pushed")
+                        let last = metrics.len() - 1;
+                        &mut metrics[last]
                     }
                 };
                 if iteration.warmup {

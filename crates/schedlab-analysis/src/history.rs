@@ -106,7 +106,7 @@ pub struct History {
     pub machine: Option<MachineKey>,
 }
 
-/// Why a history cannot be built.
+/// Why a history cannot be built (`schedlab-report` words it).
 #[derive(Debug, Clone, PartialEq)]
 pub enum HistoryError {
     /// No run measured the case.
@@ -126,38 +126,6 @@ pub enum HistoryError {
         metric: String,
         run_id: Option<i64>,
     },
-}
-
-impl std::fmt::Display for HistoryError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            HistoryError::NoRuns { case } => write!(f, "no complete run measured case {case}"),
-            HistoryError::NoMetric {
-                case,
-                metric,
-                available,
-            } => write!(
-                f,
-                "case {case} has no metric {metric}; it has {}",
-                available.join(", ")
-            ),
-            HistoryError::NotFinite {
-                case,
-                metric,
-                run_id,
-            } => write!(
-                f,
-                "case {case}, metric {metric}: run {} stored a value that is not a finite number",
-                run_id.map_or_else(|| "?".to_string(), |id| id.to_string())
-            ),
-            HistoryError::ManyHosts(hosts) => write!(
-                f,
-                "the runs of this case come from {} hosts ({}); a history is one machine's: pass --host",
-                hosts.len(),
-                hosts.join(", ")
-            ),
-        }
-    }
 }
 
 /// The history of `metric` (default: the case's first primary metric) in `case` over `runs`.

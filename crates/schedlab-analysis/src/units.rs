@@ -446,7 +446,9 @@ fn pairs(
         let mut chosen: Vec<(u32, RunSummary)> = Vec::new();
         for r in runs {
             let m = meta(side, r);
-            let round = m.round.expect("checked above");
+            let Some(round) = m.round else {
+                continue;
+            };
             match chosen.iter_mut().find(|(k, _)| *k == round) {
                 Some((_, kept)) => {
                     if prefer(&m, &side.runs[kept.run]) {

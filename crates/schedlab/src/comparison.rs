@@ -403,7 +403,7 @@ fn load_across(
     let project = |filter: &MetricFilter| {
         let all = Side::from_runs("selected runs", &inputs, filter, include);
         schedlab_analysis::across::project(&all, &across.key, across.values.as_deref())
-            .map_err(|e| Failure::bad_input(e.to_string()))
+            .map_err(|e| Failure::bad_input(schedlab_report::refusals::across(&e)))
     };
     let projection = project(&query.filter)?;
     projection.sides.iter().try_for_each(refuse_non_finite)?;
