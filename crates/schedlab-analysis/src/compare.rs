@@ -113,7 +113,64 @@ fn compare_sides(
     settings: Settings,
     sequential: Option<SequentialPlan>,
 ) -> Comparison {
-    let machine = common_machine(std::iter::once(&base).chain(&candidates));
+    let (prepared, unmatched) = prepare(&base, &candidates, projection, calibrations);
+    let sequential_plan = sequential.filter(|_| {
+        !prepared.is_empty() && prepared.iter().all(|p| p.units.design == Design::Pairs)
+    });
+    let (rows, guard_used, looks) = match sequential_plan {
+        Some(plan) => decide_sequential(&prepared, &settings, plan),
+        None => {
+            let (rows, guard_used) = decide_fixed(&prepared, &settings);
+            (rows, guard_used, Vec::new())
+        }
+    };
+    let calibrations_used = calibration_summaries(calibrations, &rows);
+    let sides: Vec<&Side> = std::iter::once(&base).chain(&candidates).collect();
+    let footer = footer(
+        &rows,
+        &guard_used,
+        &calibrations_used,
+        sequential_plan,
+        &sides,
+    );
+    let candidate_names: Vec<String> = candidates.iter().map(|c| c.name.clone()).collect();
+    let scaling = crate::scaling::series(&base, &candidate_names, &rows, settings.confidence);
+    let rounds = prepared
+        .iter()
+        .flat_map(|p| p.units.base.iter().filter_map(|u| u.round))
+        .max()
+        .map_or(0, |r| r + 1);
+    Comparison {
+        schema_version: COMPARISON_SCHEMA_VERSION,
+        across: projection.map(|p| p.across.clone()),
+        base: summary(&base),
+        candidates: candidates.iter().map(summary).collect(),
+        calibrations: calibrations_used,
+        guard: guard_used,
+        sequential: sequential_plan.map(|plan| Sequential {
+            plan,
+            rounds,
+            looks,
+        }),
+        geomeans: geomeans(&rows),
+        rows,
+        unmatched,
+        latency_curves: Vec::new(),
+        scaling,
+        footer,
+        settings,
+    }
+}
+
+/// Every row the sides have in common, with its units and the calibration it may draw on, and
+/// the cases × metrics that make no row.
+fn prepare(
+    base: &Side,
+    candidates: &[Side],
+    projection: Option<&Projection>,
+    calibrations: &CalibrationSet,
+) -> (Vec<Prepared>, Vec<Unmatched>) {
+    let machine = common_machine(std::iter::once(base).chain(candidates));
     let mut prepared = Vec::new();
     let mut unmatched = Vec::new();
     for (index, candidate) in candidates.iter().enumerate() {
@@ -121,8 +178,8 @@ fn compare_sides(
             match candidate.get(&b.case.name, &b.metric) {
                 Some(c) => {
                     let units = match projection {
-                        Some(_) => row_units_across(&base, b, candidate, c),
-                        None => row_units(&base, b, candidate, c),
+                        Some(_) => row_units_across(base, b, candidate, c),
+                        None => row_units(base, b, candidate, c),
                     };
                     if units.base.is_empty() || units.candidate.is_empty() {
                         unmatched.push(Unmatched {
@@ -177,26 +234,12 @@ fn compare_sides(
             }
         }
     }
-    let sequential_plan = sequential.filter(|_| {
-        !prepared.is_empty() && prepared.iter().all(|p| p.units.design == Design::Pairs)
-    });
-    let (rows, guard_used, looks) = match sequential_plan {
-        Some(plan) => decide_sequential(&prepared, &settings, plan),
-        None => {
-            let (rows, guard_used) = decide_fixed(&prepared, &settings);
-            (rows, guard_used, Vec::new())
-        }
-    };
-    let calibrations_used = calibration_summaries(calibrations, &rows);
-    let sides: Vec<&Side> = std::iter::once(&base).chain(&candidates).collect();
-    let footer = footer(
-        &rows,
-        &guard_used,
-        &calibrations_used,
-        sequential_plan,
-        &sides,
-    );
-    let summary = |s: &Side| SideSummary {
+    (prepared, unmatched)
+}
+
+/// What the comparison keeps of a side: its runs, used and left out, boots and kernels.
+fn summary(s: &Side) -> SideSummary {
+    SideSummary {
         name: s.name.clone(),
         origin: s.origin,
         run_ids: s.runs.iter().filter_map(|r| r.id).collect(),
@@ -222,33 +265,6 @@ fn compare_sides(
             .collect(),
         boots: s.boots().len(),
         kernels: s.kernels().into_iter().map(String::from).collect(),
-    };
-    let candidate_names: Vec<String> = candidates.iter().map(|c| c.name.clone()).collect();
-    let scaling = crate::scaling::series(&base, &candidate_names, &rows, settings.confidence);
-    let rounds = prepared
-        .iter()
-        .flat_map(|p| p.units.base.iter().filter_map(|u| u.round))
-        .max()
-        .map_or(0, |r| r + 1);
-    Comparison {
-        schema_version: COMPARISON_SCHEMA_VERSION,
-        across: projection.map(|p| p.across.clone()),
-        base: summary(&base),
-        candidates: candidates.iter().map(summary).collect(),
-        calibrations: calibrations_used,
-        guard: guard_used,
-        sequential: sequential_plan.map(|plan| Sequential {
-            plan,
-            rounds,
-            looks,
-        }),
-        geomeans: geomeans(&rows),
-        rows,
-        unmatched,
-        latency_curves: Vec::new(),
-        scaling,
-        footer,
-        settings,
     }
 }
 
@@ -461,87 +477,106 @@ fn test_rows<'a>(
         .iter()
         .zip(parts)
         .map(|(p, (today, counts, effect, base_mean))| {
-            // Judged on the calibration alone, a run can still show that it was noisier inside
-            // than the calibration's runs were: its own iterations' excess joins the variance.
-            let within_excess = match (today, p.calibration) {
-                (None, Some(cal)) => within_excess(&p.units, cal.within),
-                _ => 0.0,
-            };
-            let calibration = p.calibration.map(|cal| CalibrationUse {
-                id: cal.id,
-                variance: cal.unit.variance,
-                df: cal.unit.df,
-                guard_factor: guard.factor,
-            });
-            let used = match (today, calibration) {
-                (Some(t), Some(c)) => Some(VarianceEstimate {
-                    variance: (t.df * t.variance + c.df * c.guard_factor * c.variance)
-                        / (t.df + c.df),
-                    df: t.df + c.df,
-                }),
-                (Some(t), None) => Some(t),
-                // A calibration this far from today's machine is no evidence about it.
-                (None, Some(c)) if c.guard_factor > CALIBRATION_REFUSED => None,
-                (None, Some(c)) => Some(VarianceEstimate {
-                    variance: c.guard_factor * c.variance
-                        + within_excess / se_factor(p.units.design, counts),
-                    df: c.df,
-                }),
-                (None, None) => None,
-            };
-            let floor = within_floor(&p.units);
-            let within_floor = used.filter(|v| v.variance < floor).map(|_| floor);
-            let used = used.map(|v| VarianceEstimate {
-                variance: v.variance.max(floor),
-                df: v.df,
-            });
-            let source = match (today, calibration) {
-                (Some(_), Some(_)) => VarianceSource::Pooled,
-                (Some(_), None) => VarianceSource::Today,
-                (None, Some(c)) if c.guard_factor > CALIBRATION_REFUSED => VarianceSource::None,
-                (None, Some(_)) => VarianceSource::Calibration,
-                (None, None) => VarianceSource::None,
-            };
-            let (test, tost) = match used {
-                // No spread at all (every iteration of every run alike) is nothing to test
-                // against: a t test would call any difference certain.
-                Some(v) if v.df > 0.0 && !only_rounding(v.variance, &p.units) => {
-                    let se = (v.variance * se_factor(p.units.design, counts)).sqrt();
-                    let test = t_test_from_estimate(effect, se, v.df, settings.confidence).ok();
-                    let tost = relative(p.units.scale, effect, se, base_mean).and_then(
-                        |(estimate, se)| {
-                            tost_from_estimate(
-                                estimate,
-                                se,
-                                v.df,
-                                equivalence_delta(p.units.scale, settings.min_effect),
-                                equivalence_alpha,
-                            )
-                            .ok()
-                        },
-                    );
-                    (test, tost)
-                }
-                _ => (None, None),
-            };
-            Tested {
-                prepared: p,
-                effect,
-                base_mean,
-                variance: RowVariance {
-                    source,
-                    today,
-                    calibration,
-                    within_excess,
-                    within_floor,
-                    used,
-                },
-                test,
-                tost,
-            }
+            test_row(
+                p,
+                today,
+                counts,
+                (effect, base_mean),
+                guard.factor,
+                settings,
+                equivalence_alpha,
+            )
         })
         .collect();
     (tested, guard)
+}
+
+/// One row's variance, t test and equivalence test, the calibrated part widened by the guard's
+/// `guard_factor`.
+fn test_row<'a>(
+    p: &'a Prepared,
+    today: Option<VarianceEstimate>,
+    counts: (usize, usize),
+    (effect, base_mean): (f64, f64),
+    guard_factor: f64,
+    settings: &Settings,
+    equivalence_alpha: f64,
+) -> Tested<'a> {
+    // Judged on the calibration alone, a run can still show that it was noisier inside
+    // than the calibration's runs were: its own iterations' excess joins the variance.
+    let within_excess = match (today, p.calibration) {
+        (None, Some(cal)) => within_excess(&p.units, cal.within),
+        _ => 0.0,
+    };
+    let calibration = p.calibration.map(|cal| CalibrationUse {
+        id: cal.id,
+        variance: cal.unit.variance,
+        df: cal.unit.df,
+        guard_factor,
+    });
+    let used = match (today, calibration) {
+        (Some(t), Some(c)) => Some(VarianceEstimate {
+            variance: (t.df * t.variance + c.df * c.guard_factor * c.variance) / (t.df + c.df),
+            df: t.df + c.df,
+        }),
+        (Some(t), None) => Some(t),
+        // A calibration this far from today's machine is no evidence about it.
+        (None, Some(c)) if c.guard_factor > CALIBRATION_REFUSED => None,
+        (None, Some(c)) => Some(VarianceEstimate {
+            variance: c.guard_factor * c.variance
+                + within_excess / se_factor(p.units.design, counts),
+            df: c.df,
+        }),
+        (None, None) => None,
+    };
+    let floor = within_floor(&p.units);
+    let within_floor = used.filter(|v| v.variance < floor).map(|_| floor);
+    let used = used.map(|v| VarianceEstimate {
+        variance: v.variance.max(floor),
+        df: v.df,
+    });
+    let source = match (today, calibration) {
+        (Some(_), Some(_)) => VarianceSource::Pooled,
+        (Some(_), None) => VarianceSource::Today,
+        (None, Some(c)) if c.guard_factor > CALIBRATION_REFUSED => VarianceSource::None,
+        (None, Some(_)) => VarianceSource::Calibration,
+        (None, None) => VarianceSource::None,
+    };
+    let (test, tost) = match used {
+        // No spread at all (every iteration of every run alike) is nothing to test
+        // against: a t test would call any difference certain.
+        Some(v) if v.df > 0.0 && !only_rounding(v.variance, &p.units) => {
+            let se = (v.variance * se_factor(p.units.design, counts)).sqrt();
+            let test = t_test_from_estimate(effect, se, v.df, settings.confidence).ok();
+            let tost = relative(p.units.scale, effect, se, base_mean).and_then(|(estimate, se)| {
+                tost_from_estimate(
+                    estimate,
+                    se,
+                    v.df,
+                    equivalence_delta(p.units.scale, settings.min_effect),
+                    equivalence_alpha,
+                )
+                .ok()
+            });
+            (test, tost)
+        }
+        _ => (None, None),
+    };
+    Tested {
+        prepared: p,
+        effect,
+        base_mean,
+        variance: RowVariance {
+            source,
+            today,
+            calibration,
+            within_excess,
+            within_floor,
+            used,
+        },
+        test,
+        tost,
+    }
 }
 
 /// Var(effect) = unit variance × this: 1/k_A + 1/k_B, or 1/K for pairs.
@@ -800,44 +835,7 @@ fn build_row(t: &Tested<'_>, d: Decision, settings: &Settings) -> Row {
             t: tt.t,
         },
     };
-    let mde_alpha = d.level / d.judged_rows.max(1) as f64;
-    let (mde_pct, units_needed) = match (t.test, t.variance.used) {
-        (Some(tt), Some(v)) if tt.std_err > 0.0 => {
-            let mde = mde_t(tt.std_err, tt.df, mde_alpha, MDE_POWER)
-                .ok()
-                .map(|m| match scale {
-                    Scale::Log => m.pct_increase,
-                    Scale::Raw if t.base_mean != 0.0 => m.log_effect / t.base_mean.abs() * 100.0,
-                    Scale::Raw => f64::NAN,
-                })
-                .filter(|m| m.is_finite());
-            let delta = match scale {
-                Scale::Log => settings.min_effect.ln_1p(),
-                Scale::Raw => settings.min_effect * t.base_mean.abs(),
-            };
-            let extra_df = t.variance.calibration.map_or(0.0, |c| c.df);
-            let needed = if delta > 0.0 {
-                let required = match units.design {
-                    Design::Pairs => required_pairs_t,
-                    _ => required_runs_two_sample,
-                };
-                required(
-                    v.variance,
-                    extra_df,
-                    delta,
-                    mde_alpha,
-                    MDE_POWER,
-                    MAX_RUNS_NEEDED,
-                )
-                .ok()
-                .flatten()
-            } else {
-                None
-            };
-            (mde, needed)
-        }
-        _ => (None, None),
-    };
+    let (mde_pct, units_needed) = detectable(t, &d, settings);
     let note = match (d.verdict, d.note) {
         (_, Some(note)) => Some(note),
         (Verdict::Inconclusive, None) => Some(RowNote::Inconclusive {
@@ -850,20 +848,7 @@ fn build_row(t: &Tested<'_>, d: Decision, settings: &Settings) -> Row {
         }),
         (_, None) => None,
     };
-    let interval_used = match d.verdict {
-        Verdict::Equivalent => equivalence_ci.map(|ci| UsedInterval {
-            low: ci.low,
-            high: ci.high,
-            level: ci.level,
-            kind: IntervalKind::Equivalence,
-        }),
-        _ => ratio_ci.map(|ci| UsedInterval {
-            low: ci.low,
-            high: ci.high,
-            level: ci.level,
-            kind: IntervalKind::Test,
-        }),
-    };
+    let interval_used = interval_used(d.verdict, ratio_ci, equivalence_ci);
     let base_side = side_figures(&units.base, &units.base_runs, scale);
     let candidate_side = side_figures(&units.candidate, &units.candidate_runs, scale);
     let styles = style_figures(
@@ -906,6 +891,73 @@ fn build_row(t: &Tested<'_>, d: Decision, settings: &Settings) -> Row {
         verdict: d.verdict,
         note,
         styles,
+    }
+}
+
+/// The smallest change the row could detect with 80 % power at the level its q was held to,
+/// over the rows judged with it, and the units it would need to see δ.
+fn detectable(t: &Tested<'_>, d: &Decision, settings: &Settings) -> (Option<f64>, Option<usize>) {
+    let units = &t.prepared.units;
+    let scale = units.scale;
+    let mde_alpha = d.level / d.judged_rows.max(1) as f64;
+    match (t.test, t.variance.used) {
+        (Some(tt), Some(v)) if tt.std_err > 0.0 => {
+            let mde = mde_t(tt.std_err, tt.df, mde_alpha, MDE_POWER)
+                .ok()
+                .map(|m| match scale {
+                    Scale::Log => m.pct_increase,
+                    Scale::Raw if t.base_mean != 0.0 => m.log_effect / t.base_mean.abs() * 100.0,
+                    Scale::Raw => f64::NAN,
+                })
+                .filter(|m| m.is_finite());
+            let delta = match scale {
+                Scale::Log => settings.min_effect.ln_1p(),
+                Scale::Raw => settings.min_effect * t.base_mean.abs(),
+            };
+            let extra_df = t.variance.calibration.map_or(0.0, |c| c.df);
+            let needed = if delta > 0.0 {
+                let required = match units.design {
+                    Design::Pairs => required_pairs_t,
+                    _ => required_runs_two_sample,
+                };
+                required(
+                    v.variance,
+                    extra_df,
+                    delta,
+                    mde_alpha,
+                    MDE_POWER,
+                    MAX_RUNS_NEEDED,
+                )
+                .ok()
+                .flatten()
+            } else {
+                None
+            };
+            (mde, needed)
+        }
+        _ => (None, None),
+    }
+}
+
+/// The interval a verdict rests on: TOST's for `≈`, the test's otherwise.
+fn interval_used(
+    verdict: Verdict,
+    ratio_ci: Option<ConfidenceInterval>,
+    equivalence_ci: Option<ConfidenceInterval>,
+) -> Option<UsedInterval> {
+    match verdict {
+        Verdict::Equivalent => equivalence_ci.map(|ci| UsedInterval {
+            low: ci.low,
+            high: ci.high,
+            level: ci.level,
+            kind: IntervalKind::Equivalence,
+        }),
+        _ => ratio_ci.map(|ci| UsedInterval {
+            low: ci.low,
+            high: ci.high,
+            level: ci.level,
+            kind: IntervalKind::Test,
+        }),
     }
 }
 
