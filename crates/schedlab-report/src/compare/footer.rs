@@ -311,3 +311,121 @@ fn left_out(sides: &[String], every_side: bool, runs: &[LeftOutRun]) -> String {
         runs.join(", ")
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use schedlab_analysis::notes::{LeftOutRun, Note, SideBuilds, UnitsOf};
+    use schedlab_analysis::units::Scale;
+    use schedlab_analysis::{compare, CalibrationSet, Settings, Side};
+    use schedlab_core::metric::Better;
+    use schedlab_core::record::RunStatus;
+
+    use super::{sentence, unit_text};
+
+    /// A comparison of two plain-value sides: what the sentences read their settings from.
+    fn comparison() -> schedlab_analysis::Comparison {
+        let side = |name: &str, values: Vec<f64>| {
+            Side::from_values(
+                name,
+                vec![("c".into(), "usec".into(), Better::Lower, values)],
+            )
+        };
+        compare(
+            side("a", vec![1.0, 2.0, 3.0]),
+            vec![side("b", vec![1.5, 2.5, 3.5])],
+            &CalibrationSet::default(),
+            Settings::default(),
+            None,
+        )
+    }
+
+    /// The notes that the comparison corpus of the commands does not reach, word for word as
+    /// the analysis wrote them before it returned facts.
+    #[test]
+    fn each_note_reads_as_it_did_when_the_analysis_wrote_it() {
+        let c = comparison();
+        for (note, text) in [
+            (
+                Note::GuardNotApplied { rows: 3, needed: 8 },
+                "stale-calibration guard not applied: with one unit per side it needs at least 8 \
+                 calibrated rows with a variance above 0 (this report has 3)",
+            ),
+            (
+                Note::CalibratedWithinRunPairs,
+                "pairs of cases within runs with a calibration: it holds each case's own \
+                 run-to-run variance, drift that pairing cancels, so those rows use the two cases' \
+                 variances added (more than a pair's when a run moves both cases alike: fewer marks, \
+                 never more)",
+            ),
+            (
+                Note::CalibrationTooWide { times: 5.04 },
+                "today's runs vary 5.0× less than the calibration says: if the machine was \
+                 disturbed while it was calibrated, its verdicts here are needlessly weak — run \
+                 `schedlab calibrate` again on a quiet machine under a new --label, or compare with \
+                 `--calibration none`",
+            ),
+            (
+                Note::ManyBuilds {
+                    sides: vec![
+                        SideBuilds {
+                            side: "base".into(),
+                            builds: vec![Some("schedlab 0.1.0 aaa".into()), None],
+                        },
+                        SideBuilds {
+                            side: "cand".into(),
+                            builds: vec![Some("schedlab 0.1.0 bbb".into())],
+                        },
+                    ],
+                },
+                "measured by more than one build or tool (base: schedlab 0.1.0 aaa, not recorded; \
+                 cand: schedlab 0.1.0 bbb): a change in the measuring code moves results as a \
+                 kernel's would (docs/fidelity.md), so compare runs of one build where that matters",
+            ),
+            (
+                Note::MachinesDiffer {
+                    fields: vec!["cpu_model", "smt_active"],
+                },
+                "the runs were measured on machines that differ in cpu_model, smt_active: a \
+                 difference between the sides may be the machine's, not the kernel's",
+            ),
+            (
+                Note::LeftOut {
+                    sides: vec!["a".into(), "b".into()],
+                    every_side: true,
+                    runs: vec![LeftOutRun {
+                        id: None,
+                        status: RunStatus::Interrupted,
+                    }],
+                },
+                "left out of every side: run ? (interrupted) (--include-incomplete uses them)",
+            ),
+        ] {
+            assert_eq!(sentence(&c, &note), text);
+        }
+    }
+
+    #[test]
+    fn units_read_as_they_did() {
+        for (units, text) in [
+            (
+                UnitsOf::Boots,
+                "boots (the mean of each boot's run summaries)",
+            ),
+            (
+                UnitsOf::PairsWithinRuns { by_boot: true },
+                "pairs of cases within each run, per boot (the mean over each boot's runs of the \
+                 difference of each run's summaries; the runs span several boots)",
+            ),
+            (
+                UnitsOf::Runs {
+                    mean_of: Scale::Raw,
+                    boots_recorded: false,
+                },
+                "runs (each run's mean of x over its iterations; imported runs, whose boots are \
+                 not recorded)",
+            ),
+        ] {
+            assert_eq!(unit_text(units), text);
+        }
+    }
+}

@@ -22,6 +22,7 @@ use schedlab_core::metric::Better;
 use schedlab_core::record::{RunRecord, RunStatus};
 use schedlab_core::words;
 
+use super::block::Block;
 use super::footer;
 use super::phrases::{level_text, mde_text, row_note, unmatched, verdict_name};
 use crate::model::format_time_ns;
@@ -30,6 +31,7 @@ use escape::Esc;
 use svg::side_color;
 
 pub mod assets;
+pub mod blocks;
 pub mod escape;
 pub mod fingerprints;
 pub mod svg;
@@ -607,11 +609,8 @@ fn runs(s: &mut String, sides: &[SideView]) -> fmt::Result {
 }
 
 fn statistics(s: &mut String, c: &Comparison) -> fmt::Result {
-    s.push_str(r#"<footer id="statistics"><h2>Statistics</h2><ul>"#);
-    for line in footer::lines(c) {
-        write!(s, "<li>{}</li>", Esc(&line))?;
-    }
-    s.push_str("</ul>");
+    s.push_str(r#"<footer id="statistics"><h2>Statistics</h2>"#);
+    blocks::write(s, &[Block::List(footer::lines(c))])?;
     if !c.unmatched.is_empty() {
         s.push_str(r#"<p><b>Unmatched</b> (present on one side only, not compared):</p><ul class="unmatched">"#);
         for m in &c.unmatched {
