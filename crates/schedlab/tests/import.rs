@@ -213,10 +213,14 @@ fn schbench_logs_from_before_2023_compare_with_new_ones() {
             assert!(rows.contains(&shared), "{case}: {rows:?}");
         }
     }
-    let unmatched = compared["unmatched"].to_string();
+    let unmatched = compared["unmatched"].as_array().unwrap();
     assert!(
-        unmatched.contains("schbench:pipe wakeup_p75_usec: not in new"),
-        "{unmatched}"
+        unmatched.contains(&serde_json::json!({
+            "case": "schbench:pipe",
+            "metric": "wakeup_p75_usec",
+            "reason": { "kind": "not_in", "side": "new" }
+        })),
+        "{unmatched:?}"
     );
 
     let err = assert_bad_input(

@@ -139,8 +139,13 @@ fn compute_and_store(
         .copied()
         .filter(|r| MachineKey::of(&r.fingerprint) == machine)
         .collect();
-    let mut calibration = Calibration::from_runs(label, &mine, sys::realtime_ns())
-        .map_err(|e| Failure::bad_input(format!("cannot calibrate from {label}: {e}")))?;
+    let mut calibration =
+        Calibration::from_runs(label, &mine, sys::realtime_ns()).map_err(|e| {
+            Failure::bad_input(format!(
+                "cannot calibrate from {label}: {}",
+                schedlab_report::refusals::calibration(&e)
+            ))
+        })?;
     if let Some(cases) = cases {
         calibration.cases.retain(|c| cases.contains(&c.case));
         if calibration.cases.is_empty() {
