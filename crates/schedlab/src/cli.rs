@@ -289,9 +289,11 @@ pub struct PlanOptions {
 #[derive(Debug, Args)]
 #[command(next_help_heading = RUN_OPTIONS)]
 pub struct ProbeOptions {
+    /// Run N more iterations of each case under scheduler probes, stored apart [default N: 1]
+    ///
     /// After each case's measured iterations, run N more under scheduler probes (run-queue delay,
     /// wake placement, migrations, switches, system calls, PSI, schedstat, hardware counters) and
-    /// store what they saw apart from the measured ones [default N: 1]
+    /// store what they saw apart from the measured ones, so no verdict mixes them [default N: 1]
     #[arg(
         long,
         value_name = "N",
