@@ -30,7 +30,7 @@ use schedlab_kmodels::rump::{
     MAX_VCPUS,
 };
 
-use super::definition::{check_range, ParamDef, ParamKind, WorkloadParams};
+use super::definition::{check_range, field, Choice, Param, ParamKind, WorkloadParams};
 use super::definition::{IterationInfo, IterationOutput, Workload};
 use super::tasks::{TaskBudget, TaskLaunch, TaskMode};
 use crate::metric::{Better, MetricDef};
@@ -115,6 +115,14 @@ pub enum Scheduler {
     Freelist,
 }
 
+impl Choice for Scheduler {
+    const ALL: &'static [Self] = &[Scheduler::Cached, Scheduler::Freelist];
+
+    fn name(self) -> &'static str {
+        self.as_str()
+    }
+}
+
 impl Scheduler {
     fn model(self) -> Variant {
         match self {
@@ -168,9 +176,9 @@ impl WorkloadParams for RumpParams {
     const NAME: &'static str = "rump";
     const SUMMARY: &'static str = "the rump kernel's virtual-CPU scheduler under host threads \
 making system calls: per-lwp cached CPU or global freelist (seed 003)";
-    const PARAMS: &'static [ParamDef] = &[
-        ParamDef::new(
-            "variant",
+    const PARAMS: &'static [Param<Self>] = &[
+        Param::new(
+            field!(variant),
             "variant",
             ParamKind::Choice(&[
                 ("cached", "each lwp's previous CPU taken back lock-free, a lock only on the slow path"),
@@ -180,22 +188,22 @@ making system calls: per-lwp cached CPU or global freelist (seed 003)";
         .value("VARIANT")
         .help("The scheduler: cached or freelist.")
         .details("`cached`: each lwp takes the virtual CPU it last ran on back with one compare-and-swap, and locks only on the slow path (NetBSD's rump scheduler since 2010); `freelist`: one global list of free virtual CPUs under one lock, taken at every entry and exit (the scheduler it replaced)."),
-        ParamDef::new("threads", "threads", ParamKind::Count { min: 1, max: MAX_THREADS })
+        Param::new(field!(threads), "threads", ParamKind::Count { min: 1, max: MAX_THREADS })
             .value("T")
             .help("Host threads making system calls at once.")
             .details("Host threads making system calls at once (1 to 1,024).")
             .task_count(),
-        ParamDef::new("vcpus", "vcpus", ParamKind::Count { min: 1, max: MAX_VCPUS as u64 })
+        Param::new(field!(vcpus), "vcpus", ParamKind::Count { min: 1, max: MAX_VCPUS as u64 })
             .value("N")
             .help("Virtual CPUs of the rump kernel [default: this machine's online CPUs]")
             .details("Virtual CPUs of the rump kernel (1 to 4,096; without the flag this machine's online CPUs, as rump's RUMP_NCPU defaults to the host's). 1 is the seed's \"virtual unicpu\".")
             .task_count(),
-        ParamDef::new("syscalls", "syscalls", ParamKind::Count { min: 1, max: 10_000_000_000 })
+        Param::new(field!(syscalls), "syscalls", ParamKind::Count { min: 1, max: 10_000_000_000 })
             .value("N")
             .help("System calls per thread per iteration.")
             .details("System calls per thread per iteration (1 to 10^10).")
             .work_size(),
-        ParamDef::new("check", "check", ParamKind::Switch)
+        Param::new(field!(check), "check", ParamKind::Switch)
             .help("Then make the same calls untimed on a fresh kernel, checking every one exactly.")
             .details("After the timed pass, make the same calls on a fresh kernel with the exact checker after every call, untimed: every thread inside holds one virtual CPU and none is held by two; the first violation fails the run, naming the CPU and both lwps."),
     ];

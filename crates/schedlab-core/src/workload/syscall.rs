@@ -16,9 +16,9 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::tasks::{TaskBudget, TaskLaunch, TaskMode};
-use super::definition::{ParamDef, ParamKind, WorkloadParams};
+use super::definition::{field, Choice, Param, ParamKind, WorkloadParams};
 use super::definition::{IterationInfo, IterationOutput, Workload};
-use crate::cpu_list::{self, CpuPerTask};
+use crate::cpu_list::CpuPerTask;
 use crate::metric::{Better, MetricDef};
 use crate::sys::{self, task_code, AsFd, OwnedFd, TaskCode};
 use crate::{Error, Result};
@@ -74,6 +74,14 @@ impl SyscallKind {
     }
 }
 
+impl Choice for SyscallKind {
+    const ALL: &'static [Self] = &SyscallKind::ALL;
+
+    fn name(self) -> &'static str {
+        self.as_str()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SyscallParams {
@@ -102,19 +110,19 @@ impl WorkloadParams for SyscallParams {
     const NAME: &'static str = "syscall";
     const SUMMARY: &'static str = "threads making raw system calls in a tight loop: getpid, \
 getrlimit, /dev/null writes, /dev/zero reads (seeds 001 and 003)";
-    const PARAMS: &'static [ParamDef] = &[
-        ParamDef::new("threads", "threads", ParamKind::Count { min: 1, max: 4_096 })
+    const PARAMS: &'static [Param<Self>] = &[
+        Param::new(field!(threads), "threads", ParamKind::Count { min: 1, max: 4_096 })
             .value("T")
             .help("Threads calling at once.")
             .details("Threads calling at once (1 to 4,096).")
             .task_count(),
-        ParamDef::new("calls", "calls", ParamKind::Count { min: 1, max: 10_000_000_000 })
+        Param::new(field!(calls), "calls", ParamKind::Count { min: 1, max: 10_000_000_000 })
             .value("N")
             .help("System calls per thread per iteration.")
             .details("Calls per thread per iteration (1 to 10^10).")
             .work_size(),
-        ParamDef::new(
-            "kind",
+        Param::new(
+            field!(kind),
             "kind",
             ParamKind::Choice(&[
                 ("getpid", "syscall(SYS_getpid)"),
@@ -126,7 +134,7 @@ getrlimit, /dev/null writes, /dev/zero reads (seeds 001 and 003)";
         .value("KIND")
         .help("The system call made.")
             .details("`getpid`; `getrlimit` (RLIMIT_NOFILE through prlimit64, what getrlimit is today); `write-devnull` (30-byte writes to /dev/null); `read-devzero` (30-byte reads from /dev/zero)."),
-        ParamDef::new("cpus", "pin", ParamKind::Text { parse: cpu_list::parse_per_task_value })
+        Param::new(field!(cpus), "pin", ParamKind::Text)
             .aliases(&["cpus"])
             .value("CPU,...")
             .help("Pin thread i to the i-th CPU listed, one per thread (`0,0`: two threads on CPU 0; `0,1`: apart).")

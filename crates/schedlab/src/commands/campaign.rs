@@ -9,10 +9,11 @@ use std::process::ExitCode;
 use serde::{Deserialize, Serialize};
 
 use schedlab_core::experiment::{arm_label, AbbaSlot};
-use schedlab_core::plan::{check_printable, RunPlan, MAX_LABEL_CHARS};
+use schedlab_core::plan::{RunPlan, MAX_LABEL_CHARS};
 use schedlab_core::record::{Arm, ExperimentTag, RunStatus};
 use schedlab_core::sys;
 use schedlab_core::words;
+use schedlab_core::words::check_printable;
 use schedlab_store::{Experiment, ExperimentKind, Store};
 
 use crate::cli::{
@@ -25,8 +26,6 @@ use crate::progress::ProgressLine;
 use crate::session::{plan_for_visit, Session, Storage};
 use crate::shell::run_shell_command;
 use crate::store_path::{db_location, open_reader, open_writer};
-
-const MAX_BOOTS: u32 = 1000;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CampaignSpec {
@@ -114,12 +113,6 @@ pub fn campaign(args: &CampaignArgs) -> Result<ExitCode, Failure> {
 }
 
 fn start(args: &CampaignStartArgs) -> Result<ExitCode, Failure> {
-    if args.boots < 4 || !args.boots.is_multiple_of(2) || args.boots > MAX_BOOTS {
-        return Err(Failure::bad_input(format!(
-            "--boots must be even, at least 4 and at most {MAX_BOOTS} (ABBA pairs), not {}",
-            args.boots
-        )));
-    }
     // Its runs are labelled NAME-a and NAME-b, so a name that makes good labels is one that is
     // printable and leaves room for the suffix (it cannot be all digits with it).
     check_printable(&args.name)
@@ -129,12 +122,6 @@ fn start(args: &CampaignStartArgs) -> Result<ExitCode, Failure> {
         return Err(Failure::bad_input(format!(
             "the campaign name is longer than {longest} characters (its runs are labelled NAME-a and NAME-b)"
         )));
-    }
-    for (flag, release) in [
-        ("--a-kernel", &args.a_kernel),
-        ("--b-kernel", &args.b_kernel),
-    ] {
-        check_printable(release).map_err(|why| Failure::bad_input(format!("{flag} {why}")))?;
     }
     if args.a_kernel == args.b_kernel {
         return Err(Failure::bad_input(
@@ -249,6 +236,14 @@ fn next(args: &CampaignNextArgs) -> Result<ExitCode, Failure> {
     };
     let mut plan = plan_for_visit(&spec.plan, slot);
     plan.label = Some(arm_label(&args.name, arm));
+    if args.probes.explain.is_some() || args.probes.profile {
+        let (explain, profile) = (
+            args.probes.explain.unwrap_or(plan.explain),
+            args.probes.profile || plan.profile,
+        );
+        plan = plan.with_probes(explain, profile)?;
+        crate::session::check_probes(&plan)?;
+    }
     let mut progress = ProgressLine::new(args.quiet);
     let tag = ExperimentTag {
         experiment_id,
