@@ -67,6 +67,7 @@ pub const BUILTIN_SUITES: &[(&str, &str)] = &[
         include_str!("../suites/syscall-scaling.toml"),
     ),
     ("cpudl-sweep", include_str!("../suites/cpudl-sweep.toml")),
+    ("rump-sweep", include_str!("../suites/rump-sweep.toml")),
     (
         "schbench-matrix",
         include_str!("../suites/schbench-matrix.toml"),

@@ -265,7 +265,7 @@ const TOOLS: [&str; 5] = [
     "hackbench ",
     "perf bench ",
 ];
-const WORKLOADS: [&str; 11] = [
+const WORKLOADS: [&str; 12] = [
     "pipe",
     "messaging",
     "hackbench",
@@ -276,6 +276,7 @@ const WORKLOADS: [&str; 11] = [
     "fanout",
     "cpudl",
     "cpupri",
+    "rump",
     "fake",
 ];
 
@@ -708,6 +709,7 @@ fn scale_multiplies_the_work_size_it_names() {
         ("fanout --rounds 1000", "rounds", 500),
         ("cpudl --ops 1000", "ops", 500),
         ("cpupri --ops 1000", "ops", 500),
+        ("rump --syscalls 1000", "syscalls", 500),
     ] {
         let argv = format!("{line} --scale 0.5");
         assert_eq!(workload(&db, &words(&argv))[key], scaled, "{argv:?}");

@@ -99,4 +99,4 @@ pub use time::{
     clock_ticks_per_sec, monotonic_ns, realtime_ns, sleep_interruptible_ns, sleep_ns,
     thread_cpu_ns, tsc_serialized, HAS_TSC,
 };
-pub use watchdog::{deadline_expired, Watchdog, WATCHDOG_SIGNAL};
+pub use watchdog::{deadline_expired, take_look_due, Watchdog, WATCHDOG_SIGNAL};
