@@ -167,6 +167,8 @@ pub struct Query<'a> {
     pub settings: Settings,
     pub calibration: CalibrationChoice,
     pub allow_fingerprint_mismatch: bool,
+    /// Judge runs of TCG-emulated guests too (`--allow-tcg`).
+    pub allow_tcg: bool,
     /// Only each side's runs that match (`--host`, `--kernel`, `--where`).
     pub selection: RunSelection,
 }
@@ -187,6 +189,7 @@ pub fn load_comparison(args: &SidesArgs) -> Result<LoadedComparison, Failure> {
         settings,
         calibration: CalibrationChoice::parse(&args.calibration)?,
         allow_fingerprint_mismatch: args.allow_fingerprint_mismatch,
+        allow_tcg: args.allow_tcg,
         selection: crate::fleet::selection(&args.select)?,
     };
     let loaded = match &args.across {
@@ -300,6 +303,14 @@ pub fn load_with(store: &dyn Store, query: Query<'_>) -> Result<LoadedComparison
             check_comparable(reference, run)?;
         }
     }
+    if !query.allow_tcg {
+        refuse_emulated(
+            base_loaded
+                .runs
+                .iter()
+                .chain(candidates_loaded.iter().flat_map(|c| &c.runs)),
+        )?;
+    }
     let calibrations = calibrations(store, &query.calibration, &base_loaded.runs)?;
     let sequential = sequential_plan(
         store,
@@ -390,6 +401,9 @@ fn load_across(
         for run in &runs {
             check_comparable(&runs[0], run)?;
         }
+    }
+    if !query.allow_tcg {
+        refuse_emulated(runs.iter())?;
     }
     refuse_cases_sharing_a_name(&runs)?;
     refuse_a_key_the_name_hides(&runs, &across.key)?;
@@ -648,6 +662,38 @@ fn sequential_plan<'a>(
         .spec
         .get("sequential")
         .and_then(|s| serde_json::from_value::<SequentialPlan>(s.clone()).ok()))
+}
+
+/// A guest QEMU emulated (TCG) ran every instruction through a translator: its timings say how
+/// fast the emulator is, not how the kernel schedules, so they are not judged as a kernel
+/// comparison unless asked (`--allow-tcg`: checking the mechanism, functional differences).
+fn refuse_emulated<'a>(runs: impl Iterator<Item = &'a RunRecord>) -> Result<(), Failure> {
+    let emulated: Vec<String> = runs
+        .filter(|r| {
+            r.fingerprint
+                .guest
+                .as_ref()
+                .is_some_and(|g| g.accelerator == "tcg")
+        })
+        .map(|r| r.id.map_or("?".into(), |i| i.to_string()))
+        .collect();
+    if emulated.is_empty() {
+        return Ok(());
+    }
+    Err(Failure::bad_input(format!(
+        "refusing to judge: {} measured in a guest QEMU emulated (TCG, no KVM), whose timings \
+             are the emulator's, not the kernel's; pass --allow-tcg to compare them anyway (to check \
+             the mechanism or a functional difference), or measure on a host with KVM",
+        match emulated.as_slice() {
+            [one] => format!("run {one} was"),
+            few if few.len() <= 6 => format!("runs {} were", few.join(", ")),
+            many => format!(
+                "runs {}, ... ({} in all) were",
+                many[..5].join(", "),
+                many.len()
+            ),
+        }
+    )))
 }
 
 /// Kernel differences are the point of a comparison; hardware and tuning differences are not.
