@@ -117,6 +117,10 @@ pub struct GuestOrigin {
     /// The host CPUs QEMU's threads were confined to; `None` when not pinned.
     #[serde(default)]
     pub host_cpus: Option<String>,
+    /// Each vCPU's host CPU in vCPU order (`0,1,0,1`), where each vCPU thread was pinned (KVM;
+    /// under TCG one thread runs every vCPU and only `host_cpus` applies).
+    #[serde(default)]
+    pub vcpu_pins: Option<String>,
     /// The command run on the host beside the guest; `None` without one.
     #[serde(default)]
     pub host_load: Option<String>,

@@ -832,6 +832,34 @@ pub struct CampaignStartArgs {
     /// KVM's steal time for arm B's guests [default: on]
     #[arg(long, value_enum, value_name = "on|off", help_heading = VM_OPTIONS)]
     pub b_steal_time: Option<OnOff>,
+    /// Pin each vCPU's thread to a host CPU, in vCPU order (0,1,0,1: 4 vCPUs on host CPUs 0 and
+    /// 1), and keep QEMU to those CPUs; under TCG one thread runs every vCPU, and QEMU is only
+    /// kept to them [default: not pinned]
+    #[arg(long, value_name = "CPUS", help_heading = VM_OPTIONS)]
+    pub pin_vcpus: Option<String>,
+    /// --pin-vcpus for arm A's guests only.
+    #[arg(long, value_name = "CPUS", help_heading = VM_OPTIONS)]
+    pub a_pin_vcpus: Option<String>,
+    /// --pin-vcpus for arm B's guests only.
+    #[arg(long, value_name = "CPUS", help_heading = VM_OPTIONS)]
+    pub b_pin_vcpus: Option<String>,
+    /// A shell command run on this machine beside each guest, from QEMU's start until the guest
+    /// ends, when its process group gets SIGTERM. It gets $SCHEDLAB (this schedlab),
+    /// $SCHEDLAB_DB (the campaign's database), $SCHEDLAB_CAMPAIGN, $SCHEDLAB_ARM (a or b) and
+    /// $SCHEDLAB_SLOT; a load that ends before its guest fails the slot [default: none]
+    #[arg(long, value_name = "SHELL CMD", allow_hyphen_values = true, help_heading = VM_OPTIONS)]
+    pub host_load: Option<String>,
+    /// --host-load for arm A's guests only.
+    #[arg(long, value_name = "SHELL CMD", allow_hyphen_values = true, help_heading = VM_OPTIONS)]
+    pub a_host_load: Option<String>,
+    /// --host-load for arm B's guests only.
+    #[arg(long, value_name = "SHELL CMD", allow_hyphen_values = true, help_heading = VM_OPTIONS)]
+    pub b_host_load: Option<String>,
+    /// A built-in guest campaign; the flags given override its settings. vcpu-preempt: seed
+    /// 000's vcpu_is_preempted() study, a 4-vCPU guest on 2 host CPUs beside a host load, the
+    /// vcpu-preempt suite, and (one image for both arms) steal time on in A and off in B
+    #[arg(long, value_enum, help_heading = VM_OPTIONS)]
+    pub preset: Option<PresetArg>,
     /// Seconds from QEMU's start to the guest's first word; a guest that does not boot, or
     /// panics or hangs before it, is stopped then and its slot fails [default: 120]
     #[arg(long, value_name = "SEC", allow_negative_numbers = true, help_heading = VM_OPTIONS)]
@@ -888,6 +916,13 @@ pub enum AccelArg {
     Kvm,
     /// QEMU's emulation of every instruction: the mechanism, not the timings
     Tcg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PresetArg {
+    /// Seed 000: 4 vCPUs pinned 0,1,0,1 on the first two host CPUs beside a pipe load there,
+    /// the vcpu-preempt suite, steal time on in A and off in B when both boot one image
+    VcpuPreempt,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -524,3 +524,129 @@ fn next_and_run_each_keep_to_their_kind_of_campaign() {
     );
     assert!(status.contains("with 'quiet'"), "{status}");
 }
+
+/// Pinning and a host load as arm settings: QEMU kept to the pinned host CPU while it runs, the
+/// load's own runs stored, both recorded with the guest's run; a load that ends before its guest
+/// fails the slot.
+#[test]
+fn pinned_guests_beside_a_host_load() {
+    let Some(tools) = guest_tools() else { return };
+    let _one = ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner());
+    let (dir, db) = temp_db();
+    let image = tools.kernel_6_12.to_str().unwrap();
+    let load = "exec \"$SCHEDLAB\" run --label \"$SCHEDLAB_CAMPAIGN-load-$SCHEDLAB_ARM\" \
+                --iterations 100000 --warmup 0 -q pipe --loops 20000";
+    expect_success(schedlab(&db).args([
+        "campaign",
+        "start",
+        "pl",
+        "--vm",
+        "--a-kernel",
+        image,
+        "--b-kernel",
+        image,
+        "--accel",
+        "tcg",
+        "--vcpus",
+        "2",
+        "--pin-vcpus",
+        "0,0",
+        "--boots",
+        "4",
+        "--a-host-load",
+        load,
+        "--b-host-load",
+        "sleep 1",
+        "--retries",
+        "0",
+        "--iterations",
+        "2",
+        "--warmup",
+        "0",
+        "pipe",
+        "--loops",
+        "2000",
+    ]));
+    let child = {
+        let mut cmd = StdCommand::new(assert_cmd::cargo::cargo_bin("schedlab"));
+        cmd.env_remove("SCHEDLAB_DB")
+            .env("TMPDIR", dir.path())
+            .env("SCHEDLAB_GUEST_BINARY", &tools.binary)
+            .args(["campaign", "run", "pl", "--db"])
+            .arg(&db)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        cmd.start()
+    };
+    // While the first guest runs, QEMU may use host CPU 0 only.
+    let deadline = Instant::now() + Duration::from_secs(240);
+    let allowed = loop {
+        assert!(Instant::now() < deadline, "no QEMU started");
+        if let Some(pid) = qemus_of(dir.path()).first() {
+            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+            if let Some(line) = status.lines().find(|l| l.starts_with("Cpus_allowed_list:")) {
+                break line.split_whitespace().nth(1).unwrap().to_string();
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(allowed, "0");
+    let out = child.output_within(Duration::from_secs(600));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{said}{}", stderr_of(&out));
+    assert!(said.contains("slot 1 of 4 (A): run "), "{said}");
+    assert!(
+        said.contains(
+            "slot 2 of 4 (B): failed: the host load ended (status 0) before the guest did"
+        ),
+        "{said}"
+    );
+    let guest = show_json(&db, "pl-a");
+    let origin = &guest["runs"][0]["fingerprint"]["guest"];
+    assert_eq!(origin["host_cpus"], "0");
+    assert_eq!(origin["host_load"], load);
+    // Under TCG one thread runs both vCPUs: no per-vCPU pins are claimed.
+    assert!(origin["vcpu_pins"].is_null(), "{origin}");
+    let loaded = show_json(&db, "pl-load-a");
+    let run = &loaded["runs"][0];
+    assert_eq!(run["status"], "interrupted", "{run}");
+    assert!(run["cases"][0]["measured_iterations"].as_u64().unwrap() > 0);
+    assert!(qemus_of(dir.path()).is_empty());
+}
+
+/// The built-in seed 000 campaign, planned: 4 vCPUs on two host CPUs beside a load, its suite,
+/// steal time off in B for one image; under TCG it says the arms boot alike.
+#[test]
+fn the_vcpu_preempt_preset_plans_seed_000() {
+    let Some(tools) = guest_tools() else { return };
+    let (_dir, db) = temp_db();
+    let image = tools.kernel_6_12.to_str().unwrap();
+    let out = expect_success(schedlab(&db).args([
+        "campaign",
+        "start",
+        "s0",
+        "--preset",
+        "vcpu-preempt",
+        "--a-kernel",
+        image,
+        "--b-kernel",
+        image,
+        "--accel",
+        "tcg",
+    ]));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("an A/A campaign"), "{said}");
+    let status = stdout_of_success(&db, &["campaign", "status", "s0"]);
+    assert!(status.contains("guests under tcg with 4 vCPUs"), "{status}");
+    assert!(status.contains("11 cases per boot"), "{status}");
+    let b = status
+        .lines()
+        .find(|l| l.trim_start().starts_with("B: "))
+        .unwrap();
+    assert!(b.contains("without steal time"), "{b}");
+    assert!(b.contains("vCPUs on host CPUs "), "{b}");
+    assert!(b.contains("-load-$SCHEDLAB_ARM"), "{b}");
+    // Its contention cases count the guest's 4 vCPUs twice over.
+    let spec: String = sql_value(&db, "SELECT spec_json FROM experiments");
+    assert!(spec.contains("\"tasks\":8"), "{spec}");
+}

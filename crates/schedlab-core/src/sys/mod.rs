@@ -58,8 +58,12 @@ mod watchdog;
 
 pub use rustix::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 
-pub use command::{find_program, run_command, CommandError, CommandRun, MAX_OUTPUT_BYTES};
-pub use cpu::{allowed_cpus, current_cpu, pin_current_thread, set_current_thread_cpus};
+pub use command::{
+    find_program, run_command, Background, CommandError, CommandRun, MAX_OUTPUT_BYTES,
+};
+pub use cpu::{
+    allowed_cpus, current_cpu, pin_current_thread, set_current_thread_cpus, set_thread_cpus,
+};
 pub use fd::{
     lock_file_descriptions, ofd_record_lock, open_device, pipe, poll_readable, read_full,
     read_interruptible, unix_stream_pair, write_full, write_once, RecordLock,

@@ -56,6 +56,9 @@ pub enum GuestMessage {
     Hello {
         fingerprint: Box<Fingerprint>,
         facts: GuestFacts,
+        /// The plan's case names as the guest makes them: a parameter that defaults to the
+        /// machine's (cpupri's NUMA nodes) names the guest's value, not the host's.
+        case_names: Vec<String>,
     },
     /// The runner finished an iteration of the plan's case `case_index`.
     Iteration {
@@ -275,6 +278,7 @@ mod tests {
                     hypervisor_signature: Some("TCGTCGTCGTCG".into()),
                     kvm_steal_time: None,
                 },
+                case_names: vec!["pipe:process loops=2000".into()],
             },
             GuestMessage::iteration(1, &iteration()),
             GuestMessage::CaseFailure {

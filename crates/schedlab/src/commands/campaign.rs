@@ -6,20 +6,22 @@
 //! unless `next --reboot-cmd` tells it how. A `--vm` campaign boots its kernels in QEMU guests
 //! instead: `run` boots every remaining slot in turn ([`crate::vm`]), each failed boot recorded
 //! with the console's tail, and the same slots, labels and pairs come out of it.
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use serde::{Deserialize, Serialize};
 
 use schedlab_core::experiment::{arm_label, AbbaSlot};
-use schedlab_core::plan::{check_printable, RunPlan, MAX_LABEL_CHARS};
+use schedlab_core::plan::{check_printable, CaseSpec, RunPlan, MAX_LABEL_CHARS};
 use schedlab_core::record::{Arm, ExperimentTag, RunStatus};
+use schedlab_core::suite::Suite;
 use schedlab_core::sys;
 use schedlab_core::words;
 use schedlab_store::{Experiment, ExperimentKind, Store};
 
 use crate::cli::{
     AccelArg, CampaignAction, CampaignArgs, CampaignNextArgs, CampaignRunArgs, CampaignStartArgs,
-    CampaignStatusArgs, OnOff,
+    CampaignStatusArgs, OnOff, PresetArg,
 };
 use crate::failure::Failure;
 use crate::output::{emit_line, say};
@@ -30,7 +32,7 @@ use crate::shell::run_shell_command;
 use crate::store_path::{db_location, open_reader, open_writer};
 use crate::vm::accel::{self, AccelChoice};
 use crate::vm::boot::{arm_name, boot_slot, Boot, SlotEnd, SlotRequest};
-use crate::vm::{guest_binary, VmArm, VmSpec};
+use crate::vm::{guest_binary, parse_vcpu_pins, pinned_cpus, VmArm, VmSpec};
 use schedlab_core::vm::qemu::{Accel, NumaLayout};
 
 const MAX_BOOTS: u32 = 1000;
@@ -162,34 +164,46 @@ fn start(args: &CampaignStartArgs) -> Result<ExitCode, Failure> {
     ] {
         check_printable(release).map_err(|why| Failure::bad_input(format!("{flag} {why}")))?;
     }
-    if !args.vm {
+    let vm = args.vm || args.preset.is_some();
+    if !vm {
         if let Some(flag) = vm_flag_given(args) {
             return Err(Failure::bad_input(format!(
                 "{flag} is a guest option: it needs --vm"
             )));
         }
     }
-    if args.a_kernel == args.b_kernel && !args.vm {
+    if args.a_kernel == args.b_kernel && !vm {
         return Err(Failure::bad_input(
             "--a-kernel and --b-kernel are the same release; a campaign compares two kernels (use `schedlab ab` for settings)",
         ));
     }
-    let plan = plan_from_parts(
-        args.suite.as_ref(),
-        args.workload.as_ref(),
-        &args.plan,
-        None,
-    )?;
+    // A preset brings its suite when none is given.
+    let preset_suite = match (args.preset, &args.suite, &args.workload) {
+        (Some(PresetArg::VcpuPreempt), None, None) => Some(VCPU_PREEMPT_SUITE.to_string()),
+        _ => None,
+    };
+    let suite = args.suite.as_ref().or(preset_suite.as_ref());
+    let plan = plan_from_parts(suite, args.workload.as_ref(), &args.plan, None)?;
+    if args.preset.is_some() {
+        let longest = MAX_LABEL_CHARS - "-load-a".len();
+        if args.name.chars().count() > longest {
+            return Err(Failure::bad_input(format!(
+                "the campaign name is longer than {longest} characters (the preset's host load \
+                 labels its runs NAME-load-a and NAME-load-b)"
+            )));
+        }
+    }
     if plan.label.is_some() {
         return Err(Failure::bad_input(
             "a campaign labels its runs NAME-a and NAME-b; --jobname does not apply",
         ));
     }
-    let (vm, accel_note) = if args.vm {
+    let (vm, accel_note, plan) = if vm {
         let (vm, note) = vm_spec(args, &plan)?;
-        (Some(vm), note)
+        let plan = for_guests(plan, suite, args.plan.scale, vm.vcpus)?;
+        (Some(vm), note, plan)
     } else {
-        (None, None)
+        (None, None, plan)
     };
     let spec = CampaignSpec {
         a_kernel: vm
@@ -252,6 +266,12 @@ fn vm_flag_given(args: &CampaignStartArgs) -> Option<&'static str> {
         ("--guest-timeout", args.guest_timeout.is_some()),
         ("--retries", args.retries.is_some()),
         ("--qemu", args.qemu.is_some()),
+        ("--pin-vcpus", args.pin_vcpus.is_some()),
+        ("--a-pin-vcpus", args.a_pin_vcpus.is_some()),
+        ("--b-pin-vcpus", args.b_pin_vcpus.is_some()),
+        ("--host-load", args.host_load.is_some()),
+        ("--a-host-load", args.a_host_load.is_some()),
+        ("--b-host-load", args.b_host_load.is_some()),
     ]
     .into_iter()
     .find(|(_, given)| *given)
@@ -266,9 +286,77 @@ const MAX_RETRIES: u32 = 10;
 /// deadline of an iteration whose workload has no estimate (600 s), which it reports.
 const DEFAULT_SILENCE_SEC: u64 = 660;
 
+/// The plan with a suite's counts relative to the CPUs (`2x`, `50%`) counted on the guests'
+/// vCPUs, where they run, instead of this machine's CPUs; in the order the plan runs its cases.
+/// (A workload's flags on the command line were counted on this machine's CPUs as they were read.)
+fn for_guests(
+    plan: RunPlan,
+    suite: Option<&String>,
+    scale: Option<f64>,
+    vcpus: u32,
+) -> Result<RunPlan, Failure> {
+    let Some(name) = suite else {
+        return Ok(plan);
+    };
+    let mut guests = Suite::load_for(name, vcpus)?;
+    if let Some(factor) = scale {
+        guests = guests.scaled(factor)?;
+    }
+    let cases = guests
+        .cases
+        .into_iter()
+        .map(CaseSpec::new)
+        .collect::<Result<Vec<_>, _>>()?;
+    let seed = plan.order_seed;
+    let plan = RunPlan {
+        cases,
+        order_seed: None,
+        ..plan
+    };
+    Ok(match seed {
+        Some(seed) => plan.shuffled(seed),
+        None => plan,
+    })
+}
+
+/// The built-in suite of `--preset vcpu-preempt`.
+const VCPU_PREEMPT_SUITE: &str = "vcpu-preempt";
+
+/// What `--preset vcpu-preempt` sets (seed 000): a 4-vCPU guest on the first two host CPUs this
+/// process may use (vCPUs 0 and 2 on one, 1 and 3 on the other) beside a host load on the same
+/// two CPUs: `perf bench sched pipe`'s ping-pong between them, run by this schedlab as runs
+/// labelled NAME-load-a and NAME-load-b, so its throughput is stored and comparable too.
+struct Preset {
+    vcpus: u32,
+    pins: Vec<u32>,
+    load: String,
+}
+
+fn vcpu_preempt_preset() -> Result<Preset, Failure> {
+    let allowed = sys::allowed_cpus()
+        .map_err(|e| Failure::failed(format!("cannot read the CPUs this process may use: {e}")))?;
+    let [c0, c1, ..] = allowed[..] else {
+        return Err(Failure::bad_input(
+            "--preset vcpu-preempt puts 4 vCPUs on 2 host CPUs, and this process may use only one",
+        ));
+    };
+    Ok(Preset {
+        vcpus: 4,
+        pins: vec![c0, c1, c0, c1],
+        load: format!(
+            "exec \"$SCHEDLAB\" run --label \"$SCHEDLAB_CAMPAIGN-load-$SCHEDLAB_ARM\" \
+             --iterations 100000 --warmup 0 --quiet pipe --loops 20000 --pin {c0},{c1}"
+        ),
+    })
+}
+
 /// The guests of a `--vm` campaign, from its flags, and the line to print about the accelerator.
 fn vm_spec(args: &CampaignStartArgs, plan: &RunPlan) -> Result<(VmSpec, Option<String>), Failure> {
-    let vcpus = args.vcpus.unwrap_or(2);
+    let preset = match args.preset {
+        Some(PresetArg::VcpuPreempt) => Some(vcpu_preempt_preset()?),
+        None => None,
+    };
+    let vcpus = args.vcpus.or(preset.as_ref().map(|p| p.vcpus)).unwrap_or(2);
     if !(1..=MAX_VCPUS).contains(&vcpus) {
         return Err(Failure::bad_input(format!(
             "--vcpus must be 1 to {MAX_VCPUS}, not {vcpus}"
@@ -322,35 +410,84 @@ fn vm_spec(args: &CampaignStartArgs, plan: &RunPlan) -> Result<(VmSpec, Option<S
         Ok(text)
     };
     let on = |v: Option<OnOff>| v != Some(OnOff::Off);
-    let a = VmArm::read(
+    let mut a = VmArm::read(
         "--a-kernel",
         std::path::Path::new(&args.a_kernel),
         appended("--a-append", &args.a_append)?,
         on(args.a_steal_time),
     )?;
-    let b = VmArm::read(
+    let mut b = VmArm::read(
         "--b-kernel",
         std::path::Path::new(&args.b_kernel),
         appended("--b-append", &args.b_append)?,
         on(args.b_steal_time),
     )?;
+    let allowed = sys::allowed_cpus()
+        .map_err(|e| Failure::failed(format!("cannot read the CPUs this process may use: {e}")))?;
+    let pins = |flag: &str, own: &Option<String>| -> Result<Option<Vec<u32>>, Failure> {
+        match (own, &args.pin_vcpus) {
+            (Some(text), _) => parse_vcpu_pins(flag, text, vcpus, &allowed).map(Some),
+            (None, Some(text)) => parse_vcpu_pins("--pin-vcpus", text, vcpus, &allowed).map(Some),
+            // The preset's pins are for its 4 vCPUs; another --vcpus leaves them out.
+            (None, None) => Ok(preset
+                .as_ref()
+                .filter(|p| p.pins.len() == vcpus as usize)
+                .map(|p| p.pins.clone())),
+        }
+    };
+    a.pin_vcpus = pins("--a-pin-vcpus", &args.a_pin_vcpus)?;
+    b.pin_vcpus = pins("--b-pin-vcpus", &args.b_pin_vcpus)?;
+    let load = |flag: &str, own: &Option<String>| -> Result<Option<String>, Failure> {
+        let text = own
+            .clone()
+            .or_else(|| args.host_load.clone())
+            .or_else(|| preset.as_ref().map(|p| p.load.clone()));
+        match text {
+            Some(text) if text.trim().is_empty() || text.chars().any(char::is_control) => {
+                Err(Failure::bad_input(format!(
+                    "{flag} must be one line of shell command, not {text:?}"
+                )))
+            }
+            other => Ok(other),
+        }
+    };
+    a.host_load = load("--a-host-load", &args.a_host_load)?;
+    b.host_load = load("--b-host-load", &args.b_host_load)?;
+    // Seed 000 on one image: the arms differ in steal time, unless the flags say otherwise.
+    if preset.is_some() && a.sha256 == b.sha256 && args.b_steal_time.is_none() {
+        b.steal_time = false;
+    }
     let choice = match args.accel.unwrap_or(AccelArg::Auto) {
         AccelArg::Auto => AccelChoice::Auto,
         AccelArg::Kvm => AccelChoice::Kvm,
         AccelArg::Tcg => AccelChoice::Tcg,
     };
     let (accel, mut note) = accel::resolve(choice)?;
-    let same_kernel = a.sha256 == b.sha256 && a.append == b.append;
-    if same_kernel && (a.steal_time == b.steal_time) {
+    let same_image = a.sha256 == b.sha256;
+    if same_image && a.same_settings(&b) {
         return Err(Failure::bad_input(
-            "the two arms boot the same kernel image with the same command line and steal time; \
-                 give them different kernels, --a-append/--b-append or --a-steal-time/--b-steal-time",
+            "the two arms boot the same kernel image with the same settings; give them different \
+             kernels, or set them apart with --a-append/--b-append, --a-steal-time/--b-steal-time, \
+             --a-pin-vcpus/--b-pin-vcpus or --a-host-load/--b-host-load",
         ));
     }
-    if same_kernel && accel == Accel::Tcg {
+    let only_steal_time = same_image
+        && a.steal_time != b.steal_time
+        && a.same_settings(&VmArm {
+            steal_time: a.steal_time,
+            ..b.clone()
+        });
+    if only_steal_time && accel == Accel::Tcg {
         note = Some(format!(
             "{}; the arms differ only in KVM's steal time, which TCG does not have: both boot \
-                 alike (an A/A campaign)",
+             alike (an A/A campaign)",
+            note.unwrap_or_default()
+        ));
+    }
+    if accel == Accel::Tcg && (a.pin_vcpus.is_some() || b.pin_vcpus.is_some()) {
+        note = Some(format!(
+            "{}; under TCG one host thread runs every vCPU, so --pin-vcpus keeps QEMU to its host \
+             CPUs but cannot place each vCPU",
             note.unwrap_or_default()
         ));
     }
@@ -409,6 +546,17 @@ fn describe_arm(arm: &VmArm) -> String {
     }
     if !arm.steal_time {
         text.push_str(" without steal time");
+    }
+    if let Some(pins) = &arm.pin_vcpus {
+        let listed: Vec<String> = pins.iter().map(u32::to_string).collect();
+        text.push_str(&format!(
+            ", vCPUs on host CPUs {} ({})",
+            listed.join(","),
+            pinned_cpus(pins)
+        ));
+    }
+    if let Some(load) = &arm.host_load {
+        text.push_str(&format!(", beside host load `{load}`"));
     }
     text
 }
@@ -609,6 +757,7 @@ fn run(args: &CampaignRunArgs) -> Result<ExitCode, Failure> {
         init: &init,
         host: &host,
         qemu_version: &qemu_version,
+        db: args.db.db.clone().map(PathBuf::into_os_string),
     };
     let mut failed_here = 0u32;
     while (state.slots.len() as u32) < spec.boots {

@@ -6,7 +6,10 @@
 //! for longer than the silence deadline, refuses its job or sends a damaged message is stopped
 //! (QEMU's process group ended, as every command schedlab runs: SIGTERM, then SIGKILL, and killed
 //! with schedlab however schedlab dies), and the slot fails with the console's tail. A stop
-//! signal ends the guest the same way and the run `interrupted`.
+//! signal ends the guest the same way and the run `interrupted`. An arm's host load runs from
+//! before QEMU starts until the guest has ended, and one that ends first fails the slot; pinned
+//! vCPUs keep QEMU to their host CPUs (inherited from the thread that starts it) and, under KVM,
+//! each vCPU thread (named by QEMU's debug-threads) to its own.
 use std::cell::RefCell;
 use std::fs::File;
 use std::io::Read;
@@ -24,7 +27,7 @@ use schedlab_core::vm::protocol::{
 use schedlab_core::vm::qemu::{command_line, shell_words, Accel, Machine};
 use schedlab_store::Store;
 
-use super::{guest_hostname, VmSpec};
+use super::{guest_hostname, pinned_cpus, VmSpec};
 use crate::failure::Failure;
 use crate::session::host_history;
 
@@ -32,6 +35,8 @@ use crate::session::host_history;
 pub const CONSOLE_TAIL_LINES: usize = 40;
 /// How long a guest that reported its end may take to power off before QEMU is stopped.
 const POWER_OFF_GRACE_NS: u64 = 30_000_000_000;
+/// How long a host load gets to end after SIGTERM (a schedlab run stores its end) before SIGKILL.
+const LOAD_GRACE_NS: u64 = 10_000_000_000;
 
 /// What every slot of one `campaign run` shares.
 pub struct Boot<'a> {
@@ -41,6 +46,9 @@ pub struct Boot<'a> {
     pub init: &'a [u8],
     pub host: &'a Fingerprint,
     pub qemu_version: &'a str,
+    /// What a host load gets as $SCHEDLAB_DB: the campaign's `--db`, when it was given (else
+    /// the load finds the database as `campaign run` did, in its environment or by default).
+    pub db: Option<std::ffi::OsString>,
 }
 
 /// One slot to boot.
@@ -78,6 +86,8 @@ enum Stop {
     Deadline(String),
     Refused(String),
     Damaged(String),
+    /// The host load ended before the guest did.
+    LoadEnded(String),
     /// The guest reported its end and did not power off in time: nothing is lost.
     PoweredOffLate,
     Store(Failure),
@@ -136,6 +146,7 @@ pub fn boot_slot(
         results: &paths.results,
     };
     let argv = command_line(&machine);
+    let confined = arm.pin_vcpus.as_deref().map(pinned_cpus);
     let origin = GuestOrigin {
         accelerator: boot.spec.accel.to_string(),
         qemu_version: boot.qemu_version.to_string(),
@@ -147,8 +158,27 @@ pub fn boot_slot(
         memory_mib: boot.spec.memory_mib,
         numa: boot.spec.numa.as_ref().map(|n| n.describe()),
         steal_time: (boot.spec.accel == Accel::Kvm).then_some(arm.steal_time),
+        host_cpus: confined.as_ref().map(ToString::to_string),
+        host_load: arm.host_load.clone(),
         host: Box::new(boot.host.clone()),
         ..GuestOrigin::default()
+    };
+    let load = match &arm.host_load {
+        Some(command) => Some(start_load(boot, request, command, work.path())?),
+        None => None,
+    };
+    // QEMU inherits the CPUs of the thread that starts it (and so does its reaper); this thread
+    // gets its own back once QEMU is gone.
+    let restore = match &confined {
+        Some(cpus) => {
+            let before = sys::allowed_cpus()
+                .map_err(|e| Failure::failed(format!("cannot read this thread's CPUs: {e}")))?;
+            sys::set_current_thread_cpus(cpus.as_slice()).map_err(|e| {
+                Failure::failed(format!("cannot keep QEMU to host CPUs {cpus}: {e}"))
+            })?;
+            Some(before)
+        }
+        None => None,
     };
     let started_ns = sys::monotonic_ns();
     let guest = RefCell::new(Guest {
@@ -167,9 +197,23 @@ pub fn boot_slot(
         run: None,
         ended: None,
         stop: None,
+        load,
+        load_log: work.path().join("load.log"),
+        vcpu_pins: arm
+            .pin_vcpus
+            .clone()
+            .filter(|_| boot.spec.accel == Accel::Kvm),
+        vcpus_pinned: false,
+        marker: paths.initrd.display().to_string(),
     });
     let qemu = sys::run_command(&argv, &|| guest.borrow_mut().tick());
+    if let Some(before) = restore {
+        let _ = sys::set_current_thread_cpus(&before);
+    }
     let mut guest = guest.into_inner();
+    if let Some(load) = guest.load.take() {
+        load.stop(LOAD_GRACE_NS);
+    }
     // What the guest wrote just before QEMU exited.
     guest.pump();
     let total_ms = (sys::monotonic_ns() - started_ns) / 1_000_000;
@@ -194,6 +238,61 @@ pub fn boot_slot(
         }
     };
     guest.finish(exited, total_ms, &paths.console)
+}
+
+/// Starts an arm's host load, with what it is told of the slot in its environment.
+fn start_load(
+    boot: &Boot<'_>,
+    request: &SlotRequest<'_>,
+    command: &str,
+    work: &Path,
+) -> Result<sys::Background, Failure> {
+    use std::ffi::OsString;
+    let exe = std::env::current_exe()
+        .map_err(|e| Failure::failed(format!("cannot find this schedlab's path: {e}")))?;
+    let mut env: Vec<(&str, OsString)> = vec![
+        ("SCHEDLAB", exe.into_os_string()),
+        ("SCHEDLAB_CAMPAIGN", boot.campaign.into()),
+        ("SCHEDLAB_ARM", request.tag.arm.as_str().into()),
+        ("SCHEDLAB_SLOT", (request.slot + 1).to_string().into()),
+    ];
+    if let Some(db) = &boot.db {
+        env.push(("SCHEDLAB_DB", db.clone()));
+    }
+    let argv = ["sh".to_string(), "-c".to_string(), command.to_string()];
+    sys::Background::start(&argv, &env, &work.join("load.log"))
+        .map_err(|e| Failure::failed(format!("cannot start the host load `{command}`: {e:?}")))
+}
+
+/// The QEMU whose command line names `marker` (the slot's initramfs, in its own folder).
+fn find_qemu(marker: &str) -> Option<i32> {
+    sys::dir_names("/proc").into_iter().find_map(|name| {
+        let pid: i32 = name.parse().ok()?;
+        let comm = sys::read_text(&format!("/proc/{pid}/comm"))?;
+        let cmdline = sys::read_text(&format!("/proc/{pid}/cmdline"))?;
+        (comm.starts_with("qemu-system") && cmdline.contains(marker)).then_some(pid)
+    })
+}
+
+/// QEMU's vCPU threads, `(vCPU, thread id)`, by the names debug-threads gives them (`CPU 3/KVM`).
+fn vcpu_threads(qemu: i32) -> Vec<(usize, i32)> {
+    sys::dir_names(&format!("/proc/{qemu}/task"))
+        .into_iter()
+        .filter_map(|tid| {
+            let comm = sys::read_text(&format!("/proc/{qemu}/task/{tid}/comm"))?;
+            Some((vcpu_of(&comm)?, tid.parse().ok()?))
+        })
+        .collect()
+}
+
+/// The vCPU a QEMU thread runs under KVM, by its name (`CPU 3/KVM`); TCG's one thread (`ALL
+/// CPUs/TCG`) and QEMU's other threads run none of their own.
+fn vcpu_of(comm: &str) -> Option<usize> {
+    comm.trim()
+        .strip_prefix("CPU ")?
+        .strip_suffix("/KVM")?
+        .parse()
+        .ok()
 }
 
 /// The files of a slot's working folder.
@@ -255,6 +354,13 @@ struct Guest<'s, 'a> {
     run: Option<BegunRun>,
     ended: Option<(RunStatus, Option<String>)>,
     stop: Option<Stop>,
+    load: Option<sys::Background>,
+    load_log: PathBuf,
+    /// Each vCPU's host CPU, to pin under KVM (`None` under TCG or unpinned).
+    vcpu_pins: Option<Vec<u32>>,
+    vcpus_pinned: bool,
+    /// What QEMU's command line holds and no other process's does.
+    marker: String,
 }
 
 impl Guest<'_, '_> {
@@ -265,9 +371,48 @@ impl Guest<'_, '_> {
             self.pump();
         }
         if self.stop.is_none() {
+            self.pin_vcpus();
+        }
+        if let (None, None, Some(load)) = (&self.stop, &self.ended, &mut self.load) {
+            if let Some(exit) = load.exited() {
+                let said = console_tail(&self.load_log);
+                self.stop = Some(Stop::LoadEnded(format!(
+                    "the host load ended ({}) before the guest did{}",
+                    describe_exit(exit),
+                    said.last()
+                        .map(|l| format!("; it said: {l}"))
+                        .unwrap_or_default()
+                )));
+            }
+        }
+        if self.stop.is_none() {
             self.stop = self.overdue();
         }
         self.stop.is_some()
+    }
+
+    /// Pins each vCPU thread to its host CPU, once QEMU has made them all.
+    fn pin_vcpus(&mut self) {
+        let Some(pins) = self.vcpu_pins.as_ref().filter(|_| !self.vcpus_pinned) else {
+            return;
+        };
+        let Some(qemu) = find_qemu(&self.marker) else {
+            return;
+        };
+        let threads = vcpu_threads(qemu);
+        if threads.len() < pins.len() {
+            return;
+        }
+        for (vcpu, tid) in threads {
+            let Some(&cpu) = pins.get(vcpu) else { continue };
+            if let Err(e) = sys::set_thread_cpus(tid, &[cpu]) {
+                self.stop = Some(Stop::Refused(format!(
+                    "cannot pin vCPU {vcpu} (QEMU thread {tid}) to host CPU {cpu}: {e}"
+                )));
+                return;
+            }
+        }
+        self.vcpus_pinned = true;
     }
 
     fn overdue(&self) -> Option<Stop> {
@@ -335,18 +480,50 @@ impl Guest<'_, '_> {
         })?;
         let store_failed = |e: schedlab_store::StoreError| Stop::Store(Failure::from(e));
         match (message, &self.run) {
-            (GuestMessage::Hello { fingerprint, facts }, None) => {
+            (
+                GuestMessage::Hello {
+                    fingerprint,
+                    facts,
+                    case_names,
+                },
+                None,
+            ) => {
+                self.pin_vcpus();
+                if let (Some(_), false) = (&self.vcpu_pins, self.vcpus_pinned) {
+                    return Err(Stop::Refused(
+                        "the guest booted before its vCPU threads could be pinned (QEMU names \
+                         them `CPU N/KVM`; none were found)"
+                            .into(),
+                    ));
+                }
                 if fingerprint.kernel_release != self.expected_release {
                     return Err(Stop::Refused(format!(
                         "the guest runs kernel {}, but the image's header says {}",
                         fingerprint.kernel_release, self.expected_release
                     )));
                 }
+                if case_names.len() != self.plan.cases.len() {
+                    return Err(Stop::Damaged(format!(
+                        "the guest named {} cases of a plan of {}",
+                        case_names.len(),
+                        self.plan.cases.len()
+                    )));
+                }
+                // The run stores the cases as the guest named them (see GuestMessage::Hello).
+                for (case, name) in self.plan.cases.iter_mut().zip(case_names) {
+                    case.name = name;
+                }
                 let boot_ms = (sys::monotonic_ns() - self.started_ns) / 1_000_000;
                 let mut fingerprint = *fingerprint;
                 fingerprint.guest = Some(GuestOrigin {
                     hypervisor_signature: facts.hypervisor_signature,
                     kvm_steal_time: facts.kvm_steal_time,
+                    vcpu_pins: self.vcpu_pins.as_ref().map(|pins| {
+                        pins.iter()
+                            .map(u32::to_string)
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    }),
                     boot_ms,
                     ..self.origin.clone()
                 });
@@ -464,7 +641,15 @@ impl Guest<'_, '_> {
                 let _ = self.end_run(RunStatus::Failed, &failure.message);
                 return Err(failure);
             }
-            (None, Some(Stop::Deadline(why) | Stop::Refused(why) | Stop::Damaged(why))) => why,
+            (
+                None,
+                Some(
+                    Stop::Deadline(why)
+                    | Stop::Refused(why)
+                    | Stop::Damaged(why)
+                    | Stop::LoadEnded(why),
+                ),
+            ) => why,
             (None, Some(Stop::PoweredOffLate)) | (None, None) => {
                 let (exit, stderr) = exited.unwrap_or((ChildExit::Code(-1), Vec::new()));
                 let said = String::from_utf8_lossy(&stderr);
@@ -532,6 +717,15 @@ pub fn arm_name(arm: Arm) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kvm_vcpu_threads_are_told_by_name() {
+        assert_eq!(vcpu_of("CPU 3/KVM\n"), Some(3));
+        assert_eq!(vcpu_of("CPU 0/KVM"), Some(0));
+        assert_eq!(vcpu_of("ALL CPUs/TCG"), None);
+        assert_eq!(vcpu_of("CPU 1/TCG"), None);
+        assert_eq!(vcpu_of("qemu-system-x86"), None);
+    }
 
     #[test]
     fn qemu_names_keep_to_plain_characters() {

@@ -80,6 +80,15 @@ fn run_job(port: &Port) -> Result<(), String> {
         ));
     }
     sys::set_hostname(&job.hostname).map_err(|e| format!("cannot set the host name: {e}"))?;
+    // Each case checked and named again here, on the machine that runs it: its limits on tasks,
+    // and the defaults it takes from the machine (cpupri's NUMA nodes), are the guest's.
+    let mut plan = job.plan;
+    plan.cases = plan
+        .cases
+        .iter()
+        .map(|case| CaseSpec::new(case.workload.clone()))
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("the plan does not fit this guest: {e}"))?;
     let (signature, kvm_features) = sys::hypervisor_cpuid();
     let facts = GuestFacts {
         hypervisor_signature: signature,
@@ -91,14 +100,15 @@ fn run_job(port: &Port) -> Result<(), String> {
         fingerprint.kernel_release,
         fingerprint.online_cpu_count,
         fingerprint.numa_nodes,
-        schedlab_core::words::counted(job.plan.cases.len(), "case")
+        schedlab_core::words::counted(plan.cases.len(), "case")
     ));
     port.send(&GuestMessage::Hello {
         fingerprint: Box::new(fingerprint),
         facts,
+        case_names: plan.cases.iter().map(|c| c.name.clone()).collect(),
     })?;
     let mut sink = PortSink { port, lost: None };
-    let outcome = runner::execute(&job.plan, &mut sink, &mut ConsoleProgress);
+    let outcome = runner::execute(&plan, &mut sink, &mut ConsoleProgress);
     if let Some(lost) = sink.lost {
         return Err(lost);
     }

@@ -52,6 +52,12 @@ pub struct VmArm {
     pub append: String,
     /// KVM's steal time for the guest (ignored under TCG, which has no KVM features).
     pub steal_time: bool,
+    /// Each vCPU's host CPU, in vCPU order; QEMU is kept to these CPUs. `None`: not pinned.
+    #[serde(default)]
+    pub pin_vcpus: Option<Vec<u32>>,
+    /// A shell command run on the host beside each guest of the arm.
+    #[serde(default)]
+    pub host_load: Option<String>,
 }
 
 impl VmSpec {
@@ -88,7 +94,17 @@ impl VmArm {
             sha256: sha256_hex(&bytes),
             append,
             steal_time,
+            pin_vcpus: None,
+            host_load: None,
         })
+    }
+
+    /// What sets two arms booting one image apart (or nothing).
+    pub fn same_settings(&self, other: &VmArm) -> bool {
+        self.append == other.append
+            && self.steal_time == other.steal_time
+            && self.pin_vcpus == other.pin_vcpus
+            && self.host_load == other.host_load
     }
 
     /// Refuses an image that changed since the campaign was planned: its slots would not all
@@ -151,6 +167,57 @@ pub const BUILD_STATIC: &str = "rustup target add x86_64-unknown-linux-musl; \
      apt-get install musl-tools; cargo build --release --target x86_64-unknown-linux-musl \
      makes target/x86_64-unknown-linux-musl/release/schedlab";
 
+/// `--pin-vcpus`: one host CPU per vCPU, in vCPU order, as numbers or ascending ranges
+/// (`0,1,0,1`, `0-1,0-1`); each must be a CPU this process may use.
+pub fn parse_vcpu_pins(
+    flag: &str,
+    text: &str,
+    vcpus: u32,
+    allowed: &[u32],
+) -> Result<Vec<u32>, Failure> {
+    let bad = || {
+        Failure::bad_input(format!(
+            "{flag} takes one host CPU per vCPU in vCPU order (0,1,0,1), not {text:?}"
+        ))
+    };
+    let mut cpus = Vec::new();
+    for part in text.split(',') {
+        let (first, last) = match part.trim().split_once('-') {
+            Some((a, b)) => (a.trim(), b.trim()),
+            None => (part.trim(), part.trim()),
+        };
+        let first: u32 = first.parse().map_err(|_| bad())?;
+        let last: u32 = last.parse().map_err(|_| bad())?;
+        if last < first {
+            return Err(bad());
+        }
+        let count = cpus.len() + (last - first) as usize + 1;
+        if count > vcpus as usize {
+            return Err(Failure::bad_input(format!(
+                "{flag} {text}: {count} host CPUs for {vcpus} vCPUs; give one per vCPU"
+            )));
+        }
+        cpus.extend(first..=last);
+    }
+    if cpus.len() != vcpus as usize {
+        return Err(Failure::bad_input(format!(
+            "{flag} {text}: {} host CPUs for {vcpus} vCPUs; give one per vCPU",
+            cpus.len()
+        )));
+    }
+    if let Some(cpu) = cpus.iter().find(|c| !allowed.contains(c)) {
+        return Err(Failure::bad_input(format!(
+            "{flag} {text}: CPU {cpu} is not one this process may run on"
+        )));
+    }
+    Ok(cpus)
+}
+
+/// The distinct host CPUs of a pin list, in the kernel's list form (`0-1`).
+pub fn pinned_cpus(pins: &[u32]) -> schedlab_core::cpu_list::CpuList {
+    schedlab_core::cpu_list::CpuList::from(pins.to_vec())
+}
+
 /// The guest's host name: the host's, with the accelerator (a guest under TCG and one under
 /// KVM measure nothing alike, and estimates go by host name), within the kernel's 64 bytes.
 pub fn guest_hostname(host: &str, accel: Accel) -> String {
@@ -173,6 +240,27 @@ mod tests {
         let name = guest_hostname(&long, Accel::Kvm);
         assert_eq!(name.len(), 64);
         assert!(name.ends_with("-guest-kvm"));
+    }
+
+    #[test]
+    fn vcpu_pins_are_one_allowed_cpu_per_vcpu_in_order() {
+        let allowed = [0, 1, 2, 3];
+        let pins = |text: &str, vcpus| parse_vcpu_pins("--pin-vcpus", text, vcpus, &allowed);
+        assert_eq!(pins("0,1,0,1", 4).unwrap(), [0, 1, 0, 1]);
+        assert_eq!(pins("0-1,0-1", 4).unwrap(), [0, 1, 0, 1]);
+        assert_eq!(pins("3", 1).unwrap(), [3]);
+        for (text, vcpus, why) in [
+            ("0,1", 4, "2 host CPUs for 4 vCPUs"),
+            ("0-3,1", 4, "5 host CPUs for 4 vCPUs"),
+            ("0-1000000", 4, "host CPUs for 4 vCPUs"),
+            ("1-0", 2, "one host CPU per vCPU"),
+            ("x", 1, "one host CPU per vCPU"),
+            ("7,0", 2, "CPU 7 is not one this process may run on"),
+        ] {
+            let err = pins(text, vcpus).unwrap_err().message;
+            assert!(err.contains(why), "{text}: {err}");
+        }
+        assert_eq!(pinned_cpus(&[1, 0, 1, 0]).to_string(), "0-1");
     }
 
     #[test]
