@@ -328,6 +328,7 @@ const VCPU_PREEMPT_SUITE: &str = "vcpu-preempt";
 /// labelled NAME-load-a and NAME-load-b, so its throughput is stored and comparable too.
 struct Preset {
     vcpus: u32,
+    memory_mib: u64,
     pins: Vec<u32>,
     load: String,
 }
@@ -342,6 +343,8 @@ fn vcpu_preempt_preset() -> Result<Preset, Failure> {
     };
     Ok(Preset {
         vcpus: 4,
+        // The suite's mmap and page-fault cases map 128 MiB in each of 2x the vCPUs' tasks.
+        memory_mib: 2048,
         pins: vec![c0, c1, c0, c1],
         load: format!(
             "exec \"$SCHEDLAB\" run --label \"$SCHEDLAB_CAMPAIGN-load-$SCHEDLAB_ARM\" \
@@ -364,7 +367,7 @@ fn vm_spec(args: &CampaignStartArgs, plan: &RunPlan) -> Result<(VmSpec, Option<S
     }
     let memory_mib = match &args.memory {
         Some(text) => parse_memory_mib(text)?,
-        None => 1024,
+        None => preset.as_ref().map_or(1024, |p| p.memory_mib),
     };
     let numa = args
         .numa
@@ -822,6 +825,7 @@ fn run(args: &CampaignRunArgs) -> Result<ExitCode, Failure> {
                 reason,
                 run_id,
                 console_tail,
+                retry,
             } => {
                 state.failures.push(FailedSlot {
                     slot,
@@ -841,6 +845,14 @@ fn run(args: &CampaignRunArgs) -> Result<ExitCode, Failure> {
                     "{where_}: failed{}: {reason}",
                     run_id.map(|id| format!(" (run {id})")).unwrap_or_default()
                 ))?;
+                if !retry {
+                    return Err(Failure::failed(format!(
+                        "slot {} of campaign {} cannot run as planned (booting it again would not \
+                         help); plan a campaign that fits its guests",
+                        slot + 1,
+                        args.name
+                    )));
+                }
                 if failed_here > vm.retries {
                     return Err(Failure::failed(format!(
                         "slot {} of campaign {} failed {}; its console is in `schedlab campaign \

@@ -75,6 +75,10 @@ pub enum SlotEnd {
         reason: String,
         run_id: Option<i64>,
         console_tail: Vec<String>,
+        /// Whether booting the slot again may go otherwise: not when the guest's schedlab refused
+        /// the job (a plan that does not fit the guest, a binary of another version) or the
+        /// guest runs another kernel than the image names.
+        retry: bool,
     },
     /// A stop signal ended the guest (and its run).
     Interrupted { signal: i32 },
@@ -623,6 +627,7 @@ impl Guest<'_, '_> {
             });
         }
         let stop = self.stop.take();
+        let retry = !matches!(stop, Some(Stop::Refused(_)));
         let reason = match (&self.ended, stop) {
             (Some((status, error)), _) => format!(
                 "the guest's run ended {}{}",
@@ -668,6 +673,7 @@ impl Guest<'_, '_> {
             reason,
             run_id: self.run.as_ref().map(|r| r.id),
             console_tail: console_tail(console),
+            retry,
         })
     }
 

@@ -141,7 +141,10 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 pub fn guest_binary(given: Option<&Path>) -> Result<(PathBuf, Vec<u8>), Failure> {
     let (path, from_flag) = match given {
         Some(path) => (path.to_path_buf(), true),
-        None => (PathBuf::from("/proc/self/exe"), false),
+        None => (
+            std::env::current_exe().unwrap_or_else(|_| PathBuf::from("/proc/self/exe")),
+            false,
+        ),
     };
     let bytes = std::fs::read(&path).map_err(|e| {
         Failure::bad_input(format!(
