@@ -714,3 +714,67 @@ fn check_comparable(reference: &RunRecord, run: &RunRecord) -> Result<(), Failur
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use schedlab_core::fingerprint::{Fingerprint, GuestOrigin};
+    use schedlab_core::plan::RunPlan;
+    use schedlab_core::record::RunStatus;
+    use schedlab_core::workload::{fake::FakeParams, WorkloadSpec};
+
+    fn run(id: i64, accelerator: Option<&str>) -> RunRecord {
+        RunRecord {
+            id: Some(id),
+            label: None,
+            plan: RunPlan::new(
+                None,
+                None,
+                1,
+                0,
+                vec![WorkloadSpec::Fake(FakeParams::default())],
+            )
+            .unwrap(),
+            fingerprint: Fingerprint {
+                guest: accelerator.map(|a| GuestOrigin {
+                    accelerator: a.into(),
+                    ..GuestOrigin::default()
+                }),
+                ..Fingerprint::default()
+            },
+            started_at_ns: 0,
+            ended_at_ns: None,
+            status: RunStatus::Complete,
+            error: None,
+            cases: Vec::new(),
+        }
+    }
+
+    /// Runs of the machine itself and of KVM guests are judged; a TCG guest's are refused,
+    /// each named, with the way to compare them anyway.
+    #[test]
+    fn runs_of_emulated_guests_are_refused() {
+        let judged = [run(1, None), run(2, Some("kvm"))];
+        assert!(refuse_emulated(judged.iter()).is_ok());
+        let one = [run(1, None), run(3, Some("tcg"))];
+        let refusal = refuse_emulated(one.iter()).unwrap_err();
+        assert_eq!(refusal.kind, crate::failure::FailureKind::BadInput);
+        assert!(
+            refusal
+                .message
+                .starts_with("refusing to judge: run 3 was measured in a guest QEMU emulated (TCG"),
+            "{}",
+            refusal.message
+        );
+        assert!(refusal.message.contains("--allow-tcg"));
+        let many: Vec<RunRecord> = (1..=8).map(|id| run(id, Some("tcg"))).collect();
+        let refusal = refuse_emulated(many.iter()).unwrap_err();
+        assert!(
+            refusal
+                .message
+                .contains("runs 1, 2, 3, 4, 5, ... (8 in all) were"),
+            "{}",
+            refusal.message
+        );
+    }
+}

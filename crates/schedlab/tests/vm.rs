@@ -254,6 +254,10 @@ fn a_two_kernel_campaign_boots_in_abba_order_and_is_not_judged_under_tcg() {
         shown.contains("Wakeup Latencies percentiles (usec) runtime 1 (s) × 2 iterations"),
         "{shown}"
     );
+    assert!(
+        shown.contains(" under tcg (emulated: its timings are QEMU's, not the kernel's) · 2 NUMA nodes · booted in "),
+        "{shown}"
+    );
 
     let out = schedlab(&db)
         .args(["compare", "k-a", "k-b"])
@@ -517,6 +521,22 @@ fn next_and_run_each_keep_to_their_kind_of_campaign() {
     ]));
     let stderr = assert_bad_input(&db, &words("campaign next guests"));
     assert!(stderr.contains("campaign run guests"), "{stderr}");
+    // This test's schedlab is the glibc build: without a static one it says how to build one,
+    // before anything boots.
+    let out = schedlab(&db)
+        .env_remove("SCHEDLAB_GUEST_BINARY")
+        .args(["campaign", "run", "guests"])
+        .output()
+        .unwrap();
+    let stderr = assert_refused(&out, "campaign run without a static binary");
+    assert!(
+        stderr.contains("is dynamically linked") && stderr.contains("--guest-binary"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("--target x86_64-unknown-linux-musl"),
+        "{stderr}"
+    );
     let status = stdout_of_success(&db, &["campaign", "status", "guests"]);
     assert!(
         status.contains("guests under tcg with 2 vCPUs and 1024 MiB"),
@@ -649,4 +669,58 @@ fn the_vcpu_preempt_preset_plans_seed_000() {
     // Its contention cases count the guest's 4 vCPUs twice over.
     let spec: String = sql_value(&db, "SELECT spec_json FROM experiments");
     assert!(spec.contains("\"tasks\":8"), "{spec}");
+}
+
+/// A guest whose schedlab refuses its job (here a plan that holds more memory than the guest
+/// has: the host, with more, let it through) fails its slot with the guest's reason, and is not booted again: it would refuse again.
+#[test]
+fn a_job_the_guest_refuses_is_not_booted_again() {
+    let Some(tools) = guest_tools() else { return };
+    let _one = ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner());
+    let (dir, db) = temp_db();
+    let image = tools.kernel_6_12.to_str().unwrap();
+    expect_success(schedlab(&db).args([
+        "campaign",
+        "start",
+        "r",
+        "--vm",
+        "--a-kernel",
+        image,
+        "--b-kernel",
+        image,
+        "--b-append",
+        "quiet",
+        "--accel",
+        "tcg",
+        "--memory",
+        "256M",
+        "--retries",
+        "3",
+        "--boots",
+        "4",
+        "contention",
+        "--testcase",
+        "page-fault",
+        "--tasks",
+        "4",
+        "--map-kib",
+        "131072",
+    ]));
+    let out = schedlab_in(&db, dir.path(), &tools.binary)
+        .args(["campaign", "run", "r"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(said.matches("failed: ").count(), 1, "booted once: {said}");
+    assert!(
+        said.contains("failed: the guest's schedlab refused the job: the plan does not fit this guest: --map-kib"),
+        "{said}"
+    );
+    assert!(
+        stderr_of(&out).contains("booting it again would not help"),
+        "{}",
+        stderr_of(&out)
+    );
+    assert!(qemus_of(dir.path()).is_empty());
 }

@@ -722,6 +722,8 @@ fn run(args: &CampaignRunArgs) -> Result<ExitCode, Failure> {
     if state.slots.len() as u32 >= spec.boots {
         return finished(&args.name);
     }
+    let (binary, init) = guest_binary(args.guest_binary.as_deref())?;
+    let qemu_version = accel::qemu_version(&vm.qemu)?;
     match vm.accel {
         Accel::Kvm => {
             if let Some(why) = accel::kvm_unusable() {
@@ -742,8 +744,6 @@ fn run(args: &CampaignRunArgs) -> Result<ExitCode, Failure> {
             ));
         }
     }
-    let qemu_version = accel::qemu_version(&vm.qemu)?;
-    let (binary, init) = guest_binary(args.guest_binary.as_deref())?;
     if !args.quiet {
         say(format_args!(
             "campaign {}: {}; /init is {} ({} MiB)",
