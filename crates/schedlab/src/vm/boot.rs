@@ -238,7 +238,11 @@ pub fn boot_slot(
             None
         }
         Err(CommandError::Io(e)) => {
-            return Err(Failure::failed(format!("waiting for QEMU: {e}")));
+            // QEMU's group is ended whatever the wait saw; the run it may have begun ends failed.
+            guest
+                .stop
+                .get_or_insert(Stop::Damaged(format!("waiting for QEMU failed: {e}")));
+            None
         }
     };
     guest.finish(exited, total_ms, &paths.console)
