@@ -153,18 +153,6 @@ fn check_all_allowed(key: &'static str, cpus: &[u32]) -> Result<()> {
     }
 }
 
-/// A command-line CPU list as the value a suite file holds (an array), or why it is not one.
-pub fn parse_list_value(text: &str) -> std::result::Result<serde_json::Value, String> {
-    let list: CpuList = text.parse()?;
-    serde_json::to_value(list).map_err(|e| e.to_string())
-}
-
-/// A command-line CPU pair as the value a suite file holds (an array of two).
-pub fn parse_pair_value(text: &str) -> std::result::Result<serde_json::Value, String> {
-    let pair: CpuPair = text.parse()?;
-    serde_json::to_value(pair).map_err(|e| e.to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,6 +18,7 @@ pub mod import;
 pub mod latency;
 pub mod metric;
 pub mod plan;
+pub mod probe;
 pub mod record;
 pub mod rng;
 pub mod runner;

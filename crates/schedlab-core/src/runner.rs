@@ -8,6 +8,10 @@
 //! names the tasks that had not finished and stops them; the case is recorded as failed with that
 //! report, and the run ends or, with `keep_going`, goes on to the next case (and ends `partial`).
 //!
+//! With `--explain` and `--profile` each case then gets iterations of its own under probes
+//! ([`crate::probe`]), after all measured ones: they go to the sink as `ProbeRecord`s, apart
+//! from the measured iterations, so nothing that compares cases ever reads them.
+//!
 //! Every iteration is also held to its declared metrics — the workload's `metrics()` and, for a
 //! workload that runs tasks, the runner's own secondary ones: a metric returned but not declared,
 //! or declared but not returned, fails the case like a workload error, so no stored run holds a
@@ -16,8 +20,9 @@ use crate::counters::IterationCounters;
 use crate::estimate;
 use crate::metric::{self, secondary, Breach, MetricDef};
 use crate::plan::{CaseSpec, RunPlan};
+use crate::probe::{self, ProbeKind, ProbeRecord};
 use crate::record::{CaseRecord, IterationRecord, RunStatus};
-use crate::workload::{tasks, IterationInfo, Workload, WorkloadSpec};
+use crate::workload::{tasks, IterationInfo, IterationOutput, Workload, WorkloadSpec};
 use crate::{sys, Error};
 
 /// Where finished iterations go. The store implements it; tests can collect in memory.
@@ -28,6 +33,17 @@ pub trait RunSink {
         case: &CaseSpec,
         iteration: &IterationRecord,
     ) -> Result<(), String>;
+
+    /// A probed or profiled iteration of a case (`--explain`, `--profile`): kept apart from the
+    /// measured ones.
+    fn record_probe(
+        &mut self,
+        _case_index: usize,
+        _case: &CaseSpec,
+        _probe: &ProbeRecord,
+    ) -> Result<(), String> {
+        Ok(())
+    }
 
     /// A case failed (its workload, or the watchdog): keep why with the case.
     fn record_case_failure(
@@ -64,6 +80,10 @@ pub trait RunObserver {
     /// schedlab was stopped (Ctrl-Z, SIGSTOP) while the iteration was measured: what it measured
     /// includes the pause, so it is thrown away and run again.
     fn iteration_suspended(&mut self, _progress: &Progress<'_>) {}
+    /// A probed or profiled iteration of `case` is about to run.
+    fn probe_starting(&mut self, _case: &CaseSpec, _kind: ProbeKind, _index: u32) {}
+    /// ... and has been recorded.
+    fn probe_finished(&mut self, _case: &CaseSpec, _probe: &ProbeRecord) {}
 }
 
 /// How many times in a row an iteration is run again after schedlab was stopped while measuring
@@ -192,6 +212,7 @@ fn execute_built(
         durations: vec![Vec::new(); plan.cases.len()],
         failed: Vec::new(),
         threads_before: 0,
+        availability: None,
     };
     match run.all() {
         Ok(()) => match run.failures() {
@@ -229,6 +250,8 @@ struct Execution<'a> {
     failed: Vec<usize>,
     /// Workload threads alive before the last iteration started.
     threads_before: usize,
+    /// What this machine offers the probes, found before the first probed iteration.
+    availability: Option<probe::Availability>,
 }
 
 impl Execution<'_> {
@@ -262,7 +285,174 @@ impl Execution<'_> {
                 }
             }
         }
+        self.probes()
+    }
+
+    /// The probed, then the profiled, iterations of every case that did not fail.
+    fn probes(&mut self) -> Result<(), Error> {
+        if self.plan.explain == 0 && !self.plan.profile {
+            return Ok(());
+        }
+        if self.plan.explain > 0 {
+            self.availability = Some(probe::availability());
+        }
+        let kinds: Vec<(ProbeKind, u32)> = (0..self.plan.explain)
+            .map(|i| (ProbeKind::Explain, i))
+            .chain(self.plan.profile.then_some((ProbeKind::Profile, 0)))
+            .collect();
+        for case_index in 0..self.plan.cases.len() {
+            for &(kind, index) in &kinds {
+                if self.failed.contains(&case_index) || self.workloads[case_index].is_none() {
+                    break;
+                }
+                let result = self.probe_iteration(case_index, kind, index);
+                self.settle(case_index, result)?;
+            }
+        }
         Ok(())
+    }
+
+    /// One iteration under probes (`Explain`) or the profiler (`Profile`): run as a measured
+    /// one is, with the probes opened before it and read after it, and recorded as a
+    /// [`ProbeRecord`].
+    fn probe_iteration(
+        &mut self,
+        case_index: usize,
+        kind: ProbeKind,
+        index: u32,
+    ) -> Result<(), Stop> {
+        if let Some(signal) = sys::interrupt_signal() {
+            return Err(Stop::Run(Error::Interrupted(signal)));
+        }
+        let deadline_ns = self.deadline_ns(case_index);
+        let case = &self.plan.cases[case_index];
+        self.observer.probe_starting(case, kind, index);
+        // After every measured iteration, so a workload that numbers its iterations sees a new one.
+        let info = IterationInfo {
+            index: self.cases[case_index].iterations.len() as u32
+                + if kind == ProbeKind::Profile {
+                    self.plan.explain
+                } else {
+                    index
+                },
+            warmup: false,
+        };
+        let Some(workload) = self.workloads[case_index].as_mut() else {
+            return Err(Stop::Run(Error::failed(format!(
+                "case `{}` has no workload",
+                case.name
+            ))));
+        };
+        let mut unavailable = Vec::new();
+        let mut explainer = match (kind, &self.availability) {
+            (ProbeKind::Explain, Some(availability)) => Some(probe::Explainer::open(availability)),
+            _ => None,
+        };
+        let profiler = match kind {
+            ProbeKind::Profile => probe::Profiler::open()
+                .map_err(|u| unavailable.push(u))
+                .ok(),
+            ProbeKind::Explain => None,
+        };
+        self.threads_before = tasks::live_task_threads();
+        let started_at_ns = sys::realtime_ns();
+        let counters = workload.runs_tasks().then(IterationCounters::start);
+        sys::take_continued();
+        self.watchdog.arm(deadline_ns).map_err(|e| {
+            Stop::Run(Error::failed(format!(
+                "cannot arm the iteration watchdog: {e}"
+            )))
+        })?;
+        if let Some(explainer) = explainer.as_mut() {
+            explainer.start();
+        }
+        let profiling = profiler
+            .as_ref()
+            .map(|p| p.start().map_err(|u| unavailable.push(u)).is_ok())
+            .unwrap_or(false);
+        let result = workload.run_iteration(info);
+        if let Some(explainer) = explainer.as_mut() {
+            explainer.stop();
+        }
+        if let Some(profiler) = &profiler {
+            profiler.stop();
+        }
+        let expired = sys::deadline_expired();
+        let _ = self.watchdog.disarm();
+        let secondary = counters.map(IterationCounters::finish).unwrap_or_default();
+        let _ = sys::take_continued();
+        let declared = declared_metrics(workload.as_ref());
+        let mut output = self.judge(case_index, info, deadline_ns, result, expired)?;
+        output.measurements.extend(secondary);
+        let breaches = metric::check_declared(&declared, &output.measurements);
+        if !breaches.is_empty() {
+            return Err(Stop::Case(self.undeclared(case_index, info, &breaches)));
+        }
+        let mut record = ProbeRecord {
+            kind,
+            index,
+            started_at_ns,
+            measurements: output.measurements,
+            explanatory: Vec::new(),
+            unavailable,
+            attachments: Vec::new(),
+            symbols: Vec::new(),
+        };
+        if let Some(explainer) = explainer {
+            let (explanatory, unavailable, attachments) = explainer.finish(sys::current_tid());
+            record.explanatory = explanatory;
+            record.unavailable.extend(unavailable);
+            record.attachments = attachments;
+        }
+        if let Some(profiler) = profiler.filter(|_| profiling) {
+            let (symbols, measurements) = profiler.finish();
+            record.symbols = symbols;
+            record.explanatory = measurements;
+        }
+        let case = &self.plan.cases[case_index];
+        self.sink
+            .record_probe(case_index, case, &record)
+            .map_err(|e| {
+                Stop::Run(match sys::interrupt_signal() {
+                    Some(signal) => Error::Interrupted(signal),
+                    None => Error::failed(format!("cannot store the probed iteration: {e}")),
+                })
+            })?;
+        self.observer.probe_finished(case, &record);
+        Ok(())
+    }
+
+    /// What an iteration's result means for the run: its output, or why the case or the run
+    /// stops (a signal, the deadline, the workload's error).
+    fn judge(
+        &self,
+        case_index: usize,
+        info: IterationInfo,
+        deadline_ns: u64,
+        result: crate::Result<IterationOutput>,
+        expired: bool,
+    ) -> Result<IterationOutput, Stop> {
+        match result {
+            Ok(output) => Ok(output),
+            Err(Error::Interrupted(signal)) => Err(Stop::Run(Error::Interrupted(signal))),
+            Err(Error::TimedOut(detail)) => Err(Stop::Case(self.timed_out(
+                case_index,
+                info,
+                deadline_ns,
+                &detail,
+            ))),
+            // Whatever a workload made of the watchdog's interruption, the deadline is the cause.
+            Err(e) if expired => {
+                let detail = e.to_string();
+                Err(Stop::Case(self.timed_out(
+                    case_index,
+                    info,
+                    deadline_ns,
+                    &detail,
+                )))
+            }
+            Err(e) => Err(Stop::Case(e)),
+        }
     }
 
     fn case(&mut self, case_index: usize, total: u32) -> Result<(), Stop> {
@@ -426,31 +616,9 @@ impl Execution<'_> {
                 case.name,
             ))));
         };
-        let mut output = match result {
-            Ok(output) => output,
-            Err(Error::Interrupted(signal)) => return Err(Stop::Run(Error::Interrupted(signal))),
-            Err(Error::TimedOut(detail)) => {
-                return Err(Stop::Case(self.timed_out(
-                    case_index,
-                    info,
-                    deadline_ns,
-                    &detail,
-                )))
-            }
-            // Whatever a workload made of the watchdog's interruption, the deadline is the cause.
-            Err(e) if expired => {
-                let detail = e.to_string();
-                return Err(Stop::Case(self.timed_out(
-                    case_index,
-                    info,
-                    deadline_ns,
-                    &detail,
-                )));
-            }
-            Err(e) => return Err(Stop::Case(e)),
-        };
-        output.measurements.extend(secondary);
         let declared = declared_metrics(workload.as_ref());
+        let mut output = self.judge(case_index, info, deadline_ns, result, expired)?;
+        output.measurements.extend(secondary);
         let breaches = metric::check_declared(&declared, &output.measurements);
         if !breaches.is_empty() {
             return Err(Stop::Case(self.undeclared(case_index, info, &breaches)));

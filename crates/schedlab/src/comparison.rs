@@ -16,7 +16,7 @@ use schedlab_core::fingerprint::{MustMatch, MUST_MATCH};
 use schedlab_core::metric::{MetricShape, Role};
 use schedlab_core::record::{ExperimentTag, RunRecord, RunStatus};
 use schedlab_core::words;
-use schedlab_report::compare::text::Style;
+use schedlab_report::compare::style::{self as layout, Style};
 use schedlab_report::compare::{self};
 use schedlab_store::{RunSelection, Store};
 
@@ -84,8 +84,10 @@ pub fn render(
 ) -> Result<ExitCode, Failure> {
     let style = self::style(style);
     emit(|out| match format {
-        CompareFormat::Text => compare::text::write(comparison, style, out),
-        CompareFormat::Markdown => compare::markdown::write(comparison, style, out),
+        CompareFormat::Text => compare::text::write(&layout::document(comparison, style), out),
+        CompareFormat::Markdown => {
+            compare::markdown::write(&layout::document(comparison, style), out)
+        }
         CompareFormat::Csv => compare::csv::write(comparison, out),
         CompareFormat::Json => compare::json::write(comparison, out),
     })?;
@@ -415,7 +417,7 @@ fn load_across(
     let project = |filter: &MetricFilter| {
         let all = Side::from_runs("selected runs", &inputs, filter, include);
         schedlab_analysis::across::project(&all, &across.key, across.values.as_deref())
-            .map_err(|e| Failure::bad_input(e.to_string()))
+            .map_err(|e| Failure::bad_input(schedlab_report::refusals::across(&e)))
     };
     let projection = project(&query.filter)?;
     projection.sides.iter().try_for_each(refuse_non_finite)?;

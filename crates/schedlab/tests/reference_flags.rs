@@ -218,6 +218,8 @@ fn reference_flags_without_a_counterpart_are_refused_with_the_reason() {
 fn wakeup_help_says_why_its_runtime_is_not_schbenchs_and_names_the_spellings() {
     let (_d, db) = temp_db();
     let help = stdout_of_success(&db, &words("run schbench --help"));
+    // As one line: help wraps to the terminal, wherever a phrase falls.
+    let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(help.contains("Not schbench's 30"), "{help}");
     for alias in [
         "--threads",

@@ -15,10 +15,10 @@ use rustix::event::{PollFd, PollFlags};
 use rustix::io::Errno;
 use rustix::process::PidfdFlags;
 
+use super::handler::TASK_GROUP;
 use super::process::ChildExit;
 use super::raw::{raw_getpid, raw_getppid, raw_getrlimit_nofile};
 use super::time::monotonic_ns;
-use super::watchdog::TASK_GROUP;
 
 /// Output kept per stream; a tool that prints more is not one schedlab parses.
 pub const MAX_OUTPUT_BYTES: usize = 16 << 20;
@@ -66,6 +66,20 @@ pub fn find_program(program: &str) -> Option<PathBuf> {
     std::env::split_paths(&paths)
         .map(|dir| dir.join(program))
         .find(|path| executable(path))
+}
+
+/// Why `program` cannot be run, for the refusal: a path that exists is not an executable file (a
+/// directory, or a file without an execute bit), else there is no such file (in `$PATH` when it
+/// names no path).
+pub fn why_not_runnable(program: &str) -> &'static str {
+    if !program.contains('/') {
+        return "no such executable file in $PATH";
+    }
+    match std::fs::metadata(program) {
+        Ok(m) if m.is_dir() => "it is a directory",
+        Ok(_) => "it is not executable (no execute permission)",
+        Err(_) => "no such executable file",
+    }
 }
 
 /// Runs `argv` to its end, or until `stop()` (checked whenever the wait wakes) asks it to stop.

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::tasks::{TaskBudget, TaskLaunch, TaskMode};
-use super::definition::{ParamDef, ParamKind, WorkloadParams};
+use super::definition::{field, Choice, Param, ParamKind, WorkloadParams};
 use super::definition::{IterationInfo, IterationOutput, Workload};
 use crate::metric::{Better, MetricDef};
 use crate::sys::{self, task_code, AsFd, OwnedFd, TaskCode};
@@ -70,6 +70,14 @@ impl SyscallKind {
     }
 }
 
+impl Choice for SyscallKind {
+    const ALL: &'static [Self] = &SyscallKind::ALL;
+
+    fn name(self) -> &'static str {
+        self.as_str()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SyscallParams {
@@ -94,19 +102,19 @@ impl WorkloadParams for SyscallParams {
     const NAME: &'static str = "syscall";
     const SUMMARY: &'static str = "threads making raw system calls in a tight loop: getpid, \
 getrlimit, /dev/null writes, /dev/zero reads (seeds 001 and 003)";
-    const PARAMS: &'static [ParamDef] = &[
-        ParamDef::new("threads", "threads", ParamKind::Count { min: 1, max: 4_096 })
+    const PARAMS: &'static [Param<Self>] = &[
+        Param::new(field!(threads), "threads", ParamKind::Count { min: 1, max: 4_096 })
             .value("T")
             .help("Threads calling at once.")
             .details("Threads calling at once (1 to 4,096).")
             .task_count(),
-        ParamDef::new("calls", "calls", ParamKind::Count { min: 1, max: 10_000_000_000 })
+        Param::new(field!(calls), "calls", ParamKind::Count { min: 1, max: 10_000_000_000 })
             .value("N")
             .help("System calls per thread per iteration.")
             .details("Calls per thread per iteration (1 to 10^10).")
             .work_size(),
-        ParamDef::new(
-            "kind",
+        Param::new(
+            field!(kind),
             "kind",
             ParamKind::Choice(&[
                 ("getpid", "syscall(SYS_getpid)"),

@@ -99,8 +99,10 @@ pub fn ab(args: &AbArgs) -> Result<ExitCode, Failure> {
     };
     emit(|out| {
         schedlab_report::compare::text::write(
-            &comparison,
-            schedlab_report::compare::text::Style::Schedtests,
+            &schedlab_report::compare::style::document(
+                &comparison,
+                schedlab_report::compare::style::Style::Schedtests,
+            ),
             out,
         )
     })?;

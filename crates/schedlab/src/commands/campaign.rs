@@ -12,11 +12,12 @@ use std::process::ExitCode;
 use serde::{Deserialize, Serialize};
 
 use schedlab_core::experiment::{arm_label, AbbaSlot};
-use schedlab_core::plan::{check_printable, CaseSpec, RunPlan, MAX_LABEL_CHARS};
+use schedlab_core::plan::{CaseSpec, RunPlan, MAX_LABEL_CHARS};
 use schedlab_core::record::{Arm, ExperimentTag, RunStatus};
 use schedlab_core::suite::Suite;
 use schedlab_core::sys;
 use schedlab_core::words;
+use schedlab_core::words::check_printable;
 use schedlab_store::{Experiment, ExperimentKind, Store};
 
 use crate::cli::{
@@ -34,8 +35,6 @@ use crate::vm::accel::{self, AccelChoice};
 use crate::vm::boot::{arm_name, boot_slot, Boot, SlotEnd, SlotRequest};
 use crate::vm::{guest_binary, parse_vcpu_pins, pinned_cpus, VmArm, VmSpec};
 use schedlab_core::vm::qemu::{Accel, NumaLayout};
-
-const MAX_BOOTS: u32 = 1000;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CampaignSpec {
@@ -142,12 +141,6 @@ pub fn campaign(args: &CampaignArgs) -> Result<ExitCode, Failure> {
 }
 
 fn start(args: &CampaignStartArgs) -> Result<ExitCode, Failure> {
-    if args.boots < 4 || !args.boots.is_multiple_of(2) || args.boots > MAX_BOOTS {
-        return Err(Failure::bad_input(format!(
-            "--boots must be even, at least 4 and at most {MAX_BOOTS} (ABBA pairs), not {}",
-            args.boots
-        )));
-    }
     // Its runs are labelled NAME-a and NAME-b, so a name that makes good labels is one that is
     // printable and leaves room for the suffix (it cannot be all digits with it).
     check_printable(&args.name)
@@ -157,12 +150,6 @@ fn start(args: &CampaignStartArgs) -> Result<ExitCode, Failure> {
         return Err(Failure::bad_input(format!(
             "the campaign name is longer than {longest} characters (its runs are labelled NAME-a and NAME-b)"
         )));
-    }
-    for (flag, release) in [
-        ("--a-kernel", &args.a_kernel),
-        ("--b-kernel", &args.b_kernel),
-    ] {
-        check_printable(release).map_err(|why| Failure::bad_input(format!("{flag} {why}")))?;
     }
     let vm = args.vm || args.preset.is_some();
     if !vm {
@@ -660,6 +647,14 @@ fn next(args: &CampaignNextArgs) -> Result<ExitCode, Failure> {
     };
     let mut plan = plan_for_visit(&spec.plan, slot);
     plan.label = Some(arm_label(&args.name, arm));
+    if args.probes.explain.is_some() || args.probes.profile {
+        let (explain, profile) = (
+            args.probes.explain.unwrap_or(plan.explain),
+            args.probes.profile || plan.profile,
+        );
+        plan = plan.with_probes(explain, profile)?;
+        crate::session::check_probes(&plan)?;
+    }
     let mut progress = ProgressLine::new(args.quiet);
     let tag = ExperimentTag {
         experiment_id,
