@@ -490,6 +490,24 @@ fn every_command_line_the_docs_quote_runs() {
                 Some("list" | "env") => {
                     schedlab(&db).args(&argv).assert().success();
                 }
+                Some("campaign") => {
+                    // A campaign of guests needs kernel images, and its suite file and name are
+                    // the reader's: every flag is checked when the command gets as far as those.
+                    let out = schedlab(&db).args(&argv).output().unwrap();
+                    let stderr = String::from_utf8_lossy(&out.stderr);
+                    assert!(
+                        out.status.success()
+                            || [
+                                "cannot read the kernel image",
+                                "no built-in suite or suite file named",
+                                "no campaign named",
+                            ]
+                            .iter()
+                            .any(|past_the_flags| stderr.contains(past_the_flags)),
+                        "{}: schedlab {argv:?}: {stderr}",
+                        q.place
+                    );
+                }
                 Some("import") => {
                     expect_success(schedlab(&db).args(with_a_captured_output(&argv)));
                     let label = argv.windows(2).find(|pair| pair[0] == "--label");
