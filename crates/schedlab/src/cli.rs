@@ -744,8 +744,10 @@ pub struct SidesArgs {
     /// Compare even when CPU model, CPU count, SMT or governor differ between the runs.
     #[arg(long)]
     pub allow_fingerprint_mismatch: bool,
-    /// Judge runs measured in guests QEMU emulated (TCG, no KVM) too: their timings are the
-    /// emulator's, so by default `compare` refuses them as a kernel comparison.
+    /// Judge runs measured in guests QEMU emulated (TCG, no KVM) too.
+    ///
+    /// Their timings are the emulator's, so by default `compare` refuses them as a kernel
+    /// comparison.
     #[arg(long)]
     pub allow_tcg: bool,
     /// Keep only each side's runs that match (a label shared by many machines).
@@ -996,8 +998,10 @@ pub struct CampaignStartArgs {
     /// --b-append or --b-steal-time).
     #[arg(long, value_name = "RELEASE|IMAGE", value_parser = text(check_printable))]
     pub b_kernel: String,
-    /// Boot each slot's kernel in a QEMU guest on this machine (`schedlab campaign run`), with
-    /// an initramfs schedlab makes around its static binary, instead of rebooting the machine.
+    /// Boot each slot's kernel in a QEMU guest on this machine (`schedlab campaign run`).
+    ///
+    /// The guest boots an initramfs schedlab makes around its static binary, instead of the
+    /// machine rebooting.
     #[arg(long, help_heading = VM_OPTIONS)]
     pub vm: bool,
     /// Kernel command-line parameters arm A's guests get after schedlab's own.
@@ -1016,9 +1020,10 @@ pub struct CampaignStartArgs {
     /// `/` between nodes (0-1/2-3) [default: no NUMA]
     #[arg(long, value_name = "N|CPUS/CPUS...", help_heading = VM_OPTIONS)]
     pub numa: Option<String>,
-    /// The accelerator: kvm, tcg (QEMU emulates every instruction: good for the mechanism and
-    /// functional differences, not for timings), or auto (kvm where it can run a stock kernel)
-    /// [default: auto]
+    /// The accelerator: kvm, tcg or auto [default: auto]
+    ///
+    /// tcg: QEMU emulates every instruction, good for the mechanism and functional differences,
+    /// not for timings. auto: kvm where it can run a stock kernel.
     #[arg(long, value_enum, help_heading = VM_OPTIONS)]
     pub accel: Option<AccelArg>,
     /// KVM's steal time for arm A's guests (x86's vcpu_is_preempted() rests on it); KVM only
@@ -1028,9 +1033,10 @@ pub struct CampaignStartArgs {
     /// KVM's steal time for arm B's guests [default: on]
     #[arg(long, value_enum, value_name = "on|off", help_heading = VM_OPTIONS)]
     pub b_steal_time: Option<OnOff>,
-    /// Pin each vCPU's thread to a host CPU, in vCPU order (0,1,0,1: 4 vCPUs on host CPUs 0 and
-    /// 1), and keep QEMU to those CPUs; under TCG one thread runs every vCPU, and QEMU is only
-    /// kept to them [default: not pinned]
+    /// Pin each vCPU's thread to a host CPU, in vCPU order [default: not pinned]
+    ///
+    /// 0,1,0,1 puts 4 vCPUs on host CPUs 0 and 1, and keeps QEMU to those CPUs; under TCG one
+    /// thread runs every vCPU, and QEMU is only kept to them.
     #[arg(long, value_name = "CPUS", help_heading = VM_OPTIONS)]
     pub pin_vcpus: Option<String>,
     /// --pin-vcpus for arm A's guests only.
@@ -1039,10 +1045,12 @@ pub struct CampaignStartArgs {
     /// --pin-vcpus for arm B's guests only.
     #[arg(long, value_name = "CPUS", help_heading = VM_OPTIONS)]
     pub b_pin_vcpus: Option<String>,
-    /// A shell command run on this machine beside each guest, from QEMU's start until the guest
-    /// ends, when its process group gets SIGTERM. It gets $SCHEDLAB (this schedlab),
-    /// $SCHEDLAB_DB (the campaign's database), $SCHEDLAB_CAMPAIGN, $SCHEDLAB_ARM (a or b) and
-    /// $SCHEDLAB_SLOT; a load that ends before its guest fails the slot [default: none]
+    /// A shell command run on this machine beside each guest [default: none]
+    ///
+    /// It runs from QEMU's start until the guest ends, when its process group gets SIGTERM. It
+    /// gets $SCHEDLAB (this schedlab), $SCHEDLAB_DB (the campaign's database),
+    /// $SCHEDLAB_CAMPAIGN, $SCHEDLAB_ARM (a or b) and $SCHEDLAB_SLOT; a load that ends before
+    /// its guest fails the slot.
     #[arg(long, value_name = "SHELL CMD", allow_hyphen_values = true, help_heading = VM_OPTIONS)]
     pub host_load: Option<String>,
     /// --host-load for arm A's guests only.
@@ -1051,13 +1059,17 @@ pub struct CampaignStartArgs {
     /// --host-load for arm B's guests only.
     #[arg(long, value_name = "SHELL CMD", allow_hyphen_values = true, help_heading = VM_OPTIONS)]
     pub b_host_load: Option<String>,
-    /// A built-in guest campaign; the flags given override its settings. vcpu-preempt: seed
-    /// 000's vcpu_is_preempted() study, a 4-vCPU guest on 2 host CPUs beside a host load, the
-    /// vcpu-preempt suite, and (one image for both arms) steal time on in A and off in B
+    /// A built-in guest campaign; the flags given override its settings.
+    ///
+    /// vcpu-preempt: seed 000's vcpu_is_preempted() study, a 4-vCPU guest on 2 host CPUs beside
+    /// a host load, the vcpu-preempt suite, and (one image for both arms) steal time on in A and
+    /// off in B.
     #[arg(long, value_enum, help_heading = VM_OPTIONS)]
     pub preset: Option<PresetArg>,
-    /// Seconds from QEMU's start to the guest's first word; a guest that does not boot, or
-    /// panics or hangs before it, is stopped then and its slot fails [default: 120]
+    /// Seconds from QEMU's start to the guest's first word [default: 120]
+    ///
+    /// A guest that does not boot, or panics or hangs before it, is stopped then and its slot
+    /// fails.
     #[arg(long, value_name = "SEC", allow_negative_numbers = true, help_heading = VM_OPTIONS)]
     pub boot_timeout: Option<u64>,
     /// Seconds a running guest may report nothing before it is stopped and its slot fails
@@ -1139,7 +1151,12 @@ pub struct CampaignRunArgs {
     pub name: String,
     /// The static (musl) schedlab that becomes each guest's /init [default: this schedlab, if
     /// it is static]
-    #[arg(long, value_name = "PATH", env = "SCHEDLAB_GUEST_BINARY")]
+    #[arg(
+        long,
+        value_name = "PATH",
+        env = "SCHEDLAB_GUEST_BINARY",
+        hide_env_values = true
+    )]
     pub guest_binary: Option<PathBuf>,
     /// Only the line of each slot's end on stdout.
     #[arg(long, short = 'q')]
