@@ -18,6 +18,7 @@ pub mod import;
 pub mod latency;
 pub mod metric;
 pub mod plan;
+pub mod probe;
 pub mod record;
 pub mod rng;
 pub mod runner;
@@ -25,6 +26,7 @@ pub mod suite;
 pub mod summary;
 #[allow(unsafe_code)]
 pub mod sys;
+pub mod vm;
 pub mod words;
 pub mod workload;
 

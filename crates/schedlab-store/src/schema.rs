@@ -93,6 +93,68 @@ pub fn migrations() -> &'static [Migration] {
     MIGRATIONS.get_or_init(|| Migration::by_version(&embedded::migrations::runner()))
 }
 
+/// The placeholder V9 that schedlab built between the probes (V10) and the run summaries (the
+/// real V9) recorded in both dialects: `SELECT 1`, which changed nothing. A database whose history
+/// holds it has V10's tables but not V9's; it reads as V8 until a writer applies the real V9 and
+/// puts its record in the placeholder's place ([`History::retired`]).
+pub fn retired_v9() -> &'static Migration {
+    static RETIRED: OnceLock<Migration> = OnceLock::new();
+    RETIRED.get_or_init(|| {
+        let sql = include_str!("../migrations/retired/V9__reserved_run_summaries.sql");
+        let m = refinery::Migration::unapplied("V9__reserved_run_summaries", sql)
+            .expect("the retired migration's name is refinery's V<N>__<name>");
+        Migration {
+            version: i64::from(m.version()),
+            name: m.name().to_string(),
+            sql: sql.to_string(),
+            checksum: m.checksum(),
+        }
+    })
+}
+
+/// What a schema history says, once checked against this schedlab's migrations.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct History {
+    /// The versions recorded with this schedlab's name and checksum, in order.
+    pub applied: Vec<i64>,
+    /// Versions recorded as a retired migration ([`retired_v9`]): their tables are missing.
+    pub retired: Vec<i64>,
+}
+
+impl History {
+    /// The schema version queries may assume: every migration up to it applied.
+    pub fn readable_version(&self) -> i64 {
+        let mut version = 0;
+        while self.applied.contains(&(version + 1)) {
+            version += 1;
+        }
+        version
+    }
+
+    /// Whether migration `version` must still be applied.
+    pub fn needs(&self, version: i64) -> bool {
+        !self.applied.contains(&version)
+    }
+}
+
+/// Checks a history row against this schedlab's migrations: `Some(true)` when it is ours, `Some
+/// (false)` when it is a retired migration's, `None` when it is neither.
+pub(crate) fn recognise(
+    ours: &[Migration],
+    version: i64,
+    name: &str,
+    checksum: Option<u64>,
+) -> Option<bool> {
+    let is = |m: &Migration| m.version == version && m.name == name && Some(m.checksum) == checksum;
+    if ours.iter().any(is) {
+        Some(true)
+    } else if is(retired_v9()) {
+        Some(false)
+    } else {
+        None
+    }
+}
+
 /// The newest schema version this schedlab knows (its highest migration).
 pub fn known_version() -> i64 {
     migrations().last().map_or(0, |m| m.version)
@@ -103,7 +165,8 @@ pub fn known_version() -> i64 {
 pub enum Shape {
     /// No tables and no mark: a new or zero-byte file, or one a writer is about to fill.
     Empty,
-    /// A schedlab database at this schema version (at most [`known_version`]).
+    /// A schedlab database at this schema version (at most [`known_version`]): every migration up
+    /// to it applied ([`History::readable_version`]).
     Schedlab { version: i64 },
 }
 
@@ -197,6 +260,11 @@ pub(crate) fn not_a_file(path: &Path) -> Option<&'static str> {
 /// Reads the schema version of the database on `conn` without writing anything. Refuses files
 /// of other applications, files a newer schedlab wrote, and damaged schema histories.
 pub fn inspect(conn: &Connection, path: &Path) -> Result<Shape> {
+    inspect_history(conn, path).map(|(shape, _)| shape)
+}
+
+/// [`inspect`], with which migrations the history records.
+pub(crate) fn inspect_history(conn: &Connection, path: &Path) -> Result<(Shape, History)> {
     let sql_err = |e| classify(path, e);
     let application_id: i32 = conn
         .query_row("PRAGMA application_id", [], |r| r.get(0))
@@ -210,7 +278,13 @@ pub fn inspect(conn: &Connection, path: &Path) -> Result<Shape> {
         .map_err(sql_err)?;
     if application_id != APPLICATION_ID {
         if tables.is_empty() && application_id == 0 && user_version == 0 {
-            return Ok(Shape::Empty);
+            return Ok((
+                Shape::Empty,
+                History {
+                    applied: Vec::new(),
+                    retired: Vec::new(),
+                },
+            ));
         }
         let why = if application_id == 0 {
             "an SQLite database without schedlab's application id".to_string()
@@ -242,6 +316,10 @@ pub fn inspect(conn: &Connection, path: &Path) -> Result<Shape> {
     if history.is_empty() {
         return Err(damaged(path, "its schema history is empty"));
     }
+    let mut found = History {
+        applied: Vec::new(),
+        retired: Vec::new(),
+    };
     for (expected, row) in (1..).zip(&history) {
         if row.version != expected {
             return Err(damaged(
@@ -250,17 +328,21 @@ pub fn inspect(conn: &Connection, path: &Path) -> Result<Shape> {
             ));
         }
         let ours = migrations().iter().find(|m| m.version == row.version);
-        if !ours.is_some_and(|m| m.name == row.name && m.checksum == row.checksum) {
-            return Err(damaged(
-                path,
-                format!(
+        match recognise(migrations(), row.version, &row.name, Some(row.checksum)) {
+            Some(true) => found.applied.push(row.version),
+            Some(false) => found.retired.push(row.version),
+            None => {
+                return Err(damaged(
+                    path,
+                    format!(
                     "schema history row V{}__{} does not match this schedlab's migration V{}__{}",
                     row.version,
                     row.name,
                     row.version,
                     ours.map_or("?", |m| m.name.as_str())
                 ),
-            ));
+                ))
+            }
         }
     }
     if user_version > history_top {
@@ -269,7 +351,8 @@ pub fn inspect(conn: &Connection, path: &Path) -> Result<Shape> {
             format!("user_version {user_version} is ahead of its schema history (V{history_top})"),
         ));
     }
-    Ok(Shape::Schedlab { version })
+    let version = found.readable_version();
+    Ok((Shape::Schedlab { version }, found))
 }
 
 struct HistoryRow {
@@ -427,17 +510,18 @@ pub(crate) fn migrate_to(
     target: i64,
     after: AfterMigration<'_>,
 ) -> Result<i64> {
-    let from = match inspect(tx, path)? {
+    let (shape, history) = inspect_history(tx, path)?;
+    let from = match shape {
         Shape::Empty => 0,
         Shape::Schedlab { version } => version,
     };
     let sql_err = |e| classify(path, e);
-    if from == 0 {
+    if shape == Shape::Empty {
         tx.execute_batch(CREATE_HISTORY).map_err(sql_err)?;
     }
     for m in migrations()
         .iter()
-        .filter(|m| m.version > from && m.version <= target)
+        .filter(|m| m.version <= target && history.needs(m.version))
     {
         tx.execute_batch(&m.sql)
             .map_err(|e| match classify(path, e) {
@@ -453,9 +537,10 @@ pub(crate) fn migrate_to(
                 other => other,
             })?;
         after(tx, m.version)?;
+        // A retired migration's record gives way to the one applied in its place.
         tx.execute(
             &format!(
-                "INSERT INTO {HISTORY_TABLE} (version, name, applied_on, checksum) VALUES (?1, ?2, ?3, ?4)"
+                "INSERT OR REPLACE INTO {HISTORY_TABLE} (version, name, applied_on, checksum) VALUES (?1, ?2, ?3, ?4)"
             ),
             params![m.version, m.name, now_rfc3339(), m.checksum.to_string()],
         )
@@ -478,7 +563,8 @@ pub(crate) fn migrate_to(
     }
     tx.pragma_update(None, "application_id", APPLICATION_ID)
         .map_err(sql_err)?;
-    tx.pragma_update(None, "user_version", target.max(from))
+    let top = history.applied.iter().chain(&history.retired).max();
+    tx.pragma_update(None, "user_version", target.max(top.copied().unwrap_or(0)))
         .map_err(sql_err)?;
     Ok(from)
 }

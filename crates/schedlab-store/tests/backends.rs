@@ -20,8 +20,9 @@ use schedlab_store::push::push;
 use schedlab_store::select::{hosts_default, select_runs_default};
 use schedlab_store::testing::fresh_pg_database;
 use schedlab_store::{
-    open_reader, open_writer, CaseSeries, Experiment, ExperimentKind, Location, MetricChoice,
-    RunSelection, SeriesQuery, SqliteStore, Store, StoreError, StoreSink, StoredCalibration,
+    open_reader, open_writer, CaseSeries, Experiment, ExperimentKind, HostSummary, Location,
+    MetricChoice, RunSelection, RunSummary, SeriesQuery, SqliteStore, Store, StoreError, StoreSink,
+    StoredCalibration,
 };
 
 /// Where one test keeps its results.
@@ -79,6 +80,7 @@ on_both_backends!(
     sql_selection_answers_as_the_default_does,
     series_per_host_hold_each_hosts_runs,
     a_v8_store_answers_alike_before_and_after_its_upgrade,
+    a_store_with_the_placeholder_v9_reads_as_v8_and_upgrades,
     a_run_read_keeping_some_measurements_is_the_whole_run_without_the_others,
     labels_name_many_runs_and_ids_one,
     experiments_tags_and_calibrations_round_trip,
@@ -87,6 +89,7 @@ on_both_backends!(
     push_copies_everything_once,
     push_stopped_between_runs_carries_on_next_time,
     push_back_into_sqlite_gives_the_same_runs,
+    probes_round_trip_apart_from_measured_iterations,
 );
 
 fn plan(label: &str) -> RunPlan {
@@ -389,31 +392,144 @@ fn sql_selection_answers_as_the_default_does(backend: &Backend) {
     assert_eq!(hosts[0].last.measured_iterations, 1);
 }
 
-/// Takes the store back to V8, as a schedlab before summaries left it: its runs and iterations
-/// stay, V9's tables, column and indexes go.
-fn downgrade_to_v8(backend: &Backend) {
+/// Runs `sql` on the store's database, outside schedlab.
+fn execute_raw(backend: &Backend, sql: &str) {
+    match &backend.location {
+        Location::Sqlite(path) => rusqlite::Connection::open(path)
+            .unwrap()
+            .execute_batch(sql)
+            .unwrap(),
+        // The tests' server takes no password: the redacted URL is the URL.
+        Location::Postgres(url) => ::postgres::Client::connect(&url.redacted(), ::postgres::NoTls)
+            .unwrap()
+            .batch_execute(sql)
+            .unwrap(),
+    }
+}
+
+/// Drops what V9 made (its tables, column and indexes), leaving the schema history as it is.
+fn drop_v9(backend: &Backend) {
     const V9: &str = "DROP TABLE summaries;
         DROP TABLE summarised_cases;
         DROP INDEX runs_by_start;
         DROP INDEX runs_running;
         DROP INDEX runs_by_host_kernel;
-        ALTER TABLE runs DROP COLUMN measured_by;
-        DELETE FROM refinery_schema_history WHERE version > 8;";
-    match &backend.location {
-        Location::Sqlite(path) => rusqlite::Connection::open(path)
-            .unwrap()
-            .execute_batch(&format!(
-                "{V9} DROP INDEX cases_by_name; PRAGMA user_version = 8;"
-            ))
-            .unwrap(),
-        // The tests' server takes no password: the redacted URL is the URL.
-        Location::Postgres(url) => ::postgres::Client::connect(&url.redacted(), ::postgres::NoTls)
-            .unwrap()
-            .batch_execute(&format!(
-                "{V9} DROP INDEX cases_by_name_run; DROP INDEX runs_by_fingerprint;"
-            ))
-            .unwrap(),
+        ALTER TABLE runs DROP COLUMN measured_by;";
+    execute_raw(
+        backend,
+        &match &backend.location {
+            Location::Sqlite(_) => format!("{V9} DROP INDEX cases_by_name;"),
+            Location::Postgres(_) => {
+                format!("{V9} DROP INDEX cases_by_name_run; DROP INDEX runs_by_fingerprint;")
+            }
+        },
+    );
+}
+
+/// Takes the store back to V8, as a schedlab before summaries and probes left it: its runs and
+/// iterations stay, V9's and V10's tables, column and indexes go.
+fn downgrade_to_v8(backend: &Backend) {
+    drop_v9(backend);
+    execute_raw(
+        backend,
+        "DROP TABLE profile_symbols;
+         DROP TABLE probe_attachments;
+         DROP TABLE probe_unavailable;
+         DROP TABLE probe_measurements;
+         DROP TABLE probe_iterations;
+         DELETE FROM refinery_schema_history WHERE version > 8;",
+    );
+    if let Location::Sqlite(_) = &backend.location {
+        execute_raw(backend, "PRAGMA user_version = 8;");
     }
+}
+
+/// Makes the store what schedlab left between the probes and the run summaries (commits
+/// da4e410..ad51c62): V10's tables, and V9 recorded as a placeholder that changed nothing —
+/// its record as refinery writes it, name and checksum.
+fn back_to_the_placeholder_v9(backend: &Backend) {
+    drop_v9(backend);
+    let placeholder = refinery::Migration::unapplied(
+        "V9__reserved_run_summaries",
+        include_str!("../migrations/retired/V9__reserved_run_summaries.sql"),
+    )
+    .unwrap();
+    execute_raw(
+        backend,
+        &format!(
+            "UPDATE refinery_schema_history SET name = 'reserved_run_summaries', checksum = '{}'
+              WHERE version = 9;",
+            placeholder.checksum()
+        ),
+    );
+}
+
+/// What the fleet commands ask of a store: every series (all metrics, primary ones), the runs
+/// and the hosts.
+fn fleet_answers(store: &dyn Store) -> (Vec<CaseSeries>, Vec<RunSummary>, Vec<HostSummary>) {
+    let mut series = Vec::new();
+    for metrics in [MetricChoice::All, MetricChoice::Primary] {
+        let query = SeriesQuery {
+            selection: RunSelection::default(),
+            cases: Vec::new(),
+            metrics,
+            per_host: true,
+        };
+        store
+            .case_series(&query, &mut |s| {
+                series.push(s);
+                ControlFlow::Continue(())
+            })
+            .unwrap();
+    }
+    let runs = store.select_runs(&RunSelection::default(), None).unwrap();
+    (series, runs, store.hosts().unwrap())
+}
+
+/// A store schedlab wrote between the probes and the run summaries recorded the placeholder V9
+/// and has V10's tables: it reads as V8 (histories from the iterations, number for number), and
+/// a writer applies the real V9 in the placeholder's place, fills the summaries and keeps the
+/// probes.
+fn a_store_with_the_placeholder_v9_reads_as_v8_and_upgrades(backend: &Backend) {
+    use schedlab_core::probe::{Origin, ProbeKind, ProbeRecord, ProfileSymbol};
+    let mut store = backend.writer();
+    let ids = fleet(&mut *store);
+    let profiled = ProbeRecord {
+        kind: ProbeKind::Profile,
+        index: 0,
+        started_at_ns: 5,
+        measurements: vec![fake::OPS_PER_SEC.value(10.0)],
+        explanatory: Vec::new(),
+        unavailable: Vec::new(),
+        attachments: Vec::new(),
+        symbols: vec![ProfileSymbol {
+            rank: 1,
+            symbol: "schedule".into(),
+            module: "[kernel.kallsyms]".into(),
+            origin: Origin::Kernel,
+            samples: 40,
+            share_pct: 80.0,
+        }],
+    };
+    store.record_probe(ids[0], 0, &profiled).unwrap();
+    drop(store);
+    let current = fleet_answers(&*backend.reader());
+    back_to_the_placeholder_v9(backend);
+    assert_eq!(
+        fleet_answers(&*backend.reader()),
+        current,
+        "read from the iterations"
+    );
+    drop(backend.writer());
+    let upgraded = backend.reader();
+    assert_eq!(fleet_answers(&*upgraded), current, "after the upgrade");
+    assert_eq!(upgraded.load_probes(ids[0]).unwrap(), vec![(0, profiled)]);
+    let check = match &backend.location {
+        Location::Sqlite(path) => SqliteStore::check(path, false).unwrap(),
+        Location::Postgres(url) => schedlab_store::PgStore::check(url).unwrap(),
+    };
+    assert!(check.ok(), "{:?}", check.summaries);
+    assert_eq!(check.schema_version, Some(10));
 }
 
 /// A V8 store (a fleet's PostgreSQL database before this schedlab) answers every fleet query
@@ -437,25 +553,7 @@ fn a_v8_store_answers_alike_before_and_after_its_upgrade(backend: &Backend) {
         .finish_run(stopped, RunStatus::Interrupted, 3_002, Some("SIGINT"))
         .unwrap();
     drop(store);
-    let answers = |store: &dyn Store| {
-        let mut series = Vec::new();
-        for metrics in [MetricChoice::All, MetricChoice::Primary] {
-            let query = SeriesQuery {
-                selection: RunSelection::default(),
-                cases: Vec::new(),
-                metrics,
-                per_host: true,
-            };
-            store
-                .case_series(&query, &mut |s| {
-                    series.push(s);
-                    ControlFlow::Continue(())
-                })
-                .unwrap();
-        }
-        let runs = store.select_runs(&RunSelection::default(), None).unwrap();
-        (series, runs, store.hosts().unwrap())
-    };
+    let answers = fleet_answers;
     let v9 = answers(&*backend.reader());
     assert_eq!(v9.0.len(), 10, "5 series of each choice of metrics");
     downgrade_to_v8(backend);
@@ -984,4 +1082,73 @@ fn push_back_into_sqlite_gives_the_same_runs(backend: &Backend) {
         assert_eq!(a, b);
     }
     file.integrity_check().unwrap();
+}
+
+/// A probed iteration and a profiled one: read back whole, an unavailable probe as unavailable,
+/// and never among the run's iterations, which is all a comparison reads.
+fn probes_round_trip_apart_from_measured_iterations(backend: &Backend) {
+    use schedlab_core::probe::{
+        GroupAttachment, Origin, ProbeKind, ProbeMeasurement, ProbeRecord, ProfileSymbol,
+        Unavailable,
+    };
+    let mut store = backend.writer();
+    let id = run_into(&mut *store, &plan("probed"));
+    let before = store.load_run(id).unwrap();
+    const P99: MetricDef = MetricDef::explanatory("runq_delay_p99_usec", "usec", Better::Lower)
+        .quantile("runq_delay", 99.0);
+    let explained = ProbeRecord {
+        kind: ProbeKind::Explain,
+        index: 0,
+        started_at_ns: 5,
+        measurements: vec![fake::OPS_PER_SEC.value(10.0)],
+        explanatory: vec![
+            ProbeMeasurement {
+                group: None,
+                measurement: P99.value(12.5),
+            },
+            ProbeMeasurement {
+                group: Some("fanout worker".into()),
+                measurement: P99.value(20.0),
+            },
+        ],
+        unavailable: vec![Unavailable {
+            probe: "hardware_counters".into(),
+            reason: "no PMU".into(),
+        }],
+        attachments: vec![GroupAttachment {
+            group: Some("fanout worker".into()),
+            attachment: Attachment {
+                name: "runq_delay_ns".into(),
+                encoding: "hdrhistogram-v2-deflate".into(),
+                data: vec![1, 2, 3],
+            },
+        }],
+        symbols: Vec::new(),
+    };
+    let profiled = ProbeRecord {
+        kind: ProbeKind::Profile,
+        symbols: vec![ProfileSymbol {
+            rank: 1,
+            symbol: "schedule".into(),
+            module: "[kernel.kallsyms]".into(),
+            origin: Origin::Kernel,
+            samples: 40,
+            share_pct: 80.0,
+        }],
+        unavailable: Vec::new(),
+        attachments: Vec::new(),
+        explanatory: Vec::new(),
+        ..explained.clone()
+    };
+    store.record_probe(id, 0, &explained).unwrap();
+    store.record_probe(id, 0, &profiled).unwrap();
+    drop(store);
+    let reader = backend.reader();
+    assert_eq!(
+        reader.load_run(id).unwrap(),
+        before,
+        "a probed iteration is no iteration of the run"
+    );
+    let probes = reader.load_probes(id).unwrap();
+    assert_eq!(probes, vec![(0, explained), (0, profiled)]);
 }

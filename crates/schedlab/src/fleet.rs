@@ -197,5 +197,5 @@ pub fn history_and_changes(
     });
     judge
         .judge(&series)?
-        .map_err(|e| Failure::bad_input(e.to_string()))
+        .map_err(|e| Failure::bad_input(schedlab_report::refusals::history(&e)))
 }

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use schedlab_analysis::history::{Changes, HistoryError};
 use schedlab_report::history as render;
+use schedlab_report::refusals;
 
 use crate::cli::{ChangesArgs, HistoryFormat};
 use crate::failure::Failure;
@@ -78,8 +79,10 @@ impl Found {
             Ok((_, changes)) => self.all.push(changes),
             // Of every stored case, those only interrupted or abandoned runs measured (or
             // without the metric) have none to look at.
-            Err(e @ HistoryError::ManyHosts(_)) => return Err(Failure::bad_input(e.to_string())),
-            Err(e) if self.listed => return Err(Failure::bad_input(e.to_string())),
+            Err(e @ HistoryError::ManyHosts(_)) => {
+                return Err(Failure::bad_input(refusals::history(&e)))
+            }
+            Err(e) if self.listed => return Err(Failure::bad_input(refusals::history(&e))),
             Err(e @ HistoryError::NoMetric { .. }) => {
                 self.without_metric.get_or_insert(e);
             }
@@ -100,16 +103,19 @@ impl Found {
                         1 => " (and 1 other case likewise)".into(),
                         n => format!(" (and {n} other cases likewise)"),
                     };
-                    format!("{}{others}; nothing else to look at", self.passed_over[0])
+                    format!(
+                        "{}{others}; nothing else to look at",
+                        refusals::history(&self.passed_over[0])
+                    )
                 }
-                Some(e) => e.to_string(),
+                Some(e) => refusals::history(&e),
                 None => "no complete stored run matches; nothing to look at \
                          (--include-incomplete takes the others)"
                     .to_string(),
             }));
         }
         for e in &self.passed_over {
-            say(format_args!("{e}: passed over"));
+            say(format_args!("{}: passed over", refusals::history(e)));
         }
         Ok(self.all)
     }
