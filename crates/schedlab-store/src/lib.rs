@@ -37,6 +37,7 @@ mod legacy;
 pub mod liveness;
 mod load;
 mod location;
+mod migrations;
 mod pg;
 mod probes;
 pub mod push;

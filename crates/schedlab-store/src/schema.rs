@@ -3,10 +3,10 @@
 //! application id and `user_version`, so a file is either empty or a complete schedlab database
 //! to every other process — however many open a new file at once.
 //!
-//! refinery still finds and embeds the `V<N>__<name>.sql` files (any number of them) and computes
-//! their checksums, but its runner is not used: it migrates in several transactions, writes the
-//! application id nowhere, and panics on a damaged history row. The history table keeps
-//! refinery's layout and checksums, so databases written by either stay valid for both.
+//! The history table keeps the layout and checksums of refinery, which older schedlab binaries
+//! migrated with (`migrations.rs` embeds the files and computes its checksums), so databases
+//! written by either stay valid for both. Its runner is not used: it migrates in several
+//! transactions, writes the application id nowhere, and panics on a damaged history row.
 use std::path::Path;
 use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -16,6 +16,10 @@ use rusqlite::{params, Connection, ErrorCode};
 
 use crate::{Result, StoreError};
 
+pub use crate::migrations::Migration;
+
+/// refinery's own embedding, for the tests that run its runner as older schedlab binaries did.
+#[cfg(test)]
 mod embedded {
     refinery::embed_migrations!("migrations/sqlite");
 }
@@ -60,37 +64,10 @@ const CREATE_HISTORY: &str = "CREATE TABLE IF NOT EXISTS refinery_schema_history
              applied_on VARCHAR(255),
              checksum VARCHAR(255));";
 
-/// One embedded migration.
-#[derive(Debug)]
-pub struct Migration {
-    pub version: i64,
-    pub name: String,
-    pub sql: String,
-    pub checksum: u64,
-}
-
-impl Migration {
-    /// The migrations refinery embedded for one backend, by version.
-    pub fn by_version(runner: &refinery::Runner) -> Vec<Migration> {
-        let mut all: Vec<Migration> = runner
-            .get_migrations()
-            .iter()
-            .map(|m| Migration {
-                version: i64::from(m.version()),
-                name: m.name().to_string(),
-                sql: m.sql().unwrap_or_default().to_string(),
-                checksum: m.checksum(),
-            })
-            .collect();
-        all.sort_by_key(|m| m.version);
-        all
-    }
-}
-
 /// The embedded migrations, by version.
 pub fn migrations() -> &'static [Migration] {
     static MIGRATIONS: OnceLock<Vec<Migration>> = OnceLock::new();
-    MIGRATIONS.get_or_init(|| Migration::by_version(&embedded::migrations::runner()))
+    MIGRATIONS.get_or_init(|| Migration::all(crate::migrations::SQLITE))
 }
 
 /// The placeholder V9 that schedlab built between the probes (V10) and the run summaries (the
@@ -100,15 +77,8 @@ pub fn migrations() -> &'static [Migration] {
 pub fn retired_v9() -> &'static Migration {
     static RETIRED: OnceLock<Migration> = OnceLock::new();
     RETIRED.get_or_init(|| {
-        let sql = include_str!("../migrations/retired/V9__reserved_run_summaries.sql");
-        let m = refinery::Migration::unapplied("V9__reserved_run_summaries", sql)
-            .expect("the retired migration's name is refinery's V<N>__<name>");
-        Migration {
-            version: i64::from(m.version()),
-            name: m.name().to_string(),
-            sql: sql.to_string(),
-            checksum: m.checksum(),
-        }
+        let (file, sql) = crate::migrations::RETIRED_V9;
+        Migration::of_file(file, sql)
     })
 }
 

@@ -11,10 +11,6 @@ use crate::schema::{looks_rfc3339, now_rfc3339, recognise, History, Migration, H
 use crate::sql::Pg;
 use crate::{Result, StoreError};
 
-mod embedded {
-    refinery::embed_migrations!("migrations/postgres");
-}
-
 /// The advisory lock every migrating writer takes ("SchL", as SQLite's application id).
 const MIGRATION_LOCK: i64 = 0x5363_684C;
 
@@ -28,7 +24,7 @@ const CREATE_HISTORY: &str = "CREATE TABLE IF NOT EXISTS refinery_schema_history
 /// The embedded PostgreSQL migrations, by version.
 pub fn migrations() -> &'static [Migration] {
     static MIGRATIONS: OnceLock<Vec<Migration>> = OnceLock::new();
-    MIGRATIONS.get_or_init(|| Migration::by_version(&embedded::migrations::runner()))
+    MIGRATIONS.get_or_init(|| Migration::all(crate::migrations::POSTGRES))
 }
 
 /// The schema version of the database on `client` (0: no schema yet), found without writing.
