@@ -608,6 +608,40 @@ mod tests {
         assert_eq!(reader.schema_version(), known_version());
         let writer = crate::SqliteStore::open(&theirs).unwrap();
         assert_eq!(writer.found_version(), known_version());
+
+        // A file refinery took to V8, as a schedlab of that version left it: read, then upgraded
+        // by this applier, V9's summaries and V10's tables added and recorded after refinery's rows.
+        let older = dir.path().join("older.db");
+        let mut conn = Connection::open(&older).unwrap();
+        embedded::migrations::runner()
+            .set_target(refinery::Target::Version(8))
+            .run(&mut conn)
+            .unwrap();
+        conn.pragma_update(None, "application_id", APPLICATION_ID)
+            .unwrap();
+        drop(conn);
+        let reader = crate::SqliteStore::open_existing(&older).unwrap();
+        assert_eq!(reader.schema_version(), 8);
+        drop(reader);
+        let writer = crate::SqliteStore::open(&older).unwrap();
+        assert_eq!(writer.found_version(), 8);
+        drop(writer);
+        let conn = Connection::open(&older).unwrap();
+        let (shape, history) = inspect_history(&conn, &older).unwrap();
+        assert_eq!(
+            shape,
+            Shape::Schedlab {
+                version: known_version()
+            }
+        );
+        assert_eq!(history.applied, (1..=known_version()).collect::<Vec<_>>());
+        drop(conn);
+        let mut conn = Connection::open(&older).unwrap();
+        let report = embedded::migrations::runner().run(&mut conn).unwrap();
+        assert!(
+            report.applied_migrations().is_empty(),
+            "refinery accepts it"
+        );
     }
 
     #[test]
