@@ -76,7 +76,7 @@ fn a_realtime_policy_without_the_privilege_is_refused_before_anything_runs() {
         .expect("setpriv (util-linux) runs");
     let err = assert_refused(&out, "run timer-latency without CAP_SYS_NICE");
     assert!(
-        err.contains("--priority 99: this process may not take SCHED_FIFO 99"),
+        err.contains("timer-latency: SCHED_FIFO 99 is not allowed to this process"),
         "{err}"
     );
     assert!(err.contains("CAP_SYS_NICE"), "{err}");

@@ -209,15 +209,14 @@ latency histogram, p50/p99/max and overruns (the class of cyclictest)";
             if let Err(e) = sys::try_policy(self.policy.kernel(), priority) {
                 let bandwidth = sys::read_text("/proc/sys/kernel/sched_rt_runtime_us")
                     .map_or_else(|| "unknown".to_string(), |t| t.trim().to_string());
-                return Err(Error::param(
-                    "priority",
-                    format!(
-                        "{priority}: this process may not take {} {priority} ({e}); it needs \
-                         CAP_SYS_NICE or RLIMIT_RTPRIO ≥ {priority}, and real-time bandwidth \
-                         (kernel.sched_rt_runtime_us = {bandwidth}); or use --policy other",
-                        self.policy.kernel_name()
-                    ),
-                ));
+                // Not a parameter's error: the same case is fine on a machine that allows it (a
+                // suite file is not at fault), so it is checked when the plan is made.
+                return Err(Error::invalid(format!(
+                    "timer-latency: {} {priority} is not allowed to this process ({e}): it needs \
+                     CAP_SYS_NICE or RLIMIT_RTPRIO ≥ {priority}, and real-time bandwidth \
+                     (kernel.sched_rt_runtime_us = {bandwidth}); or use --policy other",
+                    self.policy.kernel_name()
+                )));
             }
         }
         Ok(())
