@@ -152,6 +152,57 @@ fn every_style_and_format_snapshot() {
     insta::assert_snapshot!("compare_json", json.replace(kernel.trim(), "<kernel>"));
 }
 
+/// `ops_per_sec` is the reciprocal of `usec_per_op`: a change in one is one effect, judged once.
+/// The ops_per_sec rows are shown with usec_per_op's verdict, outside the family and the counts,
+/// and the HTML counts effects.
+#[test]
+fn a_change_in_usec_per_op_is_one_judged_effect_not_two() {
+    let (dir, db) = stored_pair();
+    let doc = json_of_success(&db, &words("compare base cand --format json"));
+    assert_eq!(doc["footer"]["comparisons"], 3, "{}", doc["footer"]);
+    assert_eq!(doc["footer"]["marked"], 2, "{}", doc["footer"]);
+    let rows = doc["rows"].as_array().unwrap();
+    for row in rows {
+        let case = row["case"].as_str().unwrap();
+        match row["metric"].as_str().unwrap() {
+            "usec_per_op" => {
+                assert!(row.get("restates").is_none(), "{row}");
+                assert!(row["q_value"].is_number(), "{row}");
+            }
+            "ops_per_sec" => {
+                assert_eq!(row["restates"]["metric"], "usec_per_op", "{row}");
+                assert_eq!(row["restates"]["how"], "reciprocal", "{row}");
+                assert!(
+                    row["q_value"].is_null() && row["p_value"].is_null(),
+                    "{row}"
+                );
+                let usec = rows
+                    .iter()
+                    .find(|r| r["case"] == case && r["metric"] == "usec_per_op")
+                    .unwrap();
+                assert_eq!(row["verdict"], usec["verdict"], "{case}");
+            }
+            other => panic!("{other}"),
+        }
+    }
+    let regressions = rows.iter().filter(|r| r["verdict"] == "regression").count();
+    assert_eq!(regressions, 2, "the row and its restatement");
+    let page = dir.path().join("r.html");
+    expect_success(
+        schedlab(&db)
+            .args(words("report base cand --html"))
+            .arg(&page),
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("<b>1</b> ** regression") && html.contains("<b>1</b> ** improvement"),
+        "the chips count effects"
+    );
+    let text = stdout_of_success(&db, &words("compare base cand"));
+    assert!(text.contains("(**)"), "{text}");
+    assert!(text.contains("2 of 3 judged rows marked"), "{text}");
+}
+
 #[test]
 fn json_rows_carry_the_documented_fields() {
     let (_dir, db) = stored_pair();
@@ -188,7 +239,10 @@ fn json_rows_carry_the_documented_fields() {
         assert_eq!(row["design"], "runs");
         assert_eq!(row["base_side"]["n"], 3, "three runs, not 24 iterations");
     }
-    assert_eq!(doc["footer"]["comparisons"], 6);
+    assert_eq!(
+        doc["footer"]["comparisons"], 3,
+        "ops_per_sec restates usec_per_op"
+    );
     assert_eq!(doc["footer"]["tested_on"], "log");
     assert_eq!(
         doc["footer"]["units"],

@@ -8,6 +8,7 @@ use schedlab_analysis::units::Design;
 
 use super::block::{Block, Document};
 use super::footer;
+use super::phrases::row_mark;
 use super::table::{Align, Table};
 use crate::number::format_value;
 
@@ -104,7 +105,7 @@ fn center_cell(
 fn delta_cell(row: &Row, notes: &mut Vec<Note>) -> String {
     let cell = benchstat_delta(row, notes);
     if row.verdict.is_marked() {
-        format!("{cell} {}", row.verdict.mark())
+        format!("{cell} {}", row_mark(row))
     } else {
         cell
     }

@@ -2,9 +2,12 @@
 //! the tally, and one sentence per note of the analysis ([`schedlab_analysis::notes::Note`]),
 //! the same in every style and format.
 use schedlab_analysis::model::{Comparison, Footer};
-use schedlab_analysis::notes::{GuardMethod, LeftOutRun, Note, SideBuilds, TestedOn, UnitsOf};
+use schedlab_analysis::notes::{
+    GuardMethod, LeftOutRun, Note, RestatedMetric, SideBuilds, TestedOn, UnitsOf,
+};
 use schedlab_analysis::settings::EQUIVALENCE_ALPHA;
 use schedlab_analysis::units::Scale;
+use schedlab_core::metric::Restatement;
 use schedlab_core::words;
 use schedlab_stats::sequential::Spending;
 
@@ -249,7 +252,31 @@ fn sentence(c: &Comparison, note: &Note) -> String {
             every_side,
             runs,
         } => left_out(sides, *every_side, runs),
+        Note::Restated { metrics } => restated(metrics),
     }
+}
+
+/// `ops_per_sec` restates `usec_per_op` (its reciprocal): …
+fn restated(metrics: &[RestatedMetric]) -> String {
+    let pairs: Vec<String> = metrics
+        .iter()
+        .map(|m| {
+            format!(
+                "{} restates {} ({})",
+                m.metric,
+                m.of,
+                match m.how {
+                    Restatement::Reciprocal => "its reciprocal",
+                    Restatement::Multiple => "a multiple",
+                }
+            )
+        })
+        .collect();
+    format!(
+        "{}: one measurement, one effect, so such rows are shown with the verdict of the row they \
+         restate in parentheses, (**), untested and not counted",
+        pairs.join("; ")
+    )
 }
 
 fn guard(method: GuardMethod, measured: f64, factor: f64, rows: usize) -> String {

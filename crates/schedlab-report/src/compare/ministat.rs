@@ -9,7 +9,7 @@ use schedlab_stats::ministat::MinistatVitals;
 
 use super::block::{Block, Document};
 use super::footer;
-use super::phrases::{ministat_no_test, row_note, verdict_name};
+use super::phrases::{ministat_no_test, row_mark, row_note, verdict_name};
 
 /// ministat's dataset symbols; plot cells holding several datasets OR their indices together.
 const SYMBOLS: [char; 8] = [' ', 'x', '+', '*', '%', '#', '@', 'O'];
@@ -343,7 +343,7 @@ pub fn verdict_phrase(row: &Row) -> String {
         .map_or(String::new(), |n| format!(" ({})", row_note(n)));
     format!(
         "{} {} {change}{ci}{q}{note}",
-        row.verdict.mark(),
+        row_mark(row),
         verdict_name(row.verdict)
     )
 }

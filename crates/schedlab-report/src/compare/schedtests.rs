@@ -5,7 +5,7 @@ use schedlab_analysis::model::{Comparison, Row, SideFigures, Verdict};
 
 use super::block::{Block, Document};
 use super::footer;
-use super::phrases::row_note;
+use super::phrases::{row_mark, row_note};
 use super::table::{Align, Table};
 
 fn std_cell(side: &SideFigures) -> String {
@@ -16,9 +16,9 @@ fn std_cell(side: &SideFigures) -> String {
 pub fn mark_text(row: &Row) -> String {
     match (row.verdict, &row.note) {
         (Verdict::Inconclusive | Verdict::Noisy | Verdict::NotJudged, Some(note)) => {
-            format!("{} ({})", row.verdict.mark(), row_note(note))
+            format!("{} ({})", row_mark(row), row_note(note))
         }
-        _ => row.verdict.mark().to_string(),
+        _ => row_mark(row),
     }
 }
 
