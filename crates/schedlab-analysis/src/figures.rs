@@ -145,11 +145,18 @@ fn mmtests_lines(
                 }),
                 _ => None,
             };
+            let change_pct = match (base, candidate) {
+                (Some(base), Some(candidate)) if base != 0.0 => {
+                    Some((candidate - base) / base.abs() * 100.0)
+                }
+                _ => None,
+            };
             MmtestsLine {
                 name,
                 base,
                 candidate,
                 gain_pct,
+                change_pct,
                 marked: name == mean_name && verdict.is_marked(),
             }
         })

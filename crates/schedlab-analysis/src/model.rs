@@ -212,6 +212,10 @@ pub struct MmtestsLine {
     /// mmtests' gain in percent: positive when the candidate is better; `None` where either
     /// figure is undefined or the baseline's is 0.
     pub gain_pct: Option<f64>,
+    /// The candidate's figure against the baseline's in percent, with every report's sign:
+    /// positive when the candidate's is higher, whatever the metric's direction (`None` as for
+    /// `gain_pct`). The text prints this, so a row reads alike in every style.
+    pub change_pct: Option<f64>,
     pub marked: bool,
 }
 

@@ -647,6 +647,19 @@ pub enum CompareStyle {
     Ministat,
     /// benchstat's median ± CI and `vs base` column
     Benchstat,
+    /// base ± %stddev, %change, candidate ± %stddev, then the name (0-day's regression mails)
+    Lkp,
+}
+
+/// How a comparison's text and Markdown look besides their style.
+#[derive(Debug, Args)]
+pub struct ShapeArgs {
+    /// The statistics footer in one line: the tally and what a mark needs (text, markdown).
+    #[arg(long)]
+    pub brief: bool,
+    /// --style mmtests: the mean rows only, normalised to the baseline (1.00).
+    #[arg(long)]
+    pub normalise: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -781,6 +794,8 @@ pub struct CompareArgs {
     #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
     pub format: CompareFormat,
     #[command(flatten)]
+    pub shape: ShapeArgs,
+    #[command(flatten)]
     pub sides: SidesArgs,
 }
 
@@ -811,6 +826,8 @@ pub struct StatArgs {
     /// Output format on stdout.
     #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
     pub format: CompareFormat,
+    #[command(flatten)]
+    pub shape: ShapeArgs,
     #[command(flatten)]
     pub ministat: MinistatArgs,
     #[command(flatten, next_help_heading = DECISION_OPTIONS)]

@@ -77,7 +77,9 @@ fn imported_logs_compare_like_runs() {
     assert_eq!(fp["imported"]["known"]["hostname"], "--host");
     assert!(fp["imported"]["known"].get("cpu_model").is_none());
 
-    let text = stdout_of_success(&db, &words("compare old new"));
+    let text = stdout_of_success(&db, &words("compare old new"))
+        // The footer's sentences whole: the text wraps them at 80 columns.
+        .replace("\n  ", " ");
     assert!(text.contains("usec_per_op"), "{text}");
     assert!(
         text.contains("unmatched: perf-bench:pipe threads"),

@@ -27,6 +27,25 @@ pub fn block(c: &Comparison) -> Block {
     Block::List(items)
 }
 
+/// The footer in one line (`--brief`): the tally and what a mark needs. What the units are and
+/// every note are left to the full footer.
+pub fn brief_block(c: &Comparison) -> Block {
+    Block::List(vec![brief(c)])
+}
+
+/// `2 of 3 judged rows marked; 0 not judged; ** q <= 0.05 and |change| >= 1%`.
+pub fn brief(c: &Comparison) -> String {
+    let tally = tally(&c.footer);
+    if c.footer.comparisons == 0 {
+        return tally;
+    }
+    format!(
+        "{tally}; ** q <= {} and |change| >= {}%",
+        c.settings.fdr,
+        c.settings.min_effect * 100.0
+    )
+}
+
 /// Every line of the footer, in order.
 pub fn lines(c: &Comparison) -> Vec<String> {
     let f = &c.footer;

@@ -9,7 +9,8 @@ use schedlab_stats::ministat::MinistatVitals;
 
 use super::block::{Block, Document};
 use super::footer;
-use super::phrases::{ministat_no_test, row_mark, row_note, verdict_name};
+use super::phrases::{ministat_no_test, row_mark, row_note, verdict_name, SIGN};
+use crate::wrap::{wrap, WIDTH};
 
 /// ministat's dataset symbols; plot cells holding several datasets OR their indices together.
 const SYMBOLS: [char; 8] = [' ', 'x', '+', '*', '%', '#', '@', 'O'];
@@ -274,8 +275,8 @@ fn lines(c: &Comparison, layout: Layout) -> Vec<String> {
         }
         let first = rows[0];
         if layout.legend {
-            lines.push(format!(
-                "{} · {} ({} is better; {})",
+            let heading = format!(
+                "{} · {} ({SIGN}; {} is better; {})",
                 first.case,
                 first.metric,
                 first.better.as_str(),
@@ -286,7 +287,8 @@ fn lines(c: &Comparison, layout: Layout) -> Vec<String> {
                 } else {
                     unit_phrase(first.design)
                 }
-            ));
+            );
+            lines.extend(wrap(&heading, WIDTH, 2));
         }
         let mut names = vec![c.base.name.clone()];
         let mut datasets = vec![first.base_side.units.clone()];
@@ -307,11 +309,9 @@ fn lines(c: &Comparison, layout: Layout) -> Vec<String> {
         ));
         if layout.differences {
             for row in &rows {
-                lines.push(format!(
-                    "schedlab: {} {}",
-                    row.candidate,
-                    verdict_phrase(row)
-                ));
+                // Not `schedlab: `, which starts every error line: this is a result.
+                let verdict = format!("verdict: {} {}", row.candidate, verdict_phrase(row));
+                lines.extend(wrap(&verdict, WIDTH, 4));
             }
         }
     }

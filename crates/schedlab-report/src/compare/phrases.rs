@@ -19,6 +19,9 @@ pub fn verdict_name(verdict: Verdict) -> &'static str {
     }
 }
 
+/// The sign every style gives a change, in its header: a row reads the same in each.
+pub const SIGN: &str = "+% = higher than base";
+
 /// A row's mark as the tables print it: a row that restates another (`ops_per_sec` beside
 /// `usec_per_op`) shows that row's verdict in parentheses, `(**)`: the same effect, not a
 /// second finding.

@@ -8,11 +8,11 @@ use schedlab_analysis::{CalibrationSet, Side};
 use schedlab_core::import::plain::column_numbers;
 use schedlab_core::metric::Better;
 use schedlab_report::compare::ministat::{self, Layout, DEFAULT_WIDTH};
-use schedlab_report::compare::{csv, json, markdown, text};
+use schedlab_report::compare::{csv, footer, json, markdown, text};
 use schedlab_stats::ministat::ministat_vitals;
 
 use crate::cli::{CompareFormat, CompareStyle, StatArgs};
-use crate::comparison::{gate, render, settings};
+use crate::comparison::{gate, options, render, settings};
 use crate::failure::Failure;
 use crate::input;
 use crate::output::emit;
@@ -57,6 +57,7 @@ pub fn stat(args: &StatArgs) -> Result<ExitCode, Failure> {
         return Err(Failure::bad_input("--delimiter must not be empty"));
     }
     let layout = layout(args)?;
+    let options = options(&args.shape, args.style, args.format)?;
     let mut datasets = Vec::new();
     for path in input::files_or_stdin(&args.files, None)? {
         let name = input::display_name(&path);
@@ -85,20 +86,27 @@ pub fn stat(args: &StatArgs) -> Result<ExitCode, Failure> {
     let base = sides.remove(0);
     let comparison =
         schedlab_analysis::compare(base, sides, &CalibrationSet::default(), settings, None);
+    let ministat = |layout| {
+        let mut doc = ministat::document_with(&comparison, layout);
+        if options.brief && doc.closing.is_some() {
+            doc.closing = Some(footer::brief_block(&comparison));
+        }
+        doc
+    };
     match (layout, args.format) {
         (Some(layout), CompareFormat::Text) => {
-            emit(|out| text::write(&ministat::document_with(&comparison, layout), out))?;
+            emit(|out| text::write(&ministat(layout), out))?;
             gate(&comparison, args.decision.fail_on_regression, None)?;
             Ok(ExitCode::SUCCESS)
         }
         (Some(layout), CompareFormat::Markdown) => {
-            emit(|out| markdown::write(&ministat::document_with(&comparison, layout), out))?;
+            emit(|out| markdown::write(&ministat(layout), out))?;
             gate(&comparison, args.decision.fail_on_regression, None)?;
             Ok(ExitCode::SUCCESS)
         }
         _ => render(
             &comparison,
-            args.style,
+            (args.style, options),
             args.format,
             args.decision.fail_on_regression,
             None,

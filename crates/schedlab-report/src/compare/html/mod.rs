@@ -24,7 +24,7 @@ use schedlab_core::words;
 
 use super::block::Block;
 use super::footer;
-use super::phrases::{level_text, mde_text, row_mark, row_note, unmatched, verdict_name};
+use super::phrases::{level_text, mde_text, row_mark, row_note, unmatched, verdict_name, SIGN};
 use crate::model::format_time_ns;
 use crate::number::format_value;
 use escape::Esc;
@@ -213,7 +213,7 @@ fn compare_table(s: &mut String, c: &Comparison) -> fmt::Result {
     }
     write!(
         s,
-        r#"<th class="num">baseline</th><th class="num">candidate</th><th class="num">change</th><th class="num">{level} CI</th><th class="num">q</th><th class="num">MDE</th><th>verdict</th></tr></thead><tbody>"#
+        r#"<th class="num">baseline</th><th class="num">candidate</th><th class="num">change<div class="muted">{SIGN}</div></th><th class="num">{level} CI</th><th class="num">q</th><th class="num">MDE</th><th>verdict</th></tr></thead><tbody>"#
     )?;
     let columns = if several { 9 } else { 8 };
     let mut previous: Option<&str> = None;
