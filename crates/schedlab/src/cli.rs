@@ -10,7 +10,10 @@ use schedlab_core::import::{Tool, TOOLS};
 use schedlab_core::plan;
 use schedlab_core::words::check_printable;
 
-use crate::flag_values::{any_count, count, count_in, number, text};
+use crate::flag_values::{
+    any_count, check_column, check_confidence, check_delimiters, check_fdr, check_min_effect,
+    check_noise_cap, count, count_in, number, text, SuiteName, MAX_PLOT_WIDTH,
+};
 
 pub use crate::workload_flags::WorkloadCommand;
 
@@ -154,7 +157,7 @@ pub const DECISION_OPTIONS: &str = "Decision options";
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Run a built-in suite (see `schedlab list`) or a suite file instead of one workload.
-    #[arg(long, value_name = "NAME|FILE")]
+    #[arg(long, value_name = "NAME|FILE", value_parser = SuiteName, hide_possible_values = true)]
     pub suite: Option<String>,
     #[command(flatten)]
     pub plan: PlanOptions,
@@ -617,7 +620,8 @@ pub struct ColumnArgs {
         short = 'C',
         value_name = "N",
         default_value_t = 1,
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = count::<usize>(check_column)
     )]
     pub column: usize,
     /// Column delimiters, as ministat's -d.
@@ -625,7 +629,8 @@ pub struct ColumnArgs {
         long = "delimiter",
         short = 'd',
         value_name = "CHARS",
-        default_value = " \t"
+        default_value = " \t",
+        value_parser = text(check_delimiters)
     )]
     pub delimiters: String,
 }
@@ -692,7 +697,8 @@ pub struct DecisionArgs {
         long,
         value_name = "PCT",
         default_value_t = 1.0,
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = number(check_min_effect)
     )]
     pub min_effect: f64,
     /// False discovery rate q for the multiple-comparison adjustment.
@@ -700,7 +706,8 @@ pub struct DecisionArgs {
         long,
         value_name = "Q",
         default_value_t = 0.05,
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = number(check_fdr)
     )]
     pub fdr: f64,
     /// Multiple-comparison adjustment over every row of the report.
@@ -712,7 +719,8 @@ pub struct DecisionArgs {
         long,
         value_name = "PCT",
         default_value_t = 10.0,
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = number(check_noise_cap)
     )]
     pub noise_cap: f64,
     /// Confidence level in percent: one of ministat's 80, 90, 95, 98, 99, 99.5.
@@ -721,7 +729,8 @@ pub struct DecisionArgs {
         short = 'c',
         value_name = "PCT",
         default_value_t = 95.0,
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = number(check_confidence)
     )]
     pub confidence: f64,
     /// Exit with status 1 when any row is marked a regression (for CI gates).
@@ -855,7 +864,8 @@ pub struct MinistatArgs {
         short = 'w',
         long = "width",
         value_name = "WIDTH",
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = count_in::<usize>(2, MAX_PLOT_WIDTH)
     )]
     pub width: Option<usize>,
 }
@@ -876,7 +886,8 @@ pub struct AbArgs {
         long,
         value_name = "R",
         default_value_t = 4,
-        conflicts_with = "until_decided"
+        conflicts_with = "until_decided",
+        value_parser = count_in::<u32>(1, 1000)
     )]
     pub rounds: u32,
     /// Add rounds until every row is decided (`**` or `≈`) or --max-rounds are spent.
@@ -890,11 +901,12 @@ pub struct AbArgs {
         long,
         value_name = "N",
         requires = "until_decided",
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = count_in::<u32>(2, 1000)
     )]
     pub max_rounds: Option<u32>,
     /// Run a built-in suite or a suite file instead of one workload.
-    #[arg(long, value_name = "NAME|FILE")]
+    #[arg(long, value_name = "NAME|FILE", value_parser = SuiteName, hide_possible_values = true)]
     pub suite: Option<String>,
     /// With --until-decided: how rows are decided after each round.
     #[command(flatten, next_help_heading = DECISION_OPTIONS)]
@@ -946,7 +958,7 @@ pub struct CalibrateArgs {
     )]
     pub show: Option<i64>,
     /// Calibrate a built-in suite or a suite file instead of one workload.
-    #[arg(long, value_name = "NAME|FILE")]
+    #[arg(long, value_name = "NAME|FILE", value_parser = SuiteName, hide_possible_values = true)]
     pub suite: Option<String>,
     /// Output format of the calibration report (and of --list) on stdout.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text, global = true)]
@@ -1009,7 +1021,7 @@ pub struct CampaignStartArgs {
     )]
     pub boots: u32,
     /// Run a built-in suite or a suite file on each boot instead of one workload.
-    #[arg(long, value_name = "NAME|FILE")]
+    #[arg(long, value_name = "NAME|FILE", value_parser = SuiteName, hide_possible_values = true)]
     pub suite: Option<String>,
     #[command(flatten)]
     pub plan: PlanOptions,

@@ -25,31 +25,9 @@ use crate::failure::{Failure, FailureKind};
 use crate::output::emit;
 use crate::store_path::{db_location, open_reader};
 
-/// ministat's confidence levels, the only ones its t table (and so our ministat style) knows.
-const CONFIDENCE_LEVELS: [f64; 6] = [80.0, 90.0, 95.0, 98.0, 99.0, 99.5];
-
+/// The decision settings, each value already held to its rule by its flag's parser
+/// (flag_values.rs).
 pub fn settings(args: &DecisionArgs) -> Result<Settings, Failure> {
-    if !(args.min_effect.is_finite() && args.min_effect > 0.0 && args.min_effect < 100.0) {
-        return Err(Failure::bad_input(
-            "--min-effect must be a percentage above 0 and below 100",
-        ));
-    }
-    if !(args.fdr > 0.0 && args.fdr < 1.0) {
-        return Err(Failure::bad_input(
-            "--fdr must be between 0 and 1 (e.g. 0.05)",
-        ));
-    }
-    if !(args.noise_cap.is_finite() && args.noise_cap > 0.0) {
-        return Err(Failure::bad_input(
-            "--noise-cap must be a positive percentage",
-        ));
-    }
-    if !CONFIDENCE_LEVELS.contains(&args.confidence) {
-        return Err(Failure::bad_input(format!(
-            "--confidence must be one of ministat's levels: 80, 90, 95, 98, 99, 99.5 (not {})",
-            args.confidence
-        )));
-    }
     Ok(Settings {
         min_effect: args.min_effect / 100.0,
         fdr: args.fdr,
