@@ -318,11 +318,7 @@ pub fn write_history_csv(h: &History, c: &Changes, out: &mut dyn Write) -> io::R
 
 /// The history and its changes as one JSON document.
 pub fn write_history_json(h: &History, c: &Changes, out: &mut dyn Write) -> io::Result<()> {
-    serde_json::to_writer_pretty(
-        &mut *out,
-        &serde_json::json!({ "history": h, "changes": c }),
-    )?;
-    writeln!(out)
+    crate::json::write_versioned(&serde_json::json!({ "history": h, "changes": c }), out)
 }
 
 /// Every change of every history, one per line, and a line for each history without one.

@@ -75,7 +75,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// List workloads and built-in suites, one line each.
-    List,
+    List(ListArgs),
     /// Run one workload or a suite, store the results and print a summary.
     Run(RunArgs),
     /// List stored runs, newest first.
@@ -638,6 +638,13 @@ pub struct ColumnArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Output format on stdout.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub format: OutputFormat,
+}
+
+#[derive(Debug, Args)]
 pub struct EnvArgs {
     /// Output format on stdout.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
@@ -881,11 +888,19 @@ pub struct MinistatArgs {
 #[derive(Debug, Args)]
 pub struct AbArgs {
     /// Shell command that applies setting A (run with `sh -c` before every A visit).
-    #[arg(long = "a", value_name = "SHELL CMD")]
-    pub apply_a: String,
+    #[arg(
+        long = "a",
+        value_name = "SHELL CMD",
+        required_unless_present = "a_daemon"
+    )]
+    pub apply_a: Option<String>,
     /// Shell command that applies setting B.
-    #[arg(long = "b", value_name = "SHELL CMD")]
-    pub apply_b: String,
+    #[arg(
+        long = "b",
+        value_name = "SHELL CMD",
+        required_unless_present = "b_daemon"
+    )]
+    pub apply_b: Option<String>,
     /// Shell command that restores the original setting: run at the end, on Ctrl-C and on failure.
     #[arg(long, value_name = "SHELL CMD")]
     pub restore: Option<String>,
@@ -916,6 +931,8 @@ pub struct AbArgs {
     /// Run a built-in suite or a suite file instead of one workload.
     #[arg(long, value_name = "NAME|FILE", value_parser = SuiteName, hide_possible_values = true)]
     pub suite: Option<String>,
+    #[command(flatten, next_help_heading = DAEMON_OPTIONS)]
+    pub daemons: DaemonArgs,
     /// With --until-decided: how rows are decided after each round.
     #[command(flatten, next_help_heading = DECISION_OPTIONS)]
     pub decision: DecisionArgs,
@@ -1013,6 +1030,61 @@ pub enum CampaignAction {
 
 /// The help heading of the options of a campaign whose kernels boot in QEMU guests.
 pub const VM_OPTIONS: &str = "Guest options (with --vm)";
+pub const DAEMON_OPTIONS: &str = "Daemon options";
+
+/// `--daemon-ready`: seconds.
+fn check_ready_sec(seconds: f64) -> Result<(), String> {
+    if !(seconds.is_finite() && (0.0..=600.0).contains(&seconds)) {
+        return Err("must be between 0 and 600 seconds".to_string());
+    }
+    Ok(())
+}
+
+/// An arm that runs a daemon beside its runs (`ab`, `campaign start`): a sched_ext scheduler.
+#[derive(Debug, Args)]
+pub struct DaemonArgs {
+    /// Shell command run beside each of arm A's runs (a sched_ext scheduler: scx_rusty)
+    ///
+    /// Started with `sh -c` in a process group of its own before each run of arm A, checked
+    /// still running before and after the run, stopped after it (SIGTERM to its group, SIGKILL
+    /// 5 s later). A daemon that ended fails the run, recorded failed with its exit and last
+    /// line of output, instead of measuring without it.
+    #[arg(long, value_name = "SHELL CMD", allow_hyphen_values = true)]
+    pub a_daemon: Option<String>,
+    /// Shell command run beside each of arm B's runs (as --a-daemon)
+    #[arg(long, value_name = "SHELL CMD", allow_hyphen_values = true)]
+    pub b_daemon: Option<String>,
+    /// The sched_ext scheduler --a-daemon loads, as /sys/kernel/sched_ext/root/ops names it
+    ///
+    /// Before and after each run, sched_ext must be `enabled` with this scheduler (the name, or
+    /// the name then `_` and the version scx_utils appends: rusty_1.0.14_g…); an arm without a
+    /// daemon is then held to the kernel's own scheduler (no BPF scheduler loaded).
+    #[arg(long, value_name = "NAME", requires = "a_daemon", value_parser = text(check_printable))]
+    pub a_scx: Option<String>,
+    /// The sched_ext scheduler --b-daemon loads (as --a-scx)
+    #[arg(long, value_name = "NAME", requires = "b_daemon", value_parser = text(check_printable))]
+    pub b_scx: Option<String>,
+    /// Seconds a daemon has to be ready [default: 30 with --a-scx/--b-scx, else 1]
+    ///
+    /// With a scheduler named, the most schedlab waits for sched_ext to show it loaded (it goes
+    /// on as soon as it is); without, how long the daemon must stay up before the first run.
+    #[arg(long, value_name = "SEC", value_parser = number(check_ready_sec))]
+    pub daemon_ready: Option<f64>,
+}
+
+impl DaemonArgs {
+    pub fn daemons(&self) -> crate::daemon::Daemons {
+        let arm = |command: &Option<String>, scx: &Option<String>| crate::daemon::ArmDaemon {
+            command: command.clone(),
+            scx: scx.clone(),
+        };
+        crate::daemon::Daemons {
+            a: arm(&self.a_daemon, &self.a_scx),
+            b: arm(&self.b_daemon, &self.b_scx),
+            ready_sec: self.daemon_ready,
+        }
+    }
+}
 
 #[derive(Debug, Args)]
 pub struct CampaignStartArgs {
@@ -1123,6 +1195,8 @@ pub struct CampaignStartArgs {
     /// Run a built-in suite or a suite file on each boot instead of one workload.
     #[arg(long, value_name = "NAME|FILE", value_parser = SuiteName, hide_possible_values = true)]
     pub suite: Option<String>,
+    #[command(flatten, next_help_heading = DAEMON_OPTIONS)]
+    pub daemons: DaemonArgs,
     #[command(flatten)]
     pub plan: PlanOptions,
     #[command(flatten, next_help_heading = RUN_OPTIONS)]

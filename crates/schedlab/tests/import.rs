@@ -528,7 +528,7 @@ fn a_run_per_result_makes_each_invocation_a_unit_of_compare() {
             Some(_) => assert!(out.contains("as runs 2–4 (label each)"), "{out}"),
         }
     }
-    let runs = json_of_success(&db, &words("runs --format json"));
+    let runs = json_of_success(&db, &words("runs --format json"))["runs"].clone();
     let iterations: Vec<u64> = runs
         .as_array()
         .unwrap()

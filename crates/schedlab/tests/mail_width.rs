@@ -68,11 +68,35 @@ fn compare_stat_show_and_history_keep_within_80_columns() {
             .args(words("import --tool schbench --label sch"))
             .arg(fixture("schbench-2022-intervals.txt")),
     );
+    // Seed 000's perf bench transcripts and seed 004's hackbench, each imported twice as two
+    // sides (the same figures: the layout is what is looked at).
+    for (tool, file, label) in [
+        ("perf-bench", "perf-pipe-repeated.txt", "perf"),
+        ("perf-bench", "perf-messaging-simple-repeated.txt", "msg"),
+        ("hackbench", "hackbench-repeated.txt", "hb"),
+    ] {
+        for side in ["a", "b"] {
+            expect_success(
+                schedlab(&db)
+                    .args([
+                        "import",
+                        "--tool",
+                        tool,
+                        "--label",
+                        &format!("{label}-{side}"),
+                    ])
+                    .arg(fixture(file)),
+            );
+        }
+    }
     for style in STYLES {
         for sides in [
             "heap-a heap-b",
             "base cand",
             "heap-a --across variant=orig,fast",
+            "perf-a perf-b",
+            "msg-a msg-b",
+            "hb-a hb-b",
         ] {
             let line = format!("compare {sides} {style}");
             assert_within(&stdout_of_success(&db, &words(&line)), &line);
@@ -83,7 +107,7 @@ fn compare_stat_show_and_history_keep_within_80_columns() {
     let footer = brief.lines().last().unwrap();
     assert!(footer.starts_with("2 of 3 judged rows marked"), "{brief}");
 
-    for run in ["heap-a", "base", "sch"] {
+    for run in ["heap-a", "base", "sch", "perf-a", "msg-a", "hb-a"] {
         let line = format!("show {run}");
         assert_within(&stdout_of_success(&db, &words(&line)), &line);
     }

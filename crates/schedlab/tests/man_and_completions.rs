@@ -1,5 +1,6 @@
 //! The man pages name only pages that are written (no `schedlab-help(1)`) and end with EXIT
-//! STATUS, ENVIRONMENT and FILES; completions offer the built-in suites for `--suite`; `show`
+//! STATUS, ENVIRONMENT and FILES; completions offer the built-in suites for `--suite` and every
+//! workload (with its flags and aliases); `show`
 //! prints counts as whole numbers.
 mod common;
 
@@ -54,17 +55,28 @@ fn man_pages_name_only_written_pages_and_say_exit_status_environment_and_files()
 }
 
 #[test]
-fn suite_completions_offer_the_built_in_suites() {
+fn completions_offer_the_built_in_suites_and_the_workloads() {
+    let list = expect_success(schedlab_without_db().args(["list", "--format", "json"])).stdout;
+    let list = json_of(&list);
+    let names = |key: &str| -> Vec<String> {
+        list[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let (workloads, suites) = (names("workloads"), names("suites"));
+    assert!(workloads.len() >= 10 && suites.len() >= 5, "{list}");
     for shell in ["bash", "zsh", "fish"] {
         let script = expect_success(schedlab_without_db().args(["completions", shell])).stdout;
         let script = String::from_utf8(script).unwrap();
-        for suite in [
-            "quick",
-            "cpudl-sweep",
-            "hackbench-matrix",
-            "schbench-matrix",
-        ] {
-            assert!(script.contains(suite), "{shell}: no {suite}");
+        for name in suites.iter().chain(&workloads) {
+            assert!(script.contains(name.as_str()), "{shell}: no {name}");
+        }
+        // A workload's own flags, and an alias.
+        for word in ["schbench", "message-cpus", "cpudl", "variant"] {
+            assert!(script.contains(word), "{shell}: no {word}");
         }
     }
     // Offered, not imposed: a suite file is still taken.

@@ -227,7 +227,11 @@ pub fn block_lines(
             };
             match (&figures.difference, &figures.no_test) {
                 (Some(d), _) => lines.extend(d.to_ministat_text().lines().map(String::from)),
-                (None, Some(why)) => lines.push(format!("no test: {}", ministat_no_test(why))),
+                (None, Some(why)) => lines.extend(crate::wrap::wrap(
+                    &format!("no test: {}", ministat_no_test(why)),
+                    crate::wrap::WIDTH,
+                    2,
+                )),
                 (None, None) => lines.push("no test".to_string()),
             }
         }
