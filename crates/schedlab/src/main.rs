@@ -12,6 +12,7 @@ use clap::FromArgMatches;
 mod cli;
 mod commands;
 mod comparison;
+mod daemon;
 mod failure;
 mod flag_values;
 mod fleet;

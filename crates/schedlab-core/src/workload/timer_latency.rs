@@ -248,6 +248,10 @@ latency histogram, p50/p99/max and overruns (the class of cyclictest)";
         self.loops as f64 * self.interval_usec as f64 * 1e-6
     }
 
+    fn metric_lists(&self) -> &'static [&'static [MetricDef]] {
+        &[METRICS]
+    }
+
     fn build(&self) -> Result<Box<dyn Workload>> {
         Ok(Box::new(TimerLatencyWorkload {
             params: self.clone(),

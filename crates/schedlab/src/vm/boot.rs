@@ -691,7 +691,7 @@ impl Guest<'_, '_> {
     }
 }
 
-fn describe_exit(exit: ChildExit) -> String {
+pub fn describe_exit(exit: ChildExit) -> String {
     match exit {
         ChildExit::Code(code) => format!("status {code}"),
         ChildExit::Signal(signal) => format!("killed by {}", sys::signal_name(signal)),
