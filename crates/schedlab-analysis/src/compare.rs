@@ -159,6 +159,7 @@ fn compare_sides(
         scaling,
         footer,
         settings,
+        explanation: None,
     }
 }
 
