@@ -15,9 +15,13 @@
 //! `syscalls_count` is there) it made 0 of them; and a symbol a run's profile did not rank among
 //! its top ones counts as 0 of that run's samples (its share was below the last one ranked).
 //!
+//! A case whose tasks are all of one group (the two threads of `syscall`) has that group's
+//! metrics twice, once as the group's and once as all tasks'; only the latter is kept, so the
+//! family does not judge one thing twice.
+//!
 //! The run-queue delay curves pool every probed iteration of a side's runs into one
 //! distribution per case and task group: a description of the side, with no test.
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use hdrhistogram::Histogram;
 
@@ -354,19 +358,45 @@ fn syscall_names(sides: &[&ProbeSide]) -> SyscallNames {
     names
 }
 
+/// The cases whose tasks, on every side, are of one group only: that group's metrics are all
+/// tasks' too.
+fn lone_group_cases(sides: &[&ProbeSide]) -> HashSet<String> {
+    let mut groups: HashMap<String, HashSet<&str>> = HashMap::new();
+    for side in sides {
+        for entry in &side.entries {
+            let of_case = groups
+                .entry(side.cases[entry.case].name.clone())
+                .or_default();
+            let named = entry
+                .explained
+                .iter()
+                .flatten()
+                .filter_map(|m| m.group.as_deref());
+            of_case.extend(named);
+            of_case.extend(entry.delays.iter().filter_map(|(g, _)| g.as_deref()));
+        }
+    }
+    groups
+        .into_iter()
+        .filter(|(_, g)| g.len() == 1)
+        .map(|(case, _)| case)
+        .collect()
+}
+
 /// The explanatory metrics of a side as series, system calls a counted group never made as 0.
-fn metric_side(side: &ProbeSide, syscalls: &SyscallNames) -> Side {
+fn metric_side(side: &ProbeSide, syscalls: &SyscallNames, lone: &HashSet<String>) -> Side {
     let mut set = SeriesSet::new(side.empty_side());
     for entry in &side.entries {
         let label = &side.cases[entry.case];
+        let keep = |group: &Option<String>| group.is_none() || !lone.contains(&label.name);
         for iteration in &entry.explained {
-            for m in iteration {
+            for m in iteration.iter().filter(|m| keep(&m.group)) {
                 let key = series_key(m.group.as_deref(), &m.measurement.name);
                 set.push((entry.case, label), key, &m.measurement, entry.run);
             }
             let counted = iteration
                 .iter()
-                .filter(|m| m.measurement.name == SYSCALLS_COUNT.name)
+                .filter(|m| m.measurement.name == SYSCALLS_COUNT.name && keep(&m.group))
                 .map(|m| &m.group);
             for group in counted {
                 let Some(names) = syscalls.get(&(label.name.clone(), group.clone())) else {
@@ -484,8 +514,12 @@ pub fn explain(
 ) -> Explanation {
     let sides: Vec<&ProbeSide> = std::iter::once(&base).chain(&candidates).collect();
     let syscalls = syscall_names(&sides);
+    let lone = lone_group_cases(&sides);
     let metrics = judge(
-        sides.iter().map(|s| metric_side(s, &syscalls)).collect(),
+        sides
+            .iter()
+            .map(|s| metric_side(s, &syscalls, &lone))
+            .collect(),
         settings,
         sequential,
     );
@@ -547,7 +581,7 @@ pub fn explain(
             unmatched: unmatched_of(&symbols),
             footer: symbols.footer,
         },
-        runq_delay: delay_curves(&sides),
+        runq_delay: delay_curves(&sides, &lone),
         sides: sides.iter().map(|s| s.probed()).collect(),
         unavailable: unavailable(&sides),
     }
@@ -574,12 +608,16 @@ fn unavailable(sides: &[&ProbeSide]) -> Vec<UnavailableProbe> {
 
 /// Per case and task group (all tasks first), each side's run-queue delays pooled over its
 /// runs' probed iterations, read at [`DELAY_POINTS`] in microseconds.
-fn delay_curves(sides: &[&ProbeSide]) -> Vec<DelayCurve> {
+fn delay_curves(sides: &[&ProbeSide], lone: &HashSet<String>) -> Vec<DelayCurve> {
     let mut keys: Vec<(String, Option<String>)> = Vec::new();
     for side in sides {
         for entry in &side.entries {
+            let case = &side.cases[entry.case].name;
             for (group, _) in &entry.delays {
-                let key = (side.cases[entry.case].name.clone(), group.clone());
+                if group.is_some() && lone.contains(case) {
+                    continue;
+                }
+                let key = (case.clone(), group.clone());
                 if !keys.contains(&key) {
                     keys.push(key);
                 }
@@ -789,6 +827,7 @@ mod tests {
                 measurement(None, "syscalls_count", n),
                 measurement(Some("worker"), "syscalls_count", n),
                 measurement(Some("worker"), "syscall_write_count", n),
+                measurement(Some("waker"), "syscalls_count", n),
                 measurement(None, PROBE_RECORDS_COUNT.name, 5000.0),
             ])]
         });
@@ -799,6 +838,7 @@ mod tests {
                 measurement(Some("worker"), "syscalls_count", 2.0 * n),
                 measurement(Some("worker"), "syscall_write_count", n),
                 measurement(Some("worker"), "syscall_futex_count", n),
+                measurement(Some("waker"), "syscalls_count", n),
             ])]
         });
         let e = explain(base, vec![cand], &Settings::default(), None);
@@ -814,38 +854,61 @@ mod tests {
                 (None, "syscalls_count"),
                 (Some("worker"), "syscalls_count"),
                 (Some("worker"), "syscall_write_count"),
+                (Some("waker"), "syscalls_count"),
                 (Some("worker"), "syscall_futex_count"),
             ]
         );
-        let futex = &e.metrics.rows[3].row;
+        let futex = &e.metrics.rows[4].row;
         assert_eq!(futex.base_side.units, vec![0.0, 0.0]);
         assert_eq!(futex.scale, crate::units::Scale::Raw);
         // The group made no futex call in the base, but its calls were counted; a group whose
         // calls were not counted would have no such row.
         assert!(e.metrics.unmatched.is_empty());
-        assert_eq!(e.metrics.footer.comparisons, 4);
+        assert_eq!(e.metrics.footer.comparisons, 5);
+    }
+
+    /// Tasks all of one group: the group's rows would be all tasks' again.
+    #[test]
+    fn a_lone_group_is_all_tasks() {
+        let probes = |n: f64| {
+            vec![explained(vec![
+                measurement(None, "syscalls_count", n),
+                measurement(Some("worker"), "syscalls_count", n),
+                measurement(Some("worker"), "syscall_write_count", n),
+            ])]
+        };
+        let base = side("base", &[1, 2], |i| probes(100.0 + i as f64));
+        let cand = side("cand", &[3, 4], |i| probes(200.0 + i as f64));
+        let e = explain(base, vec![cand], &Settings::default(), None);
+        let names: Vec<(Option<&str>, &str)> = e
+            .metrics
+            .rows
+            .iter()
+            .map(|r| (r.group.as_deref(), r.row.metric.as_str()))
+            .collect();
+        assert_eq!(names, [(None, "syscalls_count")]);
     }
 
     #[test]
     fn a_sides_run_queue_delays_are_pooled_over_its_runs() {
-        let histogram = |ns: u64| {
+        let histogram = |group: &str, ns: u64| {
             let mut h = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).unwrap();
             for _ in 0..100 {
                 h.record(ns).unwrap();
             }
             GroupAttachment {
-                group: Some("worker".into()),
+                group: Some(group.into()),
                 attachment: schedlab_core::latency::attachment(RUNQ_DELAY_ATTACHMENT, &h),
             }
         };
         let with_delays = |ns: u64| ProbeRecord {
-            attachments: vec![histogram(ns)],
+            attachments: vec![histogram("worker", ns), histogram("waker", 1_000)],
             ..probe(ProbeKind::Explain)
         };
         let base = side("base", &[1, 2], |_| vec![with_delays(2_000)]);
         let cand = side("cand", &[3], |_| vec![with_delays(20_000)]);
         let e = explain(base, vec![cand], &Settings::default(), None);
-        assert_eq!(e.runq_delay.len(), 1);
+        assert_eq!(e.runq_delay.len(), 2);
         let curve = &e.runq_delay[0];
         assert_eq!(curve.group.as_deref(), Some("worker"));
         assert_eq!(curve.samples, vec![200, 100]);

@@ -780,6 +780,10 @@ pub struct CompareArgs {
     /// Output format on stdout.
     #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
     pub format: CompareFormat,
+    /// Beside each case's verdicts, what moved in the runs' probed (--explain) and profiled
+    /// (--profile) iterations, judged as the rows are in a family of its own (docs/explain.md).
+    #[arg(long)]
+    pub explain: bool,
     #[command(flatten)]
     pub sides: SidesArgs,
 }

@@ -12,6 +12,7 @@ use clap::FromArgMatches;
 mod cli;
 mod commands;
 mod comparison;
+mod explanation;
 mod failure;
 mod flag_values;
 mod fleet;

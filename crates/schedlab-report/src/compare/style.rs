@@ -4,7 +4,7 @@
 use schedlab_analysis::model::Comparison;
 
 use super::block::Document;
-use super::{benchstat, ministat, mmtests, schedtests};
+use super::{benchstat, explain, ministat, mmtests, schedtests};
 
 /// How the comparison table looks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,12 +15,15 @@ pub enum Style {
     Benchstat,
 }
 
-/// The comparison laid out in `style`: its sections, then the statistics footer.
+/// The comparison laid out in `style`: its sections (then the explanation's, when it has one),
+/// then the statistics footer.
 pub fn document(c: &Comparison, style: Style) -> Document {
-    match style {
+    let mut doc = match style {
         Style::Schedtests => schedtests::document(c),
         Style::Mmtests => mmtests::document(c),
         Style::Ministat => ministat::document(c),
         Style::Benchstat => benchstat::document(c),
-    }
+    };
+    explain::append(&mut doc, c);
+    doc
 }

@@ -1,0 +1,328 @@
+//! `compare --explain` as blocks, whatever the style: beside each case's verdicts, what moved in
+//! its probed iterations (an LKP table, [`super::lkp_table`]) and in its profiles (seed 004's
+//! table of symbol shares), then what the explanation was judged on. Every number is the
+//! analysis' ([`schedlab_analysis::explain`]); this file chooses which rows to list and words
+//! the rest.
+use schedlab_analysis::model::{
+    Comparison, ExplainedFamily, ExplainedRow, Explanation, ProbedSide, Row, SymbolRow, Verdict,
+};
+use schedlab_analysis::notes::RowNote;
+use schedlab_core::words;
+
+use super::block::{Block, Document};
+use super::footer::tally;
+use super::lkp_table::{self, change_cell, LkpLine};
+use super::table::{Align, Table};
+use crate::number::format_value;
+
+/// Where none of a case's rows could be judged (one run a side), those that moved at least this
+/// much are listed, marked `?`, largest first ...
+pub const UNJUDGED_SHOWN_PCT: f64 = 10.0;
+/// ... and at most this many of them.
+pub const UNJUDGED_SHOWN: usize = 20;
+/// Symbols not judged are listed when their share moved by at least this many points.
+pub const UNJUDGED_SHOWN_PP: f64 = 1.0;
+
+/// Adds the explanation, if the comparison has one, after the style's sections.
+pub fn append(doc: &mut Document, c: &Comparison) {
+    if let Some(e) = &c.explanation {
+        doc.sections.extend(sections(c, e));
+    }
+}
+
+/// A metric of a task group as the tables name it: `runq_delay_p99_usec (fanout worker)`.
+pub fn metric_name(row: &ExplainedRow) -> String {
+    match &row.group {
+        Some(group) => format!("{} ({group})", row.row.metric),
+        None => row.row.metric.clone(),
+    }
+}
+
+/// A case's rows of a family that the tables list: the marked ones; where none of them could be
+/// judged, those that moved at least `threshold` by `moved`, largest first.
+pub fn listed<R: AsRef<Row>>(
+    rows: Vec<&R>,
+    moved: impl Fn(&R) -> Option<f64>,
+    threshold: f64,
+) -> Vec<&R> {
+    let judged = rows
+        .iter()
+        .any(|r| r.as_ref().verdict != Verdict::NotJudged);
+    if judged {
+        return rows
+            .into_iter()
+            .filter(|r| r.as_ref().verdict.is_marked())
+            .collect();
+    }
+    let mut moved_rows: Vec<(&R, f64)> = rows
+        .into_iter()
+        .filter_map(|r| Some((r, moved(r)?.abs())))
+        .filter(|(_, m)| m.is_finite() && *m >= threshold)
+        .collect();
+    moved_rows.sort_by(|a, b| b.1.total_cmp(&a.1));
+    moved_rows
+        .into_iter()
+        .take(UNJUDGED_SHOWN)
+        .map(|(r, _)| r)
+        .collect()
+}
+
+/// One section per candidate and case with explained rows, then the explanation's footer.
+pub fn sections(c: &Comparison, e: &Explanation) -> Vec<Vec<Block>> {
+    let mut out = Vec::new();
+    for candidate in &c.candidates {
+        for case in cases(e, &candidate.name) {
+            out.push(case_blocks(c, e, &candidate.name, &case));
+        }
+    }
+    out.push(vec![Block::List(footer_lines(c, e))]);
+    out
+}
+
+/// The cases the explanation has rows of for a candidate, in order.
+pub fn cases(e: &Explanation, candidate: &str) -> Vec<String> {
+    let mut cases: Vec<String> = Vec::new();
+    let rows = e
+        .metrics
+        .rows
+        .iter()
+        .map(|r| &r.row)
+        .chain(e.symbols.rows.iter().map(|r| &r.row));
+    for row in rows.filter(|r| r.candidate == candidate) {
+        if !cases.contains(&row.case) {
+            cases.push(row.case.clone());
+        }
+    }
+    cases
+}
+
+/// The case's title: what it is, and the verdicts of its primary rows it explains.
+pub fn case_title(c: &Comparison, candidate: &str, case: &str) -> String {
+    let verdicts: Vec<String> = c
+        .rows
+        .iter()
+        .filter(|r| r.case == case && r.candidate == candidate)
+        .map(|r| {
+            format!(
+                "{} {} {}",
+                r.metric,
+                r.change_pct
+                    .map_or_else(|| "-".to_string(), |p| format!("{p:+.2}%")),
+                r.verdict.mark()
+            )
+        })
+        .collect();
+    let mut title = format!("what moved in {case}, {candidate} vs {}", c.base.name);
+    if !verdicts.is_empty() {
+        title.push_str(&format!(": {}", verdicts.join(", ")));
+    }
+    title
+}
+
+/// The LKP table of a case's listed explanatory rows, if any is listed.
+pub fn metrics_table(
+    c: &Comparison,
+    e: &Explanation,
+    candidate: &str,
+    case: &str,
+) -> Option<Table> {
+    let rows = listed(
+        e.metrics.rows_of(case, candidate).collect(),
+        |r: &ExplainedRow| r.row.change_pct,
+        UNJUDGED_SHOWN_PCT,
+    );
+    (!rows.is_empty()).then(|| {
+        let lines: Vec<LkpLine> = rows
+            .iter()
+            .map(|r| LkpLine::of_row(&r.row, metric_name(r)))
+            .collect();
+        lkp_table::table(&c.base.name, candidate, &lines)
+    })
+}
+
+/// Seed 004's table of a case's listed symbols: each side's share and the change in points.
+pub fn symbols_table(
+    c: &Comparison,
+    e: &Explanation,
+    candidate: &str,
+    case: &str,
+) -> Option<Table> {
+    let rows = listed(
+        e.symbols.rows_of(case, candidate).collect(),
+        |r: &SymbolRow| r.share_change_pp,
+        UNJUDGED_SHOWN_PP,
+    );
+    if rows.is_empty() {
+        return None;
+    }
+    let base_header = format!("{} share", c.base.name);
+    let candidate_header = format!("{candidate} share");
+    let mut table = Table::new(&[
+        ("symbol", Align::Left),
+        (base_header.as_str(), Align::Right),
+        (candidate_header.as_str(), Align::Right),
+        ("change", Align::Right),
+        ("mark", Align::Left),
+        ("module", Align::Left),
+    ]);
+    let share = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.2}%"));
+    for r in rows {
+        table.push(vec![
+            r.symbol.clone(),
+            share(r.row.base_side.mean),
+            share(r.row.candidate_side.mean),
+            r.share_change_pp
+                .map_or_else(|| "-".to_string(), |pp| format!("{pp:+.2} pp")),
+            r.row.verdict.mark().to_string(),
+            r.module.clone(),
+        ]);
+    }
+    Some(table)
+}
+
+/// How many of a case's rows of a family are listed, and what the others were.
+fn counts_line<R: AsRef<Row>>(
+    what: &str,
+    family: &ExplainedFamily<R>,
+    candidate: &str,
+    case: &str,
+    listed: usize,
+) -> String {
+    let rows: Vec<&Row> = family.rows_of(case, candidate).map(AsRef::as_ref).collect();
+    let judged = rows
+        .iter()
+        .filter(|r| r.verdict != Verdict::NotJudged)
+        .count();
+    let marked = rows.iter().filter(|r| r.verdict.is_marked()).count();
+    let alike = rows
+        .iter()
+        .filter(|r| matches!(r.note, Some(RowNote::NoSpread)))
+        .count();
+    let mut line = format!(
+        "{what}: {listed} of {} listed; {marked} of {judged} judged marked, {} not judged",
+        rows.len(),
+        rows.len() - judged
+    );
+    if alike > 0 {
+        line.push_str(&format!(" ({alike} the same in every probed iteration)"));
+    }
+    line
+}
+
+fn case_blocks(c: &Comparison, e: &Explanation, candidate: &str, case: &str) -> Vec<Block> {
+    let mut blocks = vec![Block::Title(case_title(c, candidate, case))];
+    let mut notes = Vec::new();
+    let has_metrics = e.metrics.rows_of(case, candidate).next().is_some();
+    if has_metrics {
+        let table = metrics_table(c, e, candidate, case);
+        let shown = table.as_ref().map_or(0, |t| t.rows.len());
+        notes.push(counts_line(
+            "explanatory rows",
+            &e.metrics,
+            candidate,
+            case,
+            shown,
+        ));
+        if let Some(table) = table {
+            blocks.push(Block::Table(table));
+        }
+    }
+    if e.symbols.rows_of(case, candidate).next().is_some() {
+        let table = symbols_table(c, e, candidate, case);
+        let shown = table.as_ref().map_or(0, |t| t.rows.len());
+        notes.push(counts_line(
+            "profile symbols",
+            &e.symbols,
+            candidate,
+            case,
+            shown,
+        ));
+        if let Some(table) = table {
+            blocks.push(Block::Table(table));
+        }
+    }
+    blocks.push(Block::Notes(notes));
+    blocks
+}
+
+/// Runs of a side that brought something, as `3 of 4 runs of hog-a`.
+fn runs_of(side: &ProbedSide, runs: &[i64], total: usize) -> String {
+    format!(
+        "{} of {} of {}",
+        runs.len(),
+        words::counted(total, "run"),
+        side.name
+    )
+}
+
+/// What the explanation was judged on, how it was judged, what is listed and what the machine
+/// could not probe.
+pub fn footer_lines(c: &Comparison, e: &Explanation) -> Vec<String> {
+    let totals: Vec<usize> = c.sides().map(|s| s.run_ids.len()).collect();
+    let from = |runs: &dyn Fn(&ProbedSide) -> &[i64]| {
+        e.sides
+            .iter()
+            .zip(&totals)
+            .map(|(s, total)| runs_of(s, runs(s), *total))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut lines = vec![format!(
+        "explanations: the probed iterations (--explain) of {}, judged as the rows above are \
+         (each run's probed iterations summarised per run; the same units, test and settings) \
+         in a multiple-comparison family of their own, so they spend none of the primary rows' \
+         error budget: {}",
+        from(&|s| &s.explained_runs),
+        tally(&e.metrics.footer)
+    )];
+    if e.sides.iter().any(|s| s.profiled_iterations > 0) {
+        lines.push(format!(
+            "profiles (--profile) of {}: each symbol's share of the samples, 0 where a run's \
+             profile did not rank it, judged likewise as a third family: {}",
+            from(&|s| &s.profiled_runs),
+            tally(&e.symbols.footer)
+        ));
+    }
+    if c.sequential.is_some() {
+        lines.push(
+            "explanations of a sequential experiment are judged look by look at the levels its \
+             alpha spending allows, as its rows are: one stopped early explains little"
+                .to_string(),
+        );
+    }
+    lines.push(format!(
+        "listed: the marked rows (**); where none of a case's rows could be judged (?), those \
+         that moved by at least {UNJUDGED_SHOWN_PCT}% (symbols: {UNJUDGED_SHOWN_PP} point), \
+         at most {UNJUDGED_SHOWN}, largest first; values are the means of each side's units, \
+         %stddev their spread, %change the row's as judged"
+    ));
+    let unmatched = e.metrics.unmatched.len() + e.symbols.unmatched.len();
+    if unmatched > 0 {
+        lines.push(format!(
+            "{} on one side only, not compared",
+            words::counted(unmatched, "explanatory metric or symbol")
+        ));
+    }
+    for u in &e.unavailable {
+        lines.push(format!(
+            "unavailable: {} ({}; {})",
+            u.probe,
+            u.reason,
+            words::counted(u.iterations, "probed iteration")
+        ));
+    }
+    lines
+}
+
+/// A symbol row's change, as the HTML's tooltips print it.
+pub fn symbol_change(r: &SymbolRow) -> String {
+    r.share_change_pp.map_or_else(
+        || change_cell(r.row.change_pct),
+        |pp| format!("{pp:+.2} pp"),
+    )
+}
+
+/// A value of a delay curve's table.
+pub fn delay_value(v: Option<f64>) -> String {
+    v.map_or_else(|| "—".to_string(), format_value)
+}
