@@ -201,6 +201,10 @@ pub struct SideFigures {
     pub median_ci: Option<ConfidenceInterval>,
     /// ministat's vitals of the units.
     pub ministat: Option<MinistatVitals>,
+    /// The side's mean unit on the row's scale, back-transformed: the geometric mean of the
+    /// units on the log scale, their mean on the raw one — what the row's ratio divides
+    /// (candidate ÷ base, for complete pairs too).
+    pub scale_mean: Option<f64>,
 }
 
 /// A line of the mmtests style.
@@ -634,7 +638,14 @@ pub struct ExplainedFamily<R> {
 
 impl<R: AsRef<Row>> ExplainedFamily<R> {
     /// The family's rows of one case and candidate, in order.
-    pub fn rows_of<'a>(&'a self, case: &'a str, candidate: &'a str) -> impl Iterator<Item = &'a R> {
+    pub fn rows_of<'a, 'b>(
+        &'a self,
+        case: &'b str,
+        candidate: &'b str,
+    ) -> impl Iterator<Item = &'a R> + 'b
+    where
+        'a: 'b,
+    {
         self.rows.iter().filter(move |r| {
             let row = r.as_ref();
             row.case == case && row.candidate == candidate

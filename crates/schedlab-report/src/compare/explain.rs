@@ -11,17 +11,18 @@ use schedlab_core::words;
 
 use super::block::{Block, Document};
 use super::footer::tally;
-use super::lkp_table::{self, change_cell, LkpLine};
+use super::lkp_table::{self, LkpLine};
 use super::table::{Align, Table};
-use crate::number::format_value;
 
-/// Where none of a case's rows could be judged (one run a side), those that moved at least this
-/// much are listed, marked `?`, largest first ...
-pub const UNJUDGED_SHOWN_PCT: f64 = 10.0;
+/// Where none of a case's rows is marked, those that moved at least this much are listed with
+/// their marks (`~`, `??`, `?`: none of them a finding), largest first ...
+pub const UNMARKED_SHOWN_PCT: f64 = 10.0;
 /// ... and at most this many of them.
-pub const UNJUDGED_SHOWN: usize = 20;
-/// Symbols not judged are listed when their share moved by at least this many points.
-pub const UNJUDGED_SHOWN_PP: f64 = 1.0;
+pub const UNMARKED_SHOWN: usize = 20;
+/// Likewise symbols whose share moved by at least this many points.
+pub const UNMARKED_SHOWN_PP: f64 = 1.0;
+/// What the run-queue delay curves are called.
+pub const DELAY_TITLE: &str = "run-queue delay";
 
 /// Adds the explanation, if the comparison has one, after the style's sections.
 pub fn append(doc: &mut Document, c: &Comparison) {
@@ -38,33 +39,49 @@ pub fn metric_name(row: &ExplainedRow) -> String {
     }
 }
 
-/// A case's rows of a family that the tables list: the marked ones; where none of them could be
-/// judged, those that moved at least `threshold` by `moved`, largest first.
+/// A case's rows of a family that the tables list: the marked ones; where none is, those that
+/// moved at least `threshold` by `moved` (but the `≈` ones), largest first.
 pub fn listed<R: AsRef<Row>>(
     rows: Vec<&R>,
     moved: impl Fn(&R) -> Option<f64>,
     threshold: f64,
 ) -> Vec<&R> {
-    let judged = rows
+    let marked: Vec<&R> = rows
         .iter()
-        .any(|r| r.as_ref().verdict != Verdict::NotJudged);
-    if judged {
-        return rows
-            .into_iter()
-            .filter(|r| r.as_ref().verdict.is_marked())
-            .collect();
+        .copied()
+        .filter(|r| r.as_ref().verdict.is_marked())
+        .collect();
+    if !marked.is_empty() {
+        return marked;
     }
     let mut moved_rows: Vec<(&R, f64)> = rows
         .into_iter()
+        .filter(|r| r.as_ref().verdict != Verdict::Equivalent)
         .filter_map(|r| Some((r, moved(r)?.abs())))
         .filter(|(_, m)| m.is_finite() && *m >= threshold)
         .collect();
     moved_rows.sort_by(|a, b| b.1.total_cmp(&a.1));
     moved_rows
         .into_iter()
-        .take(UNJUDGED_SHOWN)
+        .take(UNMARKED_SHOWN)
         .map(|(r, _)| r)
         .collect()
+}
+
+fn listed_metrics<'a>(e: &'a Explanation, candidate: &str, case: &str) -> Vec<&'a ExplainedRow> {
+    listed(
+        e.metrics.rows_of(case, candidate).collect(),
+        |r: &ExplainedRow| r.row.change_pct,
+        UNMARKED_SHOWN_PCT,
+    )
+}
+
+fn listed_symbols<'a>(e: &'a Explanation, candidate: &str, case: &str) -> Vec<&'a SymbolRow> {
+    listed(
+        e.symbols.rows_of(case, candidate).collect(),
+        |r: &SymbolRow| r.share_change_pp,
+        UNMARKED_SHOWN_PP,
+    )
 }
 
 /// One section per candidate and case with explained rows, then the explanation's footer.
@@ -126,11 +143,7 @@ pub fn metrics_table(
     candidate: &str,
     case: &str,
 ) -> Option<Table> {
-    let rows = listed(
-        e.metrics.rows_of(case, candidate).collect(),
-        |r: &ExplainedRow| r.row.change_pct,
-        UNJUDGED_SHOWN_PCT,
-    );
+    let rows = listed_metrics(e, candidate, case);
     (!rows.is_empty()).then(|| {
         let lines: Vec<LkpLine> = rows
             .iter()
@@ -147,11 +160,7 @@ pub fn symbols_table(
     candidate: &str,
     case: &str,
 ) -> Option<Table> {
-    let rows = listed(
-        e.symbols.rows_of(case, candidate).collect(),
-        |r: &SymbolRow| r.share_change_pp,
-        UNJUDGED_SHOWN_PP,
-    );
+    let rows = listed_symbols(e, candidate, case);
     if rows.is_empty() {
         return None;
     }
@@ -209,13 +218,11 @@ fn counts_line<R: AsRef<Row>>(
     line
 }
 
-fn case_blocks(c: &Comparison, e: &Explanation, candidate: &str, case: &str) -> Vec<Block> {
-    let mut blocks = vec![Block::Title(case_title(c, candidate, case))];
+/// How many of a case's rows of each family are listed, and what the others were.
+pub fn case_notes(e: &Explanation, candidate: &str, case: &str) -> Vec<String> {
     let mut notes = Vec::new();
-    let has_metrics = e.metrics.rows_of(case, candidate).next().is_some();
-    if has_metrics {
-        let table = metrics_table(c, e, candidate, case);
-        let shown = table.as_ref().map_or(0, |t| t.rows.len());
+    if e.metrics.rows_of(case, candidate).next().is_some() {
+        let shown = listed_metrics(e, candidate, case).len();
         notes.push(counts_line(
             "explanatory rows",
             &e.metrics,
@@ -223,13 +230,9 @@ fn case_blocks(c: &Comparison, e: &Explanation, candidate: &str, case: &str) -> 
             case,
             shown,
         ));
-        if let Some(table) = table {
-            blocks.push(Block::Table(table));
-        }
     }
     if e.symbols.rows_of(case, candidate).next().is_some() {
-        let table = symbols_table(c, e, candidate, case);
-        let shown = table.as_ref().map_or(0, |t| t.rows.len());
+        let shown = listed_symbols(e, candidate, case).len();
         notes.push(counts_line(
             "profile symbols",
             &e.symbols,
@@ -237,11 +240,15 @@ fn case_blocks(c: &Comparison, e: &Explanation, candidate: &str, case: &str) -> 
             case,
             shown,
         ));
-        if let Some(table) = table {
-            blocks.push(Block::Table(table));
-        }
     }
-    blocks.push(Block::Notes(notes));
+    notes
+}
+
+fn case_blocks(c: &Comparison, e: &Explanation, candidate: &str, case: &str) -> Vec<Block> {
+    let mut blocks = vec![Block::Title(case_title(c, candidate, case))];
+    blocks.extend(metrics_table(c, e, candidate, case).map(Block::Table));
+    blocks.extend(symbols_table(c, e, candidate, case).map(Block::Table));
+    blocks.push(Block::Notes(case_notes(e, candidate, case)));
     blocks
 }
 
@@ -291,10 +298,11 @@ pub fn footer_lines(c: &Comparison, e: &Explanation) -> Vec<String> {
         );
     }
     lines.push(format!(
-        "listed: the marked rows (**); where none of a case's rows could be judged (?), those \
-         that moved by at least {UNJUDGED_SHOWN_PCT}% (symbols: {UNJUDGED_SHOWN_PP} point), \
-         at most {UNJUDGED_SHOWN}, largest first; values are the means of each side's units, \
-         %stddev their spread, %change the row's as judged"
+        "listed: the marked rows (**); where a case has none, those that moved by at least \
+         {UNMARKED_SHOWN_PCT}% (symbols: {UNMARKED_SHOWN_PP} point), at most {UNMARKED_SHOWN}, \
+         largest first, with their marks (~ inconclusive, ?? noisy, ? not judged: no finding); \
+         values are the means of each side's units, %stddev their spread, %change the row's as \
+         judged"
     ));
     let unmatched = e.metrics.unmatched.len() + e.symbols.unmatched.len();
     if unmatched > 0 {
@@ -312,17 +320,4 @@ pub fn footer_lines(c: &Comparison, e: &Explanation) -> Vec<String> {
         ));
     }
     lines
-}
-
-/// A symbol row's change, as the HTML's tooltips print it.
-pub fn symbol_change(r: &SymbolRow) -> String {
-    r.share_change_pp.map_or_else(
-        || change_cell(r.row.change_pct),
-        |pp| format!("{pp:+.2} pp"),
-    )
-}
-
-/// A value of a delay curve's table.
-pub fn delay_value(v: Option<f64>) -> String {
-    v.map_or_else(|| "—".to_string(), format_value)
 }

@@ -8,10 +8,10 @@
 //!  6.667     ± 4%  +1.4e4%   937.5     ± 9%  **    runq_delay_p99_usec (syscall worker)
 //! ```
 //!
-//! The means are the model's: each side's mean of its units (runs, boots or A/B arms), %stddev
-//! their spread (within its one run where a side has a single unit, as schedtests' std% is), and
-//! %change the row's change as the verdict judged it (the ratio of the sides' geometric means on
-//! the log scale) — so a mean and a change may not divide exactly, as LKP's do.
+//! The means are the model's: each side's mean unit (runs, boots or A/B arms) on the row's scale
+//! — the geometric mean where the test took logs, so candidate ÷ base is the %change the verdict
+//! judged — and %stddev the units' spread about their plain mean (within its one run where a side
+//! has a single unit, as schedtests' std% is).
 use schedlab_analysis::model::Row;
 
 use super::table::{Align, Table};
@@ -34,10 +34,10 @@ impl LkpLine {
     /// A row of a comparison as a line, named `metric` (a row's metric, or a qualified name).
     pub fn of_row(row: &Row, metric: impl Into<String>) -> LkpLine {
         LkpLine {
-            base: row.base_side.mean,
+            base: row.base_side.scale_mean,
             base_stddev_pct: row.base_side.spread_pct,
             change_pct: row.change_pct,
-            candidate: row.candidate_side.mean,
+            candidate: row.candidate_side.scale_mean,
             candidate_stddev_pct: row.candidate_side.spread_pct,
             mark: row.verdict.mark().to_string(),
             metric: metric.into(),
