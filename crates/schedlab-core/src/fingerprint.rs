@@ -118,6 +118,55 @@ pub struct Fingerprint {
     /// not because it is empty; `None` on a run schedlab measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub imported: Option<ImportOrigin>,
+    /// Set on a run measured in a QEMU guest that `schedlab campaign run` booted: the fields
+    /// above are the guest's own, these say how it was booted and on what host. `None` on a run
+    /// measured on the machine itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guest: Option<GuestOrigin>,
+}
+
+/// How a guest was booted, as the host that booted it saw it, and what the guest saw of the
+/// hypervisor.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct GuestOrigin {
+    /// `kvm`, or `tcg` (QEMU emulating every instruction: its timings are the emulator's).
+    pub accelerator: String,
+    /// `qemu-system-x86_64 --version`'s first line.
+    pub qemu_version: String,
+    /// The QEMU command line, as one line a shell takes back.
+    pub qemu_command: String,
+    pub kernel_image: String,
+    pub kernel_image_sha256: String,
+    /// What the campaign appended to schedlab's own kernel command line for this arm.
+    pub append: String,
+    pub vcpus: u32,
+    pub memory_mib: u64,
+    /// The NUMA nodes' vCPUs (`0-1/2-3`); `None` without `-numa`.
+    #[serde(default)]
+    pub numa: Option<String>,
+    /// KVM's steal time as asked of QEMU; `None` under TCG, which has no KVM features.
+    #[serde(default)]
+    pub steal_time: Option<bool>,
+    /// The host CPUs QEMU's threads were confined to; `None` when not pinned.
+    #[serde(default)]
+    pub host_cpus: Option<String>,
+    /// Each vCPU's host CPU in vCPU order (`0,1,0,1`), where each vCPU thread was pinned (KVM;
+    /// under TCG one thread runs every vCPU and only `host_cpus` applies).
+    #[serde(default)]
+    pub vcpu_pins: Option<String>,
+    /// The command run on the host beside the guest; `None` without one.
+    #[serde(default)]
+    pub host_load: Option<String>,
+    /// The hypervisor's CPUID signature the guest read (`KVMKVMKVM`, `TCGTCGTCGTCG`).
+    #[serde(default)]
+    pub hypervisor_signature: Option<String>,
+    /// KVM_FEATURE_STEAL_TIME as the guest's CPUID showed it; `None` when not under KVM.
+    #[serde(default)]
+    pub kvm_steal_time: Option<bool>,
+    /// From QEMU's start to the guest's first message, milliseconds.
+    pub boot_ms: u64,
+    /// The host's own fingerprint.
+    pub host: Box<Fingerprint>,
 }
 
 /// Where an imported run's numbers came from, and what was known of the machine that made them.
@@ -686,6 +735,7 @@ impl Fingerprint {
             schedlab_version: crate::VERSION.to_string(),
             schedlab_commit: crate::GIT_COMMIT.to_string(),
             imported: None,
+            guest: None,
         }
     }
 

@@ -25,6 +25,7 @@ pub mod runner;
 pub mod suite;
 #[allow(unsafe_code)]
 pub mod sys;
+pub mod vm;
 pub mod words;
 pub mod workload;
 

@@ -7,6 +7,10 @@
 //! returns, so nothing runs beside the timed window. At the deadline the workload's wait wakes,
 //! names the tasks that had not finished and stops them; the case is recorded as failed with that
 //! report, and the run ends or, with `keep_going`, goes on to the next case (and ends `partial`).
+//! Before the deadline the watchdog looks at the tasks every [`look_interval_ns`] (twice what the
+//! case is expected to take, from its finished iterations, else its estimate): a task stopped
+//! with SIGSTOP cannot finish and its time would include the pause, so it ends the iteration at
+//! the first look, whatever the deadline. An iteration that ends in time never sees a look.
 //!
 //! With `--explain` and `--profile` each case then gets iterations of its own under probes
 //! ([`crate::probe`]), after all measured ones: they go to the sink as `ProbeRecord`s, apart
@@ -147,6 +151,27 @@ pub fn default_deadline_ns(finished_ns: &[u64], estimate_sec: Option<f64>) -> u6
         .max(estimate.unwrap_or(0))
         .saturating_mul(DEADLINE_FACTOR)
         .max(DEADLINE_FLOOR_NS)
+}
+
+/// The watchdog looks at an iteration's tasks no sooner than this after its start...
+pub const LOOK_FLOOR_NS: u64 = 30_000_000_000;
+/// ... and this many times what an iteration of the case is expected to take.
+pub const LOOK_FACTOR: u64 = 2;
+
+/// How often the watchdog looks for stopped tasks during an iteration: [`LOOK_FACTOR`] × the
+/// median wall time of the case's iterations finished so far (`finished_ns`, warm-up included:
+/// measured on this host, minutes ago), else × the estimate, at least [`LOOK_FLOOR_NS`]. Unlike
+/// the deadline it need not be generous: a look ends an iteration only when it finds a task
+/// stopped, and a healthy iteration is over long before the first.
+pub fn look_interval_ns(finished_ns: &[u64], estimate_sec: Option<f64>) -> u64 {
+    let estimate = estimate_sec
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .map(|s| (s * 1e9).min(u64::MAX as f64 / 100.0) as u64);
+    median_ns(finished_ns)
+        .or(estimate)
+        .unwrap_or(0)
+        .saturating_mul(LOOK_FACTOR)
+        .max(LOOK_FLOOR_NS)
 }
 
 fn median_ns(values: &[u64]) -> Option<u64> {
@@ -325,6 +350,7 @@ impl Execution<'_> {
             return Err(Stop::Run(Error::Interrupted(signal)));
         }
         let deadline_ns = self.deadline_ns(case_index);
+        let look_ns = self.look_interval_ns(case_index);
         let case = &self.plan.cases[case_index];
         self.observer.probe_starting(case, kind, index);
         // After every measured iteration, so a workload that numbers its iterations sees a new one.
@@ -358,7 +384,8 @@ impl Execution<'_> {
         let started_at_ns = sys::realtime_ns();
         let counters = workload.runs_tasks().then(IterationCounters::start);
         sys::take_continued();
-        self.watchdog.arm(deadline_ns).map_err(|e| {
+        let began_ns = sys::monotonic_ns();
+        self.watchdog.arm(deadline_ns, Some(look_ns)).map_err(|e| {
             Stop::Run(Error::failed(format!(
                 "cannot arm the iteration watchdog: {e}"
             )))
@@ -377,12 +404,13 @@ impl Execution<'_> {
         if let Some(profiler) = &profiler {
             profiler.stop();
         }
+        let took_ns = sys::monotonic_ns().saturating_sub(began_ns);
         let expired = sys::deadline_expired();
         let _ = self.watchdog.disarm();
         let secondary = counters.map(IterationCounters::finish).unwrap_or_default();
         let _ = sys::take_continued();
         let declared = declared_metrics(workload.as_ref());
-        let mut output = self.judge(case_index, info, deadline_ns, result, expired)?;
+        let mut output = self.judge(case_index, info, deadline_ns, took_ns, result, expired)?;
         output.measurements.extend(secondary);
         let breaches = metric::check_declared(&declared, &output.measurements);
         if !breaches.is_empty() {
@@ -423,18 +451,27 @@ impl Execution<'_> {
     }
 
     /// What an iteration's result means for the run: its output, or why the case or the run
-    /// stops (a signal, the deadline, the workload's error).
+    /// stops (a signal, a look that found a task stopped, the deadline, the workload's error).
     fn judge(
         &self,
         case_index: usize,
         info: IterationInfo,
         deadline_ns: u64,
+        took_ns: u64,
         result: crate::Result<IterationOutput>,
         expired: bool,
     ) -> Result<IterationOutput, Stop> {
         match result {
             Ok(output) => Ok(output),
             Err(Error::Interrupted(signal)) => Err(Stop::Run(Error::Interrupted(signal))),
+            // Before the deadline: a look found a task stopped.
+            Err(Error::TimedOut(detail)) if !expired => Err(Stop::Case(self.stopped_task(
+                case_index,
+                info,
+                took_ns,
+                deadline_ns,
+                &detail,
+            ))),
             Err(Error::TimedOut(detail)) => Err(Stop::Case(self.timed_out(
                 case_index,
                 info,
@@ -553,11 +590,19 @@ impl Execution<'_> {
         }
     }
 
+    fn look_interval_ns(&self, case_index: usize) -> u64 {
+        look_interval_ns(
+            &self.durations[case_index],
+            estimate::deadline_basis_sec(self.plan, &self.plan.cases[case_index]),
+        )
+    }
+
     fn iteration(&mut self, case_index: usize, index: u32, warmup: bool) -> Result<(), Stop> {
         if let Some(signal) = sys::interrupt_signal() {
             return Err(Stop::Run(Error::Interrupted(signal)));
         }
         let deadline_ns = self.deadline_ns(case_index);
+        let look_ns = self.look_interval_ns(case_index);
         let case = &self.plan.cases[case_index];
         let info = IterationInfo { index, warmup };
         let progress = Progress {
@@ -581,7 +626,7 @@ impl Execution<'_> {
             let counters = workload.runs_tasks().then(IterationCounters::start);
             // A continue from before this iteration is not this iteration's.
             sys::take_continued();
-            self.watchdog.arm(deadline_ns).map_err(|e| {
+            self.watchdog.arm(deadline_ns, Some(look_ns)).map_err(|e| {
                 Stop::Run(Error::failed(format!(
                     "cannot arm the iteration watchdog: {e}"
                 )))
@@ -617,7 +662,7 @@ impl Execution<'_> {
             ))));
         };
         let declared = declared_metrics(workload.as_ref());
-        let mut output = self.judge(case_index, info, deadline_ns, result, expired)?;
+        let mut output = self.judge(case_index, info, deadline_ns, took_ns, result, expired)?;
         output.measurements.extend(secondary);
         let breaches = metric::check_declared(&declared, &output.measurements);
         if !breaches.is_empty() {
@@ -685,6 +730,28 @@ impl Execution<'_> {
             info.index + 1,
             case.workload.kind(),
             details.join("; ")
+        ))
+    }
+
+    /// A look's report: which case and iteration, how far in, and the tasks as the workload found
+    /// them (the stopped one first) and stopped them.
+    fn stopped_task(
+        &self,
+        case_index: usize,
+        info: IterationInfo,
+        took_ns: u64,
+        deadline_ns: u64,
+        detail: &str,
+    ) -> Error {
+        let kind = if info.warmup { " (warm-up)" } else { "" };
+        Error::TimedOut(format!(
+            "case `{}`, iteration {}{kind}: a task was found stopped (SIGSTOP or Ctrl-Z) {:.0} s in, \
+             before the deadline of {} s: it cannot finish while stopped, and the iteration's time \
+             would include the pause; {detail}",
+            self.plan.cases[case_index].name,
+            info.index + 1,
+            took_ns as f64 / 1e9,
+            deadline_ns as f64 / 1e9
         ))
     }
 
@@ -949,6 +1016,21 @@ mod tests {
             DEADLINE_FLOOR_NS
         );
         assert!(default_deadline_ns(&[u64::MAX], Some(1e300)) > DEADLINE_FLOOR_NS);
+    }
+
+    #[test]
+    fn looks_come_at_twice_the_measured_iteration_else_the_estimate() {
+        let sec = 1_000_000_000;
+        assert_eq!(look_interval_ns(&[], None), LOOK_FLOOR_NS);
+        assert_eq!(look_interval_ns(&[], Some(1.0)), LOOK_FLOOR_NS);
+        assert_eq!(look_interval_ns(&[], Some(20.0)), 40 * sec);
+        // A finished iteration (the warm-up) speaks over the estimate, either way.
+        assert_eq!(look_interval_ns(&[16 * sec], Some(53.6)), 32 * sec);
+        assert_eq!(look_interval_ns(&[40 * sec], Some(1.0)), 80 * sec);
+        assert_eq!(look_interval_ns(&[sec], Some(f64::INFINITY)), LOOK_FLOOR_NS);
+        // semaphore --processes --items 2000000 took 15-16 s an iteration here: its first look
+        // comes well within the minute, and the deadline stays ten times its estimate.
+        assert!(look_interval_ns(&[], Some(17.0)) <= 40 * sec);
     }
 
     #[test]

@@ -67,6 +67,7 @@ pub const BUILTIN_SUITES: &[(&str, &str)] = &[
         include_str!("../suites/syscall-scaling.toml"),
     ),
     ("cpudl-sweep", include_str!("../suites/cpudl-sweep.toml")),
+    ("rump-sweep", include_str!("../suites/rump-sweep.toml")),
     (
         "schbench-matrix",
         include_str!("../suites/schbench-matrix.toml"),
@@ -179,8 +180,15 @@ impl Suite {
 
     /// A built-in suite by name, or else a suite file at that path.
     pub fn load(name_or_path: &str) -> Result<Self> {
-        if let Some(suite) = Suite::builtin(name_or_path) {
-            return Ok(suite);
+        Suite::load_for(name_or_path, crate::fingerprint::online_cpu_count())
+    }
+
+    /// [`Suite::load`] with counts relative to a machine of `online_cpus` CPUs (a guest's vCPUs).
+    /// A built-in suite parses on this machine (tested), but its counts relative to another may
+    /// break a limit, which is an error like any suite's.
+    pub fn load_for(name_or_path: &str, online_cpus: u32) -> Result<Self> {
+        if let Some((name, text)) = BUILTIN_SUITES.iter().find(|(n, _)| *n == name_or_path) {
+            return Suite::parse_for(name, text, online_cpus);
         }
         let path = std::path::Path::new(name_or_path);
         if !path.exists() {
@@ -192,7 +200,7 @@ impl Suite {
         }
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::invalid(format!("cannot read suite file {name_or_path}: {e}")))?;
-        Suite::parse(name_or_path, &text)
+        Suite::parse_for(name_or_path, &text, online_cpus)
     }
 }
 
@@ -814,5 +822,28 @@ mod tests {
     fn unknown_suite_lists_builtins() {
         let err = Suite::load("no-such-suite").unwrap_err().to_string();
         assert!(err.contains("quick"));
+    }
+
+    /// A guest's suite counts its vCPUs, not the host's CPUs: the vcpu-preempt suite's `2x`
+    /// contention tasks on a 4-vCPU guest are 8, wherever the campaign is planned.
+    #[test]
+    fn a_suite_loads_for_another_machines_cpus() {
+        let tasks = |suite: &Suite| -> Vec<u64> {
+            suite
+                .cases
+                .iter()
+                .filter_map(|c| serde_json::to_value(c).unwrap()["tasks"].as_u64())
+                .collect()
+        };
+        let on_four = Suite::load_for("vcpu-preempt", 4).unwrap();
+        assert!(!tasks(&on_four).is_empty());
+        assert!(
+            tasks(&on_four).iter().all(|&t| t == 8),
+            "{:?}",
+            tasks(&on_four)
+        );
+        let on_one = Suite::load_for("vcpu-preempt", 1).unwrap();
+        assert!(tasks(&on_one).iter().all(|&t| t == 2));
+        assert!(Suite::load_for("no-such-suite", 4).is_err());
     }
 }

@@ -289,9 +289,11 @@ pub struct PlanOptions {
 #[derive(Debug, Args)]
 #[command(next_help_heading = RUN_OPTIONS)]
 pub struct ProbeOptions {
+    /// Run N more iterations of each case under scheduler probes, stored apart [default N: 1]
+    ///
     /// After each case's measured iterations, run N more under scheduler probes (run-queue delay,
     /// wake placement, migrations, switches, system calls, PSI, schedstat, hardware counters) and
-    /// store what they saw apart from the measured ones [default N: 1]
+    /// store what they saw apart from the measured ones, so no verdict mixes them [default N: 1]
     #[arg(
         long,
         value_name = "N",
@@ -742,6 +744,12 @@ pub struct SidesArgs {
     /// Compare even when CPU model, CPU count, SMT or governor differ between the runs.
     #[arg(long)]
     pub allow_fingerprint_mismatch: bool,
+    /// Judge runs measured in guests QEMU emulated (TCG, no KVM) too.
+    ///
+    /// Their timings are the emulator's, so by default `compare` refuses them as a kernel
+    /// comparison.
+    #[arg(long)]
+    pub allow_tcg: bool,
     /// Keep only each side's runs that match (a label shared by many machines).
     #[command(flatten)]
     pub select: SelectArgs,
@@ -971,21 +979,113 @@ pub enum CampaignAction {
     Start(Box<CampaignStartArgs>),
     /// Run this boot's slot of the campaign if the running kernel is the one it expects.
     Next(CampaignNextArgs),
+    /// Run every remaining slot of a --vm campaign: boot each slot's kernel in a QEMU guest,
+    /// in ABBA order, and store the guest's runs as they arrive.
+    Run(CampaignRunArgs),
     /// Show a campaign's plan and progress, or list the campaigns.
     Status(CampaignStatusArgs),
 }
+
+/// The help heading of the options of a campaign whose kernels boot in QEMU guests.
+pub const VM_OPTIONS: &str = "Guest options (with --vm)";
 
 #[derive(Debug, Args)]
 pub struct CampaignStartArgs {
     /// The campaign's name; its runs are labelled NAME-a and NAME-b.
     #[arg(value_name = "NAME")]
     pub name: String,
-    /// Kernel release of arm A, as `uname -r` prints it.
-    #[arg(long, value_name = "RELEASE", value_parser = text(check_printable))]
+    /// Kernel release of arm A, as `uname -r` prints it; with --vm, the kernel image (bzImage)
+    /// arm A's guests boot.
+    #[arg(long, value_name = "RELEASE|IMAGE", value_parser = text(check_printable))]
     pub a_kernel: String,
-    /// Kernel release of arm B.
-    #[arg(long, value_name = "RELEASE", value_parser = text(check_printable))]
+    /// Kernel release of arm B; with --vm, its kernel image (it may be A's, with another
+    /// --b-append or --b-steal-time).
+    #[arg(long, value_name = "RELEASE|IMAGE", value_parser = text(check_printable))]
     pub b_kernel: String,
+    /// Boot each slot's kernel in a QEMU guest on this machine (`schedlab campaign run`).
+    ///
+    /// The guest boots an initramfs schedlab makes around its static binary, instead of the
+    /// machine rebooting.
+    #[arg(long, help_heading = VM_OPTIONS)]
+    pub vm: bool,
+    /// Kernel command-line parameters arm A's guests get after schedlab's own.
+    #[arg(long, value_name = "ARGS", allow_hyphen_values = true, help_heading = VM_OPTIONS)]
+    pub a_append: Option<String>,
+    /// Kernel command-line parameters arm B's guests get after schedlab's own.
+    #[arg(long, value_name = "ARGS", allow_hyphen_values = true, help_heading = VM_OPTIONS)]
+    pub b_append: Option<String>,
+    /// vCPUs of each guest (more than this machine's CPUs over-commits them) [default: 2]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, help_heading = VM_OPTIONS)]
+    pub vcpus: Option<u32>,
+    /// Memory of each guest: MiB, or with a unit (512M, 2G) [default: 1G]
+    #[arg(long, value_name = "SIZE", help_heading = VM_OPTIONS)]
+    pub memory: Option<String>,
+    /// The guest's NUMA nodes: N (the vCPUs and memory split evenly), or each node's vCPUs with
+    /// `/` between nodes (0-1/2-3) [default: no NUMA]
+    #[arg(long, value_name = "N|CPUS/CPUS...", help_heading = VM_OPTIONS)]
+    pub numa: Option<String>,
+    /// The accelerator: kvm, tcg or auto [default: auto]
+    ///
+    /// tcg: QEMU emulates every instruction, good for the mechanism and functional differences,
+    /// not for timings. auto: kvm where it can run a stock kernel.
+    #[arg(long, value_enum, help_heading = VM_OPTIONS)]
+    pub accel: Option<AccelArg>,
+    /// KVM's steal time for arm A's guests (x86's vcpu_is_preempted() rests on it); KVM only
+    /// [default: on]
+    #[arg(long, value_enum, value_name = "on|off", help_heading = VM_OPTIONS)]
+    pub a_steal_time: Option<OnOff>,
+    /// KVM's steal time for arm B's guests [default: on]
+    #[arg(long, value_enum, value_name = "on|off", help_heading = VM_OPTIONS)]
+    pub b_steal_time: Option<OnOff>,
+    /// Pin each vCPU's thread to a host CPU, in vCPU order [default: not pinned]
+    ///
+    /// 0,1,0,1 puts 4 vCPUs on host CPUs 0 and 1, and keeps QEMU to those CPUs; under TCG one
+    /// thread runs every vCPU, and QEMU is only kept to them.
+    #[arg(long, value_name = "CPUS", help_heading = VM_OPTIONS)]
+    pub pin_vcpus: Option<String>,
+    /// --pin-vcpus for arm A's guests only.
+    #[arg(long, value_name = "CPUS", help_heading = VM_OPTIONS)]
+    pub a_pin_vcpus: Option<String>,
+    /// --pin-vcpus for arm B's guests only.
+    #[arg(long, value_name = "CPUS", help_heading = VM_OPTIONS)]
+    pub b_pin_vcpus: Option<String>,
+    /// A shell command run on this machine beside each guest [default: none]
+    ///
+    /// It runs from QEMU's start until the guest ends, when its process group gets SIGTERM. It
+    /// gets $SCHEDLAB (this schedlab), $SCHEDLAB_DB (the campaign's database),
+    /// $SCHEDLAB_CAMPAIGN, $SCHEDLAB_ARM (a or b) and $SCHEDLAB_SLOT; a load that ends before
+    /// its guest fails the slot.
+    #[arg(long, value_name = "SHELL CMD", allow_hyphen_values = true, help_heading = VM_OPTIONS)]
+    pub host_load: Option<String>,
+    /// --host-load for arm A's guests only.
+    #[arg(long, value_name = "SHELL CMD", allow_hyphen_values = true, help_heading = VM_OPTIONS)]
+    pub a_host_load: Option<String>,
+    /// --host-load for arm B's guests only.
+    #[arg(long, value_name = "SHELL CMD", allow_hyphen_values = true, help_heading = VM_OPTIONS)]
+    pub b_host_load: Option<String>,
+    /// A built-in guest campaign; the flags given override its settings.
+    ///
+    /// vcpu-preempt: seed 000's vcpu_is_preempted() study, a 4-vCPU guest on 2 host CPUs beside
+    /// a host load, the vcpu-preempt suite, and (one image for both arms) steal time on in A and
+    /// off in B.
+    #[arg(long, value_enum, help_heading = VM_OPTIONS)]
+    pub preset: Option<PresetArg>,
+    /// Seconds from QEMU's start to the guest's first word [default: 120]
+    ///
+    /// A guest that does not boot, or panics or hangs before it, is stopped then and its slot
+    /// fails.
+    #[arg(long, value_name = "SEC", allow_negative_numbers = true, help_heading = VM_OPTIONS)]
+    pub boot_timeout: Option<u64>,
+    /// Seconds a running guest may report nothing before it is stopped and its slot fails
+    /// [default: --iteration-timeout + 60, else 660]
+    #[arg(long, value_name = "SEC", allow_negative_numbers = true, help_heading = VM_OPTIONS)]
+    pub guest_timeout: Option<u64>,
+    /// Boots of a slot that failed to try again before `campaign run` stops [default: 1]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, help_heading = VM_OPTIONS)]
+    pub retries: Option<u32>,
+    /// The QEMU program [default: qemu-system-x86_64]
+    #[arg(long, value_name = "PROGRAM", help_heading = VM_OPTIONS)]
+    pub qemu: Option<String>,
     /// Boots in all, in ABBA order (A B B A A B ...); even, at least 4.
     #[arg(
         long,
@@ -1022,6 +1122,49 @@ pub struct CampaignNextArgs {
     /// Probe or profile this boot's run too, whatever `campaign start` said.
     #[command(flatten)]
     pub probes: ProbeOptions,
+    #[command(flatten)]
+    pub db: DbArg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AccelArg {
+    /// KVM where it can run a stock kernel, else TCG (and saying why)
+    Auto,
+    /// The host's CPU through KVM: the timings are the guest kernel's
+    Kvm,
+    /// QEMU's emulation of every instruction: the mechanism, not the timings
+    Tcg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PresetArg {
+    /// Seed 000: 4 vCPUs pinned 0,1,0,1 on the first two host CPUs beside a pipe load there,
+    /// the vcpu-preempt suite, steal time on in A and off in B when both boot one image
+    VcpuPreempt,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OnOff {
+    On,
+    Off,
+}
+
+#[derive(Debug, Args)]
+pub struct CampaignRunArgs {
+    #[arg(value_name = "NAME")]
+    pub name: String,
+    /// The static (musl) schedlab that becomes each guest's /init [default: this schedlab, if
+    /// it is static]
+    #[arg(
+        long,
+        value_name = "PATH",
+        env = "SCHEDLAB_GUEST_BINARY",
+        hide_env_values = true
+    )]
+    pub guest_binary: Option<PathBuf>,
+    /// Only the line of each slot's end on stdout.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
     #[command(flatten)]
     pub db: DbArg,
 }

@@ -23,6 +23,7 @@ mod progress;
 mod session;
 mod shell;
 mod store_path;
+mod vm;
 mod workload_flags;
 
 use failure::Failure;
@@ -36,6 +37,10 @@ fn main() -> ExitCode {
     if let Err(e) = schedlab_core::sys::watch_for_suspension() {
         let _ = writeln!(std::io::stderr(), "schedlab: cannot block SIGCONT: {e}");
         return ExitCode::from(1);
+    }
+    // schedlab as the init of a guest that `campaign run` booted: no command line to parse.
+    if vm::guest::is_guest_init() {
+        vm::guest::main();
     }
     let parsed = cli::command()
         .try_get_matches()

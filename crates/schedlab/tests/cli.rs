@@ -185,7 +185,7 @@ fn a_missing_command_gets_one_line_naming_the_commands() {
     let err = assert_bad_input(&db, &["campaign"]);
     assert_eq!(
         err.trim_end(),
-        "schedlab: campaign needs a command: start, next, status (see schedlab campaign --help)"
+        "schedlab: campaign needs a command: start, next, run, status (see schedlab campaign --help)"
     );
 }
 

@@ -302,7 +302,7 @@ impl Fixture {
                 let workload = rest.first().copied().unwrap_or("fake");
                 vec![level("campaign", &[]), start, level(workload, &[])]
             }
-            ["campaign", action @ ("next" | "status")] => {
+            ["campaign", action @ ("next" | "run" | "status")] => {
                 let mut next = level(action, &[]);
                 pos(&mut next, "NAME", Path::new("c"));
                 vec![level("campaign", &[]), next]

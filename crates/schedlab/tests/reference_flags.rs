@@ -265,7 +265,7 @@ const TOOLS: [&str; 5] = [
     "hackbench ",
     "perf bench ",
 ];
-const WORKLOADS: [&str; 11] = [
+const WORKLOADS: [&str; 12] = [
     "pipe",
     "messaging",
     "hackbench",
@@ -276,6 +276,7 @@ const WORKLOADS: [&str; 11] = [
     "fanout",
     "cpudl",
     "cpupri",
+    "rump",
     "fake",
 ];
 
@@ -488,6 +489,24 @@ fn every_command_line_the_docs_quote_runs() {
                 }
                 Some("list" | "env") => {
                     schedlab(&db).args(&argv).assert().success();
+                }
+                Some("campaign") => {
+                    // A campaign of guests needs kernel images, and its suite file and name are
+                    // the reader's: every flag is checked when the command gets as far as those.
+                    let out = schedlab(&db).args(&argv).output().unwrap();
+                    let stderr = String::from_utf8_lossy(&out.stderr);
+                    assert!(
+                        out.status.success()
+                            || [
+                                "cannot read the kernel image",
+                                "no built-in suite or suite file named",
+                                "no campaign named",
+                            ]
+                            .iter()
+                            .any(|past_the_flags| stderr.contains(past_the_flags)),
+                        "{}: schedlab {argv:?}: {stderr}",
+                        q.place
+                    );
                 }
                 Some("import") => {
                     expect_success(schedlab(&db).args(with_a_captured_output(&argv)));
@@ -708,6 +727,7 @@ fn scale_multiplies_the_work_size_it_names() {
         ("fanout --rounds 1000", "rounds", 500),
         ("cpudl --ops 1000", "ops", 500),
         ("cpupri --ops 1000", "ops", 500),
+        ("rump --syscalls 1000", "syscalls", 500),
     ] {
         let argv = format!("{line} --scale 0.5");
         assert_eq!(workload(&db, &words(&argv))[key], scaled, "{argv:?}");

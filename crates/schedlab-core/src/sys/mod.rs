@@ -2,9 +2,10 @@
 //! allowed `unsafe` code: clocks, descriptors, fork and reaping, other programs run as a workload,
 //! futexes, CPU placement, resource usage and limits, the scheduling policy, signals and the
 //! iteration watchdog, memory mappings, perf software counters, perf sampling into per-CPU rings
-//! (tracepoints, cpu-clock) and tracefs, the C library's pthread mutex, the
-//! request math's inner loop (machine code matching schbench's), and the /proc and /sys files the
-//! fingerprint reads. One file per topic; everything is re-exported
+//! (tracepoints, cpu-clock) and tracefs, the C library's pthread mutex, the request math's inner
+//! loop (machine code matching schbench's), the /proc and /sys files the fingerprint reads, and
+//! what schedlab does as the init of a guest it booted (mounts, the results serial port, CPUID's
+//! hypervisor leaves, power-off). One file per topic; everything is re-exported
 //! here, so callers name
 //! `sys::monotonic_ns`, never the file it lives in.
 //!
@@ -32,8 +33,8 @@
 //! applies them to one thread, POSIX to the process), so any scheduling-policy call added here
 //! must be `libc::syscall(SYS_…)`, as sched_getattr is ([`current_sched_policy`]); semaphores are
 //! futex words of schedlab's own (`workload::semaphore`), not sem_*, so both builds time the same
-//! code; futexes, clocks, affinity, pipes, sockets, mappings and uname go through rustix's raw
-//! system calls, whatever the libc. [`raw_getpid`] and its kin are `syscall(SYS_…)` so that no
+//! code; futexes, clocks, affinity, pipes, sockets, mappings, uname, and the guest's mount,
+//! sethostname, termios and reboot go through rustix's raw system calls, whatever the libc. [`raw_getpid`] and its kin are `syscall(SYS_…)` so that no
 //! libc answers from a cache.
 #![deny(clippy::undocumented_unsafe_blocks)]
 
@@ -41,6 +42,7 @@ mod command;
 mod cpu;
 mod fd;
 mod futex;
+mod guest;
 mod handler;
 mod host;
 mod matrix;
@@ -60,14 +62,21 @@ mod watchdog;
 pub use rustix::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 
 pub use command::{
-    find_program, run_command, why_not_runnable, CommandError, CommandRun, MAX_OUTPUT_BYTES,
+    find_program, run_command, why_not_runnable, Background, CommandError, CommandRun,
+    MAX_OUTPUT_BYTES,
 };
-pub use cpu::{allowed_cpus, current_cpu, pin_current_thread, set_current_thread_cpus};
+pub use cpu::{
+    allowed_cpus, current_cpu, pin_current_thread, set_current_thread_cpus, set_thread_cpus,
+};
 pub use fd::{
     lock_file_descriptions, ofd_record_lock, open_device, pipe, poll_readable, read_full,
     read_interruptible, unix_stream_pair, write_full, write_once, RecordLock,
 };
 pub use futex::{futex_wait, futex_wait_in, futex_wake, futex_wake_in, FutexScope};
+pub use guest::{
+    drain_serial, hypervisor_cpuid, mount_guest_filesystems, open_serial_raw, power_off,
+    set_hostname, KVM_FEATURE_STEAL_TIME,
+};
 pub use host::{boot_id, dir_names, hostname, libc_description, read_bytes, read_text};
 pub use matrix::dot_column_storing;
 pub use mem::{page_size, ProcessShared, SharedValue, ZeroPageWords};
@@ -99,4 +108,4 @@ pub use time::{
     clock_ticks_per_sec, monotonic_ns, realtime_ns, sleep_interruptible_ns, sleep_ns,
     thread_cpu_ns, tsc_serialized, HAS_TSC,
 };
-pub use watchdog::{deadline_expired, Watchdog, WATCHDOG_SIGNAL};
+pub use watchdog::{deadline_expired, take_look_due, Watchdog, WATCHDOG_SIGNAL};

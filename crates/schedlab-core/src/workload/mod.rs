@@ -143,6 +143,7 @@ registry! {
     Fanout: fanout => FanoutParams,
     Cpudl: cpudl => CpudlParams,
     Cpupri: cpupri => CpupriParams,
+    Rump: rump => RumpParams,
     Contention: contention => ContentionParams,
     External: external => ExternalParams,
 }

@@ -5,7 +5,7 @@
 //! written into the field without passing through JSON), the suite key (the field's name, which
 //! serde reads), `--scale`, range checks, the default shown in help, docs/cli.md's tables, and
 //! which testcases or modes the parameter applies to ([`Param::applies_to`]).
-use crate::cpu_list::{CpuList, CpuPair};
+use crate::cpu_list::{CpuList, CpuPair, CpuPerTask};
 use crate::{Error, Result};
 
 /// What the command line gave a parameter, typed by its kind: the binary turns clap's match into
@@ -193,7 +193,7 @@ macro_rules! text_field {
     )+};
 }
 
-text_field!(CpuPair, CpuList);
+text_field!(CpuPair, CpuList, CpuPerTask);
 
 /// The typed field a parameter writes and reads: its name is the suite key, so the key and the
 /// field cannot drift apart. Made by [`field!`].

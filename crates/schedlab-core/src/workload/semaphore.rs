@@ -42,10 +42,13 @@ pub const FUTEX_SLEEPS_COUNT: MetricDef =
 pub const FUTEX_WAKES_COUNT: MetricDef =
     MetricDef::secondary_count("futex_wakes_count", Better::Lower);
 
-/// For the estimate, measured on a 2-vCPU VM (release build, `--items 50000`, work 0 and 2,000):
-/// one loop iteration of work, and one item's hand-off (a post and the wake-up of the other side).
-const WORK_UNIT_SEC: f64 = 1.7e-9;
-const HANDOFF_SEC: f64 = 20e-6;
+/// For the estimate (and the watchdog's first look), measured on a 2-vCPU VM (release build,
+/// `--items 200000`, work 0 and 2,000, threads and processes: 4.7 and 7.9 µs an item; 2,000,000
+/// items over processes took 14.4 s an iteration, where 20 µs a hand-off had estimated 53.6 s; see
+/// bench/estimates.py): one loop iteration of work, and one item's hand-off (a post and the
+/// wake-up of the other side).
+const WORK_UNIT_SEC: f64 = 1e-9;
+const HANDOFF_SEC: f64 = 5e-6;
 /// What `adaptive` alone spins for before sleeping.
 pub const DEFAULT_ADAPTIVE_SPIN_NS: u64 = 50_000;
 const MAX_SPIN_NS: u64 = 1_000_000_000;

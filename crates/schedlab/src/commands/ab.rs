@@ -134,6 +134,7 @@ fn decide(args: &AbArgs, name: &str, store: &dyn Store) -> Result<LoadedComparis
             settings: settings(&args.decision)?,
             calibration: CalibrationChoice::Auto,
             allow_fingerprint_mismatch: false,
+            allow_tcg: false,
             selection: Default::default(),
         },
     )?;

@@ -445,6 +445,50 @@ fn a_lock_that_excludes_nobody_fails_loudly() {
     assert!(err.contains("task 0 failed: another task was inside the critical section with it"), "{err}");
 }
 
+/// A "lock" that lets everyone in and ends the run after `stop_after` sections.
+struct StopAfter<'a> {
+    control: &'a Control,
+    sections: std::cell::Cell<u64>,
+    stop_after: u64,
+}
+
+impl CriticalLock for StopAfter<'_> {
+    fn critical(&self, _me: usize, section: impl FnOnce()) -> std::result::Result<(), Failure> {
+        section();
+        self.sections.set(self.sections.get() + 1);
+        if self.sections.get() == self.stop_after {
+            self.control.phase.store(STOP, Ordering::SeqCst);
+        }
+        Ok(())
+    }
+}
+
+/// `--work 0` leaves the holder word out of the critical section: the counter alone, checked
+/// against the acquisitions after the run, stands for exclusion, so it counts every one.
+#[test]
+fn an_empty_critical_section_counts_every_acquisition() {
+    let block = SharedValue::<Shared>::new().unwrap();
+    let ctx = TaskCtx {
+        block: Arc::new(block),
+        me: 0,
+        scope: FutexScope::Private,
+    };
+    let lock = StopAfter {
+        control: &ctx.shared().control,
+        sections: std::cell::Cell::new(0),
+        stop_after: 1000,
+    };
+    let guarded = &ctx.shared().file.guarded;
+    let mut ops = 0;
+    let result = lock_loop::<_, false>(&ctx, &lock, guarded, 0, &mut ops, None);
+    assert_eq!(result, Ok(()));
+    assert_eq!(ops, 1000);
+    let counter = guarded.counter.load(Ordering::SeqCst);
+    check_guarded(counter, guarded.holder.load(Ordering::SeqCst), ops).unwrap();
+    // One update fewer than the acquisitions is two holders at once.
+    assert!(check_guarded(counter - 1, 0, ops).is_err());
+}
+
 #[test]
 fn a_failed_call_names_the_task_and_the_reason() {
     let block = Arc::new(SharedValue::<Shared>::new().unwrap());
