@@ -1,10 +1,12 @@
 //! `compare --explain` as blocks, whatever the style: beside each case's verdicts, what moved in
 //! its probed iterations (an LKP table, [`super::lkp_table`]) and in its profiles (seed 004's
-//! table of symbol shares), then what the explanation was judged on. Every number is the
+//! table of symbol shares) and each side's run-queue delay percentiles (the HTML draws them),
+//! then what the explanation was judged on. Every number is the
 //! analysis' ([`schedlab_analysis::explain`]); this file chooses which rows to list and words
 //! the rest.
 use schedlab_analysis::model::{
-    Comparison, ExplainedFamily, ExplainedRow, Explanation, ProbedSide, Row, SymbolRow, Verdict,
+    Comparison, DelayCurve, ExplainedFamily, ExplainedRow, Explanation, ProbedSide, Row, SymbolRow,
+    Verdict,
 };
 use schedlab_analysis::notes::RowNote;
 use schedlab_core::words;
@@ -13,6 +15,7 @@ use super::block::{Block, Document};
 use super::footer::tally;
 use super::lkp_table::{self, LkpLine};
 use super::table::{Align, Table};
+use crate::number::format_value;
 
 /// Where none of a case's rows is marked, those that moved at least this much are listed with
 /// their marks (`~`, `??`, `?`: none of them a finding), largest first ...
@@ -248,8 +251,55 @@ fn case_blocks(c: &Comparison, e: &Explanation, candidate: &str, case: &str) -> 
     let mut blocks = vec![Block::Title(case_title(c, candidate, case))];
     blocks.extend(metrics_table(c, e, candidate, case).map(Block::Table));
     blocks.extend(symbols_table(c, e, candidate, case).map(Block::Table));
+    for d in e.runq_delay.iter().filter(|d| d.curve.case == case) {
+        blocks.push(Block::Table(delay_table(c, d, candidate)));
+    }
     blocks.push(Block::Notes(case_notes(e, candidate, case)));
     blocks
+}
+
+/// What a delay curve is: `run-queue delay (usec) · semaphore`.
+pub fn delay_caption(d: &DelayCurve) -> String {
+    format!(
+        "{DELAY_TITLE} ({}) · {}",
+        d.curve.unit,
+        d.group.as_deref().unwrap_or("all tasks")
+    )
+}
+
+/// A delay curve's percentiles for the base and `candidate` (its caption heads the first column):
+/// one row per side with its delays counted, the candidate's values with their change from the
+/// base's.
+pub fn delay_table(c: &Comparison, d: &DelayCurve, candidate: &str) -> Table {
+    let labels: Vec<String> = d.curve.points.iter().map(|p| p.label()).collect();
+    let caption = delay_caption(d);
+    let mut columns = vec![(caption.as_str(), Align::Left), ("delays", Align::Right)];
+    columns.extend(labels.iter().map(|l| (l.as_str(), Align::Right)));
+    let mut table = Table::new(&columns);
+    for (i, side) in c.sides().enumerate() {
+        if i != 0 && side.name != candidate {
+            continue;
+        }
+        let mut row = vec![
+            side.name.clone(),
+            d.samples.get(i).copied().unwrap_or(0).to_string(),
+        ];
+        let values = d.curve.values.get(i).map_or(&[][..], |v| v.as_slice());
+        let changes = d.curve.changes.get(i).map_or(&[][..], |v| v.as_slice());
+        for j in 0..labels.len() {
+            let cell = match (
+                values.get(j).copied().flatten(),
+                changes.get(j).copied().flatten(),
+            ) {
+                (Some(v), Some(change)) => format!("{} ({change:+.1}%)", format_value(v)),
+                (Some(v), None) => format_value(v),
+                (None, _) => "-".to_string(),
+            };
+            row.push(cell);
+        }
+        table.push(row);
+    }
+    table
 }
 
 /// Runs of a side that brought something, as `3 of 4 runs of hog-a`.
