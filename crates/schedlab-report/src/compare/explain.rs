@@ -324,18 +324,28 @@ pub fn footer_lines(c: &Comparison, e: &Explanation) -> Vec<String> {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let mut lines = vec![format!(
-        "explanations: the probed iterations (--explain) of {}, judged as the rows above are \
-         (each run's probed iterations summarised per run; the same units, test and settings) \
-         in a multiple-comparison family of their own, so they spend none of the primary rows' \
-         error budget: {}",
-        from(&|s| &s.explained_runs),
-        tally(&e.metrics.footer)
-    )];
+    let explained = e.sides.iter().any(|s| s.explained_iterations > 0);
+    let mut lines = Vec::new();
+    if explained {
+        lines.push(format!(
+            "explanations: the probed iterations (--explain) of {}, judged as the rows above are \
+             (each run's probed iterations summarised per run; the same units, test and settings) \
+             in a multiple-comparison family of their own, so they spend none of the primary \
+             rows' error budget: {}",
+            from(&|s| &s.explained_runs),
+            tally(&e.metrics.footer)
+        ));
+    }
     if e.sides.iter().any(|s| s.profiled_iterations > 0) {
+        let how = if explained {
+            "likewise as a third family"
+        } else {
+            "as the rows above are (the same units and test), in a multiple-comparison family \
+             of its own"
+        };
         lines.push(format!(
             "profiles (--profile) of {}: each symbol's share of the samples, 0 where a run's \
-             profile did not rank it, judged likewise as a third family: {}",
+             profile did not rank it, judged {how}: {}",
             from(&|s| &s.profiled_runs),
             tally(&e.symbols.footer)
         ));
@@ -351,8 +361,8 @@ pub fn footer_lines(c: &Comparison, e: &Explanation) -> Vec<String> {
         "listed: the marked rows (**); where a case has none, those that moved by at least \
          {UNMARKED_SHOWN_PCT}% (symbols: {UNMARKED_SHOWN_PP} point), at most {UNMARKED_SHOWN}, \
          largest first, with their marks (~ inconclusive, ?? noisy, ? not judged: no finding); \
-         values are the means of each side's units, %stddev their spread, %change the row's as \
-         judged"
+         values are each side's mean unit on the row's scale (geometric where the test takes \
+         logs), %stddev the units' spread, %change the row's as judged"
     ));
     let unmatched = e.metrics.unmatched.len() + e.symbols.unmatched.len();
     if unmatched > 0 {
