@@ -177,7 +177,7 @@ fn an_ab_with_a_cpu_hog_in_one_arm_names_the_run_queue_delay_as_moved() {
             .timeout(common::COMMAND_DEADLINE)
             .args(["ab", "--a", &stop, "--b", &start, "--restore", &stop])
             .args(words(
-                "--rounds 4 --label hog --iterations 1 --warmup 0 --explain -q \
+                "--rounds 6 --label hog --iterations 1 --warmup 0 --explain -q \
                  semaphore --items 1000 --pin 0,0",
             )),
     );
