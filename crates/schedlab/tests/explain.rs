@@ -151,13 +151,14 @@ impl Drop for HogGuard {
     }
 }
 
-/// A/B with runs as units: arm B starts a shell loop pinned to CPU 0 (the CPU both semaphore tasks
+/// A/B with runs as units: arm B starts a shell loop pinned to CPU 1 (the CPU both semaphore tasks
 /// are pinned to; starting it stops one left by the arm before, as ABBA's BB has it), arm A and
 /// `--restore` stop it. The woken tasks now wait behind the hog, so the run-queue delay's rows are
 /// marked `**` (a regression: delay is lower-is-better) in the explanation's family, and the LKP
-/// block `ab` prints names them with the mark. schedlab runs at nice -10, and the hog inherits it:
-/// on a machine shared with other work at nice 0 (this one's load is often 15 on 2 CPUs), that
-/// work weighs a tenth of the workload's tasks, the hog as much as one of them.
+/// block `ab` prints names them with the mark. schedlab runs at nice -19, and the hog inherits it:
+/// on a machine shared with other work at nice 0 (this one's load is often 15–45 on 2 CPUs, and
+/// other tests pin their tasks to CPU 0), that work weighs 1/66 of one of the workload's tasks, the
+/// hog as much as one of them; 8 rounds, so a round disturbed all the same does not hide the move.
 #[test]
 fn an_ab_with_a_cpu_hog_in_one_arm_names_the_run_queue_delay_as_moved() {
     let (dir, db) = temp_db();
@@ -166,19 +167,19 @@ fn an_ab_with_a_cpu_hog_in_one_arm_names_the_run_queue_delay_as_moved() {
     let pid = pid_file.display();
     let stop = format!("if [ -f {pid} ]; then kill $(cat {pid}); rm -f {pid}; fi");
     let start = format!(
-        "{stop}; taskset -c 0 sh -c 'while :; do :; done' </dev/null >/dev/null 2>&1 & echo $! > {pid}"
+        "{stop}; taskset -c 1 sh -c 'while :; do :; done' </dev/null >/dev/null 2>&1 & echo $! > {pid}"
     );
     let out = expect_success(
         assert_cmd::Command::new("nice")
-            .args(["-n", "-10"])
+            .args(["-n", "-19"])
             .arg(assert_cmd::cargo::cargo_bin("schedlab"))
             .env("SCHEDLAB_DB", &db)
             .env_remove("XDG_DATA_HOME")
             .timeout(common::COMMAND_DEADLINE)
             .args(["ab", "--a", &stop, "--b", &start, "--restore", &stop])
             .args(words(
-                "--rounds 6 --label hog --iterations 1 --warmup 0 --explain -q \
-                 semaphore --items 1000 --pin 0,0",
+                "--rounds 8 --label hog --iterations 1 --warmup 0 --explain -q \
+                 semaphore --items 1000 --pin 1,1",
             )),
     );
     assert!(!pid_file.exists(), "--restore stopped the hog");

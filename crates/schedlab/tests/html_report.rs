@@ -337,8 +337,8 @@ impl Drop for Hog {
     }
 }
 
-/// Two probed runs per side of a semaphore pinned to CPU 0; the candidate's runs share CPU 0 with
-/// a shell loop, so its wake-ups wait behind it. Both run at nice -10, so that the machine's other
+/// Two probed runs per side of a semaphore pinned to CPU 1; the candidate's runs share CPU 1 with
+/// a shell loop, so its wake-ups wait behind it. Both run at nice -19, so that the machine's other
 /// work (nice 0) weighs little beside them (tests/explain.rs says why).
 fn stored_probed_pair(dir: &Path) -> PathBuf {
     let db = dir.join("results.db");
@@ -347,10 +347,10 @@ fn stored_probed_pair(dir: &Path) -> PathBuf {
             Hog(Process::new("nice")
                 .args([
                     "-n",
-                    "-10",
+                    "-19",
                     "taskset",
                     "-c",
-                    "0",
+                    "1",
                     "sh",
                     "-c",
                     "while :; do :; done",
@@ -363,12 +363,12 @@ fn stored_probed_pair(dir: &Path) -> PathBuf {
         });
         let line = format!(
             "run --label {label} --explain --iterations 1 --warmup 0 -q \
-             semaphore --items 3000 --pin 0,0"
+             semaphore --items 3000 --pin 1,1"
         );
         for _ in 0..2 {
             expect_success(
                 assert_cmd::Command::new("nice")
-                    .args(["-n", "-10"])
+                    .args(["-n", "-19"])
                     .arg(assert_cmd::cargo::cargo_bin("schedlab"))
                     .env("SCHEDLAB_DB", &db)
                     .env_remove("XDG_DATA_HOME")
