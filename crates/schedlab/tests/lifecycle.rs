@@ -127,7 +127,7 @@ fn hold_the_write_lock(db: &Path, child: &mut Running, settle: Duration) -> rusq
 /// SIGINT while another connection holds the database's write lock (`holder`); `kept` is what
 /// the run had stored by then.
 struct HeldRun {
-    _dir: tempfile::TempDir,
+    _dir: common::TestDir,
     db: std::path::PathBuf,
     child: Running,
     holder: rusqlite::Connection,
