@@ -165,6 +165,7 @@ fn compare_sides(
         scaling,
         footer,
         settings,
+        explanation: None,
     }
 }
 

@@ -51,6 +51,8 @@ pub fn side_figures(units: &[Unit], runs: &[RunSummary], scale: Scale) -> SideFi
             .flatten()
             .map(|m| m.ci),
         ministat: ministat_vitals(&values).ok(),
+        scale_mean: (!units.is_empty())
+            .then(|| scale.back(units.iter().map(|u| u.value).sum::<f64>() / units.len() as f64)),
         units: values,
     }
 }

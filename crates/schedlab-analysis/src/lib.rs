@@ -10,6 +10,9 @@
 //!   boot-to-boot variance per case × metric, and how a comparison finds the one that applies.
 //! - [`compare`]: the decision procedure — variance from today's units and/or a calibration, the
 //!   stale-calibration guard ([`guard`]), Student's t, multiplicity, verdicts, sequential looks.
+//! - [`explain`]: `compare --explain` — the probed iterations' explanatory metrics and the
+//!   profiles' symbol shares judged by the same procedure, each as a family of its own, and the
+//!   sides' run-queue delay distributions.
 //! - [`figures`] and [`latency`]: every descriptive number the report styles print.
 //! - [`case_summary`] and [`latency_table`]: every number `run` and `show` print — each metric's
 //!   summary over a case's iterations and the schbench-style tables of its pooled samples.
@@ -35,6 +38,7 @@ pub mod across;
 pub mod calibration;
 pub mod case_summary;
 pub mod compare;
+pub mod explain;
 pub mod figures;
 pub mod footer;
 pub mod grouping;

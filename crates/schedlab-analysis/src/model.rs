@@ -17,6 +17,7 @@ use crate::notes::{GuardMethod, MinistatNoTest, Note, RowNote, TestedOn, UnitsOf
 use crate::series::{CaseLabel, Origin};
 use crate::settings::{SequentialPlan, Settings};
 use crate::units::{Design, Scale};
+use schedlab_core::probe::Origin as SymbolOrigin;
 
 /// Bumped when a field of the comparison JSON is renamed or removed.
 /// 2: the run is the unit (designs, variance sources, calibrations, `not judged`), style figures.
@@ -200,6 +201,10 @@ pub struct SideFigures {
     pub median_ci: Option<ConfidenceInterval>,
     /// ministat's vitals of the units.
     pub ministat: Option<MinistatVitals>,
+    /// The side's mean unit on the row's scale, back-transformed: the geometric mean of the
+    /// units on the log scale, their mean on the raw one — what the row's ratio divides
+    /// (candidate ÷ base, for complete pairs too).
+    pub scale_mean: Option<f64>,
 }
 
 /// A line of the mmtests style.
@@ -525,6 +530,10 @@ pub struct Comparison {
     /// Matrix cases as curves against the parameter they vary (see [`crate::scaling`]).
     pub scaling: Vec<ScalingSeries>,
     pub footer: Footer,
+    /// `compare --explain` (and the HTML report of runs with probes): why the cases moved, judged
+    /// apart from the rows above; absent when not asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explanation: Option<Explanation>,
 }
 
 impl Comparison {
@@ -602,4 +611,138 @@ impl Comparison {
     pub fn is_decided(&self) -> bool {
         !self.rows.is_empty() && self.rows.iter().all(|r| r.verdict.is_decided())
     }
+}
+
+/// Why the cases moved (`compare --explain`; [`crate::explain`]): the probed iterations'
+/// explanatory metrics and the profiles' symbol shares, each judged by the model the primary rows
+/// are (each run's probed iterations summarised per run, runs, boots or A/B pairs as units) as a
+/// multiple-comparison family of its own, so that explaining never spends the primary rows' error
+/// budget; and each side's run-queue delay distribution.
+#[derive(Debug, Clone, Serialize)]
+pub struct Explanation {
+    /// Explanatory metrics per task group, one family.
+    pub metrics: ExplainedFamily<ExplainedRow>,
+    /// Profile symbols' shares of the samples, another family.
+    pub symbols: ExplainedFamily<SymbolRow>,
+    /// Per case and task group, each side's run-queue delay percentiles.
+    pub runq_delay: Vec<DelayCurve>,
+    /// What each side's runs held, base first.
+    pub sides: Vec<ProbedSide>,
+    /// Probes some probed iteration of the sides could not have, and why.
+    pub unavailable: Vec<UnavailableProbe>,
+}
+
+impl Explanation {
+    /// Nothing to explain with: no probed or profiled iteration on any side.
+    pub fn is_empty(&self) -> bool {
+        self.sides
+            .iter()
+            .all(|s| s.explained_iterations == 0 && s.profiled_iterations == 0)
+    }
+}
+
+/// The rows of one family, judged together and apart from every other family.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExplainedFamily<R> {
+    pub rows: Vec<R>,
+    /// The family's own counts and notes.
+    pub footer: Footer,
+    /// What one side has and the other lacks.
+    pub unmatched: Vec<ExplainedUnmatched>,
+}
+
+impl<R: AsRef<Row>> ExplainedFamily<R> {
+    /// The family's rows of one case and candidate, in order.
+    pub fn rows_of<'a, 'b>(
+        &'a self,
+        case: &'b str,
+        candidate: &'b str,
+    ) -> impl Iterator<Item = &'a R> + 'b
+    where
+        'a: 'b,
+    {
+        self.rows.iter().filter(move |r| {
+            let row = r.as_ref();
+            row.case == case && row.candidate == candidate
+        })
+    }
+}
+
+/// An explanatory metric of a task group, judged.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExplainedRow {
+    /// The task group (the tasks' command name up to its first digit); absent for all the
+    /// workload's tasks together, or the whole machine.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    #[serde(flatten)]
+    pub row: Row,
+}
+
+impl AsRef<Row> for ExplainedRow {
+    fn as_ref(&self) -> &Row {
+        &self.row
+    }
+}
+
+/// A profile symbol's share of the samples (`share_pct`), judged; a run whose profile did not
+/// rank the symbol among its top ones counts it as 0 there.
+#[derive(Debug, Clone, Serialize)]
+pub struct SymbolRow {
+    pub symbol: String,
+    /// The file it is in (`[kernel.kallsyms]` for the kernel).
+    pub module: String,
+    pub origin: SymbolOrigin,
+    /// The candidate's mean share minus the base's, in percentage points.
+    pub share_change_pp: Option<f64>,
+    #[serde(flatten)]
+    pub row: Row,
+}
+
+impl AsRef<Row> for SymbolRow {
+    fn as_ref(&self) -> &Row {
+        &self.row
+    }
+}
+
+/// A metric (or symbol) of a case that only some sides have.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExplainedUnmatched {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    #[serde(flatten)]
+    pub unmatched: Unmatched,
+}
+
+/// One case's run-queue delay percentiles for one task group, per side: every probed iteration of
+/// a side's runs pooled into one distribution (a description, no test).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DelayCurve {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    /// Per side (base first): the delays the curve is drawn from.
+    pub samples: Vec<u64>,
+    #[serde(flatten)]
+    pub curve: Curve,
+}
+
+/// What a side's runs held for the explanation.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProbedSide {
+    pub name: String,
+    /// Runs with probed (`--explain`) iterations, and how many such iterations in all.
+    pub explained_runs: Vec<i64>,
+    pub explained_iterations: usize,
+    /// Runs with profiled (`--profile`) iterations, and how many in all.
+    pub profiled_runs: Vec<i64>,
+    pub profiled_iterations: usize,
+}
+
+/// A probe the machine could not give some probed iteration, with why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UnavailableProbe {
+    pub probe: String,
+    pub reason: String,
+    /// Probed iterations it was missing from.
+    pub iterations: usize,
 }

@@ -55,6 +55,29 @@ pub struct RunMeta {
     pub warmup_iterations: usize,
 }
 
+impl RunMeta {
+    /// What the analysis keeps of a stored run.
+    pub fn of(input: RunInput<'_>) -> RunMeta {
+        let run = input.record;
+        let iterations = || run.cases.iter().flat_map(|case| &case.iterations);
+        RunMeta {
+            id: run.id,
+            boot_id: run.fingerprint.boot_id.clone(),
+            kernel: run.fingerprint.kernel_release.clone(),
+            status: run.status,
+            experiment_id: input.tag.map(|t| t.experiment_id),
+            arm: input.tag.map(|t| t.arm),
+            round: input.tag.map(|t| t.round),
+            machine: Some(Box::new(MachineKey::of(&run.fingerprint))),
+            measured_by: run.fingerprint.measured_by(),
+            imported: run.fingerprint.imported.is_some(),
+            started_at_ns: run.started_at_ns,
+            measured_iterations: iterations().filter(|i| !i.warmup).count(),
+            warmup_iterations: iterations().filter(|i| i.warmup).count(),
+        }
+    }
+}
+
 impl Default for RunMeta {
     /// A complete run that nothing is known about: plain numbers, or a test's run.
     fn default() -> Self {
@@ -340,22 +363,7 @@ impl SideBuilder {
     /// Adds the run after those added before it.
     pub fn add_run(&mut self, input: RunInput<'_>) {
         let run = input.record;
-        let iterations = || run.cases.iter().flat_map(|case| &case.iterations);
-        let meta = RunMeta {
-            id: run.id,
-            boot_id: run.fingerprint.boot_id.clone(),
-            kernel: run.fingerprint.kernel_release.clone(),
-            status: run.status,
-            experiment_id: input.tag.map(|t| t.experiment_id),
-            arm: input.tag.map(|t| t.arm),
-            round: input.tag.map(|t| t.round),
-            machine: Some(Box::new(MachineKey::of(&run.fingerprint))),
-            measured_by: run.fingerprint.measured_by(),
-            imported: run.fingerprint.imported.is_some(),
-            started_at_ns: run.started_at_ns,
-            measured_iterations: iterations().filter(|i| !i.warmup).count(),
-            warmup_iterations: iterations().filter(|i| i.warmup).count(),
-        };
+        let meta = RunMeta::of(input);
         if run.status != RunStatus::Complete && !self.include_incomplete {
             self.side.excluded.push(meta);
             return;

@@ -828,6 +828,14 @@ pub struct CompareArgs {
     /// Output format on stdout.
     #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
     pub format: CompareFormat,
+    /// Beside each case's verdicts, what moved in the runs' probed and profiled iterations.
+    ///
+    /// The explanatory metrics of the runs' probed (--explain) iterations and the symbol shares of
+    /// their profiles (--profile), judged as the rows are (the same units and test) in families of
+    /// their own, so they spend none of the rows' error budget; each side's run-queue delay
+    /// percentiles (docs/explain.md).
+    #[arg(long)]
+    pub explain: bool,
     #[command(flatten)]
     pub shape: ShapeArgs,
     #[command(flatten)]

@@ -13,6 +13,7 @@ mod cli;
 mod commands;
 mod comparison;
 mod daemon;
+mod explanation;
 mod failure;
 mod flag_values;
 mod fleet;

@@ -2,12 +2,13 @@
 //! CI runs as root), the binary storing what they saw, read back through the store. Wake
 //! placement follows the CPUs a semaphore's tasks are pinned to; fanout's system-call mix shows
 //! its one `write` per message; a probe the machine lacks is stored as unavailable, never as zero;
-//! and the probed iterations are never among the run's iterations.
+//! the probed iterations are never among the run's iterations; and an `ab` whose B arm runs a
+//! real CPU hog on the workload's CPU names the run-queue delay as moved, with its verdict.
 mod common;
 
 use std::path::Path;
 
-use common::{expect_success, schedlab, temp_db, words};
+use common::{expect_success, json_of_success, schedlab, temp_db, words};
 use schedlab_core::probe::{ProbeKind, ProbeRecord};
 use schedlab_store::{Location, Store};
 
@@ -136,4 +137,85 @@ fn a_probe_the_machine_lacks_is_stored_as_unavailable() {
         "pipe spends time in the kernel: {:?}",
         profiled.symbols
     );
+}
+
+/// Kills the hog whose pid is in `pid_file`, if it still runs: a failed assertion must leave no
+/// process spinning behind the test.
+struct HogGuard(std::path::PathBuf);
+
+impl Drop for HogGuard {
+    fn drop(&mut self) {
+        if let Ok(pid) = std::fs::read_to_string(&self.0) {
+            let _ = std::process::Command::new("kill").arg(pid.trim()).status();
+        }
+    }
+}
+
+/// A/B with runs as units: arm B starts a shell loop pinned to CPU 1 (the CPU both semaphore tasks
+/// are pinned to; starting it stops one left by the arm before, as ABBA's BB has it), arm A and
+/// `--restore` stop it. The woken tasks now wait behind the hog, so the run-queue delay's rows are
+/// marked `**` (a regression: delay is lower-is-better) in the explanation's family, and the LKP
+/// block `ab` prints names them with the mark. schedlab runs at nice -19, and the hog inherits it:
+/// on a machine shared with other work at nice 0 (this one's load is often 15–45 on 2 CPUs, and
+/// other tests pin their tasks to CPU 0), that work weighs 1/66 of one of the workload's tasks, the
+/// hog as much as one of them; 8 rounds, so a round disturbed all the same does not hide the move.
+#[test]
+fn an_ab_with_a_cpu_hog_in_one_arm_names_the_run_queue_delay_as_moved() {
+    let (dir, db) = temp_db();
+    let pid_file = dir.path().join("hog.pid");
+    let _guard = HogGuard(pid_file.clone());
+    let pid = pid_file.display();
+    let stop = format!("if [ -f {pid} ]; then kill $(cat {pid}); rm -f {pid}; fi");
+    let start = format!(
+        "{stop}; taskset -c 1 sh -c 'while :; do :; done' </dev/null >/dev/null 2>&1 & echo $! > {pid}"
+    );
+    let out = expect_success(
+        assert_cmd::Command::new("nice")
+            .args(["-n", "-19"])
+            .arg(assert_cmd::cargo::cargo_bin("schedlab"))
+            .env("SCHEDLAB_DB", &db)
+            .env_remove("XDG_DATA_HOME")
+            .timeout(common::COMMAND_DEADLINE)
+            .args(["ab", "--a", &stop, "--b", &start, "--restore", &stop])
+            .args(words(
+                "--rounds 8 --label hog --iterations 1 --warmup 0 --explain -q \
+                 semaphore --items 1000 --pin 1,1",
+            )),
+    );
+    assert!(!pid_file.exists(), "--restore stopped the hog");
+    let printed = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        printed
+            .lines()
+            .any(|l| l.contains("runq_delay_") && l.contains("**")),
+        "ab's explanation names the run-queue delay as moved:\n{printed}"
+    );
+    let doc = json_of_success(&db, &words("compare hog-a hog-b --explain --format json"));
+    let rows = doc["explanation"]["metrics"]["rows"].as_array().unwrap();
+    let delays: Vec<&serde_json::Value> = rows
+        .iter()
+        .filter(|r| r["metric"].as_str().unwrap().starts_with("runq_delay_p"))
+        .collect();
+    assert!(!delays.is_empty(), "{rows:#?}");
+    let moved = delays
+        .iter()
+        .filter(|r| r["verdict"] == "regression")
+        .count();
+    assert!(
+        moved > 0,
+        "no run-queue delay percentile marked as a regression: {delays:#?}"
+    );
+    // The hog is not allowed to turn up as an improvement anywhere in the delays.
+    assert!(
+        delays.iter().all(|r| r["verdict"] != "improvement"),
+        "{delays:#?}"
+    );
+    // Each side's delay distribution is there to draw, from both arms' probed iterations.
+    let curves = doc["explanation"]["runq_delay"].as_array().unwrap();
+    assert!(!curves.is_empty());
+    for curve in curves {
+        let samples = curve["samples"].as_array().unwrap();
+        assert_eq!(samples.len(), 2, "{curve}");
+        assert!(samples.iter().all(|n| n.as_u64().unwrap() > 0), "{curve}");
+    }
 }

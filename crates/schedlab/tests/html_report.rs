@@ -3,7 +3,9 @@
 //! is written as a page, which headless Chromium must load without console errors, with one
 //! table row per comparison row and the label shown as text. A screenshot and the page are kept
 //! in `target/test-artefacts/` for reviews. A stored pair of fake matrix runs gets its scaling
-//! plots, one line per side, also loaded in Chromium. Also: an unwritable path and an empty
+//! plots, one line per side, also loaded in Chromium. Runs with probes (`--explain`), the
+//! candidate's beside a real CPU hog, get the "Why" section: the LKP table of what moved and each
+//! side's run-queue delay curve, loaded in Chromium too. Also: an unwritable path and an empty
 //! comparison are one-line exit-2 errors that leave no file behind.
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -322,6 +324,106 @@ fn a_matrix_gets_scaling_plots_that_load_in_headless_chromium() {
         assert_eq!(plot.matches(r#"class="scaling-point""#).count(), 8);
     }
     let screenshot = take_screenshot(&binary, profile.path(), &page, "scaling.png", "1280,2400");
+    assert!(std::fs::read(&screenshot).unwrap().starts_with(b"\x89PNG"));
+}
+
+/// Kills the CPU hog when the test ends, however it ends.
+struct Hog(std::process::Child);
+
+impl Drop for Hog {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Two probed runs per side of a semaphore pinned to CPU 1; the candidate's runs share CPU 1 with
+/// a shell loop, so its wake-ups wait behind it. Both run at nice -19, so that the machine's other
+/// work (nice 0) weighs little beside them (tests/explain.rs says why).
+fn stored_probed_pair(dir: &Path) -> PathBuf {
+    let db = dir.join("results.db");
+    for label in ["base", "cand"] {
+        let _hog = (label == "cand").then(|| {
+            Hog(Process::new("nice")
+                .args([
+                    "-n",
+                    "-19",
+                    "taskset",
+                    "-c",
+                    "1",
+                    "sh",
+                    "-c",
+                    "while :; do :; done",
+                ])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("start the hog"))
+        });
+        let line = format!(
+            "run --label {label} --explain --iterations 1 --warmup 0 -q \
+             semaphore --items 3000 --pin 1,1"
+        );
+        for _ in 0..2 {
+            expect_success(
+                assert_cmd::Command::new("nice")
+                    .args(["-n", "-19"])
+                    .arg(assert_cmd::cargo::cargo_bin("schedlab"))
+                    .env("SCHEDLAB_DB", &db)
+                    .env_remove("XDG_DATA_HOME")
+                    .timeout(COMMAND_DEADLINE)
+                    .args(words(&line)),
+            );
+        }
+    }
+    db
+}
+
+#[test]
+fn probed_runs_get_a_why_section_with_delay_curves_that_loads_in_headless_chromium() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = stored_probed_pair(dir.path());
+    let doc = json_of_success(&db, &words("compare base cand --explain --format json"));
+    let curves = doc["explanation"]["runq_delay"].as_array().unwrap().len();
+    assert!(curves >= 1, "{doc:#?}");
+
+    let page = dir.path().join("explain.html");
+    let (_, html) = report(&db, &["base", "cand"], &page);
+    std::fs::copy(&page, artefacts_dir().join("explain.html")).unwrap();
+    let section = inside(&html, r#"<section id="explain">"#, "</section>")
+        .expect("probed runs get the Why section");
+    assert!(
+        html.contains(r##"<a href="#explain">"##),
+        "the nav links to it"
+    );
+    // The hog moved the delays by far more than the 10 % listing threshold: an LKP table lists
+    // them, with its %change and %stddev columns.
+    assert!(
+        section.contains("<table>") && section.contains("%stddev"),
+        "{section}"
+    );
+    assert!(section.contains("runq_delay_"), "{section}");
+    // One delay figure per curve of the model, each with one line per side.
+    assert_eq!(
+        section.matches(r#"<figure class="latency">"#).count(),
+        curves
+    );
+    assert_eq!(
+        section.matches(r#"class="latency-line""#).count(),
+        2 * curves,
+        "{section}"
+    );
+
+    let Some(binary) = chromium_or_skip("the explanation test") else {
+        return;
+    };
+    let profile = tempfile::tempdir().unwrap();
+    let dom = load_cleanly(&binary, profile.path(), &page, &["--dump-dom"]);
+    let section = inside(&dom, r#"<section id="explain">"#, "</section>")
+        .expect("the Why section is in the DOM");
+    assert_eq!(section.matches(r#"<svg class="curve""#).count(), curves);
+    let screenshot = take_screenshot(&binary, profile.path(), &page, "explain.png", "1280,2400");
     assert!(std::fs::read(&screenshot).unwrap().starts_with(b"\x89PNG"));
 }
 

@@ -3,14 +3,17 @@
 //! out. A style (`schedtests`, `mmtests`, `ministat`, `benchstat`; chosen in [`style`]) builds a
 //! [`block::Document`] once; a format renders blocks (`text`, `markdown`; `html/` renders the
 //! footer's blocks in its page). `csv` and `json` write every figure whatever the style. Every
-//! sentence is worded in [`phrases`] (rows) and [`footer`] (the statistics footer).
+//! sentence is worded in [`phrases`] (rows) and [`footer`] (the statistics footer). `compare
+//! --explain` adds [`explain`]'s sections to every style, its LKP table from [`lkp_table`].
 pub mod benchstat;
 pub mod block;
 pub mod csv;
+pub mod explain;
 pub mod footer;
 pub mod html;
 pub mod json;
 pub mod lkp;
+pub mod lkp_table;
 pub mod markdown;
 pub mod ministat;
 pub mod mmtests;

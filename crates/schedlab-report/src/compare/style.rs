@@ -4,7 +4,7 @@
 use schedlab_analysis::model::Comparison;
 
 use super::block::Document;
-use super::{benchstat, footer, lkp, ministat, mmtests, schedtests};
+use super::{benchstat, explain, footer, lkp, ministat, mmtests, schedtests};
 
 /// How the comparison table looks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,7 +26,8 @@ pub struct Options {
     pub normalised: bool,
 }
 
-/// The comparison laid out in `style`: its sections, then the statistics footer.
+/// The comparison laid out in `style`: its sections (then the explanation's, when it has one),
+/// then the statistics footer.
 pub fn document(c: &Comparison, style: Style) -> Document {
     document_with(c, style, Options::default())
 }
@@ -44,5 +45,6 @@ pub fn document_with(c: &Comparison, style: Style, options: Options) -> Document
     if options.brief && doc.closing.is_some() {
         doc.closing = Some(footer::brief_block(c));
     }
+    explain::append(&mut doc, c);
     doc
 }

@@ -6,7 +6,6 @@
 //! running (and its scheduler to loaded) before and after the visit's run, stopped after it.
 use std::process::ExitCode;
 
-use schedlab_analysis::model::Comparison;
 use schedlab_analysis::{MetricFilter, SequentialPlan};
 use schedlab_core::experiment::{arm_label, AbbaSlot};
 use schedlab_core::plan::{validate_label, RunPlan};
@@ -17,8 +16,9 @@ use schedlab_stats::sequential::Spending;
 use schedlab_store::{Experiment, ExperimentKind, Store};
 
 use crate::cli::AbArgs;
-use crate::comparison::{gate, load_with, settings, CalibrationChoice, Query};
+use crate::comparison::{gate, load_with, settings, CalibrationChoice, LoadedComparison, Query};
 use crate::daemon::Daemons;
+use crate::explanation::{attach, Need};
 use crate::failure::Failure;
 use crate::output::{emit, emit_line};
 use crate::plan::plan_from_parts;
@@ -99,10 +99,13 @@ pub fn ab(args: &AbArgs) -> Result<ExitCode, Failure> {
     )?;
     let (visits, comparison) = result?;
     restored?;
-    let comparison = match comparison {
+    let mut loaded = match comparison {
         Some(c) => c,
         None => decide(args, &name, session.store())?,
     };
+    // Probed visits are explained beside the verdicts.
+    attach(session.store(), &mut loaded, Need::WhereProbed)?;
+    let comparison = loaded.comparison;
     emit(|out| {
         schedlab_report::compare::text::write(
             &schedlab_report::compare::style::document(
@@ -126,7 +129,7 @@ pub fn ab(args: &AbArgs) -> Result<ExitCode, Failure> {
 
 /// The experiment's comparison so far, decided as `compare` would (sequentially for
 /// `--until-decided`: the plan is in the experiment's spec).
-fn decide(args: &AbArgs, name: &str, store: &dyn Store) -> Result<Comparison, Failure> {
+fn decide(args: &AbArgs, name: &str, store: &dyn Store) -> Result<LoadedComparison, Failure> {
     let candidates = [arm_label(name, Arm::B)];
     let loaded = load_with(
         store,
@@ -141,7 +144,7 @@ fn decide(args: &AbArgs, name: &str, store: &dyn Store) -> Result<Comparison, Fa
             selection: Default::default(),
         },
     )?;
-    Ok(loaded.comparison)
+    Ok(loaded)
 }
 
 /// Every round's two visits; returns how many visits completed and, with `--until-decided`, the
@@ -154,7 +157,7 @@ fn visit_all(
     experiment_id: i64,
     rounds: u32,
     session: &mut Session,
-) -> Result<(u32, Option<Comparison>), Failure> {
+) -> Result<(u32, Option<LoadedComparison>), Failure> {
     let mut progress = ProgressLine::new(args.quiet);
     let mut visits = 0;
     let mut last = None;
@@ -210,11 +213,11 @@ fn visit_all(
                 progress.note(format!(
                     "round {} of at most {rounds}: {} of {} decided",
                     round + 1,
-                    c.decided_rows(),
-                    words::counted(c.rows.len(), "row")
+                    c.comparison.decided_rows(),
+                    words::counted(c.comparison.rows.len(), "row")
                 ));
             }
-            let done = c.is_decided();
+            let done = c.comparison.is_decided();
             last = Some(c);
             if done {
                 break;

@@ -1,6 +1,7 @@
 //! `schedlab report`: the comparison `compare` would print, written as one self-contained HTML
-//! page. The file is written beside its destination and renamed into place, so a failed run
-//! never leaves a half-written report where the old one was.
+//! page, with why the cases moved where the runs were probed (`--explain`, `--profile`). The file
+//! is written beside its destination and renamed into place, so a failed run never leaves a
+//! half-written report where the old one was.
 use std::process::ExitCode;
 
 use schedlab_core::words;
@@ -8,12 +9,16 @@ use schedlab_report::compare::html;
 
 use crate::cli::ReportArgs;
 use crate::comparison::{gate, load_comparison};
+use crate::explanation::{attach, Need};
 use crate::failure::Failure;
 use crate::output::{emit_line, is_stdout, say, write_atomically};
+use crate::store_path::{db_location, open_reader};
 
 pub fn report(args: &ReportArgs) -> Result<ExitCode, Failure> {
-    let loaded = load_comparison(&args.sides)
+    let mut loaded = load_comparison(&args.sides)
         .map_err(|f| f.or_could_not_test(args.sides.could_not_test_exit))?;
+    let store = open_reader(&db_location(&args.sides.db)?)?;
+    attach(&*store, &mut loaded, Need::WhereProbed)?;
     let to_stdout = is_stdout(&args.html);
     write_atomically(&args.html, |out| {
         html::write(

@@ -20,6 +20,8 @@ pub const CSS: &str = include_str!("../../../assets/html/page.css");
 /// From `<!DOCTYPE html>` to `<main>`: `{{version}}`, `{{title}}`, `{{css}}`.
 pub const HEAD: &str = asset(include_str!("../../../assets/html/head.html"));
 pub const CHANGE: &str = asset(include_str!("../../../assets/html/change.html"));
+/// The explanation's section up to its cases (`compare --explain`, runs with probes).
+pub const EXPLAIN: &str = asset(include_str!("../../../assets/html/explain.html"));
 /// `{{level}}`: the confidence of the points' intervals.
 pub const SCALING: &str = asset(include_str!("../../../assets/html/scaling.html"));
 pub const LATENCY: &str = asset(include_str!("../../../assets/html/latency.html"));
@@ -61,6 +63,7 @@ mod tests {
         }
         for fixed in [
             CHANGE,
+            EXPLAIN,
             LATENCY,
             DISTRIBUTIONS,
             MACHINES,

@@ -1,6 +1,7 @@
 //! The HTML format of comparisons (`schedlab report --html`): one self-contained page — inline
 //! CSS and SVG, no script, no font or file fetched — with the compare table, a forest plot of
-//! change % with CIs, scaling plots of matrix cases against the parameter they vary, latency
+//! change % with CIs, why the cases moved where the runs were probed ([`explain`]), scaling
+//! plots of matrix cases against the parameter they vary, latency
 //! percentile curves for cases with percentile metrics, each row's samples as strip plots, the
 //! sides' fingerprints side by side, the runs, and the statistics footer.
 //!
@@ -33,6 +34,7 @@ use svg::side_color;
 pub mod assets;
 pub mod blocks;
 pub mod escape;
+pub mod explain;
 pub mod fingerprints;
 pub mod svg;
 
@@ -96,6 +98,9 @@ fn write_page(
     ));
     header(s, c, &sides, &title, &machines_values)?;
     s.push_str(r##"<nav><a href="#comparison">Comparison</a><a href="#change">Change</a>"##);
+    if c.explanation.is_some() {
+        s.push_str(r##"<a href="#explain">Why</a>"##);
+    }
     if !c.scaling.is_empty() {
         s.push_str(r##"<a href="#scaling">Scaling</a>"##);
     }
@@ -105,6 +110,7 @@ fn write_page(
     s.push_str(r##"<a href="#distributions">Distributions</a><a href="#machines">Machines</a><a href="#runs">Runs</a><a href="#statistics">Statistics</a></nav>"##);
     compare_table(s, c)?;
     forest_section(s, c)?;
+    explain::section(s, c)?;
     if !c.scaling.is_empty() {
         scaling_section(s, c, &sides)?;
     }
