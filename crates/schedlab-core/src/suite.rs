@@ -63,6 +63,7 @@ pub const BUILTIN_SUITES: &[(&str, &str)] = &[
         include_str!("../suites/hackbench-matrix.toml"),
     ),
     ("ipc-wait", include_str!("../suites/ipc-wait.toml")),
+    ("idle-poll", include_str!("../suites/idle-poll.toml")),
     (
         "hackbench-matrix-schedtests",
         include_str!("../suites/hackbench-matrix-schedtests.toml"),

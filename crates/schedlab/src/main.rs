@@ -20,6 +20,7 @@ mod output;
 mod plan;
 mod progress;
 mod session;
+mod setting;
 mod shell;
 mod store_path;
 mod vm;
