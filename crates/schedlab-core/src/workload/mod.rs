@@ -146,6 +146,7 @@ registry! {
     Cpupri: cpupri => CpupriParams,
     Rump: rump => RumpParams,
     Contention: contention => ContentionParams,
+    TimerLatency: timer_latency => TimerLatencyParams,
     External: external => ExternalParams,
 }
 
