@@ -42,6 +42,9 @@ import sys
 
 import pairs
 
+# The command prefix both sides run under (bench/fidelity-all.py's --taskset sets it).
+PREFIX = []
+
 # will-it-scale's warm-up: main.c prints its first six 1-second samples without adding them.
 WIS_WARMUP_SEC = 6
 
@@ -63,7 +66,7 @@ def schedlab_ops(binary, args, tasks, processes, seconds):
            "--no-store", "--format", "json"]
     if processes:
         cmd.append("--processes")
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(PREFIX + cmd, check=True, capture_output=True, text=True).stdout
     case = json.loads(out)["runs"][0]["cases"][0]
     for m in case["metrics"]:
         if m["name"] == "ops_per_sec":
@@ -75,7 +78,7 @@ def wis_ops(wis_dir, test, mode, tasks, seconds, pinned):
     cmd = [os.path.join(wis_dir, f"{test}_{mode}"), "-t", str(tasks), "-s", str(seconds)]
     if not pinned:
         cmd.append("-n")
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(PREFIX + cmd, check=True, capture_output=True, text=True).stdout
     match = re.search(r"^average:(\d+)$", out, re.MULTILINE)
     if not match:
         raise RuntimeError(f"cannot parse will-it-scale output of {cmd}: {out!r}")

@@ -313,6 +313,16 @@ pub fn online_cpu_count() -> u32 {
         .max(1)
 }
 
+/// The machine counts relative to it are counted on: its online CPUs and its NUMA nodes that
+/// have CPUs (/sys/devices/system/node/has_cpu, else the online nodes; 1 without either), so a
+/// memory-only node gets no message thread of its own.
+pub fn topology() -> crate::workload::Topology {
+    let nodes = read_trimmed("/sys/devices/system/node/has_cpu")
+        .or_else(|| read_trimmed("/sys/devices/system/node/online"))
+        .map_or(1, |list| count_cpu_list(&list));
+    crate::workload::Topology::new(online_cpu_count(), nodes)
+}
+
 fn cpuinfo_field<'a>(cpuinfo: &'a str, key: &'a str) -> Option<&'a str> {
     cpuinfo_fields(cpuinfo, key).next()
 }

@@ -7,7 +7,8 @@
 use serde::Deserialize;
 
 use crate::workload::{
-    parse_count, relative_count, KeyError, ParamKind, WorkloadDefinition, WorkloadSpec,
+    is_relative_count, parse_count, relative_count, KeyError, ParamKind, Topology,
+    WorkloadDefinition, WorkloadSpec,
 };
 use crate::{Error, Result};
 
@@ -62,6 +63,11 @@ pub const BUILTIN_SUITES: &[(&str, &str)] = &[
         include_str!("../suites/hackbench-matrix.toml"),
     ),
     ("ipc-wait", include_str!("../suites/ipc-wait.toml")),
+    ("idle-poll", include_str!("../suites/idle-poll.toml")),
+    (
+        "hackbench-matrix-schedtests",
+        include_str!("../suites/hackbench-matrix-schedtests.toml"),
+    ),
     (
         "syscall-scaling",
         include_str!("../suites/syscall-scaling.toml"),
@@ -71,6 +77,10 @@ pub const BUILTIN_SUITES: &[(&str, &str)] = &[
     (
         "schbench-matrix",
         include_str!("../suites/schbench-matrix.toml"),
+    ),
+    (
+        "mmtests-schbench",
+        include_str!("../suites/mmtests-schbench.toml"),
     ),
     ("vcpu-preempt", include_str!("../suites/vcpu-preempt.toml")),
     (
@@ -83,11 +93,16 @@ impl Suite {
     /// Parses suite text for this machine: expands every `[case.matrix]` and resolves counts
     /// relative to its online CPUs; errors name the line and column.
     pub fn parse(name: &str, text: &str) -> Result<Self> {
-        Suite::parse_for(name, text, crate::fingerprint::online_cpu_count())
+        Suite::parse_on(name, text, &crate::fingerprint::topology())
     }
 
-    /// [`Suite::parse`] for a machine with `online_cpus` CPUs.
+    /// [`Suite::parse`] for a machine with `online_cpus` CPUs on one NUMA node.
     pub fn parse_for(name: &str, text: &str, online_cpus: u32) -> Result<Self> {
+        Suite::parse_on(name, text, &Topology::new(online_cpus, 1))
+    }
+
+    /// [`Suite::parse`] for the machine `machine` (its CPUs and NUMA nodes).
+    pub fn parse_on(name: &str, text: &str, machine: &Topology) -> Result<Self> {
         let file: SuiteFile = toml::from_str(text)
             .map_err(|e| Error::invalid(format!("suite {name}: {}", one_line(&e, text))))?;
         if file.cases.is_empty() {
@@ -106,10 +121,10 @@ impl Suite {
                     .map_or_else(|| at.clone(), |offset| position(text, offset))
             };
             let mut from_this: Vec<WorkloadSpec> = Vec::new();
-            for mut table in expand_matrix(spanned.get_ref()).map_err(|(key, why)| {
+            for mut table in expand_matrix(spanned.get_ref(), machine).map_err(|(key, why)| {
                 Error::invalid(format!("suite {name}: {}: {why}", place(Some(&key), true)))
             })? {
-                let relative = resolve_counts(&mut table, online_cpus).map_err(|(key, why)| {
+                let relative = resolve_counts(&mut table, machine).map_err(|(key, why)| {
                     Error::invalid(format!("suite {name}: {}: {why}", place(Some(&key), false)))
                 })?;
                 // A resolved count out of range is this machine's doing: say which value made it.
@@ -119,9 +134,10 @@ impl Suite {
                         .map(|r| format!("{} = {:?} is {}", r.key, r.given, r.count))
                         .collect();
                     Error::invalid(format!(
-                        "suite {name}: {}: {} on this machine ({online_cpus} online CPUs): {e}",
+                        "suite {name}: {}: {} on this machine ({}): {e}",
                         place(relative.first().map(|r| r.key.as_str()), false),
-                        values.join(", ")
+                        values.join(", "),
+                        machine.describe()
                     ))
                 };
                 let resolved =
@@ -180,15 +196,20 @@ impl Suite {
 
     /// A built-in suite by name, or else a suite file at that path.
     pub fn load(name_or_path: &str) -> Result<Self> {
-        Suite::load_for(name_or_path, crate::fingerprint::online_cpu_count())
+        Suite::load_on(name_or_path, &crate::fingerprint::topology())
     }
 
     /// [`Suite::load`] with counts relative to a machine of `online_cpus` CPUs (a guest's vCPUs).
     /// A built-in suite parses on this machine (tested), but its counts relative to another may
     /// break a limit, which is an error like any suite's.
     pub fn load_for(name_or_path: &str, online_cpus: u32) -> Result<Self> {
+        Suite::load_on(name_or_path, &Topology::new(online_cpus, 1))
+    }
+
+    /// [`Suite::load`] with counts relative to `machine` (a guest's vCPUs and NUMA nodes).
+    pub fn load_on(name_or_path: &str, machine: &Topology) -> Result<Self> {
         if let Some((name, text)) = BUILTIN_SUITES.iter().find(|(n, _)| *n == name_or_path) {
-            return Suite::parse_for(name, text, online_cpus);
+            return Suite::parse_on(name, text, machine);
         }
         let path = std::path::Path::new(name_or_path);
         if !path.exists() {
@@ -200,7 +221,7 @@ impl Suite {
         }
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::invalid(format!("cannot read suite file {name_or_path}: {e}")))?;
-        Suite::parse_for(name_or_path, &text, online_cpus)
+        Suite::parse_on(name_or_path, &text, machine)
     }
 }
 
@@ -249,12 +270,12 @@ struct Resolved {
 }
 
 /// Replaces every count a case writes as text with its number: one written as on the command
-/// line (`"800k"`, `"800_000"`; sizes take no multiplier) or, for a task count, one relative to a
-/// machine of `online_cpus` CPUs (`"2x"`, `"50%"`). Returns the relative ones it resolved; an
+/// line (`"800k"`, `"800_000"`; sizes take no multiplier) or, for a task count, one relative to
+/// `machine` (`"2x"`, `"50%"`, `"1n"`, `"1xn-1"`). Returns the relative ones it resolved; an
 /// error is the key and why.
 fn resolve_counts(
     table: &mut toml::Table,
-    online_cpus: u32,
+    machine: &Topology,
 ) -> std::result::Result<Vec<Resolved>, (String, String)> {
     let workload = table
         .get("workload")
@@ -272,17 +293,19 @@ fn resolve_counts(
             continue;
         };
         let (key, given) = (def.key, given.clone());
-        let relative = def.task_count && given.ends_with(['x', '%']);
+        let relative = def.task_count && is_relative_count(&given);
         let count = if relative {
-            relative_count(&given, online_cpus)
+            relative_count(&given, machine)
         } else {
             parse_count(&given, def.size)
         }
         .map_err(|why| {
             let hint = if def.task_count {
                 format!(
-                    "; give a count, or one relative to the online CPUs ({online_cpus} here): \
-                     \"2x\" is twice as many, \"50%\" half of them (at least 1)"
+                    "; give a count, or one relative to the machine ({} here): \
+                     \"2x\" is twice the CPUs, \"50%\" half of them, \"1n\" one per node, \
+                     \"1xn-1\" a node's CPUs less one (at least 1)",
+                    machine.describe()
                 )
             } else {
                 String::new()
@@ -355,8 +378,13 @@ fn top_key_offset(text: &str, key: &str) -> Option<usize> {
 }
 
 /// One table per combination of the case's `matrix` values (a cartesian product in the order the
-/// keys and values are written); the case itself when it has no matrix.
-fn expand_matrix(case: &toml::Table) -> std::result::Result<Vec<toml::Table>, (String, String)> {
+/// keys and values are written); the case itself when it has no matrix. A value written
+/// `{ powers_of_two_up_to = BOUND }` is the series 1, 2, 4, … below the bound and the bound itself
+/// (mmtests' `threads_powertwo`), the bound a count or one relative to `machine` (`"1xn-1"`).
+fn expand_matrix(
+    case: &toml::Table,
+    machine: &Topology,
+) -> std::result::Result<Vec<toml::Table>, (String, String)> {
     let mut base = case.clone();
     let Some(matrix) = base.remove("matrix") else {
         return Ok(vec![base]);
@@ -378,6 +406,7 @@ fn expand_matrix(case: &toml::Table) -> std::result::Result<Vec<toml::Table>, (S
         if values.is_empty() {
             return Err((key.clone(), format!("matrix key `{key}` has no values")));
         }
+        let values = expand_series(&key, values, machine)?;
         if combinations[0].contains_key(&key) {
             return Err((
                 key.clone(),
@@ -395,6 +424,52 @@ fn expand_matrix(case: &toml::Table) -> std::result::Result<Vec<toml::Table>, (S
         combinations = expanded;
     }
     Ok(combinations)
+}
+
+/// A matrix key's values with every `{ powers_of_two_up_to = BOUND }` replaced by its series.
+fn expand_series(
+    key: &str,
+    values: Vec<toml::Value>,
+    machine: &Topology,
+) -> std::result::Result<Vec<toml::Value>, (String, String)> {
+    let mut expanded = Vec::with_capacity(values.len());
+    for value in values {
+        let toml::Value::Table(series) = &value else {
+            expanded.push(value);
+            continue;
+        };
+        let why = |what: String| {
+            (
+                key.to_string(),
+                format!(
+                    "matrix key `{key}`: {what}; write {{ powers_of_two_up_to = 8 }} or \"1xn-1\""
+                ),
+            )
+        };
+        let bound =
+            match (series.len(), series.get("powers_of_two_up_to")) {
+                (1, Some(toml::Value::Integer(n))) if *n >= 1 => *n as u64,
+                (1, Some(toml::Value::String(given))) => if is_relative_count(given) {
+                    relative_count(given, machine)
+                } else {
+                    parse_count(given, false)
+                }
+                .map_err(|e| why(format!("powers_of_two_up_to = {given:?}: {e}")))?
+                .max(1),
+                _ => return Err(why(
+                    "a table in a matrix is only { powers_of_two_up_to = BOUND }, BOUND at least 1"
+                        .into(),
+                )),
+            };
+        let bound = i64::try_from(bound).unwrap_or(i64::MAX);
+        let mut n: i64 = 1;
+        while n < bound {
+            expanded.push(toml::Value::Integer(n));
+            n = n.saturating_mul(2);
+        }
+        expanded.push(toml::Value::Integer(bound));
+    }
+    Ok(expanded)
 }
 
 /// toml's messages span several lines with a source excerpt; keep the position and the reason.
@@ -800,7 +875,8 @@ mod tests {
         // A count the workload cannot take on this machine says how it came about.
         let err = error_on_2_cpus("workload = \"syscall\"\nthreads = \"100000x\"\n");
         assert!(
-            err.contains("is 200000 on this machine (2 online CPUs)") && err.contains("--threads"),
+            err.contains("is 200000 on this machine (2 online CPUs, 1 NUMA node)")
+                && err.contains("--threads"),
             "{err}"
         );
         // Keys that are not task counts take no relative count.
@@ -809,6 +885,107 @@ mod tests {
             err.contains("line 4") && err.contains("loops = \"2x\""),
             "{err}"
         );
+    }
+
+    /// Seed 004's schbench sizes from mmtests' config-scheduler-schbench: on the seed's machine
+    /// (480 CPUs in 6 nodes, a made-up topology here, not this machine's sysfs) 6 message threads
+    /// and workers 1, 2, 4, …, 64 and 79, as its table lists them; on one node of 2 CPUs, one case.
+    #[test]
+    fn mmtests_schbench_is_sized_by_the_nodes() {
+        let sizes = |machine: Topology| -> Vec<(u64, u64, u64)> {
+            Suite::load_on("mmtests-schbench", &machine)
+                .unwrap()
+                .cases
+                .iter()
+                .map(|case| {
+                    let json = serde_json::to_value(case).unwrap();
+                    let get = |key: &str| json[key].as_u64().unwrap();
+                    (get("message_threads"), get("workers"), get("runtime"))
+                })
+                .collect()
+        };
+        let seed: Vec<(u64, u64, u64)> = [1, 2, 4, 8, 16, 32, 64, 79]
+            .into_iter()
+            .map(|workers| (6, workers, 30))
+            .collect();
+        assert_eq!(sizes(Topology::new(480, 6)), seed);
+        assert_eq!(sizes(Topology::new(2, 1)), vec![(1, 1, 30)]);
+        assert_eq!(
+            sizes(Topology::new(8, 2)),
+            vec![(2, 1, 30), (2, 2, 30), (2, 3, 30)]
+        );
+        // The powers of two reach the bound exactly once.
+        assert_eq!(sizes(Topology::new(18, 2)).len(), 4);
+    }
+
+    #[test]
+    fn a_power_of_two_series_takes_only_its_bound() {
+        let on = |text: &str| {
+            let text = format!("description = \"x\"\n[[case]]\n{text}");
+            Suite::parse_on("m.toml", &text, &Topology::new(4, 2))
+        };
+        let suite = on(
+            "workload = \"fanout\"\n[case.matrix]\nworkers = [{ powers_of_two_up_to = 5 }, 3]\n",
+        )
+        .unwrap();
+        let workers: Vec<u64> = suite
+            .cases
+            .iter()
+            .map(|c| {
+                serde_json::to_value(c).unwrap()["workers"]
+                    .as_u64()
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(workers, [1, 2, 4, 5, 3]);
+        for bad in [
+            "{ powers_of_two_up_to = 0 }",
+            "{ powers_of_two_up_to = \"lots\" }",
+            "{ up_to = 4 }",
+            "{ powers_of_two_up_to = 4, step = 2 }",
+        ] {
+            let err = on(&format!(
+                "workload = \"fanout\"\n[case.matrix]\nworkers = [{bad}]\n"
+            ))
+            .unwrap_err()
+            .to_string();
+            assert!(
+                err.contains("line 5") && err.contains("powers_of_two_up_to"),
+                "{bad}: {err}"
+            );
+        }
+    }
+
+    /// The two hackbench matrices and the schbench matrix as seed 004 ran them.
+    #[test]
+    fn seed_004_matrices_have_the_seed_sizes() {
+        let schbench = Suite::load_on("schbench-matrix", &Topology::new(2, 1)).unwrap();
+        assert_eq!(schbench.cases.len(), 24);
+        let m: Vec<u64> = schbench
+            .cases
+            .iter()
+            .map(|c| {
+                serde_json::to_value(c).unwrap()["message_threads"]
+                    .as_u64()
+                    .unwrap()
+            })
+            .collect();
+        assert!(m.contains(&8), "{m:?}");
+        let seed_runtime = schbench.scaled(50.0).unwrap();
+        let runtime = serde_json::to_value(&seed_runtime.cases[0]).unwrap()["runtime"].as_u64();
+        assert_eq!(runtime, Some(100));
+        let schedtests = Suite::builtin("hackbench-matrix-schedtests").unwrap();
+        assert_eq!(schedtests.cases.len(), 48);
+        assert_eq!(
+            (schedtests.iterations, schedtests.cooldown_sec),
+            (Some(5), 30.0)
+        );
+        for case in &schedtests.cases {
+            assert_eq!(
+                serde_json::to_value(case).unwrap()["loops"].as_u64(),
+                Some(300_000)
+            );
+        }
     }
 
     #[test]

@@ -910,19 +910,29 @@ pub struct AbArgs {
     #[arg(
         long = "a",
         value_name = "SHELL CMD",
-        required_unless_present = "a_daemon"
+        required_unless_present_any = ["a_daemon", "write"]
     )]
     pub apply_a: Option<String>,
     /// Shell command that applies setting B.
     #[arg(
         long = "b",
         value_name = "SHELL CMD",
-        required_unless_present = "b_daemon"
+        required_unless_present_any = ["b_daemon", "write"]
     )]
     pub apply_b: Option<String>,
     /// Shell command that restores the original setting: run at the end, on Ctrl-C and on failure.
     #[arg(long, value_name = "SHELL CMD")]
     pub restore: Option<String>,
+    /// Instead of --a/--b: write A, then B, into a kernel file (the original value is put back).
+    ///
+    /// PATH=A,B: schedlab writes A into PATH before every A visit and B before every B visit, and
+    /// the value PATH held before at the end, on Ctrl-C and on failure. It is checked before any
+    /// case runs: a PATH this machine lacks, one it cannot write and a value the kernel refuses
+    /// are each refused (exit 2). E.g.
+    /// /sys/devices/system/cpu/cpuidle/current_governor=menu,haltpoll or
+    /// /sys/module/haltpoll/parameters/guest_halt_poll_ns=0,200000 (docs/seeds/001).
+    #[arg(long, value_name = "PATH=A,B", conflicts_with_all = ["apply_a", "apply_b", "restore"])]
+    pub write: Option<String>,
     /// Rounds: each runs every case under A and under B, in ABBA order (AB, BA, AB, ...).
     #[arg(
         long,

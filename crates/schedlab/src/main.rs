@@ -23,6 +23,7 @@ mod plan;
 mod progress;
 mod select;
 mod session;
+mod setting;
 mod shell;
 mod store_path;
 mod vm;

@@ -5,13 +5,13 @@
 //! to set its typed fields; no clap type leaves this crate.
 use clap::builder::{PossibleValue, PossibleValuesParser};
 use clap::{value_parser, Arg, ArgAction, ArgMatches, Command, FromArgMatches, Subcommand};
-use schedlab_core::fingerprint::online_cpu_count;
+use schedlab_core::fingerprint::topology;
 use schedlab_core::workload::definition::out_of_range;
 
 use crate::flag_values::Refusal;
 use schedlab_core::workload::{
     parse_count, parse_task_count, Given, ParamDef, ParamKind, WorkloadDefinition, RELATIVE_COUNT,
-    WORKLOADS,
+    RELATIVE_COUNT_LONG, WORKLOADS,
 };
 
 /// The workload chosen on the command line and the flags given for it.
@@ -49,20 +49,20 @@ fn sentence(summary: &str) -> String {
 /// The flag of `def`, the `index`-th parameter of `definition`.
 fn flag(definition: &WorkloadDefinition, index: usize, def: &'static ParamDef) -> Arg {
     // `-h` gives the one line, `--help` the whole story in its place, each with the default.
-    let finish = |mut text: String| {
+    let finish = |mut text: String, relative: &str| {
         if def.task_count {
             if !text.ends_with('.') {
                 text.push('.');
             }
-            text.push_str(RELATIVE_COUNT);
+            text.push_str(relative);
         }
         if let Some(default) = definition.default_text(index) {
             text.push_str(&format!(" [default: {default}]"));
         }
         text
     };
-    let help = finish(def.help.to_string());
-    let long_help = finish(def.whole_help());
+    let help = finish(def.help.to_string(), RELATIVE_COUNT);
+    let long_help = finish(def.whole_help(), RELATIVE_COUNT_LONG);
     if matches!(def.kind, ParamKind::Command) {
         // Everything after `--`, flags of the program included.
         return Arg::new(def.key)
@@ -105,7 +105,7 @@ fn flag(definition: &WorkloadDefinition, index: usize, def: &'static ParamDef) -
         ParamKind::Count { .. } => arg
             .value_parser(move |given: &str| {
                 let count = if def.task_count {
-                    parse_task_count(given, online_cpu_count())
+                    parse_task_count(given, &topology())
                 } else {
                     parse_count(given, def.size)
                 };

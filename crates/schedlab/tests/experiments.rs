@@ -56,6 +56,44 @@ fn ab_runs_abba_restores_and_compares_as_pairs() {
         .stderr(predicate::str::contains("already exists"));
 }
 
+/// `--write PATH=A,B`: schedlab writes the arms' values itself and the file's own value back at
+/// the end (a plain file here, as a sysfs knob takes them); a knob that is absent or read-only is
+/// one line and exit 2 before any case runs.
+#[test]
+fn ab_writes_a_knob_and_puts_its_value_back() {
+    let (dir, db) = temp_db();
+    let knob = dir.path().join("guest_halt_poll_ns");
+    std::fs::write(&knob, "200000\n").unwrap();
+    let write = format!("{}=0,400000", knob.display());
+    let mut ab = schedlab(&db);
+    ab.args(["ab", "--write", &write, "--rounds", "2", "--label", "poll"])
+        .args(words("fake --iterations 2 --warmup 0"));
+    assert_stdout_contains(&mut ab, &["schedlab compare poll-a poll-b"]);
+    assert_eq!(std::fs::read_to_string(&knob).unwrap(), "200000\n");
+    let doc = json_of_success(&db, &words("compare poll-a poll-b --format json"));
+    assert_eq!(doc["rows"][0]["design"], "pairs");
+
+    let absent = dir.path().join("absent");
+    for (path, says) in [
+        (absent.display().to_string(), "is absent on this machine"),
+        // sysfs refuses a file without a store method even to root (not writable here); a
+        // machine without cpuidle lacks it (absent): either way one line and exit 2.
+        (
+            "/sys/devices/system/cpu/cpuidle/current_governor_ro".to_string(),
+            "",
+        ),
+    ] {
+        let write = format!("{path}=a,b");
+        let args = ["ab", "--write", write.as_str(), "fake"];
+        let output = schedlab(&db).args(args).output().unwrap();
+        assert_eq!(output.status.code(), Some(2), "{path}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+    }
+    assert_bad_input(&db, &words("ab --write /x=1,2 --a true fake"));
+}
+
 /// The hogs whose pids arm B wrote to a file, killed when this is dropped if the file is still
 /// there: the restore would have removed it, so a test failing first does not leave them spinning
 /// on every CPU. Only a pid that still runs the busy loop is killed, not one reused since.

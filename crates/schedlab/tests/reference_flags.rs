@@ -509,6 +509,23 @@ fn every_command_line_the_docs_quote_runs() {
                         q.place
                     );
                 }
+                // An `ab` line gets past its flags: with `--rounds 0` every flag is parsed and
+                // the rounds are refused before any setting is written or any case runs.
+                Some("ab") => {
+                    let mut argv: Vec<&str> = argv.clone();
+                    match argv.iter().position(|w| *w == "--rounds") {
+                        Some(at) => argv[at + 1] = "0",
+                        None => argv.extend(["--rounds", "0"]),
+                    }
+                    let output = schedlab(&db).args(&argv).output().unwrap();
+                    let stderr = String::from_utf8_lossy(&output.stderr);
+                    assert!(
+                        output.status.code() == Some(2)
+                            && stderr.contains("--rounds must be between 1 and 1000"),
+                        "{}: schedlab {argv:?}: {stderr}",
+                        q.place
+                    );
+                }
                 Some("import") => {
                     expect_success(schedlab(&db).args(with_a_captured_output(&argv)));
                     let label = argv.windows(2).find(|pair| pair[0] == "--label");

@@ -23,6 +23,14 @@
 //!   for every CPU; with `allow_ties` the run then goes on comparing what both must still agree
 //!   on (valid heaps, every CPU's deadline, the root's deadline) instead of failing.
 //!
+//! `per_op` (cpudl-bench's per-op rdtsc into a preallocated array): after the timed loop, the same
+//! stream is replayed once more on a fresh heap with the TSC read (between lfences) around every op,
+//! each op's cycles stored in an array allocated before the replay, and the array's percentiles
+//! reported per iteration (`op_cycles_p50` … `op_cycles_max`; ns from CLOCK_MONOTONIC where there is
+//! no TSC). Its reads cost about as much as an op (`op_read_cycles`, the median of empty brackets,
+//! is reported beside them), so the percentiles come from this separate replay and `nsec_per_op` and
+//! `cycles_per_op` stay those of the loop with nothing else in it.
+//!
 //! Verification in timing mode: the intended final state (every CPU's deadline or absence) is
 //! simulated from the op stream; `bugfix` and `fast` must end with valid heaps holding exactly
 //! that state with the latest deadline at the root, or the run fails. `orig` is expected to break
@@ -92,6 +100,84 @@ const TIMING_METRICS: &[MetricDef] = &[
     CHECKED_OPS_COUNT,
 ];
 const EQUIVALENCE_METRICS: &[MetricDef] = &[LOCKSTEP_OPS_COUNT, IDENTICAL_OPS_COUNT];
+
+/// The distribution of `per_op`'s per-op times.
+const OP_DISTRIBUTION: &str = "op";
+#[cfg(target_arch = "x86_64")]
+const OP_UNIT: &str = "cycles";
+#[cfg(not(target_arch = "x86_64"))]
+const OP_UNIT: &str = "nsec";
+#[cfg(target_arch = "x86_64")]
+pub const OP_P50: MetricDef =
+    MetricDef::secondary("op_cycles_p50", OP_UNIT, Better::Lower).quantile(OP_DISTRIBUTION, 50.0);
+#[cfg(target_arch = "x86_64")]
+pub const OP_P90: MetricDef =
+    MetricDef::secondary("op_cycles_p90", OP_UNIT, Better::Lower).quantile(OP_DISTRIBUTION, 90.0);
+#[cfg(target_arch = "x86_64")]
+pub const OP_P99: MetricDef =
+    MetricDef::secondary("op_cycles_p99", OP_UNIT, Better::Lower).quantile(OP_DISTRIBUTION, 99.0);
+#[cfg(target_arch = "x86_64")]
+pub const OP_P999: MetricDef =
+    MetricDef::secondary("op_cycles_p999", OP_UNIT, Better::Lower).quantile(OP_DISTRIBUTION, 99.9);
+#[cfg(target_arch = "x86_64")]
+pub const OP_MAX: MetricDef =
+    MetricDef::secondary("op_cycles_max", OP_UNIT, Better::Lower).max_of(OP_DISTRIBUTION);
+#[cfg(target_arch = "x86_64")]
+pub const OP_READ: MetricDef = MetricDef::explanatory("op_read_cycles", OP_UNIT, Better::Lower);
+#[cfg(not(target_arch = "x86_64"))]
+pub const OP_P50: MetricDef =
+    MetricDef::secondary("op_nsec_p50", OP_UNIT, Better::Lower).quantile(OP_DISTRIBUTION, 50.0);
+#[cfg(not(target_arch = "x86_64"))]
+pub const OP_P90: MetricDef =
+    MetricDef::secondary("op_nsec_p90", OP_UNIT, Better::Lower).quantile(OP_DISTRIBUTION, 90.0);
+#[cfg(not(target_arch = "x86_64"))]
+pub const OP_P99: MetricDef =
+    MetricDef::secondary("op_nsec_p99", OP_UNIT, Better::Lower).quantile(OP_DISTRIBUTION, 99.0);
+#[cfg(not(target_arch = "x86_64"))]
+pub const OP_P999: MetricDef =
+    MetricDef::secondary("op_nsec_p999", OP_UNIT, Better::Lower).quantile(OP_DISTRIBUTION, 99.9);
+#[cfg(not(target_arch = "x86_64"))]
+pub const OP_MAX: MetricDef =
+    MetricDef::secondary("op_nsec_max", OP_UNIT, Better::Lower).max_of(OP_DISTRIBUTION);
+#[cfg(not(target_arch = "x86_64"))]
+pub const OP_READ: MetricDef = MetricDef::explanatory("op_read_nsec", OP_UNIT, Better::Lower);
+
+/// The timing metrics and `per_op`'s.
+#[cfg(target_arch = "x86_64")]
+const PER_OP_METRICS: &[MetricDef] = &[
+    NSEC_PER_OP,
+    CYCLES_PER_OP,
+    INSERTS_COUNT,
+    UPDATES_COUNT,
+    DELETES_COUNT,
+    NOOP_CLEARS_COUNT,
+    ORDER_VIOLATIONS_COUNT,
+    MISPLACED_CPUS_COUNT,
+    CHECKED_OPS_COUNT,
+    OP_P50,
+    OP_P90,
+    OP_P99,
+    OP_P999,
+    OP_MAX,
+    OP_READ,
+];
+#[cfg(not(target_arch = "x86_64"))]
+const PER_OP_METRICS: &[MetricDef] = &[
+    NSEC_PER_OP,
+    INSERTS_COUNT,
+    UPDATES_COUNT,
+    DELETES_COUNT,
+    NOOP_CLEARS_COUNT,
+    ORDER_VIOLATIONS_COUNT,
+    MISPLACED_CPUS_COUNT,
+    CHECKED_OPS_COUNT,
+    OP_P50,
+    OP_P90,
+    OP_P99,
+    OP_P999,
+    OP_MAX,
+    OP_READ,
+];
 
 const DEFAULT_SEED: u64 = 1;
 /// For the estimate, measured on a 2-vCPU VM (release build): one heap op, timed or replayed
@@ -193,6 +279,9 @@ pub struct CpudlParams {
     pub deadline_granularity: Option<u64>,
     /// Replay with the invariants checked after every op (untimed) and compare the final states.
     pub check: bool,
+    /// After the timed loop, replay with every op's cycles recorded; report their percentiles.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub per_op: bool,
     /// Lock-step equivalence of two variants instead of timing.
     pub equivalence: bool,
     /// The two variants of `equivalence` (bugfix and fast when left out).
@@ -213,6 +302,7 @@ impl Default for CpudlParams {
             seed: None,
             deadline_granularity: None,
             check: false,
+            per_op: false,
             equivalence: false,
             variants: None,
             allow_ties: false,
@@ -344,6 +434,9 @@ impl WorkloadParams for CpudlParams {
         Param::new(field!(check), "check", ParamKind::Switch)
             .help("Replay with every heap invariant checked after every op (untimed).")
             .details("After the timed run, replay the same ops on a fresh heap of the variant with every invariant checked after every op (untimed); its final state must equal the timed heap's. `orig` fails here at the op that breaks it."),
+        Param::new(field!(per_op), "per-op", ParamKind::Switch)
+            .help("Also record every op's cycles (a separate replay) and report their percentiles.")
+            .details("After the timed run, replay the same ops on a fresh heap with the TSC read around every op (cpudl-bench's per-op rdtsc), into an array allocated before the replay; report the percentiles of the ops' cycles (p50, p90, p99, p99.9, max; ns where there is no TSC) and the median cost of an empty pair of reads. The reads cost about as much as an op, so `nsec_per_op` and `cycles_per_op` still come from the loop without them."),
         Param::new(field!(equivalence), "equivalence", ParamKind::Switch)
             .help("Run two variants in lock step and fail at the first op where their heaps differ.")
             .details("Instead of timing, run two variants in lock step and compare their whole heaps (every live slot and every CPU's index) after every op; the first op where they differ fails the run (exit 1) with the op, whether it is a tie-order difference only or a real divergence, and both heaps."),
@@ -380,6 +473,11 @@ impl WorkloadParams for CpudlParams {
             if self.check {
                 return Err(Error::invalid(
                     "--check and --equivalence are separate modes; use one at a time",
+                ));
+            }
+            if self.per_op {
+                return Err(Error::invalid(
+                    "--per-op times the ops of one variant; --equivalence times none",
                 ));
             }
             let [a, b] = self.variants();
@@ -436,6 +534,9 @@ impl WorkloadParams for CpudlParams {
         if self.check {
             name.push_str(" check");
         }
+        if self.per_op {
+            name.push_str(" per-op");
+        }
         if self.allow_ties {
             name.push_str(" allow-ties");
         }
@@ -450,7 +551,7 @@ impl WorkloadParams for CpudlParams {
     /// loop; checked and lock-step replays examine the whole heap after every op.
     fn estimate_sec(&self) -> f64 {
         let ops = self.ops as f64;
-        let mut sec = 2.0 * ops * OP_SEC;
+        let mut sec = if self.per_op { 3.0 } else { 2.0 } * ops * OP_SEC;
         if self.check || self.equivalence {
             sec += ops * f64::from(self.cpus) * CHECKED_OP_SEC_PER_CPU;
         }
@@ -551,6 +652,46 @@ fn timed_apply<H: CpuDeadlineHeap>(heap: &mut H, ops: &[Op]) -> Result<Timed> {
         ns: t1.saturating_sub(t0).max(1),
         cycles: c1.saturating_sub(c0),
     })
+}
+
+/// `--per-op`: the ops on a fresh heap with the TSC read between lfences around each (the
+/// monotonic clock without a TSC), each op's count stored in `ticks`, whose capacity was reserved
+/// before: nothing is allocated in the loop.
+#[inline(never)]
+fn per_op_apply<H: CpuDeadlineHeap>(heap: &mut H, ops: &[Op], ticks: &mut Vec<u64>) -> Result<()> {
+    ticks.clear();
+    for chunk in ops.chunks(CHUNK_OPS) {
+        for &op in chunk {
+            let t0 = sys::tsc_serialized();
+            let applied = heap.apply(op);
+            let t1 = sys::tsc_serialized();
+            applied.map_err(|e| Error::failed(format!("cpudl: {e}")))?;
+            ticks.push(t1.saturating_sub(t0));
+        }
+        check_interrupt()?;
+    }
+    Ok(())
+}
+
+/// The median of `n` empty pairs of the reads `per_op_apply` puts around an op: what each op's
+/// count includes besides the op.
+fn read_pair_cost(n: usize) -> u64 {
+    let mut pairs: Vec<u64> = (0..n)
+        .map(|_| {
+            let t0 = sys::tsc_serialized();
+            let t1 = sys::tsc_serialized();
+            t1.saturating_sub(t0)
+        })
+        .collect();
+    pairs.sort_unstable();
+    pairs[n / 2]
+}
+
+/// The nearest-rank `p`-th percentile of sorted `values` (not empty).
+fn nearest_rank(sorted: &[u64], p: f64) -> u64 {
+    // Less a hair, so that 99.9 % of 1,000 is rank 999 and not 1,000 by a rounding of p / 100.
+    let rank = ((p / 100.0) * sorted.len() as f64 - 1e-9).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
 /// Between stretches of work on the calling thread: a stop signal or an expired deadline ends it.
@@ -708,6 +849,21 @@ impl CpudlWorkload {
         } else {
             0
         };
+        let per_op = if self.params.per_op {
+            let mut ticks = Vec::with_capacity(self.ops.len());
+            let mut recorded = fresh();
+            per_op_apply(&mut recorded, &self.ops, &mut ticks)?;
+            if recorded.snapshot() != snapshot {
+                return Err(Error::failed(format!(
+                    "cpudl {}: the per-op replay's final state differs from the timed heap's",
+                    variant.as_str()
+                )));
+            }
+            ticks.sort_unstable();
+            Some((ticks, read_pair_cost(10_001)))
+        } else {
+            None
+        };
 
         let ops = self.ops.len() as f64;
         let mut out = vec![NSEC_PER_OP.value(timed.ns as f64 / ops)];
@@ -723,6 +879,16 @@ impl CpudlWorkload {
             MISPLACED_CPUS_COUNT.value(misplaced as f64),
             CHECKED_OPS_COUNT.value(checked as f64),
         ]);
+        if let Some((sorted, read)) = per_op {
+            out.extend([
+                OP_P50.value(nearest_rank(&sorted, 50.0) as f64),
+                OP_P90.value(nearest_rank(&sorted, 90.0) as f64),
+                OP_P99.value(nearest_rank(&sorted, 99.0) as f64),
+                OP_P999.value(nearest_rank(&sorted, 99.9) as f64),
+                OP_MAX.value(sorted.last().copied().unwrap_or(0) as f64),
+                OP_READ.value(read as f64),
+            ]);
+        }
         Ok(out.into())
     }
 
@@ -902,6 +1068,8 @@ impl Workload for CpudlWorkload {
     fn metrics(&self) -> &'static [MetricDef] {
         if self.params.equivalence {
             EQUIVALENCE_METRICS
+        } else if self.params.per_op {
+            PER_OP_METRICS
         } else {
             TIMING_METRICS
         }
@@ -935,6 +1103,45 @@ mod tests {
                 warmup: false,
             })
             .map(|o| o.measurements)
+    }
+
+    /// `--per-op`: every variant's op times as percentiles, in order, beside the timed mean; its
+    /// replay ends where the timed heap did (a replay that skipped ops would fail the run).
+    #[test]
+    fn per_op_reports_ordered_percentiles_per_variant() {
+        for variant in HeapVariant::ALL {
+            let params = CpudlParams {
+                variant: Some(variant),
+                cpus: 12,
+                ops: 20_000,
+                per_op: true,
+                ..CpudlParams::default()
+            };
+            assert!(params.case_name().contains(" per-op"), "{}", params.case_name());
+            let workload = CpudlWorkload::new(params.clone());
+            assert_eq!(workload.metrics(), PER_OP_METRICS);
+            let m = run(params).unwrap();
+            let at = |p: &MetricDef| value(&m, p.name);
+            let ladder = [at(&OP_P50), at(&OP_P90), at(&OP_P99), at(&OP_P999), at(&OP_MAX)];
+            assert!(ladder[0] >= 1.0, "{variant:?}: {ladder:?}");
+            assert!(ladder.windows(2).all(|w| w[0] <= w[1]), "{variant:?}: {ladder:?}");
+            assert!(at(&OP_READ) >= 1.0 && value(&m, "nsec_per_op") > 0.0);
+        }
+        let both = CpudlParams {
+            equivalence: true,
+            per_op: true,
+            ..CpudlParams::default()
+        };
+        assert!(both.validate().unwrap_err().to_string().contains("--per-op"));
+    }
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let sorted: Vec<u64> = (1..=1000).collect();
+        assert_eq!(nearest_rank(&sorted, 50.0), 500);
+        assert_eq!(nearest_rank(&sorted, 99.9), 999);
+        assert_eq!(nearest_rank(&sorted, 100.0), 1000);
+        assert_eq!(nearest_rank(&[7], 0.1), 7);
     }
 
     fn value(m: &[Measurement], name: &str) -> f64 {

@@ -301,7 +301,9 @@ pub fn markdown_flags<'a>(
                 meaning.push('.');
             }
             meaning.push_str(
-                " Also relative to the online CPUs: `2x`, `50%` (rounded down, at least 1).",
+                " Also relative to the machine: `2x`, `50%` of the online CPUs, `1n` per NUMA \
+                 node, `1xn`, `50%n` of a node's CPUs, with an optional `-K` (`1xn-1`); rounded \
+                 down, at least 1.",
             );
         }
         let default = match def.kind {
@@ -322,14 +324,79 @@ pub fn markdown_flags<'a>(
     out
 }
 
-/// `"2x"` (× CPUs) or `"50%"` (of CPUs), rounded down and at least 1.
-pub fn relative_count(given: &str, cpus: u32) -> std::result::Result<u64, String> {
-    let (number, per_cpu) = if let Some(n) = given.strip_suffix('x') {
-        (n, 1.0)
-    } else if let Some(n) = given.strip_suffix('%') {
-        (n, 0.01)
+/// What a count relative to the machine is counted on: its online CPUs and its NUMA nodes (a
+/// guest's vCPUs and nodes for a guest's suite; a made-up machine in tests).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Topology {
+    pub online_cpus: u32,
+    pub numa_nodes: u32,
+}
+
+impl Topology {
+    /// A machine of `online_cpus` CPUs on `numa_nodes` nodes (each at least 1).
+    pub fn new(online_cpus: u32, numa_nodes: u32) -> Self {
+        Topology {
+            online_cpus: online_cpus.max(1),
+            numa_nodes: numa_nodes.max(1),
+        }
+    }
+
+    /// A node's CPUs as mmtests counts them (`NUMCPUS / NUMNODES`, rounded down), at least 1.
+    pub fn cpus_per_node(&self) -> u32 {
+        (self.online_cpus / self.numa_nodes).max(1)
+    }
+
+    /// The machine in words, for an error about a count resolved on it.
+    pub fn describe(&self) -> String {
+        let nodes = if self.numa_nodes == 1 {
+            "1 NUMA node".to_string()
+        } else {
+            format!("{} NUMA nodes", self.numa_nodes)
+        };
+        format!("{} online CPUs, {nodes}", self.online_cpus)
+    }
+}
+
+/// A relative count's `-K` at its end, if it has one: `("1xn", 1)` of `"1xn-1"`.
+fn split_offset(given: &str) -> (&str, Option<&str>) {
+    match given.rsplit_once('-') {
+        Some((base, offset))
+            if !base.is_empty()
+                && !offset.is_empty()
+                && offset.chars().all(|c| c.is_ascii_digit()) =>
+        {
+            (base, Some(offset))
+        }
+        _ => (given, None),
+    }
+}
+
+/// Whether `given` is written relative to the machine (`2x`, `50%`, `1n`, `1xn-1`) rather than as
+/// a count.
+pub fn is_relative_count(given: &str) -> bool {
+    split_offset(given).0.ends_with(['x', '%', 'n'])
+}
+
+/// A count relative to the machine: `"2x"` (× the online CPUs), `"50%"` (of them), `"1n"` (one per
+/// NUMA node: × the nodes), `"1xn"` and `"50%n"` (× and % of a node's CPUs), each optionally
+/// followed by `-K` (`"1xn-1"`: a node's CPUs less one, as mmtests sizes schbench); rounded down,
+/// then K taken off, and at least 1.
+pub fn relative_count(given: &str, machine: &Topology) -> std::result::Result<u64, String> {
+    let (base, offset) = split_offset(given);
+    let node_cpus = f64::from(machine.cpus_per_node());
+    let cpus = f64::from(machine.online_cpus);
+    let (number, unit) = if let Some(n) = base.strip_suffix("xn") {
+        (n, node_cpus)
+    } else if let Some(n) = base.strip_suffix("%n") {
+        (n, node_cpus * 0.01)
+    } else if let Some(n) = base.strip_suffix('n') {
+        (n, f64::from(machine.numa_nodes))
+    } else if let Some(n) = base.strip_suffix('x') {
+        (n, cpus)
+    } else if let Some(n) = base.strip_suffix('%') {
+        (n, cpus * 0.01)
     } else {
-        return Err("not a count, nor a multiple (\"2x\") or percentage (\"50%\")".into());
+        return Err(format!("not a count, nor {RELATIVE_FORMS}"));
     };
     // Plain decimals only: f64's parser would also take "inf", "1e3" and "-1".
     let plain = !number.is_empty()
@@ -343,16 +410,32 @@ pub fn relative_count(given: &str, cpus: u32) -> std::result::Result<u64, String
     if factor <= 0.0 {
         return Err("it must be above 0".into());
     }
-    let count = (factor * per_cpu * f64::from(cpus)).floor();
-    Ok(if count >= u64::MAX as f64 {
+    let offset = match offset.map(str::parse::<u64>) {
+        None => 0,
+        Some(Ok(k)) => k,
+        Some(Err(_)) => return Err(format!("{given:?}: the number after - is too large")),
+    };
+    let count = (factor * unit).floor();
+    let count = if count >= u64::MAX as f64 {
         u64::MAX
     } else {
-        (count as u64).max(1)
-    })
+        count as u64
+    };
+    Ok(count.saturating_sub(offset).max(1))
 }
 
-/// What a task count's help adds: it may be given relative to the machine, as in a suite.
-pub const RELATIVE_COUNT: &str = " Also relative to the online CPUs: 2x, 50%.";
+/// The relative forms, as errors name them.
+const RELATIVE_FORMS: &str = "a multiple (\"2x\") or percentage (\"50%\") of the online CPUs, \
+     per NUMA node (\"1n\") or of a node's CPUs (\"1xn\", \"50%n\"), with an optional -K (\"1xn-1\")";
+
+/// What a task count's `-h` adds: it may be given relative to the machine, as in a suite.
+pub const RELATIVE_COUNT: &str = " Also 2x, 50%, 1n, 1xn-1 (--help).";
+
+/// What a task count's `--help` adds: the relative forms in full.
+pub const RELATIVE_COUNT_LONG: &str =
+    " Also relative to the machine: 2x and 50% of the online CPUs, \
+     1n is one per NUMA node, 1xn and 50%n of a node's CPUs, an optional -K takes K off (1xn-1); \
+     rounded down, at least 1.";
 
 /// A count as the command line takes it: digits, with `_` between them if wanted (`800_000`),
 /// and unless it is a size, one of the decimal multipliers `k`, `M` and `G` (`800k`, as the seed
@@ -389,17 +472,13 @@ pub fn parse_count(given: &str, size: bool) -> std::result::Result<u64, String> 
         .ok_or_else(|| format!("{given:?} is too large"))
 }
 
-/// A task count as the command line takes it: a count, or one relative to the machine's
-/// `online_cpus` as a suite may give it (`2x`, `50%`).
-pub fn parse_task_count(given: &str, online_cpus: u32) -> std::result::Result<u64, String> {
-    if given.ends_with(['x', '%']) {
-        return relative_count(given, online_cpus);
+/// A task count as the command line takes it: a count, or one relative to the machine as a
+/// suite may give it (`2x`, `50%`, `1n`, `1xn-1`).
+pub fn parse_task_count(given: &str, machine: &Topology) -> std::result::Result<u64, String> {
+    if is_relative_count(given) {
+        return relative_count(given, machine);
     }
-    parse_count(given, false).map_err(|_| {
-        format!(
-            "{given:?} is not a count, nor a multiple (\"2x\") or percentage (\"50%\") of the online CPUs"
-        )
-    })
+    parse_count(given, false).map_err(|_| format!("{given:?} is not a count, nor {RELATIVE_FORMS}"))
 }
 
 #[cfg(test)]
@@ -437,12 +516,62 @@ mod tests {
 
     #[test]
     fn task_counts_take_the_same_counts_and_relative_ones() {
-        assert_eq!(parse_task_count("1_000", 4), Ok(1_000));
-        assert_eq!(parse_task_count("2k", 4), Ok(2_000));
-        assert_eq!(parse_task_count("2x", 4), Ok(8));
-        assert_eq!(parse_task_count("50%", 4), Ok(2));
-        assert!(parse_task_count("2y", 4)
+        let four = Topology::new(4, 1);
+        assert_eq!(parse_task_count("1_000", &four), Ok(1_000));
+        assert_eq!(parse_task_count("2k", &four), Ok(2_000));
+        assert_eq!(parse_task_count("2x", &four), Ok(8));
+        assert_eq!(parse_task_count("50%", &four), Ok(2));
+        assert_eq!(parse_task_count("1xn-1", &four), Ok(3));
+        assert!(parse_task_count("2y", &four)
             .unwrap_err()
             .contains("nor a multiple"));
+    }
+
+    /// Counts relative to nodes on one node and on a made-up 2-node machine (the topology is
+    /// given, not read from sysfs): mmtests' schbench sizes, one message thread per node and a
+    /// node's CPUs less one worker each.
+    #[test]
+    fn node_relative_counts_resolve_on_one_node_and_on_two() {
+        let one = Topology::new(2, 1);
+        let two = Topology::new(8, 2);
+        for (given, on_one, on_two) in [
+            ("1n", 1, 2),
+            ("2n", 2, 4),
+            ("1xn", 2, 4),
+            ("1xn-1", 1, 3),
+            ("50%n", 1, 2),
+            ("2xn-3", 1, 5),
+            ("1x", 2, 8),
+            ("1x-1", 1, 7),
+            ("50%", 1, 4),
+            ("1n-5", 1, 1),
+        ] {
+            assert_eq!(relative_count(given, &one), Ok(on_one), "{given} on 1 node");
+            assert_eq!(
+                relative_count(given, &two),
+                Ok(on_two),
+                "{given} on 2 nodes"
+            );
+            assert!(is_relative_count(given), "{given}");
+        }
+        // A node's CPUs are the average, as mmtests' NUMCPUS / NUMNODES: 7 CPUs on 2 nodes.
+        assert_eq!(relative_count("1xn", &Topology::new(7, 2)), Ok(3));
+        assert_eq!(Topology::new(0, 0), Topology::new(1, 1));
+        for bad in [
+            "n",
+            "xn",
+            "-1n",
+            "0n",
+            "1n-",
+            "1n--1",
+            "1nx",
+            "1x-1-",
+            "1e3n",
+            "1xn-99999999999999999999",
+        ] {
+            assert!(relative_count(bad, &two).is_err(), "{bad}");
+        }
+        assert!(!is_relative_count("1-1"));
+        assert!(!is_relative_count("800k"));
     }
 }

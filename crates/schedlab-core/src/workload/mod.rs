@@ -4,8 +4,9 @@
 use serde::{Deserialize, Serialize};
 
 pub use definition::{
-    parse_count, parse_task_count, relative_count, ComparisonLabel, Given, IterationInfo,
-    IterationOutput, Param, ParamDef, ParamKind, Workload, WorkloadParams, RELATIVE_COUNT,
+    is_relative_count, parse_count, parse_task_count, relative_count, ComparisonLabel, Given,
+    IterationInfo, IterationOutput, Param, ParamDef, ParamKind, Topology, Workload, WorkloadParams,
+    RELATIVE_COUNT, RELATIVE_COUNT_LONG,
 };
 pub use keys::KeyError;
 pub use tasks::TaskBudget;

@@ -24,7 +24,7 @@ use crate::output::{emit, emit_line};
 use crate::plan::plan_from_parts;
 use crate::progress::ProgressLine;
 use crate::session::{plan_for_visit, Session, Storage};
-use crate::shell::run_shell_command;
+use crate::setting::Setting;
 use crate::store_path::db_location;
 
 pub fn ab(args: &AbArgs) -> Result<ExitCode, Failure> {
@@ -42,6 +42,14 @@ pub fn ab(args: &AbArgs) -> Result<ExitCode, Failure> {
     let daemons = args.daemons.daemons();
     daemons.validate()?;
     daemons.check_kernel()?;
+    let setting = match (&args.write, &args.apply_a, &args.apply_b) {
+        (Some(write), _, _) => Setting::file(write)?,
+        (None, a, b) => Setting::Shell {
+            a: a.clone(),
+            b: b.clone(),
+            restore: args.restore.clone(),
+        },
+    };
     // The label (or schbench's --jobname) names the experiment; each visit gets its arm's label
     // below.
     let plan = plan_from_parts(
@@ -56,15 +64,14 @@ pub fn ab(args: &AbArgs) -> Result<ExitCode, Failure> {
     };
     validate_label(&arm_label(&name, Arm::A))?;
     let mut session = Session::open(Storage::File(db_location(&args.db)?))?;
-    let spec = serde_json::json!({
-        "a": args.apply_a,
-        "b": args.apply_b,
-        "restore": args.restore,
-        "daemons": daemons.any().then_some(&daemons),
-        "rounds": rounds,
-        "plan": plan,
-        "sequential": sequential,
-    });
+    let mut spec = setting.spec();
+    spec["rounds"] = serde_json::json!(rounds);
+    spec["plan"] = serde_json::to_value(&plan)
+        .map_err(|e| Failure::failed(format!("cannot store the plan: {e}")))?;
+    spec["daemons"] = serde_json::to_value(daemons.any().then_some(&daemons))
+        .map_err(|e| Failure::failed(format!("cannot store the plan: {e}")))?;
+    spec["sequential"] = serde_json::to_value(sequential)
+        .map_err(|e| Failure::failed(format!("cannot store the plan: {e}")))?;
     let experiment_id = session.store_mut().create_experiment(&Experiment {
         id: None,
         kind: ExperimentKind::Ab,
@@ -78,6 +85,7 @@ pub fn ab(args: &AbArgs) -> Result<ExitCode, Failure> {
     let result = visit_all(
         args,
         &daemons,
+        &setting,
         &plan,
         &name,
         experiment_id,
@@ -86,11 +94,7 @@ pub fn ab(args: &AbArgs) -> Result<ExitCode, Failure> {
     );
     // Restore whatever happened; a failing restore is reported but does not hide the run's own
     // failure.
-    let restored = args
-        .restore
-        .as_deref()
-        .map(|cmd| run_shell_command("--restore", cmd))
-        .unwrap_or(Ok(()));
+    let restored = setting.restore();
     let done = result.as_ref().map_or(0, |(visits, _)| *visits);
     session.finish_experiment(
         experiment_id,
@@ -152,6 +156,7 @@ fn decide(args: &AbArgs, name: &str, store: &dyn Store) -> Result<LoadedComparis
 fn visit_all(
     args: &AbArgs,
     daemons: &Daemons,
+    setting: &Setting,
     plan: &RunPlan,
     name: &str,
     experiment_id: i64,
@@ -165,13 +170,7 @@ fn visit_all(
         for slot in 2 * round..2 * round + 2 {
             let arm = AbbaSlot::of(slot).arm;
             session.check_interrupted()?;
-            let command = match arm {
-                Arm::A => &args.apply_a,
-                Arm::B => &args.apply_b,
-            };
-            if let Some(command) = command {
-                run_shell_command(if arm == Arm::A { "--a" } else { "--b" }, command)?;
-            }
+            setting.apply(arm == Arm::B)?;
             let mut visit = plan_for_visit(plan, slot);
             visit.label = Some(arm_label(name, arm));
             progress.note(format!(

@@ -18,6 +18,7 @@ use schedlab_core::suite::Suite;
 use schedlab_core::sys;
 use schedlab_core::words;
 use schedlab_core::words::check_printable;
+use schedlab_core::workload::Topology;
 use schedlab_store::{Experiment, ExperimentKind, Store};
 
 use crate::cli::{
@@ -199,7 +200,9 @@ fn start(args: &CampaignStartArgs) -> Result<ExitCode, Failure> {
     }
     let (vm, accel_note, plan) = if vm {
         let (vm, note) = vm_spec(args, &plan)?;
-        let plan = for_guests(plan, suite, args.plan.scale, vm.vcpus)?;
+        let nodes = vm.numa.as_ref().map_or(1, |numa| numa.nodes.len());
+        let guest = Topology::new(vm.vcpus, u32::try_from(nodes).unwrap_or(u32::MAX));
+        let plan = for_guests(plan, suite, args.plan.scale, &guest)?;
         (Some(vm), note, plan)
     } else {
         (None, None, plan)
@@ -286,19 +289,20 @@ const MAX_RETRIES: u32 = 10;
 /// deadline of an iteration whose workload has no estimate (600 s), which it reports.
 const DEFAULT_SILENCE_SEC: u64 = 660;
 
-/// The plan with a suite's counts relative to the CPUs (`2x`, `50%`) counted on the guests'
-/// vCPUs, where they run, instead of this machine's CPUs; in the order the plan runs its cases.
+/// The plan with a suite's counts relative to the CPUs and nodes (`2x`, `50%`, `1n`) counted on
+/// the guests' vCPUs and NUMA nodes, where they run, instead of this machine's; in the order the
+/// plan runs its cases.
 /// (A workload's flags on the command line were counted on this machine's CPUs as they were read.)
 fn for_guests(
     plan: RunPlan,
     suite: Option<&String>,
     scale: Option<f64>,
-    vcpus: u32,
+    guest: &Topology,
 ) -> Result<RunPlan, Failure> {
     let Some(name) = suite else {
         return Ok(plan);
     };
-    let mut guests = Suite::load_for(name, vcpus)?;
+    let mut guests = Suite::load_on(name, guest)?;
     if let Some(factor) = scale {
         guests = guests.scaled(factor)?;
     }
