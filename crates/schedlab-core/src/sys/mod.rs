@@ -1,6 +1,7 @@
 //! The one audited place where schedlab talks to the kernel, and the only module of this crate
 //! allowed `unsafe` code: clocks, descriptors, fork and reaping, other programs run as a workload,
-//! futexes, CPU placement, resource usage and limits, the scheduling policy, signals and the
+//! futexes, CPU placement, resource usage and limits, the scheduling policy, the cgroup CPU
+//! controller, signals and the
 //! iteration watchdog, memory mappings, perf software counters, the C library's pthread mutex, the
 //! request math's inner loop (machine code matching schbench's), and the /proc and /sys files the
 //! fingerprint reads. One file per topic; everything is re-exported
@@ -9,7 +10,7 @@
 //!
 //! rustix first; libc where rustix has no call (fork, sigaction, getrusage, prctl, timer_create,
 //! open-file-description record locks, pthread mutexes), raw `syscall` where no libc call works
-//! in both builds (sched_getattr, close_range), and for the workloads' read/write data path, which must take
+//! in both builds (sched_getattr, sched_setattr, close_range), and for the workloads' read/write data path, which must take
 //! the same path as the reference tools. Every `unsafe` block says why it is sound in a
 //! `// SAFETY:` comment, which clippy enforces here.
 //!
@@ -29,13 +30,14 @@
 //! What musl would get wrong is not called through it: musl's sched_setscheduler,
 //! sched_getscheduler, sched_setparam and sched_getparam fail with ENOSYS on purpose (Linux
 //! applies them to one thread, POSIX to the process), so any scheduling-policy call added here
-//! must be `libc::syscall(SYS_…)`, as sched_getattr is ([`current_sched_policy`]); semaphores are
+//! must be `libc::syscall(SYS_…)`, as sched_getattr and sched_setattr are ([`current_sched_policy`], [`set_current_sched`]); semaphores are
 //! futex words of schedlab's own (`workload::semaphore`), not sem_*, so both builds time the same
 //! code; futexes, clocks, affinity, pipes, sockets, mappings and uname go through rustix's raw
 //! system calls, whatever the libc. [`raw_getpid`] and its kin are `syscall(SYS_…)` so that no
 //! libc answers from a cache.
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+mod cgroup;
 mod command;
 mod cpu;
 mod fd;
@@ -56,13 +58,20 @@ mod watchdog;
 
 pub use rustix::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 
+pub use cgroup::{
+    cpu_controller, join_cgroup, remove_cgroup, remove_stale_cgroups, CgroupVersion, CpuController,
+    CpuSettings, CpuShare, StaleCgroup, Throttling,
+};
 pub use command::{find_program, run_command, CommandError, CommandRun, MAX_OUTPUT_BYTES};
 pub use cpu::{allowed_cpus, current_cpu, pin_current_thread, set_current_thread_cpus};
 pub use fd::{
-    lock_file_descriptions, ofd_record_lock, open_device, pipe, poll_readable, read_full,
-    read_interruptible, unix_stream_pair, write_full, write_once, RecordLock,
+    lock_file_descriptions, memfd, ofd_record_lock, open_device, pipe, poll_readable,
+    poll_with_stop, read_full, read_interruptible, set_nonblocking, set_pipe_size,
+    unix_stream_pair, write_full, write_once, RecordLock,
 };
-pub use futex::{futex_wait, futex_wait_in, futex_wake, futex_wake_in, FutexScope};
+pub use futex::{
+    futex_wait, futex_wait_in, futex_wait_until_in, futex_wake, futex_wake_in, FutexScope,
+};
 pub use host::{boot_id, dir_names, hostname, libc_description, read_text};
 pub use matrix::dot_column_storing;
 pub use mem::{page_size, ProcessShared, SharedValue, ZeroPageWords};
@@ -80,14 +89,16 @@ pub use resource::{
     process_count_limit, raise_open_files_limit, usage, Limit, OverBudget, TaskLimits, Usage,
     UsageOf,
 };
-pub use sched::{current_sched_policy, SchedPolicy};
+pub use sched::{
+    current_sched_policy, policy, probe_sched, set_current_sched, SchedPolicy, SchedRequest,
+};
 pub use signal::{
     install_interrupt_handlers, interrupt_arrived_ns, interrupt_signal, reap_own_children,
     signal_name, take_continued, watch_for_suspension, with_interrupts_blocked, STOP_SIGNALS,
 };
 pub use time::{
     clock_ticks_per_sec, monotonic_ns, realtime_ns, sleep_interruptible_ns, sleep_ns,
-    thread_cpu_ns, tsc_serialized, HAS_TSC,
+    sleep_until_ns, thread_cpu_ns, tsc_serialized, HAS_TSC,
 };
 pub use watchdog::{
     bound_clean_stops, deadline_expired, Watchdog, STOP_BOUND_SECS, WATCHDOG_SIGNAL,
