@@ -3,7 +3,8 @@
 //! futexes, CPU placement, resource usage and limits, the scheduling policy, the cgroup CPU
 //! controller, signals and the
 //! iteration watchdog, memory mappings, perf software counters, the C library's pthread mutex, the
-//! request math's inner loop (machine code matching schbench's), and the /proc and /sys files the
+//! request math's inner loop (machine code matching schbench's), the scenario workload's unit of
+//! work (machine code too, so it costs the same in every build), and the /proc and /sys files the
 //! fingerprint reads. One file per topic; everything is re-exported
 //! here, so callers name
 //! `sys::monotonic_ns`, never the file it lives in.
@@ -55,6 +56,7 @@ mod sched;
 mod signal;
 mod time;
 mod watchdog;
+mod work;
 
 pub use rustix::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 
@@ -103,3 +105,4 @@ pub use time::{
 pub use watchdog::{
     bound_clean_stops, deadline_expired, Watchdog, STOP_BOUND_SECS, WATCHDOG_SIGNAL,
 };
+pub use work::dependent_work;

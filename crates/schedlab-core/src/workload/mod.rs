@@ -130,6 +130,7 @@ registry! {
     Cpupri: cpupri => CpupriParams,
     Contention: contention => ContentionParams,
     External: external => ExternalParams,
+    Scenario: scenario => ScenarioParams,
 }
 
 type ValueMap = serde_json::Map<String, serde_json::Value>;
