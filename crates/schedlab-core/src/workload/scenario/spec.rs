@@ -799,6 +799,22 @@ impl Scenario {
                 }
             }
         }
+        for group in &self.group {
+            for (word, answer, given_by) in [("wait", Phase::Wait, "wakes"), ("recv", Phase::Recv, "sends to")] {
+                let answered = self.group.iter().any(|other| {
+                    other.phases.iter().any(|p| match (p, &answer) {
+                        (Phase::Wake(t), Phase::Wait) | (Phase::Send(t), Phase::Recv) => *t == group.name,
+                        _ => false,
+                    })
+                });
+                if group.phases.contains(&answer) && !answered {
+                    return Err(format!(
+                        "{} does `{word}` but no group {given_by} it: it would never end",
+                        group.label()
+                    ));
+                }
+            }
+        }
         if mutexes.len() > MAX_MUTEXES {
             return Err(format!("{} mutexes, more than {MAX_MUTEXES}", mutexes.len()));
         }
@@ -1063,6 +1079,8 @@ phases = [{ run = "10ms" }, "yield"]
             (one_group("", "{ lock = \"m\" }, \"wait\", { unlock = \"m\" }"), "waits while holding m"),
             (one_group("", "{ wake = \"nobody\" }"), "there is no group \"nobody\""),
             (one_group("", "{ wake = \"g\" }"), "never does `wait`"),
+            (one_group("", "\"wait\""), "does `wait` but no group wakes it"),
+            (one_group("", "\"recv\""), "does `recv` but no group sends to it"),
             (one_group("cgroup = \"c\"", "\"yield\""), "cgroup \"c\" is not declared"),
             (one_group("", ""), "has no phases"),
             (one_group("name2 = 1", "\"yield\""), "unknown field `name2`"),
