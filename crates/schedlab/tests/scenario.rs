@@ -41,6 +41,7 @@ phases = [{ run = "200us" }, { timer = "5ms" }]
 [[group]]
 name = "sleeper"
 count = "1x"
+policy = "idle"
 phases = [{ sleep = "1ms" }, "yield"]
 "#,
     );

@@ -213,6 +213,26 @@ mod tests {
         }
     }
 
+    /// A slice is taken from 6.12 on and refused, naming the kernel, before.
+    #[test]
+    fn an_eevdf_slice_is_taken_where_the_kernel_has_it() {
+        let scenario = from_toml(
+            "duration = \"1s\"\n[[group]]\nname = \"g\"\nslice = \"2ms\"\nphases = [\"yield\"]\n",
+        )
+        .unwrap();
+        let release = kernel_release();
+        let mut numbers = release.split(|c: char| !c.is_ascii_digit());
+        let major: u32 = numbers.next().and_then(|n| n.parse().ok()).unwrap();
+        let minor: u32 = numbers.next().and_then(|n| n.parse().ok()).unwrap();
+        match check_machine(&scenario) {
+            Ok(()) => assert!((major, minor) >= (6, 12), "{release}"),
+            Err(e) => {
+                assert!((major, minor) < (6, 12), "{release}: {e}");
+                assert!(e.contains(&format!("this kernel ({release}) takes no EEVDF slice")), "{e}");
+            }
+        }
+    }
+
     #[test]
     fn policies_are_tried_before_anything_runs() {
         let scenario = from_toml(
