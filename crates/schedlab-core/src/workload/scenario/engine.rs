@@ -1,5 +1,6 @@
 //! What one task of a scenario does, in its own forked process: set its CPUs, measure what a work
-//! unit costs there (its calibration), join its cgroup, set its policy (which dies with the
+//! unit costs there (its calibration: the first task of each group measures, the others take its
+//! answer), join its cgroup, set its policy (which dies with the
 //! process), report ready, wait for the common start, then loop
 //! its steps until its loops are done or the window ends, counting every step it completes; then
 //! wait for every other task to finish measuring, and write its report (counts in its shared slot,
@@ -46,6 +47,9 @@ pub enum Step {
 pub struct TaskPlan {
     /// Its index among all the scenario's tasks.
     pub index: usize,
+    /// The task that calibrates the work unit for its group (the group's first; the others,
+    /// alike and on the same CPUs, take its calibration).
+    pub calibrator: usize,
     pub cgroup: Option<PathBuf>,
     pub cpus: Option<Vec<u32>>,
     pub sched: Option<SchedRequest>,
@@ -141,7 +145,7 @@ struct Task<'a> {
 pub fn run_task(shared: &Shared, plan: &TaskPlan) -> TaskCode {
     let common: &Common = &shared.common;
     let me: &TaskSlot = &shared.slots[plan.index];
-    let code = match set_up(plan, me) {
+    let code = match set_up(shared, plan, me) {
         Ok(()) => run(shared, plan, common, me),
         Err(code) => code,
     };
@@ -221,7 +225,7 @@ pub fn calibrate() -> Calibration {
     }
 }
 
-fn set_up(plan: &TaskPlan, me: &TaskSlot) -> Result<(), TaskCode> {
+fn set_up(shared: &Shared, plan: &TaskPlan, me: &TaskSlot) -> Result<(), TaskCode> {
     let fail = |stage: u32, e: std::io::Error| {
         me.fail(stage, &e);
         task_code::from_io_error(&e)
@@ -231,11 +235,25 @@ fn set_up(plan: &TaskPlan, me: &TaskSlot) -> Result<(), TaskCode> {
         sys::set_current_thread_cpus(cpus).map_err(|e| fail(stage::SETTING_AFFINITY, e))?;
     }
     me.stage.store(stage::CALIBRATING, Ordering::SeqCst);
-    let calibration = calibrate();
-    me.unit_ps
-        .store((calibration.ns_per_unit * 1_000.0).round() as u64, Ordering::SeqCst);
-    me.fixed_ns
-        .store(calibration.fixed_ns.round() as u64, Ordering::SeqCst);
+    let calibrator: &TaskSlot = &shared.slots[plan.calibrator];
+    if plan.index == plan.calibrator {
+        let calibration = calibrate();
+        me.unit_ps
+            .store((calibration.ns_per_unit * 1_000.0).round() as u64, Ordering::SeqCst);
+        me.fixed_ns
+            .store(calibration.fixed_ns.round() as u64, Ordering::SeqCst);
+        me.calibrated.store(1, Ordering::SeqCst);
+        let _ = sys::futex_wake_in(&me.calibrated, u32::MAX >> 1, FutexScope::Shared);
+    } else {
+        while calibrator.calibrated.load(Ordering::SeqCst) == 0 {
+            sys::futex_wait_until_in(&calibrator.calibrated, 0, FutexScope::Shared, None)
+                .map_err(|e| fail(stage::CALIBRATING, e))?;
+        }
+        let unit_ps = calibrator.unit_ps.load(Ordering::SeqCst);
+        me.unit_ps.store(unit_ps, Ordering::SeqCst);
+        let fixed_ns = calibrator.fixed_ns.load(Ordering::SeqCst);
+        me.fixed_ns.store(fixed_ns, Ordering::SeqCst);
+    }
     if let Some(dir) = &plan.cgroup {
         me.stage.store(stage::JOINING_CGROUP, Ordering::SeqCst);
         sys::join_cgroup(dir).map_err(|e| fail(stage::JOINING_CGROUP, e))?;

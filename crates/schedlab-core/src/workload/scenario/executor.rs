@@ -1,8 +1,8 @@
 //! Running a scenario's task groups, reusable beyond the scenario workload (a co-runner beside
 //! another workload is "a scenario group"): [`GroupRun::prepare`] compiles the groups' phases,
 //! makes the shared memory, pipes, result files and cgroups; [`GroupRun::start`] forks one
-//! process per task, waits until every one has set its CPUs, calibrated its work unit there,
-//! joined its cgroup and set its policy, and starts them all at one instant; [`GroupRun::wait`] waits
+//! process per task, waits until every one has set its CPUs, has its work unit calibrated there
+//! (by the group's first task), joined its cgroup and set its policy, and starts them all at one instant; [`GroupRun::wait`] waits
 //! for them (stop signals and the iteration's deadline end them, as for every workload);
 //! [`GroupRun::request_stop`] ends a run that has no end of its own; [`GroupRun::finish`] checks
 //! that every task did its phases and tallies each group. However it ends — finished, failed, a
@@ -265,6 +265,7 @@ impl GroupRun {
                 receives[index] = group.phases.contains(&Phase::Recv);
                 plans.push(TaskPlan {
                     index,
+                    calibrator: first[g],
                     cgroup: cgroup.clone(),
                     cpus: group.cpus.as_ref().map(|c| c.0.as_slice().to_vec()),
                     sched: sched_request(group),
@@ -275,6 +276,9 @@ impl GroupRun {
                 names.push(format!("group {:?} task {i}", group.name));
             }
         }
+        // A result file per task and a pipe per receiving task, held by every task: the soft
+        // limit goes up to the hard one, which validation checked them against.
+        sys::raise_open_files_limit();
         let (stop_read, stop_write) = sys::pipe().map_err(|e| failed("cannot make a pipe", e))?;
         let shared = Shared {
             common: SharedValue::new().map_err(|e| failed("cannot map shared memory", e))?,

@@ -118,6 +118,8 @@ sys::process_shared! {
         /// its units, nanoseconds (its calibration).
         pub unit_ps: AtomicU64,
         pub fixed_ns: AtomicU64,
+        /// Set once the calibration above is there (a futex word its group's tasks wait on).
+        pub calibrated: AtomicU32,
         /// Where it is ([`stage`]), and the errno of a failed system call.
         pub stage: AtomicU32,
         pub errno: AtomicU32,
