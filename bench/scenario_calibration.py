@@ -67,14 +67,21 @@ def rtapp_error_pct(rtapp, path, directory):
         os.remove(log)
     subprocess.run([rtapp, path], check=True, capture_output=True, text=True, cwd=directory)
     ran = asked = 0
+    partial = 0
     with open(log) as f:
         for line in f:
             if line.startswith("#") or not line.strip():
                 continue
             cols = line.split()
-            # idx perf run period start end rel_st slack c_duration c_period wu_lat
+            # idx perf run period start end rel_st slack c_duration c_period wu_lat; rt-app may
+            # leave its last line cut short when the duration ends while it writes.
+            if len(cols) != 11 or not all(c.lstrip("-").isdigit() for c in cols):
+                partial += 1
+                continue
             ran += int(cols[2])
             asked += int(cols[8])
+    if partial > 1:
+        raise RuntimeError(f"{partial} lines of {log} do not read as rt-app's log")
     if not asked:
         raise RuntimeError(f"rt-app logged no run phase in {log}")
     return (ran / asked - 1) * 100
@@ -107,7 +114,7 @@ def main():
                         help="run phase lengths, microseconds, comma-separated")
     parser.add_argument("--seconds", type=int, default=3, help="each run's duration")
     parser.add_argument("--rounds", type=int, default=6)
-    parser.add_argument("--json", help="write every round's errors here")
+    parser.add_argument("--json", help="write every round's errors here (after each round)")
     args = parser.parse_args()
     runs = [int(r) for r in args.runs_us.split(",")]
     samples = {r: {"rtapp": [], "wall": [], "cpu": []} for r in runs}
@@ -127,6 +134,9 @@ def main():
                 print(f"round {round_ + 1}, run {run_us} us: rt-app {s['rtapp'][-1]:+.2f} %, "
                       f"schedlab wall {s['wall'][-1]:+.2f} %, cpu {s['cpu'][-1]:+.2f} %",
                       file=sys.stderr)
+                if args.json:
+                    with open(args.json, "w") as f:
+                        json.dump({str(k): v for k, v in samples.items()}, f, indent=1)
     print(f"error of run phases, percent: median [interval of the median] coverage (range); "
           f"{args.rounds} rounds of {args.seconds} s, CPU {args.cpu}")
     for run_us in runs:
@@ -138,9 +148,6 @@ def main():
         print(f"  schedlab (cpu)    {columns(s['cpu'])}")
         print(f"  |schedlab| / |rt-app| {pairs.ratio_header()}")
         print(f"                        {pairs.ratio_columns(better)}")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({str(k): v for k, v in samples.items()}, f, indent=1)
 
 
 if __name__ == "__main__":

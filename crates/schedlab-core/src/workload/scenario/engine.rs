@@ -187,9 +187,9 @@ impl Calibration {
 }
 
 /// Measures the cost of the work unit ([`sys::dependent_work`], which every run step executes) on
-/// the CPU the calling task runs on, as every task does on its own CPUs before it starts (the
-/// CPUs of a virtual machine or a big.LITTLE system differ), before it joins its cgroup or takes
-/// its policy, which could only slow the trials down. Each trial is timed as a run step is, by
+/// the CPU the calling task runs on, as the first task of every group does on the group's CPUs
+/// before it starts (the CPUs of a virtual machine or a big.LITTLE system differ), before it joins
+/// its cgroup or takes its policy, which could only slow the trials down. Each trial is timed as a run step is, by
 /// the thread's CPU clock around the work (so a preemption inside it is not counted), after a
 /// pause as a run step usually follows one: [`TRIALS`] short and long trials alternate, and the
 /// line through their medians gives the cost per unit (its slope) and per run (where it starts).
