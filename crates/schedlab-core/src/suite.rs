@@ -460,11 +460,12 @@ mod tests {
                 .collect();
             let declared: Vec<&str> = definition.work_size_keys().map(|p| p.key).collect();
             assert_eq!(changed, declared, "{}", definition.name);
-            // Every workload but the synthetic one and a user's tool (whose size is in its own
-            // arguments) has a size of work.
+            // Every workload but the synthetic one, a user's tool (whose size is in its own
+            // arguments) and a scenario (whose durations and loops are in its own file) has a
+            // size of work.
             assert_eq!(
                 declared.len(),
-                usize::from(!matches!(definition.name, "fake" | "external")),
+                usize::from(!matches!(definition.name, "fake" | "external" | "scenario")),
                 "{}",
                 definition.name
             );
