@@ -23,7 +23,7 @@ pub struct Across {
     pub values: Vec<String>,
 }
 
-/// Why `--across` cannot be applied to the selected runs.
+/// Why `--across` cannot be applied to the selected runs (`schedlab-report` words it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AcrossError {
     /// No workload of the selected runs has the parameter.
@@ -41,42 +41,6 @@ pub enum AcrossError {
     /// No value list, and the runs' cases take fewer than two values.
     OneValueFound { key: String, found: Vec<String> },
 }
-
-impl std::fmt::Display for AcrossError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            AcrossError::UnknownKey { key, known } => write!(
-                f,
-                "--across {key}: no workload of the selected runs has a parameter `{key}` (theirs: {})",
-                known.join(", ")
-            ),
-            AcrossError::ValueNotFound { key, value, found } => write!(
-                f,
-                "--across {key}: no case of the selected runs has {key}={value} (found: {})",
-                found.join(", ")
-            ),
-            AcrossError::TooFewValues { key } => write!(
-                f,
-                "--across {key}=...: give a base and at least one candidate value, e.g. {key}=A,B"
-            ),
-            AcrossError::RepeatedValue { key, value } => {
-                write!(f, "--across {key}=...: {value} is listed twice")
-            }
-            AcrossError::OneValueFound { key, found } if found.is_empty() => write!(
-                f,
-                "--across {key}: no case of the selected runs sets {key}"
-            ),
-            AcrossError::OneValueFound { key, found } => write!(
-                f,
-                "--across {key}: every case of the selected runs has {key}={}, so there is \
-                 nothing to compare it with",
-                found.join(",")
-            ),
-        }
-    }
-}
-
-impl std::error::Error for AcrossError {}
 
 /// A set of runs split into sides by one parameter.
 #[derive(Debug, Clone)]
@@ -182,7 +146,35 @@ pub fn project(
             found.push(value.clone());
         }
     }
-    let chosen: Vec<String> = match values {
+    let chosen = chosen_values(key, values, found)?;
+    // The base case of each row, by row.
+    let base_of_row: Vec<(&String, &CaseSpec)> = placed
+        .iter()
+        .filter(|(_, value, _)| *value == chosen[0])
+        .map(|(spec, _, row)| (row, *spec))
+        .collect();
+    let (sides, renamed) = chosen
+        .iter()
+        .map(|value| side_of(all, key, value, &placed, &base_of_row))
+        .unzip();
+    Ok(Projection {
+        across: Across {
+            key: key.to_string(),
+            values: chosen,
+        },
+        sides,
+        renamed,
+    })
+}
+
+/// The values the sides take, the base's first: those asked for, each found among the cases,
+/// or every value found.
+fn chosen_values(
+    key: &str,
+    values: Option<&[String]>,
+    found: Vec<String>,
+) -> Result<Vec<String>, AcrossError> {
+    match values {
         Some(asked) => {
             if asked.len() < 2 {
                 return Err(AcrossError::TooFewValues {
@@ -206,71 +198,61 @@ pub fn project(
                 }
                 chosen.push(value.clone());
             }
-            chosen
+            Ok(chosen)
         }
-        None if found.len() < 2 => {
-            return Err(AcrossError::OneValueFound {
-                key: key.to_string(),
-                found,
-            })
-        }
-        None => found,
-    };
-    // The base case of each row, by row.
-    let base_of_row: Vec<(&String, &CaseSpec)> = placed
-        .iter()
-        .filter(|(_, value, _)| *value == chosen[0])
-        .map(|(spec, _, row)| (row, *spec))
-        .collect();
-    let mut sides = Vec::with_capacity(chosen.len());
-    let mut renamed = Vec::with_capacity(chosen.len());
-    for value in &chosen {
-        let mut names: Vec<(String, Option<&CaseSpec>)> = Vec::new();
-        let mut cases = Vec::new();
-        for (spec, v, row) in &placed {
-            if v != value {
-                continue;
-            }
-            let partner = base_of_row.iter().find(|(r, _)| *r == row).map(|(_, s)| *s);
-            names.push((spec.name.clone(), partner));
-            cases.push((*spec).clone());
-        }
-        let series: Vec<Series> = all
-            .series
-            .iter()
-            .filter_map(|s| {
-                let (_, partner) = names.iter().find(|(n, _)| *n == s.case.name)?;
-                let mut s = s.clone();
-                if let Some(partner) = partner {
-                    s.case = case_label(&partner.name, &partner.workload);
-                }
-                Some(s)
-            })
-            .collect();
-        renamed.push(
-            names
-                .iter()
-                .filter_map(|(own, partner)| {
-                    let partner = (*partner)?;
-                    (partner.name != *own).then(|| (partner.name.clone(), own.clone()))
-                })
-                .collect(),
-        );
-        sides.push(Side {
-            name: format!("{key}={value}"),
-            origin: all.origin,
-            runs: all.runs.clone(),
-            excluded: all.excluded.clone(),
-            series,
-            cases,
-        });
-    }
-    Ok(Projection {
-        across: Across {
+        None if found.len() < 2 => Err(AcrossError::OneValueFound {
             key: key.to_string(),
-            values: chosen,
-        },
-        sides,
-        renamed,
-    })
+            found,
+        }),
+        None => Ok(found),
+    }
+}
+
+/// The side of one value: its cases, each under its base partner's name, and (row name, own
+/// case name) for each case renamed so.
+fn side_of(
+    all: &Side,
+    key: &str,
+    value: &str,
+    placed: &[(&CaseSpec, String, String)],
+    base_of_row: &[(&String, &CaseSpec)],
+) -> (Side, Vec<(String, String)>) {
+    let mut names: Vec<(String, Option<&CaseSpec>)> = Vec::new();
+    let mut cases = Vec::new();
+    for (spec, v, row) in placed {
+        if v != value {
+            continue;
+        }
+        let partner = base_of_row.iter().find(|(r, _)| *r == row).map(|(_, s)| *s);
+        names.push((spec.name.clone(), partner));
+        cases.push((*spec).clone());
+    }
+    let series: Vec<Series> = all
+        .series
+        .iter()
+        .filter_map(|s| {
+            let (_, partner) = names.iter().find(|(n, _)| *n == s.case.name)?;
+            let mut s = s.clone();
+            if let Some(partner) = partner {
+                s.case = case_label(&partner.name, &partner.workload);
+            }
+            Some(s)
+        })
+        .collect();
+    let renamed = names
+        .iter()
+        .filter_map(|(own, partner)| {
+            let partner = (*partner)?;
+            (partner.name != *own).then(|| (partner.name.clone(), own.clone()))
+        })
+        .collect();
+    let side = Side {
+        name: format!("{key}={value}"),
+        origin: all.origin,
+        runs: all.runs.clone(),
+        excluded: all.excluded.clone(),
+        series,
+        cases,
+    };
+    (side, renamed)
 }

@@ -9,8 +9,8 @@ use schedlab_core::metric::{Better, MetricShape, Role};
 use schedlab_core::record::{CaseRecord, RunRecord};
 use schedlab_stats::summary::{summarize, Summary};
 
+use crate::grouping::{group, Grouping};
 use crate::latency_table::{latency_tables, LatencyTable};
-use crate::scaling::{group, Grouping};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct CaseSummary {
@@ -155,7 +155,8 @@ impl CaseSummary {
                             warmup_values: Vec::new(),
                             summary: None,
                         });
-                        metrics.last_mut().expect("just pushed")
+                        let last = metrics.len() - 1;
+                        &mut metrics[last]
                     }
                 };
                 if iteration.warmup {

@@ -17,7 +17,6 @@
 //! A sequential experiment (`schedlab ab --until-decided`) is decided look by look (one look per
 //! round) at levels from an alpha-spending function, a row keeping the verdict of the first look
 //! that decided it.
-use schedlab_core::words;
 use schedlab_stats::equivalence::{tost_from_estimate, Equivalence};
 use schedlab_stats::multiplicity::adjust_p_values;
 use schedlab_stats::power::{mde_t, required_pairs_t, required_runs_two_sample};
@@ -28,13 +27,15 @@ use schedlab_stats::ConfidenceInterval;
 use crate::across::Projection;
 use crate::calibration::{CalibrationSet, MachineKey, UnitKind, VarianceEstimate};
 use crate::figures::{geomeans, side_figures, style_figures};
+use crate::footer::{footer, CALIBRATION_REFUSED};
 use crate::guard::{guard, GuardInput};
 use crate::model::{
-    change_pct_of, level_text, mde_text, CalibrationSummary, CalibrationUse, Comparison,
-    ExcludedRun, Footer, Guard, Look, Row, RowVariance, RunIterations, Sequential, SideSummary,
-    Test, UsedInterval, VarianceSource, Verdict, COMPARISON_SCHEMA_VERSION,
+    change_pct_of, CalibrationSummary, CalibrationUse, Comparison, ExcludedRun, Guard,
+    IntervalKind, Look, Row, RowVariance, RunIterations, Sequential, SideSummary, Test,
+    UsedInterval, VarianceSource, Verdict, COMPARISON_SCHEMA_VERSION,
 };
-use crate::series::{CaseLabel, Origin, Side};
+use crate::notes::{LoneUnit, RowNote, Unmatched, UnmatchedReason};
+use crate::series::{CaseLabel, Side};
 use crate::settings::{SequentialPlan, Settings, EQUIVALENCE_ALPHA, MAX_RUNS_NEEDED, MDE_POWER};
 use crate::units::{row_units, row_units_across, Design, RowUnits, Scale};
 
@@ -112,63 +113,7 @@ fn compare_sides(
     settings: Settings,
     sequential: Option<SequentialPlan>,
 ) -> Comparison {
-    let machine = common_machine(std::iter::once(&base).chain(&candidates));
-    let mut prepared = Vec::new();
-    let mut unmatched = Vec::new();
-    for (index, candidate) in candidates.iter().enumerate() {
-        for b in &base.series {
-            match candidate.get(&b.case.name, &b.metric) {
-                Some(c) => {
-                    let units = match projection {
-                        Some(_) => row_units_across(&base, b, candidate, c),
-                        None => row_units(&base, b, candidate, c),
-                    };
-                    if units.base.is_empty() || units.candidate.is_empty() {
-                        unmatched.push(format!(
-                            "{} {}: no complete unit on both sides",
-                            b.case.name, b.metric
-                        ));
-                        continue;
-                    }
-                    // Across a parameter, the candidate's case is not the base's: each brings
-                    // its own calibration.
-                    let candidate_case = projection.map_or(b.case.name.as_str(), |p| {
-                        p.own_case(index + 1, &b.case.name)
-                    });
-                    let calibration = machine.as_ref().and_then(|m| {
-                        calibrated_variance(
-                            calibrations,
-                            m,
-                            (&b.case.name, candidate_case),
-                            &b.metric,
-                            &units,
-                        )
-                    });
-                    prepared.push(Prepared {
-                        label: b.case.clone(),
-                        metric: b.metric.clone(),
-                        unit: b.unit.clone(),
-                        better: b.better,
-                        candidate: candidate.name.clone(),
-                        units,
-                        calibration,
-                    });
-                }
-                None => unmatched.push(format!(
-                    "{} {}: not in {}",
-                    b.case.name, b.metric, candidate.name
-                )),
-            }
-        }
-        for c in &candidate.series {
-            if base.get(&c.case.name, &c.metric).is_none() {
-                unmatched.push(format!(
-                    "{} {}: not in {}",
-                    c.case.name, c.metric, base.name
-                ));
-            }
-        }
-    }
+    let (prepared, unmatched) = prepare(&base, &candidates, projection, calibrations);
     let sequential_plan = sequential.filter(|_| {
         !prepared.is_empty() && prepared.iter().all(|p| p.units.design == Design::Pairs)
     });
@@ -180,41 +125,14 @@ fn compare_sides(
         }
     };
     let calibrations_used = calibration_summaries(calibrations, &rows);
+    let sides: Vec<&Side> = std::iter::once(&base).chain(&candidates).collect();
     let footer = footer(
         &rows,
-        &settings,
         &guard_used,
         &calibrations_used,
         sequential_plan,
-        std::iter::once(&base).chain(&candidates),
+        &sides,
     );
-    let summary = |s: &Side| SideSummary {
-        name: s.name.clone(),
-        origin: s.origin,
-        run_ids: s.runs.iter().filter_map(|r| r.id).collect(),
-        excluded: s
-            .excluded
-            .iter()
-            .map(|r| ExcludedRun {
-                id: r.id,
-                status: r.status.as_str(),
-            })
-            .collect(),
-        run_iterations: s
-            .runs
-            .iter()
-            .chain(&s.excluded)
-            .filter_map(|r| {
-                Some(RunIterations {
-                    id: r.id?,
-                    measured_iterations: r.measured_iterations,
-                    warmup_iterations: r.warmup_iterations,
-                })
-            })
-            .collect(),
-        boots: s.boots().len(),
-        kernels: s.kernels().into_iter().map(String::from).collect(),
-    };
     let candidate_names: Vec<String> = candidates.iter().map(|c| c.name.clone()).collect();
     let scaling = crate::scaling::series(&base, &candidate_names, &rows, settings.confidence);
     let rounds = prepared
@@ -241,6 +159,112 @@ fn compare_sides(
         scaling,
         footer,
         settings,
+    }
+}
+
+/// Every row the sides have in common, with its units and the calibration it may draw on, and
+/// the cases × metrics that make no row.
+fn prepare(
+    base: &Side,
+    candidates: &[Side],
+    projection: Option<&Projection>,
+    calibrations: &CalibrationSet,
+) -> (Vec<Prepared>, Vec<Unmatched>) {
+    let machine = common_machine(std::iter::once(base).chain(candidates));
+    let mut prepared = Vec::new();
+    let mut unmatched = Vec::new();
+    for (index, candidate) in candidates.iter().enumerate() {
+        for b in &base.series {
+            match candidate.get(&b.case.name, &b.metric) {
+                Some(c) => {
+                    let units = match projection {
+                        Some(_) => row_units_across(base, b, candidate, c),
+                        None => row_units(base, b, candidate, c),
+                    };
+                    if units.base.is_empty() || units.candidate.is_empty() {
+                        unmatched.push(Unmatched {
+                            case: b.case.name.clone(),
+                            metric: b.metric.clone(),
+                            reason: UnmatchedReason::NoCompleteUnit,
+                        });
+                        continue;
+                    }
+                    // Across a parameter, the candidate's case is not the base's: each brings
+                    // its own calibration.
+                    let candidate_case = projection.map_or(b.case.name.as_str(), |p| {
+                        p.own_case(index + 1, &b.case.name)
+                    });
+                    let calibration = machine.as_ref().and_then(|m| {
+                        calibrated_variance(
+                            calibrations,
+                            m,
+                            (&b.case.name, candidate_case),
+                            &b.metric,
+                            &units,
+                        )
+                    });
+                    prepared.push(Prepared {
+                        label: b.case.clone(),
+                        metric: b.metric.clone(),
+                        unit: b.unit.clone(),
+                        better: b.better,
+                        candidate: candidate.name.clone(),
+                        units,
+                        calibration,
+                    });
+                }
+                None => unmatched.push(Unmatched {
+                    case: b.case.name.clone(),
+                    metric: b.metric.clone(),
+                    reason: UnmatchedReason::NotIn {
+                        side: candidate.name.clone(),
+                    },
+                }),
+            }
+        }
+        for c in &candidate.series {
+            if base.get(&c.case.name, &c.metric).is_none() {
+                unmatched.push(Unmatched {
+                    case: c.case.name.clone(),
+                    metric: c.metric.clone(),
+                    reason: UnmatchedReason::NotIn {
+                        side: base.name.clone(),
+                    },
+                });
+            }
+        }
+    }
+    (prepared, unmatched)
+}
+
+/// What the comparison keeps of a side: its runs, used and left out, boots and kernels.
+fn summary(s: &Side) -> SideSummary {
+    SideSummary {
+        name: s.name.clone(),
+        origin: s.origin,
+        run_ids: s.runs.iter().filter_map(|r| r.id).collect(),
+        excluded: s
+            .excluded
+            .iter()
+            .map(|r| ExcludedRun {
+                id: r.id,
+                status: r.status,
+            })
+            .collect(),
+        run_iterations: s
+            .runs
+            .iter()
+            .chain(&s.excluded)
+            .filter_map(|r| {
+                Some(RunIterations {
+                    id: r.id?,
+                    measured_iterations: r.measured_iterations,
+                    warmup_iterations: r.warmup_iterations,
+                })
+            })
+            .collect(),
+        boots: s.boots().len(),
+        kernels: s.kernels().into_iter().map(String::from).collect(),
     }
 }
 
@@ -453,87 +477,106 @@ fn test_rows<'a>(
         .iter()
         .zip(parts)
         .map(|(p, (today, counts, effect, base_mean))| {
-            // Judged on the calibration alone, a run can still show that it was noisier inside
-            // than the calibration's runs were: its own iterations' excess joins the variance.
-            let within_excess = match (today, p.calibration) {
-                (None, Some(cal)) => within_excess(&p.units, cal.within),
-                _ => 0.0,
-            };
-            let calibration = p.calibration.map(|cal| CalibrationUse {
-                id: cal.id,
-                variance: cal.unit.variance,
-                df: cal.unit.df,
-                guard_factor: guard.factor,
-            });
-            let used = match (today, calibration) {
-                (Some(t), Some(c)) => Some(VarianceEstimate {
-                    variance: (t.df * t.variance + c.df * c.guard_factor * c.variance)
-                        / (t.df + c.df),
-                    df: t.df + c.df,
-                }),
-                (Some(t), None) => Some(t),
-                // A calibration this far from today's machine is no evidence about it.
-                (None, Some(c)) if c.guard_factor > CALIBRATION_REFUSED => None,
-                (None, Some(c)) => Some(VarianceEstimate {
-                    variance: c.guard_factor * c.variance
-                        + within_excess / se_factor(p.units.design, counts),
-                    df: c.df,
-                }),
-                (None, None) => None,
-            };
-            let floor = within_floor(&p.units);
-            let within_floor = used.filter(|v| v.variance < floor).map(|_| floor);
-            let used = used.map(|v| VarianceEstimate {
-                variance: v.variance.max(floor),
-                df: v.df,
-            });
-            let source = match (today, calibration) {
-                (Some(_), Some(_)) => VarianceSource::Pooled,
-                (Some(_), None) => VarianceSource::Today,
-                (None, Some(c)) if c.guard_factor > CALIBRATION_REFUSED => VarianceSource::None,
-                (None, Some(_)) => VarianceSource::Calibration,
-                (None, None) => VarianceSource::None,
-            };
-            let (test, tost) = match used {
-                // No spread at all (every iteration of every run alike) is nothing to test
-                // against: a t test would call any difference certain.
-                Some(v) if v.df > 0.0 && !only_rounding(v.variance, &p.units) => {
-                    let se = (v.variance * se_factor(p.units.design, counts)).sqrt();
-                    let test = t_test_from_estimate(effect, se, v.df, settings.confidence).ok();
-                    let tost = relative(p.units.scale, effect, se, base_mean).and_then(
-                        |(estimate, se)| {
-                            tost_from_estimate(
-                                estimate,
-                                se,
-                                v.df,
-                                equivalence_delta(p.units.scale, settings.min_effect),
-                                equivalence_alpha,
-                            )
-                            .ok()
-                        },
-                    );
-                    (test, tost)
-                }
-                _ => (None, None),
-            };
-            Tested {
-                prepared: p,
-                effect,
-                base_mean,
-                variance: RowVariance {
-                    source,
-                    today,
-                    calibration,
-                    within_excess,
-                    within_floor,
-                    used,
-                },
-                test,
-                tost,
-            }
+            test_row(
+                p,
+                today,
+                counts,
+                (effect, base_mean),
+                guard.factor,
+                settings,
+                equivalence_alpha,
+            )
         })
         .collect();
     (tested, guard)
+}
+
+/// One row's variance, t test and equivalence test, the calibrated part widened by the guard's
+/// `guard_factor`.
+fn test_row<'a>(
+    p: &'a Prepared,
+    today: Option<VarianceEstimate>,
+    counts: (usize, usize),
+    (effect, base_mean): (f64, f64),
+    guard_factor: f64,
+    settings: &Settings,
+    equivalence_alpha: f64,
+) -> Tested<'a> {
+    // Judged on the calibration alone, a run can still show that it was noisier inside
+    // than the calibration's runs were: its own iterations' excess joins the variance.
+    let within_excess = match (today, p.calibration) {
+        (None, Some(cal)) => within_excess(&p.units, cal.within),
+        _ => 0.0,
+    };
+    let calibration = p.calibration.map(|cal| CalibrationUse {
+        id: cal.id,
+        variance: cal.unit.variance,
+        df: cal.unit.df,
+        guard_factor,
+    });
+    let used = match (today, calibration) {
+        (Some(t), Some(c)) => Some(VarianceEstimate {
+            variance: (t.df * t.variance + c.df * c.guard_factor * c.variance) / (t.df + c.df),
+            df: t.df + c.df,
+        }),
+        (Some(t), None) => Some(t),
+        // A calibration this far from today's machine is no evidence about it.
+        (None, Some(c)) if c.guard_factor > CALIBRATION_REFUSED => None,
+        (None, Some(c)) => Some(VarianceEstimate {
+            variance: c.guard_factor * c.variance
+                + within_excess / se_factor(p.units.design, counts),
+            df: c.df,
+        }),
+        (None, None) => None,
+    };
+    let floor = within_floor(&p.units);
+    let within_floor = used.filter(|v| v.variance < floor).map(|_| floor);
+    let used = used.map(|v| VarianceEstimate {
+        variance: v.variance.max(floor),
+        df: v.df,
+    });
+    let source = match (today, calibration) {
+        (Some(_), Some(_)) => VarianceSource::Pooled,
+        (Some(_), None) => VarianceSource::Today,
+        (None, Some(c)) if c.guard_factor > CALIBRATION_REFUSED => VarianceSource::None,
+        (None, Some(_)) => VarianceSource::Calibration,
+        (None, None) => VarianceSource::None,
+    };
+    let (test, tost) = match used {
+        // No spread at all (every iteration of every run alike) is nothing to test
+        // against: a t test would call any difference certain.
+        Some(v) if v.df > 0.0 && !only_rounding(v.variance, &p.units) => {
+            let se = (v.variance * se_factor(p.units.design, counts)).sqrt();
+            let test = t_test_from_estimate(effect, se, v.df, settings.confidence).ok();
+            let tost = relative(p.units.scale, effect, se, base_mean).and_then(|(estimate, se)| {
+                tost_from_estimate(
+                    estimate,
+                    se,
+                    v.df,
+                    equivalence_delta(p.units.scale, settings.min_effect),
+                    equivalence_alpha,
+                )
+                .ok()
+            });
+            (test, tost)
+        }
+        _ => (None, None),
+    };
+    Tested {
+        prepared: p,
+        effect,
+        base_mean,
+        variance: RowVariance {
+            source,
+            today,
+            calibration,
+            within_excess,
+            within_floor,
+            used,
+        },
+        test,
+        tost,
+    }
 }
 
 /// Var(effect) = unit variance × this: 1/k_A + 1/k_B, or 1/K for pairs.
@@ -602,7 +645,7 @@ fn q_values(tested: &[Tested<'_>], settings: &Settings) -> Vec<Option<f64>> {
 /// What a row's verdict rests on at the look that settles it.
 struct Decision {
     verdict: Verdict,
-    note: Option<String>,
+    note: Option<RowNote>,
     q_value: Option<f64>,
     /// The level its q was held to, for the MDE.
     level: f64,
@@ -669,7 +712,7 @@ fn verdict(
 
 /// The verdict of a row that is neither marked nor equivalent: not judged, noisy or
 /// inconclusive, with the note that says why or what it could detect.
-fn undecided(t: &Tested<'_>, settings: &Settings) -> (Verdict, Option<String>) {
+fn undecided(t: &Tested<'_>, settings: &Settings) -> (Verdict, Option<RowNote>) {
     let units = &t.prepared.units;
     if t.test.is_none() {
         let note = match t.variance.calibration {
@@ -678,16 +721,16 @@ fn undecided(t: &Tested<'_>, settings: &Settings) -> (Verdict, Option<String>) {
                 .used
                 .is_some_and(|v| only_rounding(v.variance, units)) =>
             {
-                "no spread at all: every iteration of every run alike".to_string()
+                RowNote::NoSpread
             }
-            Some(c) if c.guard_factor > CALIBRATION_REFUSED => format!(
-                "{}; calibration {} refused: today's spread is {:.0}× it",
-                // "one run per side", without the "no calibration" that follows it.
-                not_judged_note(units).split(',').next().unwrap_or_default(),
-                c.id,
-                c.guard_factor
-            ),
-            _ => not_judged_note(units),
+            Some(c) if c.guard_factor > CALIBRATION_REFUSED => RowNote::CalibrationRefused {
+                unit: lone_unit(units),
+                calibration: c.id,
+                factor: c.guard_factor,
+            },
+            _ => RowNote::OneUnit {
+                unit: lone_unit(units),
+            },
         };
         return (Verdict::NotJudged, Some(note));
     }
@@ -708,10 +751,11 @@ fn undecided(t: &Tested<'_>, settings: &Settings) -> (Verdict, Option<String>) {
         return match spread {
             Some(pct) if pct > settings.noise_cap_pct => (
                 Verdict::Noisy,
-                Some(format!(
-                    "pair differences vary by {pct:.1}%, over the noise cap of {}%",
-                    settings.noise_cap_pct
-                )),
+                Some(RowNote::OverNoiseCap {
+                    design: Design::Pairs,
+                    spread_pct: pct,
+                    cap_pct: settings.noise_cap_pct,
+                }),
             ),
             _ => (Verdict::Inconclusive, None),
         };
@@ -738,47 +782,24 @@ fn undecided(t: &Tested<'_>, settings: &Settings) -> (Verdict, Option<String>) {
     if noisiest > settings.noise_cap_pct {
         return (
             Verdict::Noisy,
-            Some(format!(
-                "{} vary by {noisiest:.1}%, over the noise cap of {}%",
-                units.design.noun(),
-                settings.noise_cap_pct
-            )),
+            Some(RowNote::OverNoiseCap {
+                design: units.design,
+                spread_pct: noisiest,
+                cap_pct: settings.noise_cap_pct,
+            }),
         );
     }
     (Verdict::Inconclusive, None)
 }
 
-/// Above this guard factor a calibration does not describe today's machine at all (a stale
-/// calibration of the A/A tests, τ half the true one, gives about 3): rows that rest on it alone
-/// are not judged rather than judged on a variance scaled up by a guess.
-const CALIBRATION_REFUSED: f64 = 10.0;
-
-/// Below this median ratio of today's variance to the calibrated one, the footer says that the
-/// calibration looks much noisier than today (4×: well beyond what chance gives at a few df).
-const CALIBRATION_TOO_WIDE: f64 = 0.25;
-
-/// What `?` means, in the footer's legend: each row's note says which.
-const NOT_JUDGED: &str = "no usable variance estimate: one unit per side, a refused calibration \
-                          or no spread at all";
-
-/// Why a row is `?`, short: the footer says how to make such rows judgeable.
-fn not_judged_note(units: &RowUnits) -> String {
+/// The one unit each side of a row that is not judged has.
+fn lone_unit(units: &RowUnits) -> LoneUnit {
     match units.design {
-        Design::Runs => "one run per side, no calibration",
-        Design::Boots => "one boot per side, no calibration across boots",
-        Design::Pairs if units.within_runs => "one run holding both cases, no calibration",
-        Design::Pairs => "one A/B round, no calibration",
-        Design::Values => "one value per side",
-    }
-    .to_string()
-}
-
-/// " per side" where each side needs that many units of its own; a pair is one unit of both.
-fn per_side(units: &RowUnits) -> &'static str {
-    if units.design == Design::Pairs {
-        ""
-    } else {
-        " per side"
+        Design::Runs => LoneUnit::Run,
+        Design::Boots => LoneUnit::Boot,
+        Design::Pairs if units.within_runs => LoneUnit::RunHoldingBothCases,
+        Design::Pairs => LoneUnit::AbRound,
+        Design::Values => LoneUnit::Value,
     }
 }
 
@@ -814,79 +835,20 @@ fn build_row(t: &Tested<'_>, d: Decision, settings: &Settings) -> Row {
             t: tt.t,
         },
     };
-    let mde_alpha = d.level / d.judged_rows.max(1) as f64;
-    let (mde_pct, units_needed) = match (t.test, t.variance.used) {
-        (Some(tt), Some(v)) if tt.std_err > 0.0 => {
-            let mde = mde_t(tt.std_err, tt.df, mde_alpha, MDE_POWER)
-                .ok()
-                .map(|m| match scale {
-                    Scale::Log => m.pct_increase,
-                    Scale::Raw if t.base_mean != 0.0 => m.log_effect / t.base_mean.abs() * 100.0,
-                    Scale::Raw => f64::NAN,
-                })
-                .filter(|m| m.is_finite());
-            let delta = match scale {
-                Scale::Log => settings.min_effect.ln_1p(),
-                Scale::Raw => settings.min_effect * t.base_mean.abs(),
-            };
-            let extra_df = t.variance.calibration.map_or(0.0, |c| c.df);
-            let needed = if delta > 0.0 {
-                let required = match units.design {
-                    Design::Pairs => required_pairs_t,
-                    _ => required_runs_two_sample,
-                };
-                required(
-                    v.variance,
-                    extra_df,
-                    delta,
-                    mde_alpha,
-                    MDE_POWER,
-                    MAX_RUNS_NEEDED,
-                )
-                .ok()
-                .flatten()
-            } else {
-                None
-            };
-            (mde, needed)
-        }
-        _ => (None, None),
-    };
+    let (mde_pct, units_needed) = detectable(t, &d, settings);
     let note = match (d.verdict, d.note) {
         (_, Some(note)) => Some(note),
-        (Verdict::Inconclusive, None) => Some(match (mde_pct, units_needed) {
-            (Some(m), Some(k)) => format!(
-                "MDE {}; {k} {}{} to see ±{}%",
-                mde_text(m),
-                units.noun(),
-                per_side(units),
-                settings.min_effect * 100.0
-            ),
-            (Some(m), None) => format!(
-                "MDE {}; more than {MAX_RUNS_NEEDED} {}{} to see ±{}%",
-                mde_text(m),
-                units.noun(),
-                per_side(units),
-                settings.min_effect * 100.0
-            ),
-            _ => "no detectable effect could be computed".to_string(),
+        (Verdict::Inconclusive, None) => Some(RowNote::Inconclusive {
+            mde_pct,
+            units_needed,
+            counted: units.counted(),
+            // A pair is one unit of both sides.
+            per_side: units.design != Design::Pairs,
+            min_effect_pct: settings.min_effect * 100.0,
         }),
         (_, None) => None,
     };
-    let interval_used = match d.verdict {
-        Verdict::Equivalent => equivalence_ci.map(|ci| UsedInterval {
-            low: ci.low,
-            high: ci.high,
-            level: ci.level,
-            kind: "equivalence",
-        }),
-        _ => ratio_ci.map(|ci| UsedInterval {
-            low: ci.low,
-            high: ci.high,
-            level: ci.level,
-            kind: "test",
-        }),
-    };
+    let interval_used = interval_used(d.verdict, ratio_ci, equivalence_ci);
     let base_side = side_figures(&units.base, &units.base_runs, scale);
     let candidate_side = side_figures(&units.candidate, &units.candidate_runs, scale);
     let styles = style_figures(
@@ -929,6 +891,73 @@ fn build_row(t: &Tested<'_>, d: Decision, settings: &Settings) -> Row {
         verdict: d.verdict,
         note,
         styles,
+    }
+}
+
+/// The smallest change the row could detect with 80 % power at the level its q was held to,
+/// over the rows judged with it, and the units it would need to see δ.
+fn detectable(t: &Tested<'_>, d: &Decision, settings: &Settings) -> (Option<f64>, Option<usize>) {
+    let units = &t.prepared.units;
+    let scale = units.scale;
+    let mde_alpha = d.level / d.judged_rows.max(1) as f64;
+    match (t.test, t.variance.used) {
+        (Some(tt), Some(v)) if tt.std_err > 0.0 => {
+            let mde = mde_t(tt.std_err, tt.df, mde_alpha, MDE_POWER)
+                .ok()
+                .map(|m| match scale {
+                    Scale::Log => m.pct_increase,
+                    Scale::Raw if t.base_mean != 0.0 => m.log_effect / t.base_mean.abs() * 100.0,
+                    Scale::Raw => f64::NAN,
+                })
+                .filter(|m| m.is_finite());
+            let delta = match scale {
+                Scale::Log => settings.min_effect.ln_1p(),
+                Scale::Raw => settings.min_effect * t.base_mean.abs(),
+            };
+            let extra_df = t.variance.calibration.map_or(0.0, |c| c.df);
+            let needed = if delta > 0.0 {
+                let required = match units.design {
+                    Design::Pairs => required_pairs_t,
+                    _ => required_runs_two_sample,
+                };
+                required(
+                    v.variance,
+                    extra_df,
+                    delta,
+                    mde_alpha,
+                    MDE_POWER,
+                    MAX_RUNS_NEEDED,
+                )
+                .ok()
+                .flatten()
+            } else {
+                None
+            };
+            (mde, needed)
+        }
+        _ => (None, None),
+    }
+}
+
+/// The interval a verdict rests on: TOST's for `≈`, the test's otherwise.
+fn interval_used(
+    verdict: Verdict,
+    ratio_ci: Option<ConfidenceInterval>,
+    equivalence_ci: Option<ConfidenceInterval>,
+) -> Option<UsedInterval> {
+    match verdict {
+        Verdict::Equivalent => equivalence_ci.map(|ci| UsedInterval {
+            low: ci.low,
+            high: ci.high,
+            level: ci.level,
+            kind: IntervalKind::Equivalence,
+        }),
+        _ => ratio_ci.map(|ci| UsedInterval {
+            low: ci.low,
+            high: ci.high,
+            level: ci.level,
+            kind: IntervalKind::Test,
+        }),
     }
 }
 
@@ -1098,377 +1127,4 @@ fn calibration_summaries(calibrations: &CalibrationSet, rows: &[Row]) -> Vec<Cal
         }
     }
     out
-}
-
-fn footer<'a>(
-    rows: &[Row],
-    settings: &Settings,
-    guard: &Guard,
-    calibrations: &[CalibrationSummary],
-    sequential: Option<SequentialPlan>,
-    sides: impl Iterator<Item = &'a Side>,
-) -> Footer {
-    let comparisons = rows.iter().filter(|r| r.p_value.is_some()).count();
-    let marked = rows.iter().filter(|r| r.verdict.is_marked()).count();
-    let not_judged = rows
-        .iter()
-        .filter(|r| r.verdict == Verdict::NotJudged)
-        .count();
-    let q = settings.fdr;
-    let delta = settings.min_effect * 100.0;
-    let adjustment = settings.adjustment.describe();
-    let mut designs: Vec<(Design, bool, bool)> = rows
-        .iter()
-        .map(|r| (r.design, r.pairs_within_runs, r.pairs_by_boot))
-        .collect();
-    designs.dedup();
-    designs.sort_by_key(|(d, within, by_boot)| (d.noun(), *within, *by_boot));
-    designs.dedup();
-    // Rows whose values reach zero or below are on the raw scale: say so where they are judged.
-    let judged = || rows.iter().filter(|r| r.p_value.is_some());
-    let on = match (
-        judged().any(|r| r.scale == Scale::Log),
-        judged().any(|r| r.scale == Scale::Raw),
-    ) {
-        (true, true) => "ln x (on x where a value is zero or below)",
-        (false, true) => "x (a value is zero or below, so no ln)",
-        _ => "ln x",
-    };
-    let mean_of = if rows.iter().all(|r| r.scale == Scale::Raw) {
-        "x"
-    } else {
-        "ln x"
-    };
-    let sides: Vec<&Side> = sides.collect();
-    // Imported runs record no boot: they cannot be told apart by boot, nor said to share one.
-    let boots = if sides
-        .iter()
-        .flat_map(|s| &s.runs)
-        .any(|r| r.boot_id.is_empty())
-    {
-        "imported runs, whose boots are not recorded"
-    } else {
-        "all runs on one boot"
-    };
-    let runs_text = format!("runs (each run's mean of {mean_of} over its iterations; {boots})");
-    let units_text = designs
-        .iter()
-        .map(|d| match d {
-            (Design::Pairs, true, false) => {
-                "pairs of cases within each run (the difference of each run's summaries)"
-            }
-            (Design::Pairs, true, true) => {
-                "pairs of cases within each run, per boot (the mean over each boot's runs of the \
-                 difference of each run's summaries; the runs span several boots)"
-            }
-            (d, _, _) => match d {
-                Design::Runs => runs_text.as_str(),
-                Design::Boots => "boots (the mean of each boot's run summaries)",
-                Design::Pairs => {
-                    "A/B pairs of interleaved runs (the difference of each round's run summaries)"
-                }
-                Design::Values => "the values as given",
-            },
-        })
-        .collect::<Vec<_>>()
-        .join("; ");
-    let test = if comparisons == 0 {
-        "none possible".to_string()
-    } else {
-        format!(
-            "Student's t on {on} with the df of the variance estimate ({} CI)",
-            level_text(settings.confidence)
-        )
-    };
-    // Where no row could be judged, only `?` can stand in the table, so only it is explained.
-    let marks = if comparisons == 0 {
-        format!("marks: ? not judged ({NOT_JUDGED})")
-    } else {
-        format!(
-            "marks: ** q <= {q} ({adjustment} over {comparisons} judged rows) and |change| >= {delta}%; \
-             ≈ within ±{delta}% (TOST, α = {EQUIVALENCE_ALPHA}); ~ inconclusive (MDE: smallest change \
-             detectable at 80% power); ? not judged ({NOT_JUDGED}); ?? units vary more than {}%{}",
-            settings.noise_cap_pct,
-            if designs.iter().any(|(d, _, _)| *d == Design::Pairs) {
-                " (pairs: their differences)"
-            } else {
-                ""
-            }
-        )
-    };
-    let tally = if comparisons == 0 {
-        format!("no row judged; {not_judged} not judged")
-    } else {
-        format!("{marked} of {comparisons} judged rows marked; {not_judged} not judged")
-    };
-    let mut text = vec![
-        format!("units: {units_text}; test: {test}"),
-        marks,
-        tally.clone(),
-    ];
-    if let Some(plan) = sequential {
-        text.push(format!(
-            "sequential (schedlab ab --until-decided): one look per round over at most {} rounds, \
-             {} alpha spending for the marks (BH within each look) and for ≈ alike; a row keeps \
-             the verdict of the first look that decided it",
-            plan.max_rounds,
-            match plan.spending {
-                schedlab_stats::sequential::Spending::OBrienFleming => "O'Brien–Fleming-type",
-                schedlab_stats::sequential::Spending::Pocock => "Pocock-type",
-            }
-        ));
-    }
-    let calibrated_rows = rows
-        .iter()
-        .filter(|r| r.p_value.is_some() && r.variance.calibration.is_some())
-        .count();
-    let bound = (comparisons > 0).then(|| {
-        let mut bound = format!("if nothing changed, P(any false mark) <= {q} ({adjustment})");
-        if calibrated_rows > 0 {
-            let names: Vec<String> = calibrations
-                .iter()
-                .map(|c| {
-                    format!(
-                        "calibration {} ({}, {} on {})",
-                        c.id,
-                        format_time_ns(c.created_at_ns),
-                        words::counted(c.runs, "run"),
-                        words::counted(c.boots, "boot"),
-                    )
-                })
-                .collect();
-            bound.push_str(&format!(
-                ", assuming {} still describe{} this machine",
-                names.join(" and "),
-                if names.len() == 1 { "s" } else { "" }
-            ));
-        }
-        bound
-    });
-    if let Some(b) = &bound {
-        text.push(b.clone());
-        text.extend(made_in_blocks(&sides, rows));
-    }
-    match guard.method {
-        "variance-ratio" | "z-scale" => text.push(format!(
-            "stale-calibration guard: today's spread is {:.2}× the calibrated one ({} over {} rows); calibrated variances {}",
-            guard.measured,
-            if guard.method == "variance-ratio" {
-                "median variance ratio"
-            } else {
-                "robust scale of the rows' z-scores"
-            },
-            guard.rows,
-            if guard.factor > 1.0 {
-                format!("widened ×{:.2}", guard.factor)
-            } else if guard.measured < 1.0 {
-                "used as they are (the guard never narrows them)".to_string()
-            } else {
-                "used as they are".to_string()
-            }
-        )),
-        "too-few-rows" => text.push(format!(
-            "stale-calibration guard not applied: with one unit per side it needs at least {} calibrated rows with a variance above 0 (this report has {})",
-            crate::settings::GUARD_MIN_ROWS,
-            guard.rows
-        )),
-        _ => {}
-    }
-    if guard.factor > CALIBRATION_REFUSED {
-        text.push(format!(
-            "today's spread is more than {CALIBRATION_REFUSED:.0}× the calibrated one: the calibration does not describe \
-             this machine now, so rows resting on it alone are not judged (?); give each side two or more runs, or \
-             calibrate again"
-        ));
-    }
-    let calibrated_within_run_pairs = rows
-        .iter()
-        .any(|r| r.pairs_within_runs && r.variance.calibration.is_some());
-    if calibrated_within_run_pairs {
-        text.push(
-            "pairs of cases within runs with a calibration: it holds each case's own run-to-run variance, \
-             drift that pairing cancels, so those rows use the two cases' variances added (more than a \
-             pair's when a run moves both cases alike: fewer marks, never more)"
-                .to_string(),
-        );
-    }
-    // Within-run pairs vary less than the calibration's runs by design: not a sign of a
-    // disturbed calibration.
-    if let Some(ratio) = guard
-        .today_over_calibrated
-        .filter(|r| *r < CALIBRATION_TOO_WIDE && !calibrated_within_run_pairs)
-    {
-        text.push(format!(
-            "today's runs vary {:.1}× less than the calibration says: if the machine was disturbed while it was \
-             calibrated, its verdicts here are needlessly weak — run `schedlab calibrate` again on a quiet machine \
-             under a new --label, or compare with `--calibration none`",
-            1.0 / ratio
-        ));
-    }
-    let without_variance = rows
-        .iter()
-        .filter(|r| r.verdict == Verdict::NotJudged && r.variance.used.is_none())
-        .count();
-    if without_variance > 0 {
-        text.push(
-            "? rows have one unit per side and no calibration: `schedlab calibrate` the cases on this machine \
-             (on several boots for kernels), give each side more runs or boots under one label, or interleave \
-             A and B with `schedlab ab` (settings) or `schedlab campaign` (kernels)"
-                .to_string(),
-        );
-    }
-    text.extend(measured_differently(&sides));
-    // The sides of `--across` share their runs, and so the runs they leave out: one line each.
-    let mut left_out: Vec<(String, Vec<&str>)> = Vec::new();
-    for side in &sides {
-        if side.origin == Origin::Runs && !side.excluded.is_empty() {
-            let runs: Vec<String> = side
-                .excluded
-                .iter()
-                .map(|r| {
-                    format!(
-                        "run {} ({})",
-                        r.id.map_or("?".into(), |i| i.to_string()),
-                        r.status.as_str()
-                    )
-                })
-                .collect();
-            let runs = runs.join(", ");
-            match left_out.iter_mut().find(|(r, _)| *r == runs) {
-                Some((_, names)) => names.push(&side.name),
-                None => left_out.push((runs, vec![&side.name])),
-            }
-        }
-    }
-    for (runs, names) in left_out {
-        let whose = if names.len() > 1 && names.len() == sides.len() {
-            "every side".to_string()
-        } else {
-            names.join(", ")
-        };
-        text.push(format!(
-            "left out of {whose}: {runs} (--include-incomplete uses them)"
-        ));
-    }
-    Footer {
-        test,
-        comparisons,
-        marked,
-        not_judged,
-        tally,
-        false_marks_if_nothing_changed: bound,
-        text,
-    }
-}
-
-/// A note for each candidate whose rows take runs as units while its runs and the baseline's
-/// were made in two blocks of time, one side's all before the other's: the bound on false marks
-/// holds for runs that are exchangeable in time, and whatever drifted between the blocks (other
-/// load, temperature, a daemon waking up) reads as a change. Interleaved runs carry such drift
-/// into both sides alike. Imported runs and runs whose start is not known say nothing either way.
-fn made_in_blocks(sides: &[&Side], rows: &[Row]) -> Vec<String> {
-    let Some((base, candidates)) = sides.split_first() else {
-        return Vec::new();
-    };
-    let span = |side: &Side| {
-        let starts: Vec<i64> = side
-            .runs
-            .iter()
-            .filter(|r| !r.imported && r.started_at_ns > 0)
-            .map(|r| r.started_at_ns)
-            .collect();
-        (starts.len() >= 2 && starts.len() == side.runs.len())
-            .then(|| (*starts.iter().min().unwrap(), *starts.iter().max().unwrap()))
-    };
-    let Some(base_span) = span(base) else {
-        return Vec::new();
-    };
-    let mut notes = Vec::new();
-    for candidate in candidates {
-        let judged_on_runs = rows.iter().any(|r| {
-            r.candidate == candidate.name && r.design == Design::Runs && r.p_value.is_some()
-        });
-        let Some(candidate_span) = span(candidate).filter(|_| judged_on_runs) else {
-            continue;
-        };
-        let (first, second) = if base_span.1 < candidate_span.0 {
-            ((*base, base_span), (*candidate, candidate_span))
-        } else if candidate_span.1 < base_span.0 {
-            ((*candidate, candidate_span), (*base, base_span))
-        } else {
-            continue;
-        };
-        notes.push(format!(
-            "the runs of {} ({} to {}) all came before those of {} ({} to {}), on one boot: what drifted \
-             between the two blocks (other load, temperature, a daemon) reads as a change, and the bound \
-             above assumes runs that could have come in any order — alternate the labels run by run, or \
-             use `schedlab ab`",
-            first.0.name,
-            format_time_ns(first.1 .0),
-            format_time_ns(first.1 .1),
-            second.0.name,
-            format_time_ns(second.1 .0),
-            format_time_ns(second.1 .1),
-        ));
-    }
-    notes
-}
-
-/// Notes for runs that were not measured alike: by more than one schedlab build or tool (a change
-/// in the measuring code moves results as a kernel's would), or on machines whose hardware or
-/// tuning differ. The rows stand as computed; the notes say what else differs between the sides.
-fn measured_differently(sides: &[&Side]) -> Vec<String> {
-    let mut notes = Vec::new();
-    let runs = || sides.iter().flat_map(|s| s.runs.iter());
-    let mut builds: Vec<&str> = runs().filter_map(|r| r.measured_by.as_deref()).collect();
-    builds.sort_unstable();
-    builds.dedup();
-    if builds.len() > 1 {
-        let per_side: Vec<String> = sides
-            .iter()
-            .map(|side| {
-                let mut by: Vec<&str> = Vec::new();
-                for run in &side.runs {
-                    let b = run.measured_by.as_deref().unwrap_or("not recorded");
-                    if !by.contains(&b) {
-                        by.push(b);
-                    }
-                }
-                format!("{}: {}", side.name, by.join(", "))
-            })
-            .collect();
-        notes.push(format!(
-            "measured by more than one build or tool ({}): a change in the measuring code moves results \
-             as a kernel's would (docs/fidelity.md), so compare runs of one build where that matters",
-            per_side.join("; ")
-        ));
-    }
-    // An imported run's machine fields are empty where nobody knew them: not a difference.
-    let mut keys = runs()
-        .filter(|r| !r.imported)
-        .filter_map(|r| r.machine.as_ref());
-    if let Some(first) = keys.next() {
-        let mut fields: Vec<&'static str> = Vec::new();
-        for key in keys {
-            for field in first.differences(key) {
-                if !fields.contains(&field) {
-                    fields.push(field);
-                }
-            }
-        }
-        if !fields.is_empty() {
-            notes.push(format!(
-                "the runs were measured on machines that differ in {}: a difference between the sides \
-                 may be the machine's, not the kernel's",
-                fields.join(", ")
-            ));
-        }
-    }
-    notes
-}
-
-/// RFC 3339 UTC to the second.
-pub fn format_time_ns(ns: i64) -> String {
-    let time = std::time::UNIX_EPOCH + std::time::Duration::from_nanos(ns.max(0) as u64);
-    humantime::format_rfc3339_seconds(time).to_string()
 }

@@ -10,6 +10,7 @@ use crate::model::{
     BenchstatFigures, Geomean, MinistatFigures, MmtestsLine, NoSpread, Row, SideFigures,
     StyleFigures, Verdict,
 };
+use crate::notes::MinistatNoTest;
 use crate::units::{RowUnits, RunSummary, Scale, Unit};
 
 /// benchstat's defaults: its α for `~`, the level of its median interval, and the fewest
@@ -183,18 +184,18 @@ fn ministat(base: &[f64], candidate: &[f64], confidence: f64, units: &RowUnits) 
             difference: Some(d),
             no_test: None,
         },
-        Err(e) if base.len() < 2 || candidate.len() < 2 => MinistatFigures {
+        Err(error) if base.len() < 2 || candidate.len() < 2 => MinistatFigures {
             difference: None,
-            no_test: Some(format!(
-                "ministat's t needs at least 2 {} per side ({} vs {}): {e}",
-                units.design.noun(),
-                base.len(),
-                candidate.len()
-            )),
+            no_test: Some(MinistatNoTest::TooFewUnits {
+                design: units.design,
+                base: base.len(),
+                candidate: candidate.len(),
+                error,
+            }),
         },
-        Err(e) => MinistatFigures {
+        Err(error) => MinistatFigures {
             difference: None,
-            no_test: Some(format!("ministat's t cannot be computed: {e}")),
+            no_test: Some(MinistatNoTest::Failed { error }),
         },
     }
 }

@@ -15,6 +15,7 @@ use schedlab_stats::summary::t_scaled_mad;
 
 use crate::calibration::VarianceEstimate;
 use crate::model::Guard;
+use crate::notes::GuardMethod;
 use crate::settings::GUARD_MIN_ROWS;
 
 /// A row that uses a calibration, as the guard sees it.
@@ -30,7 +31,7 @@ pub struct GuardInput {
 
 pub fn guard(inputs: &[GuardInput]) -> Guard {
     if inputs.is_empty() {
-        return measured_guard(1.0, "unused", 0, None);
+        return measured_guard(1.0, GuardMethod::Unused, 0, None);
     }
     let mut ratios: Vec<f64> = inputs
         .iter()
@@ -48,14 +49,19 @@ pub fn guard(inputs: &[GuardInput]) -> Guard {
     if !ratios.is_empty() {
         ratios.sort_by(f64::total_cmp);
         let factor = median_sorted(&ratios);
-        return measured_guard(factor, "variance-ratio", ratios.len(), Some(factor));
+        return measured_guard(
+            factor,
+            GuardMethod::VarianceRatio,
+            ratios.len(),
+            Some(factor),
+        );
     }
     let usable: Vec<&GuardInput> = inputs
         .iter()
         .filter(|g| g.calibrated.variance > 0.0 && g.calibrated.df > 0.0)
         .collect();
     if usable.len() < GUARD_MIN_ROWS {
-        return measured_guard(1.0, "too-few-rows", usable.len(), None);
+        return measured_guard(1.0, GuardMethod::TooFewRows, usable.len(), None);
     }
     let z: Vec<f64> = usable
         .iter()
@@ -65,13 +71,13 @@ pub fn guard(inputs: &[GuardInput]) -> Guard {
     dfs.sort_by(f64::total_cmp);
     let scale = t_scaled_mad(&z, median_sorted(&dfs)).unwrap_or(1.0);
     let factor = scale * scale;
-    measured_guard(factor, "z-scale", usable.len(), None)
+    measured_guard(factor, GuardMethod::ZScale, usable.len(), None)
 }
 
 /// The guard of a measured `factor`: at least 1, and 1 where it could not be measured.
 fn measured_guard(
     factor: f64,
-    method: &'static str,
+    method: GuardMethod,
     rows: usize,
     today_over_calibrated: Option<f64>,
 ) -> Guard {
@@ -149,7 +155,7 @@ mod tests {
     #[test]
     fn no_calibrated_rows_leave_the_guard_unused() {
         let g = guard(&[]);
-        assert_eq!((g.factor, g.method, g.rows), (1.0, "unused", 0));
+        assert_eq!((g.factor, g.method, g.rows), (1.0, GuardMethod::Unused, 0));
     }
 
     #[test]
@@ -161,7 +167,7 @@ mod tests {
             .map(|s| row_with_today(s * F_MEDIAN_2_4))
             .collect();
         let g = guard(&rows);
-        assert_eq!(g.method, "variance-ratio");
+        assert_eq!(g.method, GuardMethod::VarianceRatio);
         assert_eq!(g.rows, 5);
         close(g.factor, 1.0);
     }
@@ -185,13 +191,13 @@ mod tests {
     fn the_factor_never_narrows_a_calibration() {
         let rows: Vec<GuardInput> = (0..9).map(|_| row_with_today(0.2)).collect();
         let g = guard(&rows);
-        assert_eq!(g.method, "variance-ratio");
+        assert_eq!(g.method, GuardMethod::VarianceRatio);
         assert_eq!(g.factor, 1.0);
         let quiet: Vec<GuardInput> = (0..9)
             .map(|i| row_with_z(0.01 * (i as f64 - 4.0)))
             .collect();
         let g = guard(&quiet);
-        assert_eq!(g.method, "z-scale");
+        assert_eq!(g.method, GuardMethod::ZScale);
         assert_eq!(g.factor, 1.0);
     }
 
@@ -207,7 +213,7 @@ mod tests {
     fn one_unit_per_side_uses_the_robust_scale_of_the_z_scores() {
         // MAD 2 × t's own (at the calibration's 2 df): today is twice as spread, variance 4×.
         let g = guard(&spread_z(2.0 * T75_DF2));
-        assert_eq!((g.method, g.rows), ("z-scale", 8));
+        assert_eq!((g.method, g.rows), (GuardMethod::ZScale, 8));
         close(g.factor, 4.0);
         close(guard(&spread_z(T75_DF2)).factor, 1.0);
     }
@@ -218,12 +224,18 @@ mod tests {
         let mut rows = spread_z(3.0 * T75_DF2);
         rows.pop();
         let g = guard(&rows);
-        assert_eq!((g.factor, g.method, g.rows), (1.0, "too-few-rows", 7));
+        assert_eq!(
+            (g.factor, g.method, g.rows),
+            (1.0, GuardMethod::TooFewRows, 7)
+        );
         // A row whose calibration has no variance cannot be scaled and does not count.
         let mut rows = spread_z(3.0 * T75_DF2);
         rows[0].calibrated.variance = 0.0;
         let g = guard(&rows);
-        assert_eq!((g.factor, g.method, g.rows), (1.0, "too-few-rows", 7));
+        assert_eq!(
+            (g.factor, g.method, g.rows),
+            (1.0, GuardMethod::TooFewRows, 7)
+        );
     }
 
     #[test]
@@ -231,7 +243,7 @@ mod tests {
         let mut rows = spread_z(3.0 * T75_DF2);
         rows.push(row_with_today(2.0 * F_MEDIAN_2_4));
         let g = guard(&rows);
-        assert_eq!((g.method, g.rows), ("variance-ratio", 1));
+        assert_eq!((g.method, g.rows), (GuardMethod::VarianceRatio, 1));
         close(g.factor, 2.0);
     }
 }

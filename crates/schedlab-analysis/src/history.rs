@@ -33,7 +33,7 @@ use schedlab_core::metric::Better;
 use schedlab_core::record::{RunRecord, RunStatus};
 use schedlab_stats::edivisive::{e_divisive, EDivisiveSettings};
 
-use crate::calibration::{CalibrationSet, MachineKey, UnitKind};
+use crate::calibration::{Calibration, CalibrationSet, MachineKey, UnitKind};
 use crate::series::{MetricFilter, RunInput, Side};
 use crate::units::{summarise_run, Scale};
 
@@ -106,7 +106,15 @@ pub struct History {
     pub machine: Option<MachineKey>,
 }
 
-/// Why a history cannot be built.
+/// Which way a change went, by the metric's direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChangeVerdict {
+    Regression,
+    Improvement,
+}
+
+/// Why a history cannot be built (`schedlab-report` words it).
 #[derive(Debug, Clone, PartialEq)]
 pub enum HistoryError {
     /// No run measured the case.
@@ -126,38 +134,6 @@ pub enum HistoryError {
         metric: String,
         run_id: Option<i64>,
     },
-}
-
-impl std::fmt::Display for HistoryError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            HistoryError::NoRuns { case } => write!(f, "no complete run measured case {case}"),
-            HistoryError::NoMetric {
-                case,
-                metric,
-                available,
-            } => write!(
-                f,
-                "case {case} has no metric {metric}; it has {}",
-                available.join(", ")
-            ),
-            HistoryError::NotFinite {
-                case,
-                metric,
-                run_id,
-            } => write!(
-                f,
-                "case {case}, metric {metric}: run {} stored a value that is not a finite number",
-                run_id.map_or_else(|| "?".to_string(), |id| id.to_string())
-            ),
-            HistoryError::ManyHosts(hosts) => write!(
-                f,
-                "the runs of this case come from {} hosts ({}); a history is one machine's: pass --host",
-                hosts.len(),
-                hosts.join(", ")
-            ),
-        }
-    }
 }
 
 /// The history of `metric` (default: the case's first primary metric) in `case` over `runs`.
@@ -382,8 +358,8 @@ pub struct Change {
     /// The change's size in noise widths; `None` when the noise is unknown or 0.
     pub noise_widths: Option<f64>,
     pub p_value: f64,
-    /// `regression` or `improvement`, by the metric's direction.
-    pub verdict: &'static str,
+    /// By the metric's direction.
+    pub verdict: ChangeVerdict,
     /// The builds that measured the run before the change and the first run after it, when
     /// they differ: the step may be schedlab's own (or the imported tool's).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -607,20 +583,7 @@ pub fn changes(
     settings: &ChangeSettings,
 ) -> Result<Changes, schedlab_stats::StatsError> {
     let ys: Vec<f64> = history.points.iter().map(|p| p.y).collect();
-    let calibrated = history.machine.as_ref().and_then(|machine| {
-        let iterations = most_common(history.points.iter().map(|p| p.iterations))?;
-        let (cal, m) = calibrations.find(
-            machine,
-            &history.case,
-            &history.metric,
-            history.scale,
-            iterations,
-        )?;
-        let v = m
-            .unit_variance(UnitKind::BootMean { runs: 1.0 })
-            .or_else(|| m.unit_variance(UnitKind::RunWithinBoot))?;
-        Some((cal, v.variance.sqrt()))
-    });
+    let calibrated = calibrated_sd(history, calibrations);
     let within = within_sd(&history.points);
     let detection = detect(
         &ys,
@@ -629,32 +592,7 @@ pub fn changes(
         within,
         settings,
     )?;
-    let reference = median(&ys);
-    let to_pct = |sd: f64| pct(history.scale, sd, reference);
-    // The floor is named only where it set the noise; on a tie the estimate it matched is.
-    let floor_set = within.is_some_and(|w| {
-        detection.series_sd.is_none_or(|s| w > s) && calibrated.is_none_or(|(_, c_sd)| w > c_sd)
-    });
-    let noise = detection.sd.map(|sd| Noise {
-        sd,
-        pct: to_pct(sd),
-        calibrated_sd: calibrated.map(|(_, sd)| sd),
-        calibrated_pct: calibrated.and_then(|(_, sd)| to_pct(sd)),
-        series_sd: detection.series_sd,
-        series_pct: detection.series_sd.and_then(to_pct),
-        source: match (floor_set, calibrated) {
-            (true, _) => NoiseSource::Iterations,
-            (false, Some((cal, c_sd))) if detection.series_sd.is_none_or(|s| c_sd >= s) => {
-                NoiseSource::Calibration {
-                    id: cal.id,
-                    label: cal.label.clone(),
-                }
-            }
-            _ => NoiseSource::Series,
-        },
-        threshold: detection.threshold,
-        threshold_pct: to_pct(detection.threshold),
-    });
+    let noise = noise(history, &ys, &detection, calibrated, within);
     let bounds: Vec<usize> = std::iter::once(0)
         .chain(detection.changes.iter().map(|c| c.0))
         .chain(std::iter::once(ys.len()))
@@ -686,7 +624,11 @@ pub fn changes(
                     .filter(|sd| *sd > 0.0)
                     .map(|sd| (after - before).abs() / sd),
                 p_value,
-                verdict: if worse { "regression" } else { "improvement" },
+                verdict: if worse {
+                    ChangeVerdict::Regression
+                } else {
+                    ChangeVerdict::Improvement
+                },
                 build_changed: BuildChange::between(&history.points[index - 1], p),
             }
         })
@@ -712,6 +654,64 @@ pub fn changes(
             })
             .collect(),
         settings: *settings,
+    })
+}
+
+/// The calibration of the history's machine, case, metric and usual iteration count, and the
+/// standard deviation of one run summary it gives.
+fn calibrated_sd<'a>(
+    history: &History,
+    calibrations: &'a CalibrationSet,
+) -> Option<(&'a Calibration, f64)> {
+    history.machine.as_ref().and_then(|machine| {
+        let iterations = most_common(history.points.iter().map(|p| p.iterations))?;
+        let (cal, m) = calibrations.find(
+            machine,
+            &history.case,
+            &history.metric,
+            history.scale,
+            iterations,
+        )?;
+        let v = m
+            .unit_variance(UnitKind::BootMean { runs: 1.0 })
+            .or_else(|| m.unit_variance(UnitKind::RunWithinBoot))?;
+        Some((cal, v.variance.sqrt()))
+    })
+}
+
+/// The noise the changes were judged against, and where it came from.
+fn noise(
+    history: &History,
+    ys: &[f64],
+    detection: &Detection,
+    calibrated: Option<(&Calibration, f64)>,
+    within: Option<f64>,
+) -> Option<Noise> {
+    let reference = median(ys);
+    let to_pct = |sd: f64| pct(history.scale, sd, reference);
+    // The floor is named only where it set the noise; on a tie the estimate it matched is.
+    let floor_set = within.is_some_and(|w| {
+        detection.series_sd.is_none_or(|s| w > s) && calibrated.is_none_or(|(_, c_sd)| w > c_sd)
+    });
+    detection.sd.map(|sd| Noise {
+        sd,
+        pct: to_pct(sd),
+        calibrated_sd: calibrated.map(|(_, sd)| sd),
+        calibrated_pct: calibrated.and_then(|(_, sd)| to_pct(sd)),
+        series_sd: detection.series_sd,
+        series_pct: detection.series_sd.and_then(to_pct),
+        source: match (floor_set, calibrated) {
+            (true, _) => NoiseSource::Iterations,
+            (false, Some((cal, c_sd))) if detection.series_sd.is_none_or(|s| c_sd >= s) => {
+                NoiseSource::Calibration {
+                    id: cal.id,
+                    label: cal.label.clone(),
+                }
+            }
+            _ => NoiseSource::Series,
+        },
+        threshold: detection.threshold,
+        threshold_pct: to_pct(detection.threshold),
     })
 }
 

@@ -116,7 +116,8 @@ pub fn curves(sides: &[&Side]) -> Vec<Curve> {
                         values: Vec::new(),
                         changes: Vec::new(),
                     });
-                    curves.last_mut().expect("just pushed")
+                    let last = curves.len() - 1;
+                    &mut curves[last]
                 }
             };
             if !curve.points.contains(&point) {

@@ -10,8 +10,8 @@ use hdrhistogram::Histogram;
 use serde::Serialize;
 
 use schedlab_core::latency::{
-    decode, percentile_rows, PerMille, ENCODING, REQUEST_ATTACHMENT, RPS_ATTACHMENT,
-    WAKEUP_ATTACHMENT,
+    decode, percentile_rows, PerMille, ENCODING, REQUEST_ATTACHMENT, REQUEST_TABLE, RPS_ATTACHMENT,
+    RPS_TABLE, WAKEUP_ATTACHMENT, WAKEUP_TABLE,
 };
 use schedlab_core::record::CaseRecord;
 use schedlab_core::workload::WorkloadSpec;
@@ -78,7 +78,7 @@ pub fn latency_tables(case: &CaseRecord, percentiles: Option<&[PerMille]>) -> Ve
     let kinds = [
         TableKind {
             attachment: WAKEUP_ATTACHMENT,
-            title: "Wakeup Latencies",
+            title: WAKEUP_TABLE,
             unit: "usec",
             scale: 1e-3,
             per_mille: wakeup_per_mille,
@@ -86,7 +86,7 @@ pub fn latency_tables(case: &CaseRecord, percentiles: Option<&[PerMille]>) -> Ve
         },
         TableKind {
             attachment: REQUEST_ATTACHMENT,
-            title: "Request Latencies",
+            title: REQUEST_TABLE,
             unit: "usec",
             scale: 1e-3,
             per_mille: LATENCY_PER_MILLE,
@@ -94,7 +94,7 @@ pub fn latency_tables(case: &CaseRecord, percentiles: Option<&[PerMille]>) -> Ve
         },
         TableKind {
             attachment: RPS_ATTACHMENT,
-            title: "RPS",
+            title: RPS_TABLE,
             unit: "requests",
             scale: 1.0,
             per_mille: RPS_PER_MILLE,

@@ -7,17 +7,22 @@ use schedlab_core::metric::Better;
 use schedlab_stats::ministat::{MinistatDifference, MinistatVitals};
 use schedlab_stats::ConfidenceInterval;
 
+use schedlab_core::record::RunStatus;
+
 use crate::across::Across;
 use crate::calibration::VarianceEstimate;
+use crate::grouping::Grouping;
 use crate::latency::Curve;
-use crate::scaling::Grouping;
+use crate::notes::{GuardMethod, MinistatNoTest, Note, RowNote, TestedOn, UnitsOf, Unmatched};
 use crate::series::{CaseLabel, Origin};
 use crate::settings::{SequentialPlan, Settings};
 use crate::units::{Design, Scale};
 
 /// Bumped when a field of the comparison JSON is renamed or removed.
 /// 2: the run is the unit (designs, variance sources, calibrations, `not judged`), style figures.
-pub const COMPARISON_SCHEMA_VERSION: u32 = 2;
+/// 3: notes as data: a row's `note`, `unmatched`, ministat's `no_test` and the `footer` are
+/// typed objects, not sentences.
+pub const COMPARISON_SCHEMA_VERSION: u32 = 3;
 
 /// What a row concluded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -43,17 +48,6 @@ impl Verdict {
             Verdict::Inconclusive => "~",
             Verdict::Noisy => "??",
             Verdict::NotJudged => "?",
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Regression => "regression",
-            Verdict::Improvement => "improvement",
-            Verdict::Equivalent => "equivalent",
-            Verdict::Inconclusive => "inconclusive",
-            Verdict::Noisy => "noisy",
-            Verdict::NotJudged => "not judged",
         }
     }
 
@@ -146,14 +140,23 @@ pub struct RowVariance {
     pub used: Option<VarianceEstimate>,
 }
 
+/// Which interval a verdict rests on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IntervalKind {
+    /// The test's confidence interval.
+    Test,
+    /// TOST's (1 − 2α) interval of a `≈` row.
+    Equivalence,
+}
+
 /// An interval a verdict rests on, as ratios (candidate ÷ base).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct UsedInterval {
     pub low: f64,
     pub high: f64,
     pub level: f64,
-    /// `test` for the test's interval, `equivalence` for TOST's (1 − 2α) interval of a `≈` row.
-    pub kind: &'static str,
+    pub kind: IntervalKind,
 }
 
 impl UsedInterval {
@@ -167,35 +170,6 @@ impl UsedInterval {
 /// percent is this.
 pub fn change_pct_of(ratio: f64) -> f64 {
     (ratio - 1.0) * 100.0
-}
-
-/// A confidence level as people write it: `95%`, `99.5%` (to a tenth; a sequential look's spent
-/// level 0.99161 is `99.2%`). A level that a tenth would round up to 100 gets the decimals it
-/// needs to stay below it (an early O'Brien–Fleming look spends 0.99998: `99.998%`).
-pub fn level_text(level: f64) -> String {
-    let tenths = (level * 1000.0).round() / 10.0;
-    if tenths.fract() == 0.0 && (tenths < 100.0 || level >= 1.0) {
-        return format!("{tenths:.0}%");
-    }
-    if tenths < 100.0 {
-        return format!("{tenths:.1}%");
-    }
-    let pct = level * 100.0;
-    (2..=12)
-        .map(|decimals| format!("{pct:.decimals$}%"))
-        .find(|text| !text.starts_with("100"))
-        .unwrap_or_else(|| format!("{pct}%"))
-}
-
-/// An MDE as the text prints it. With one degree of freedom it can run to 30 digits, which say
-/// no more than that nothing short of a huge change could be seen: above
-/// `MDE_SHOWN_UP_TO_PCT` the text says only that (the JSON keeps the number).
-pub fn mde_text(mde_pct: f64) -> String {
-    if mde_pct > crate::settings::MDE_SHOWN_UP_TO_PCT {
-        format!("above {}%", crate::settings::MDE_SHOWN_UP_TO_PCT)
-    } else {
-        format!("{mde_pct:.1}%")
-    }
 }
 
 /// One side of one row, described.
@@ -277,7 +251,7 @@ pub struct BenchstatFigures {
 pub struct MinistatFigures {
     pub difference: Option<MinistatDifference>,
     /// Why there is no difference block.
-    pub no_test: Option<String>,
+    pub no_test: Option<MinistatNoTest>,
 }
 
 /// Numbers particular to the layouts that reproduce other tools.
@@ -339,7 +313,7 @@ pub struct Row {
     pub decided_at_round: Option<u32>,
     pub verdict: Verdict,
     /// Why a row is `?` or `??`, or what `~` could detect.
-    pub note: Option<String>,
+    pub note: Option<RowNote>,
     pub styles: StyleFigures,
 }
 
@@ -365,7 +339,7 @@ impl Row {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ExcludedRun {
     pub id: Option<i64>,
-    pub status: &'static str,
+    pub status: RunStatus,
 }
 
 /// What a run of a side measured, as the HTML runs table prints it.
@@ -410,9 +384,7 @@ pub struct Guard {
     /// Today's spread over the calibrated one as measured, before the floor at 1 (1 where
     /// nothing was measured): what the report says today's spread is.
     pub measured: f64,
-    /// `variance-ratio` (rows with ≥ 2 units per side), `z-scale` (one unit per side),
-    /// `too-few-rows`, or `unused` (no calibration).
-    pub method: &'static str,
+    pub method: GuardMethod,
     /// Rows the factor was estimated from.
     pub rows: usize,
     /// With two or more units per side: the median ratio before it was floored at 1. Far below
@@ -451,20 +423,19 @@ pub struct Sequential {
     pub looks: Vec<Look>,
 }
 
+/// The facts under the tables: what the units are, what the rows were tested on, the counts, and
+/// the notes (`schedlab-report` words them all).
 #[derive(Debug, Clone, Serialize)]
 pub struct Footer {
-    pub test: String,
     /// Rows judged (in the multiple-comparison family).
     pub comparisons: usize,
     pub marked: usize,
     pub not_judged: usize,
-    /// The count in words: `4 of 6 judged rows marked; 0 not judged`, or `no row judged; 2 not
-    /// judged` where nothing could be.
-    pub tally: String,
-    /// The bound on false marks if nothing changed, with its assumption; `None` where no bound
-    /// holds (nothing was judged).
-    pub false_marks_if_nothing_changed: Option<String>,
-    pub text: Vec<String>,
+    /// What one unit stands for, once per kind among the rows.
+    pub units: Vec<UnitsOf>,
+    /// The scale the judged rows were tested on; `None` when no row could be judged.
+    pub tested_on: Option<TestedOn>,
+    pub notes: Vec<Note>,
 }
 
 /// Where a scaling point's interval came from.
@@ -537,8 +508,8 @@ pub struct Comparison {
     pub guard: Guard,
     pub sequential: Option<Sequential>,
     pub rows: Vec<Row>,
-    /// Cases × metrics present on one side only.
-    pub unmatched: Vec<String>,
+    /// Cases × metrics present on one side only, or without a complete unit on both.
+    pub unmatched: Vec<Unmatched>,
     pub geomeans: Vec<Geomean>,
     pub latency_curves: Vec<Curve>,
     /// Matrix cases as curves against the parameter they vary (see [`crate::scaling`]).
@@ -584,7 +555,7 @@ impl Comparison {
     /// The levels of the intervals the rows' verdicts used, of one kind (`test` or
     /// `equivalence`), ascending and without repeats: a sequential experiment's `≈` rows each
     /// have the level spent at the look that decided them.
-    pub fn used_interval_levels(&self, kind: &str) -> Vec<f64> {
+    pub fn used_interval_levels(&self, kind: IntervalKind) -> Vec<f64> {
         let mut levels: Vec<f64> = self
             .rows
             .iter()
@@ -593,7 +564,7 @@ impl Comparison {
             .map(|i| i.level)
             .collect();
         levels.sort_by(f64::total_cmp);
-        levels.dedup_by(|a, b| level_text(*a) == level_text(*b));
+        levels.dedup();
         levels
     }
 
@@ -615,34 +586,5 @@ impl Comparison {
     /// has decided nothing, so an experiment whose cases never matched runs on.
     pub fn is_decided(&self) -> bool {
         !self.rows.is_empty() && self.rows.iter().all(|r| r.verdict.is_decided())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn levels_read_as_people_write_them() {
-        for (level, text) in [
-            (0.95, "95%"),
-            (0.995, "99.5%"),
-            (0.8, "80%"),
-            (0.9902245963748793, "99%"),
-            (0.99161, "99.2%"),
-            (0.9995, "99.95%"),
-            (0.99998, "99.998%"),
-            (0.999_987_6, "99.999%"),
-            (1.0, "100%"),
-        ] {
-            assert_eq!(level_text(level), text, "{level}");
-        }
-    }
-
-    #[test]
-    fn an_mde_past_the_limit_is_named_and_one_below_is_spelled_out() {
-        assert_eq!(mde_text(249_744_193.6), "above 1000%");
-        assert_eq!(mde_text(1000.0), "1000.0%");
-        assert_eq!(mde_text(3.25), "3.2%");
     }
 }

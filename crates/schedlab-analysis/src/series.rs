@@ -10,7 +10,7 @@ use schedlab_core::plan::CaseSpec;
 use schedlab_core::record::{Arm, ExperimentTag, RunRecord, RunStatus};
 use schedlab_core::workload::WorkloadSpec;
 
-use crate::calibration::MachineKey;
+use crate::machine::MachineKey;
 
 /// A stored run with its place in an interleaved experiment, as the loader hands it over.
 #[derive(Debug, Clone, Copy)]

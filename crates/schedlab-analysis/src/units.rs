@@ -163,15 +163,15 @@ pub struct RowUnits {
 }
 
 impl RowUnits {
-    /// The plural noun of what a side would need more of: within-run pairs are runs, or boots
-    /// where they are averaged per boot.
-    pub fn noun(&self) -> &'static str {
+    /// What a side would need more of: within-run pairs are runs, or boots where they are
+    /// averaged per boot.
+    pub fn counted(&self) -> Design {
         if self.pairs_by_boot {
-            "boots"
+            Design::Boots
         } else if self.within_runs {
-            "runs"
+            Design::Runs
         } else {
-            self.design.noun()
+            self.design
         }
     }
 
@@ -199,6 +199,79 @@ pub fn row_units_across(base: &Side, b: &Series, candidate: &Side, c: &Series) -
     row_units_of(base, b, candidate, c, true)
 }
 
+/// Each run's summary of a series' runs that measured something.
+fn summaries(s: &Series, scale: Scale) -> Vec<RunSummary> {
+    s.runs
+        .iter()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(run, values)| summarise_run(*run, values, scale))
+        .collect()
+}
+
+fn one_unit_per_run(runs: &[RunSummary]) -> Vec<Unit> {
+    runs.iter()
+        .map(|r| Unit {
+            value: r.mean,
+            runs: vec![r.run],
+            round: None,
+        })
+        .collect()
+}
+
+/// A side's run summaries and units. A values side's series is one list of values, each a unit
+/// of its own (from no run, so with no run index); each is also summarised alone, as one
+/// iteration.
+fn summaries_and_units(side: &Side, s: &Series, scale: Scale) -> (Vec<RunSummary>, Vec<Unit>) {
+    if side.origin == Origin::Values {
+        let count = s.runs.iter().map(|(_, v)| v.len()).sum();
+        let (mut runs, mut units) = (Vec::with_capacity(count), Vec::with_capacity(count));
+        for (i, v) in s.runs.iter().flat_map(|(_, v)| v).enumerate() {
+            let y = scale.forward(*v);
+            runs.push(RunSummary {
+                run: i,
+                mean: y,
+                variance: None,
+                n: 1,
+                raw_mean: *v,
+                raw_variance: None,
+            });
+            units.push(Unit {
+                value: y,
+                runs: Vec::new(),
+                round: None,
+            });
+        }
+        return (runs, units);
+    }
+    let runs = summaries(s, scale);
+    let units = one_unit_per_run(&runs);
+    (runs, units)
+}
+
+fn boot_of(side: &Side, r: &RunSummary) -> String {
+    side.runs[r.run].boot_id.clone()
+}
+
+/// A unit per boot: the mean of its runs' summaries.
+fn units_by_boot(side: &Side, runs: &[RunSummary]) -> Vec<Unit> {
+    let mut units: Vec<(String, Vec<&RunSummary>)> = Vec::new();
+    for r in runs {
+        let boot = boot_of(side, r);
+        match units.iter_mut().find(|(b, _)| *b == boot) {
+            Some((_, members)) => members.push(r),
+            None => units.push((boot, vec![r])),
+        }
+    }
+    units
+        .into_iter()
+        .map(|(_, members)| Unit {
+            value: members.iter().map(|r| r.mean).sum::<f64>() / members.len() as f64,
+            runs: members.iter().map(|r| r.run).collect(),
+            round: None,
+        })
+        .collect()
+}
+
 fn row_units_of(
     base: &Side,
     b: &Series,
@@ -212,53 +285,9 @@ fn row_units_of(
             .chain(&c.runs)
             .flat_map(|(_, v)| v.iter().copied()),
     );
-    let summaries = |s: &Series| -> Vec<RunSummary> {
-        s.runs
-            .iter()
-            .filter(|(_, v)| !v.is_empty())
-            .map(|(run, values)| summarise_run(*run, values, scale))
-            .collect()
-    };
-    let one_unit_per_run = |runs: &[RunSummary]| -> Vec<Unit> {
-        runs.iter()
-            .map(|r| Unit {
-                value: r.mean,
-                runs: vec![r.run],
-                round: None,
-            })
-            .collect()
-    };
-    // A values side's series is one list of values, each a unit of its own (from no run, so
-    // with no run index); each is also summarised alone, as one iteration.
-    let summaries_and_units = |side: &Side, s: &Series| -> (Vec<RunSummary>, Vec<Unit>) {
-        if side.origin == Origin::Values {
-            let count = s.runs.iter().map(|(_, v)| v.len()).sum();
-            let (mut runs, mut units) = (Vec::with_capacity(count), Vec::with_capacity(count));
-            for (i, v) in s.runs.iter().flat_map(|(_, v)| v).enumerate() {
-                let y = scale.forward(*v);
-                runs.push(RunSummary {
-                    run: i,
-                    mean: y,
-                    variance: None,
-                    n: 1,
-                    raw_mean: *v,
-                    raw_variance: None,
-                });
-                units.push(Unit {
-                    value: y,
-                    runs: Vec::new(),
-                    round: None,
-                });
-            }
-            return (runs, units);
-        }
-        let runs = summaries(s);
-        let units = one_unit_per_run(&runs);
-        (runs, units)
-    };
     if base.origin == Origin::Values || candidate.origin == Origin::Values {
-        let (base_runs, base_units) = summaries_and_units(base, b);
-        let (candidate_runs, candidate_units) = summaries_and_units(candidate, c);
+        let (base_runs, base_units) = summaries_and_units(base, b, scale);
+        let (candidate_runs, candidate_units) = summaries_and_units(candidate, c, scale);
         return unpaired(
             Design::Values,
             scale,
@@ -266,7 +295,7 @@ fn row_units_of(
             (candidate_runs, candidate_units),
         );
     }
-    let (base_runs, candidate_runs) = (summaries(b), summaries(c));
+    let (base_runs, candidate_runs) = (summaries(b, scale), summaries(c, scale));
     if projections_of_one_run_set {
         if let Some(paired) = within_run_pairs(base, &base_runs, &candidate_runs) {
             return RowUnits { scale, ..paired };
@@ -275,7 +304,6 @@ fn row_units_of(
     if let Some(paired) = pairs(base, &base_runs, candidate, &candidate_runs) {
         return RowUnits { scale, ..paired };
     }
-    let boot_of = |side: &Side, r: &RunSummary| side.runs[r.run].boot_id.clone();
     let mut boots: Vec<String> = base_runs.iter().map(|r| boot_of(base, r)).collect();
     boots.extend(candidate_runs.iter().map(|r| boot_of(candidate, r)));
     boots.sort();
@@ -292,26 +320,8 @@ fn row_units_of(
             (candidate_runs, candidate_units),
         );
     }
-    let by_boot = |side: &Side, runs: &[RunSummary]| -> Vec<Unit> {
-        let mut units: Vec<(String, Vec<&RunSummary>)> = Vec::new();
-        for r in runs {
-            let boot = boot_of(side, r);
-            match units.iter_mut().find(|(b, _)| *b == boot) {
-                Some((_, members)) => members.push(r),
-                None => units.push((boot, vec![r])),
-            }
-        }
-        units
-            .into_iter()
-            .map(|(_, members)| Unit {
-                value: members.iter().map(|r| r.mean).sum::<f64>() / members.len() as f64,
-                runs: members.iter().map(|r| r.run).collect(),
-                round: None,
-            })
-            .collect()
-    };
-    let base_units = by_boot(base, &base_runs);
-    let candidate_units = by_boot(candidate, &candidate_runs);
+    let base_units = units_by_boot(base, &base_runs);
+    let candidate_units = units_by_boot(candidate, &candidate_runs);
     unpaired(
         Design::Boots,
         scale,
@@ -446,7 +456,9 @@ fn pairs(
         let mut chosen: Vec<(u32, RunSummary)> = Vec::new();
         for r in runs {
             let m = meta(side, r);
-            let round = m.round.expect("checked above");
+            let Some(round) = m.round else {
+                continue;
+            };
             match chosen.iter_mut().find(|(k, _)| *k == round) {
                 Some((_, kept)) => {
                     if prefer(&m, &side.runs[kept.run]) {

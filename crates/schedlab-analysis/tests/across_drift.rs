@@ -9,7 +9,11 @@
 //!
 //! No timing is involved: the data are synthetic and the seeds fixed.
 use schedlab_analysis::across::project;
-use schedlab_analysis::{compare, compare_across, CalibrationSet, Comparison, Settings, Side};
+use schedlab_analysis::notes::{RowNote, UnitsOf};
+use schedlab_analysis::units::Design;
+use schedlab_analysis::{
+    compare, compare_across, CalibrationSet, Comparison, Settings, Side, Verdict,
+};
 use schedlab_core::metric::Better;
 use schedlab_core::plan::CaseSpec;
 use schedlab_core::rng::SplitMix64;
@@ -171,7 +175,10 @@ fn the_projection_pairs_each_runs_two_variants() {
         assert_eq!(row.candidate, "variant=fast");
     }
     assert_eq!(c.base.name, "variant=orig");
-    assert!(c.footer.text[0].contains("pairs of cases within each run"));
+    assert_eq!(
+        c.footer.units,
+        [UnitsOf::PairsWithinRuns { by_boot: false }]
+    );
     // The unpaired reading of the same runs is runs against runs.
     let u = unpaired(&runs(&mut g, 3, 0.0));
     assert!(u
@@ -226,11 +233,7 @@ fn aa_false_marks_stay_rare_when_each_boot_moves_the_variants_apart() {
     let mut g = SplitMix64::new(7);
     let c = across(&runs_on_boots(&mut g, &[3, 3, 3], 0.03, 0.0));
     assert!(c.rows.iter().all(|r| r.pairs_by_boot && r.base_side.n == 3));
-    assert!(
-        c.footer.text[0].contains("per boot"),
-        "{}",
-        c.footer.text[0]
-    );
+    assert_eq!(c.footer.units, [UnitsOf::PairsWithinRuns { by_boot: true }]);
 }
 
 #[test]
@@ -344,8 +347,15 @@ fn the_noise_cap_of_pairs_reads_their_differences() {
         "each side's runs drift: {:?}",
         quiet.base_side.std_pct
     );
-    assert_eq!(quiet.verdict.as_str(), "inconclusive", "{:?}", quiet.note);
-    assert_eq!(loud.verdict.as_str(), "noisy", "{:?}", loud.note);
-    let note = loud.note.as_deref().unwrap();
-    assert!(note.starts_with("pair differences vary by "), "{note}");
+    assert_eq!(quiet.verdict, Verdict::Inconclusive, "{:?}", quiet.note);
+    assert_eq!(loud.verdict, Verdict::Noisy, "{:?}", loud.note);
+    // The spread of the pairs' differences is over the cap, not each side's runs'.
+    match loud.note {
+        Some(RowNote::OverNoiseCap {
+            design: Design::Pairs,
+            spread_pct,
+            cap_pct,
+        }) => assert!(spread_pct > cap_pct, "{spread_pct} vs {cap_pct}"),
+        ref other => panic!("{other:?}"),
+    }
 }

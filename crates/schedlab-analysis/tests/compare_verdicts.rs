@@ -2,8 +2,10 @@
 //! which rows are judged and which stay `?`, the variance each row uses, `**` and `≈`, and the
 //! MDE and units-needed figures of the rows.
 use schedlab_analysis::calibration::{CaseCalibration, MetricCalibration, UnitKind};
-use schedlab_analysis::model::{Test, VarianceSource};
+use schedlab_analysis::model::{IntervalKind, Test, VarianceSource};
+use schedlab_analysis::notes::{GuardMethod, LeftOutRun, LoneUnit, Note, RowNote, SideBuilds};
 use schedlab_analysis::series::{RunMeta, RunValuesSeries};
+use schedlab_analysis::units::Design;
 use schedlab_analysis::{
     compare, Calibration, CalibrationSet, Comparison, MachineKey, Row, Settings, Side, Verdict,
 };
@@ -124,33 +126,22 @@ fn one_run_per_side_without_a_calibration_is_not_judged() {
         assert_eq!(r.test, Test::None);
         assert_eq!(r.variance.source, VarianceSource::None);
         assert_eq!((r.mde_pct, r.units_needed), (None, None));
-        assert!(r.note.is_some());
+        assert_eq!(
+            r.note,
+            Some(RowNote::OneUnit {
+                unit: LoneUnit::Run
+            })
+        );
     }
     // The change is shown even though it is not judged.
     close(row(&c, "double").change_pct.unwrap(), 100.0, 1e-9);
     assert_eq!(c.footer.comparisons, 0);
     assert_eq!(c.footer.not_judged, 3);
     assert_eq!(c.footer.marked, 0);
-    // No bound on false marks is claimed when nothing was tested.
-    assert_eq!(c.footer.false_marks_if_nothing_changed, None);
-    assert!(!c
-        .footer
-        .text
-        .iter()
-        .any(|t| t.contains("P(any false mark)")));
-    assert!(c
-        .footer
-        .text
-        .iter()
-        .any(|t| t.contains("schedlab calibrate")));
-    // Nor does it count "0 of 0" or explain marks that cannot stand in the table.
-    assert_eq!(c.footer.tally, "no row judged; 3 not judged");
-    assert!(c.footer.text.contains(&c.footer.tally));
-    assert!(
-        !c.footer.text.iter().any(|t| t.contains("**")),
-        "{:?}",
-        c.footer.text
-    );
+    // No bound on false marks is claimed when nothing was tested, nor a test named; the
+    // footer says how to make such rows judgeable.
+    assert_eq!(c.footer.tested_on, None);
+    assert_eq!(c.footer.notes, [Note::NoVariance]);
 }
 
 #[test]
@@ -170,10 +161,19 @@ fn one_run_per_side_with_a_calibration_is_judged() {
     assert_eq!(row(&c, "double").verdict, Verdict::Regression);
     assert_eq!(row(&c, "half").verdict, Verdict::Improvement);
     assert_eq!(c.footer.comparisons, 3);
-    let bound = c.footer.false_marks_if_nothing_changed.as_deref().unwrap();
-    assert!(bound.contains("assuming calibration 7"), "{bound}");
+    assert!(c.footer.notes.contains(&Note::FalseMarkBound {
+        assumes_calibrations: true
+    }));
+    assert_eq!(c.calibrations.iter().map(|c| c.id).collect::<Vec<_>>(), [7]);
     // Three rows are too few for the guard at one run per side.
-    assert_eq!((c.guard.method, c.guard.factor), ("too-few-rows", 1.0));
+    assert_eq!(
+        (c.guard.method, c.guard.factor),
+        (GuardMethod::TooFewRows, 1.0)
+    );
+    assert!(c
+        .footer
+        .notes
+        .contains(&Note::GuardNotApplied { rows: 3, needed: 8 }));
 }
 
 #[test]
@@ -260,7 +260,7 @@ fn identical_tight_sides_are_equivalent_within_delta() {
     assert_eq!(r.verdict, Verdict::Equivalent);
     assert!(r.equivalence_p_value.unwrap() < 0.05);
     let used = r.interval_used.as_ref().unwrap();
-    assert_eq!(used.kind, "equivalence");
+    assert_eq!(used.kind, IntervalKind::Equivalence);
     // TOST at α = 0.05 is a 90 % interval, inside the ±δ band [1/(1 + δ), 1 + δ].
     close(used.level, 0.9, 1e-12);
     assert!(used.low > 1.0 / 1.01 && used.high < 1.01, "{used:?}");
@@ -404,7 +404,10 @@ fn the_mde_uses_t_quantiles_at_the_level_the_best_row_must_reach() {
         "{:?} vs {normal}",
         r.mde_pct
     );
-    assert!(r.note.as_deref().unwrap().contains("MDE"));
+    match &r.note {
+        Some(RowNote::Inconclusive { mde_pct, .. }) => assert_eq!(*mde_pct, r.mde_pct),
+        other => panic!("{other:?}"),
+    }
 }
 
 /// Runs spread by a factor of e² a side: the MDE is in the thousands of percent, and the note says
@@ -422,8 +425,11 @@ fn an_mde_past_a_thousand_percent_is_named_not_spelled_out() {
     let r = row(&c, "a");
     assert_eq!(r.verdict, Verdict::Inconclusive);
     assert!(r.mde_pct.unwrap() > 1000.0, "{:?}", r.mde_pct);
-    let note = r.note.as_deref().unwrap();
-    assert!(note.starts_with("MDE above 1000%; "), "{note}");
+    // The note keeps the number; the report says only that it is above 1000 %.
+    match &r.note {
+        Some(RowNote::Inconclusive { mde_pct, .. }) => assert_eq!(*mde_pct, r.mde_pct),
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]
@@ -449,8 +455,16 @@ fn units_needed_is_the_smallest_count_whose_mde_reaches_delta() {
             r.case,
             k - 1
         );
-        let note = r.note.as_deref().unwrap();
-        assert!(note.contains(&format!("{k} runs per side")), "{note}");
+        assert_eq!(
+            r.note,
+            Some(RowNote::Inconclusive {
+                mde_pct: r.mde_pct,
+                units_needed: Some(k),
+                counted: Design::Runs,
+                per_side: true,
+                min_effect_pct: 1.0,
+            })
+        );
     }
 }
 
@@ -518,22 +532,27 @@ fn today_and_a_calibration_are_pooled_by_their_df() {
 
 #[test]
 fn a_calibration_far_noisier_than_today_is_named_in_the_footer() {
-    let says = |c: &Comparison| c.footer.text.iter().any(|l| l.contains("calibrate` again"));
+    let says = |c: &Comparison| {
+        c.footer
+            .notes
+            .iter()
+            .any(|n| matches!(n, Note::CalibrationTooWide { .. }))
+    };
     // pooled(0.1): today's runs vary far less than the calibrated ones.
     let (quiet, _) = pooled(0.1);
     assert!(quiet.guard.today_over_calibrated.unwrap() < 0.25);
-    assert!(says(&quiet), "{:?}", quiet.footer.text);
+    assert!(says(&quiet), "{:?}", quiet.footer.notes);
     let (noisy, _) = pooled(10.0);
     assert!(noisy.guard.today_over_calibrated.unwrap() > 1.0);
-    assert!(!says(&noisy), "{:?}", noisy.footer.text);
+    assert!(!says(&noisy), "{:?}", noisy.footer.notes);
     // The guard's line says what it measured, not the floored factor it applied: the quiet
     // machine's spread is a fraction of the calibrated one, left as it is; the noisy one's
     // is the factor it widened by.
-    let guard_line = |c: &Comparison| {
+    let guard_note = |c: &Comparison| {
         c.footer
-            .text
+            .notes
             .iter()
-            .find(|l| l.starts_with("stale-calibration guard:"))
+            .find(|n| matches!(n, Note::Guard { .. }))
             .cloned()
             .unwrap()
     };
@@ -542,17 +561,25 @@ fn a_calibration_far_noisier_than_today_is_named_in_the_footer() {
         quiet.guard.measured,
         quiet.guard.today_over_calibrated.unwrap()
     );
-    let line = guard_line(&quiet);
-    assert!(
-        line.contains(&format!("spread is {:.2}×", quiet.guard.measured))
-            && line.contains("never narrows"),
-        "{line}"
+    assert_eq!(
+        guard_note(&quiet),
+        Note::Guard {
+            method: GuardMethod::VarianceRatio,
+            measured: quiet.guard.measured,
+            factor: 1.0,
+            rows: quiet.guard.rows,
+        }
     );
+    assert!(quiet.guard.measured < 1.0);
     assert_eq!(noisy.guard.measured, noisy.guard.factor);
-    let line = guard_line(&noisy);
-    assert!(
-        line.contains(&format!("widened ×{:.2}", noisy.guard.factor)),
-        "{line}"
+    assert_eq!(
+        guard_note(&noisy),
+        Note::Guard {
+            method: GuardMethod::VarianceRatio,
+            measured: noisy.guard.factor,
+            factor: noisy.guard.factor,
+            rows: noisy.guard.rows,
+        }
     );
 }
 
@@ -599,7 +626,7 @@ fn a_stale_calibration_is_widened_at_one_run_per_side() {
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     let (set, metric) = calibration(&refs, 4, 0.01);
     let c = run_compare(base, candidate, &set);
-    assert_eq!((c.guard.method, c.guard.rows), ("z-scale", 8));
+    assert_eq!((c.guard.method, c.guard.rows), (GuardMethod::ZScale, 8));
     assert!(
         c.guard.factor > 2.0 && c.guard.factor < 10.0,
         "{:?}",
@@ -615,7 +642,12 @@ fn a_stale_calibration_is_widened_at_one_run_per_side() {
         assert_eq!(used.df, 3.0);
         assert_eq!(r.variance.calibration.unwrap().guard_factor, c.guard.factor);
     }
-    assert!(c.footer.text.iter().any(|t| t.contains("widened")));
+    assert!(c.footer.notes.contains(&Note::Guard {
+        method: GuardMethod::ZScale,
+        measured: c.guard.factor,
+        factor: c.guard.factor,
+        rows: 8,
+    }));
 }
 
 /// A calibration so far from today (the guard's factor above 10) is no evidence about today's
@@ -642,15 +674,25 @@ fn a_calibration_far_from_today_is_refused_at_one_run_per_side() {
         assert_eq!(r.verdict, Verdict::NotJudged, "{r:?}");
         assert!(r.p_value.is_none());
         assert_eq!(r.variance.source, VarianceSource::None);
-        assert!(r.note.as_deref().unwrap().contains("calibration 7 refused"));
+        assert_eq!(
+            r.note,
+            Some(RowNote::CalibrationRefused {
+                unit: LoneUnit::Run,
+                calibration: 7,
+                factor: c.guard.factor,
+            })
+        );
     }
     assert_eq!(c.footer.comparisons, 0);
-    assert!(c.footer.false_marks_if_nothing_changed.is_none());
+    assert!(!c
+        .footer
+        .notes
+        .iter()
+        .any(|n| matches!(n, Note::FalseMarkBound { .. })));
     assert!(c
         .footer
-        .text
-        .iter()
-        .any(|t| t.contains("does not describe")));
+        .notes
+        .contains(&Note::CalibrationRefused { limit: 10.0 }));
 }
 
 /// A calibration (id 7) of `case` from four runs on two boots, with both levels of variance.
@@ -777,9 +819,16 @@ fn units_needed_of_pairs_counts_pairs_not_units_per_side() {
     assert_eq!(r.design, schedlab_analysis::units::Design::Pairs);
     assert_eq!(r.verdict, Verdict::Inconclusive);
     let k = r.units_needed.unwrap();
-    let note = r.note.as_deref().unwrap();
-    assert!(note.contains(&format!("; {k} pairs to see")), "{note}");
-    assert!(!note.contains("per side"), "{note}");
+    // k pairs, each one unit of both sides: not per side.
+    match &r.note {
+        Some(RowNote::Inconclusive {
+            units_needed,
+            counted: Design::Pairs,
+            per_side: false,
+            ..
+        }) => assert_eq!(*units_needed, Some(k)),
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]
@@ -824,37 +873,49 @@ fn the_footer_names_the_runs_left_out() {
     });
     let c = run_compare(base, candidate, &CalibrationSet::default());
     assert_eq!(c.base.excluded.len(), 1);
-    assert!(
-        c.footer
-            .text
-            .iter()
-            .any(|t| t.contains("left out of base: run 42 (interrupted)")),
+    assert_eq!(
+        c.footer.notes.last(),
+        Some(&Note::LeftOut {
+            sides: vec!["base".to_string()],
+            every_side: false,
+            runs: vec![LeftOutRun {
+                id: Some(42),
+                status: RunStatus::Interrupted
+            }],
+        }),
         "{:?}",
-        c.footer.text
+        c.footer.notes
     );
-}
-
-/// The footer line that contains `needle`, if any.
-fn footer_line(c: &Comparison, needle: &str) -> Option<String> {
-    c.footer.text.iter().find(|t| t.contains(needle)).cloned()
 }
 
 #[test]
 fn the_footer_says_when_the_sides_were_measured_by_different_builds() {
-    let builds_note = |c: &Comparison| footer_line(c, "more than one build");
+    let builds_note = |c: &Comparison| {
+        c.footer
+            .notes
+            .iter()
+            .find(|n| matches!(n, Note::ManyBuilds { .. }))
+            .cloned()
+    };
     let (mut base, mut candidate) = one_run_per_side();
     base.runs[0].measured_by = Some("schedlab 0.1.0 aaa (glibc 2.36)".into());
     candidate.runs[0].measured_by = Some("schedlab 0.1.0 aaa (glibc 2.36)".into());
     let same = run_compare(base.clone(), candidate.clone(), &CalibrationSet::default());
-    assert_eq!(builds_note(&same), None, "{:?}", same.footer.text);
+    assert_eq!(builds_note(&same), None, "{:?}", same.footer.notes);
     candidate.runs[0].measured_by = Some("schedlab 0.1.0 bbb (musl 1.2.5)".into());
     let differ = run_compare(base, candidate, &CalibrationSet::default());
-    let note = builds_note(&differ).expect("a note on the builds");
-    assert!(
-        note.contains(
-            "base: schedlab 0.1.0 aaa (glibc 2.36); cand: schedlab 0.1.0 bbb (musl 1.2.5)"
-        ),
-        "{note}"
+    let side = |side: &str, build: &str| SideBuilds {
+        side: side.to_string(),
+        builds: vec![Some(build.to_string())],
+    };
+    assert_eq!(
+        builds_note(&differ),
+        Some(Note::ManyBuilds {
+            sides: vec![
+                side("base", "schedlab 0.1.0 aaa (glibc 2.36)"),
+                side("cand", "schedlab 0.1.0 bbb (musl 1.2.5)"),
+            ]
+        })
     );
     // The rows are what they were: the note adds to the verdicts, it does not change them.
     let verdicts = |c: &Comparison| c.rows.iter().map(|r| r.verdict).collect::<Vec<_>>();
@@ -863,7 +924,13 @@ fn the_footer_says_when_the_sides_were_measured_by_different_builds() {
 
 #[test]
 fn the_footer_names_the_machine_fields_that_differ_but_not_an_imports_unknowns() {
-    let machine_note = |c: &Comparison| footer_line(c, "machines that differ");
+    let machine_note = |c: &Comparison| {
+        c.footer
+            .notes
+            .iter()
+            .find(|n| matches!(n, Note::MachinesDiffer { .. }))
+            .cloned()
+    };
     let here = MachineKey {
         hostname: "box".into(),
         cpu_model: "EPYC".into(),
@@ -879,8 +946,12 @@ fn the_footer_names_the_machine_fields_that_differ_but_not_an_imports_unknowns()
         ..here
     }));
     let c = run_compare(base.clone(), candidate.clone(), &CalibrationSet::default());
-    let note = machine_note(&c).expect("a note on the machines");
-    assert!(note.contains("differ in cpu_model:"), "{note}");
+    assert_eq!(
+        machine_note(&c),
+        Some(Note::MachinesDiffer {
+            fields: vec!["cpu_model"]
+        })
+    );
     // An imported run knows no CPU model: that is not a difference.
     candidate.runs[0].machine = Some(Box::new(MachineKey {
         hostname: "box".into(),
@@ -888,7 +959,7 @@ fn the_footer_names_the_machine_fields_that_differ_but_not_an_imports_unknowns()
     }));
     candidate.runs[0].imported = true;
     let c = run_compare(base, candidate, &CalibrationSet::default());
-    assert_eq!(machine_note(&c), None, "{:?}", c.footer.text);
+    assert_eq!(machine_note(&c), None, "{:?}", c.footer.notes);
 }
 
 /// Runs `values` of every run, `runs` times over, as one side's only case.
@@ -934,12 +1005,16 @@ fn values_without_any_spread_are_not_judged() {
     let r = row(&c, "c");
     assert_eq!(r.verdict, Verdict::NotJudged);
     assert_eq!((r.p_value, r.q_value), (None, None));
-    assert!(
-        r.note.as_deref().unwrap().contains("no spread at all"),
-        "{r:?}"
-    );
+    assert_eq!(r.note, Some(RowNote::NoSpread), "{r:?}");
     close(r.change_pct.unwrap(), 20.0, 1e-9);
-    assert_eq!(c.footer.tally, "no row judged; 1 not judged");
+    assert_eq!(
+        (
+            c.footer.comparisons,
+            c.footer.not_judged,
+            c.footer.tested_on
+        ),
+        (0, 1, None)
+    );
 }
 
 /// A calibration whose runs agreed exactly (τ estimated at 0) still gives one run the variance

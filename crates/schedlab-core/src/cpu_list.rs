@@ -1,5 +1,6 @@
-//! CPU numbers as workloads take them: a list in the kernel's and schbench's form (`0-3,8`), or a
-//! pair of CPUs for two tasks (`0,1`; `0,0` puts both on one CPU). Each parses, prints in the form
+//! CPU numbers as workloads take them: a list in the kernel's and schbench's form (`0-3,8`), a
+//! pair of CPUs for two tasks (`0,1`; `0,0` puts both on one CPU), or one CPU for each of N tasks
+//! (`0,0,1,1`). Each parses, prints in the form
 //! it parsed and checks that every CPU is one this process may run on. Stored as JSON arrays, so
 //! runs stored before these types existed read the same.
 use std::fmt;
@@ -140,6 +141,53 @@ impl fmt::Display for CpuPair {
     }
 }
 
+/// One CPU per task, in task order; CPUs may repeat (`0,0`: two tasks on CPU 0).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct CpuPerTask(pub Vec<u32>);
+
+impl CpuPerTask {
+    pub fn as_slice(&self) -> &[u32] {
+        &self.0
+    }
+
+    /// Refuses an empty list or a CPU this process may not use; `key` names the parameter.
+    pub fn check_allowed(&self, key: &'static str) -> Result<()> {
+        if self.0.is_empty() {
+            return Err(Error::param(key, "names no CPU"));
+        }
+        check_all_allowed(key, &self.0)
+    }
+}
+
+impl FromStr for CpuPerTask {
+    type Err = String;
+
+    fn from_str(text: &str) -> std::result::Result<Self, String> {
+        let bad = || format!("expects one CPU number per task like 0,0 or 0,1, not {text:?}");
+        text.split(',')
+            .map(|cpu| cpu.trim().parse::<u32>().map_err(|_| bad()))
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .and_then(|cpus| {
+                if cpus
+                    .iter()
+                    .any(|&c| c as usize >= rustix::thread::CpuSet::MAX_CPU)
+                {
+                    Err(bad())
+                } else {
+                    Ok(CpuPerTask(cpus))
+                }
+            })
+    }
+}
+
+impl fmt::Display for CpuPerTask {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let cpus: Vec<String> = self.0.iter().map(u32::to_string).collect();
+        f.write_str(&cpus.join(","))
+    }
+}
+
 fn check_all_allowed(key: &'static str, cpus: &[u32]) -> Result<()> {
     let allowed = CpuList::allowed()?;
     match cpus.iter().find(|&&cpu| !allowed.contains(cpu)) {
@@ -151,18 +199,6 @@ fn check_all_allowed(key: &'static str, cpus: &[u32]) -> Result<()> {
         )),
         None => Ok(()),
     }
-}
-
-/// A command-line CPU list as the value a suite file holds (an array), or why it is not one.
-pub fn parse_list_value(text: &str) -> std::result::Result<serde_json::Value, String> {
-    let list: CpuList = text.parse()?;
-    serde_json::to_value(list).map_err(|e| e.to_string())
-}
-
-/// A command-line CPU pair as the value a suite file holds (an array of two).
-pub fn parse_pair_value(text: &str) -> std::result::Result<serde_json::Value, String> {
-    let pair: CpuPair = text.parse()?;
-    serde_json::to_value(pair).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -192,6 +228,21 @@ mod tests {
             assert!(bad.parse::<CpuPair>().is_err(), "{bad}");
         }
         assert_eq!(CpuPair([1, 0]).to_string(), "1,0");
+    }
+
+    #[test]
+    fn per_task_lists_keep_their_order_and_repeats() {
+        let cpus: CpuPerTask = "1, 0,0".parse().unwrap();
+        assert_eq!(cpus.as_slice(), [1, 0, 0]);
+        assert_eq!(cpus.to_string(), "1,0,0");
+        for bad in ["", "0,", "0-1", "x", "99999"] {
+            assert!(bad.parse::<CpuPerTask>().is_err(), "{bad}");
+        }
+        assert_eq!(
+            serde_json::to_string(&CpuPerTask(vec![0, 0])).unwrap(),
+            "[0,0]"
+        );
+        assert!(CpuPerTask(Vec::new()).check_allowed("cpus").is_err());
     }
 
     #[test]

@@ -75,6 +75,39 @@ pub struct Fingerprint {
     /// where the kernel would not say (no sched_getattr) and in fingerprints stored before it.
     #[serde(default)]
     pub sched_policy: Option<String>,
+    /// The cpuidle governor (`menu`, `teo`, `ladder`, `haltpoll`): how deep an idle CPU sleeps,
+    /// and so how long waking it takes. `None` without cpuidle.
+    #[serde(default)]
+    pub cpuidle_governor: Option<String>,
+    /// Polling before halting, which trades CPU time for wake-up latency (seed 001): the guest's
+    /// cpuidle-haltpoll and the host's KVM parameters this kernel has, `module.parameter` → value
+    /// (`haltpoll.guest_halt_poll_ns`, `kvm.halt_poll_ns`, …).
+    #[serde(default)]
+    pub halt_poll: BTreeMap<String, String>,
+    /// /sys/kernel/sched_ext/state (`enabled`, `disabled`, `enabling`, …); `None` where the kernel
+    /// has no sched_ext. A BPF scheduler the kernel ejected leaves the fair class measured.
+    #[serde(default)]
+    pub sched_ext_state: Option<String>,
+    /// The BPF scheduler loaded (/sys/kernel/sched_ext/root/ops, e.g. `rusty`); `None` when none.
+    #[serde(default)]
+    pub sched_ext_ops: Option<String>,
+    /// Each CPU's capacity (1024 for the biggest; less on the little cores of an asymmetric
+    /// machine), CPU list → value; empty where the kernel does not say.
+    #[serde(default)]
+    pub cpu_capacity: BTreeMap<String, String>,
+    /// Each CPU's maximum frequency, kHz (cpufreq's `cpuinfo_max_freq`), CPU list → value; empty
+    /// without cpufreq.
+    #[serde(default)]
+    pub cpu_max_freq_khz: BTreeMap<String, String>,
+    /// The CPUs of each last-level cache (its `shared_cpu_list`), one entry per cache: a wake-up
+    /// from one group to another crosses an LLC.
+    #[serde(default)]
+    pub llc_groups: Vec<String>,
+    /// The scheduler options of the kernel's build configuration ([`KERNEL_CONFIG_OPTIONS`], from
+    /// /proc/config.gz, else /boot/config-RELEASE), `CONFIG_HZ` → `250`; an option it does not set
+    /// is `n`. Empty when no configuration is readable.
+    #[serde(default)]
+    pub kernel_config: BTreeMap<String, String>,
     /// The C library the binary uses, with its version (`glibc 2.36`, `musl 1.2.5`): the
     /// read/write data path, fork and the pthread mutex are its code.
     pub libc: String,
@@ -85,6 +118,55 @@ pub struct Fingerprint {
     /// not because it is empty; `None` on a run schedlab measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub imported: Option<ImportOrigin>,
+    /// Set on a run measured in a QEMU guest that `schedlab campaign run` booted: the fields
+    /// above are the guest's own, these say how it was booted and on what host. `None` on a run
+    /// measured on the machine itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guest: Option<GuestOrigin>,
+}
+
+/// How a guest was booted, as the host that booted it saw it, and what the guest saw of the
+/// hypervisor.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct GuestOrigin {
+    /// `kvm`, or `tcg` (QEMU emulating every instruction: its timings are the emulator's).
+    pub accelerator: String,
+    /// `qemu-system-x86_64 --version`'s first line.
+    pub qemu_version: String,
+    /// The QEMU command line, as one line a shell takes back.
+    pub qemu_command: String,
+    pub kernel_image: String,
+    pub kernel_image_sha256: String,
+    /// What the campaign appended to schedlab's own kernel command line for this arm.
+    pub append: String,
+    pub vcpus: u32,
+    pub memory_mib: u64,
+    /// The NUMA nodes' vCPUs (`0-1/2-3`); `None` without `-numa`.
+    #[serde(default)]
+    pub numa: Option<String>,
+    /// KVM's steal time as asked of QEMU; `None` under TCG, which has no KVM features.
+    #[serde(default)]
+    pub steal_time: Option<bool>,
+    /// The host CPUs QEMU's threads were confined to; `None` when not pinned.
+    #[serde(default)]
+    pub host_cpus: Option<String>,
+    /// Each vCPU's host CPU in vCPU order (`0,1,0,1`), where each vCPU thread was pinned (KVM;
+    /// under TCG one thread runs every vCPU and only `host_cpus` applies).
+    #[serde(default)]
+    pub vcpu_pins: Option<String>,
+    /// The command run on the host beside the guest; `None` without one.
+    #[serde(default)]
+    pub host_load: Option<String>,
+    /// The hypervisor's CPUID signature the guest read (`KVMKVMKVM`, `TCGTCGTCGTCG`).
+    #[serde(default)]
+    pub hypervisor_signature: Option<String>,
+    /// KVM_FEATURE_STEAL_TIME as the guest's CPUID showed it; `None` when not under KVM.
+    #[serde(default)]
+    pub kvm_steal_time: Option<bool>,
+    /// From QEMU's start to the guest's first message, milliseconds.
+    pub boot_ms: u64,
+    /// The host's own fingerprint.
+    pub host: Box<Fingerprint>,
 }
 
 /// Where an imported run's numbers came from, and what was known of the machine that made them.
@@ -120,6 +202,52 @@ const MACHINE_FIELDS: &[&str] = &[
     "dmi_product",
     "microcode",
     "mem_total_kib",
+    "cpu_capacity",
+    "cpu_max_freq_khz",
+    "llc_groups",
+];
+
+/// The build options [`Fingerprint::kernel_config`] records: the preemption model, the tick,
+/// the CPU masks' size and placement, the scheduling classes and topology levels the kernel has,
+/// the accounting that probes read, group scheduling, NUMA, and the paravirtual and idle-polling
+/// code that guests run.
+pub const KERNEL_CONFIG_OPTIONS: &[&str] = &[
+    "CONFIG_PREEMPT_NONE",
+    "CONFIG_PREEMPT_VOLUNTARY",
+    "CONFIG_PREEMPT",
+    "CONFIG_PREEMPT_LAZY",
+    "CONFIG_PREEMPT_RT",
+    "CONFIG_PREEMPT_DYNAMIC",
+    "CONFIG_HZ",
+    "CONFIG_NO_HZ_IDLE",
+    "CONFIG_NO_HZ_FULL",
+    "CONFIG_HIGH_RES_TIMERS",
+    "CONFIG_NR_CPUS",
+    "CONFIG_CPUMASK_OFFSTACK",
+    "CONFIG_SCHED_CLASS_EXT",
+    "CONFIG_SCHED_SMT",
+    "CONFIG_SCHED_MC",
+    "CONFIG_SCHED_CLUSTER",
+    "CONFIG_SCHED_CORE",
+    "CONFIG_SCHED_AUTOGROUP",
+    "CONFIG_SCHEDSTATS",
+    "CONFIG_SCHED_INFO",
+    "CONFIG_FAIR_GROUP_SCHED",
+    "CONFIG_RT_GROUP_SCHED",
+    "CONFIG_CFS_BANDWIDTH",
+    "CONFIG_UCLAMP_TASK",
+    "CONFIG_NUMA",
+    "CONFIG_NUMA_BALANCING",
+    "CONFIG_IRQ_TIME_ACCOUNTING",
+    "CONFIG_PREEMPT_RCU",
+    "CONFIG_RCU_NOCB_CPU",
+    "CONFIG_PARAVIRT",
+    "CONFIG_PARAVIRT_SPINLOCKS",
+    "CONFIG_PARAVIRT_TIME_ACCOUNTING",
+    "CONFIG_HALTPOLL_CPUIDLE",
+    "CONFIG_CPU_IDLE_GOV_HALTPOLL",
+    "CONFIG_CPU_IDLE_GOV_MENU",
+    "CONFIG_CPU_IDLE_GOV_TEO",
 ];
 
 /// A fingerprint field two runs must share to be compared: hardware and tuning decide the
@@ -272,7 +400,7 @@ pub fn cmdline_param(cmdline: &str, name: &str) -> Option<String> {
 ///    the model in effect, parenthesised (`none voluntary (full) lazy`);
 /// 2. else the version string (`uname -v`): `PREEMPT_RT` → `rt`, `PREEMPT` → `full`, no
 ///    preemption word → `none` or `voluntary`, which the version string cannot tell apart, so
-///    the kernel config (`config`, /boot/config-RELEASE) decides when it is there;
+///    the kernel config (`config`: /proc/config.gz, else /boot/config-RELEASE) decides when it is there;
 /// 3. `PREEMPT_DYNAMIC` without debugfs: the `preempt=` boot parameter, else the config's default
 ///    model, else `dynamic` (chosen at boot; not visible to this user).
 pub fn preempt_model(
@@ -360,6 +488,129 @@ pub fn cgroup_version(mounts: &str) -> Option<String> {
     }
 }
 
+/// The CPU numbers of /sys/devices/system/cpu (`cpu0`, `cpu1`, …), ascending.
+fn cpu_numbers() -> Vec<u32> {
+    let mut cpus: Vec<u32> = sys::dir_names("/sys/devices/system/cpu")
+        .iter()
+        .filter_map(|name| name.strip_prefix("cpu")?.parse().ok())
+        .collect();
+    cpus.sort_unstable();
+    cpus
+}
+
+/// A kernel CPU list (`0-3,8,10-11`) of ascending CPU numbers.
+pub fn format_cpu_list(cpus: &[u32]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        parts.push(if j > i {
+            format!("{}-{}", cpus[i], cpus[j])
+        } else {
+            cpus[i].to_string()
+        });
+        i = j + 1;
+    }
+    parts.join(",")
+}
+
+/// Per-CPU values as CPU list → value, CPUs with the same value in one list (`0-3` → `1024`,
+/// `4-7` → `512`), so a uniform machine is one entry.
+pub fn group_cpus_by_value(values: &[(u32, String)]) -> BTreeMap<String, String> {
+    let mut by_value: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
+    for (cpu, value) in values {
+        by_value.entry(value.as_str()).or_default().push(*cpu);
+    }
+    by_value
+        .into_iter()
+        .map(|(value, mut cpus)| {
+            cpus.sort_unstable();
+            (format_cpu_list(&cpus), value.to_string())
+        })
+        .collect()
+}
+
+/// A per-CPU sysfs file (`cpu_capacity`, `cpufreq/cpuinfo_max_freq`) over every CPU that has it.
+fn per_cpu(file: &str) -> BTreeMap<String, String> {
+    let values: Vec<(u32, String)> = cpu_numbers()
+        .into_iter()
+        .filter_map(|cpu| {
+            let value = read_trimmed(&format!("/sys/devices/system/cpu/cpu{cpu}/{file}"))?;
+            Some((cpu, value))
+        })
+        .collect();
+    group_cpus_by_value(&values)
+}
+
+/// The distinct `shared_cpu_list`s of each CPU's last-level cache: the highest-numbered
+/// `cache/indexN` that is a data or unified cache.
+fn llc_groups() -> Vec<String> {
+    let mut groups = BTreeSet::new();
+    for cpu in cpu_numbers() {
+        let dir = format!("/sys/devices/system/cpu/cpu{cpu}/cache");
+        let last = sys::dir_names(&dir)
+            .into_iter()
+            .filter_map(|name| name.strip_prefix("index")?.parse::<u32>().ok())
+            .filter(|index| {
+                read_trimmed(&format!("{dir}/index{index}/type"))
+                    .is_some_and(|kind| kind != "Instruction")
+            })
+            .max();
+        if let Some(list) =
+            last.and_then(|index| read_trimmed(&format!("{dir}/index{index}/shared_cpu_list")))
+        {
+            groups.insert(list);
+        }
+    }
+    groups.into_iter().collect()
+}
+
+/// Each option of `wanted` as a kernel `.config` text sets it (`y`, `m`, a number, a quoted
+/// string without its quotes), `n` where the text says it is not set or does not name it.
+pub fn config_options(config: &str, wanted: &[&str]) -> BTreeMap<String, String> {
+    let mut set: BTreeMap<&str, &str> = BTreeMap::new();
+    for line in config.lines() {
+        if let Some((key, value)) = line.trim().split_once('=') {
+            set.insert(key, value.trim_matches('"'));
+        }
+    }
+    wanted
+        .iter()
+        .map(|key| (key.to_string(), set.get(key).unwrap_or(&"n").to_string()))
+        .collect()
+}
+
+/// The running kernel's build configuration: /proc/config.gz (IKCONFIG_PROC), else
+/// /boot/config-RELEASE.
+fn kernel_config_text(release: &str) -> Option<String> {
+    if let Some(compressed) = sys::read_bytes("/proc/config.gz") {
+        let mut text = String::new();
+        let decoded = std::io::Read::read_to_string(
+            &mut flate2::read::GzDecoder::new(compressed.as_slice()),
+            &mut text,
+        );
+        if decoded.is_ok() {
+            return Some(text);
+        }
+    }
+    sys::read_text(&format!("/boot/config-{release}"))
+}
+
+/// The halt-polling parameters of the `haltpoll` (guest) and `kvm` (host) modules.
+fn halt_poll() -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for module in ["haltpoll", "kvm"] {
+        let dir = format!("/sys/module/{module}/parameters");
+        for (name, value) in files_of(&dir, |name| name.contains("halt_poll")) {
+            out.insert(format!("{module}.{name}"), value);
+        }
+    }
+    out
+}
+
 fn cpufreq_governors() -> Vec<String> {
     let mut governors = BTreeSet::new();
     for name in sys::dir_names("/sys/devices/system/cpu") {
@@ -421,11 +672,12 @@ impl Fingerprint {
         let kernel_release = read_trimmed("/proc/sys/kernel/osrelease").unwrap_or_default();
         let kernel_version = read_trimmed("/proc/sys/kernel/version").unwrap_or_default();
         let kernel_cmdline = read_trimmed("/proc/cmdline").unwrap_or_default();
+        let config = kernel_config_text(&kernel_release);
         let preempt_model = preempt_model(
             sys::read_text("/sys/kernel/debug/sched/preempt").as_deref(),
             &kernel_version,
             &kernel_cmdline,
-            sys::read_text(&format!("/boot/config-{kernel_release}")).as_deref(),
+            config.as_deref(),
         );
         let sched_features = read_trimmed("/sys/kernel/debug/sched/features")
             .map(|text| text.split_whitespace().map(str::to_string).collect());
@@ -467,10 +719,23 @@ impl Fingerprint {
             sched_policy: sys::current_sched_policy()
                 .ok()
                 .map(|p| describe_sched_policy(&p)),
+            cpuidle_governor: read_trimmed("/sys/devices/system/cpu/cpuidle/current_governor")
+                .or_else(|| read_trimmed("/sys/devices/system/cpu/cpuidle/current_governor_ro")),
+            halt_poll: halt_poll(),
+            sched_ext_state: read_trimmed("/sys/kernel/sched_ext/state"),
+            sched_ext_ops: read_trimmed("/sys/kernel/sched_ext/root/ops"),
+            cpu_capacity: per_cpu("cpu_capacity"),
+            cpu_max_freq_khz: per_cpu("cpufreq/cpuinfo_max_freq"),
+            llc_groups: llc_groups(),
+            kernel_config: config
+                .as_deref()
+                .map(|text| config_options(text, KERNEL_CONFIG_OPTIONS))
+                .unwrap_or_default(),
             libc: sys::libc_description(),
             schedlab_version: crate::VERSION.to_string(),
             schedlab_commit: crate::GIT_COMMIT.to_string(),
             imported: None,
+            guest: None,
         }
     }
 
@@ -505,6 +770,9 @@ impl Fingerprint {
                 dmi_product: here.dmi_product,
                 microcode: here.microcode,
                 mem_total_kib: here.mem_total_kib,
+                cpu_capacity: here.cpu_capacity,
+                cpu_max_freq_khz: here.cpu_max_freq_khz,
+                llc_groups: here.llc_groups,
                 ..fp
             };
             for field in MACHINE_FIELDS {
@@ -605,6 +873,43 @@ mod tests {
                 must.field
             );
         }
+    }
+
+    #[test]
+    fn cpu_lists_and_per_cpu_values_group_as_the_kernel_writes_them() {
+        assert_eq!(format_cpu_list(&[]), "");
+        assert_eq!(format_cpu_list(&[0]), "0");
+        assert_eq!(format_cpu_list(&[0, 1, 2, 3, 8, 10, 11]), "0-3,8,10-11");
+        let values: Vec<(u32, String)> = [(0, "1024"), (1, "1024"), (2, "512"), (3, "512")]
+            .into_iter()
+            .map(|(cpu, v)| (cpu, v.to_string()))
+            .collect();
+        let grouped = group_cpus_by_value(&values);
+        assert_eq!(grouped.get("0-1").map(String::as_str), Some("1024"));
+        assert_eq!(grouped.get("2-3").map(String::as_str), Some("512"));
+        assert_eq!(grouped.len(), 2);
+    }
+
+    #[test]
+    fn config_options_read_set_unset_and_absent_options() {
+        let config = "# comment\nCONFIG_HZ=250\nCONFIG_SCHED_SMT=y\n\
+                      # CONFIG_SCHEDSTATS is not set\nCONFIG_DEFAULT_HOSTNAME=\"(none)\"\n";
+        let options = config_options(
+            config,
+            &[
+                "CONFIG_HZ",
+                "CONFIG_SCHED_SMT",
+                "CONFIG_SCHEDSTATS",
+                "CONFIG_SCHED_CLASS_EXT",
+                "CONFIG_DEFAULT_HOSTNAME",
+            ],
+        );
+        let get = |k: &str| options.get(k).map(String::as_str);
+        assert_eq!(get("CONFIG_HZ"), Some("250"));
+        assert_eq!(get("CONFIG_SCHED_SMT"), Some("y"));
+        assert_eq!(get("CONFIG_SCHEDSTATS"), Some("n"));
+        assert_eq!(get("CONFIG_SCHED_CLASS_EXT"), Some("n"));
+        assert_eq!(get("CONFIG_DEFAULT_HOSTNAME"), Some("(none)"));
     }
 
     #[test]

@@ -16,6 +16,12 @@ pub const REQUEST_ATTACHMENT: &str = "request_latency_ns";
 /// One sample per second of the measured window: requests completed in that second.
 pub const RPS_ATTACHMENT: &str = "rps_per_sec";
 
+/// The headings of schbench's tables of each attachment, as schbench prints them (the schedlab
+/// tables of `show` and the run JSON reproduce them).
+pub const WAKEUP_TABLE: &str = "Wakeup Latencies";
+pub const REQUEST_TABLE: &str = "Request Latencies";
+pub const RPS_TABLE: &str = "RPS";
+
 const LOWEST_NS: u64 = 1;
 const HIGHEST_NS: u64 = 60_000_000_000;
 const HIGHEST_RPS: u64 = 1 << 40;

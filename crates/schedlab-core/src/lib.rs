@@ -18,12 +18,14 @@ pub mod import;
 pub mod latency;
 pub mod metric;
 pub mod plan;
+pub mod probe;
 pub mod record;
 pub mod rng;
 pub mod runner;
 pub mod suite;
 #[allow(unsafe_code)]
 pub mod sys;
+pub mod vm;
 pub mod words;
 pub mod workload;
 

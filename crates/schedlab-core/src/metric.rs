@@ -30,12 +30,15 @@ impl Better {
     }
 }
 
-/// A workload's own result (primary) or what the runner measured around it (secondary).
+/// A workload's own result (primary), what the runner measured around it (secondary), or what
+/// probes saw in an iteration of its own that explains them (explanatory: run-queue delays,
+/// wake placement, system calls; the probe module), never stored beside the other two.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     Primary,
     Secondary,
+    Explanatory,
 }
 
 impl Role {
@@ -43,6 +46,7 @@ impl Role {
         match self {
             Role::Primary => "primary",
             Role::Secondary => "secondary",
+            Role::Explanatory => "explanatory",
         }
     }
 
@@ -50,6 +54,7 @@ impl Role {
         match text {
             "primary" => Some(Role::Primary),
             "secondary" => Some(Role::Secondary),
+            "explanatory" => Some(Role::Explanatory),
             _ => None,
         }
     }
@@ -144,6 +149,14 @@ impl MetricDef {
     pub const fn secondary(name: &'static str, unit: &'static str, better: Better) -> Self {
         MetricDef {
             role: Role::Secondary,
+            ..MetricDef::primary(name, unit, better)
+        }
+    }
+
+    /// A scalar a probe measured in an iteration of its own ([`Role::Explanatory`]).
+    pub const fn explanatory(name: &'static str, unit: &'static str, better: Better) -> Self {
+        MetricDef {
+            role: Role::Explanatory,
             ..MetricDef::primary(name, unit, better)
         }
     }
@@ -389,7 +402,7 @@ mod tests {
         for b in [Better::Lower, Better::Higher] {
             assert_eq!(Better::parse(b.as_str()), Some(b));
         }
-        for r in [Role::Primary, Role::Secondary] {
+        for r in [Role::Primary, Role::Secondary, Role::Explanatory] {
             assert_eq!(Role::parse(r.as_str()), Some(r));
         }
         assert_eq!(Better::parse("sideways"), None);

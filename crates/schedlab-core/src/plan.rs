@@ -14,6 +14,10 @@ const MAX_ITERATIONS: u32 = 100_000;
 pub const MAX_LABEL_CHARS: usize = 200;
 /// The longest `--iteration-timeout`: 30 days.
 const MAX_ITERATION_TIMEOUT_SEC: f64 = 30.0 * 86_400.0;
+/// The longest pause between cases.
+const MAX_COOLDOWN_SEC: f64 = 3600.0;
+/// The largest `--scale`.
+const MAX_SCALE: f64 = 1000.0;
 
 /// One case: a workload with its parameters, named canonically so the same configuration gets the
 /// same name in every run (which is how runs are matched up for comparison).
@@ -71,7 +75,21 @@ pub struct RunPlan {
     /// another host go by it where it exceeds the rule of thumb.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub expected_sec: BTreeMap<String, f64>,
+    /// Probed iterations per case, run after its measured ones (`--explain`; 0: none). What they
+    /// measure is stored apart from the measured iterations ([`crate::probe`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub explain: u32,
+    /// One profiled iteration per case after those (`--profile`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub profile: bool,
 }
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// The most probed iterations a case may get.
+pub const MAX_EXPLAIN_ITERATIONS: u32 = 100;
 
 fn one() -> f64 {
     1.0
@@ -162,19 +180,31 @@ impl RunPlan {
             iteration_timeout_ms: None,
             keep_going: false,
             expected_sec: BTreeMap::new(),
+            explain: 0,
+            profile: false,
         })
     }
 
     /// Gives every iteration a deadline of `seconds` instead of the default rule.
     /// The deadline is kept in milliseconds, so less than one is refused rather than made one.
     pub fn with_iteration_timeout_sec(mut self, seconds: f64) -> Result<Self> {
-        if !(seconds.is_finite() && (0.001..=MAX_ITERATION_TIMEOUT_SEC).contains(&seconds)) {
+        check_iteration_timeout_sec(seconds)
+            .map_err(|why| Error::invalid(format!("--iteration-timeout {why}")))?;
+        self.iteration_timeout_ms = Some(((seconds * 1000.0).round() as u64).max(1));
+        Ok(self)
+    }
+
+    /// Adds `explain` probed iterations and, with `profile`, one profiled iteration to every
+    /// case, after its measured ones.
+    pub fn with_probes(mut self, explain: u32, profile: bool) -> Result<Self> {
+        if explain > MAX_EXPLAIN_ITERATIONS {
             return Err(Error::invalid(format!(
-                "--iteration-timeout must be a number of seconds from 0.001 (a millisecond, its \
-                 resolution) to {MAX_ITERATION_TIMEOUT_SEC} (30 days), not {seconds}"
+                "--explain takes at most {MAX_EXPLAIN_ITERATIONS} probed iterations per case, not \
+                 {explain}"
             )));
         }
-        self.iteration_timeout_ms = Some(((seconds * 1000.0).round() as u64).max(1));
+        self.explain = explain;
+        self.profile = profile;
         Ok(self)
     }
 
@@ -233,11 +263,7 @@ impl RunPlan {
     /// whose confidence interval is still wider than `ci_pct` percent, up to `max_iterations`.
     /// It stops on interval width, never on a p-value.
     pub fn with_adaptive_stopping(mut self, ci_pct: f64, max_iterations: u32) -> Result<Self> {
-        if !(ci_pct.is_finite() && ci_pct > 0.0 && ci_pct < 100.0) {
-            return Err(Error::invalid(format!(
-                "--until-ci must be a percentage above 0 and below 100, not {ci_pct}"
-            )));
-        }
+        check_until_ci(ci_pct).map_err(|why| Error::invalid(format!("--until-ci {why}")))?;
         if max_iterations < self.iterations || max_iterations > MAX_ITERATIONS {
             return Err(Error::invalid(format!(
                 "--max-iterations must be between --iterations ({}) and {MAX_ITERATIONS}, not {max_iterations}",
@@ -269,35 +295,70 @@ pub fn check_warmup(warmup: u32) -> std::result::Result<(), String> {
     Ok(())
 }
 
-/// Text that names something (a kernel release, a host, a case, a campaign): not empty or blank,
-/// and without control characters, which would break the one line it is shown on. The reason
-/// follows the flag or argument (`--kernel must be printable text`).
-pub fn check_printable(text: &str) -> std::result::Result<(), String> {
-    if text.trim().is_empty() || text.chars().any(char::is_control) {
-        return Err("must be printable text".to_string());
+/// The pause between cases in seconds (`--cooldown`, a suite's `cooldown_sec`), as
+/// [`check_iterations`].
+pub fn check_cooldown_sec(seconds: f64) -> std::result::Result<(), String> {
+    if !(seconds.is_finite() && (0.0..=MAX_COOLDOWN_SEC).contains(&seconds)) {
+        return Err(format!(
+            "must be between 0 and {MAX_COOLDOWN_SEC}, not {seconds}"
+        ));
+    }
+    Ok(())
+}
+
+/// The factor `--scale` multiplies every work size by, as [`check_iterations`].
+pub fn check_scale(factor: f64) -> std::result::Result<(), String> {
+    if !(factor.is_finite() && factor > 0.0 && factor <= MAX_SCALE) {
+        return Err(format!(
+            "must be above 0 and at most {MAX_SCALE}, not {factor}"
+        ));
+    }
+    Ok(())
+}
+
+/// Every iteration's deadline in seconds (`--iteration-timeout`), as [`check_iterations`]; it
+/// is kept in milliseconds, so less than one is refused rather than made one.
+pub fn check_iteration_timeout_sec(seconds: f64) -> std::result::Result<(), String> {
+    if !(seconds.is_finite() && (0.001..=MAX_ITERATION_TIMEOUT_SEC).contains(&seconds)) {
+        return Err(format!(
+            "must be a number of seconds from 0.001 (a millisecond, its resolution) to \
+             {MAX_ITERATION_TIMEOUT_SEC} (30 days), not {seconds}"
+        ));
+    }
+    Ok(())
+}
+
+/// Adaptive stopping's confidence-interval half-width in percent (`--until-ci`), as
+/// [`check_iterations`].
+pub fn check_until_ci(ci_pct: f64) -> std::result::Result<(), String> {
+    if !(ci_pct.is_finite() && ci_pct > 0.0 && ci_pct < 100.0) {
+        return Err(format!(
+            "must be a percentage above 0 and below 100, not {ci_pct}"
+        ));
     }
     Ok(())
 }
 
 /// Labels name runs on the command line, where an all-digit word means a run id.
 pub fn validate_label(label: &str) -> Result<()> {
+    check_label(label).map_err(|why| Error::invalid(format!("--label {why}")))
+}
+
+/// Why `label` cannot name runs, as [`check_iterations`] says it.
+pub fn check_label(label: &str) -> std::result::Result<(), String> {
     if label.trim().is_empty() {
-        return Err(Error::invalid("--label must not be empty"));
+        return Err("must not be empty".to_string());
     }
     if label.chars().count() > MAX_LABEL_CHARS {
-        return Err(Error::invalid(format!(
-            "--label is longer than {MAX_LABEL_CHARS} characters"
-        )));
+        return Err(format!("is longer than {MAX_LABEL_CHARS} characters"));
     }
     if label.chars().all(|c| c.is_ascii_digit()) {
-        return Err(Error::invalid(format!(
-            "--label {label:?} is all digits, which would read as a run id; add a letter"
-        )));
+        return Err(format!(
+            "{label:?} is all digits, which would read as a run id; add a letter"
+        ));
     }
     if label.chars().any(char::is_control) {
-        return Err(Error::invalid(
-            "--label must not contain control characters",
-        ));
+        return Err("must not contain control characters".to_string());
     }
     Ok(())
 }

@@ -7,6 +7,14 @@
 //! returns, so nothing runs beside the timed window. At the deadline the workload's wait wakes,
 //! names the tasks that had not finished and stops them; the case is recorded as failed with that
 //! report, and the run ends or, with `keep_going`, goes on to the next case (and ends `partial`).
+//! Before the deadline the watchdog looks at the tasks every [`look_interval_ns`] (twice what the
+//! case is expected to take, from its finished iterations, else its estimate): a task stopped
+//! with SIGSTOP cannot finish and its time would include the pause, so it ends the iteration at
+//! the first look, whatever the deadline. An iteration that ends in time never sees a look.
+//!
+//! With `--explain` and `--profile` each case then gets iterations of its own under probes
+//! ([`crate::probe`]), after all measured ones: they go to the sink as `ProbeRecord`s, apart
+//! from the measured iterations, so nothing that compares cases ever reads them.
 //!
 //! Every iteration is also held to its declared metrics — the workload's `metrics()` and, for a
 //! workload that runs tasks, the runner's own secondary ones: a metric returned but not declared,
@@ -16,8 +24,9 @@ use crate::counters::IterationCounters;
 use crate::estimate;
 use crate::metric::{self, secondary, Breach, MetricDef};
 use crate::plan::{CaseSpec, RunPlan};
+use crate::probe::{self, ProbeKind, ProbeRecord};
 use crate::record::{CaseRecord, IterationRecord, RunStatus};
-use crate::workload::{tasks, IterationInfo, Workload, WorkloadSpec};
+use crate::workload::{tasks, IterationInfo, IterationOutput, Workload, WorkloadSpec};
 use crate::{sys, Error};
 
 /// Where finished iterations go. The store implements it; tests can collect in memory.
@@ -28,6 +37,17 @@ pub trait RunSink {
         case: &CaseSpec,
         iteration: &IterationRecord,
     ) -> Result<(), String>;
+
+    /// A probed or profiled iteration of a case (`--explain`, `--profile`): kept apart from the
+    /// measured ones.
+    fn record_probe(
+        &mut self,
+        _case_index: usize,
+        _case: &CaseSpec,
+        _probe: &ProbeRecord,
+    ) -> Result<(), String> {
+        Ok(())
+    }
 
     /// A case failed (its workload, or the watchdog): keep why with the case.
     fn record_case_failure(
@@ -64,6 +84,10 @@ pub trait RunObserver {
     /// schedlab was stopped (Ctrl-Z, SIGSTOP) while the iteration was measured: what it measured
     /// includes the pause, so it is thrown away and run again.
     fn iteration_suspended(&mut self, _progress: &Progress<'_>) {}
+    /// A probed or profiled iteration of `case` is about to run.
+    fn probe_starting(&mut self, _case: &CaseSpec, _kind: ProbeKind, _index: u32) {}
+    /// ... and has been recorded.
+    fn probe_finished(&mut self, _case: &CaseSpec, _probe: &ProbeRecord) {}
 }
 
 /// How many times in a row an iteration is run again after schedlab was stopped while measuring
@@ -129,6 +153,27 @@ pub fn default_deadline_ns(finished_ns: &[u64], estimate_sec: Option<f64>) -> u6
         .max(DEADLINE_FLOOR_NS)
 }
 
+/// The watchdog looks at an iteration's tasks no sooner than this after its start...
+pub const LOOK_FLOOR_NS: u64 = 30_000_000_000;
+/// ... and this many times what an iteration of the case is expected to take.
+pub const LOOK_FACTOR: u64 = 2;
+
+/// How often the watchdog looks for stopped tasks during an iteration: [`LOOK_FACTOR`] × the
+/// median wall time of the case's iterations finished so far (`finished_ns`, warm-up included:
+/// measured on this host, minutes ago), else × the estimate, at least [`LOOK_FLOOR_NS`]. Unlike
+/// the deadline it need not be generous: a look ends an iteration only when it finds a task
+/// stopped, and a healthy iteration is over long before the first.
+pub fn look_interval_ns(finished_ns: &[u64], estimate_sec: Option<f64>) -> u64 {
+    let estimate = estimate_sec
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .map(|s| (s * 1e9).min(u64::MAX as f64 / 100.0) as u64);
+    median_ns(finished_ns)
+        .or(estimate)
+        .unwrap_or(0)
+        .saturating_mul(LOOK_FACTOR)
+        .max(LOOK_FLOOR_NS)
+}
+
 fn median_ns(values: &[u64]) -> Option<u64> {
     let mut sorted = values.to_vec();
     sorted.sort_unstable();
@@ -192,6 +237,7 @@ fn execute_built(
         durations: vec![Vec::new(); plan.cases.len()],
         failed: Vec::new(),
         threads_before: 0,
+        availability: None,
     };
     match run.all() {
         Ok(()) => match run.failures() {
@@ -229,6 +275,8 @@ struct Execution<'a> {
     failed: Vec<usize>,
     /// Workload threads alive before the last iteration started.
     threads_before: usize,
+    /// What this machine offers the probes, found before the first probed iteration.
+    availability: Option<probe::Availability>,
 }
 
 impl Execution<'_> {
@@ -262,7 +310,186 @@ impl Execution<'_> {
                 }
             }
         }
+        self.probes()
+    }
+
+    /// The probed, then the profiled, iterations of every case that did not fail.
+    fn probes(&mut self) -> Result<(), Error> {
+        if self.plan.explain == 0 && !self.plan.profile {
+            return Ok(());
+        }
+        if self.plan.explain > 0 {
+            self.availability = Some(probe::availability());
+        }
+        let kinds: Vec<(ProbeKind, u32)> = (0..self.plan.explain)
+            .map(|i| (ProbeKind::Explain, i))
+            .chain(self.plan.profile.then_some((ProbeKind::Profile, 0)))
+            .collect();
+        for case_index in 0..self.plan.cases.len() {
+            for &(kind, index) in &kinds {
+                if self.failed.contains(&case_index) || self.workloads[case_index].is_none() {
+                    break;
+                }
+                let result = self.probe_iteration(case_index, kind, index);
+                self.settle(case_index, result)?;
+            }
+        }
         Ok(())
+    }
+
+    /// One iteration under probes (`Explain`) or the profiler (`Profile`): run as a measured
+    /// one is, with the probes opened before it and read after it, and recorded as a
+    /// [`ProbeRecord`].
+    fn probe_iteration(
+        &mut self,
+        case_index: usize,
+        kind: ProbeKind,
+        index: u32,
+    ) -> Result<(), Stop> {
+        if let Some(signal) = sys::interrupt_signal() {
+            return Err(Stop::Run(Error::Interrupted(signal)));
+        }
+        let deadline_ns = self.deadline_ns(case_index);
+        let look_ns = self.look_interval_ns(case_index);
+        let case = &self.plan.cases[case_index];
+        self.observer.probe_starting(case, kind, index);
+        // After every measured iteration, so a workload that numbers its iterations sees a new one.
+        let info = IterationInfo {
+            index: self.cases[case_index].iterations.len() as u32
+                + if kind == ProbeKind::Profile {
+                    self.plan.explain
+                } else {
+                    index
+                },
+            warmup: false,
+        };
+        let Some(workload) = self.workloads[case_index].as_mut() else {
+            return Err(Stop::Run(Error::failed(format!(
+                "case `{}` has no workload",
+                case.name
+            ))));
+        };
+        let mut unavailable = Vec::new();
+        let mut explainer = match (kind, &self.availability) {
+            (ProbeKind::Explain, Some(availability)) => Some(probe::Explainer::open(availability)),
+            _ => None,
+        };
+        let profiler = match kind {
+            ProbeKind::Profile => probe::Profiler::open()
+                .map_err(|u| unavailable.push(u))
+                .ok(),
+            ProbeKind::Explain => None,
+        };
+        self.threads_before = tasks::live_task_threads();
+        let started_at_ns = sys::realtime_ns();
+        let counters = workload.runs_tasks().then(IterationCounters::start);
+        sys::take_continued();
+        let began_ns = sys::monotonic_ns();
+        self.watchdog.arm(deadline_ns, Some(look_ns)).map_err(|e| {
+            Stop::Run(Error::failed(format!(
+                "cannot arm the iteration watchdog: {e}"
+            )))
+        })?;
+        if let Some(explainer) = explainer.as_mut() {
+            explainer.start();
+        }
+        let profiling = profiler
+            .as_ref()
+            .map(|p| p.start().map_err(|u| unavailable.push(u)).is_ok())
+            .unwrap_or(false);
+        let result = workload.run_iteration(info);
+        if let Some(explainer) = explainer.as_mut() {
+            explainer.stop();
+        }
+        if let Some(profiler) = &profiler {
+            profiler.stop();
+        }
+        let took_ns = sys::monotonic_ns().saturating_sub(began_ns);
+        let expired = sys::deadline_expired();
+        let _ = self.watchdog.disarm();
+        let secondary = counters.map(IterationCounters::finish).unwrap_or_default();
+        let _ = sys::take_continued();
+        let declared = declared_metrics(workload.as_ref());
+        let mut output = self.judge(case_index, info, deadline_ns, took_ns, result, expired)?;
+        output.measurements.extend(secondary);
+        let breaches = metric::check_declared(&declared, &output.measurements);
+        if !breaches.is_empty() {
+            return Err(Stop::Case(self.undeclared(case_index, info, &breaches)));
+        }
+        let mut record = ProbeRecord {
+            kind,
+            index,
+            started_at_ns,
+            measurements: output.measurements,
+            explanatory: Vec::new(),
+            unavailable,
+            attachments: Vec::new(),
+            symbols: Vec::new(),
+        };
+        if let Some(explainer) = explainer {
+            let (explanatory, unavailable, attachments) = explainer.finish(sys::current_tid());
+            record.explanatory = explanatory;
+            record.unavailable.extend(unavailable);
+            record.attachments = attachments;
+        }
+        if let Some(profiler) = profiler.filter(|_| profiling) {
+            let (symbols, measurements) = profiler.finish();
+            record.symbols = symbols;
+            record.explanatory = measurements;
+        }
+        let case = &self.plan.cases[case_index];
+        self.sink
+            .record_probe(case_index, case, &record)
+            .map_err(|e| {
+                Stop::Run(match sys::interrupt_signal() {
+                    Some(signal) => Error::Interrupted(signal),
+                    None => Error::failed(format!("cannot store the probed iteration: {e}")),
+                })
+            })?;
+        self.observer.probe_finished(case, &record);
+        Ok(())
+    }
+
+    /// What an iteration's result means for the run: its output, or why the case or the run
+    /// stops (a signal, a look that found a task stopped, the deadline, the workload's error).
+    fn judge(
+        &self,
+        case_index: usize,
+        info: IterationInfo,
+        deadline_ns: u64,
+        took_ns: u64,
+        result: crate::Result<IterationOutput>,
+        expired: bool,
+    ) -> Result<IterationOutput, Stop> {
+        match result {
+            Ok(output) => Ok(output),
+            Err(Error::Interrupted(signal)) => Err(Stop::Run(Error::Interrupted(signal))),
+            // Before the deadline: a look found a task stopped.
+            Err(Error::TimedOut(detail)) if !expired => Err(Stop::Case(self.stopped_task(
+                case_index,
+                info,
+                took_ns,
+                deadline_ns,
+                &detail,
+            ))),
+            Err(Error::TimedOut(detail)) => Err(Stop::Case(self.timed_out(
+                case_index,
+                info,
+                deadline_ns,
+                &detail,
+            ))),
+            // Whatever a workload made of the watchdog's interruption, the deadline is the cause.
+            Err(e) if expired => {
+                let detail = e.to_string();
+                Err(Stop::Case(self.timed_out(
+                    case_index,
+                    info,
+                    deadline_ns,
+                    &detail,
+                )))
+            }
+            Err(e) => Err(Stop::Case(e)),
+        }
     }
 
     fn case(&mut self, case_index: usize, total: u32) -> Result<(), Stop> {
@@ -363,11 +590,19 @@ impl Execution<'_> {
         }
     }
 
+    fn look_interval_ns(&self, case_index: usize) -> u64 {
+        look_interval_ns(
+            &self.durations[case_index],
+            estimate::deadline_basis_sec(self.plan, &self.plan.cases[case_index]),
+        )
+    }
+
     fn iteration(&mut self, case_index: usize, index: u32, warmup: bool) -> Result<(), Stop> {
         if let Some(signal) = sys::interrupt_signal() {
             return Err(Stop::Run(Error::Interrupted(signal)));
         }
         let deadline_ns = self.deadline_ns(case_index);
+        let look_ns = self.look_interval_ns(case_index);
         let case = &self.plan.cases[case_index];
         let info = IterationInfo { index, warmup };
         let progress = Progress {
@@ -391,7 +626,7 @@ impl Execution<'_> {
             let counters = workload.runs_tasks().then(IterationCounters::start);
             // A continue from before this iteration is not this iteration's.
             sys::take_continued();
-            self.watchdog.arm(deadline_ns).map_err(|e| {
+            self.watchdog.arm(deadline_ns, Some(look_ns)).map_err(|e| {
                 Stop::Run(Error::failed(format!(
                     "cannot arm the iteration watchdog: {e}"
                 )))
@@ -426,31 +661,9 @@ impl Execution<'_> {
                 case.name,
             ))));
         };
-        let mut output = match result {
-            Ok(output) => output,
-            Err(Error::Interrupted(signal)) => return Err(Stop::Run(Error::Interrupted(signal))),
-            Err(Error::TimedOut(detail)) => {
-                return Err(Stop::Case(self.timed_out(
-                    case_index,
-                    info,
-                    deadline_ns,
-                    &detail,
-                )))
-            }
-            // Whatever a workload made of the watchdog's interruption, the deadline is the cause.
-            Err(e) if expired => {
-                let detail = e.to_string();
-                return Err(Stop::Case(self.timed_out(
-                    case_index,
-                    info,
-                    deadline_ns,
-                    &detail,
-                )));
-            }
-            Err(e) => return Err(Stop::Case(e)),
-        };
-        output.measurements.extend(secondary);
         let declared = declared_metrics(workload.as_ref());
+        let mut output = self.judge(case_index, info, deadline_ns, took_ns, result, expired)?;
+        output.measurements.extend(secondary);
         let breaches = metric::check_declared(&declared, &output.measurements);
         if !breaches.is_empty() {
             return Err(Stop::Case(self.undeclared(case_index, info, &breaches)));
@@ -517,6 +730,28 @@ impl Execution<'_> {
             info.index + 1,
             case.workload.kind(),
             details.join("; ")
+        ))
+    }
+
+    /// A look's report: which case and iteration, how far in, and the tasks as the workload found
+    /// them (the stopped one first) and stopped them.
+    fn stopped_task(
+        &self,
+        case_index: usize,
+        info: IterationInfo,
+        took_ns: u64,
+        deadline_ns: u64,
+        detail: &str,
+    ) -> Error {
+        let kind = if info.warmup { " (warm-up)" } else { "" };
+        Error::TimedOut(format!(
+            "case `{}`, iteration {}{kind}: a task was found stopped (SIGSTOP or Ctrl-Z) {:.0} s in, \
+             before the deadline of {} s: it cannot finish while stopped, and the iteration's time \
+             would include the pause; {detail}",
+            self.plan.cases[case_index].name,
+            info.index + 1,
+            took_ns as f64 / 1e9,
+            deadline_ns as f64 / 1e9
         ))
     }
 
@@ -781,6 +1016,21 @@ mod tests {
             DEADLINE_FLOOR_NS
         );
         assert!(default_deadline_ns(&[u64::MAX], Some(1e300)) > DEADLINE_FLOOR_NS);
+    }
+
+    #[test]
+    fn looks_come_at_twice_the_measured_iteration_else_the_estimate() {
+        let sec = 1_000_000_000;
+        assert_eq!(look_interval_ns(&[], None), LOOK_FLOOR_NS);
+        assert_eq!(look_interval_ns(&[], Some(1.0)), LOOK_FLOOR_NS);
+        assert_eq!(look_interval_ns(&[], Some(20.0)), 40 * sec);
+        // A finished iteration (the warm-up) speaks over the estimate, either way.
+        assert_eq!(look_interval_ns(&[16 * sec], Some(53.6)), 32 * sec);
+        assert_eq!(look_interval_ns(&[40 * sec], Some(1.0)), 80 * sec);
+        assert_eq!(look_interval_ns(&[sec], Some(f64::INFINITY)), LOOK_FLOOR_NS);
+        // semaphore --processes --items 2000000 took 15-16 s an iteration here: its first look
+        // comes well within the minute, and the deadline stays ten times its estimate.
+        assert!(look_interval_ns(&[], Some(17.0)) <= 40 * sec);
     }
 
     #[test]

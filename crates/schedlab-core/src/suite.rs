@@ -54,9 +54,6 @@ struct SuiteFile {
     cases: Vec<toml::Spanned<toml::Table>>,
 }
 
-/// The longest cool-down a suite may ask for.
-const MAX_COOLDOWN_SEC: f64 = 3600.0;
-
 /// The suites compiled into schedlab, by name.
 pub const BUILTIN_SUITES: &[(&str, &str)] = &[
     ("quick", include_str!("../suites/quick.toml")),
@@ -70,6 +67,7 @@ pub const BUILTIN_SUITES: &[(&str, &str)] = &[
         include_str!("../suites/syscall-scaling.toml"),
     ),
     ("cpudl-sweep", include_str!("../suites/cpudl-sweep.toml")),
+    ("rump-sweep", include_str!("../suites/rump-sweep.toml")),
     (
         "schbench-matrix",
         include_str!("../suites/schbench-matrix.toml"),
@@ -97,40 +95,7 @@ impl Suite {
                 "suite {name} has no [[case]] entries"
             )));
         }
-        // The suite's own settings, at their keys: a run would refuse them without a place.
-        let top_at = |key: &str, value: std::ops::Range<usize>| {
-            top_key_offset(text, key)
-                .map_or_else(|| position(text, value.start), |at| position(text, at))
-        };
-        let cooldown_sec = match &file.cooldown_sec {
-            Some(cooldown) => {
-                let seconds = *cooldown.get_ref();
-                if !(seconds.is_finite() && (0.0..=MAX_COOLDOWN_SEC).contains(&seconds)) {
-                    return Err(Error::invalid(format!(
-                        "suite {name}: {}: cooldown_sec must be between 0 and {MAX_COOLDOWN_SEC}, not {seconds}",
-                        top_at("cooldown_sec", cooldown.span())
-                    )));
-                }
-                seconds
-            }
-            None => 0.0,
-        };
-        if let Some(iterations) = &file.iterations {
-            if let Err(why) = crate::plan::check_iterations(*iterations.get_ref()) {
-                return Err(Error::invalid(format!(
-                    "suite {name}: {}: iterations {why}",
-                    top_at("iterations", iterations.span())
-                )));
-            }
-        }
-        if let Some(warmup) = &file.warmup {
-            if let Err(why) = crate::plan::check_warmup(*warmup.get_ref()) {
-                return Err(Error::invalid(format!(
-                    "suite {name}: {}: warmup {why}",
-                    top_at("warmup", warmup.span())
-                )));
-            }
-        }
+        let cooldown_sec = check_settings(name, text, &file)?;
         let mut cases = Vec::new();
         for (index, spanned) in file.cases.iter().enumerate() {
             let at = position(text, spanned.span().start);
@@ -198,11 +163,7 @@ impl Suite {
     /// Multiplies every case's work size (its `work_size` parameters) by `factor`, keeping at least 1, so a
     /// suite written for minutes on 2 CPUs can be shrunk for a smoke test or grown for a big box.
     pub fn scaled(mut self, factor: f64) -> Result<Self> {
-        if !(factor.is_finite() && factor > 0.0 && factor <= 1000.0) {
-            return Err(Error::invalid(format!(
-                "--scale must be above 0 and at most 1000, not {factor}"
-            )));
-        }
+        crate::plan::check_scale(factor).map_err(|why| Error::invalid(format!("--scale {why}")))?;
         for case in &mut self.cases {
             *case = case.scaled(factor)?;
             case.validate()?;
@@ -219,8 +180,15 @@ impl Suite {
 
     /// A built-in suite by name, or else a suite file at that path.
     pub fn load(name_or_path: &str) -> Result<Self> {
-        if let Some(suite) = Suite::builtin(name_or_path) {
-            return Ok(suite);
+        Suite::load_for(name_or_path, crate::fingerprint::online_cpu_count())
+    }
+
+    /// [`Suite::load`] with counts relative to a machine of `online_cpus` CPUs (a guest's vCPUs).
+    /// A built-in suite parses on this machine (tested), but its counts relative to another may
+    /// break a limit, which is an error like any suite's.
+    pub fn load_for(name_or_path: &str, online_cpus: u32) -> Result<Self> {
+        if let Some((name, text)) = BUILTIN_SUITES.iter().find(|(n, _)| *n == name_or_path) {
+            return Suite::parse_for(name, text, online_cpus);
         }
         let path = std::path::Path::new(name_or_path);
         if !path.exists() {
@@ -232,8 +200,45 @@ impl Suite {
         }
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::invalid(format!("cannot read suite file {name_or_path}: {e}")))?;
-        Suite::parse(name_or_path, &text)
+        Suite::parse_for(name_or_path, &text, online_cpus)
     }
+}
+
+/// The suite's own settings, each refused at its key (a run would refuse them without a place);
+/// returns the cool-down.
+fn check_settings(name: &str, text: &str, file: &SuiteFile) -> Result<f64> {
+    let top_at = |key: &str, value: std::ops::Range<usize>| {
+        top_key_offset(text, key)
+            .map_or_else(|| position(text, value.start), |at| position(text, at))
+    };
+    let cooldown_sec = match &file.cooldown_sec {
+        Some(cooldown) => {
+            let seconds = *cooldown.get_ref();
+            crate::plan::check_cooldown_sec(seconds).map_err(|why| {
+                let at = top_at("cooldown_sec", cooldown.span());
+                Error::invalid(format!("suite {name}: {at}: cooldown_sec {why}"))
+            })?;
+            seconds
+        }
+        None => 0.0,
+    };
+    if let Some(iterations) = &file.iterations {
+        if let Err(why) = crate::plan::check_iterations(*iterations.get_ref()) {
+            return Err(Error::invalid(format!(
+                "suite {name}: {}: iterations {why}",
+                top_at("iterations", iterations.span())
+            )));
+        }
+    }
+    if let Some(warmup) = &file.warmup {
+        if let Err(why) = crate::plan::check_warmup(*warmup.get_ref()) {
+            return Err(Error::invalid(format!(
+                "suite {name}: {}: warmup {why}",
+                top_at("warmup", warmup.span())
+            )));
+        }
+    }
+    Ok(cooldown_sec)
 }
 
 /// A count resolved from its relative form: the key, the value as written, and the count.
@@ -818,5 +823,28 @@ mod tests {
     fn unknown_suite_lists_builtins() {
         let err = Suite::load("no-such-suite").unwrap_err().to_string();
         assert!(err.contains("quick"));
+    }
+
+    /// A guest's suite counts its vCPUs, not the host's CPUs: the vcpu-preempt suite's `2x`
+    /// contention tasks on a 4-vCPU guest are 8, wherever the campaign is planned.
+    #[test]
+    fn a_suite_loads_for_another_machines_cpus() {
+        let tasks = |suite: &Suite| -> Vec<u64> {
+            suite
+                .cases
+                .iter()
+                .filter_map(|c| serde_json::to_value(c).unwrap()["tasks"].as_u64())
+                .collect()
+        };
+        let on_four = Suite::load_for("vcpu-preempt", 4).unwrap();
+        assert!(!tasks(&on_four).is_empty());
+        assert!(
+            tasks(&on_four).iter().all(|&t| t == 8),
+            "{:?}",
+            tasks(&on_four)
+        );
+        let on_one = Suite::load_for("vcpu-preempt", 1).unwrap();
+        assert!(tasks(&on_one).iter().all(|&t| t == 2));
+        assert!(Suite::load_for("no-such-suite", 4).is_err());
     }
 }

@@ -13,6 +13,9 @@
 //!   at once, with the upstream single-bitmap layout and the per-NUMA-node
 //!   split proposed to reduce cache-line contention, plus a plain reference
 //!   search to check answers against.
+//! - [`rump`]: the rump kernel's scheduler of virtual CPUs onto host threads, in the old global
+//!   freelist form and the per-lwp cached-CPU form with a lock-free fast path, with a checker of
+//!   who holds which virtual CPU after every entry and exit.
 #![forbid(unsafe_code)]
 // println! and eprintln! panic when the reader has gone (`| head`, a dropped ssh session's
 // terminal); output goes through writers whose errors are handled.
@@ -21,3 +24,4 @@
 pub mod cpudl;
 pub mod cpupri;
 pub mod rng;
+pub mod rump;

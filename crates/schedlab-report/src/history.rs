@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use schedlab_analysis::history::{Change, Changes, History, Noise, NoiseSource};
+use schedlab_analysis::history::{Change, ChangeVerdict, Changes, History, Noise, NoiseSource};
 use schedlab_core::metric::Better;
 use schedlab_core::words;
 
@@ -72,6 +72,14 @@ fn change_cell(ch: &Change) -> String {
 }
 
 /// A change in words: its percent, or where it has none the levels it moved between.
+/// A change's direction as a word.
+fn verdict_word(verdict: ChangeVerdict) -> &'static str {
+    match verdict {
+        ChangeVerdict::Regression => "regression",
+        ChangeVerdict::Improvement => "improvement",
+    }
+}
+
 fn change_words(ch: &Change) -> String {
     ch.change_pct.map_or_else(
         || format!("{} → {}", format_value(ch.before), format_value(ch.after)),
@@ -137,7 +145,7 @@ pub fn write_history_text(h: &History, c: &Changes, out: &mut dyn Write) -> io::
                 } else {
                     ""
                 };
-                format!("◆ {} {}{build}", change_words(ch), ch.verdict)
+                format!("◆ {} {}{build}", change_words(ch), verdict_word(ch.verdict))
             })
             .unwrap_or_default();
         table.push(vec![
@@ -329,7 +337,7 @@ pub fn write_changes_text(all: &[Changes], out: &mut dyn Write) -> io::Result<()
                 change_cell(ch),
                 widths_cell(ch),
                 format!("{:.3}", ch.p_value),
-                ch.verdict.to_string(),
+                verdict_word(ch.verdict).to_string(),
             ]);
         }
     }
@@ -402,7 +410,7 @@ pub fn write_changes_csv(all: &[Changes], out: &mut dyn Write) -> io::Result<()>
                 ch.change_pct.map_or(String::new(), |v| format!("{v:.4}")),
                 ch.noise_widths.map_or(String::new(), |w| format!("{w:.3}")),
                 format!("{}", ch.p_value),
-                ch.verdict.to_string(),
+                verdict_word(ch.verdict).to_string(),
                 ch.build_changed
                     .as_ref()
                     .map_or(String::new(), |b| b.before.clone()),
@@ -469,7 +477,7 @@ fn page(s: &mut String, h: &History, c: &Changes) -> std::fmt::Result {
                 change_cell(ch),
                 widths_cell(ch),
                 ch.p_value,
-                ch.verdict
+                verdict_word(ch.verdict)
             )?;
         }
         s.push_str("</table>");
@@ -693,7 +701,7 @@ mod tests {
                 change_pct: None,
                 noise_widths: None,
                 p_value: 0.005,
-                verdict: "regression",
+                verdict: ChangeVerdict::Regression,
                 build_changed: None,
             }],
             dismissed: Vec::new(),

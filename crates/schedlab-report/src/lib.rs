@@ -12,6 +12,7 @@ pub mod history;
 pub mod json;
 pub mod model;
 pub mod number;
+pub mod refusals;
 pub mod text;
 
 pub use model::{RunReport, SCHEMA_VERSION};

@@ -94,6 +94,23 @@ fn write_run(run: &RunView, out: &mut dyn Write) -> std::io::Result<()> {
             fp.boot_id.get(..8).unwrap_or(&fp.boot_id)
         )?;
     }
+    if let Some(guest) = &fp.guest {
+        // A QEMU guest that `campaign run` booted: on what, and whether its timings are a CPU's.
+        let emulated = if guest.accelerator == "tcg" {
+            " (emulated: its timings are QEMU's, not the kernel's)"
+        } else {
+            ""
+        };
+        writeln!(
+            out,
+            "guest of {} under {}{emulated} · {} NUMA node{} · booted in {:.1} s",
+            guest.host.hostname,
+            guest.accelerator,
+            fp.numa_nodes,
+            if fp.numa_nodes == 1 { "" } else { "s" },
+            guest.boot_ms as f64 / 1e3
+        )?;
+    }
     if let Some(error) = &run.error {
         writeln!(out, "error: {error}")?;
     }

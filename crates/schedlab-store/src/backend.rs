@@ -701,6 +701,34 @@ impl<B: Backend> Store for B {
         })
     }
 
+    fn record_probe(
+        &mut self,
+        run_id: i64,
+        case_index: usize,
+        probe: &schedlab_core::probe::ProbeRecord,
+    ) -> Result<()> {
+        self.write_tx(|db, retrying| {
+            let case_id = case_id(db, run_id, case_index)?;
+            if retrying {
+                let landed = db.query_opt(
+                    "SELECT 1 FROM probe_iterations WHERE case_id = $1 AND kind = $2
+                        AND position = $3",
+                    &[&case_id, &probe.kind.as_str(), &i64::from(probe.index)],
+                    |_| Ok(()),
+                )?;
+                if landed.is_some() {
+                    return Ok(());
+                }
+            }
+            crate::probes::insert_probe(db, case_id, probe)
+        })
+    }
+
+    fn load_probes(&self, run_id: i64) -> Result<Vec<(usize, schedlab_core::probe::ProbeRecord)>> {
+        let version = self.version();
+        self.read_tx(|db| crate::probes::load_probes_in(db, version, run_id))
+    }
+
     fn record_case_failure(&mut self, run_id: i64, case_index: usize, message: &str) -> Result<()> {
         self.write_tx(|db, _| {
             update_one(

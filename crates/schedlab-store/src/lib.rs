@@ -33,6 +33,7 @@ mod legacy;
 pub mod liveness;
 mod location;
 mod pg;
+mod probes;
 pub mod push;
 mod retry;
 mod schema;
@@ -163,6 +164,17 @@ pub trait Store {
         ended_at_ns: i64,
         error: Option<&str>,
     ) -> Result<()>;
+    /// Records a probed or profiled iteration of a case (`--explain`, `--profile`), in tables of
+    /// its own that no reader of measured iterations sees (V10).
+    fn record_probe(
+        &mut self,
+        run_id: i64,
+        case_index: usize,
+        probe: &schedlab_core::probe::ProbeRecord,
+    ) -> Result<()>;
+    /// Every probed and profiled iteration of a run, each with its case's position in the run,
+    /// in case order; none in a file older than V10.
+    fn load_probes(&self, run_id: i64) -> Result<Vec<(usize, schedlab_core::probe::ProbeRecord)>>;
     /// Marks a case as failed with why (a workload error, or the watchdog's report).
     fn record_case_failure(&mut self, run_id: i64, case_index: usize, message: &str) -> Result<()>;
     /// Stored runs, newest first. A `running` run whose process or boot is gone is listed as
@@ -335,6 +347,17 @@ impl RunSink for StoreSink<'_> {
     ) -> std::result::Result<(), String> {
         self.store
             .record_iteration(self.run_id, case_index, iteration)
+            .map_err(|e| e.to_string())
+    }
+
+    fn record_probe(
+        &mut self,
+        case_index: usize,
+        _case: &CaseSpec,
+        probe: &schedlab_core::probe::ProbeRecord,
+    ) -> std::result::Result<(), String> {
+        self.store
+            .record_probe(self.run_id, case_index, probe)
             .map_err(|e| e.to_string())
     }
 

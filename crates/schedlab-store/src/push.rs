@@ -113,6 +113,10 @@ pub fn push(
         let run = source.load_run(summary.id)?;
         match target.copy_run(&run, &provenance, experiment_id)? {
             Some(id) => {
+                // Probed and profiled iterations follow, each in a transaction of its own.
+                for (case_index, probe) in source.load_probes(summary.id)? {
+                    target.record_probe(id, case_index, &probe)?;
+                }
                 target_ids.insert(summary.id, id);
                 report.copied.push((summary.id, id));
             }

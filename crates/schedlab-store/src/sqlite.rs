@@ -127,7 +127,16 @@ impl SqliteStore {
         schema::refuse_foreign_file(path)?;
         if create {
             if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-                std::fs::create_dir_all(parent).map_err(|e| unwritable(e.to_string()))?;
+                // Only the default database's folder is made: a named path whose folder is
+                // missing is more likely a typo than a wish for a new tree of folders.
+                if crate::default_db_path().as_deref() == Some(path) {
+                    std::fs::create_dir_all(parent).map_err(|e| unwritable(e.to_string()))?;
+                } else if !parent.is_dir() {
+                    return Err(unwritable(format!(
+                        "its folder {} does not exist (create it first)",
+                        parent.display()
+                    )));
+                }
             }
         }
         let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;

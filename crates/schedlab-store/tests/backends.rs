@@ -82,6 +82,7 @@ on_both_backends!(
     push_copies_everything_once,
     push_stopped_between_runs_carries_on_next_time,
     push_back_into_sqlite_gives_the_same_runs,
+    probes_round_trip_apart_from_measured_iterations,
 );
 
 fn plan(label: &str) -> RunPlan {
@@ -689,4 +690,73 @@ fn push_back_into_sqlite_gives_the_same_runs(backend: &Backend) {
         assert_eq!(a, b);
     }
     file.integrity_check().unwrap();
+}
+
+/// A probed iteration and a profiled one: read back whole, an unavailable probe as unavailable,
+/// and never among the run's iterations, which is all a comparison reads.
+fn probes_round_trip_apart_from_measured_iterations(backend: &Backend) {
+    use schedlab_core::probe::{
+        GroupAttachment, Origin, ProbeKind, ProbeMeasurement, ProbeRecord, ProfileSymbol,
+        Unavailable,
+    };
+    let mut store = backend.writer();
+    let id = run_into(&mut *store, &plan("probed"));
+    let before = store.load_run(id).unwrap();
+    const P99: MetricDef = MetricDef::explanatory("runq_delay_p99_usec", "usec", Better::Lower)
+        .quantile("runq_delay", 99.0);
+    let explained = ProbeRecord {
+        kind: ProbeKind::Explain,
+        index: 0,
+        started_at_ns: 5,
+        measurements: vec![fake::OPS_PER_SEC.value(10.0)],
+        explanatory: vec![
+            ProbeMeasurement {
+                group: None,
+                measurement: P99.value(12.5),
+            },
+            ProbeMeasurement {
+                group: Some("fanout worker".into()),
+                measurement: P99.value(20.0),
+            },
+        ],
+        unavailable: vec![Unavailable {
+            probe: "hardware_counters".into(),
+            reason: "no PMU".into(),
+        }],
+        attachments: vec![GroupAttachment {
+            group: Some("fanout worker".into()),
+            attachment: Attachment {
+                name: "runq_delay_ns".into(),
+                encoding: "hdrhistogram-v2-deflate".into(),
+                data: vec![1, 2, 3],
+            },
+        }],
+        symbols: Vec::new(),
+    };
+    let profiled = ProbeRecord {
+        kind: ProbeKind::Profile,
+        symbols: vec![ProfileSymbol {
+            rank: 1,
+            symbol: "schedule".into(),
+            module: "[kernel.kallsyms]".into(),
+            origin: Origin::Kernel,
+            samples: 40,
+            share_pct: 80.0,
+        }],
+        unavailable: Vec::new(),
+        attachments: Vec::new(),
+        explanatory: Vec::new(),
+        ..explained.clone()
+    };
+    store.record_probe(id, 0, &explained).unwrap();
+    store.record_probe(id, 0, &profiled).unwrap();
+    drop(store);
+    let reader = backend.reader();
+    assert_eq!(
+        reader.load_run(id).unwrap(),
+        before,
+        "a probed iteration is no iteration of the run"
+    );
+    let probes = reader.load_probes(id).unwrap();
+    assert_eq!(probes, vec![(0, explained), (0, profiled)]);
 }

@@ -1,18 +1,68 @@
 //! The command line as clap parses it: raw arguments mirroring the flags one to one (ripgrep's
-//! LowArgs). Nothing here is validated beyond its type; `plan.rs` turns it into a checked plan, and
-//! no clap type goes below this crate.
+//! LowArgs), each value read and held to its own rule by clap (`flag_values.rs`); rules across
+//! flags are checked where the flags meet (`plan.rs` turns them into a checked plan, a command
+//! its own). No clap type goes below this crate.
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+use schedlab_core::import::{Tool, TOOLS};
+use schedlab_core::plan;
+use schedlab_core::words::check_printable;
+
+use crate::flag_values::{any_count, count, count_in, number, text};
 
 pub use crate::workload_flags::WorkloadCommand;
+
+/// The widest a line of help may be; help wraps to the terminal, and to this at most.
+pub const HELP_COLUMNS: usize = 100;
+
+/// schedlab's command line as clap parses it: [`Cli`]'s, with each usage line that would pass
+/// [`HELP_COLUMNS`] broken onto two (a workload under `campaign start` repeats that command's
+/// required arguments in its usage). The parser, the man pages and the completions all take it
+/// from here.
+pub fn command() -> clap::Command {
+    let mut command = Cli::command();
+    command.build();
+    fit_usage(&mut command);
+    command
+}
+
+fn fit_usage(command: &mut clap::Command) {
+    const TITLE: &str = "Usage: ";
+    for sub in command.get_subcommands_mut() {
+        let usage = sub.render_usage().to_string();
+        let usage = usage
+            .strip_prefix(TITLE)
+            .unwrap_or(&usage)
+            .trim_end()
+            .to_string();
+        if TITLE.len() + usage.chars().count() > HELP_COLUMNS {
+            let room = HELP_COLUMNS - TITLE.len();
+            let cut = usage
+                .char_indices()
+                .take_while(|(at, _)| *at <= room)
+                .filter(|(_, c)| *c == ' ')
+                .map(|(at, _)| at)
+                .last()
+                .unwrap_or(usage.len());
+            let (first, rest) = usage.split_at(cut);
+            let indent = " ".repeat(TITLE.len() + 2);
+            let broken = format!("{first}\n{indent}{}", rest.trim_start());
+            *sub = std::mem::take(sub).override_usage(broken);
+        }
+        fit_usage(sub);
+    }
+}
 
 #[derive(Debug, Parser)]
 #[command(
     name = "schedlab",
     version,
     about = "A Linux scheduler and IPC performance lab: run workloads, store results, compare runs",
-    propagate_version = true
+    propagate_version = true,
+    // Help wraps to the terminal, and to HELP_COLUMNS at most (also when it is not a terminal).
+    max_term_width = HELP_COLUMNS
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -109,7 +159,13 @@ pub struct RunArgs {
     #[command(flatten)]
     pub plan: PlanOptions,
     /// Name this run; many runs may share a label (e.g. several boots of one kernel).
-    #[arg(long, value_name = "TEXT", global = true, help_heading = RUN_OPTIONS)]
+    #[arg(
+        long,
+        value_name = "TEXT",
+        global = true,
+        help_heading = RUN_OPTIONS,
+        value_parser = text(plan::check_label)
+    )]
     pub label: Option<String>,
     /// Output format on stdout: the run's summary, or with --dry-run the plan and its estimate.
     #[arg(
@@ -142,21 +198,53 @@ pub struct RunArgs {
 #[command(next_help_heading = RUN_OPTIONS)]
 pub struct PlanOptions {
     /// Measured iterations per case [default: the suite's, else 5]
-    #[arg(long, value_name = "N", global = true, allow_negative_numbers = true)]
+    #[arg(
+        long,
+        value_name = "N",
+        global = true,
+        allow_negative_numbers = true,
+        value_parser = count::<u32>(plan::check_iterations)
+    )]
     pub iterations: Option<u32>,
     /// Warm-up iterations per case, stored but not summarised [default: the suite's, else 1]
-    #[arg(long, value_name = "N", global = true, allow_negative_numbers = true)]
+    #[arg(
+        long,
+        value_name = "N",
+        global = true,
+        allow_negative_numbers = true,
+        value_parser = count::<u32>(plan::check_warmup)
+    )]
     pub warmup: Option<u32>,
-    #[arg(long, value_name = "F", global = true, help = scale_help(), allow_negative_numbers = true)]
+    #[arg(
+        long,
+        value_name = "F",
+        global = true,
+        help = "Multiply every case's work size by F (see --help for each workload's).",
+        long_help = scale_help(),
+        allow_negative_numbers = true,
+        value_parser = number(plan::check_scale)
+    )]
     pub scale: Option<f64>,
     /// Case order [default: the suite's, else listed]
     #[arg(long, value_enum, global = true)]
     pub order: Option<OrderArg>,
     /// Seed of the random case order [default: drawn and recorded with the run]
-    #[arg(long, value_name = "N", global = true, allow_negative_numbers = true)]
+    #[arg(
+        long,
+        value_name = "N",
+        global = true,
+        allow_negative_numbers = true,
+        value_parser = any_count::<u64>()
+    )]
     pub order_seed: Option<u64>,
     /// Pause between cases, seconds [default: the suite's, else 0]
-    #[arg(long, value_name = "SEC", global = true, allow_negative_numbers = true)]
+    #[arg(
+        long,
+        value_name = "SEC",
+        global = true,
+        allow_negative_numbers = true,
+        value_parser = number(plan::check_cooldown_sec)
+    )]
     pub cooldown: Option<f64>,
     /// Add iterations to each case until its 95% CI half-width is under PCT percent.
     #[arg(
@@ -164,7 +252,8 @@ pub struct PlanOptions {
         value_name = "PCT",
         global = true,
         requires = "max_iterations",
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = number(plan::check_until_ci)
     )]
     pub until_ci: Option<f64>,
     /// With --until-ci: the most measured iterations a case may get.
@@ -173,17 +262,51 @@ pub struct PlanOptions {
         value_name = "N",
         global = true,
         requires = "until_ci",
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = count::<u32>(plan::check_iterations)
     )]
     pub max_iterations: Option<u32>,
     /// Deadline of every iteration, seconds: at it the tasks that had not finished are named and
     /// stopped, and the case fails [default: 10 × the case's median iteration or estimate, at least 30]
-    #[arg(long, value_name = "SEC", global = true, allow_negative_numbers = true)]
+    #[arg(
+        long,
+        value_name = "SEC",
+        global = true,
+        allow_negative_numbers = true,
+        value_parser = number(plan::check_iteration_timeout_sec)
+    )]
     pub iteration_timeout: Option<f64>,
     /// When a case fails (an error, or its deadline), record it and go on to the next case; the
     /// run then ends `partial` (exit 1).
     #[arg(long, global = true)]
     pub keep_going: bool,
+    #[command(flatten)]
+    pub probes: ProbeOptions,
+}
+
+/// `--explain` and `--profile`: iterations of their own after a case's measured ones, stored
+/// apart from them (docs/explain.md).
+#[derive(Debug, Args)]
+#[command(next_help_heading = RUN_OPTIONS)]
+pub struct ProbeOptions {
+    /// Run N more iterations of each case under scheduler probes, stored apart [default N: 1]
+    ///
+    /// After each case's measured iterations, run N more under scheduler probes (run-queue delay,
+    /// wake placement, migrations, switches, system calls, PSI, schedstat, hardware counters) and
+    /// store what they saw apart from the measured ones, so no verdict mixes them [default N: 1]
+    #[arg(
+        long,
+        value_name = "N",
+        global = true,
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "1"
+    )]
+    pub explain: Option<u32>,
+    /// After those, profile one more iteration of each case (cpu-clock samples, kernel and user
+    /// symbols) and store its top symbols.
+    #[arg(long, global = true)]
+    pub profile: bool,
 }
 
 /// `--scale`'s help, naming each workload's work size as its definition marks it.
@@ -195,7 +318,44 @@ fn scale_help() -> String {
                 .map(move |p| format!("{} --{}", w.name, p.long))
         })
         .collect();
-    format!("Multiply every case's work size by F: {}", sizes.join(", "))
+    format!(
+        "Multiply every case's work size by F: {}.",
+        sizes.join(", ")
+    )
+}
+
+/// The most runs a calibration makes.
+const MAX_CALIBRATION_RUNS: u64 = 1_000;
+
+/// `calibrate --pause`, in seconds.
+fn check_pause_sec(seconds: f64) -> Result<(), String> {
+    if !(seconds.is_finite() && (0.0..=3600.0).contains(&seconds)) {
+        return Err("must be between 0 and 3600 seconds".to_string());
+    }
+    Ok(())
+}
+
+/// The most boots of a campaign.
+const MAX_BOOTS: u32 = 1000;
+
+/// `campaign start --boots`: ABBA pairs of pairs.
+fn check_boots(boots: u32) -> Result<(), String> {
+    if boots < 4 || !boots.is_multiple_of(2) || boots > MAX_BOOTS {
+        return Err(format!(
+            "must be even, at least 4 and at most {MAX_BOOTS} (ABBA pairs), not {boots}"
+        ));
+    }
+    Ok(())
+}
+
+/// `import --tool`: one of the parsers, by name.
+fn tool() -> impl TypedValueParser<Value = Tool> {
+    PossibleValuesParser::new(
+        TOOLS
+            .iter()
+            .map(|(name, what)| PossibleValue::new(*name).help(*what)),
+    )
+    .try_map(|name| Tool::parse(&name).ok_or_else(|| format!("{name:?} is no parser")))
 }
 
 impl PlanOptions {
@@ -213,6 +373,8 @@ impl PlanOptions {
             ("--max-iterations", self.max_iterations.is_some()),
             ("--iteration-timeout", self.iteration_timeout.is_some()),
             ("--keep-going", self.keep_going),
+            ("--explain", self.probes.explain.is_some()),
+            ("--profile", self.probes.profile),
         ];
         given.iter().find(|(_, g)| *g).map(|(flag, _)| *flag)
     }
@@ -249,8 +411,10 @@ pub struct SelectArgs {
     /// Only runs on this kernel release, as `uname -r` prints it.
     #[arg(long, value_name = "RELEASE")]
     pub kernel: Option<String>,
-    /// Only runs whose fingerprint field KEY reads VALUE (repeatable; `schedlab env --format
-    /// json` shows the fields; lists read joined with `,`, `map.key` reads one entry of a map).
+    /// Only runs whose fingerprint field KEY reads VALUE (repeatable).
+    ///
+    /// `schedlab env --format json` shows the fields; lists read joined with `,`, `map.key`
+    /// reads one entry of a map.
     #[arg(long = "where", value_name = "KEY=VALUE")]
     pub fields: Vec<String>,
 }
@@ -278,9 +442,10 @@ pub enum HistoryFormat {
 /// How `changes` (and `history`'s marks) find and judge change points.
 #[derive(Debug, Args)]
 pub struct ChangeArgs {
-    /// Report a change only when it moves the level by at least this many times the machine's
-    /// run-to-run noise (the larger of its calibration's and the series' own, at least what the
-    /// runs' own iterations allow).
+    /// Report a change only when it moves the level by at least K times the machine's noise.
+    ///
+    /// The noise is the machine's run-to-run noise: the larger of its calibration's and the
+    /// series' own, at least what the runs' own iterations allow.
     #[arg(
         long,
         value_name = "K",
@@ -382,10 +547,17 @@ pub struct ShowArgs {
     /// Output format on stdout.
     #[arg(long, value_enum, default_value_t = ShowFormat::Text)]
     pub format: ShowFormat,
-    /// The latency tables (wakeup runs) at these percentiles instead of schbench's: a list such
-    /// as 50,75,90,95,99,99.5,99.9 (each above 0 and below 100, in tenths at the finest).
-    #[arg(long, value_name = "LIST", value_delimiter = ',')]
-    pub percentiles: Vec<String>,
+    /// The latency tables (wakeup runs) at these percentiles instead of schbench's.
+    ///
+    /// A list such as 50,75,90,95,99,99.5,99.9: each above 0 and below 100, in tenths at the
+    /// finest.
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        value_parser = crate::flag_values::per_mille
+    )]
+    pub percentiles: Vec<schedlab_core::latency::PerMille>,
     #[command(flatten)]
     pub db: DbArg,
 }
@@ -393,30 +565,31 @@ pub struct ShowArgs {
 #[derive(Debug, Args)]
 pub struct ImportArgs {
     /// The tool whose output the files are.
-    #[arg(long, value_name = "TOOL", value_parser = ["perf-bench", "hackbench", "schbench", "plain"])]
-    pub tool: String,
+    #[arg(long, value_name = "TOOL", value_parser = tool())]
+    pub tool: Tool,
     /// Files the tool's output was kept in, `-` for standard input (also when no file is named);
     /// every one is read and checked before anything is stored.
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Name the run, as `run --label` does (many runs may share a label).
-    #[arg(long, value_name = "TEXT")]
+    #[arg(long, value_name = "TEXT", value_parser = text(plan::check_label))]
     pub label: Option<String>,
     /// Name the case instead of what the output says was run (all results must be of one kind).
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = text(check_printable))]
     pub case: Option<String>,
     /// The host the files came from [default: unknown, unless a file says].
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = text(check_printable))]
     pub host: Option<String>,
     /// The kernel release (`uname -r`) the files came from [default: unknown, unless a file says].
-    #[arg(long, value_name = "RELEASE")]
+    #[arg(long, value_name = "RELEASE", value_parser = text(check_printable))]
     pub kernel: Option<String>,
-    /// The files were measured on this machine: take its hardware fields (CPU model, CPUs, SMT,
-    /// governors, …; not its kernel's) into the fingerprint.
+    /// The files were measured on this machine: take its hardware fields into the fingerprint.
+    ///
+    /// Its CPU model, CPUs, SMT, governors and the other hardware fields; not its kernel's.
     #[arg(long)]
     pub this_machine: bool,
     /// The tool's version [default: unknown].
-    #[arg(long, value_name = "TEXT")]
+    #[arg(long, value_name = "TEXT", value_parser = text(check_printable))]
     pub tool_version: Option<String>,
     /// `plain`: the metric the numbers are (snake_case with a unit suffix: `wakeup_p99_usec`).
     #[arg(long, value_name = "NAME", default_value = "value")]
@@ -424,8 +597,10 @@ pub struct ImportArgs {
     /// `plain`: a higher number is better (default: lower, like times).
     #[arg(long)]
     pub higher_is_better: bool,
-    /// Store each result as a run of its own (the k-th result of every case in run k), for logs
-    /// of separate invocations of the tool: each is then a unit of `compare`, not an iteration.
+    /// Store each result as a run of its own (the k-th result of every case in run k).
+    ///
+    /// For logs of separate invocations of the tool: each is then a unit of `compare`, not an
+    /// iteration.
     #[arg(long)]
     pub run_per_result: bool,
     #[command(flatten)]
@@ -553,10 +728,11 @@ pub struct SidesArgs {
     /// One or more candidates, each a run id or a label; with --across, more run selections.
     #[arg(value_name = "CAND", required_unless_present = "across")]
     pub candidates: Vec<String>,
-    /// Compare the values of one workload parameter (its suite key, e.g. `variant`) within the
-    /// runs that the positional arguments select together: KEY alone takes every value found, the
-    /// first as the baseline; KEY=BASE,CAND[,CAND...] the values listed. A run holding both
-    /// cases of a row is a pair.
+    /// Compare the values of one workload parameter (its suite key, e.g. `variant`).
+    ///
+    /// Within the runs that the positional arguments select together: KEY alone takes every
+    /// value found, the first as the baseline; KEY=BASE,CAND[,CAND...] the values listed. A run
+    /// holding both cases of a row is a pair.
     #[arg(long, value_name = "KEY[=BASE,CAND...]")]
     pub across: Option<String>,
     /// Compare only this metric (repeatable) [default: every primary metric]
@@ -568,6 +744,12 @@ pub struct SidesArgs {
     /// Compare even when CPU model, CPU count, SMT or governor differ between the runs.
     #[arg(long)]
     pub allow_fingerprint_mismatch: bool,
+    /// Judge runs measured in guests QEMU emulated (TCG, no KVM) too.
+    ///
+    /// Their timings are the emulator's, so by default `compare` refuses them as a kernel
+    /// comparison.
+    #[arg(long)]
+    pub allow_tcg: bool,
     /// Keep only each side's runs that match (a label shared by many machines).
     #[command(flatten)]
     pub select: SelectArgs,
@@ -575,13 +757,15 @@ pub struct SidesArgs {
     /// they are left out.
     #[arg(long)]
     pub include_incomplete: bool,
-    /// The calibration that supplies the noise model: `auto` (the newest one of this machine for
-    /// each case and iteration count), `none`, or a calibration id.
+    /// The calibration that supplies the noise model: `auto`, `none`, or a calibration id.
+    ///
+    /// `auto` takes the newest one of this machine for each case and iteration count.
     #[arg(long, value_name = "auto|none|ID", default_value = "auto")]
     pub calibration: String,
-    /// With --fail-on-regression: exit with CODE when nothing could be tested (a side has no
-    /// complete run, a candidate names no run, or no row could be judged); 125 makes
-    /// `git bisect run` skip the commit.
+    /// With --fail-on-regression: exit with CODE when nothing could be tested.
+    ///
+    /// Nothing could be tested when a side has no complete run, a candidate names no run, or no
+    /// row could be judged; 125 makes `git bisect run` skip the commit.
     #[arg(
         long,
         value_name = "CODE",
@@ -686,8 +870,10 @@ pub struct AbArgs {
         conflicts_with = "until_decided"
     )]
     pub rounds: u32,
-    /// Add rounds until every row is decided (`**` or `≈`) or --max-rounds are spent, deciding
-    /// after each round with O'Brien–Fleming alpha spending so stopping early keeps the error rates.
+    /// Add rounds until every row is decided (`**` or `≈`) or --max-rounds are spent.
+    ///
+    /// Rows are decided after each round with O'Brien–Fleming alpha spending, so stopping early
+    /// keeps the error rates.
     #[arg(long, requires = "max_rounds")]
     pub until_decided: bool,
     /// With --until-decided: the most rounds to run (the plan the alpha spending is made for).
@@ -721,10 +907,20 @@ pub struct AbArgs {
 #[derive(Debug, Args)]
 pub struct CalibrateArgs {
     /// Runs of the same cases to make (at least 3) [default: 6]
-    #[arg(long, value_name = "C", allow_negative_numbers = true)]
+    #[arg(
+        long,
+        value_name = "C",
+        allow_negative_numbers = true,
+        value_parser = count_in::<u32>(3, MAX_CALIBRATION_RUNS)
+    )]
     pub runs: Option<u32>,
     /// Pause between runs, seconds, so the runs sample the machine apart in time [default: 5]
-    #[arg(long, value_name = "SEC", allow_negative_numbers = true)]
+    #[arg(
+        long,
+        value_name = "SEC",
+        allow_negative_numbers = true,
+        value_parser = number(check_pause_sec)
+    )]
     pub pause: Option<f64>,
     /// Compute a calibration from the stored complete runs of LABEL instead of running anything.
     #[arg(long, value_name = "LABEL", conflicts_with_all = ["list", "show", "suite"])]
@@ -750,7 +946,13 @@ pub struct CalibrateArgs {
     pub plan: PlanOptions,
     /// Label of the calibration runs [default: calibrate-<suite or workload>]; calibrating again
     /// under the same label on later boots adds the boot-to-boot component.
-    #[arg(long, value_name = "TEXT", global = true, help_heading = RUN_OPTIONS)]
+    #[arg(
+        long,
+        value_name = "TEXT",
+        global = true,
+        help_heading = RUN_OPTIONS,
+        value_parser = text(plan::check_label)
+    )]
     pub label: Option<String>,
     /// No progress bar on stderr, and no line per calibration run.
     #[arg(long, short = 'q', global = true, help_heading = RUN_OPTIONS)]
@@ -773,27 +975,120 @@ pub enum CampaignAction {
     Start(Box<CampaignStartArgs>),
     /// Run this boot's slot of the campaign if the running kernel is the one it expects.
     Next(CampaignNextArgs),
+    /// Run every remaining slot of a --vm campaign: boot each slot's kernel in a QEMU guest,
+    /// in ABBA order, and store the guest's runs as they arrive.
+    Run(CampaignRunArgs),
     /// Show a campaign's plan and progress, or list the campaigns.
     Status(CampaignStatusArgs),
 }
+
+/// The help heading of the options of a campaign whose kernels boot in QEMU guests.
+pub const VM_OPTIONS: &str = "Guest options (with --vm)";
 
 #[derive(Debug, Args)]
 pub struct CampaignStartArgs {
     /// The campaign's name; its runs are labelled NAME-a and NAME-b.
     #[arg(value_name = "NAME")]
     pub name: String,
-    /// Kernel release of arm A, as `uname -r` prints it.
-    #[arg(long, value_name = "RELEASE")]
+    /// Kernel release of arm A, as `uname -r` prints it; with --vm, the kernel image (bzImage)
+    /// arm A's guests boot.
+    #[arg(long, value_name = "RELEASE|IMAGE", value_parser = text(check_printable))]
     pub a_kernel: String,
-    /// Kernel release of arm B.
-    #[arg(long, value_name = "RELEASE")]
+    /// Kernel release of arm B; with --vm, its kernel image (it may be A's, with another
+    /// --b-append or --b-steal-time).
+    #[arg(long, value_name = "RELEASE|IMAGE", value_parser = text(check_printable))]
     pub b_kernel: String,
+    /// Boot each slot's kernel in a QEMU guest on this machine (`schedlab campaign run`).
+    ///
+    /// The guest boots an initramfs schedlab makes around its static binary, instead of the
+    /// machine rebooting.
+    #[arg(long, help_heading = VM_OPTIONS)]
+    pub vm: bool,
+    /// Kernel command-line parameters arm A's guests get after schedlab's own.
+    #[arg(long, value_name = "ARGS", allow_hyphen_values = true, help_heading = VM_OPTIONS)]
+    pub a_append: Option<String>,
+    /// Kernel command-line parameters arm B's guests get after schedlab's own.
+    #[arg(long, value_name = "ARGS", allow_hyphen_values = true, help_heading = VM_OPTIONS)]
+    pub b_append: Option<String>,
+    /// vCPUs of each guest (more than this machine's CPUs over-commits them) [default: 2]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, help_heading = VM_OPTIONS)]
+    pub vcpus: Option<u32>,
+    /// Memory of each guest: MiB, or with a unit (512M, 2G) [default: 1G]
+    #[arg(long, value_name = "SIZE", help_heading = VM_OPTIONS)]
+    pub memory: Option<String>,
+    /// The guest's NUMA nodes: N (the vCPUs and memory split evenly), or each node's vCPUs with
+    /// `/` between nodes (0-1/2-3) [default: no NUMA]
+    #[arg(long, value_name = "N|CPUS/CPUS...", help_heading = VM_OPTIONS)]
+    pub numa: Option<String>,
+    /// The accelerator: kvm, tcg or auto [default: auto]
+    ///
+    /// tcg: QEMU emulates every instruction, good for the mechanism and functional differences,
+    /// not for timings. auto: kvm where it can run a stock kernel.
+    #[arg(long, value_enum, help_heading = VM_OPTIONS)]
+    pub accel: Option<AccelArg>,
+    /// KVM's steal time for arm A's guests (x86's vcpu_is_preempted() rests on it); KVM only
+    /// [default: on]
+    #[arg(long, value_enum, value_name = "on|off", help_heading = VM_OPTIONS)]
+    pub a_steal_time: Option<OnOff>,
+    /// KVM's steal time for arm B's guests [default: on]
+    #[arg(long, value_enum, value_name = "on|off", help_heading = VM_OPTIONS)]
+    pub b_steal_time: Option<OnOff>,
+    /// Pin each vCPU's thread to a host CPU, in vCPU order [default: not pinned]
+    ///
+    /// 0,1,0,1 puts 4 vCPUs on host CPUs 0 and 1, and keeps QEMU to those CPUs; under TCG one
+    /// thread runs every vCPU, and QEMU is only kept to them.
+    #[arg(long, value_name = "CPUS", help_heading = VM_OPTIONS)]
+    pub pin_vcpus: Option<String>,
+    /// --pin-vcpus for arm A's guests only.
+    #[arg(long, value_name = "CPUS", help_heading = VM_OPTIONS)]
+    pub a_pin_vcpus: Option<String>,
+    /// --pin-vcpus for arm B's guests only.
+    #[arg(long, value_name = "CPUS", help_heading = VM_OPTIONS)]
+    pub b_pin_vcpus: Option<String>,
+    /// A shell command run on this machine beside each guest [default: none]
+    ///
+    /// It runs from QEMU's start until the guest ends, when its process group gets SIGTERM. It
+    /// gets $SCHEDLAB (this schedlab), $SCHEDLAB_DB (the campaign's database),
+    /// $SCHEDLAB_CAMPAIGN, $SCHEDLAB_ARM (a or b) and $SCHEDLAB_SLOT; a load that ends before
+    /// its guest fails the slot.
+    #[arg(long, value_name = "SHELL CMD", allow_hyphen_values = true, help_heading = VM_OPTIONS)]
+    pub host_load: Option<String>,
+    /// --host-load for arm A's guests only.
+    #[arg(long, value_name = "SHELL CMD", allow_hyphen_values = true, help_heading = VM_OPTIONS)]
+    pub a_host_load: Option<String>,
+    /// --host-load for arm B's guests only.
+    #[arg(long, value_name = "SHELL CMD", allow_hyphen_values = true, help_heading = VM_OPTIONS)]
+    pub b_host_load: Option<String>,
+    /// A built-in guest campaign; the flags given override its settings.
+    ///
+    /// vcpu-preempt: seed 000's vcpu_is_preempted() study, a 4-vCPU guest on 2 host CPUs beside
+    /// a host load, the vcpu-preempt suite, and (one image for both arms) steal time on in A and
+    /// off in B.
+    #[arg(long, value_enum, help_heading = VM_OPTIONS)]
+    pub preset: Option<PresetArg>,
+    /// Seconds from QEMU's start to the guest's first word [default: 120]
+    ///
+    /// A guest that does not boot, or panics or hangs before it, is stopped then and its slot
+    /// fails.
+    #[arg(long, value_name = "SEC", allow_negative_numbers = true, help_heading = VM_OPTIONS)]
+    pub boot_timeout: Option<u64>,
+    /// Seconds a running guest may report nothing before it is stopped and its slot fails
+    /// [default: --iteration-timeout + 60, else 660]
+    #[arg(long, value_name = "SEC", allow_negative_numbers = true, help_heading = VM_OPTIONS)]
+    pub guest_timeout: Option<u64>,
+    /// Boots of a slot that failed to try again before `campaign run` stops [default: 1]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, help_heading = VM_OPTIONS)]
+    pub retries: Option<u32>,
+    /// The QEMU program [default: qemu-system-x86_64]
+    #[arg(long, value_name = "PROGRAM", help_heading = VM_OPTIONS)]
+    pub qemu: Option<String>,
     /// Boots in all, in ABBA order (A B B A A B ...); even, at least 4.
     #[arg(
         long,
         value_name = "N",
         default_value_t = 8,
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = count::<u32>(check_boots)
     )]
     pub boots: u32,
     /// Run a built-in suite or a suite file on each boot instead of one workload.
@@ -811,11 +1106,59 @@ pub struct CampaignStartArgs {
 pub struct CampaignNextArgs {
     #[arg(value_name = "NAME")]
     pub name: String,
-    /// After this boot's slot, run this command to reboot into the next kernel; it gets the
-    /// kernel release in $SCHEDLAB_NEXT_KERNEL. Without it schedlab never reboots anything.
+    /// After this boot's slot, run this command to reboot into the next kernel.
+    ///
+    /// It gets the kernel release in $SCHEDLAB_NEXT_KERNEL. Without it schedlab never reboots
+    /// anything.
     #[arg(long, value_name = "SHELL CMD")]
     pub reboot_cmd: Option<String>,
     /// No progress bar on stderr.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    /// Probe or profile this boot's run too, whatever `campaign start` said.
+    #[command(flatten)]
+    pub probes: ProbeOptions,
+    #[command(flatten)]
+    pub db: DbArg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AccelArg {
+    /// KVM where it can run a stock kernel, else TCG (and saying why)
+    Auto,
+    /// The host's CPU through KVM: the timings are the guest kernel's
+    Kvm,
+    /// QEMU's emulation of every instruction: the mechanism, not the timings
+    Tcg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PresetArg {
+    /// Seed 000: 4 vCPUs pinned 0,1,0,1 on the first two host CPUs beside a pipe load there,
+    /// the vcpu-preempt suite, steal time on in A and off in B when both boot one image
+    VcpuPreempt,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OnOff {
+    On,
+    Off,
+}
+
+#[derive(Debug, Args)]
+pub struct CampaignRunArgs {
+    #[arg(value_name = "NAME")]
+    pub name: String,
+    /// The static (musl) schedlab that becomes each guest's /init [default: this schedlab, if
+    /// it is static]
+    #[arg(
+        long,
+        value_name = "PATH",
+        env = "SCHEDLAB_GUEST_BINARY",
+        hide_env_values = true
+    )]
+    pub guest_binary: Option<PathBuf>,
+    /// Only the line of each slot's end on stdout.
     #[arg(long, short = 'q')]
     pub quiet: bool,
     #[command(flatten)]

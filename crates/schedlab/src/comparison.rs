@@ -16,7 +16,7 @@ use schedlab_core::fingerprint::{MustMatch, MUST_MATCH};
 use schedlab_core::metric::{MetricShape, Role};
 use schedlab_core::record::{ExperimentTag, RunRecord, RunStatus};
 use schedlab_core::words;
-use schedlab_report::compare::text::Style;
+use schedlab_report::compare::style::{self as layout, Style};
 use schedlab_report::compare::{self};
 use schedlab_store::{RunSelection, Store};
 
@@ -84,8 +84,10 @@ pub fn render(
 ) -> Result<ExitCode, Failure> {
     let style = self::style(style);
     emit(|out| match format {
-        CompareFormat::Text => compare::text::write(comparison, style, out),
-        CompareFormat::Markdown => compare::markdown::write(comparison, style, out),
+        CompareFormat::Text => compare::text::write(&layout::document(comparison, style), out),
+        CompareFormat::Markdown => {
+            compare::markdown::write(&layout::document(comparison, style), out)
+        }
         CompareFormat::Csv => compare::csv::write(comparison, out),
         CompareFormat::Json => compare::json::write(comparison, out),
     })?;
@@ -167,6 +169,8 @@ pub struct Query<'a> {
     pub settings: Settings,
     pub calibration: CalibrationChoice,
     pub allow_fingerprint_mismatch: bool,
+    /// Judge runs of TCG-emulated guests too (`--allow-tcg`).
+    pub allow_tcg: bool,
     /// Only each side's runs that match (`--host`, `--kernel`, `--where`).
     pub selection: RunSelection,
 }
@@ -187,6 +191,7 @@ pub fn load_comparison(args: &SidesArgs) -> Result<LoadedComparison, Failure> {
         settings,
         calibration: CalibrationChoice::parse(&args.calibration)?,
         allow_fingerprint_mismatch: args.allow_fingerprint_mismatch,
+        allow_tcg: args.allow_tcg,
         selection: crate::fleet::selection(&args.select)?,
     };
     let loaded = match &args.across {
@@ -300,6 +305,14 @@ pub fn load_with(store: &dyn Store, query: Query<'_>) -> Result<LoadedComparison
             check_comparable(reference, run)?;
         }
     }
+    if !query.allow_tcg {
+        refuse_emulated(
+            base_loaded
+                .runs
+                .iter()
+                .chain(candidates_loaded.iter().flat_map(|c| &c.runs)),
+        )?;
+    }
     let calibrations = calibrations(store, &query.calibration, &base_loaded.runs)?;
     let sequential = sequential_plan(
         store,
@@ -391,6 +404,9 @@ fn load_across(
             check_comparable(&runs[0], run)?;
         }
     }
+    if !query.allow_tcg {
+        refuse_emulated(runs.iter())?;
+    }
     refuse_cases_sharing_a_name(&runs)?;
     refuse_a_key_the_name_hides(&runs, &across.key)?;
     let inputs: Vec<RunInput> = runs
@@ -401,7 +417,7 @@ fn load_across(
     let project = |filter: &MetricFilter| {
         let all = Side::from_runs("selected runs", &inputs, filter, include);
         schedlab_analysis::across::project(&all, &across.key, across.values.as_deref())
-            .map_err(|e| Failure::bad_input(e.to_string()))
+            .map_err(|e| Failure::bad_input(schedlab_report::refusals::across(&e)))
     };
     let projection = project(&query.filter)?;
     projection.sides.iter().try_for_each(refuse_non_finite)?;
@@ -650,6 +666,38 @@ fn sequential_plan<'a>(
         .and_then(|s| serde_json::from_value::<SequentialPlan>(s.clone()).ok()))
 }
 
+/// A guest QEMU emulated (TCG) ran every instruction through a translator: its timings say how
+/// fast the emulator is, not how the kernel schedules, so they are not judged as a kernel
+/// comparison unless asked (`--allow-tcg`: checking the mechanism, functional differences).
+fn refuse_emulated<'a>(runs: impl Iterator<Item = &'a RunRecord>) -> Result<(), Failure> {
+    let emulated: Vec<String> = runs
+        .filter(|r| {
+            r.fingerprint
+                .guest
+                .as_ref()
+                .is_some_and(|g| g.accelerator == "tcg")
+        })
+        .map(|r| r.id.map_or("?".into(), |i| i.to_string()))
+        .collect();
+    if emulated.is_empty() {
+        return Ok(());
+    }
+    Err(Failure::bad_input(format!(
+        "refusing to judge: {} measured in a guest QEMU emulated (TCG, no KVM), whose timings \
+             are the emulator's, not the kernel's; pass --allow-tcg to compare them anyway (to check \
+             the mechanism or a functional difference), or measure on a host with KVM",
+        match emulated.as_slice() {
+            [one] => format!("run {one} was"),
+            few if few.len() <= 6 => format!("runs {} were", few.join(", ")),
+            many => format!(
+                "runs {}, ... ({} in all) were",
+                many[..5].join(", "),
+                many.len()
+            ),
+        }
+    )))
+}
+
 /// Kernel differences are the point of a comparison; hardware and tuning differences are not.
 fn check_comparable(reference: &RunRecord, run: &RunRecord) -> Result<(), Failure> {
     let (a, b) = (&reference.fingerprint, &run.fingerprint);
@@ -667,4 +715,68 @@ fn check_comparable(reference: &RunRecord, run: &RunRecord) -> Result<(), Failur
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use schedlab_core::fingerprint::{Fingerprint, GuestOrigin};
+    use schedlab_core::plan::RunPlan;
+    use schedlab_core::record::RunStatus;
+    use schedlab_core::workload::{fake::FakeParams, WorkloadSpec};
+
+    fn run(id: i64, accelerator: Option<&str>) -> RunRecord {
+        RunRecord {
+            id: Some(id),
+            label: None,
+            plan: RunPlan::new(
+                None,
+                None,
+                1,
+                0,
+                vec![WorkloadSpec::Fake(FakeParams::default())],
+            )
+            .unwrap(),
+            fingerprint: Fingerprint {
+                guest: accelerator.map(|a| GuestOrigin {
+                    accelerator: a.into(),
+                    ..GuestOrigin::default()
+                }),
+                ..Fingerprint::default()
+            },
+            started_at_ns: 0,
+            ended_at_ns: None,
+            status: RunStatus::Complete,
+            error: None,
+            cases: Vec::new(),
+        }
+    }
+
+    /// Runs of the machine itself and of KVM guests are judged; a TCG guest's are refused,
+    /// each named, with the way to compare them anyway.
+    #[test]
+    fn runs_of_emulated_guests_are_refused() {
+        let judged = [run(1, None), run(2, Some("kvm"))];
+        assert!(refuse_emulated(judged.iter()).is_ok());
+        let one = [run(1, None), run(3, Some("tcg"))];
+        let refusal = refuse_emulated(one.iter()).unwrap_err();
+        assert_eq!(refusal.kind, crate::failure::FailureKind::BadInput);
+        assert!(
+            refusal
+                .message
+                .starts_with("refusing to judge: run 3 was measured in a guest QEMU emulated (TCG"),
+            "{}",
+            refusal.message
+        );
+        assert!(refusal.message.contains("--allow-tcg"));
+        let many: Vec<RunRecord> = (1..=8).map(|id| run(id, Some("tcg"))).collect();
+        let refusal = refuse_emulated(many.iter()).unwrap_err();
+        assert!(
+            refusal
+                .message
+                .contains("runs 1, 2, 3, 4, 5, ... (8 in all) were"),
+            "{}",
+            refusal.message
+        );
+    }
 }

@@ -78,7 +78,7 @@ pub fn history_and_changes(
     args: &ChangeArgs,
 ) -> Result<(History, Changes), Failure> {
     history_and_changes_if_any(store, selection, case, metric, args)?
-        .map_err(|e| Failure::bad_input(e.to_string()))
+        .map_err(|e| Failure::bad_input(schedlab_report::refusals::history(&e)))
 }
 
 /// As [`history_and_changes`], with the reason there is no history to show apart from the

@@ -7,12 +7,13 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::FromArgMatches;
 
 mod cli;
 mod commands;
 mod comparison;
 mod failure;
+mod flag_values;
 mod fleet;
 mod input;
 mod output;
@@ -21,6 +22,7 @@ mod progress;
 mod session;
 mod shell;
 mod store_path;
+mod vm;
 mod workload_flags;
 
 use failure::Failure;
@@ -35,7 +37,14 @@ fn main() -> ExitCode {
         let _ = writeln!(std::io::stderr(), "schedlab: cannot block SIGCONT: {e}");
         return ExitCode::from(1);
     }
-    let cli = match cli::Cli::try_parse() {
+    // schedlab as the init of a guest that `campaign run` booted: no command line to parse.
+    if vm::guest::is_guest_init() {
+        vm::guest::main();
+    }
+    let parsed = cli::command()
+        .try_get_matches()
+        .and_then(|matches| cli::Cli::from_arg_matches(&matches));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => return clap_failure(e),
     };
@@ -108,7 +117,9 @@ fn clap_failure(e: clap::Error) -> ExitCode {
                 .collect::<Vec<_>>()
                 .join(" ");
             let message = message.strip_prefix("error: ").unwrap_or(&message);
-            let message = if message.is_empty() {
+            let message = if let Some(refusal) = value_refusal(&e) {
+                refusal
+            } else if message.is_empty() {
                 "invalid arguments".to_string()
             } else {
                 match misplaced_flag_owner(&e) {
@@ -133,6 +144,24 @@ fn clap_failure(e: clap::Error) -> ExitCode {
     }
 }
 
+/// A flag's value that one of schedlab's value parsers refused (`flag_values.rs`), as every
+/// other refusal of a value reads: the flag, then the reason (`--loops must be between 1 and
+/// 10000000000, not 0`); the reasons are written to follow the flag, and say what was given
+/// where it matters. clap's own parsers' errors keep clap's words.
+fn value_refusal(e: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::ValueValidation {
+        return None;
+    }
+    let Some(ContextValue::String(arg)) = e.get(ContextKind::InvalidArg) else {
+        return None;
+    };
+    let flag = arg.split([' ', '=']).next()?;
+    let source = std::error::Error::source(e)?;
+    let refusal = source.downcast_ref::<flag_values::Refusal>()?;
+    flag.starts_with("--").then(|| format!("{flag} {refusal}"))
+}
+
 /// The exit of help or version written on stdout (see [`clap_failure`]).
 fn printed(written: std::io::Result<()>) -> ExitCode {
     match written.and_then(|()| std::io::stdout().flush()) {
@@ -148,9 +177,7 @@ fn printed(written: std::io::Result<()>) -> ExitCode {
 
 /// The subcommands the command line named, in order (`db`, or `run`, `pipe`), as clap knows them.
 fn command_path() -> (clap::Command, Vec<clap::Command>) {
-    use clap::CommandFactory;
-    let mut command = cli::Cli::command();
-    command.build();
+    let command = cli::command();
     let mut path: Vec<clap::Command> = Vec::new();
     for word in std::env::args().skip(1).filter(|w| !w.starts_with('-')) {
         let current = path.last().unwrap_or(&command);

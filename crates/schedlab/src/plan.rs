@@ -2,11 +2,10 @@
 //! place: every check of user input for `run` happens here or in the core types it builds.
 use schedlab_core::plan::{RunPlan, DEFAULT_ITERATIONS, DEFAULT_WARMUP};
 use schedlab_core::suite::{CaseOrder, Suite};
-use schedlab_core::workload::{ParamKind, WorkloadDefinition, WorkloadSpec};
+use schedlab_core::workload::{Given, ParamKind, WorkloadDefinition, WorkloadSpec};
 
 use crate::cli::{OrderArg, PlanOptions, RunArgs, WorkloadCommand};
 use crate::failure::Failure;
-use crate::workload_flags::Given;
 
 pub fn run_plan(args: &RunArgs) -> Result<RunPlan, Failure> {
     plan_from_parts(
@@ -54,12 +53,8 @@ pub fn plan_from_parts(
         Some(factor) => suite.scaled(factor)?,
         None => suite,
     };
+    // --cooldown is checked by clap, a suite's cooldown_sec where it is read.
     let cooldown_sec = options.cooldown.unwrap_or(suite.cooldown_sec);
-    if !(cooldown_sec.is_finite() && (0.0..=3600.0).contains(&cooldown_sec)) {
-        return Err(Failure::bad_input(
-            "--cooldown must be between 0 and 3600 seconds",
-        ));
-    }
     // A seed is only ever of a random order: given alone, it asks for that order.
     let random = match options.order {
         Some(OrderArg::Random) => true,
@@ -92,7 +87,11 @@ pub fn plan_from_parts(
     if let Some(seconds) = options.iteration_timeout {
         plan = plan.with_iteration_timeout_sec(seconds)?;
     }
-    Ok(plan.with_keep_going(options.keep_going))
+    let plan = plan
+        .with_probes(options.probes.explain.unwrap_or(0), options.probes.profile)?
+        .with_keep_going(options.keep_going);
+    crate::session::check_probes(&plan)?;
+    Ok(plan)
 }
 
 /// A seed for a random order nobody chose; it is recorded with the run, so the order can be
@@ -102,41 +101,13 @@ fn fresh_seed() -> u64 {
     nanos ^ u64::from(std::process::id()).rotate_left(32)
 }
 
-/// The workload's parameters from the flags given: reference tools' flags that have no
-/// counterpart are refused with the reason, command-line text becomes the value a suite file
-/// would hold, the rest come from the defaults; every error names the flag.
+/// The workload's parameters from the flags given, each set through its declaration by the
+/// workload's definition (a reference tool's flag without counterpart is refused with the
+/// reason), then checked; every error names the flag.
 fn workload_spec(command: &WorkloadCommand) -> Result<WorkloadSpec, Failure> {
     let definition = command.definition;
-    for (def, _) in &command.given {
-        if let ParamKind::Refused { tool, why, .. } = def.kind {
-            return Err(Failure::bad_input(format!(
-                "{tool}'s {} is not supported: {why}",
-                def.spelling()
-            )));
-        }
-    }
-    let mut values = serde_json::Map::new();
-    for (def, given) in &command.given {
-        let value = match (def.kind, given) {
-            (ParamKind::Label | ParamKind::Refused { .. } | ParamKind::SwitchOff { .. }, _) => {
-                continue
-            }
-            (ParamKind::Text { parse }, Given::Text(text)) => parse(text)
-                .map_err(|reason| Failure::bad_input(format!("--{} {reason}", def.long)))?,
-            (_, Given::Switch) => serde_json::Value::Bool(true),
-            (_, Given::Count(n)) => serde_json::Value::from(*n),
-            (_, Given::Number(x)) => serde_json::Number::from_f64(*x)
-                .map(serde_json::Value::Number)
-                .ok_or_else(|| {
-                    Failure::bad_input(format!("--{} must be a finite number", def.long))
-                })?,
-            (_, Given::Text(text)) => serde_json::Value::String(text.clone()),
-            (_, Given::List(words)) => serde_json::Value::from(words.clone()),
-        };
-        values.insert(def.key.to_string(), value);
-    }
     let spec = definition
-        .from_command_line(values)
+        .from_command_line(&command.given)
         .map_err(|e| flag_error(definition, e))?;
     spec.validate().map_err(|e| flag_error(definition, e))?;
     Ok(spec)
@@ -159,13 +130,13 @@ fn label_with_jobname(
     workload: Option<&WorkloadCommand>,
 ) -> Result<Option<String>, Failure> {
     let jobname = workload.and_then(|command| {
-        command
-            .given
-            .iter()
-            .find_map(|(def, given)| match (def.kind, given) {
+        command.given.iter().find_map(|(index, given)| {
+            let def = command.definition.params.get(*index)?;
+            match (def.kind, given) {
                 (ParamKind::Label, Given::Text(name)) => Some(name),
                 _ => None,
-            })
+            }
+        })
     });
     match (label, jobname) {
         (Some(l), Some(j)) if l != j => Err(Failure::bad_input(format!(

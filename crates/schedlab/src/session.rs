@@ -14,6 +14,22 @@ use schedlab_store::{Location, SqliteStore, Store, StoreSink};
 
 use crate::failure::{Failure, FailureKind};
 
+/// `--explain` needs at least one probe this machine offers: else a one-line error (exit 2)
+/// before anything runs. Says what it did to the machine to find out (tracefs mounted).
+pub fn check_probes(plan: &RunPlan) -> Result<(), Failure> {
+    if plan.explain == 0 {
+        return Ok(());
+    }
+    let availability = schedlab_core::probe::availability();
+    if !availability.offers_anything() {
+        return Err(Failure::bad_input(availability.why_nothing()));
+    }
+    for note in availability.notes() {
+        crate::output::say(format_args!("{note}"));
+    }
+    Ok(())
+}
+
 /// Where a session keeps its runs.
 pub enum Storage {
     /// The results database there (a file or a PostgreSQL database), created or upgraded as needed.

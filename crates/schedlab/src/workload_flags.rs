@@ -1,32 +1,25 @@
 //! The workload subcommands (`run pipe`, `ab … messaging`, …), built from the workload definitions
-//! in schedlab-core: each [`ParamDef`] becomes one flag with its spellings, help and default, so a
-//! new workload needs no line here. What clap matched is kept as the values given, read into the
-//! workload's parameters in `plan.rs`; no clap type leaves this crate.
+//! in schedlab-core: each [`ParamDef`] becomes one flag with its spellings, help, default, and
+//! its range or choices checked by clap, so a new workload needs no line here. What clap matched is kept as each flag's place
+//! in the definition and its [`Given`] value, which `plan.rs` hands to the workload's definition
+//! to set its typed fields; no clap type leaves this crate.
 use clap::builder::{PossibleValue, PossibleValuesParser};
 use clap::{value_parser, Arg, ArgAction, ArgMatches, Command, FromArgMatches, Subcommand};
 use schedlab_core::fingerprint::online_cpu_count;
+use schedlab_core::workload::definition::out_of_range;
+
+use crate::flag_values::Refusal;
 use schedlab_core::workload::{
-    parse_count, parse_task_count, ParamDef, ParamKind, WorkloadDefinition, RELATIVE_COUNT,
+    parse_count, parse_task_count, Given, ParamDef, ParamKind, WorkloadDefinition, RELATIVE_COUNT,
     WORKLOADS,
 };
-
-/// A value as given on the command line, typed by its flag's kind.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Given {
-    Switch,
-    Count(u64),
-    Number(f64),
-    Text(String),
-    /// The words after `--`.
-    List(Vec<String>),
-}
 
 /// The workload chosen on the command line and the flags given for it.
 #[derive(Debug, Clone)]
 pub struct WorkloadCommand {
     pub definition: &'static WorkloadDefinition,
-    /// Each flag given, by its parameter, in definition order.
-    pub given: Vec<(&'static ParamDef, Given)>,
+    /// Each flag given, by its place in the definition's parameters, in that order.
+    pub given: Vec<(usize, Given)>,
 }
 
 /// The subcommand of one workload: its summary as the help's first line, its reference note
@@ -38,8 +31,8 @@ fn workload_command(definition: &'static WorkloadDefinition) -> Command {
     if let Some(note) = definition.reference_note {
         command = command.after_help(note);
     }
-    for def in definition.params {
-        command = command.arg(flag(definition, def));
+    for (index, def) in definition.params.iter().enumerate() {
+        command = command.arg(flag(definition, index, def));
     }
     command
 }
@@ -53,7 +46,8 @@ fn sentence(summary: &str) -> String {
     }
 }
 
-fn flag(definition: &WorkloadDefinition, def: &'static ParamDef) -> Arg {
+/// The flag of `def`, the `index`-th parameter of `definition`.
+fn flag(definition: &WorkloadDefinition, index: usize, def: &'static ParamDef) -> Arg {
     // `-h` gives the one line, `--help` the whole story in its place, each with the default.
     let finish = |mut text: String| {
         if def.task_count {
@@ -62,7 +56,7 @@ fn flag(definition: &WorkloadDefinition, def: &'static ParamDef) -> Arg {
             }
             text.push_str(RELATIVE_COUNT);
         }
-        if let Some(default) = definition.default_text(def.key) {
+        if let Some(default) = definition.default_text(index) {
             text.push_str(&format!(" [default: {default}]"));
         }
         text
@@ -108,14 +102,18 @@ fn flag(definition: &WorkloadDefinition, def: &'static ParamDef) -> Arg {
         ParamKind::SwitchOff { of } => arg.action(ArgAction::SetTrue).overrides_with(of),
         // A negative count is taken as a value, so its error names the flag and what a count
         // is, not "unexpected argument '-1'".
-        ParamKind::Count { .. } if def.task_count => arg
-            .value_parser(|given: &str| parse_task_count(given, online_cpu_count()))
+        ParamKind::Count { .. } => arg
+            .value_parser(move |given: &str| {
+                let count = if def.task_count {
+                    parse_task_count(given, online_cpu_count())
+                } else {
+                    parse_count(given, def.size)
+                };
+                count
+                    .and_then(|count| in_range(def, count))
+                    .map_err(Refusal)
+            })
             .allow_negative_numbers(true),
-        ParamKind::Count { .. } => {
-            let size = def.size;
-            arg.value_parser(move |given: &str| parse_count(given, size))
-                .allow_negative_numbers(true)
-        }
         ParamKind::Number => arg
             .value_parser(value_parser!(f64))
             .allow_negative_numbers(true),
@@ -124,7 +122,7 @@ fn flag(definition: &WorkloadDefinition, def: &'static ParamDef) -> Arg {
                 .iter()
                 .map(|(name, help)| PossibleValue::new(*name).help(*help)),
         )),
-        ParamKind::Text { .. } | ParamKind::Label | ParamKind::Command => arg,
+        ParamKind::Text | ParamKind::Label | ParamKind::Command => arg,
         ParamKind::Refused { takes_value, .. } => {
             let arg = arg.hide(true);
             if takes_value {
@@ -136,6 +134,20 @@ fn flag(definition: &WorkloadDefinition, def: &'static ParamDef) -> Arg {
     }
 }
 
+/// A count held to its parameter's range, as clap checks it (0 too where 0 means off).
+fn in_range(def: &ParamDef, count: u64) -> Result<u64, String> {
+    let Some((min, max)) = def.command_line_range() else {
+        return Ok(count);
+    };
+    if !(min..=max).contains(&count) {
+        let ParamKind::Count { min, max } = def.kind else {
+            unreachable!("a range is a count's")
+        };
+        return Err(out_of_range(count, min, max));
+    }
+    Ok(count)
+}
+
 fn given(def: &'static ParamDef, matches: &ArgMatches) -> Option<Given> {
     match def.kind {
         ParamKind::Switch => matches.get_flag(def.key).then_some(Given::Switch),
@@ -143,7 +155,7 @@ fn given(def: &'static ParamDef, matches: &ArgMatches) -> Option<Given> {
         ParamKind::SwitchOff { .. } => None,
         ParamKind::Count { .. } => matches.get_one::<u64>(def.key).map(|&n| Given::Count(n)),
         ParamKind::Number => matches.get_one::<f64>(def.key).map(|&x| Given::Number(x)),
-        ParamKind::Choice(_) | ParamKind::Text { .. } | ParamKind::Label => matches
+        ParamKind::Choice(_) | ParamKind::Text | ParamKind::Label => matches
             .get_one::<String>(def.key)
             .map(|text| Given::Text(text.clone())),
         ParamKind::Command => matches
@@ -177,7 +189,8 @@ impl FromArgMatches for WorkloadCommand {
         let given = definition
             .params
             .iter()
-            .filter_map(|def| given(def, matches).map(|value| (def, value)))
+            .enumerate()
+            .filter_map(|(index, def)| given(def, matches).map(|value| (index, value)))
             .collect();
         Ok(WorkloadCommand { definition, given })
     }
@@ -213,11 +226,11 @@ mod tests {
     #[test]
     fn long_help_replaces_the_one_line() {
         for definition in WORKLOADS {
-            for def in definition.params {
+            for (index, def) in definition.params.iter().enumerate() {
                 if matches!(def.kind, ParamKind::Command) {
                     continue;
                 }
-                let arg = flag(definition, def);
+                let arg = flag(definition, index, def);
                 let short = arg.get_help().expect("every flag has help").to_string();
                 assert!(short.starts_with(def.help), "{}: {short}", def.key);
                 let Some(long) = arg.get_long_help() else {

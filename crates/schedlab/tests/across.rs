@@ -78,10 +78,14 @@ fn across_a_parameter_marks_the_change_within_each_run_and_reverses_with_the_val
     assert_eq!(r["verdict"], "regression");
     let change = r["change_pct"].as_f64().unwrap();
     assert!((change - 10.0).abs() < 1.0, "{change}");
-    let units = c["footer"]["text"][0].as_str().unwrap();
+    assert_eq!(
+        c["footer"]["units"],
+        serde_json::json!([{ "kind": "pairs_within_runs", "by_boot": false }])
+    );
+    let text = stdout_of_success(&db, &words("compare matrix --across value_usec"));
     assert!(
-        units.contains("pairs of cases within each run (the difference of each run's summaries)"),
-        "{units}"
+        text.contains("pairs of cases within each run (the difference of each run's summaries)"),
+        "{text}"
     );
 
     let reversed = json_of_success(
@@ -116,7 +120,7 @@ fn alike_cases_are_an_aa_that_is_not_marked_paired_within_runs_or_across_runs() 
     assert_eq!(c["base"]["name"], "spread_pct=2");
     assert_eq!(row(&c, "usec_per_op")["pairs_within_runs"], true);
     assert!(c["footer"]["comparisons"].as_u64().unwrap() > 0);
-    assert_eq!(c["footer"]["marked"], 0, "{}", c["footer"]["tally"]);
+    assert_eq!(c["footer"]["marked"], 0, "{}", c["footer"]);
 
     // The values in runs of their own: no run holds both, so runs are compared with runs.
     store_runs(dir.path(), &db, "x", 4, one_case("2"));
@@ -127,7 +131,7 @@ fn alike_cases_are_an_aa_that_is_not_marked_paired_within_runs_or_across_runs() 
     assert!(r.get("pairs_within_runs").is_none());
     assert_eq!(r["base_side"]["n"], 4);
     assert!(c["footer"]["comparisons"].as_u64().unwrap() > 0);
-    assert_eq!(c["footer"]["marked"], 0, "{}", c["footer"]["tally"]);
+    assert_eq!(c["footer"]["marked"], 0, "{}", c["footer"]);
 }
 
 #[test]
@@ -239,7 +243,10 @@ fn selections_feed_every_side_and_one_run_is_one_pair_not_judged() {
     );
     let r = row(&one, "usec_per_op");
     assert_eq!(r["verdict"], "not_judged");
-    assert_eq!(r["note"], "one run holding both cases, no calibration");
+    assert_eq!(
+        r["note"],
+        serde_json::json!({ "kind": "one_unit", "unit": "run_holding_both_cases" })
+    );
 }
 
 /// cpudl times `fast` without `--variant`: such a case is on the `fast` side, paired within its
@@ -343,10 +350,10 @@ fn a_calibration_judges_one_run_with_both_cases_variances() {
     let r = row(&c, "usec_per_op");
     assert_eq!(r["variance"]["source"], "calibration", "{r}");
     assert_eq!(r["verdict"], "regression", "{r}");
-    let notes = c["footer"]["text"].to_string();
+    let notes = c["footer"]["notes"].as_array().unwrap();
     assert!(
-        notes.contains("pairs of cases within runs with a calibration"),
-        "{notes}"
+        notes.contains(&serde_json::json!({ "kind": "calibrated_within_run_pairs" })),
+        "{notes:?}"
     );
 }
 

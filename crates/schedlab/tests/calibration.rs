@@ -75,14 +75,14 @@ fn two_runs_are_not_judged_then_judged_after_calibrate_and_a_hog_is_marked() {
     run(&db, "a");
     run(&db, "b");
     let doc = compare_json(&db, "a", "b");
-    assert_eq!(doc["schema_version"], 2);
+    assert_eq!(doc["schema_version"], 3);
     for row in rows(&doc) {
         assert_eq!(row["verdict"], "not_judged", "{row}");
         assert!(row["p_value"].is_null() && row["q_value"].is_null());
         assert!(row["change_pct"].is_number(), "the change is still shown");
     }
     assert_eq!(doc["footer"]["comparisons"], 0);
-    assert!(doc["footer"]["false_marks_if_nothing_changed"].is_null());
+    assert_eq!(doc["footer"]["tested_on"], serde_json::Value::Null);
     let text = stdout_of_success(&db, &words("compare a b"));
     assert!(text.contains("schedlab calibrate"), "{text}");
 
@@ -101,12 +101,17 @@ fn two_runs_are_not_judged_then_judged_after_calibrate_and_a_hog_is_marked() {
         assert_ne!(row["verdict"], "regression", "{row}");
         assert_ne!(row["verdict"], "improvement", "{row}");
     }
-    let bound = doc["footer"]["false_marks_if_nothing_changed"]
-        .as_str()
-        .unwrap();
     assert!(
-        bound.contains(&format!("calibration {calibration_id}")),
-        "{bound}"
+        doc["footer"]["notes"].as_array().unwrap().contains(
+            &serde_json::json!({ "kind": "false_mark_bound", "assumes_calibrations": true })
+        ),
+        "{}",
+        doc["footer"]
+    );
+    let text = stdout_of_success(&db, &words("compare a b --fdr 0.001"));
+    assert!(
+        text.contains(&format!("assuming calibration {calibration_id} (")),
+        "{text}"
     );
 
     {

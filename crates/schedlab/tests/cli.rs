@@ -185,7 +185,7 @@ fn a_missing_command_gets_one_line_naming_the_commands() {
     let err = assert_bad_input(&db, &["campaign"]);
     assert_eq!(
         err.trim_end(),
-        "schedlab: campaign needs a command: start, next, status (see schedlab campaign --help)"
+        "schedlab: campaign needs a command: start, next, run, status (see schedlab campaign --help)"
     );
 }
 
@@ -196,9 +196,15 @@ fn a_negative_number_is_refused_as_a_value_of_its_flag() {
     let refusals = assert_each_refusal_names(
         &db,
         &[
-            ("run pipe --loops -5", "'--loops <N>'"),
-            ("run contention --tasks -2", "'--tasks <N>'"),
-            ("run pipe --iterations -2", "'--iterations <N>'"),
+            (
+                "run pipe --loops -5",
+                "--loops \"-5\" is not a whole number",
+            ),
+            ("run contention --tasks -2", "--tasks \"-2\" is not a count"),
+            (
+                "run pipe --iterations -2",
+                "--iterations \"-2\" is not a whole number",
+            ),
             ("run fake --scale -1", "--scale"),
             ("stat -C -1 x", "'--column <N>'"),
             ("compare a b --fdr -0.1", "--fdr"),
@@ -409,8 +415,21 @@ fn env_prints_the_scheduler_settings_with_a_schema_version() {
         "nohz_full",
         "cgroup_version",
         "kernel_release",
+        "cpuidle_governor",
+        "halt_poll",
+        "sched_ext_state",
+        "sched_ext_ops",
+        "cpu_capacity",
+        "cpu_max_freq_khz",
+        "llc_groups",
+        "kernel_config",
     ] {
         assert!(doc.get(field).is_some(), "no {field} in {doc}");
+    }
+    // Where the kernel shows its configuration, the tick rate is among what is recorded.
+    if std::path::Path::new("/proc/config.gz").exists() {
+        let hz = &doc["kernel_config"]["CONFIG_HZ"];
+        assert!(hz.as_str().is_some_and(|hz| hz != "n"), "{doc}");
     }
     assert!(
         doc["mem_total_kib"].as_u64().is_some_and(|k| k > 0),
@@ -535,9 +554,17 @@ fn push_refuses_its_own_store_by_any_name_and_names_to() {
         (dir.path().to_str().unwrap(), "it is a directory"),
         (text.to_str().unwrap(), "not a schedlab results database"),
         ("ftp:x", "unknown store scheme"),
+        (
+            "/nonexistent-folder-of-schedlab/copy.db",
+            "its folder /nonexistent-folder-of-schedlab does not exist",
+        ),
+        ("postgres://nobody@127.0.0.1:1/none", "--to: "),
     ] {
         let err = assert_bad_input(&db, &["push", "--to", to]);
-        assert!(err.starts_with("schedlab: --to "), "{to:?}: {err}");
+        assert!(
+            err.starts_with("schedlab: --to ") || err.starts_with("schedlab: --to: "),
+            "{to:?}: {err}"
+        );
         assert!(err.contains(says), "{to:?}: {err}");
         assert!(
             !err.contains("--db") && !err.contains("--no-store"),
@@ -596,6 +623,17 @@ fn small_bad_inputs_are_refused_saying_what_is_wrong() {
         ],
     );
     assert!(!Path::new(missing).exists());
+
+    // A named database whose folder is missing is a typo more often than a wish for new
+    // folders: refused, and nothing is made (the default database's folder is, below).
+    let nested = dir.path().join("no/such/folder/results.db");
+    let out = schedlab(&nested)
+        .args(words("run fake --iterations 1 -q"))
+        .output()
+        .unwrap();
+    let err = assert_refused(&out, "a --db in a missing folder");
+    assert!(err.contains("does not exist (create it first)"), "{err}");
+    assert!(!dir.path().join("no").exists());
 
     // The environment: an empty SCHEDLAB_DB is named; a relative XDG_DATA_HOME is ignored (the
     // XDG Base Directory specification), an empty HOME is none, and with nothing left it says so.

@@ -156,7 +156,7 @@ fn every_style_and_format_snapshot() {
 fn json_rows_carry_the_documented_fields() {
     let (_dir, db) = stored_pair();
     let doc = json_of_success(&db, &words("compare base cand --format json"));
-    assert_eq!(doc["schema_version"], 2);
+    assert_eq!(doc["schema_version"], 3);
     let rows = doc["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 6, "3 cases x 2 primary metrics");
     for row in rows {
@@ -188,7 +188,12 @@ fn json_rows_carry_the_documented_fields() {
         assert_eq!(row["design"], "runs");
         assert_eq!(row["base_side"]["n"], 3, "three runs, not 24 iterations");
     }
-    assert!(doc["footer"]["text"].as_array().unwrap().len() >= 3);
+    assert_eq!(doc["footer"]["comparisons"], 6);
+    assert_eq!(doc["footer"]["tested_on"], "log");
+    assert_eq!(
+        doc["footer"]["units"],
+        serde_json::json!([{ "kind": "runs", "mean_of": "log", "boots_recorded": true }])
+    );
 }
 
 #[test]

@@ -38,6 +38,9 @@ fn help_flags(path: &[&str]) -> BTreeSet<String> {
     String::from_utf8(out.stdout)
         .unwrap()
         .lines()
+        // A flag's line starts at most six columns in; help wrapped onto the next lines starts
+        // further in, and may begin with a flag it names.
+        .filter(|line| line.len() - line.trim_start().len() <= 6)
         .map(str::trim_start)
         .filter(|line| line.starts_with('-'))
         .filter_map(|line| {

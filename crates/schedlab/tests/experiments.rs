@@ -151,7 +151,7 @@ fn ab_until_decided_equivalence_is_drawn_at_the_level_its_look_spent() {
     let html = std::fs::read_to_string(&page).unwrap();
     let shown = format!(
         "TOST's {} interval",
-        schedlab_analysis::model::level_text(level)
+        schedlab_report::compare::phrases::level_text(level)
     );
     assert!(
         html.contains(&shown),

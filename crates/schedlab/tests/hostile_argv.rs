@@ -128,6 +128,11 @@ fn help(path: &[String]) -> Help {
             continue;
         }
         let trimmed = line.trim_start();
+        // An entry's line starts at most six columns in; help wrapped onto the next lines
+        // starts further in (and may begin with a flag it names).
+        if line.len() - trimmed.len() > 6 {
+            continue;
+        }
         // Flags sit under "Options:" and under headings of their own ("Run options:",
         // "Decision options:", "ministat options:").
         let section = if section.ends_with("options:") || section.ends_with("Options:") {
@@ -297,7 +302,7 @@ impl Fixture {
                 let workload = rest.first().copied().unwrap_or("fake");
                 vec![level("campaign", &[]), start, level(workload, &[])]
             }
-            ["campaign", action @ ("next" | "status")] => {
+            ["campaign", action @ ("next" | "run" | "status")] => {
                 let mut next = level(action, &[]);
                 pos(&mut next, "NAME", Path::new("c"));
                 vec![level("campaign", &[]), next]

@@ -213,10 +213,14 @@ fn schbench_logs_from_before_2023_compare_with_new_ones() {
             assert!(rows.contains(&shared), "{case}: {rows:?}");
         }
     }
-    let unmatched = compared["unmatched"].to_string();
+    let unmatched = compared["unmatched"].as_array().unwrap();
     assert!(
-        unmatched.contains("schbench:pipe wakeup_p75_usec: not in new"),
-        "{unmatched}"
+        unmatched.contains(&serde_json::json!({
+            "case": "schbench:pipe",
+            "metric": "wakeup_p75_usec",
+            "reason": { "kind": "not_in", "side": "new" }
+        })),
+        "{unmatched:?}"
     );
 
     let err = assert_bad_input(
@@ -365,6 +369,20 @@ fn run_external_fails_loudly() {
         &words("run external --parser hackbench -- /nonexistent/hackbench"),
     );
     assert!(err.contains("no such executable file"), "{err}");
+    // A file that is there but cannot be run is not said to be missing.
+    for (program, says) in [
+        (
+            "/etc/passwd",
+            "it is not executable (no execute permission)",
+        ),
+        ("/etc", "it is a directory"),
+    ] {
+        let err = assert_bad_input(
+            &db,
+            &["run", "external", "--parser", "hackbench", "--", program],
+        );
+        assert!(err.contains(says), "{program}: {err}");
+    }
     let err = assert_bad_input(&db, &words("run external -- /bin/true"));
     assert!(err.contains("--parser"), "{err}");
     // Two results an iteration: refused before anything runs, not after the first iteration.

@@ -637,6 +637,44 @@ fn stopped_worker_ends_at_the_deadline(workload: &[&str]) {
     );
 }
 
+/// At default settings (no `--iteration-timeout`, the default warm-up) a worker stopped with
+/// SIGSTOP in the first iteration of a case whose iterations take about 15 s here ends the case
+/// within 90 s, named: the watchdog's first look (at twice the estimate, 36 s) finds it, long
+/// before the deadline (ten times the estimate). Before the looks it held the run about 9 minutes.
+#[test]
+fn a_worker_stopped_in_the_first_iteration_ends_the_case_at_the_first_look() {
+    let (_d, db) = temp_db();
+    let args = words("run semaphore --processes --items 2000000 --quiet");
+    let mut child = background(&db, &args).start();
+    let stopped = stop_a_worker(&mut child);
+    let stopped_at = Instant::now();
+    let (code, stderr) = finish(child, Duration::from_secs(180));
+    let took = stopped_at.elapsed();
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(took < Duration::from_secs(90), "took {took:?}: {stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("iteration 1 (warm-up): a task was found stopped"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("  "),
+        "one line, one space apart: {stderr:?}"
+    );
+    assert!(
+        stderr.contains(&format!("pid {stopped}, stopped")),
+        "{stderr}"
+    );
+    assert_no_strays(&db);
+    let run = only_run(&db);
+    assert_eq!(run["status"], "failed");
+    let case_error = run["cases"][0]["error"].as_str().unwrap();
+    assert!(
+        case_error.contains(&format!("pid {stopped}, stopped")),
+        "{case_error}"
+    );
+}
+
 #[test]
 fn stopped_messaging_worker() {
     stopped_worker_ends_at_the_deadline(&words("messaging -g 1 -f 2 -l 3000"));

@@ -26,9 +26,11 @@ fn list_names_the_seed_workloads_and_suites() {
         "fanout",
         "cpudl",
         "cpupri",
+        "rump",
         "ipc-wait",
         "syscall-scaling",
         "cpudl-sweep",
+        "rump-sweep",
     ]);
 }
 
@@ -75,6 +77,49 @@ fn syscall_kinds_report_per_call_and_aggregate_rates() {
         )));
         assert!(first_value(&case, "nsec_per_call") > 0.0, "{kind}");
         assert!(first_value(&case, "calls_per_sec") > 0.0, "{kind}");
+    }
+}
+
+/// Seed 003's "virtual unicpu" as the host kernel sees it: two threads on one CPU, and apart.
+#[test]
+fn syscall_pins_two_threads_to_one_cpu_and_apart() {
+    let allowed = schedlab_core::cpu_list::CpuList::allowed().unwrap();
+    let (first, last) = (allowed.as_slice()[0], *allowed.as_slice().last().unwrap());
+    for pin in [format!("{first},{first}"), format!("{first},{last}")] {
+        let line = format!("syscall --kind getrlimit --threads 2 --calls 20000 --pin {pin}");
+        let case = run_case(&words(&line));
+        assert!(first_value(&case, "nsec_per_call") > 0.0, "{line}");
+        assert!(
+            case["name"]
+                .as_str()
+                .unwrap()
+                .ends_with(&format!(" cpus={pin}")),
+            "{}",
+            case["name"]
+        );
+    }
+}
+
+/// Seed 003's mechanism: both rump schedulers run checked, their path counts add up.
+#[test]
+fn rump_schedulers_run_checked_and_count_their_paths() {
+    for variant in ["cached", "freelist"] {
+        let line =
+            format!("rump --variant {variant} --threads 3 --vcpus 2 --syscalls 20000 --check");
+        let case = run_case(&words(&line));
+        assert!(first_value(&case, "nsec_per_op") > 0.0, "{line}");
+        assert_eq!(first_value(&case, "checked_syscalls_count"), 60_000.0);
+        let entries =
+            first_value(&case, "fast_entries_count") + first_value(&case, "locked_entries_count");
+        assert_eq!(entries, 60_000.0, "{line}");
+        assert!(has_metric(&case, "op_spread_pct"), "{line}");
+        if cfg!(target_arch = "x86_64") {
+            assert!(first_value(&case, "cycles_per_op_p50") > 0.0);
+        }
+        assert_eq!(
+            case["name"],
+            format!("rump:{variant} vcpus=2 threads=3 syscalls=20000 check")
+        );
     }
 }
 
@@ -188,6 +233,13 @@ fn bad_input_gets_one_line_and_exit_code_2() {
         "run cpupri --nodes 0",
         "run cpupri --layout per-node --nodes 1",
         "run cpupri --cpus 4 --threads 5",
+        "run syscall --threads 3 --pin 0,0",
+        "run syscall --pin 0,x",
+        "run syscall --pin 99999",
+        "run rump --threads 0",
+        "run rump --vcpus 0",
+        "run rump --variant lockless",
+        "run rump --syscalls 0",
     ];
     assert_each_bad_input(&db, &lines);
 }

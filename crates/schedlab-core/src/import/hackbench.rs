@@ -3,7 +3,7 @@
 //! of 100 bytes`, then `Time: 0.394`, the seconds the whole exchange took. A log of many runs
 //! holds many; each `Time:` line is one result. Blank lines are skipped; any other line is an
 //! error.
-use super::{number, ParseError, Parsed, ToolResult};
+use super::parsed::{number, ParseError, Parsed, ToolResult};
 use crate::metric::{Better, MetricDef};
 
 /// The `messaging` workload's metric: hackbench's time, in seconds.

@@ -4,7 +4,7 @@
 //! total time in seconds, one number a line, which does not say which benchmark it was. Logs of
 //! many runs hold many blocks; each is one result. Blank lines are skipped; any other line is an
 //! error, so a file that is not perf's output is never half-read.
-use super::{number, ParseError, Parsed, ToolResult};
+use super::parsed::{number, ParseError, Parsed, ToolResult};
 use crate::metric::{Better, MetricDef};
 
 /// The same names, units and directions as the `messaging` and `pipe` workloads' metrics.

@@ -2,7 +2,7 @@
 //! characters (space and tab unless told), a field starting with `#` ends the line, lines
 //! without the chosen column are skipped, and anything else that is not a number is an error
 //! naming the line. Each number is one result.
-use super::{number, ParseError, Parsed, PlainOptions, ToolResult};
+use super::parsed::{number, ParseError, Parsed, PlainOptions, ToolResult};
 
 pub fn parse(text: &str, options: &PlainOptions) -> Result<Parsed, ParseError> {
     let def = options.def();

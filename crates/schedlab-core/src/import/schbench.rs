@@ -27,7 +27,7 @@
 //! minima, a percentile it does not know) are left out.
 use serde_json::Value;
 
-use super::{number, ParseError, Parsed, ToolResult};
+use super::parsed::{number, ParseError, Parsed, ToolResult};
 use crate::metric::{Better, Measurement, MetricDef, MetricShape};
 
 const fn latency(name: &'static str, distribution: &'static str, p: f64) -> MetricDef {
@@ -409,70 +409,7 @@ fn parse_text(text: &str) -> Result<Parsed, ParseError> {
             continue;
         }
         old.finish(&mut results);
-        if let Some((distribution, samples)) = table_header(line) {
-            summary.start.get_or_insert(n);
-            summary.table = Some(distribution);
-            let count = match distribution {
-                "wakeup" => Some("wakeup_samples_count"),
-                "request" => Some("request_samples_count"),
-                _ => None,
-            };
-            if let (Some(name), Some(samples)) = (count, samples) {
-                summary.push(n, def(name).value(samples as f64))?;
-            }
-        } else if line.contains("th:") {
-            let distribution = summary
-                .table
-                .ok_or_else(|| bad("a percentile outside a table"))?;
-            let (p, value) = percentile_row(line).ok_or_else(|| bad("a percentile row"))?;
-            let def = quantile(distribution, p).ok_or_else(|| {
-                bad(&format!(
-                    "a {p}th percentile, which schbench does not print"
-                ))
-            })?;
-            summary.push(n, def.value(value))?;
-        } else if line.starts_with("min=") {
-            let (_, max) = min_max(line).ok_or_else(|| bad("a `min=…, max=…` line"))?;
-            // A table without samples prints only this line, without its header.
-            if let Some(distribution) = summary.table.take() {
-                if let Some(def) = max_of(distribution) {
-                    summary.push(n, def.value(max))?;
-                }
-            }
-        } else if let Some(value) = line.strip_prefix("average rps:") {
-            let rps = number(value).ok_or_else(|| bad("a rate"))?;
-            summary.push(n, def("requests_avg_per_sec").value(rps))?;
-            summary.final_rps = true;
-        } else if line.starts_with("final rps goal was ") {
-            summary.final_rps = true;
-        } else if let Some(rest) = line.strip_prefix("sched delay:") {
-            // `message 0 (usec) worker 0 (usec)`
-            let words: Vec<&str> = rest.split_whitespace().collect();
-            let (message, worker) = match words.as_slice() {
-                ["message", m, "(usec)", "worker", w, "(usec)"] => (number(m), number(w)),
-                _ => (None, None),
-            };
-            let (Some(message), Some(worker)) = (message, worker) else {
-                return Err(bad(
-                    "a `sched delay: message N (usec) worker N (usec)` line",
-                ));
-            };
-            summary.push(n, def("message_sched_delay_usec").value(message))?;
-            summary.push(n, def("worker_sched_delay_usec").value(worker))?;
-            if summary.final_rps {
-                results.push(std::mem::take(&mut summary).result("request"));
-            }
-        } else if line.starts_with("current rps:") {
-            // The end of an interval's progress report.
-            summary = Summary::default();
-        } else if let Some(rest) = line.strip_prefix("avg worker transfer:") {
-            let (ops, mib) = worker_transfer(rest).map_err(&bad)?;
-            summary.push(n, def("worker_ops_per_sec").value(ops))?;
-            summary.push(n, def("worker_mib_per_sec").value(mib))?;
-            results.push(std::mem::take(&mut summary).result("pipe"));
-        } else {
-            return Err(bad("not schbench output"));
-        }
+        summary_line(n, line, &mut summary, &mut results)?;
     }
     if let Some(open) = &old.open {
         return Err(cut_short(open.summary.start.unwrap_or(1), "table"));
@@ -489,6 +426,83 @@ fn parse_text(text: &str) -> Result<Parsed, ParseError> {
         results,
         ..Parsed::default()
     })
+}
+
+/// A line of schbench's current summary: a table's header, its percentile rows and `min=…`
+/// line, the rates, the sched delays that end a request summary, or the worker transfer that
+/// ends a pipe one.
+fn summary_line(
+    n: usize,
+    line: &str,
+    summary: &mut Summary,
+    results: &mut Vec<ToolResult>,
+) -> Result<(), ParseError> {
+    let bad = |what: &str| ParseError::at(n, format!("{what}: {line:?}"));
+    if let Some((distribution, samples)) = table_header(line) {
+        summary.start.get_or_insert(n);
+        summary.table = Some(distribution);
+        let count = match distribution {
+            "wakeup" => Some("wakeup_samples_count"),
+            "request" => Some("request_samples_count"),
+            _ => None,
+        };
+        if let (Some(name), Some(samples)) = (count, samples) {
+            summary.push(n, def(name).value(samples as f64))?;
+        }
+    } else if line.contains("th:") {
+        let distribution = summary
+            .table
+            .ok_or_else(|| bad("a percentile outside a table"))?;
+        let (p, value) = percentile_row(line).ok_or_else(|| bad("a percentile row"))?;
+        let def = quantile(distribution, p).ok_or_else(|| {
+            bad(&format!(
+                "a {p}th percentile, which schbench does not print"
+            ))
+        })?;
+        summary.push(n, def.value(value))?;
+    } else if line.starts_with("min=") {
+        let (_, max) = min_max(line).ok_or_else(|| bad("a `min=…, max=…` line"))?;
+        // A table without samples prints only this line, without its header.
+        if let Some(distribution) = summary.table.take() {
+            if let Some(def) = max_of(distribution) {
+                summary.push(n, def.value(max))?;
+            }
+        }
+    } else if let Some(value) = line.strip_prefix("average rps:") {
+        let rps = number(value).ok_or_else(|| bad("a rate"))?;
+        summary.push(n, def("requests_avg_per_sec").value(rps))?;
+        summary.final_rps = true;
+    } else if line.starts_with("final rps goal was ") {
+        summary.final_rps = true;
+    } else if let Some(rest) = line.strip_prefix("sched delay:") {
+        // `message 0 (usec) worker 0 (usec)`
+        let words: Vec<&str> = rest.split_whitespace().collect();
+        let (message, worker) = match words.as_slice() {
+            ["message", m, "(usec)", "worker", w, "(usec)"] => (number(m), number(w)),
+            _ => (None, None),
+        };
+        let (Some(message), Some(worker)) = (message, worker) else {
+            return Err(bad(
+                "a `sched delay: message N (usec) worker N (usec)` line",
+            ));
+        };
+        summary.push(n, def("message_sched_delay_usec").value(message))?;
+        summary.push(n, def("worker_sched_delay_usec").value(worker))?;
+        if summary.final_rps {
+            results.push(std::mem::take(summary).result("request"));
+        }
+    } else if line.starts_with("current rps:") {
+        // The end of an interval's progress report.
+        *summary = Summary::default();
+    } else if let Some(rest) = line.strip_prefix("avg worker transfer:") {
+        let (ops, mib) = worker_transfer(rest).map_err(&bad)?;
+        summary.push(n, def("worker_ops_per_sec").value(ops))?;
+        summary.push(n, def("worker_mib_per_sec").value(mib))?;
+        results.push(std::mem::take(summary).result("pipe"));
+    } else {
+        return Err(bad("not schbench output"));
+    }
+    Ok(())
 }
 
 /// schbench's pretty size (`91.72MB`, units B, KB, MB, GB, … in powers of 1024) in MiB.

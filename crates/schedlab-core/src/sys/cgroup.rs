@@ -481,8 +481,10 @@ mod tests {
             Some(super::super::ChildExit::Code(0))
         );
         let throttling = controller.throttling(&dir).unwrap();
+        // The throttled periods are the controller's report; the throttled time is not checked:
+        // under 6.18's per-task throttling it was 0 in one run of nine throttled periods (the
+        // time is added when the group is unthrottled, which a task that exits may not see).
         assert!(throttling.throttled_periods > 0, "{throttling:?}");
-        assert!(throttling.throttled_ns > 0, "{throttling:?}");
         // Not stale while this process owns it.
         assert!(remove_stale_cgroups().iter().all(|s| s.path != dir));
         remove_cgroup(&dir).unwrap();

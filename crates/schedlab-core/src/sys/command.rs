@@ -15,10 +15,10 @@ use rustix::event::{PollFd, PollFlags};
 use rustix::io::Errno;
 use rustix::process::PidfdFlags;
 
+use super::handler::TASK_GROUP;
 use super::process::ChildExit;
 use super::raw::{raw_getpid, raw_getppid, raw_getrlimit_nofile};
 use super::time::monotonic_ns;
-use super::watchdog::TASK_GROUP;
 
 /// Output kept per stream; a tool that prints more is not one schedlab parses.
 pub const MAX_OUTPUT_BYTES: usize = 16 << 20;
@@ -66,6 +66,20 @@ pub fn find_program(program: &str) -> Option<PathBuf> {
     std::env::split_paths(&paths)
         .map(|dir| dir.join(program))
         .find(|path| executable(path))
+}
+
+/// Why `program` cannot be run, for the refusal: a path that exists is not an executable file (a
+/// directory, or a file without an execute bit), else there is no such file (in `$PATH` when it
+/// names no path).
+pub fn why_not_runnable(program: &str) -> &'static str {
+    if !program.contains('/') {
+        return "no such executable file in $PATH";
+    }
+    match std::fs::metadata(program) {
+        Ok(m) if m.is_dir() => "it is a directory",
+        Ok(_) => "it is not executable (no execute permission)",
+        Err(_) => "no such executable file",
+    }
 }
 
 /// Runs `argv` to its end, or until `stop()` (checked whenever the wait wakes) asks it to stop.
@@ -332,9 +346,14 @@ fn wait_for(
 /// Ends the command's group: SIGTERM with a SIGCONT (a stopped process acts on nothing until it
 /// runs again), up to [`GRACE_NS`] for the child to exit, then SIGKILL; the child is reaped.
 fn terminate(child: &mut Child, group: i32) {
+    terminate_within(child, group, GRACE_NS);
+}
+
+/// [`terminate`] with `grace_ns` for the child to exit.
+fn terminate_within(child: &mut Child, group: i32, grace_ns: u64) {
     signal_group(group, libc::SIGTERM);
     signal_group(group, libc::SIGCONT);
-    let deadline = monotonic_ns().saturating_add(GRACE_NS);
+    let deadline = monotonic_ns().saturating_add(grace_ns);
     while monotonic_ns() < deadline {
         match child.try_wait() {
             Ok(Some(_)) | Err(_) => break,
@@ -343,6 +362,73 @@ fn terminate(child: &mut Child, group: i32) {
     }
     signal_group(group, libc::SIGKILL);
     let _ = child.wait();
+}
+
+/// A command that runs beside schedlab's own work (a host load beside a guest) until schedlab
+/// stops it: in a process group of its own, with standard input closed and its output in a file,
+/// under the same reaper as [`run_command`]'s commands, so it ends with schedlab however schedlab
+/// ends. Dropping it stops it too.
+pub struct Background {
+    child: Option<Child>,
+    group: i32,
+}
+
+impl Background {
+    /// Starts `argv` with `env` added to schedlab's environment, its stdout and stderr to `log`.
+    pub fn start(
+        argv: &[String],
+        env: &[(&str, std::ffi::OsString)],
+        log: &Path,
+    ) -> Result<Self, CommandError> {
+        let (program, args) = argv
+            .split_first()
+            .ok_or_else(|| CommandError::Spawn(io::Error::other("no command")))?;
+        let out = std::fs::File::create(log).map_err(CommandError::Io)?;
+        let err = out.try_clone().map_err(CommandError::Io)?;
+        let mut command = Command::new(program);
+        command
+            .args(args)
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .process_group(0);
+        let schedlab = raw_getpid();
+        // SAFETY: as in `run_command`: the hook runs in the forked child just before exec.
+        unsafe {
+            command.pre_exec(move || split_off_the_tool(schedlab));
+        }
+        let child = command.spawn().map_err(CommandError::Spawn)?;
+        let group = child.id() as i32;
+        Ok(Background {
+            child: Some(child),
+            group,
+        })
+    }
+
+    /// How the command ended, once it has (without waiting).
+    pub fn exited(&mut self) -> Option<ChildExit> {
+        let child = self.child.as_mut()?;
+        child.try_wait().ok().flatten().map(child_exit)
+    }
+
+    /// Ends the command's group: SIGTERM, up to `grace_ns` for it to exit, then SIGKILL. Returns
+    /// how it ended when it had ended before it was asked to.
+    pub fn stop(mut self, grace_ns: u64) -> Option<ChildExit> {
+        let ended = self.exited();
+        if let Some(mut child) = self.child.take() {
+            terminate_within(&mut child, self.group, grace_ns);
+        }
+        ended
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            terminate(&mut child, self.group);
+        }
+    }
 }
 
 fn child_exit(status: std::process::ExitStatus) -> ChildExit {
@@ -433,5 +519,52 @@ mod tests {
         let found = find_program(plain.to_str().unwrap());
         let _ = std::fs::remove_file(&plain);
         assert_eq!(found, None, "not executable");
+    }
+
+    /// A background command's group is ended by `stop`, a grandchild it left running with it,
+    /// and one that ended by itself says how.
+    #[test]
+    fn a_background_command_ends_with_its_group() {
+        let dir = std::env::temp_dir().join(format!("schedlab-bg-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let marker = dir.join("pid");
+        let script = format!(
+            "sleep 600 & echo $! > {}; echo \"$LOAD_NAME\"; wait",
+            marker.display()
+        );
+        let log = dir.join("log");
+        let mut load =
+            Background::start(&sh(&script), &[("LOAD_NAME", "hog".into())], &log).unwrap();
+        let deadline = monotonic_ns() + 10_000_000_000;
+        while !std::fs::read_to_string(&marker).is_ok_and(|t| t.ends_with('\n')) {
+            assert!(monotonic_ns() < deadline, "the command did not start");
+            super::super::time::sleep_ns(10_000_000);
+        }
+        assert_eq!(load.exited(), None);
+        let pid: i32 = std::fs::read_to_string(&marker)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert_eq!(load.stop(GRACE_NS), None, "it was running when stopped");
+        let gone = || {
+            let state = super::super::proc::process_stat(pid).map(|s| s.state);
+            matches!(state, None | Some('Z') | Some('X'))
+        };
+        let deadline = monotonic_ns() + 5_000_000_000;
+        while !gone() && monotonic_ns() < deadline {
+            super::super::time::sleep_ns(10_000_000);
+        }
+        assert!(gone());
+        assert_eq!(std::fs::read_to_string(&log).unwrap(), "hog\n");
+
+        let mut short = Background::start(&sh("exit 3"), &[], &log).unwrap();
+        let deadline = monotonic_ns() + 10_000_000_000;
+        while short.exited().is_none() {
+            assert!(monotonic_ns() < deadline, "exit 3 did not end");
+            super::super::time::sleep_ns(10_000_000);
+        }
+        assert_eq!(short.stop(GRACE_NS), Some(ChildExit::Code(3)));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

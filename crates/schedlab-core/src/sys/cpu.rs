@@ -31,3 +31,14 @@ pub fn set_current_thread_cpus(cpus: &[u32]) -> io::Result<()> {
     }
     Ok(rustix::thread::sched_setaffinity(None, &set)?)
 }
+
+/// Restricts the thread `tid` (of any process this user may change) to the CPUs in `cpus`.
+pub fn set_thread_cpus(tid: i32, cpus: &[u32]) -> io::Result<()> {
+    let mut set = rustix::thread::CpuSet::new();
+    for &cpu in cpus {
+        set.set(cpu as usize);
+    }
+    let pid = rustix::process::Pid::from_raw(tid)
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "thread id 0"))?;
+    Ok(rustix::thread::sched_setaffinity(Some(pid), &set)?)
+}

@@ -22,6 +22,12 @@ pub fn read_text(path: &str) -> Option<String> {
     std::fs::read_to_string(path).ok()
 }
 
+/// A binary file whole (/proc/config.gz); `None` when it is missing or unreadable, as
+/// [`read_text`].
+pub fn read_bytes(path: &str) -> Option<Vec<u8>> {
+    std::fs::read(path).ok()
+}
+
 /// The entry names of a directory, sorted; empty when it is missing or cannot be listed.
 pub fn dir_names(path: &str) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(path)

@@ -1,11 +1,12 @@
 //! The one audited place where schedlab talks to the kernel, and the only module of this crate
 //! allowed `unsafe` code: clocks, descriptors, fork and reaping, other programs run as a workload,
 //! futexes, CPU placement, resource usage and limits, the scheduling policy, the cgroup CPU
-//! controller, signals and the
-//! iteration watchdog, memory mappings, perf software counters, the C library's pthread mutex, the
-//! request math's inner loop (machine code matching schbench's), the scenario workload's unit of
-//! work (machine code too, so it costs the same in every build), and the /proc and /sys files the
-//! fingerprint reads. One file per topic; everything is re-exported
+//! controller, signals and the iteration watchdog, memory mappings, perf software counters, perf
+//! sampling into per-CPU rings (tracepoints, cpu-clock) and tracefs, the C library's pthread mutex,
+//! the request math's inner loop (machine code matching schbench's), the scenario workload's unit of
+//! work (machine code too, so it costs the same in every build), the /proc and /sys files the
+//! fingerprint reads, and what schedlab does as the init of a guest it booted (mounts, the results
+//! serial port, CPUID's hypervisor leaves, power-off). One file per topic; everything is re-exported
 //! here, so callers name
 //! `sys::monotonic_ns`, never the file it lives in.
 //!
@@ -33,8 +34,8 @@
 //! applies them to one thread, POSIX to the process), so any scheduling-policy call added here
 //! must be `libc::syscall(SYS_…)`, as sched_getattr and sched_setattr are ([`current_sched_policy`], [`set_current_sched`]); semaphores are
 //! futex words of schedlab's own (`workload::semaphore`), not sem_*, so both builds time the same
-//! code; futexes, clocks, affinity, pipes, sockets, mappings and uname go through rustix's raw
-//! system calls, whatever the libc. [`raw_getpid`] and its kin are `syscall(SYS_…)` so that no
+//! code; futexes, clocks, affinity, pipes, sockets, mappings, uname, and the guest's mount,
+//! sethostname, termios and reboot go through rustix's raw system calls, whatever the libc. [`raw_getpid`] and its kin are `syscall(SYS_…)` so that no
 //! libc answers from a cache.
 #![deny(clippy::undocumented_unsafe_blocks)]
 
@@ -43,6 +44,8 @@ mod command;
 mod cpu;
 mod fd;
 mod futex;
+mod guest;
+mod handler;
 mod host;
 mod matrix;
 mod mem;
@@ -52,6 +55,7 @@ mod process;
 mod pthread;
 mod raw;
 mod resource;
+mod sampling;
 mod sched;
 mod signal;
 mod time;
@@ -64,8 +68,13 @@ pub use cgroup::{
     cpu_controller, join_cgroup, remove_cgroup, remove_stale_cgroups, CgroupVersion, CpuController,
     CpuSettings, CpuShare, StaleCgroup, Throttling,
 };
-pub use command::{find_program, run_command, CommandError, CommandRun, MAX_OUTPUT_BYTES};
-pub use cpu::{allowed_cpus, current_cpu, pin_current_thread, set_current_thread_cpus};
+pub use command::{
+    find_program, run_command, why_not_runnable, Background, CommandError, CommandRun,
+    MAX_OUTPUT_BYTES,
+};
+pub use cpu::{
+    allowed_cpus, current_cpu, pin_current_thread, set_current_thread_cpus, set_thread_cpus,
+};
 pub use fd::{
     lock_file_descriptions, memfd, ofd_record_lock, open_device, pipe, poll_readable,
     poll_with_stop, read_full, read_interruptible, set_nonblocking, set_pipe_size,
@@ -74,7 +83,11 @@ pub use fd::{
 pub use futex::{
     futex_wait, futex_wait_in, futex_wait_until_in, futex_wake, futex_wake_in, FutexScope,
 };
-pub use host::{boot_id, dir_names, hostname, libc_description, read_text};
+pub use guest::{
+    drain_serial, hypervisor_cpuid, mount_guest_filesystems, open_serial_raw, power_off,
+    set_hostname, KVM_FEATURE_STEAL_TIME,
+};
+pub use host::{boot_id, dir_names, hostname, libc_description, read_bytes, read_text};
 pub use matrix::dot_column_storing;
 pub use mem::{page_size, ProcessShared, SharedValue, ZeroPageWords};
 pub(crate) use mem::{process_shared, TransferBuffer};
@@ -91,18 +104,21 @@ pub use resource::{
     process_count_limit, raise_open_files_limit, usage, Limit, OverBudget, TaskLimits, Usage,
     UsageOf,
 };
+pub use sampling::{
+    ring_data_bytes, tracefs, CpuRecords, HardwareEvent, InheritedCounter, PerCpuSampler,
+    SampleFields, SampleScope, SampleSource, Tracefs, RECORD_LOST, RECORD_SAMPLE,
+};
 pub use sched::{
     current_sched_policy, policy, probe_sched, set_current_sched, SchedPolicy, SchedRequest,
 };
 pub use signal::{
-    install_interrupt_handlers, interrupt_arrived_ns, interrupt_signal, reap_own_children,
-    signal_name, take_continued, watch_for_suspension, with_interrupts_blocked, STOP_SIGNALS,
+    bound_clean_stops, install_interrupt_handlers, interrupt_arrived_ns, interrupt_signal,
+    reap_own_children, signal_name, take_continued, watch_for_suspension, with_interrupts_blocked,
+    STOP_BOUND_SECS, STOP_SIGNALS,
 };
 pub use time::{
     clock_ticks_per_sec, monotonic_ns, realtime_ns, sleep_interruptible_ns, sleep_ns,
     sleep_until_ns, thread_cpu_ns, tsc_serialized, HAS_TSC,
 };
-pub use watchdog::{
-    bound_clean_stops, deadline_expired, Watchdog, STOP_BOUND_SECS, WATCHDOG_SIGNAL,
-};
+pub use watchdog::{deadline_expired, take_look_due, Watchdog, WATCHDOG_SIGNAL};
 pub use work::dependent_work;

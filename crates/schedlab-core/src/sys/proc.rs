@@ -68,6 +68,11 @@ impl TaskStat {
         matches!(self.state, 'T' | 't')
     }
 
+    /// Stopped by a signal (SIGSTOP, SIGTSTP; state `T`), not by a debugger (`t`).
+    pub fn is_job_stopped(&self) -> bool {
+        self.state == 'T'
+    }
+
     /// Exited but not reaped, or being torn down: no longer runs anything.
     pub fn is_dead(&self) -> bool {
         matches!(self.state, 'Z' | 'X' | 'x')

@@ -3,9 +3,9 @@
 use std::io;
 use std::sync::atomic::Ordering;
 
-use super::signal::HANDLED_SIGNALS;
+use super::handler::HANDLED_SIGNALS;
+use super::handler::TASK_GROUP;
 use super::time::{monotonic_ns, sleep_ns};
-use super::watchdog::TASK_GROUP;
 
 /// What a forked task or a worker thread reports when it ends: 0 is success; the rest name a
 /// failure that the parent turns into a message (exit codes cannot carry text).

@@ -1,28 +1,22 @@
 //! Signals: the handlers that turn Ctrl-C, `kill`, a hang-up and Ctrl-\ into a clean stop, the
-//! mask worker threads run with, and signal names for messages. Part of the audited OS layer
-//! (`crate::sys`).
+//! bound on how long that stop may take (a timer the first stop signal starts), the mask worker
+//! threads run with, and signal names for messages. Part of the audited OS layer (`crate::sys`).
 use std::io;
-use std::io::IsTerminal;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
 
-use super::watchdog::{kill_task_group, start_stop_countdown, WATCHDOG_SIGNAL};
+use super::handler::{
+    install_handler, kill_task_group, note_whether_stderr_is_a_terminal, say_from_handler,
+};
+use super::watchdog::WATCHDOG_SIGNAL;
 
 static INTERRUPT_SIGNAL: AtomicI32 = AtomicI32::new(0);
 /// When the first stop signal arrived, CLOCK_MONOTONIC in nanoseconds (0: none yet), so that a
 /// wait the signal cannot interrupt (a store waiting out a busy database) ends a fixed time after
 /// the signal, not a fixed time after whenever the wait got round to noticing it.
 static INTERRUPT_AT_NS: AtomicU64 = AtomicU64::new(0);
-/// Whether stderr is a terminal, asked when the handlers are installed: a handler's line then
-/// starts on a line of its own (a progress bar or the terminal's `^C` may hold the current one).
-static STDERR_IS_TERMINAL: AtomicBool = AtomicBool::new(false);
-
 /// The signals that stop a run: Ctrl-C, `kill`, a hang-up (terminal closed, ssh dropped) and
 /// Ctrl-\. Each is recorded and turns into a clean stop with exit code 128 + N.
 pub const STOP_SIGNALS: [i32; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
-
-/// Bit N set: schedlab installed its own handler for signal N. Forked tasks reset exactly these
-/// to the default action; a signal the parent ignores (SIGHUP under nohup) stays ignored in them.
-pub(super) static HANDLED_SIGNALS: AtomicU64 = AtomicU64::new(0);
 
 /// Said on stderr when a second Ctrl-C ends schedlab at once: one line, like every error.
 const QUIT_NOW: &[u8] = b"schedlab: a second Ctrl-C: quitting now; what was stored stays stored, \
@@ -66,34 +60,6 @@ fn now_ns() -> u64 {
     now.tv_sec as u64 * 1_000_000_000 + now.tv_nsec as u64
 }
 
-/// Writes `line` (one line, newline included) to stderr from a signal handler; on a terminal it
-/// starts a line of its own first. Only async-signal-safe calls.
-pub(super) fn say_from_handler(line: &[u8]) {
-    // SAFETY: write is async-signal-safe; both buffers are static or borrowed for the call.
-    unsafe {
-        if STDERR_IS_TERMINAL.load(Ordering::SeqCst) {
-            libc::write(2, b"\n".as_ptr().cast(), 1);
-        }
-        libc::write(2, line.as_ptr().cast(), line.len());
-    }
-}
-
-/// Installs `handler` for `signal` without SA_RESTART and marks it as handled (for forked tasks).
-pub(super) fn install_handler(signal: i32, handler: extern "C" fn(libc::c_int)) -> io::Result<()> {
-    // SAFETY: a zeroed sigaction is valid; we set the handler and an empty mask.
-    let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
-    action.sa_sigaction = handler as *const () as usize;
-    action.sa_flags = 0;
-    // SAFETY: sa_mask is a valid sigset_t inside `action`.
-    unsafe { libc::sigemptyset(&mut action.sa_mask) };
-    // SAFETY: valid signal number and action; the old action is not needed.
-    if unsafe { libc::sigaction(signal, &action, std::ptr::null_mut()) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    HANDLED_SIGNALS.fetch_or(1 << signal, Ordering::SeqCst);
-    Ok(())
-}
-
 /// Whether `signal` is ignored now (SIG_IGN), as `nohup` leaves SIGHUP.
 fn is_ignored(signal: i32) -> io::Result<bool> {
     // SAFETY: a zeroed sigaction is a valid out-parameter.
@@ -110,7 +76,7 @@ fn is_ignored(signal: i32) -> io::Result<bool> {
 /// clean up. A SIGHUP that is ignored already (`nohup schedlab …`) stays ignored: whoever started
 /// schedlab asked for the run to outlive its terminal.
 pub fn install_interrupt_handlers() -> io::Result<()> {
-    STDERR_IS_TERMINAL.store(io::stderr().is_terminal(), Ordering::SeqCst);
+    note_whether_stderr_is_a_terminal();
     for signal in STOP_SIGNALS {
         if signal == libc::SIGHUP && is_ignored(signal)? {
             continue;
@@ -243,6 +209,86 @@ pub fn with_interrupts_blocked<T>(f: impl FnOnce() -> T) -> T {
     }
 }
 
+/// How long a clean stop may take. Every wait a stop signal cuts short ends far sooner (a busy,
+/// locked or silent database 5 s after the signal, a new connection within 2 s, tasks at once);
+/// what is left is a wait nothing can interrupt, as a call to a database server that is alive but
+/// never answers (stopped with SIGSTOP, hung). A process still alive this long after the first
+/// stop signal quits as a second Ctrl-C would, so that a stop nobody can repeat (a dropped ssh
+/// session's SIGHUP, a job scheduler's SIGTERM) never leaves schedlab hanging.
+pub const STOP_BOUND_SECS: u64 = 30;
+
+/// Said on stderr when the bound passes: one line, like every error.
+const STOP_OVERDUE: &[u8] = b"schedlab: the clean stop did not finish within 30 s of the stop \
+signal (a results database that does not answer?); quitting now: what was stored stays stored, \
+a run cut short reads abandoned, and what the stop had left to do (ab's --restore) is not done\n";
+
+/// The stop bound's timer, once [`bound_clean_stops`] has made it.
+static STOP_TIMER: AtomicUsize = AtomicUsize::new(0);
+static STOP_TIMER_MADE: AtomicBool = AtomicBool::new(false);
+
+/// The stop bound's signal: a real-time one, which nothing else here sends.
+fn stop_bound_signal() -> i32 {
+    libc::SIGRTMIN()
+}
+
+extern "C" fn stop_overdue(_signal: libc::c_int) {
+    let code = 128 + interrupt_signal().unwrap_or(libc::SIGTERM);
+    kill_task_group();
+    say_from_handler(STOP_OVERDUE);
+    // SAFETY: _exit is async-signal-safe.
+    unsafe { libc::_exit(code) };
+}
+
+/// Makes the timer that bounds a clean stop (see [`STOP_BOUND_SECS`]); from then on the first
+/// stop signal starts it. Called by the commands that measure, whose stops write to the store;
+/// others (`push`, `import`) let a stop finish the transaction under way, however long it takes.
+pub fn bound_clean_stops() -> io::Result<()> {
+    if STOP_TIMER_MADE.load(Ordering::SeqCst) {
+        return Ok(());
+    }
+    install_handler(stop_bound_signal(), stop_overdue)?;
+    // SAFETY: a zeroed sigevent is valid; SIGEV_SIGNAL sends the signal to the process.
+    let mut event: libc::sigevent = unsafe { std::mem::zeroed() };
+    event.sigev_notify = libc::SIGEV_SIGNAL;
+    event.sigev_signo = stop_bound_signal();
+    let mut timer: libc::timer_t = std::ptr::null_mut();
+    // SAFETY: both pointers are valid for the call; the timer id is written on success.
+    if unsafe { libc::timer_create(libc::CLOCK_MONOTONIC, &mut event, &mut timer) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    STOP_TIMER.store(timer as usize, Ordering::SeqCst);
+    STOP_TIMER_MADE.store(true, Ordering::SeqCst);
+    Ok(())
+}
+
+/// Starts the stop bound's countdown, if [`bound_clean_stops`] made its timer. Called from the
+/// stop signals' handler, so only async-signal-safe calls (timer_settime is one).
+pub(super) fn start_stop_countdown() {
+    if !STOP_TIMER_MADE.load(Ordering::SeqCst) {
+        return;
+    }
+    let countdown = libc::itimerspec {
+        it_interval: libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        },
+        it_value: libc::timespec {
+            tv_sec: STOP_BOUND_SECS as _,
+            tv_nsec: 0,
+        },
+    };
+    // SAFETY: the timer was made by `bound_clean_stops` and is never deleted; `countdown` is
+    // valid; the old value is not wanted.
+    unsafe {
+        libc::timer_settime(
+            STOP_TIMER.load(Ordering::SeqCst) as libc::timer_t,
+            0,
+            &countdown,
+            std::ptr::null_mut(),
+        )
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,5 +324,16 @@ mod tests {
         assert_eq!(signal_name(libc::SIGHUP), "SIGHUP");
         assert_eq!(signal_name(libc::SIGQUIT), "SIGQUIT");
         assert_eq!(signal_name(64), "signal 64");
+    }
+
+    #[test]
+    fn the_overdue_stop_message_names_the_bound() {
+        let message = String::from_utf8_lossy(STOP_OVERDUE);
+        assert!(
+            message.contains(&format!("within {STOP_BOUND_SECS} s of the stop signal")),
+            "{message}"
+        );
+        assert!(message.starts_with("schedlab: "), "{message:?}");
+        assert_eq!(message.matches('\n').count(), 1, "{message:?}");
     }
 }

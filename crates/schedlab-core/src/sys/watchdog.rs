@@ -1,12 +1,13 @@
 //! The iteration watchdog: a POSIX timer that signals the runner's thread when an iteration's
-//! deadline passes, and the last resort when a run still does not stop; and the bound on a clean
-//! stop, a second timer started by the first stop signal. Part of the audited OS layer
-//! (`crate::sys`).
+//! deadline passes, and the last resort when a run still does not stop; and a second one that asks
+//! the runner's thread to look at the iteration's tasks now and then before the deadline (a
+//! stopped task ends an iteration at the first look, not at the deadline). Part of the audited OS
+//! layer (`crate::sys`).
 use std::io;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
+use super::handler::{install_handler, kill_task_group, say_from_handler};
 use super::proc::current_tid;
-use super::signal::{install_handler, interrupt_signal, say_from_handler};
 
 /// The signal of the watchdog's timer. It is aimed at the thread that armed it (the runner's), so
 /// the wait it is blocked in returns EINTR exactly as for Ctrl-C.
@@ -19,17 +20,24 @@ const REFIRE_NS: u64 = 200_000_000;
 /// `abandoned`, which at least says what happened.
 const LAST_RESORT_NS: u64 = 60_000_000_000;
 
-static DEADLINE_EXPIRED: AtomicBool = AtomicBool::new(false);
-static WATCHDOG_FIRINGS: AtomicU32 = AtomicU32::new(0);
-/// The process group of the current iteration's forked tasks (0: none), for the last resort.
-pub(super) static TASK_GROUP: AtomicI32 = AtomicI32::new(0);
+/// The signal of the look timer: a real-time one after the stop bound's (`signal.rs`).
+fn look_signal() -> i32 {
+    libc::SIGRTMIN() + 1
+}
 
+static DEADLINE_EXPIRED: AtomicBool = AtomicBool::new(false);
+static LOOK_DUE: AtomicBool = AtomicBool::new(false);
+static WATCHDOG_FIRINGS: AtomicU32 = AtomicU32::new(0);
 extern "C" fn watchdog_fired(_signal: libc::c_int) {
     DEADLINE_EXPIRED.store(true, Ordering::SeqCst);
     let firings = u64::from(WATCHDOG_FIRINGS.fetch_add(1, Ordering::SeqCst)) + 1;
     if firings.saturating_sub(1) * REFIRE_NS >= LAST_RESORT_NS {
         last_resort();
     }
+}
+
+extern "C" fn look_fired(_signal: libc::c_int) {
+    LOOK_DUE.store(true, Ordering::SeqCst);
 }
 
 /// Only async-signal-safe calls: it runs inside the signal handler.
@@ -42,182 +50,107 @@ fn last_resort() {
     unsafe { libc::_exit(1) };
 }
 
-/// SIGKILLs the current iteration's process group, if there is one: the first thing every way
-/// of quitting from a signal handler does (a second Ctrl-C, the stop bound, the last resort), so
-/// that nothing of the iteration outlives schedlab. Forked tasks would also die by their
-/// PR_SET_PDEATHSIG, but a program `external` runs may have children of its own, which that
-/// does not reach. Only async-signal-safe calls.
-pub(super) fn kill_task_group() {
-    let group = TASK_GROUP.load(Ordering::SeqCst);
-    if group > 0 {
-        // SAFETY: kill has no memory effects.
-        unsafe { libc::kill(-group, libc::SIGKILL) };
-    }
-}
-
 /// Whether the armed deadline has passed. Workloads check it wherever they check for a stop
 /// signal, and answer with the tasks that are stuck.
 pub fn deadline_expired() -> bool {
     DEADLINE_EXPIRED.load(Ordering::SeqCst)
 }
 
-/// How long a clean stop may take. Every wait a stop signal cuts short ends far sooner (a busy,
-/// locked or silent database 5 s after the signal, a new connection within 2 s, tasks at once);
-/// what is left is a wait nothing can interrupt, as a call to a database server that is alive but
-/// never answers (stopped with SIGSTOP, hung). A process still alive this long after the first
-/// stop signal quits as a second Ctrl-C would, so that a stop nobody can repeat (a dropped ssh
-/// session's SIGHUP, a job scheduler's SIGTERM) never leaves schedlab hanging.
-pub const STOP_BOUND_SECS: u64 = 30;
-
-/// Said on stderr when the bound passes: one line, like every error.
-const STOP_OVERDUE: &[u8] = b"schedlab: the clean stop did not finish within 30 s of the stop \
-signal (a results database that does not answer?); quitting now: what was stored stays stored, \
-a run cut short reads abandoned, and what the stop had left to do (ab's --restore) is not done\n";
-
-/// The stop bound's timer, once [`bound_clean_stops`] has made it.
-static STOP_TIMER: AtomicUsize = AtomicUsize::new(0);
-static STOP_TIMER_MADE: AtomicBool = AtomicBool::new(false);
-
-/// The stop bound's signal: a real-time one, which nothing else here sends.
-fn stop_bound_signal() -> i32 {
-    libc::SIGRTMIN()
+/// Whether a look at the iteration's tasks is due (asked once per firing of the look timer):
+/// the waits that know their tasks end the iteration at once when one is stopped. Others ignore
+/// it; the look's signal only wakes their wait, which goes back to waiting.
+pub fn take_look_due() -> bool {
+    LOOK_DUE.swap(false, Ordering::SeqCst)
 }
 
-extern "C" fn stop_overdue(_signal: libc::c_int) {
-    let code = 128 + interrupt_signal().unwrap_or(libc::SIGTERM);
-    kill_task_group();
-    say_from_handler(STOP_OVERDUE);
-    // SAFETY: _exit is async-signal-safe.
-    unsafe { libc::_exit(code) };
+/// Two POSIX timers on CLOCK_MONOTONIC that signal the thread that created them
+/// (SIGEV_THREAD_ID): one when an iteration's deadline passes, one at every look before it. No
+/// thread of its own: nothing runs beside a measurement and nothing is added to the process that
+/// forks the tasks; arming and disarming are a system call per timer, made outside the timed
+/// window. rustix has no timer_create, hence libc.
+pub struct Watchdog {
+    deadline: libc::timer_t,
+    look: libc::timer_t,
 }
 
-/// Makes the timer that bounds a clean stop (see [`STOP_BOUND_SECS`]); from then on the first
-/// stop signal starts it. Called by the commands that measure, whose stops write to the store;
-/// others (`push`, `import`) let a stop finish the transaction under way, however long it takes.
-pub fn bound_clean_stops() -> io::Result<()> {
-    if STOP_TIMER_MADE.load(Ordering::SeqCst) {
-        return Ok(());
-    }
-    install_handler(stop_bound_signal(), stop_overdue)?;
-    // SAFETY: a zeroed sigevent is valid; SIGEV_SIGNAL sends the signal to the process.
+/// A timer that sends `signal` to the calling thread.
+fn thread_timer(signal: i32) -> io::Result<libc::timer_t> {
+    // SAFETY: a zeroed sigevent is valid; the fields set below select thread-directed delivery.
     let mut event: libc::sigevent = unsafe { std::mem::zeroed() };
-    event.sigev_notify = libc::SIGEV_SIGNAL;
-    event.sigev_signo = stop_bound_signal();
+    event.sigev_notify = libc::SIGEV_THREAD_ID;
+    event.sigev_signo = signal;
+    event.sigev_notify_thread_id = current_tid();
     let mut timer: libc::timer_t = std::ptr::null_mut();
     // SAFETY: both pointers are valid for the call; the timer id is written on success.
     if unsafe { libc::timer_create(libc::CLOCK_MONOTONIC, &mut event, &mut timer) } != 0 {
         return Err(io::Error::last_os_error());
     }
-    STOP_TIMER.store(timer as usize, Ordering::SeqCst);
-    STOP_TIMER_MADE.store(true, Ordering::SeqCst);
-    Ok(())
-}
-
-/// Starts the stop bound's countdown, if [`bound_clean_stops`] made its timer. Called from the
-/// stop signals' handler, so only async-signal-safe calls (timer_settime is one).
-pub(super) fn start_stop_countdown() {
-    if !STOP_TIMER_MADE.load(Ordering::SeqCst) {
-        return;
-    }
-    let countdown = libc::itimerspec {
-        it_interval: libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        },
-        it_value: libc::timespec {
-            tv_sec: STOP_BOUND_SECS as _,
-            tv_nsec: 0,
-        },
-    };
-    // SAFETY: the timer was made by `bound_clean_stops` and is never deleted; `countdown` is
-    // valid; the old value is not wanted.
-    unsafe {
-        libc::timer_settime(
-            STOP_TIMER.load(Ordering::SeqCst) as libc::timer_t,
-            0,
-            &countdown,
-            std::ptr::null_mut(),
-        )
-    };
-}
-
-/// A POSIX timer on CLOCK_MONOTONIC that signals the thread that created it (SIGEV_THREAD_ID)
-/// when an iteration's deadline passes. No thread of its own: nothing runs beside a measurement
-/// and nothing is added to the process that forks the tasks; arming and disarming are one system
-/// call each, made outside the timed window. rustix has no timer_create, hence libc.
-pub struct Watchdog {
-    timer: libc::timer_t,
+    Ok(timer)
 }
 
 impl Watchdog {
     pub fn for_current_thread() -> io::Result<Self> {
         install_handler(WATCHDOG_SIGNAL, watchdog_fired)?;
-        // SAFETY: a zeroed sigevent is valid; the fields set below select thread-directed delivery.
-        let mut event: libc::sigevent = unsafe { std::mem::zeroed() };
-        event.sigev_notify = libc::SIGEV_THREAD_ID;
-        event.sigev_signo = WATCHDOG_SIGNAL;
-        event.sigev_notify_thread_id = current_tid();
-        let mut timer: libc::timer_t = std::ptr::null_mut();
-        // SAFETY: both pointers are valid for the call; the timer id is written on success.
-        if unsafe { libc::timer_create(libc::CLOCK_MONOTONIC, &mut event, &mut timer) } != 0 {
-            return Err(io::Error::last_os_error());
+        install_handler(look_signal(), look_fired)?;
+        let deadline = thread_timer(WATCHDOG_SIGNAL)?;
+        let look = match thread_timer(look_signal()) {
+            Ok(look) => look,
+            Err(e) => {
+                // SAFETY: made just above, deleted once.
+                unsafe { libc::timer_delete(deadline) };
+                return Err(e);
+            }
+        };
+        Ok(Watchdog { deadline, look })
+    }
+
+    /// Starts the countdown: the deadline passes `after_ns` from now; with `look_every_ns`, a
+    /// look is due every that often before it (none when the first would not come sooner).
+    pub fn arm(&mut self, after_ns: u64, look_every_ns: Option<u64>) -> io::Result<()> {
+        DEADLINE_EXPIRED.store(false, Ordering::SeqCst);
+        WATCHDOG_FIRINGS.store(0, Ordering::SeqCst);
+        LOOK_DUE.store(false, Ordering::SeqCst);
+        set(self.deadline, after_ns.max(1), REFIRE_NS)?;
+        match look_every_ns.filter(|&every| every > 0 && every < after_ns) {
+            Some(every) => set(self.look, every, every),
+            None => set(self.look, 0, 0),
         }
-        Ok(Watchdog { timer })
     }
 
-    /// Starts the countdown: the deadline passes `after_ns` from now.
-    pub fn arm(&mut self, after_ns: u64) -> io::Result<()> {
-        DEADLINE_EXPIRED.store(false, Ordering::SeqCst);
-        WATCHDOG_FIRINGS.store(0, Ordering::SeqCst);
-        self.set(after_ns.max(1), REFIRE_NS)
-    }
-
-    /// Stops the countdown and forgets an expiry.
+    /// Stops the countdown and the looks, and forgets an expiry and a look not taken.
     pub fn disarm(&mut self) -> io::Result<()> {
-        let result = self.set(0, 0);
+        let result = set(self.deadline, 0, 0).and(set(self.look, 0, 0));
         DEADLINE_EXPIRED.store(false, Ordering::SeqCst);
         WATCHDOG_FIRINGS.store(0, Ordering::SeqCst);
+        LOOK_DUE.store(false, Ordering::SeqCst);
         result
     }
+}
 
-    fn set(&mut self, value_ns: u64, interval_ns: u64) -> io::Result<()> {
-        let spec = |ns: u64| libc::timespec {
-            // `as _`: time_t is i64 on every 64-bit target; libc deprecates naming it on musl.
-            tv_sec: (ns / 1_000_000_000) as _,
-            tv_nsec: (ns % 1_000_000_000) as libc::c_long,
-        };
-        let new = libc::itimerspec {
-            it_interval: spec(interval_ns),
-            it_value: spec(value_ns),
-        };
-        // SAFETY: `timer` is a live timer of ours; `new` is valid; the old value is not wanted.
-        if unsafe { libc::timer_settime(self.timer, 0, &new, std::ptr::null_mut()) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
+fn set(timer: libc::timer_t, value_ns: u64, interval_ns: u64) -> io::Result<()> {
+    let spec = |ns: u64| libc::timespec {
+        // `as _`: time_t is i64 on every 64-bit target; libc deprecates naming it on musl.
+        tv_sec: (ns / 1_000_000_000) as _,
+        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+    };
+    let new = libc::itimerspec {
+        it_interval: spec(interval_ns),
+        it_value: spec(value_ns),
+    };
+    // SAFETY: `timer` is a live timer of ours; `new` is valid; the old value is not wanted.
+    if unsafe { libc::timer_settime(timer, 0, &new, std::ptr::null_mut()) } != 0 {
+        return Err(io::Error::last_os_error());
     }
+    Ok(())
 }
 
 impl Drop for Watchdog {
     fn drop(&mut self) {
         let _ = self.disarm();
-        // SAFETY: the timer was created in `for_current_thread` and is deleted once, here.
-        unsafe { libc::timer_delete(self.timer) };
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_overdue_stop_message_names_the_bound() {
-        let message = String::from_utf8_lossy(STOP_OVERDUE);
-        assert!(
-            message.contains(&format!("within {STOP_BOUND_SECS} s of the stop signal")),
-            "{message}"
-        );
-        assert!(message.starts_with("schedlab: "), "{message:?}");
-        assert_eq!(message.matches('\n').count(), 1, "{message:?}");
+        // SAFETY: the timers were created in `for_current_thread` and are deleted once, here.
+        unsafe {
+            libc::timer_delete(self.deadline);
+            libc::timer_delete(self.look);
+        }
     }
 }

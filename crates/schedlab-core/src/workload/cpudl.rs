@@ -36,7 +36,9 @@ use schedlab_kmodels::cpudl::{
     Fast, HeapSnapshot, InvariantViolation, LockstepError, Op, OpMix, Orig, RealisticOps, Variant,
 };
 
-use super::definition::{ParamDef, ParamKind, WorkloadParams};
+use super::definition::{
+    field, Choice, FieldValue, Given, Param, ParamKind, ParamValue, WorkloadParams,
+};
 use super::tasks::TaskBudget;
 use super::definition::{IterationInfo, IterationOutput, Workload};
 use crate::metric::{Better, MetricDef};
@@ -133,6 +135,14 @@ impl HeapVariant {
     }
 }
 
+impl Choice for HeapVariant {
+    const ALL: &'static [Self] = &HeapVariant::ALL;
+
+    fn name(self) -> &'static str {
+        self.as_str()
+    }
+}
+
 /// Which operation stream drives the heap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -150,6 +160,14 @@ impl MixKind {
             MixKind::CpudlBench => "cpudl-bench",
             MixKind::Realistic => "realistic",
         }
+    }
+}
+
+impl Choice for MixKind {
+    const ALL: &'static [Self] = &[MixKind::CpudlBench, MixKind::Realistic];
+
+    fn name(self) -> &'static str {
+        self.as_str()
     }
 }
 
@@ -248,19 +266,26 @@ impl CpudlParams {
     }
 }
 
-/// `--variants A,B` as the array a suite file holds.
-fn variants_value(text: &str) -> std::result::Result<serde_json::Value, String> {
-    let bad = || {
-        format!("expects two variants like bugfix,fast (each orig, bugfix or fast), not {text:?}")
-    };
-    let (a, b) = text.split_once(',').ok_or_else(bad)?;
-    let find = |name: &str| {
-        HeapVariant::ALL
-            .into_iter()
-            .find(|v| v.as_str() == name.trim())
-            .ok_or_else(bad)
-    };
-    Ok(serde_json::json!([find(a)?.as_str(), find(b)?.as_str()]))
+/// `--variants A,B`: the two variants of `--equivalence`.
+impl FieldValue for [HeapVariant; 2] {
+    fn from_given(given: Given) -> std::result::Result<Self, String> {
+        let text = String::from_given(given)?;
+        let bad = || {
+            format!("expects two variants like bugfix,fast (each orig, bugfix or fast), not {text:?}")
+        };
+        let (a, b) = text.split_once(',').ok_or_else(bad)?;
+        let find = |name: &str| {
+            HeapVariant::ALL
+                .into_iter()
+                .find(|v| v.as_str() == name.trim())
+                .ok_or_else(bad)
+        };
+        Ok([find(a)?, find(b)?])
+    }
+
+    fn value(&self) -> ParamValue {
+        ParamValue::Text(format!("{},{}", self[0].as_str(), self[1].as_str()))
+    }
 }
 
 const HEAP_VARIANTS: &[(&str, &str)] = &[
@@ -273,26 +298,26 @@ impl WorkloadParams for CpudlParams {
     const NAME: &'static str = "cpudl";
     const SUMMARY: &'static str =
         "the sched/deadline CPU heap (orig, bugfix, fast) timed or checked in lock step (cpudl-bench)";
-    const PARAMS: &'static [ParamDef] = &[
-        ParamDef::new("variant", "variant", ParamKind::Choice(HEAP_VARIANTS))
+    const PARAMS: &'static [Param<Self>] = &[
+        Param::new(field!(variant), "variant", ParamKind::Choice(HEAP_VARIANTS))
             .value("VARIANT")
             .help("The variant timed: orig, bugfix or fast [default: fast]")
             .details(
                 "The variant timed: `orig`, `bugfix` or `fast` (without the flag: `fast`; not with \
                  `--equivalence`).",
             ),
-        ParamDef::new("cpus", "heap-cpus", ParamKind::Count { min: 1, max: 4_096 })
+        Param::new(field!(cpus), "heap-cpus", ParamKind::Count { min: 1, max: 4_096 })
             .aliases(&["cpus"])
             .value("N")
             .help("CPUs in the heap (cpudl-bench's num_cpus).")
             .details("CPUs in the heap, cpudl-bench's `num_cpus` (1 to 4,096)."),
-        ParamDef::new("ops", "ops", ParamKind::Count { min: 1, max: 10_000_000 })
+        Param::new(field!(ops), "ops", ParamKind::Count { min: 1, max: 10_000_000 })
             .value("N")
             .help("Heap operations per iteration.")
             .details("Heap operations per iteration (1 to 10^7).")
             .work_size(),
-        ParamDef::new(
-            "mix",
+        Param::new(
+            field!(mix),
             "mix",
             ParamKind::Choice(&[
                 ("cpudl-bench", "cpudl-bench's LCG driver, exactly"),
@@ -302,29 +327,29 @@ impl WorkloadParams for CpudlParams {
         .value("MIX")
         .help("Operation stream: cpudl-bench (its LCG driver, exactly) or realistic.")
             .details("`cpudl-bench`: that module's LCG driver replayed exactly (op i on CPU i mod N, 75 % sets, deadlines straddling 2^63); with CPU counts that are multiples of 8 it never really deletes, which the case name says. `realistic`: seeded CPUs going busy (insert), switching tasks (update) and idle (real delete), deadlines crossing 2^63 early."),
-        ParamDef::new("seed", "seed", ParamKind::Count { min: 0, max: u64::MAX })
+        Param::new(field!(seed), "seed", ParamKind::Count { min: 0, max: u64::MAX })
             .value("N")
             .help("Seed of the realistic mix [default: 1]")
             .details("Realistic mix only: its seed."),
-        ParamDef::new(
-            "deadline_granularity",
+        Param::new(
+            field!(deadline_granularity),
             "deadline-granularity",
             ParamKind::Count { min: 1, max: 1_000_000_000 },
         )
         .value("NS")
         .help("Realistic mix: round deadlines down to multiples of NS (coarse values make ties) [default: 1]")
             .details("Realistic mix only: deadlines rounded down to multiples of NS (1 to 10^9); coarse values model tick-aligned periodic tasks and make equal deadlines."),
-        ParamDef::new("check", "check", ParamKind::Switch)
+        Param::new(field!(check), "check", ParamKind::Switch)
             .help("Replay with every heap invariant checked after every op (untimed).")
             .details("After the timed run, replay the same ops on a fresh heap of the variant with every invariant checked after every op (untimed); its final state must equal the timed heap's. `orig` fails here at the op that breaks it."),
-        ParamDef::new("equivalence", "equivalence", ParamKind::Switch)
+        Param::new(field!(equivalence), "equivalence", ParamKind::Switch)
             .help("Run two variants in lock step and fail at the first op where their heaps differ.")
             .details("Instead of timing, run two variants in lock step and compare their whole heaps (every live slot and every CPU's index) after every op; the first op where they differ fails the run (exit 1) with the op, whether it is a tie-order difference only or a real divergence, and both heaps."),
-        ParamDef::new("variants", "variants", ParamKind::Text { parse: variants_value })
+        Param::new(field!(variants), "variants", ParamKind::Text)
             .value("A,B")
             .help("The two variants of --equivalence [default: bugfix,fast]")
             .details("The two variants of `--equivalence`; `orig,bugfix` shows orig's bug."),
-        ParamDef::new("allow_ties", "allow-ties", ParamKind::Switch)
+        Param::new(field!(allow_ties), "allow-ties", ParamKind::Switch)
             .help("With --equivalence, a tie-order split does not fail: compare what must still agree.")
             .details("With `--equivalence`: a divergence that is only a tie-order difference does not fail; from there on both heaps must still be valid and agree on every CPU's deadline and the root's deadline."),
     ];
@@ -1122,11 +1147,12 @@ mod tests {
             },
             "--cpus × --ops",
         );
-        assert!(variants_value("orig").is_err());
-        assert!(variants_value("orig,best").is_err());
+        let variants = |text: &str| <[HeapVariant; 2]>::from_given(Given::Text(text.into()));
+        assert!(variants("orig").is_err());
+        assert!(variants("orig,best").is_err());
         assert_eq!(
-            variants_value("orig, bugfix").unwrap(),
-            serde_json::json!(["orig", "bugfix"])
+            variants("orig, bugfix").unwrap(),
+            [HeapVariant::Orig, HeapVariant::Bugfix]
         );
         assert!(serde_json::from_value::<MixKind>("random".into()).is_err());
     }

@@ -28,7 +28,7 @@ use schedlab_kmodels::cpupri::{
 };
 
 use super::tasks::{TaskBudget, TaskLaunch, TaskMode};
-use super::definition::{check_range, ParamDef, ParamKind, WorkloadParams};
+use super::definition::{check_range, field, Choice, Param, ParamKind, WorkloadParams};
 use super::definition::{IterationInfo, IterationOutput, Workload};
 use crate::metric::{Better, MetricDef};
 use crate::sys::{self, task_code, TaskCode};
@@ -66,6 +66,14 @@ impl LayoutKind {
             LayoutKind::Shared => Layout::Shared,
             LayoutKind::PerNode => Layout::PerNode,
         }
+    }
+}
+
+impl Choice for LayoutKind {
+    const ALL: &'static [Self] = &[LayoutKind::Shared, LayoutKind::PerNode];
+
+    fn name(self) -> &'static str {
+        self.as_str()
     }
 }
 
@@ -116,14 +124,14 @@ impl WorkloadParams for CpupriParams {
     const NAME: &'static str = "cpupri";
     const SUMMARY: &'static str =
         "RT cpupri priority masks set and searched by many threads, shared or per-NUMA-node bitmaps";
-    const PARAMS: &'static [ParamDef] = &[
-        ParamDef::new("threads", "threads", ParamKind::Count { min: 1, max: MAX_THREADS })
+    const PARAMS: &'static [Param<Self>] = &[
+        Param::new(field!(threads), "threads", ParamKind::Count { min: 1, max: MAX_THREADS })
             .value("T")
             .help("Threads setting and searching at once (at most --modelled-cpus).")
             .details("Threads setting and searching at once (1 to 1,024, at most `--modelled-cpus`).")
             .task_count(),
-        ParamDef::new(
-            "layout",
+        Param::new(
+            field!(layout),
             "layout",
             ParamKind::Choice(&[
                 ("shared", "one bitmap per priority level (upstream)"),
@@ -133,16 +141,16 @@ impl WorkloadParams for CpupriParams {
         .value("LAYOUT")
         .help("Bitmap layout: shared (one per priority) or per-node.")
             .details("`shared`: one bitmap per priority (upstream); `per-node`: one bitmap per priority per NUMA node, each on its own cache lines."),
-        ParamDef::new("nodes", "nodes", ParamKind::Count { min: 1, max: MAX_NODES })
+        Param::new(field!(nodes), "nodes", ParamKind::Count { min: 1, max: MAX_NODES })
             .value("N")
             .help("Modelled NUMA nodes [default: this machine's]")
             .details("Modelled NUMA nodes (1 to 64, at most `--modelled-cpus`); `--layout per-node` needs 2 or more (with one it is `shared`), so a one-node machine must give them."),
-        ParamDef::new("cpus", "modelled-cpus", ParamKind::Count { min: 1, max: 4_096 })
+        Param::new(field!(cpus), "modelled-cpus", ParamKind::Count { min: 1, max: 4_096 })
             .aliases(&["cpus"])
             .value("N")
             .help("Modelled CPUs in the map.")
             .details("Modelled CPUs (1 to 4,096; the seed's machine had 480)."),
-        ParamDef::new("ops", "ops", ParamKind::Count { min: 1, max: 10_000_000 })
+        Param::new(field!(ops), "ops", ParamKind::Count { min: 1, max: 10_000_000 })
             .value("N")
             .help("Set + find pairs per thread per iteration.")
             .details("Set + find pairs per thread per iteration (1 to 10^7; `--threads` × `--ops` at most 6.4 × 10^7).")

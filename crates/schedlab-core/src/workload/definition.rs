@@ -1,13 +1,19 @@
 //! What defines a workload, once: the [`WorkloadParams`] trait its parameter type implements,
-//! one [`ParamDef`] per parameter, and the [`Workload`] trait of what it builds and runs. The same item feeds the command line (the binary builds its
-//! flags from these), suite files (the keys), `--help`, docs/cli.md, shell completions and the man
-//! page, as ripgrep's `flags/defs.rs` does for its flags. No command-line library type appears
-//! here: the binary turns a [`ParamDef`] into a flag.
+//! one [`Param`] per parameter (`param.rs`), and the [`Workload`] trait of what it builds and
+//! runs. The same items feed the command line (the binary builds its flags from these), suite
+//! files (the keys), `--help`, docs/cli.md, shell completions and the man page, as ripgrep's
+//! `flags/defs.rs` does for its flags. No command-line library type appears here: the binary
+//! turns a [`ParamDef`] into a flag and what it matched into a [`Given`].
 use std::fmt::Debug;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+pub(crate) use super::param::field;
+pub use super::param::{
+    check_range, out_of_range, Applies, Choice, Field, FieldValue, Given, Param, ParamDef,
+    ParamKind, ParamValue,
+};
 use super::tasks::TaskBudget;
 use crate::attachment::Attachment;
 use crate::metric::{Measurement, MetricDef};
@@ -54,192 +60,6 @@ pub trait Workload {
     fn run_iteration(&mut self, info: IterationInfo) -> Result<IterationOutput>;
 }
 
-/// How a parameter is written on the command line and checked.
-#[derive(Debug, Clone, Copy)]
-pub enum ParamKind {
-    /// A switch: present means true.
-    Switch,
-    /// A switch that turns another one off (hackbench's `-P` against `-T`): the last given wins.
-    SwitchOff { of: &'static str },
-    /// A whole number, checked against this range wherever it comes from.
-    Count { min: u64, max: u64 },
-    /// A real number (negative values may be given).
-    Number,
-    /// One of a fixed list of names, each with what it means.
-    Choice(&'static [(&'static str, &'static str)]),
-    /// Text the parameter's own type parses (a wait strategy, a CPU list); `parse` turns the
-    /// command-line text into the value a suite file would hold, or says why it cannot.
-    Text {
-        parse: fn(&str) -> std::result::Result<serde_json::Value, String>,
-    },
-    /// Names the run instead of the case (schbench's `-J/--jobname` becomes `--label`).
-    Label,
-    /// A program and its arguments, everything after `--` on the command line (a list of
-    /// strings in a suite file).
-    Command,
-    /// A reference tool's flag with no counterpart here: hidden, and refused with the reason.
-    Refused {
-        tool: &'static str,
-        takes_value: bool,
-        why: &'static str,
-    },
-}
-
-/// One parameter of a workload: its suite key, its flag and spellings, its help and how it is
-/// checked. The default is the parameter type's `Default`, so it is written once.
-#[derive(Debug, Clone, Copy)]
-pub struct ParamDef {
-    /// The key in suite files and stored runs (snake_case).
-    pub key: &'static str,
-    /// The long flag, without `--`.
-    pub long: &'static str,
-    pub short: Option<char>,
-    /// Other long spellings that work too: a reference tool's, or an older name of this flag.
-    pub aliases: &'static [&'static str],
-    pub short_aliases: &'static [char],
-    /// The placeholder of the value in help (`N`, `A,B`); empty for switches.
-    pub value_name: &'static str,
-    pub help: &'static str,
-    /// The whole story, for `--help` and docs/cli.md (ranges, what each value does, how it
-    /// differs from the reference tool); empty when the one-line help says it all.
-    pub details: &'static str,
-    pub kind: ParamKind,
-    /// The size of one iteration's work, multiplied by `--scale`.
-    pub work_size: bool,
-    /// A count of tasks, which a suite may give relative to the machine (`"2x"`, `"50%"`).
-    pub task_count: bool,
-    /// A size in bytes or KiB: a plain number on the command line, since `4k` bytes would read
-    /// as 4096 where other counts' `k` is 1,000.
-    pub size: bool,
-}
-
-impl ParamDef {
-    /// A parameter whose flag is its key with `-` for `_`; the builder methods below fill in
-    /// the rest.
-    pub const fn new(key: &'static str, long: &'static str, kind: ParamKind) -> Self {
-        ParamDef {
-            key,
-            long,
-            short: None,
-            aliases: &[],
-            short_aliases: &[],
-            value_name: "",
-            help: "",
-            details: "",
-            kind,
-            work_size: false,
-            task_count: false,
-            size: false,
-        }
-    }
-
-    pub const fn short(mut self, short: char) -> Self {
-        self.short = Some(short);
-        self
-    }
-
-    pub const fn aliases(mut self, aliases: &'static [&'static str]) -> Self {
-        self.aliases = aliases;
-        self
-    }
-
-    pub const fn short_aliases(mut self, short_aliases: &'static [char]) -> Self {
-        self.short_aliases = short_aliases;
-        self
-    }
-
-    pub const fn value(mut self, value_name: &'static str) -> Self {
-        self.value_name = value_name;
-        self
-    }
-
-    pub const fn help(mut self, help: &'static str) -> Self {
-        self.help = help;
-        self
-    }
-
-    pub const fn details(mut self, details: &'static str) -> Self {
-        self.details = details;
-        self
-    }
-
-    pub const fn work_size(mut self) -> Self {
-        self.work_size = true;
-        self
-    }
-
-    pub const fn task_count(mut self) -> Self {
-        self.task_count = true;
-        self
-    }
-
-    pub const fn size(mut self) -> Self {
-        self.size = true;
-        self
-    }
-
-    /// Whether the flag takes a value.
-    pub fn takes_value(&self) -> bool {
-        match self.kind {
-            ParamKind::Switch | ParamKind::SwitchOff { .. } => false,
-            ParamKind::Refused { takes_value, .. } => takes_value,
-            _ => true,
-        }
-    }
-
-    /// The whole story, for `--help` and docs/cli.md: the details where there are some (ranges
-    /// included), else the one-line help with the range or the choices spelt out.
-    pub fn whole_help(&self) -> String {
-        if !self.details.is_empty() {
-            return self.details.to_string();
-        }
-        let mut whole = self.help.to_string();
-        match self.kind {
-            ParamKind::Count { min, max } => whole.push_str(&format!(" ({min} to {max})")),
-            ParamKind::Choice(choices) => {
-                let names: Vec<String> = choices
-                    .iter()
-                    .map(|(name, what)| format!("`{name}`: {what}"))
-                    .collect();
-                whole.push_str(&format!(" ({})", names.join("; ")));
-            }
-            _ => {}
-        }
-        whole
-    }
-
-    /// `-l/--loops`, as errors name a flag.
-    pub fn spelling(&self) -> String {
-        if matches!(self.kind, ParamKind::Command) {
-            return format!("-- {} ARGS…", self.value_name);
-        }
-        match self.short {
-            Some(short) => format!("-{short}/--{}", self.long),
-            None => format!("--{}", self.long),
-        }
-    }
-
-    /// Checks a whole number against this parameter's range, naming the parameter.
-    pub fn check(&self, value: u64) -> Result<()> {
-        if let ParamKind::Count { min, max } = self.kind {
-            check_range(self.key, value, min, max)?;
-        }
-        Ok(())
-    }
-}
-
-/// The error of a parameter out of its range: it names the key, so the command line can say
-/// `--flag` and a suite file `key` at its line and column.
-pub fn check_range(key: &'static str, value: u64, min: u64, max: u64) -> Result<()> {
-    if value < min || value > max {
-        return Err(Error::param(
-            key,
-            format!("must be between {min} and {max}, not {value}"),
-        ));
-    }
-    Ok(())
-}
-
 /// The schedtests "case" and "load" columns of a case.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ComparisonLabel {
@@ -261,11 +81,12 @@ pub trait WorkloadParams:
     const SUMMARY: &'static str;
     /// A note under the command's help: how the reference tool's flags are taken.
     const REFERENCE_NOTE: Option<&'static str> = None;
-    /// Every flag, in help order.
-    const PARAMS: &'static [ParamDef];
+    /// Every flag, in help order; the command line sets them in this order.
+    const PARAMS: &'static [Param<Self>];
 
     /// The workload's own rules: parameters that must fit together or with this machine. The
-    /// range of each count is checked from [`Self::PARAMS`] before, by [`Self::validate`].
+    /// range of each count and where each parameter applies are checked from [`Self::PARAMS`]
+    /// before, by [`Self::validate`].
     fn check_rules(&self) -> Result<()>;
 
     /// What one iteration starts at once (tasks, and descriptors beyond schedlab's own), which
@@ -273,10 +94,11 @@ pub trait WorkloadParams:
     /// none can forget the check.
     fn task_budget(&self) -> TaskBudget;
 
-    /// Every check: each count against its range, the workload's own rules, then its task
-    /// budget against this machine's limits.
+    /// Every check: each count against its range, each parameter against the cases it applies
+    /// to, the workload's own rules, then its task budget against this machine's limits.
     fn validate(&self) -> Result<()> {
         check_counts(self)?;
+        check_applicable(self)?;
         self.check_rules()?;
         self.task_budget().check()
     }
@@ -284,21 +106,23 @@ pub trait WorkloadParams:
     /// The canonical case name: the workload and every parameter that changes what is measured.
     fn case_name(&self) -> String;
 
+    /// The mode or testcase the case runs, named when a parameter that does not apply to it is
+    /// refused (`--work applies to … only, not mmap`).
+    fn mode_name(&self) -> Option<String> {
+        None
+    }
+
     /// The same case with its work sizes (the `work_size` parameters of [`Self::PARAMS`])
     /// multiplied by `factor`, each rounded and at least 1: the declaration is what is scaled.
     fn scaled(&self, factor: f64) -> Result<Self> {
-        let mut values = match serde_json::to_value(self) {
-            Ok(serde_json::Value::Object(values)) => values,
-            Ok(_) => return Err(Error::invalid(format!("{} is not a table", Self::NAME))),
-            Err(e) => return Err(Error::invalid(e.to_string())),
-        };
-        for def in Self::PARAMS.iter().filter(|def| def.work_size) {
-            if let Some(n) = values.get(def.key).and_then(serde_json::Value::as_u64) {
-                values.insert(def.key.to_string(), scale_count(n, factor).into());
-            }
+        let mut scaled = self.clone();
+        for param in Self::PARAMS.iter().filter(|param| param.def.work_size) {
+            let (Some(field), Some(ParamValue::Count(n))) = (param.field, param.get(self)) else {
+                continue;
+            };
+            (field.set)(&mut scaled, Given::Count(scale_count(n, factor)))?;
         }
-        serde_json::from_value(serde_json::Value::Object(values))
-            .map_err(|e| Error::invalid(e.to_string()))
+        Ok(scaled)
     }
 
     /// Seconds one iteration takes by rule of thumb on a 2-vCPU machine, for `--dry-run` and the
@@ -314,12 +138,9 @@ pub trait WorkloadParams:
         }
     }
 
-    /// Command-line conventions of the reference tool that a suite file does not have (schbench's
-    /// 0 meaning "the default"), applied to the values given before they are read.
-    fn adjust_command_line(
-        values: &mut serde_json::Map<String, serde_json::Value>,
-    ) -> std::result::Result<(), Error> {
-        let _ = values;
+    /// What the command line implies beyond its flags, done once they are all set (`external`
+    /// asks perf for its version).
+    fn finish_command_line(&mut self) -> Result<()> {
         Ok(())
     }
 
@@ -338,15 +159,94 @@ fn scale_count(value: u64, factor: f64) -> u64 {
     ((value as f64 * factor).round() as u64).max(1)
 }
 
-/// Checks every counted parameter of `params` against its range in its definition.
+/// Checks every counted parameter of `params` against its range in its declaration.
 fn check_counts<P: WorkloadParams>(params: &P) -> Result<()> {
-    let value = serde_json::to_value(params).map_err(|e| Error::invalid(e.to_string()))?;
-    for def in P::PARAMS {
-        if let Some(n) = value.get(def.key).and_then(serde_json::Value::as_u64) {
-            def.check(n)?;
+    for param in P::PARAMS {
+        if let Some(ParamValue::Count(n)) = param.get(params) {
+            param.def.check(n)?;
         }
     }
     Ok(())
+}
+
+/// Refuses a parameter given (other than its default) to a case it does not apply to, rather
+/// than ignoring it.
+fn check_applicable<P: WorkloadParams>(params: &P) -> Result<()> {
+    let default = P::default();
+    for param in P::PARAMS.iter().filter(|param| !param.applies(params)) {
+        if param.get(params) == param.get(&default) {
+            continue;
+        }
+        let to = param.def.applies_to.unwrap_or("other cases");
+        let not = params
+            .mode_name()
+            .map_or_else(String::new, |mode| format!(", not {mode}"));
+        return Err(Error::param(
+            param.def.key,
+            format!("applies to {to} only{not}"),
+        ));
+    }
+    Ok(())
+}
+
+/// The parameters the command line gave, each by its place in [`WorkloadParams::PARAMS`] with its
+/// value, set in that order over the defaults: a count is held to its range, a reference tool's
+/// flag without counterpart is refused with the reason, a count of 0 where 0 means off leaves its
+/// parameter unset. Each parameter is found by its declaration, not by its name; errors name the
+/// key.
+pub fn from_command_line<P: WorkloadParams>(given: &[(usize, Given)]) -> Result<P> {
+    let mut params = P::default();
+    for (index, param) in P::PARAMS.iter().enumerate() {
+        let Some((_, value)) = given.iter().find(|(at, _)| *at == index) else {
+            continue;
+        };
+        if let ParamKind::Refused { tool, why, .. } = param.def.kind {
+            return Err(Error::invalid(format!(
+                "{tool}'s {} is not supported: {why}",
+                param.def.spelling()
+            )));
+        }
+        let Some(field) = param.field else {
+            continue;
+        };
+        if let Given::Count(n) = *value {
+            if param.def.zero_off && n == 0 {
+                continue;
+            }
+            param.def.check(n)?;
+        }
+        (field.set)(&mut params, value.clone())?;
+    }
+    params.finish_command_line()?;
+    Ok(params)
+}
+
+/// The case-name words of the parameters declared [`Param::in_case_name`] that apply to the case,
+/// in declaration order: `map-kib=4096`, or for a switch that is on, `map-only`.
+pub fn case_words<P: WorkloadParams>(params: &P) -> Vec<String> {
+    P::PARAMS
+        .iter()
+        .filter(|param| param.applies(params))
+        .filter_map(|param| {
+            let word = param.def.case_word?;
+            match param.get(params)? {
+                ParamValue::Switch(true) => Some(word.to_string()),
+                ParamValue::Switch(false) | ParamValue::Unset => None,
+                value => Some(format!("{word}={}", value.shown()?)),
+            }
+        })
+        .collect()
+}
+
+/// The default of the `index`-th parameter as help shows it (`1000000`, `block`); `None` when it
+/// has none (an optional parameter whose help says what happens without it, or a switch).
+pub fn default_text<P: WorkloadParams>(index: usize) -> Option<String> {
+    P::PARAMS.get(index)?.get(&P::default())?.shown()
+}
+
+/// The declaration of the `index`-th parameter, as the registry lists them untyped.
+pub fn param_at<P: WorkloadParams>(index: usize) -> Option<&'static ParamDef> {
+    P::PARAMS.get(index).map(|param| &param.def)
 }
 
 /// The flag as docs/cli.md's tables spell it: `` `-l`, `--loops N` `` with its aliases.
@@ -379,13 +279,13 @@ fn markdown_spelling(def: &ParamDef) -> String {
 
 /// docs/cli.md's flag table of a workload and its refused reference flags, generated from the
 /// definition (a test keeps the file equal to this).
-pub fn markdown_flags(
-    params: &[ParamDef],
-    default_text: impl Fn(&str) -> Option<String>,
+pub fn markdown_flags<'a>(
+    params: impl IntoIterator<Item = &'a ParamDef>,
+    default_text: impl Fn(usize) -> Option<String>,
 ) -> String {
     let mut out = String::from("| flag | default | meaning |\n|---|---|---|\n");
     let mut refused = Vec::new();
-    for def in params {
+    for (index, def) in params.into_iter().enumerate() {
         if let ParamKind::Refused { tool, why, .. } = def.kind {
             refused.push(format!("{} ({tool}: {why})", markdown_spelling(def)));
             continue;
@@ -401,7 +301,7 @@ pub fn markdown_flags(
         }
         let default = match def.kind {
             ParamKind::Switch => "off".to_string(),
-            _ => default_text(def.key).map_or_else(|| "—".to_string(), |d| format!("`{d}`")),
+            _ => default_text(index).map_or_else(|| "—".to_string(), |d| format!("`{d}`")),
         };
         out.push_str(&format!(
             "| {} | {default} | {meaning} |\n",

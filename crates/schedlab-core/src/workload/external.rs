@@ -11,11 +11,12 @@
 use serde::{Deserialize, Serialize};
 
 use super::definition::{IterationInfo, IterationOutput, Workload};
-use super::definition::{ParamDef, ParamKind, WorkloadParams};
+use super::definition::{field, Choice, FieldValue, Given, Param, ParamKind, WorkloadParams};
 use super::tasks::TaskBudget;
 use crate::import::{PlainOptions, Tool, TOOLS};
 use crate::metric::MetricDef;
 use crate::sys::{self, ChildExit, CommandError};
+use crate::words::check_printable;
 use crate::{Error, Result};
 
 /// Lines of the tool's output quoted when it cannot be read.
@@ -64,10 +65,19 @@ const EXTERNAL_NOTE: &str = "The tool is the user's: schedlab never fetches or b
 iteration runs the command once in its own process group; its output (stdout, then stderr) must \
 hold exactly one result. docs/import.md says what each parser reads and which metrics it makes.";
 
-/// A case name or tool version: printable text.
-fn text_value(text: &str) -> std::result::Result<serde_json::Value, String> {
-    crate::plan::check_printable(text)?;
-    Ok(serde_json::Value::String(text.to_string()))
+impl Choice for Tool {
+    const ALL: &'static [Self] = &[Tool::PerfBench, Tool::Hackbench, Tool::Schbench, Tool::Plain];
+
+    fn name(self) -> &'static str {
+        self.as_str()
+    }
+}
+
+/// A case name, metric or tool version: printable text.
+fn printable(key: &'static str, given: Given) -> Result<String> {
+    let text = String::from_given(given).map_err(|reason| Error::param(key, reason))?;
+    check_printable(&text).map_err(|reason| Error::param(key, reason))?;
+    Ok(text)
 }
 
 impl WorkloadParams for ExternalParams {
@@ -77,11 +87,11 @@ impl WorkloadParams for ExternalParams {
     const REFERENCE_NOTE: Option<&'static str> = Some(EXTERNAL_NOTE);
     // No `work_size` parameter: the tool's work size is in its own arguments, which schedlab
     // does not interpret, so `--scale` leaves the case as it is.
-    const PARAMS: &'static [ParamDef] = &[
-        ParamDef::new("parser", "parser", ParamKind::Choice(TOOLS))
+    const PARAMS: &'static [Param<Self>] = &[
+        Param::new(field!(parser), "parser", ParamKind::Choice(TOOLS))
             .value("TOOL")
             .help("The parser that reads the tool's output (required)."),
-        ParamDef::new("case", "case", ParamKind::Text { parse: text_value })
+        Param::new(field!(case, set: |p: &mut Self, given| { p.case = Some(printable("case", given)?); Ok(()) }), "case", ParamKind::Text)
             .value("NAME")
             .help("Name the case (default: `external:TOOL PROGRAM ARGS`).")
             .details(
@@ -89,15 +99,15 @@ impl WorkloadParams for ExternalParams {
                  not its directory), e.g. to compare with an import of the same tool's logs, \
                  which is named from what its output says.",
             ),
-        ParamDef::new("metric", "metric", ParamKind::Text { parse: text_value })
+        Param::new(field!(metric, set: |p: &mut Self, given| { p.metric = printable("metric", given)?; Ok(()) }), "metric", ParamKind::Text)
             .value("NAME")
             .help("`plain` only: the metric the printed number is (snake_case, unit suffix)."),
-        ParamDef::new("higher_is_better", "higher-is-better", ParamKind::Switch)
+        Param::new(field!(higher_is_better), "higher-is-better", ParamKind::Switch)
             .help("`plain` only: a higher number is better."),
-        ParamDef::new("tool_version", "tool-version", ParamKind::Text { parse: text_value })
+        Param::new(field!(tool_version, set: |p: &mut Self, given| { p.tool_version = Some(printable("tool_version", given)?); Ok(()) }), "tool-version", ParamKind::Text)
             .value("TEXT")
             .help("The tool's version, kept with the case (perf's is asked for when not given)."),
-        ParamDef::new("command", "command", ParamKind::Command)
+        Param::new(field!(command), "command", ParamKind::Command)
             .value("CMD")
             .help("The program to run and its arguments, after `--`."),
     ];
@@ -119,12 +129,8 @@ impl WorkloadParams for ExternalParams {
         };
         if sys::find_program(program).is_none() {
             return Err(Error::invalid(format!(
-                "cannot run {program:?}: no such executable file{}",
-                if program.contains('/') {
-                    ""
-                } else {
-                    " in $PATH"
-                }
+                "cannot run {program:?}: {}",
+                sys::why_not_runnable(program)
             )));
         }
         // The one command line known to print several results: found before it runs, not after.
@@ -173,21 +179,12 @@ impl WorkloadParams for ExternalParams {
         f64::NAN
     }
 
-    fn adjust_command_line(
-        values: &mut serde_json::Map<String, serde_json::Value>,
-    ) -> std::result::Result<(), Error> {
-        // perf says its version; the other tools print none (hackbench only inside its help).
-        let perf = values.get("parser").and_then(|p| p.as_str()) == Some("perf-bench");
-        let program = values
-            .get("command")
-            .and_then(|c| c.get(0))
-            .and_then(|p| p.as_str())
-            .map(str::to_string);
-        if let (true, false, Some(program)) = (perf, values.contains_key("tool_version"), program)
+    /// perf says its version; the other tools print none (hackbench only inside its help).
+    fn finish_command_line(&mut self) -> Result<()> {
+        if let (Some(Tool::PerfBench), None, Some(program)) =
+            (self.parser, &self.tool_version, self.command.first())
         {
-            if let Some(version) = perf_version(&program) {
-                values.insert("tool_version".into(), serde_json::Value::String(version));
-            }
+            self.tool_version = perf_version(program);
         }
         Ok(())
     }

@@ -9,7 +9,7 @@ use std::sync::atomic::AtomicU32;
 use serde::{Deserialize, Serialize};
 
 use super::tasks::{TaskBudget, TaskLaunch, TaskMode};
-use super::definition::{ParamDef, ParamKind, WorkloadParams};
+use super::definition::{field, Choice, Param, ParamKind, WorkloadParams};
 use super::definition::{IterationInfo, IterationOutput, Workload};
 use crate::metric::{Better, MetricDef};
 use crate::sys::{task_code, TaskCode};
@@ -24,6 +24,17 @@ pub const OPS_PER_SEC: MetricDef = MetricDef::primary("ops_per_sec", "ops/sec", 
 pub enum StallIn {
     Thread,
     Process,
+}
+
+impl Choice for StallIn {
+    const ALL: &'static [Self] = &[StallIn::Thread, StallIn::Process];
+
+    fn name(self) -> &'static str {
+        match self {
+            StallIn::Thread => "thread",
+            StallIn::Process => "process",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -77,37 +88,37 @@ const MAX_ITERATION_INDEX: u64 = u32::MAX as u64;
 impl WorkloadParams for FakeParams {
     const NAME: &'static str = "fake";
     const SUMMARY: &'static str = "deterministic synthetic results, for testing the pipeline";
-    const PARAMS: &'static [ParamDef] = &[
-        ParamDef::new("value_usec", "value-usec", ParamKind::Number)
+    const PARAMS: &'static [Param<Self>] = &[
+        Param::new(field!(value_usec), "value-usec", ParamKind::Number)
             .value("USEC")
             .help("Centre of the generated usec_per_op values.")
             .details("Centre of the generated `usec_per_op` values (above 0, at most 10^12)."),
-        ParamDef::new("spread_pct", "spread-pct", ParamKind::Number)
+        Param::new(field!(spread_pct), "spread-pct", ParamKind::Number)
             .value("PCT")
             .help("Standard deviation of the values, percent of the centre.")
             .details("Standard deviation, percent of the centre (0 to 50)."),
-        ParamDef::new("seed", "seed", ParamKind::Count { min: 0, max: u64::MAX })
+        Param::new(field!(seed), "seed", ParamKind::Count { min: 0, max: u64::MAX })
             .value("SEED")
             .help("Seed of the generator (run-to-run noise; not part of the case name).")
             .details("Generator seed: the same seed gives the same values (run-to-run noise: not part of the case name)."),
-        ParamDef::new("effect_pct", "effect-pct", ParamKind::Number)
+        Param::new(field!(effect_pct), "effect-pct", ParamKind::Number)
             .value("PCT")
             .help("Make every value this many percent larger, as a slower kernel would (not part of the case name).")
             .details("Make every value this many percent larger, as a slower kernel would (not part of the case name)."),
-        ParamDef::new("fail_at", "fail-at", ParamKind::Count { min: 0, max: MAX_ITERATION_INDEX })
+        Param::new(field!(fail_at), "fail-at", ParamKind::Count { min: 0, max: MAX_ITERATION_INDEX })
             .value("N")
             .help("Fail at this 0-based iteration (warm-ups count).")
             .details("Fail at this 0-based iteration (warm-ups count)."),
-        ParamDef::new("sleep_ms", "sleep-ms", ParamKind::Count { min: 0, max: 3_600_000 })
+        Param::new(field!(sleep_ms), "sleep-ms", ParamKind::Count { min: 0, max: 3_600_000 })
             .value("MS")
             .help("Sleep this long in each iteration.")
             .details("Sleep in each iteration (interruptible)."),
-        ParamDef::new("stall_at", "stall-at", ParamKind::Count { min: 0, max: MAX_ITERATION_INDEX })
+        Param::new(field!(stall_at), "stall-at", ParamKind::Count { min: 0, max: MAX_ITERATION_INDEX })
             .value("N")
             .help("Test hook: run two tasks per iteration, and at this 0-based iteration one never finishes.")
             .details("Test hook for the watchdog: every iteration runs two tasks, `fake worker 0` and `fake worker 1`, and at this 0-based iteration (warm-ups count) worker 1 never finishes."),
-        ParamDef::new(
-            "stall_in",
+        Param::new(
+            field!(stall_in),
             "stall-in",
             ParamKind::Choice(&[
                 ("thread", "The tasks are threads; the stalled one waits for a wake-up that never comes"),
@@ -115,9 +126,9 @@ impl WorkloadParams for FakeParams {
             ]),
         )
         .value("WHERE")
-        .help("Test hook: the tasks are threads (the stalled one waits for a wake-up that never comes) or processes (the stalled one stops itself with SIGSTOP) [default: thread]")
+        .help("Test hook, with --stall-at: the tasks are threads (a lost wake-up) or processes (SIGSTOP) [default: thread]")
             .details("Test hook, with `--stall-at`: `thread` (the default), the tasks are threads and the stalled one waits on a futex nobody wakes (a lost wake-up); `process`, they are forked processes and the stalled one stops itself with SIGSTOP (a stopped worker)."),
-        ParamDef::new("stall_spin", "stall-spin", ParamKind::Switch)
+        Param::new(field!(stall_spin), "stall-spin", ParamKind::Switch)
             .help("Test hook: the stalled task spins in an endless loop instead.")
             .details("Test hook, with `--stall-at`: the stalled task spins in an endless loop instead."),
     ];

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::tasks::{TaskBudget, TaskLaunch, TaskMode};
 use super::work_units::burn;
-use super::definition::{ParamDef, ParamKind, WorkloadParams};
+use super::definition::{field, Param, ParamKind, WorkloadParams};
 use super::definition::{IterationInfo, IterationOutput, Workload};
 use crate::metric::{Better, MetricDef};
 use crate::sys::{self, task_code, AsFd, OwnedFd, TaskCode};
@@ -65,22 +65,22 @@ impl WorkloadParams for FanoutParams {
     const NAME: &'static str = "fanout";
     const SUMMARY: &'static str = "a dispatcher and worker threads over bounded channels, one \
 /dev/null write per message (seed 001's server.go)";
-    const PARAMS: &'static [ParamDef] = &[
-        ParamDef::new("workers", "workers", ParamKind::Count { min: 1, max: 4_096 })
+    const PARAMS: &'static [Param<Self>] = &[
+        Param::new(field!(workers), "workers", ParamKind::Count { min: 1, max: 4_096 })
             .value("W")
             .help("Worker threads.")
             .details("Worker threads (1 to 4,096).")
             .task_count(),
-        ParamDef::new("rounds", "rounds", ParamKind::Count { min: 1, max: 1_000_000_000 })
+        Param::new(field!(rounds), "rounds", ParamKind::Count { min: 1, max: 1_000_000_000 })
             .value("R")
             .help("Rounds per iteration (one message to and one reply from every worker).")
             .details("Rounds per iteration (1 to 10^9).")
             .work_size(),
-        ParamDef::new("work", "work", ParamKind::Count { min: 0, max: 100_000_000 })
+        Param::new(field!(work), "work", ParamKind::Count { min: 0, max: 100_000_000 })
             .value("K")
             .help("Loop iterations of work per message in a worker.")
             .details("Loop iterations of work per message in a worker (0 to 10^8)."),
-        ParamDef::new("capacity", "capacity", ParamKind::Count { min: 0, max: 1_000_000 })
+        Param::new(field!(capacity), "capacity", ParamKind::Count { min: 0, max: 1_000_000 })
             .value("C")
             .help("Messages a channel holds before a send blocks (0: rendezvous, like Go's unbuffered).")
             .details("Messages a channel holds before a send blocks; 0 is a rendezvous, like Go's unbuffered channels (0 to 10^6)."),

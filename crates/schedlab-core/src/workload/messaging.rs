@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::tasks::{TaskBudget, TaskLaunch, TaskMode, OWN_DESCRIPTORS};
-use super::definition::{ComparisonLabel, ParamDef, ParamKind, WorkloadParams};
+use super::definition::{field, ComparisonLabel, Param, ParamKind, WorkloadParams};
 use super::definition::{IterationInfo, IterationOutput, Workload};
 use crate::metric::{ns_to_sec, Better, MetricDef};
 use crate::sys::{self, task_code, AsFd, OwnedFd, TaskCode};
@@ -65,48 +65,48 @@ impl WorkloadParams for MessagingParams {
     const SUMMARY: &'static str = "groups of senders and receivers over sockets or pipes \
 (hackbench, perf bench sched messaging)";
     const REFERENCE_NOTE: Option<&'static str> = Some(MESSAGING_REFERENCE);
-    const PARAMS: &'static [ParamDef] = &[
-        ParamDef::new("groups", "groups", ParamKind::Count { min: 1, max: 10_000 })
+    const PARAMS: &'static [Param<Self>] = &[
+        Param::new(field!(groups), "groups", ParamKind::Count { min: 1, max: 10_000 })
             .short('g')
             .aliases(&["group"])
             .value("G")
             .help("Number of groups.")
             .details("Groups (1 to 10,000).")
             .task_count(),
-        ParamDef::new("fds", "fds", ParamKind::Count { min: 1, max: 1_000 })
+        Param::new(field!(fds), "fds", ParamKind::Count { min: 1, max: 1_000 })
             .short('f')
             .value("F")
             .help("Senders and receivers per group.")
             .details("Senders and receivers per group (1 to 1,000)."),
-        ParamDef::new("loops", "loops", ParamKind::Count { min: 1, max: 1_000_000_000 })
+        Param::new(field!(loops), "loops", ParamKind::Count { min: 1, max: 1_000_000_000 })
             .short('l')
             .aliases(&["nr_loops"])
             .value("L")
             .help("Messages each sender sends to each receiver.")
             .details("Messages each sender writes to each receiver.")
             .work_size(),
-        ParamDef::new("datasize", "datasize", ParamKind::Count { min: 1, max: 16 << 20 })
+        Param::new(field!(datasize), "datasize", ParamKind::Count { min: 1, max: 16 << 20 })
             .short('s')
             .value("BYTES")
             .size()
             .help("Bytes per message.")
             .details("Bytes per message (1 to 16 MiB)."),
-        ParamDef::new("pipe", "pipe", ParamKind::Switch)
+        Param::new(field!(pipe), "pipe", ParamKind::Switch)
             .short('p')
             .help("Use pipes instead of AF_UNIX stream sockets.")
             .details("Pipes instead of AF_UNIX stream sockets."),
-        ParamDef::new("threads", "threaded", ParamKind::Switch)
+        Param::new(field!(threads), "threaded", ParamKind::Switch)
             .short('T')
             .short_aliases(&['t'])
             .aliases(&["threads", "thread"])
             .help("Use threads instead of processes (the last of -T and -P wins, as in hackbench).")
             .details("Threads instead of processes."),
-        ParamDef::new("process", "process", ParamKind::SwitchOff { of: "threads" })
+        Param::without_field("process", "process", ParamKind::SwitchOff { of: "threads" })
             .short('P')
             .aliases(&["processes"])
             .help("Use processes (the default; hackbench's -P).")
             .details("Processes (hackbench's `-P`); the last of `-T` and `-P` wins, as in hackbench."),
-        ParamDef::new(
+        Param::without_field(
             "fifo",
             "fifo",
             ParamKind::Refused {
@@ -116,7 +116,7 @@ impl WorkloadParams for MessagingParams {
             },
         )
         .short('F'),
-        ParamDef::new(
+        Param::without_field(
             "inet",
             "inet",
             ParamKind::Refused {

@@ -1,16 +1,20 @@
-//! Workloads: one file each, whose parameter type implements [`WorkloadParams`] (its definition)
-//! and whose runnable form implements [`Workload`], plus one line in the registry below.
+//! Workloads: one file (or folder) each, whose parameter type implements [`WorkloadParams`] (its
+//! definition) and whose runnable form implements [`Workload`], plus one line in the registry
+//! below. How a workload is read from suite keys and stored runs is in `keys.rs`.
 use serde::{Deserialize, Serialize};
 
 pub use definition::{
-    parse_count, parse_task_count, relative_count, ComparisonLabel, IterationInfo, IterationOutput,
-    ParamDef, ParamKind, Workload, WorkloadParams, RELATIVE_COUNT,
+    parse_count, parse_task_count, relative_count, ComparisonLabel, Given, IterationInfo,
+    IterationOutput, Param, ParamDef, ParamKind, Workload, WorkloadParams, RELATIVE_COUNT,
 };
+pub use keys::KeyError;
 pub use tasks::TaskBudget;
 
-use crate::{Error, Result};
+use crate::Result;
 
 pub mod definition;
+mod keys;
+pub mod param;
 pub mod tasks;
 pub mod work_units;
 
@@ -98,7 +102,7 @@ macro_rules! registry {
                 serializer: S,
             ) -> std::result::Result<S::Ok, S::Error> {
                 match self {
-                    $(WorkloadSpec::$variant(params) => Tagged {
+                    $(WorkloadSpec::$variant(params) => keys::Tagged {
                         workload: <$module::$params as WorkloadParams>::NAME,
                         params,
                     }
@@ -107,13 +111,24 @@ macro_rules! registry {
             }
         }
 
+        $(impl From<$module::$params> for WorkloadSpec {
+            fn from(params: $module::$params) -> Self {
+                WorkloadSpec::$variant(params)
+            }
+        })+
+
+        #[cfg(test)]
+        mod declared {
+            /// Every workload's parameters are declared as they are stored (see the check).
+            #[test]
+            fn every_declaration_writes_the_field_its_key_names() {
+                $(super::param::tests::check_declaration::<super::$module::$params>();)+
+            }
+        }
+
         /// Every workload, in the order `schedlab list` and the help show them.
         pub const WORKLOADS: &[WorkloadDefinition] = &[
-            $(WorkloadDefinition::of::<$module::$params>(|values| {
-                serde_json::from_value(serde_json::Value::Object(values)).map(WorkloadSpec::$variant)
-            }, <$module::$params as WorkloadParams>::adjust_command_line, || {
-                serde_json::to_value(<$module::$params>::default()).unwrap_or_default()
-            }),)+
+            $(WorkloadDefinition::of::<$module::$params>(),)+
         ];
     };
 }
@@ -128,25 +143,60 @@ registry! {
     Fanout: fanout => FanoutParams,
     Cpudl: cpudl => CpudlParams,
     Cpupri: cpupri => CpupriParams,
+    Rump: rump => RumpParams,
     Contention: contention => ContentionParams,
     External: external => ExternalParams,
     Scenario: scenario => ScenarioParams,
 }
 
-type ValueMap = serde_json::Map<String, serde_json::Value>;
-
 /// A workload's definition without its type: what the registry lists, the command line builds
-/// its flags from, and suite files are read through.
+/// its flags from and sets its parameters through, and suite files are read through.
 pub struct WorkloadDefinition {
     pub name: &'static str,
     pub aliases: &'static [&'static str],
     pub summary: &'static str,
     pub reference_note: Option<&'static str>,
-    pub params: &'static [ParamDef],
-    /// Reads the workload's own keys (without `workload`).
-    read: fn(ValueMap) -> serde_json::Result<WorkloadSpec>,
-    adjust_command_line: fn(&mut ValueMap) -> Result<()>,
-    defaults: fn() -> serde_json::Value,
+    /// Every flag's declaration, in help order.
+    pub params: Params,
+    from_command_line: fn(&[(usize, Given)]) -> Result<WorkloadSpec>,
+    default_text: fn(usize) -> Option<String>,
+    /// Reads the workload's own keys (without `workload`), as suite files and stored runs hold them.
+    read: keys::Read<WorkloadSpec>,
+}
+
+/// The declarations of a workload's parameters, untyped, in help order: `for def in
+/// definition.params`.
+#[derive(Clone, Copy)]
+pub struct Params {
+    at: fn(usize) -> Option<&'static ParamDef>,
+}
+
+impl Params {
+    pub fn iter(self) -> impl Iterator<Item = &'static ParamDef> {
+        (0..).map_while(move |index| (self.at)(index))
+    }
+
+    /// The `index`-th declaration, as [`WorkloadDefinition::from_command_line`] takes it.
+    pub fn get(self, index: usize) -> Option<&'static ParamDef> {
+        (self.at)(index)
+    }
+}
+
+impl IntoIterator for Params {
+    type Item = &'static ParamDef;
+    type IntoIter = Box<dyn Iterator<Item = &'static ParamDef>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        Box::new(self.iter())
+    }
+}
+
+/// [`definition::from_command_line`] as the registry lists it.
+fn spec_from_command_line<P: WorkloadParams>(given: &[(usize, Given)]) -> Result<WorkloadSpec>
+where
+    WorkloadSpec: From<P>,
+{
+    definition::from_command_line::<P>(given).map(WorkloadSpec::from)
 }
 
 impl std::fmt::Debug for WorkloadDefinition {
@@ -158,20 +208,21 @@ impl std::fmt::Debug for WorkloadDefinition {
 }
 
 impl WorkloadDefinition {
-    const fn of<P: WorkloadParams>(
-        read: fn(ValueMap) -> serde_json::Result<WorkloadSpec>,
-        adjust_command_line: fn(&mut ValueMap) -> Result<()>,
-        defaults: fn() -> serde_json::Value,
-    ) -> Self {
+    const fn of<P: WorkloadParams>() -> Self
+    where
+        WorkloadSpec: From<P>,
+    {
         WorkloadDefinition {
             name: P::NAME,
             aliases: P::ALIASES,
             summary: P::SUMMARY,
             reference_note: P::REFERENCE_NOTE,
-            params: P::PARAMS,
-            read,
-            adjust_command_line,
-            defaults,
+            params: Params {
+                at: definition::param_at::<P>,
+            },
+            from_command_line: spec_from_command_line::<P>,
+            default_text: definition::default_text::<P>,
+            read: keys::read::<P, WorkloadSpec>,
         }
     }
 
@@ -182,89 +233,33 @@ impl WorkloadDefinition {
             .find(|w| w.name == name || w.aliases.contains(&name))
     }
 
+    /// The parameter whose suite key is `key` (errors name the key; the command line says its flag).
     pub fn param(&self, key: &str) -> Option<&'static ParamDef> {
         self.params.iter().find(|p| p.key == key)
     }
 
-    /// The default of a parameter as help shows it (`1000000`, `block`); `None` when it has none
-    /// (an optional parameter whose help says what happens without it, or a switch).
-    pub fn default_text(&self, key: &str) -> Option<String> {
-        match (self.defaults)().get(key)? {
-            serde_json::Value::Number(n) => Some(n.to_string()),
-            serde_json::Value::String(s) => Some(s.clone()),
-            _ => None,
-        }
+    /// The default of the `index`-th parameter as help shows it (`1000000`, `block`); `None`
+    /// when it has none (an optional parameter whose help says what happens without it, or a
+    /// switch).
+    pub fn default_text(&self, index: usize) -> Option<String> {
+        (self.default_text)(index)
     }
 
-    /// The workload's parameters from the values given on the command line (suite keys, the
-    /// command-line text already turned into suite values), defaults for the rest. Errors name
-    /// the flag.
-    pub fn from_command_line(&self, mut values: ValueMap) -> Result<WorkloadSpec> {
-        (self.adjust_command_line)(&mut values)?;
-        self.read_keys(values).map_err(|e| match e {
-            KeyError::Range(error) => error,
-            KeyError::Value { key, reason } => {
-                match key.as_deref().and_then(|key| self.param(key)) {
-                    Some(def) => Error::invalid(format!("--{}: {reason}", def.long)),
-                    None => Error::invalid(reason),
-                }
-            }
-        })
-    }
-
-    /// Reads the workload's own keys (without `workload`), defaults for the rest. A whole number
-    /// out of its parameter's range is [`KeyError::Range`], checked first so that a number too
-    /// big for the type it is read into (`--fail-at 4294967296`) gets the range, not serde's
-    /// "expected u32"; a value that does not read is the key at fault with serde's reason,
-    /// found by reading each key on its own, as the error of the whole table names no key.
-    pub fn read_keys(&self, values: ValueMap) -> std::result::Result<WorkloadSpec, KeyError> {
-        for def in self.params {
-            let ParamKind::Count { min, max } = def.kind else {
-                continue;
-            };
-            let Some(serde_json::Value::Number(n)) = values.get(def.key) else {
-                continue;
-            };
-            let out_of_range = match (n.as_u64(), n.as_i64()) {
-                (Some(n), _) => def.check(n).err(),
-                (None, Some(negative)) => Some(Error::param(
-                    def.key,
-                    format!("must be between {min} and {max}, not {negative}"),
-                )),
-                _ => None,
-            };
-            if let Some(error) = out_of_range {
-                return Err(KeyError::Range(error));
-            }
-        }
-        (self.read)(values.clone()).map_err(|whole| {
-            let at_fault = values.iter().find_map(|(key, value)| {
-                let alone = ValueMap::from_iter([(key.clone(), value.clone())]);
-                (self.read)(alone)
-                    .err()
-                    .map(|e| (key.clone(), e.to_string()))
-            });
-            match at_fault {
-                Some((key, reason)) => KeyError::Value {
-                    key: Some(key),
-                    reason,
-                },
-                None => KeyError::Value {
-                    key: None,
-                    reason: whole.to_string(),
-                },
-            }
-        })
+    /// The workload's parameters from the flags given on the command line, each by its place in
+    /// [`Self::params`] with its value, written into its typed field; defaults for the rest.
+    /// Errors name the key.
+    pub fn from_command_line(&self, given: &[(usize, Given)]) -> Result<WorkloadSpec> {
+        (self.from_command_line)(given)
     }
 
     /// The workload with every parameter at its default.
     pub fn default_spec(&self) -> WorkloadSpec {
-        (self.read)(ValueMap::new()).expect("the defaults read back (tested)")
+        (self.read)(Default::default()).expect("the defaults read back (tested)")
     }
 
     /// docs/cli.md's flag table of this workload.
     pub fn markdown_flags(&self) -> String {
-        definition::markdown_flags(self.params, |key| self.default_text(key))
+        definition::markdown_flags(self.params, |index| self.default_text(index))
     }
 
     /// The keys `--scale` multiplies, for help and docs.
@@ -273,89 +268,31 @@ impl WorkloadDefinition {
     }
 }
 
-/// Why a workload's keys do not read ([`WorkloadDefinition::read_keys`]).
-#[derive(Debug)]
-pub enum KeyError {
-    /// A whole number out of its parameter's range: an [`Error::InvalidParam`].
-    Range(Error),
-    /// A value that does not read as its parameter (a wrong type, an unknown key or choice):
-    /// the key when one alone is at fault, and serde's reason.
-    Value { key: Option<String>, reason: String },
-}
-
-impl KeyError {
-    /// The key at fault, if the error knows it.
-    pub fn key(&self) -> Option<&str> {
-        match self {
-            KeyError::Range(Error::InvalidParam { key, .. }) => Some(key),
-            KeyError::Range(_) => None,
-            KeyError::Value { key, .. } => key.as_deref(),
-        }
-    }
-}
-
-impl std::fmt::Display for KeyError {
-    /// A sentence that names its key: `loops must be between 1 and 10, not 0`, `loops: invalid
-    /// type: boolean `true`, expected u64`, or serde's own where it names the key already
-    /// (`unknown field `loopz``, `unknown workload `x``).
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            KeyError::Range(Error::InvalidParam { key, reason }) => write!(f, "{key} {reason}"),
-            KeyError::Range(error) => write!(f, "{error}"),
-            KeyError::Value {
-                key: Some(key),
-                reason,
-            } if !reason.contains(&format!("`{key}`")) => write!(f, "{key}: {reason}"),
-            KeyError::Value { reason, .. } => write!(f, "{reason}"),
-        }
+impl WorkloadDefinition {
+    /// Reads the workload's own keys (without `workload`), defaults for the rest; an error
+    /// names the key at fault where one is (see [`keys::read_keys`]).
+    pub fn read_keys(&self, values: keys::ValueMap) -> std::result::Result<WorkloadSpec, KeyError> {
+        keys::read_keys(self.params, self.read, values)
     }
 }
 
 impl WorkloadSpec {
     /// A workload from its keys as a suite case writes them (`workload` and the workload's own);
     /// an error knows the key at fault where one is.
-    pub fn from_keys(mut fields: ValueMap) -> std::result::Result<WorkloadSpec, KeyError> {
+    pub fn from_keys(mut fields: keys::ValueMap) -> std::result::Result<WorkloadSpec, KeyError> {
         WorkloadSpec::tagged_definition(&mut fields)?.read_keys(fields)
     }
 
     /// The definition the `workload` key names, taken out of `fields`.
     fn tagged_definition(
-        fields: &mut ValueMap,
+        fields: &mut keys::ValueMap,
     ) -> std::result::Result<&'static WorkloadDefinition, KeyError> {
-        let name = match fields.remove("workload") {
-            Some(serde_json::Value::String(name)) => name,
-            Some(_) => {
-                return Err(KeyError::Value {
-                    key: Some("workload".into()),
-                    reason: "`workload` must be a workload's name".into(),
-                })
-            }
-            None => {
-                return Err(KeyError::Value {
-                    key: None,
-                    reason: "missing field `workload`".into(),
-                })
-            }
-        };
+        let name = keys::take_workload_name(fields)?;
         WorkloadDefinition::find(&name).ok_or_else(|| {
             let names: Vec<&str> = WORKLOADS.iter().map(|w| w.name).collect();
-            KeyError::Value {
-                key: Some("workload".into()),
-                reason: format!(
-                    "unknown workload `{name}`, expected one of {}",
-                    names.join(", ")
-                ),
-            }
+            keys::unknown_workload(&name, &names)
         })
     }
-}
-
-/// A workload's parameters with the `workload` key first, as suite files write them.
-#[derive(Serialize)]
-struct Tagged<'a, P> {
-    workload: &'static str,
-    #[serde(flatten)]
-    params: &'a P,
 }
 
 impl<'de> Deserialize<'de> for WorkloadSpec {
@@ -363,8 +300,9 @@ impl<'de> Deserialize<'de> for WorkloadSpec {
         deserializer: D,
     ) -> std::result::Result<Self, D::Error> {
         use serde::de::Error as _;
-        // Stored runs are read as they were stored: no range is checked here ([`WorkloadSpec::validate`]).
-        let mut fields = ValueMap::deserialize(deserializer)?;
+        // Stored runs are read as they were stored: no range is checked here
+        // ([`WorkloadSpec::validate`]).
+        let mut fields = keys::stored_keys(deserializer)?;
         let definition = WorkloadSpec::tagged_definition(&mut fields).map_err(D::Error::custom)?;
         (definition.read)(fields).map_err(D::Error::custom)
     }

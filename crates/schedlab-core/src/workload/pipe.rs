@@ -4,10 +4,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::tasks::{TaskBudget, TaskLaunch, TaskMode};
-use super::definition::{ParamDef, ParamKind, WorkloadParams};
+use super::definition::{field, Param, ParamKind, WorkloadParams};
 use super::definition::{IterationInfo, IterationOutput, Workload};
 use crate::metric::{Better, MetricDef};
-use crate::cpu_list::{self, CpuPair};
+use crate::cpu_list::CpuPair;
 use crate::sys::{self, task_code, AsFd, OwnedFd, TaskCode};
 use crate::{Error, Result};
 
@@ -49,31 +49,25 @@ impl WorkloadParams for PipeParams {
     const SUMMARY: &'static str =
         "two tasks ping-pong a 4-byte token over two pipes (perf bench sched pipe)";
     const REFERENCE_NOTE: Option<&'static str> = Some(PIPE_REFERENCE);
-    const PARAMS: &'static [ParamDef] = &[
-        ParamDef::new("loops", "loops", ParamKind::Count { min: 1, max: 10_000_000_000 })
+    const PARAMS: &'static [Param<Self>] = &[
+        Param::new(field!(loops), "loops", ParamKind::Count { min: 1, max: 10_000_000_000 })
             .short('l')
             .aliases(&["loop"])
             .value("N")
             .help("Round trips per iteration.")
             .details("Round trips per iteration (1 to 10^10).")
             .work_size(),
-        ParamDef::new("threads", "threaded", ParamKind::Switch)
+        Param::new(field!(threads), "threaded", ParamKind::Switch)
             .short('T')
             .aliases(&["threads"])
             .help("Use two threads instead of two processes.")
             .details("Two threads of one process instead of two processes."),
-        ParamDef::new(
-            "cpus",
-            "pin",
-            ParamKind::Text {
-                parse: cpu_list::parse_pair_value,
-            },
-        )
-        .aliases(&["cpus"])
-        .value("A,B")
-        .help("Pin the two tasks to CPUs A and B (`0,0`: both on CPU 0; `0,1`: apart).")
+        Param::new(field!(cpus), "pin", ParamKind::Text)
+            .aliases(&["cpus"])
+            .value("A,B")
+            .help("Pin the two tasks to CPUs A and B (`0,0`: both on CPU 0; `0,1`: apart).")
             .details("Pin the two tasks: `0,0` both on CPU 0, `0,1` apart."),
-        ParamDef::new(
+        Param::without_field(
             "cgroups",
             "cgroups",
             ParamKind::Refused {

@@ -24,10 +24,10 @@ use serde::{Deserialize, Serialize};
 
 use super::tasks::{TaskBudget, TaskLaunch, TaskMode};
 use super::work_units::burn;
-use super::definition::{ParamDef, ParamKind, WorkloadParams};
+use super::definition::{field, FieldValue, Given, Param, ParamKind, ParamValue, WorkloadParams};
 use super::definition::{IterationInfo, IterationOutput, Workload};
 use crate::metric::{ns_to_sec, Better, MetricDef};
-use crate::cpu_list::{self, CpuPair};
+use crate::cpu_list::CpuPair;
 use crate::sys::{self, task_code, FutexScope, SharedValue, TaskCode, UsageOf};
 use crate::{Error, Result};
 
@@ -42,10 +42,13 @@ pub const FUTEX_SLEEPS_COUNT: MetricDef =
 pub const FUTEX_WAKES_COUNT: MetricDef =
     MetricDef::secondary_count("futex_wakes_count", Better::Lower);
 
-/// For the estimate, measured on a 2-vCPU VM (release build, `--items 50000`, work 0 and 2,000):
-/// one loop iteration of work, and one item's hand-off (a post and the wake-up of the other side).
-const WORK_UNIT_SEC: f64 = 1.7e-9;
-const HANDOFF_SEC: f64 = 20e-6;
+/// For the estimate (and the watchdog's first look), measured on a 2-vCPU VM (release build,
+/// `--items 200000`, work 0 and 2,000, threads and processes: 4.7 and 7.9 µs an item; 2,000,000
+/// items over processes took 14.4 s an iteration, where 20 µs a hand-off had estimated 53.6 s; see
+/// bench/estimates.py): one loop iteration of work, and one item's hand-off (a post and the
+/// wake-up of the other side).
+const WORK_UNIT_SEC: f64 = 1e-9;
+const HANDOFF_SEC: f64 = 5e-6;
 /// What `adaptive` alone spins for before sleeping.
 pub const DEFAULT_ADAPTIVE_SPIN_NS: u64 = 50_000;
 const MAX_SPIN_NS: u64 = 1_000_000_000;
@@ -103,6 +106,22 @@ impl fmt::Display for WaitStrategy {
     }
 }
 
+impl FieldValue for WaitStrategy {
+    fn from_given(given: Given) -> std::result::Result<Self, String> {
+        match given {
+            Given::Text(text) => WaitStrategy::parse(&text).map_err(|e| match e {
+                Error::InvalidParam { reason, .. } => reason,
+                other => other.to_string(),
+            }),
+            other => Err(format!("takes a strategy, not {other:?}")),
+        }
+    }
+
+    fn value(&self) -> ParamValue {
+        ParamValue::Text(self.to_string())
+    }
+}
+
 impl Serialize for WaitStrategy {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         s.collect_str(self)
@@ -144,36 +163,28 @@ impl Default for SemaphoreParams {
     }
 }
 
-fn wait_value(text: &str) -> std::result::Result<serde_json::Value, String> {
-    match WaitStrategy::parse(text) {
-        Ok(wait) => Ok(serde_json::Value::String(wait.to_string())),
-        Err(Error::InvalidParam { reason, .. }) => Err(reason),
-        Err(e) => Err(e.to_string()),
-    }
-}
-
 impl WorkloadParams for SemaphoreParams {
     const NAME: &'static str = "semaphore";
     const SUMMARY: &'static str = "producer and consumer hand items through two futex semaphores; \
 block, spin or adaptive waits (seed 001, Jiny's sem test)";
-    const PARAMS: &'static [ParamDef] = &[
-        ParamDef::new("items", "items", ParamKind::Count { min: 1, max: 1_000_000_000 })
+    const PARAMS: &'static [Param<Self>] = &[
+        Param::new(field!(items), "items", ParamKind::Count { min: 1, max: 1_000_000_000 })
             .value("N")
             .help("Items handed from the producer to the consumer per iteration.")
             .details("Items handed over per iteration (1 to 10^9).")
             .work_size(),
-        ParamDef::new("work", "work", ParamKind::Count { min: 0, max: 100_000_000 })
+        Param::new(field!(work), "work", ParamKind::Count { min: 0, max: 100_000_000 })
             .value("K")
             .help("Loop iterations of work per work phase (producer: two per item, consumer: one).")
             .details("Loop iterations of real work (additions through `black_box`) per work phase: two per item for the producer, one for the consumer (0 to 10^8)."),
-        ParamDef::new("wait", "wait", ParamKind::Text { parse: wait_value })
+        Param::new(field!(wait), "wait", ParamKind::Text)
             .value("STRATEGY")
             .help("How a waiting side waits: block, spin, adaptive or adaptive:SPIN_NS.")
             .details("`block`: sleep in FUTEX_WAIT at once (glibc's `sem_wait`); `spin`: busy-wait (`spin_loop`); `adaptive[:SPIN_NS]`: spin up to SPIN_NS nanoseconds (default 50,000; 1 to 10^9), then sleep."),
-        ParamDef::new("processes", "processes", ParamKind::Switch)
+        Param::new(field!(processes), "processes", ParamKind::Switch)
             .help("Two processes over shared memory instead of two threads.")
             .details("Two forked processes sharing an anonymous `MAP_SHARED` mapping (process-shared futexes) instead of two threads of one process (private futexes)."),
-        ParamDef::new("cpus", "pin", ParamKind::Text { parse: cpu_list::parse_pair_value })
+        Param::new(field!(cpus), "pin", ParamKind::Text)
             .aliases(&["cpus"])
             .value("A,B")
             .help("Pin the producer to CPU A and the consumer to CPU B (`0,0`: both on CPU 0; `0,1`: apart).")

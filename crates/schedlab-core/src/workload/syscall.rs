@@ -5,6 +5,9 @@
 //! file.go) and `read-devzero` (30-byte reads from /dev/zero). Each thread opens its own
 //! descriptor, so threads do not contend on one open file's reference count.
 //!
+//! `cpus` pins thread i to the i-th CPU listed (`0,0`: two threads time-sharing CPU 0, seed 003's
+//! "virtual unicpu" as the host kernel sees it; `0,1`: one CPU each).
+//!
 //! Verification: every call's result is checked (the pid, the limit read before the run, the byte
 //! count, zero bytes read), and every thread must report all its calls done.
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -13,8 +16,9 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::tasks::{TaskBudget, TaskLaunch, TaskMode};
-use super::definition::{ParamDef, ParamKind, WorkloadParams};
+use super::definition::{field, Choice, Param, ParamKind, WorkloadParams};
 use super::definition::{IterationInfo, IterationOutput, Workload};
+use crate::cpu_list::CpuPerTask;
 use crate::metric::{Better, MetricDef};
 use crate::sys::{self, task_code, AsFd, OwnedFd, TaskCode};
 use crate::{Error, Result};
@@ -70,6 +74,14 @@ impl SyscallKind {
     }
 }
 
+impl Choice for SyscallKind {
+    const ALL: &'static [Self] = &SyscallKind::ALL;
+
+    fn name(self) -> &'static str {
+        self.as_str()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SyscallParams {
@@ -78,6 +90,9 @@ pub struct SyscallParams {
     /// System calls per thread per iteration.
     pub calls: u64,
     pub kind: SyscallKind,
+    /// Pin thread i to the i-th CPU of the list.
+    #[serde(skip_serializing_if = "Option::is_none", alias = "pin")]
+    pub cpus: Option<CpuPerTask>,
 }
 
 impl Default for SyscallParams {
@@ -86,6 +101,7 @@ impl Default for SyscallParams {
             threads: 1,
             calls: 1_000_000,
             kind: SyscallKind::Getpid,
+            cpus: None,
         }
     }
 }
@@ -94,19 +110,19 @@ impl WorkloadParams for SyscallParams {
     const NAME: &'static str = "syscall";
     const SUMMARY: &'static str = "threads making raw system calls in a tight loop: getpid, \
 getrlimit, /dev/null writes, /dev/zero reads (seeds 001 and 003)";
-    const PARAMS: &'static [ParamDef] = &[
-        ParamDef::new("threads", "threads", ParamKind::Count { min: 1, max: 4_096 })
+    const PARAMS: &'static [Param<Self>] = &[
+        Param::new(field!(threads), "threads", ParamKind::Count { min: 1, max: 4_096 })
             .value("T")
             .help("Threads calling at once.")
             .details("Threads calling at once (1 to 4,096).")
             .task_count(),
-        ParamDef::new("calls", "calls", ParamKind::Count { min: 1, max: 10_000_000_000 })
+        Param::new(field!(calls), "calls", ParamKind::Count { min: 1, max: 10_000_000_000 })
             .value("N")
             .help("System calls per thread per iteration.")
             .details("Calls per thread per iteration (1 to 10^10).")
             .work_size(),
-        ParamDef::new(
-            "kind",
+        Param::new(
+            field!(kind),
             "kind",
             ParamKind::Choice(&[
                 ("getpid", "syscall(SYS_getpid)"),
@@ -118,9 +134,28 @@ getrlimit, /dev/null writes, /dev/zero reads (seeds 001 and 003)";
         .value("KIND")
         .help("The system call made.")
             .details("`getpid`; `getrlimit` (RLIMIT_NOFILE through prlimit64, what getrlimit is today); `write-devnull` (30-byte writes to /dev/null); `read-devzero` (30-byte reads from /dev/zero)."),
+        Param::new(field!(cpus), "pin", ParamKind::Text)
+            .aliases(&["cpus"])
+            .value("CPU,...")
+            .help("Pin thread i to the i-th CPU listed, one per thread (`0,0`: two threads on CPU 0; `0,1`: apart).")
+            .details("Pin thread i to the i-th CPU listed, one CPU per thread, repeats allowed: with `--threads 2`, `0,0` time-shares CPU 0 (seed 003's \"virtual unicpu\", as the host sees it) and `0,1` gives each thread a CPU of its own."),
     ];
 
     fn check_rules(&self) -> Result<()> {
+        let Some(cpus) = &self.cpus else {
+            return Ok(());
+        };
+        cpus.check_allowed("cpus")?;
+        let listed = cpus.as_slice().len() as u64;
+        if listed != self.threads {
+            return Err(Error::param(
+                "cpus",
+                format!(
+                    "names {listed} CPUs for {} threads: give one CPU per thread (or --threads {listed})",
+                    self.threads
+                ),
+            ));
+        }
         Ok(())
     }
 
@@ -134,19 +169,34 @@ getrlimit, /dev/null writes, /dev/zero reads (seeds 001 and 003)";
     }
 
     fn case_name(&self) -> String {
-        format!(
+        let mut name = format!(
             "syscall:{} threads={} calls={}",
             self.kind.as_str(),
             self.threads,
             self.calls
-        )
+        );
+        if let Some(cpus) = &self.cpus {
+            name.push_str(&format!(" cpus={cpus}"));
+        }
+        name
     }
 
 
-    /// Threads beyond the CPUs queue behind each other.
+    /// Threads beyond the CPUs (or pinned to one CPU) queue behind each other.
     fn estimate_sec(&self) -> f64 {
-        let cpus = u64::from(crate::fingerprint::online_cpu_count());
-        let rounds = self.threads.div_ceil(cpus) as f64;
+        let rounds = match &self.cpus {
+            Some(cpus) => {
+                let list = cpus.as_slice();
+                list.iter()
+                    .map(|c| list.iter().filter(|d| *d == c).count())
+                    .max()
+                    .unwrap_or(1) as f64
+            }
+            None => {
+                let cpus = u64::from(crate::fingerprint::online_cpu_count());
+                self.threads.div_ceil(cpus) as f64
+            }
+        };
         rounds * self.calls as f64 * self.kind.estimate_call_sec()
     }
 
@@ -278,7 +328,13 @@ impl Workload for SyscallWorkload {
                 None => None,
             };
             let (kind, calls, reports) = (p.kind, p.calls, Arc::clone(&reports));
+            let cpu = p.cpus.as_ref().and_then(|cpus| cpus.as_slice().get(t).copied());
             launch.spawn(format!("syscall {t}"), move || {
+                if let Some(cpu) = cpu {
+                    if sys::pin_current_thread(cpu).is_err() {
+                        return task_code::AFFINITY_FAILED;
+                    }
+                }
                 call_loop(kind, calls, fd.as_ref(), expected, &reports[t])
             })?;
         }
@@ -318,6 +374,7 @@ mod tests {
                     threads,
                     calls: 2_000,
                     kind,
+                    cpus: None,
                 };
                 params.validate().unwrap();
                 let m = SyscallWorkload::new(params)
@@ -332,6 +389,51 @@ mod tests {
                 assert!(m[1].value > 0.0, "{kind:?}");
             }
         }
+    }
+
+    #[test]
+    fn pinned_threads_run_on_one_cpu_and_apart() {
+        let allowed = crate::cpu_list::CpuList::allowed().unwrap();
+        let first = allowed.as_slice()[0];
+        let last = *allowed.as_slice().last().unwrap();
+        for cpus in [vec![first, first], vec![first, last]] {
+            let params = SyscallParams {
+                threads: 2,
+                calls: 2_000,
+                kind: SyscallKind::Getrlimit,
+                cpus: Some(CpuPerTask(cpus.clone())),
+            };
+            params.validate().unwrap();
+            assert!(params
+                .case_name()
+                .ends_with(&format!(" cpus={first},{}", cpus[1])));
+            let m = SyscallWorkload::new(params)
+                .run_iteration(IterationInfo {
+                    index: 0,
+                    warmup: false,
+                })
+                .unwrap()
+                .measurements;
+            assert!(m[0].value > 0.0);
+        }
+        let err = SyscallParams {
+            threads: 3,
+            cpus: Some(CpuPerTask(vec![first, first])),
+            ..Default::default()
+        }
+        .validate()
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("names 2 CPUs for 3 threads"), "{err}");
+        let err = SyscallParams {
+            threads: 1,
+            cpus: Some(CpuPerTask(vec![100_000])),
+            ..Default::default()
+        }
+        .validate()
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("not online or not allowed"), "{err}");
     }
 
     #[test]

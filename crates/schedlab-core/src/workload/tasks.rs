@@ -7,7 +7,10 @@
 //! the launch names the tasks that had not finished, with what /proc says of each (stopped,
 //! running, blocked), then stops them: processes get SIGTERM and, after a grace period, SIGKILL.
 //! Threads cannot be killed; they are counted ([`live_task_threads`]) so the runner can end the
-//! run, and with it the process, when any are left.
+//! run, and with it the process, when any are left. At the watchdog's looks before the deadline
+//! the launch checks its processes: one stopped with SIGSTOP (and still stopped a moment later)
+//! ends the iteration the same way, at once. (A thread cannot be stopped alone: SIGSTOP stops the
+//! whole process, schedlab with it, which the runner sees as a suspension.)
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -393,13 +396,37 @@ impl TaskLaunch {
         Ok(sys::monotonic_ns())
     }
 
-    /// What every wait does when it wakes: a stop signal ends the run; an expired deadline ends
-    /// the iteration, naming and stopping the tasks that had not finished.
+    /// What every wait does when it wakes: a stop signal ends the run; an expired deadline, or a
+    /// look that finds a process stopped, ends the iteration, naming and stopping the tasks that
+    /// had not finished.
     fn check_stop(&mut self) -> Result<()> {
+        if sys::take_look_due() && !self.stopped_processes().is_empty() {
+            return Err(self.stop_unfinished());
+        }
         match crate::error::check_stop() {
             Err(Error::TimedOut(_)) => Err(self.stop_unfinished()),
             other => other,
         }
+    }
+
+    /// The processes of the launch in SIGSTOP (state `T`; a debugger's tracing stop is not one),
+    /// at two looks [`SAMPLE_NS`] apart.
+    fn stopped_processes(&self) -> Vec<i32> {
+        if self.mode != TaskMode::Process {
+            return Vec::new();
+        }
+        let stopped = |pids: &[i32]| -> Vec<i32> {
+            pids.iter()
+                .copied()
+                .filter(|&pid| sys::process_stat(pid).is_some_and(|s| s.is_job_stopped()))
+                .collect()
+        };
+        let first = stopped(self.children.live_pids());
+        if first.is_empty() {
+            return first;
+        }
+        sleep_through_signals(SAMPLE_NS);
+        stopped(&first)
     }
 
     fn stop_unfinished(&mut self) -> Error {

@@ -6,6 +6,8 @@
 use schedlab_analysis::model::{Comparison, NoSpread, Row};
 use schedlab_analysis::units::Design;
 
+use super::block::{Block, Document};
+use super::footer;
 use super::table::{Align, Table};
 use crate::number::format_value;
 
@@ -131,8 +133,134 @@ fn benchstat_delta(row: &Row, notes: &mut Vec<Note>) -> String {
     }
 }
 
+/// Per metric, its name (which benchstat's own text leaves to the header), its table and the
+/// footnotes its cells call for; then the statistics footer.
+pub fn document(c: &Comparison) -> Document {
+    Document {
+        sections: tables(c)
+            .into_iter()
+            .map(|(metric, table, notes)| {
+                let mut blocks = vec![Block::Caption(metric), Block::Table(table)];
+                if !notes.is_empty() {
+                    blocks.push(Block::Notes(notes));
+                }
+                blocks
+            })
+            .collect(),
+        closing: Some(footer::block(c)),
+    }
+}
+
+/// A line per case × baseline of `metric`: each side's median ± spread and each candidate's
+/// reading; returns how many cases there are.
+fn case_rows(c: &Comparison, metric: &str, table: &mut Table, notes: &mut Vec<Note>) -> usize {
+    let groups: Vec<Vec<&Row>> = c
+        .rows_by_case_metric()
+        .into_iter()
+        .filter(|g| g[0].metric == metric)
+        .collect();
+    let mut cases: Vec<&str> = Vec::new();
+    for rows in &groups {
+        let case = rows[0].case.as_str();
+        let split = groups.iter().filter(|g| g[0].case == case).count() > 1;
+        if split && !notes.contains(&Note::SplitCase) {
+            notes.push(Note::SplitCase);
+        }
+        if !cases.contains(&case) {
+            cases.push(case);
+        }
+        let first = &rows[0].styles.benchstat;
+        let mut cells = vec![
+            if split {
+                format!("{case} ⁴")
+            } else {
+                case.to_string()
+            },
+            center_cell(
+                first.base_median,
+                first.base_spread_pct,
+                first.base_no_spread,
+                notes,
+            ),
+        ];
+        for candidate in &c.candidates {
+            match rows.iter().find(|r| r.candidate == candidate.name) {
+                Some(row) => {
+                    let b = &row.styles.benchstat;
+                    cells.push(center_cell(
+                        b.candidate_median,
+                        b.candidate_spread_pct,
+                        b.candidate_no_spread,
+                        notes,
+                    ));
+                    cells.push(delta_cell(row, notes));
+                }
+                None => cells.extend(["-".to_string(), "-".to_string()]),
+            }
+        }
+        table.push(cells);
+    }
+    cases.len()
+}
+
+/// The geomean lines of `metric`: one per baseline the candidates were set against.
+fn geomean_rows(c: &Comparison, metric: &str, table: &mut Table, notes: &mut Vec<Note>) {
+    let lines = c.geomeans_by_base(metric);
+    if lines.len() > 1 {
+        notes.push(Note::SplitGeomean);
+    }
+    for geomeans in lines {
+        let base = geomeans[0].base;
+        let label = if notes.contains(&Note::SplitGeomean) {
+            "geomean ⁵"
+        } else {
+            "geomean"
+        };
+        let mut cells = vec![label.to_string(), base.map_or("-".into(), format_value)];
+        for candidate in &c.candidates {
+            let g = geomeans.iter().find(|g| g.candidate == candidate.name);
+            cells.push(
+                g.and_then(|g| g.candidate_value)
+                    .map_or("-".into(), format_value),
+            );
+            cells.push(
+                g.and_then(|g| g.change_pct)
+                    .map_or("-".into(), |p| format!("{p:+.2}%")),
+            );
+        }
+        table.push(cells);
+    }
+}
+
+/// How the footnotes of `metric` word its units: the design every row of it shares, if one, and
+/// whether every row's pairs are two cases of one run, and averaged per boot.
+fn wording(c: &Comparison, metric: &str) -> (Option<Design>, bool, bool) {
+    let designs: Vec<Design> = c
+        .rows
+        .iter()
+        .filter(|r| r.metric == metric)
+        .map(|r| r.design)
+        .collect();
+    // One wording when every row of the table counts the same units.
+    let design = designs
+        .first()
+        .copied()
+        .filter(|d| designs.iter().all(|e| e == d));
+    let within_runs = c
+        .rows
+        .iter()
+        .filter(|r| r.metric == metric)
+        .all(|r| r.pairs_within_runs);
+    let by_boot = c
+        .rows
+        .iter()
+        .filter(|r| r.metric == metric)
+        .all(|r| r.pairs_by_boot);
+    (design, within_runs, by_boot)
+}
+
 /// One table per metric, with the footnotes its cells call for, worded for the metric's units.
-pub fn tables(c: &Comparison) -> Vec<(String, Table, Vec<String>)> {
+fn tables(c: &Comparison) -> Vec<(String, Table, Vec<String>)> {
     let mut metrics: Vec<(&str, &str)> = Vec::new();
     for row in &c.rows {
         if !metrics.iter().any(|(m, _)| *m == row.metric) {
@@ -154,100 +282,11 @@ pub fn tables(c: &Comparison) -> Vec<(String, Table, Vec<String>)> {
             headers.push((versus.as_str(), Align::Left));
         }
         let mut table = Table::new(&headers);
-        let groups: Vec<Vec<&Row>> = c
-            .rows_by_case_metric()
-            .into_iter()
-            .filter(|g| g[0].metric == metric)
-            .collect();
-        let mut cases: Vec<&str> = Vec::new();
-        for rows in &groups {
-            let case = rows[0].case.as_str();
-            let split = groups.iter().filter(|g| g[0].case == case).count() > 1;
-            if split && !notes.contains(&Note::SplitCase) {
-                notes.push(Note::SplitCase);
-            }
-            if !cases.contains(&case) {
-                cases.push(case);
-            }
-            let first = &rows[0].styles.benchstat;
-            let mut cells = vec![
-                if split {
-                    format!("{case} ⁴")
-                } else {
-                    case.to_string()
-                },
-                center_cell(
-                    first.base_median,
-                    first.base_spread_pct,
-                    first.base_no_spread,
-                    &mut notes,
-                ),
-            ];
-            for candidate in &c.candidates {
-                match rows.iter().find(|r| r.candidate == candidate.name) {
-                    Some(row) => {
-                        let b = &row.styles.benchstat;
-                        cells.push(center_cell(
-                            b.candidate_median,
-                            b.candidate_spread_pct,
-                            b.candidate_no_spread,
-                            &mut notes,
-                        ));
-                        cells.push(delta_cell(row, &mut notes));
-                    }
-                    None => cells.extend(["-".to_string(), "-".to_string()]),
-                }
-            }
-            table.push(cells);
+        let cases = case_rows(c, metric, &mut table, &mut notes);
+        if cases > 1 {
+            geomean_rows(c, metric, &mut table, &mut notes);
         }
-        if cases.len() > 1 {
-            let lines = c.geomeans_by_base(metric);
-            if lines.len() > 1 {
-                notes.push(Note::SplitGeomean);
-            }
-            for geomeans in lines {
-                let base = geomeans[0].base;
-                let label = if notes.contains(&Note::SplitGeomean) {
-                    "geomean ⁵"
-                } else {
-                    "geomean"
-                };
-                let mut cells = vec![label.to_string(), base.map_or("-".into(), format_value)];
-                for candidate in &c.candidates {
-                    let g = geomeans.iter().find(|g| g.candidate == candidate.name);
-                    cells.push(
-                        g.and_then(|g| g.candidate_value)
-                            .map_or("-".into(), format_value),
-                    );
-                    cells.push(
-                        g.and_then(|g| g.change_pct)
-                            .map_or("-".into(), |p| format!("{p:+.2}%")),
-                    );
-                }
-                table.push(cells);
-            }
-        }
-        let designs: Vec<Design> = c
-            .rows
-            .iter()
-            .filter(|r| r.metric == metric)
-            .map(|r| r.design)
-            .collect();
-        // One wording when every row of the table counts the same units.
-        let design = designs
-            .first()
-            .copied()
-            .filter(|d| designs.iter().all(|e| e == d));
-        let within_runs = c
-            .rows
-            .iter()
-            .filter(|r| r.metric == metric)
-            .all(|r| r.pairs_within_runs);
-        let by_boot = c
-            .rows
-            .iter()
-            .filter(|r| r.metric == metric)
-            .all(|r| r.pairs_by_boot);
+        let (design, within_runs, by_boot) = wording(c, metric);
         notes.sort();
         let notes = notes
             .into_iter()

@@ -2,6 +2,8 @@
 //! (columns documented in docs/json-schema.md).
 use std::io::Write;
 
+use super::phrases::row_note;
+
 use crate::csv::CsvOut;
 
 use schedlab_analysis::model::Comparison;
@@ -109,7 +111,7 @@ pub fn write(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
             r.units_needed.map_or(String::new(), |k| k.to_string()),
             r.decided_at_round.map_or(String::new(), |k| k.to_string()),
             serde_name(&r.verdict),
-            r.note.clone().unwrap_or_default(),
+            r.note.as_ref().map_or(String::new(), row_note),
             num(r.base_side.spread_pct),
             num(r.candidate_side.spread_pct),
         ])?;

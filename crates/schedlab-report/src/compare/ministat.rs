@@ -3,11 +3,13 @@
 //! 95.0% confidence … (Student's t, pooled s = …)" or "No difference proven …", the same digits
 //! FreeBSD ministat prints — followed by schedlab's own verdict on that row. The datasets are the
 //! row's units (one value per run, boot or A/B round), never the iterations of one run.
-use std::io::Write;
-
 use schedlab_analysis::model::{Comparison, MinistatFigures, Row};
 use schedlab_analysis::units::Design;
 use schedlab_stats::ministat::MinistatVitals;
+
+use super::block::{Block, Document};
+use super::footer;
+use super::phrases::{ministat_no_test, row_note, verdict_name};
 
 /// ministat's dataset symbols; plot cells holding several datasets OR their indices together.
 const SYMBOLS: [char; 8] = [' ', 'x', '+', '*', '%', '#', '@', 'O'];
@@ -173,17 +175,17 @@ pub fn plot_bars(
     lines
 }
 
-/// One ministat report: the legend, the plot of each dataset and the vitals and differences the
-/// model computed (as much of it as `layout` asks for; `differences` may be empty when it asks
-/// for none).
-pub fn write_block(
+/// One ministat report as lines: the legend, the plot of each dataset and the vitals and
+/// differences the model computed (as much of it as `layout` asks for; `differences` may be
+/// empty when it asks for none).
+pub fn block_lines(
     names: &[String],
     datasets: &[Vec<f64>],
     vitals: &[Option<MinistatVitals>],
     differences: &[&MinistatFigures],
     layout: Layout,
-    out: &mut dyn Write,
-) -> std::io::Result<()> {
+) -> Vec<String> {
+    let mut lines = Vec::new();
     let sorted: Vec<Vec<f64>> = datasets
         .iter()
         .map(|d| {
@@ -194,54 +196,85 @@ pub fn write_block(
         .collect();
     if layout.legend {
         for (i, name) in names.iter().enumerate() {
-            writeln!(out, "{} {name}", SYMBOLS[(i + 1).min(SYMBOLS.len() - 1)])?;
+            lines.push(format!(
+                "{} {name}",
+                SYMBOLS[(i + 1).min(SYMBOLS.len() - 1)]
+            ));
         }
     }
     if layout.plot && sorted.iter().all(|d| !d.is_empty()) {
-        for line in plot_bars(&sorted, vitals, layout.width, layout.separate_bars) {
-            writeln!(out, "{line}")?;
-        }
+        lines.extend(plot_bars(
+            &sorted,
+            vitals,
+            layout.width,
+            layout.separate_bars,
+        ));
     }
     if layout.legend {
-        writeln!(out, "{VITALS_HEAD}")?;
+        lines.push(VITALS_HEAD.to_string());
     }
     for (i, ds) in sorted.iter().enumerate() {
         let symbol = SYMBOLS[(i + 1).min(SYMBOLS.len() - 1)];
-        match vitals.get(i).copied().flatten() {
-            Some(v) => writeln!(out, "{}", v.to_ministat_line(symbol))?,
-            None if ds.len() < 2 => {
-                writeln!(out, "{symbol} {:>3} (too few to describe)", ds.len())?
-            }
-            None => writeln!(out, "{symbol} {:>3} (too large to describe)", ds.len())?,
-        }
+        lines.push(match vitals.get(i).copied().flatten() {
+            Some(v) => v.to_ministat_line(symbol),
+            None if ds.len() < 2 => format!("{symbol} {:>3} (too few to describe)", ds.len()),
+            None => format!("{symbol} {:>3} (too large to describe)", ds.len()),
+        });
         if i > 0 && layout.differences {
             let Some(figures) = differences.get(i - 1) else {
                 continue;
             };
             match (&figures.difference, &figures.no_test) {
-                (Some(d), _) => write!(out, "{}", d.to_ministat_text())?,
-                (None, Some(why)) => writeln!(out, "no test: {why}")?,
-                (None, None) => writeln!(out, "no test")?,
+                (Some(d), _) => lines.extend(d.to_ministat_text().lines().map(String::from)),
+                (None, Some(why)) => lines.push(format!("no test: {}", ministat_no_test(why))),
+                (None, None) => lines.push("no test".to_string()),
             }
         }
     }
-    Ok(())
+    lines
 }
 
-pub fn write(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
-    write_with(c, Layout::default(), out)
+/// The ministat style: every case and metric's report in one preformatted block, each followed
+/// by schedlab's verdicts, then the statistics footer.
+pub fn document(c: &Comparison) -> Document {
+    document_with(c, Layout::default())
+}
+
+/// The ministat style with ministat's switches (`schedlab stat -A -n -q -s -w`); the statistics
+/// footer goes with the differences (`-n` leaves both out).
+pub fn document_with(c: &Comparison, layout: Layout) -> Document {
+    Document {
+        sections: vec![vec![Block::Preformatted(lines(c, layout))]],
+        closing: layout.differences.then(|| footer::block(c)),
+    }
+}
+
+/// One dataset alone (`schedlab stat FILE`), as ministat prints a single file: legend, plot and
+/// vitals. There is nothing to compare, so no test, no verdict and no footer.
+pub fn dataset_document(
+    name: &str,
+    values: &[f64],
+    vitals: MinistatVitals,
+    layout: Layout,
+) -> Document {
+    let names = [name.to_string()];
+    let lines = block_lines(&names, &[values.to_vec()], &[Some(vitals)], &[], layout);
+    Document {
+        sections: vec![vec![Block::Preformatted(lines)]],
+        closing: None,
+    }
 }
 
 /// The ministat blocks of every case and metric, each followed by schedlab's verdicts.
-pub fn write_with(c: &Comparison, layout: Layout, out: &mut dyn Write) -> std::io::Result<()> {
+fn lines(c: &Comparison, layout: Layout) -> Vec<String> {
+    let mut lines = Vec::new();
     for (i, rows) in c.rows_by_case_metric().into_iter().enumerate() {
         if i > 0 {
-            writeln!(out)?;
+            lines.push(String::new());
         }
         let first = rows[0];
         if layout.legend {
-            writeln!(
-                out,
+            lines.push(format!(
                 "{} · {} ({} is better; {})",
                 first.case,
                 first.metric,
@@ -253,7 +286,7 @@ pub fn write_with(c: &Comparison, layout: Layout, out: &mut dyn Write) -> std::i
                 } else {
                     unit_phrase(first.design)
                 }
-            )?;
+            ));
         }
         let mut names = vec![c.base.name.clone()];
         let mut datasets = vec![first.base_side.units.clone()];
@@ -265,14 +298,24 @@ pub fn write_with(c: &Comparison, layout: Layout, out: &mut dyn Write) -> std::i
             vitals.push(row.candidate_side.ministat);
             differences.push(&row.styles.ministat);
         }
-        write_block(&names, &datasets, &vitals, &differences, layout, out)?;
+        lines.extend(block_lines(
+            &names,
+            &datasets,
+            &vitals,
+            &differences,
+            layout,
+        ));
         if layout.differences {
             for row in &rows {
-                writeln!(out, "schedlab: {} {}", row.candidate, verdict_phrase(row))?;
+                lines.push(format!(
+                    "schedlab: {} {}",
+                    row.candidate,
+                    verdict_phrase(row)
+                ));
             }
         }
     }
-    Ok(())
+    lines
 }
 
 /// What one value of a dataset is.
@@ -297,11 +340,11 @@ pub fn verdict_phrase(row: &Row) -> String {
     let note = row
         .note
         .as_ref()
-        .map_or(String::new(), |n| format!(" ({n})"));
+        .map_or(String::new(), |n| format!(" ({})", row_note(n)));
     format!(
         "{} {} {change}{ci}{q}{note}",
         row.verdict.mark(),
-        row.verdict.as_str()
+        verdict_name(row.verdict)
     )
 }
 

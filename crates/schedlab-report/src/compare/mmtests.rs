@@ -4,10 +4,20 @@
 //! schedlab marks the change.
 use schedlab_analysis::model::Comparison;
 
+use super::block::{Block, Document};
+use super::footer;
 use super::table::{Align, Table};
 use crate::number::format_value;
 
-pub fn tables(c: &Comparison) -> Vec<(String, Table)> {
+/// One table of every case and metric, candidates side by side, then the statistics footer.
+pub fn document(c: &Comparison) -> Document {
+    Document {
+        sections: vec![vec![Block::Table(table(c))]],
+        closing: Some(footer::block(c)),
+    }
+}
+
+fn table(c: &Comparison) -> Table {
     let mut columns = vec![
         ("", Align::Left),
         ("", Align::Left),
@@ -55,5 +65,5 @@ pub fn tables(c: &Comparison) -> Vec<(String, Table)> {
             table.push(cells);
         }
     }
-    vec![(super::title(c), table)]
+    table
 }

@@ -1,15 +1,21 @@
-//! The comparison's layouts and formats. The model — units, tests, decisions and every number
-//! printed — is `schedlab_analysis::model::Comparison`; these modules only lay it out: one module
-//! per style (`schedtests`, `mmtests`, `ministat`, `benchstat`) and one per format (`text`,
-//! `markdown`, `csv`, `json`, `html/`), each writing to any `io::Write`.
+//! The comparison's layouts and formats. The model — units, tests, decisions, notes and every
+//! number printed — is `schedlab_analysis::model::Comparison`; these modules word and lay it
+//! out. A style (`schedtests`, `mmtests`, `ministat`, `benchstat`; chosen in [`style`]) builds a
+//! [`block::Document`] once; a format renders blocks (`text`, `markdown`; `html/` renders the
+//! footer's blocks in its page). `csv` and `json` write every figure whatever the style. Every
+//! sentence is worded in [`phrases`] (rows) and [`footer`] (the statistics footer).
 pub mod benchstat;
+pub mod block;
 pub mod csv;
+pub mod footer;
 pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod ministat;
 pub mod mmtests;
+pub mod phrases;
 pub mod schedtests;
+pub mod style;
 pub mod table;
 pub mod text;
 

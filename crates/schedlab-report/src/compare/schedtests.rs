@@ -3,6 +3,9 @@
 //! (positive is better whatever the metric's direction), and schedlab's mark.
 use schedlab_analysis::model::{Comparison, Row, SideFigures, Verdict};
 
+use super::block::{Block, Document};
+use super::footer;
+use super::phrases::row_note;
 use super::table::{Align, Table};
 
 fn std_cell(side: &SideFigures) -> String {
@@ -13,13 +16,24 @@ fn std_cell(side: &SideFigures) -> String {
 pub fn mark_text(row: &Row) -> String {
     match (row.verdict, &row.note) {
         (Verdict::Inconclusive | Verdict::Noisy | Verdict::NotJudged, Some(note)) => {
-            format!("{} ({note})", row.verdict.mark())
+            format!("{} ({})", row.verdict.mark(), row_note(note))
         }
         _ => row.verdict.mark().to_string(),
     }
 }
 
-pub fn tables(c: &Comparison) -> Vec<(String, Table)> {
+/// A titled table per candidate, then the statistics footer.
+pub fn document(c: &Comparison) -> Document {
+    Document {
+        sections: tables(c)
+            .into_iter()
+            .map(|(title, table)| vec![Block::Title(title), Block::Table(table)])
+            .collect(),
+        closing: Some(footer::block(c)),
+    }
+}
+
+fn tables(c: &Comparison) -> Vec<(String, Table)> {
     let several_metrics = {
         let mut names: Vec<&str> = c.rows.iter().map(|r| r.metric.as_str()).collect();
         names.sort_unstable();

@@ -8,7 +8,7 @@ pub enum Align {
     Right,
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Table {
     pub header: Vec<String>,
     pub align: Vec<Align>,

@@ -99,8 +99,10 @@ pub fn ab(args: &AbArgs) -> Result<ExitCode, Failure> {
     };
     emit(|out| {
         schedlab_report::compare::text::write(
-            &comparison,
-            schedlab_report::compare::text::Style::Schedtests,
+            &schedlab_report::compare::style::document(
+                &comparison,
+                schedlab_report::compare::style::Style::Schedtests,
+            ),
             out,
         )
     })?;
@@ -129,6 +131,7 @@ fn decide(args: &AbArgs, name: &str, store: &dyn Store) -> Result<Comparison, Fa
             settings: settings(&args.decision)?,
             calibration: CalibrationChoice::Auto,
             allow_fingerprint_mismatch: false,
+            allow_tcg: false,
             selection: Default::default(),
         },
     )?;

@@ -3,30 +3,38 @@
 //! `next`, run once after each boot (e.g. from a boot-time unit), runs this boot's slot if the
 //! running kernel is the one the slot expects, and says which kernel to boot next. State lives in
 //! the database, so the campaign resumes after every reboot; schedlab never reboots a machine
-//! unless `next --reboot-cmd` tells it how.
+//! unless `next --reboot-cmd` tells it how. A `--vm` campaign boots its kernels in QEMU guests
+//! instead: `run` boots every remaining slot in turn ([`crate::vm`]), each failed boot recorded
+//! with the console's tail, and the same slots, labels and pairs come out of it.
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use serde::{Deserialize, Serialize};
 
 use schedlab_core::experiment::{arm_label, AbbaSlot};
-use schedlab_core::plan::{check_printable, RunPlan, MAX_LABEL_CHARS};
+use schedlab_core::plan::{CaseSpec, RunPlan, MAX_LABEL_CHARS};
 use schedlab_core::record::{Arm, ExperimentTag, RunStatus};
+use schedlab_core::suite::Suite;
 use schedlab_core::sys;
 use schedlab_core::words;
+use schedlab_core::words::check_printable;
 use schedlab_store::{Experiment, ExperimentKind, Store};
 
 use crate::cli::{
-    CampaignAction, CampaignArgs, CampaignNextArgs, CampaignStartArgs, CampaignStatusArgs,
+    AccelArg, CampaignAction, CampaignArgs, CampaignNextArgs, CampaignRunArgs, CampaignStartArgs,
+    CampaignStatusArgs, OnOff, PresetArg,
 };
 use crate::failure::Failure;
-use crate::output::emit_line;
+use crate::output::{emit_line, say};
 use crate::plan::plan_from_parts;
 use crate::progress::ProgressLine;
 use crate::session::{plan_for_visit, Session, Storage};
 use crate::shell::run_shell_command;
 use crate::store_path::{db_location, open_reader, open_writer};
-
-const MAX_BOOTS: u32 = 1000;
+use crate::vm::accel::{self, AccelChoice};
+use crate::vm::boot::{arm_name, boot_slot, Boot, SlotEnd, SlotRequest};
+use crate::vm::{guest_binary, parse_vcpu_pins, pinned_cpus, VmArm, VmSpec};
+use schedlab_core::vm::qemu::{Accel, NumaLayout};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CampaignSpec {
@@ -34,6 +42,9 @@ pub struct CampaignSpec {
     pub b_kernel: String,
     pub boots: u32,
     pub plan: RunPlan,
+    /// Set for a campaign whose kernels boot in QEMU guests (`--vm`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vm: Option<VmSpec>,
 }
 
 /// One finished boot of the campaign.
@@ -48,6 +59,21 @@ pub struct Slot {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CampaignState {
     pub slots: Vec<Slot>,
+    /// Every boot of a guest that failed, oldest first (a `--vm` campaign's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<FailedSlot>,
+}
+
+/// A guest's boot that did not complete its slot: why, the run it began (if it said hello) and
+/// the last lines of its console.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailedSlot {
+    pub slot: u32,
+    pub arm: Arm,
+    pub at_ns: i64,
+    pub reason: String,
+    pub run_id: Option<i64>,
+    pub console_tail: Vec<String>,
 }
 
 /// What `next` should do on this boot.
@@ -109,17 +135,12 @@ pub fn campaign(args: &CampaignArgs) -> Result<ExitCode, Failure> {
     match &args.action {
         CampaignAction::Start(a) => start(a),
         CampaignAction::Next(a) => next(a),
+        CampaignAction::Run(a) => run(a),
         CampaignAction::Status(a) => status(a),
     }
 }
 
 fn start(args: &CampaignStartArgs) -> Result<ExitCode, Failure> {
-    if args.boots < 4 || !args.boots.is_multiple_of(2) || args.boots > MAX_BOOTS {
-        return Err(Failure::bad_input(format!(
-            "--boots must be even, at least 4 and at most {MAX_BOOTS} (ABBA pairs), not {}",
-            args.boots
-        )));
-    }
     // Its runs are labelled NAME-a and NAME-b, so a name that makes good labels is one that is
     // printable and leaves room for the suffix (it cannot be all digits with it).
     check_printable(&args.name)
@@ -130,33 +151,57 @@ fn start(args: &CampaignStartArgs) -> Result<ExitCode, Failure> {
             "the campaign name is longer than {longest} characters (its runs are labelled NAME-a and NAME-b)"
         )));
     }
-    for (flag, release) in [
-        ("--a-kernel", &args.a_kernel),
-        ("--b-kernel", &args.b_kernel),
-    ] {
-        check_printable(release).map_err(|why| Failure::bad_input(format!("{flag} {why}")))?;
+    let vm = args.vm || args.preset.is_some();
+    if !vm {
+        if let Some(flag) = vm_flag_given(args) {
+            return Err(Failure::bad_input(format!(
+                "{flag} is a guest option: it needs --vm"
+            )));
+        }
     }
-    if args.a_kernel == args.b_kernel {
+    if args.a_kernel == args.b_kernel && !vm {
         return Err(Failure::bad_input(
             "--a-kernel and --b-kernel are the same release; a campaign compares two kernels (use `schedlab ab` for settings)",
         ));
     }
-    let plan = plan_from_parts(
-        args.suite.as_ref(),
-        args.workload.as_ref(),
-        &args.plan,
-        None,
-    )?;
+    // A preset brings its suite when none is given.
+    let preset_suite = match (args.preset, &args.suite, &args.workload) {
+        (Some(PresetArg::VcpuPreempt), None, None) => Some(VCPU_PREEMPT_SUITE.to_string()),
+        _ => None,
+    };
+    let suite = args.suite.as_ref().or(preset_suite.as_ref());
+    let plan = plan_from_parts(suite, args.workload.as_ref(), &args.plan, None)?;
+    if args.preset.is_some() {
+        let longest = MAX_LABEL_CHARS - "-load-a".len();
+        if args.name.chars().count() > longest {
+            return Err(Failure::bad_input(format!(
+                "the campaign name is longer than {longest} characters (the preset's host load \
+                 labels its runs NAME-load-a and NAME-load-b)"
+            )));
+        }
+    }
     if plan.label.is_some() {
         return Err(Failure::bad_input(
             "a campaign labels its runs NAME-a and NAME-b; --jobname does not apply",
         ));
     }
+    let (vm, accel_note, plan) = if vm {
+        let (vm, note) = vm_spec(args, &plan)?;
+        let plan = for_guests(plan, suite, args.plan.scale, vm.vcpus)?;
+        (Some(vm), note, plan)
+    } else {
+        (None, None, plan)
+    };
     let spec = CampaignSpec {
-        a_kernel: args.a_kernel.clone(),
-        b_kernel: args.b_kernel.clone(),
+        a_kernel: vm
+            .as_ref()
+            .map_or(args.a_kernel.clone(), |v| v.a.release.clone()),
+        b_kernel: vm
+            .as_ref()
+            .map_or(args.b_kernel.clone(), |v| v.b.release.clone()),
         boots: args.boots,
         plan,
+        vm,
     };
     let mut store = open_writer(&db_location(&args.db)?)?;
     store.create_experiment(&Experiment {
@@ -168,11 +213,358 @@ fn start(args: &CampaignStartArgs) -> Result<ExitCode, Failure> {
         status: RunStatus::Running,
         created_at_ns: sys::realtime_ns(),
     })?;
+    if let Some(vm) = &spec.vm {
+        emit_line(format_args!(
+            "campaign {} planned: {} guest boots in ABBA order, A = {}, B = {}; {}.",
+            args.name,
+            args.boots,
+            describe_arm(&vm.a),
+            describe_arm(&vm.b),
+            describe_guests(vm)
+        ))?;
+        if let Some(note) = accel_note {
+            emit_line(format_args!("{note}."))?;
+        }
+        emit_line(format_args!(
+            "Run it with `schedlab campaign run {}`.",
+            args.name
+        ))?;
+        return Ok(ExitCode::SUCCESS);
+    }
     emit_line(format_args!(
         "campaign {} planned: {} boots in ABBA order, A = {}, B = {}.\nBoot kernel {} and run `schedlab campaign next {}` after each boot.",
         args.name, args.boots, args.a_kernel, args.b_kernel, args.a_kernel, args.name
     ))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The first guest option given, for a campaign without --vm.
+fn vm_flag_given(args: &CampaignStartArgs) -> Option<&'static str> {
+    [
+        ("--a-append", args.a_append.is_some()),
+        ("--b-append", args.b_append.is_some()),
+        ("--vcpus", args.vcpus.is_some()),
+        ("--memory", args.memory.is_some()),
+        ("--numa", args.numa.is_some()),
+        ("--accel", args.accel.is_some()),
+        ("--a-steal-time", args.a_steal_time.is_some()),
+        ("--b-steal-time", args.b_steal_time.is_some()),
+        ("--boot-timeout", args.boot_timeout.is_some()),
+        ("--guest-timeout", args.guest_timeout.is_some()),
+        ("--retries", args.retries.is_some()),
+        ("--qemu", args.qemu.is_some()),
+        ("--pin-vcpus", args.pin_vcpus.is_some()),
+        ("--a-pin-vcpus", args.a_pin_vcpus.is_some()),
+        ("--b-pin-vcpus", args.b_pin_vcpus.is_some()),
+        ("--host-load", args.host_load.is_some()),
+        ("--a-host-load", args.a_host_load.is_some()),
+        ("--b-host-load", args.b_host_load.is_some()),
+    ]
+    .into_iter()
+    .find(|(_, given)| *given)
+    .map(|(flag, _)| flag)
+}
+
+const MAX_VCPUS: u32 = 255;
+const MIN_MEMORY_MIB: u64 = 128;
+const MAX_MEMORY_MIB: u64 = 1 << 20;
+const MAX_RETRIES: u32 = 10;
+/// A running guest's longest silence without --iteration-timeout: longer than the guest's own
+/// deadline of an iteration whose workload has no estimate (600 s), which it reports.
+const DEFAULT_SILENCE_SEC: u64 = 660;
+
+/// The plan with a suite's counts relative to the CPUs (`2x`, `50%`) counted on the guests'
+/// vCPUs, where they run, instead of this machine's CPUs; in the order the plan runs its cases.
+/// (A workload's flags on the command line were counted on this machine's CPUs as they were read.)
+fn for_guests(
+    plan: RunPlan,
+    suite: Option<&String>,
+    scale: Option<f64>,
+    vcpus: u32,
+) -> Result<RunPlan, Failure> {
+    let Some(name) = suite else {
+        return Ok(plan);
+    };
+    let mut guests = Suite::load_for(name, vcpus)?;
+    if let Some(factor) = scale {
+        guests = guests.scaled(factor)?;
+    }
+    let cases = guests
+        .cases
+        .into_iter()
+        .map(CaseSpec::new)
+        .collect::<Result<Vec<_>, _>>()?;
+    let seed = plan.order_seed;
+    let plan = RunPlan {
+        cases,
+        order_seed: None,
+        ..plan
+    };
+    Ok(match seed {
+        Some(seed) => plan.shuffled(seed),
+        None => plan,
+    })
+}
+
+/// The built-in suite of `--preset vcpu-preempt`.
+const VCPU_PREEMPT_SUITE: &str = "vcpu-preempt";
+
+/// What `--preset vcpu-preempt` sets (seed 000): a 4-vCPU guest on the first two host CPUs this
+/// process may use (vCPUs 0 and 2 on one, 1 and 3 on the other) beside a host load on the same
+/// two CPUs: `perf bench sched pipe`'s ping-pong between them, run by this schedlab as runs
+/// labelled NAME-load-a and NAME-load-b, so its throughput is stored and comparable too.
+struct Preset {
+    vcpus: u32,
+    memory_mib: u64,
+    pins: Vec<u32>,
+    load: String,
+}
+
+fn vcpu_preempt_preset() -> Result<Preset, Failure> {
+    let allowed = sys::allowed_cpus()
+        .map_err(|e| Failure::failed(format!("cannot read the CPUs this process may use: {e}")))?;
+    let [c0, c1, ..] = allowed[..] else {
+        return Err(Failure::bad_input(
+            "--preset vcpu-preempt puts 4 vCPUs on 2 host CPUs, and this process may use only one",
+        ));
+    };
+    Ok(Preset {
+        vcpus: 4,
+        // The suite's mmap and page-fault cases map 128 MiB in each of 2x the vCPUs' tasks.
+        memory_mib: 2048,
+        pins: vec![c0, c1, c0, c1],
+        load: format!(
+            "exec \"$SCHEDLAB\" run --label \"$SCHEDLAB_CAMPAIGN-load-$SCHEDLAB_ARM\" \
+             --iterations 100000 --warmup 0 --quiet pipe --loops 20000 --pin {c0},{c1}"
+        ),
+    })
+}
+
+/// The guests of a `--vm` campaign, from its flags, and the line to print about the accelerator.
+fn vm_spec(args: &CampaignStartArgs, plan: &RunPlan) -> Result<(VmSpec, Option<String>), Failure> {
+    let preset = match args.preset {
+        Some(PresetArg::VcpuPreempt) => Some(vcpu_preempt_preset()?),
+        None => None,
+    };
+    let vcpus = args.vcpus.or(preset.as_ref().map(|p| p.vcpus)).unwrap_or(2);
+    if !(1..=MAX_VCPUS).contains(&vcpus) {
+        return Err(Failure::bad_input(format!(
+            "--vcpus must be 1 to {MAX_VCPUS}, not {vcpus}"
+        )));
+    }
+    let memory_mib = match &args.memory {
+        Some(text) => parse_memory_mib(text)?,
+        None => preset.as_ref().map_or(1024, |p| p.memory_mib),
+    };
+    let numa = args
+        .numa
+        .as_deref()
+        .map(|text| NumaLayout::parse(text, vcpus).map_err(Failure::bad_input))
+        .transpose()?;
+    if let Some(numa) = &numa {
+        if memory_mib < numa.nodes.len() as u64 * 64 {
+            return Err(Failure::bad_input(format!(
+                "--memory {memory_mib}M leaves less than 64 MiB to each of the {} NUMA nodes",
+                numa.nodes.len()
+            )));
+        }
+    }
+    let retries = args.retries.unwrap_or(1);
+    if retries > MAX_RETRIES {
+        return Err(Failure::bad_input(format!(
+            "--retries must be 0 to {MAX_RETRIES}, not {retries}"
+        )));
+    }
+    let timeout = |flag: &str, given: Option<u64>, default: u64| match given {
+        Some(0) => Err(Failure::bad_input(format!(
+            "{flag} must be at least 1 second"
+        ))),
+        Some(sec) if sec > 7 * 24 * 3600 => {
+            Err(Failure::bad_input(format!("{flag} must be at most a week")))
+        }
+        Some(sec) => Ok(sec),
+        None => Ok(default),
+    };
+    let silence_default = plan
+        .iteration_timeout_ms
+        .map_or(DEFAULT_SILENCE_SEC, |ms| ms.div_ceil(1000) + 60);
+    let boot_timeout_sec = timeout("--boot-timeout", args.boot_timeout, 120)?;
+    let silence_timeout_sec = timeout("--guest-timeout", args.guest_timeout, silence_default)?;
+    let appended = |flag: &str, text: &Option<String>| -> Result<String, Failure> {
+        let text = text.as_deref().unwrap_or("").trim().to_string();
+        if text.chars().any(|c| c.is_control()) {
+            return Err(Failure::bad_input(format!(
+                "{flag} holds a control character; a kernel command line is one line"
+            )));
+        }
+        Ok(text)
+    };
+    let on = |v: Option<OnOff>| v != Some(OnOff::Off);
+    let mut a = VmArm::read(
+        "--a-kernel",
+        std::path::Path::new(&args.a_kernel),
+        appended("--a-append", &args.a_append)?,
+        on(args.a_steal_time),
+    )?;
+    let mut b = VmArm::read(
+        "--b-kernel",
+        std::path::Path::new(&args.b_kernel),
+        appended("--b-append", &args.b_append)?,
+        on(args.b_steal_time),
+    )?;
+    let allowed = sys::allowed_cpus()
+        .map_err(|e| Failure::failed(format!("cannot read the CPUs this process may use: {e}")))?;
+    let pins = |flag: &str, own: &Option<String>| -> Result<Option<Vec<u32>>, Failure> {
+        match (own, &args.pin_vcpus) {
+            (Some(text), _) => parse_vcpu_pins(flag, text, vcpus, &allowed).map(Some),
+            (None, Some(text)) => parse_vcpu_pins("--pin-vcpus", text, vcpus, &allowed).map(Some),
+            // The preset's pins are for its 4 vCPUs; another --vcpus leaves them out.
+            (None, None) => Ok(preset
+                .as_ref()
+                .filter(|p| p.pins.len() == vcpus as usize)
+                .map(|p| p.pins.clone())),
+        }
+    };
+    a.pin_vcpus = pins("--a-pin-vcpus", &args.a_pin_vcpus)?;
+    b.pin_vcpus = pins("--b-pin-vcpus", &args.b_pin_vcpus)?;
+    let load = |flag: &str, own: &Option<String>| -> Result<Option<String>, Failure> {
+        let text = own
+            .clone()
+            .or_else(|| args.host_load.clone())
+            .or_else(|| preset.as_ref().map(|p| p.load.clone()));
+        match text {
+            Some(text) if text.trim().is_empty() || text.chars().any(char::is_control) => {
+                Err(Failure::bad_input(format!(
+                    "{flag} must be one line of shell command, not {text:?}"
+                )))
+            }
+            other => Ok(other),
+        }
+    };
+    a.host_load = load("--a-host-load", &args.a_host_load)?;
+    b.host_load = load("--b-host-load", &args.b_host_load)?;
+    // Seed 000 on one image: the arms differ in steal time, unless the flags say otherwise.
+    if preset.is_some() && a.sha256 == b.sha256 && args.b_steal_time.is_none() {
+        b.steal_time = false;
+    }
+    let choice = match args.accel.unwrap_or(AccelArg::Auto) {
+        AccelArg::Auto => AccelChoice::Auto,
+        AccelArg::Kvm => AccelChoice::Kvm,
+        AccelArg::Tcg => AccelChoice::Tcg,
+    };
+    let (accel, mut note) = accel::resolve(choice)?;
+    let same_image = a.sha256 == b.sha256;
+    if same_image && a.same_settings(&b) {
+        return Err(Failure::bad_input(
+            "the two arms boot the same kernel image with the same settings; give them different \
+             kernels, or set them apart with --a-append/--b-append, --a-steal-time/--b-steal-time, \
+             --a-pin-vcpus/--b-pin-vcpus or --a-host-load/--b-host-load",
+        ));
+    }
+    let only_steal_time = same_image
+        && a.steal_time != b.steal_time
+        && a.same_settings(&VmArm {
+            steal_time: a.steal_time,
+            ..b.clone()
+        });
+    if only_steal_time && accel == Accel::Tcg {
+        note = Some(format!(
+            "{}; the arms differ only in KVM's steal time, which TCG does not have: both boot \
+             alike (an A/A campaign)",
+            note.unwrap_or_default()
+        ));
+    }
+    if accel == Accel::Tcg && (a.pin_vcpus.is_some() || b.pin_vcpus.is_some()) {
+        note = Some(format!(
+            "{}; under TCG one host thread runs every vCPU, so --pin-vcpus keeps QEMU to its host \
+             CPUs but cannot place each vCPU",
+            note.unwrap_or_default()
+        ));
+    }
+    let qemu = args
+        .qemu
+        .clone()
+        .unwrap_or_else(|| "qemu-system-x86_64".to_string());
+    accel::qemu_version(&qemu)?;
+    Ok((
+        VmSpec {
+            accel,
+            vcpus,
+            memory_mib,
+            numa,
+            a,
+            b,
+            qemu,
+            boot_timeout_sec,
+            silence_timeout_sec,
+            retries,
+        },
+        note,
+    ))
+}
+
+/// `--memory`: MiB (`1024`), or with a unit (`512M`, `2G`, `1T`).
+fn parse_memory_mib(text: &str) -> Result<u64, Failure> {
+    let bad = || {
+        Failure::bad_input(format!(
+            "--memory takes MiB or a size with a unit (512M, 2G), from {MIN_MEMORY_MIB}M to 1T, not {text:?}"
+        ))
+    };
+    let text = text.trim();
+    let (number, factor) = match text.char_indices().last() {
+        Some((at, 'M' | 'm')) => (&text[..at], 1),
+        Some((at, 'G' | 'g')) => (&text[..at], 1024),
+        Some((at, 'T' | 't')) => (&text[..at], 1024 * 1024),
+        _ => (text, 1),
+    };
+    let mib = number
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(factor))
+        .ok_or_else(bad)?;
+    if !(MIN_MEMORY_MIB..=MAX_MEMORY_MIB).contains(&mib) {
+        return Err(bad());
+    }
+    Ok(mib)
+}
+
+/// An arm of a `--vm` campaign: its release, image and what sets it apart.
+fn describe_arm(arm: &VmArm) -> String {
+    let mut text = format!("{} ({})", arm.release, arm.image.display());
+    if !arm.append.is_empty() {
+        text.push_str(&format!(" with '{}'", arm.append));
+    }
+    if !arm.steal_time {
+        text.push_str(" without steal time");
+    }
+    if let Some(pins) = &arm.pin_vcpus {
+        let listed: Vec<String> = pins.iter().map(u32::to_string).collect();
+        text.push_str(&format!(
+            ", vCPUs on host CPUs {} ({})",
+            listed.join(","),
+            pinned_cpus(pins)
+        ));
+    }
+    if let Some(load) = &arm.host_load {
+        text.push_str(&format!(", beside host load `{load}`"));
+    }
+    text
+}
+
+/// The guests of a `--vm` campaign in words.
+fn describe_guests(vm: &VmSpec) -> String {
+    let mut text = format!(
+        "guests under {} with {} vCPUs and {} MiB",
+        vm.accel, vm.vcpus, vm.memory_mib
+    );
+    if let Some(numa) = &vm.numa {
+        text.push_str(&format!(
+            " on {} NUMA nodes ({})",
+            numa.nodes.len(),
+            numa.describe()
+        ));
+    }
+    text
 }
 
 fn to_value<T: Serialize>(value: &T) -> Result<serde_json::Value, Failure> {
@@ -208,6 +600,12 @@ fn decode(experiment: &Experiment) -> Result<(CampaignSpec, CampaignState), Fail
 fn next(args: &CampaignNextArgs) -> Result<ExitCode, Failure> {
     let mut session = Session::open(Storage::ExistingFile(db_location(&args.db)?))?;
     let (experiment, spec, mut state) = load(session.store(), &args.name)?;
+    if spec.vm.is_some() {
+        return Err(Failure::bad_input(format!(
+            "campaign {} boots its kernels in QEMU guests: run `schedlab campaign run {}`",
+            args.name, args.name
+        )));
+    }
     let experiment_id = experiment.id.unwrap_or_default();
     let fingerprint = session.fingerprint().clone();
     let (slot, arm, round) = match spec.next_step(
@@ -249,6 +647,14 @@ fn next(args: &CampaignNextArgs) -> Result<ExitCode, Failure> {
     };
     let mut plan = plan_for_visit(&spec.plan, slot);
     plan.label = Some(arm_label(&args.name, arm));
+    if args.probes.explain.is_some() || args.probes.profile {
+        let (explain, profile) = (
+            args.probes.explain.unwrap_or(plan.explain),
+            args.probes.profile || plan.profile,
+        );
+        plan = plan.with_probes(explain, profile)?;
+        crate::session::check_probes(&plan)?;
+    }
     let mut progress = ProgressLine::new(args.quiet);
     let tag = ExperimentTag {
         experiment_id,
@@ -293,6 +699,185 @@ fn next(args: &CampaignNextArgs) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `campaign run`: boots every remaining slot of a `--vm` campaign in a QEMU guest, in ABBA
+/// order, storing the guests' runs as they arrive. A slot whose guest fails is booted again up to
+/// `--retries` times, then the campaign stops (exit 1) with the slot open, as a failed boot
+/// leaves it in a reboot campaign; `campaign run` again goes on from there.
+fn run(args: &CampaignRunArgs) -> Result<ExitCode, Failure> {
+    let mut session = Session::open(Storage::ExistingFile(db_location(&args.db)?))?;
+    let (experiment, spec, mut state) = load(session.store(), &args.name)?;
+    let experiment_id = experiment.id.unwrap_or_default();
+    let Some(vm) = &spec.vm else {
+        return Err(Failure::bad_input(format!(
+            "campaign {} reboots this machine into its kernels: run `schedlab campaign next {}` \
+                 after each boot (`campaign run` boots the kernels of a --vm campaign in guests)",
+            args.name, args.name
+        )));
+    };
+    if state.slots.len() as u32 >= spec.boots {
+        return finished(&args.name);
+    }
+    let (binary, init) = guest_binary(args.guest_binary.as_deref())?;
+    let qemu_version = accel::qemu_version(&vm.qemu)?;
+    match vm.accel {
+        Accel::Kvm => {
+            if let Some(why) = accel::kvm_unusable() {
+                return Err(Failure::bad_input(format!(
+                    "campaign {} boots its guests with KVM, but {why}",
+                    args.name
+                )));
+            }
+        }
+        Accel::Tcg => {
+            let why = accel::kvm_unusable().map_or("as the campaign asked".to_string(), |why| {
+                format!("since {why}")
+            });
+            say(format_args!(
+                "campaign {}: guests under tcg, {why}; {}.",
+                args.name,
+                accel::TCG_IS_FOR
+            ));
+        }
+    }
+    if !args.quiet {
+        say(format_args!(
+            "campaign {}: {}; /init is {} ({} MiB)",
+            args.name,
+            describe_guests(vm),
+            binary.display(),
+            init.len() >> 20
+        ));
+    }
+    let host = session.fingerprint().clone();
+    let boot = Boot {
+        campaign: &args.name,
+        spec: vm,
+        init: &init,
+        host: &host,
+        qemu_version: &qemu_version,
+        db: args.db.db.clone().map(PathBuf::into_os_string),
+    };
+    let mut failed_here = 0u32;
+    while (state.slots.len() as u32) < spec.boots {
+        session.check_interrupted()?;
+        let slot = state.slots.len() as u32;
+        let AbbaSlot { arm, round } = AbbaSlot::of(slot);
+        let mut plan = plan_for_visit(&spec.plan, slot);
+        plan.label = Some(arm_label(&args.name, arm));
+        let tag = ExperimentTag {
+            experiment_id,
+            arm,
+            round,
+        };
+        let where_ = format!("slot {} of {} ({})", slot + 1, spec.boots, arm_name(arm));
+        if !args.quiet {
+            say(format_args!(
+                "{where_}: booting {} under {}",
+                vm.arm(arm).release,
+                vm.accel
+            ));
+        }
+        let end = boot_slot(
+            session.store_mut(),
+            &boot,
+            &SlotRequest {
+                slot,
+                tag,
+                plan: &plan,
+            },
+        )?;
+        match end {
+            SlotEnd::Complete {
+                run_id,
+                boot_id,
+                kernel,
+                boot_ms,
+                total_ms,
+            } => {
+                state.slots.push(Slot {
+                    arm,
+                    run_id,
+                    boot_id,
+                    kernel: kernel.clone(),
+                });
+                failed_here = 0;
+                let done = state.slots.len() as u32 >= spec.boots;
+                let status = if done {
+                    RunStatus::Complete
+                } else {
+                    RunStatus::Running
+                };
+                session
+                    .store_mut()
+                    .update_experiment(experiment_id, &to_value(&state)?, status)?;
+                emit_line(format_args!(
+                    "{where_}: run {run_id} complete; guest {kernel} booted in {:.1} s, {:.1} s in all",
+                    boot_ms as f64 / 1e3,
+                    total_ms as f64 / 1e3
+                ))?;
+            }
+            SlotEnd::Failed {
+                reason,
+                run_id,
+                console_tail,
+                retry,
+            } => {
+                state.failures.push(FailedSlot {
+                    slot,
+                    arm,
+                    at_ns: sys::realtime_ns(),
+                    reason: reason.clone(),
+                    run_id,
+                    console_tail,
+                });
+                session.store_mut().update_experiment(
+                    experiment_id,
+                    &to_value(&state)?,
+                    RunStatus::Running,
+                )?;
+                failed_here += 1;
+                emit_line(format_args!(
+                    "{where_}: failed{}: {reason}",
+                    run_id.map(|id| format!(" (run {id})")).unwrap_or_default()
+                ))?;
+                if !retry {
+                    return Err(Failure::failed(format!(
+                        "slot {} of campaign {} cannot run as planned (booting it again would not \
+                         help); plan a campaign that fits its guests",
+                        slot + 1,
+                        args.name
+                    )));
+                }
+                if failed_here > vm.retries {
+                    return Err(Failure::failed(format!(
+                        "slot {} of campaign {} failed {}; its console is in `schedlab campaign \
+                             status {}`, and `schedlab campaign run {}` boots it again",
+                        slot + 1,
+                        args.name,
+                        words::counted(failed_here as usize, "time"),
+                        args.name,
+                        args.name
+                    )));
+                }
+            }
+            SlotEnd::Interrupted { signal } => {
+                return Err(Failure::from(schedlab_core::Error::Interrupted(signal)));
+            }
+        }
+    }
+    finished(&args.name)
+}
+
+/// The line of a campaign whose slots are all done.
+fn finished(name: &str) -> Result<ExitCode, Failure> {
+    emit_line(format_args!(
+        "campaign {name} is complete; compare with:\n  schedlab compare {} {}",
+        arm_label(name, Arm::A),
+        arm_label(name, Arm::B)
+    ))?;
+    Ok(ExitCode::SUCCESS)
+}
+
 fn status(args: &CampaignStatusArgs) -> Result<ExitCode, Failure> {
     let store = open_reader(&db_location(&args.db)?)?;
     let Some(name) = &args.name else {
@@ -300,6 +885,11 @@ fn status(args: &CampaignStatusArgs) -> Result<ExitCode, Failure> {
     };
     let (experiment, spec, state) = load(&*store, name)?;
     emit_line(format_args!("{}", headline(&experiment, &spec, &state)))?;
+    if let Some(vm) = &spec.vm {
+        emit_line(format_args!("  {}", describe_guests(vm)))?;
+        emit_line(format_args!("  A: {}", describe_arm(&vm.a)))?;
+        emit_line(format_args!("  B: {}", describe_arm(&vm.b)))?;
+    }
     for slot in 0..spec.boots {
         let arm = AbbaSlot::of(slot).arm;
         match state.slots.get(slot as usize) {
@@ -317,6 +907,24 @@ fn status(args: &CampaignStatusArgs) -> Result<ExitCode, Failure> {
                 arm.as_str().to_uppercase(),
                 spec.kernel(arm)
             ))?,
+        }
+    }
+    for failure in &state.failures {
+        emit_line(format_args!(
+            "  slot {:>3}  {}  failed boot{}: {}",
+            failure.slot + 1,
+            arm_name(failure.arm),
+            failure
+                .run_id
+                .map(|id| format!(" (run {id})"))
+                .unwrap_or_default(),
+            failure.reason
+        ))?;
+        for line in &failure.console_tail {
+            emit_line(format_args!(
+                " \
+                 | {line}"
+            ))?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -371,6 +979,7 @@ mod tests {
             b_kernel: "6.1-b".into(),
             boots: 4,
             plan,
+            vm: None,
         }
     }
 

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use schedlab_analysis::history::HistoryError;
 use schedlab_report::history as render;
+use schedlab_report::refusals;
 use schedlab_store::{RunSelection, Store};
 
 use crate::cli::{ChangesArgs, HistoryFormat};
@@ -38,8 +39,10 @@ pub fn changes(args: &ChangesArgs) -> Result<ExitCode, Failure> {
             // A case named on the command line must have a history; of every stored case,
             // those only interrupted or abandoned runs measured (or without the metric) have
             // none to look at.
-            Err(e @ HistoryError::ManyHosts(_)) => return Err(Failure::bad_input(e.to_string())),
-            Err(e) if listed => return Err(Failure::bad_input(e.to_string())),
+            Err(e @ HistoryError::ManyHosts(_)) => {
+                return Err(Failure::bad_input(refusals::history(&e)))
+            }
+            Err(e) if listed => return Err(Failure::bad_input(refusals::history(&e))),
             Err(e @ HistoryError::NoMetric { .. }) => {
                 without_metric.get_or_insert(e);
             }
@@ -56,16 +59,19 @@ pub fn changes(args: &ChangesArgs) -> Result<ExitCode, Failure> {
                     1 => " (and 1 other case likewise)".into(),
                     n => format!(" (and {n} other cases likewise)"),
                 };
-                format!("{}{others}; nothing else to look at", passed_over[0])
+                format!(
+                    "{}{others}; nothing else to look at",
+                    refusals::history(&passed_over[0])
+                )
             }
-            Some(e) => e.to_string(),
+            Some(e) => refusals::history(&e),
             None => "no complete stored run matches; nothing to look at \
                      (--include-incomplete takes the others)"
                 .to_string(),
         }));
     }
     for e in passed_over {
-        say(format_args!("{e}: passed over"));
+        say(format_args!("{}: passed over", refusals::history(&e)));
     }
     emit(|out| match args.format {
         HistoryFormat::Text => render::write_changes_text(&all, out),

@@ -4,21 +4,19 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use clap::CommandFactory;
-
-use crate::cli::{Cli, CompletionsArgs, ManArgs};
+use crate::cli::{self, CompletionsArgs, ManArgs};
 use crate::failure::Failure;
 use crate::output::emit;
 
 pub fn completions(args: &CompletionsArgs) -> Result<ExitCode, Failure> {
-    let mut command = Cli::command();
+    let mut command = cli::command();
     let mut out = Vec::new();
     clap_complete::generate(args.shell, &mut command, "schedlab", &mut out);
     write_stdout(&out)
 }
 
 pub fn man(args: &ManArgs) -> Result<ExitCode, Failure> {
-    let command = Cli::command();
+    let command = cli::command();
     match &args.dir {
         None => {
             let mut out = Vec::new();

@@ -105,11 +105,19 @@ fn as_target(e: StoreError) -> Failure {
             "--to {}: not a schedlab results database ({why}); push into another store",
             path.display()
         )),
-        StoreError::NotAFile { path, reason } => Failure::bad_input(format!(
-            "--to {}: cannot write a results database there: {reason}",
-            path.display()
-        )),
-        e => Failure::from(e),
+        StoreError::NotAFile { path, reason } | StoreError::Unwritable { path, reason } => {
+            Failure::bad_input(format!(
+                "--to {}: cannot write a results database there: {reason}",
+                path.display()
+            ))
+        }
+        // A server that refuses, is unreachable or is not schedlab's: the same failure, with the
+        // message saying it is the target's (the store's messages speak of "the results
+        // database", which a reader would take for --db's).
+        e => {
+            let failure = Failure::from(e);
+            Failure::new(failure.kind, format!("--to: {}", failure.message))
+        }
     }
 }
 

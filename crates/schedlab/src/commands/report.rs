@@ -28,7 +28,7 @@ pub fn report(args: &ReportArgs) -> Result<ExitCode, Failure> {
         "wrote {}: {}, {}",
         args.html.display(),
         words::counted(c.rows.len(), "row"),
-        c.footer.tally
+        schedlab_report::compare::footer::tally(&c.footer)
     );
     // The page on stdout stays a page: the summary goes beside it.
     if to_stdout {

@@ -11,7 +11,7 @@ use crate::output::emit;
 use crate::store_path::{db_location, open_reader};
 
 pub fn show(args: &ShowArgs) -> Result<ExitCode, Failure> {
-    let percentiles = per_mille(&args.percentiles)?;
+    let percentiles = per_mille(&args.percentiles);
     if percentiles.is_some() && args.format == ShowFormat::Csv {
         return Err(Failure::bad_input(
             "--percentiles is for the latency tables of text and json; csv holds the samples",
@@ -32,38 +32,14 @@ pub fn show(args: &ShowArgs) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `--percentiles`' list in tenths of a percent, ascending and without repeats; `None` when not
-/// given. The histograms' percentiles are read at that resolution (schbench's own: 99.9th).
-fn per_mille(list: &[String]) -> Result<Option<Vec<PerMille>>, Failure> {
+/// `--percentiles`' list in tenths of a percent (each read by clap,
+/// [`crate::flag_values::per_mille`]), ascending and without repeats; `None` when not given.
+fn per_mille(list: &[PerMille]) -> Option<Vec<PerMille>> {
     if list.is_empty() {
-        return Ok(None);
+        return None;
     }
-    let mut out = Vec::with_capacity(list.len());
-    for text in list {
-        let bad = |why: &str| Failure::bad_input(format!("--percentiles {text:?}: {why}"));
-        let p: f64 = text
-            .trim()
-            .parse()
-            .ok()
-            .filter(|p: &f64| !p.is_nan())
-            .ok_or_else(|| bad("not a number"))?;
-        // An infinity (`inf`, `1e999`) is a number, out of range like 100.
-        if !(p > 0.0 && p < 100.0) {
-            return Err(bad("a percentile is above 0 and below 100"));
-        }
-        let tenths = (p * 10.0).round();
-        if (p * 10.0 - tenths).abs() > 1e-6 {
-            return Err(bad("tenths of a percent are the finest (99.9, not 99.95)"));
-        }
-        // 0.00000001 is within the tolerance of a whole tenth, 0.0, which is no percentile.
-        if !(1.0..=999.0).contains(&tenths) {
-            return Err(bad(
-                "tenths of a percent are the finest, so a percentile is 0.1 to 99.9",
-            ));
-        }
-        out.push(tenths as PerMille);
-    }
+    let mut out = list.to_vec();
     out.sort_unstable();
     out.dedup();
-    Ok(Some(out))
+    Some(out)
 }

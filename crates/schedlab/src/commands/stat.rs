@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use schedlab_analysis::{CalibrationSet, Side};
 use schedlab_core::import::plain::column_numbers;
 use schedlab_core::metric::Better;
-use schedlab_report::compare::ministat::{Layout, DEFAULT_WIDTH};
+use schedlab_report::compare::ministat::{self, Layout, DEFAULT_WIDTH};
 use schedlab_report::compare::{csv, json, markdown, text};
 use schedlab_stats::ministat::ministat_vitals;
 
@@ -87,12 +87,12 @@ pub fn stat(args: &StatArgs) -> Result<ExitCode, Failure> {
         schedlab_analysis::compare(base, sides, &CalibrationSet::default(), settings, None);
     match (layout, args.format) {
         (Some(layout), CompareFormat::Text) => {
-            emit(|out| text::write_ministat(&comparison, layout, out))?;
+            emit(|out| text::write(&ministat::document_with(&comparison, layout), out))?;
             gate(&comparison, args.decision.fail_on_regression, None)?;
             Ok(ExitCode::SUCCESS)
         }
         (Some(layout), CompareFormat::Markdown) => {
-            emit(|out| markdown::write_ministat(&comparison, layout, out))?;
+            emit(|out| markdown::write(&ministat::document_with(&comparison, layout), out))?;
             gate(&comparison, args.decision.fail_on_regression, None)?;
             Ok(ExitCode::SUCCESS)
         }
@@ -156,10 +156,14 @@ fn summary(
         ));
     }
     emit(|out| match args.format {
-        CompareFormat::Text => text::write_dataset(name, values, vitals, layout, out),
-        CompareFormat::Markdown => markdown::fenced(out, |out| {
-            text::write_dataset(name, values, vitals, layout, out)
-        }),
+        CompareFormat::Text => text::write(
+            &ministat::dataset_document(name, values, vitals, layout),
+            out,
+        ),
+        CompareFormat::Markdown => markdown::write(
+            &ministat::dataset_document(name, values, vitals, layout),
+            out,
+        ),
         CompareFormat::Json => json::write_dataset(name, &vitals, out),
         CompareFormat::Csv => csv::write_dataset(name, &vitals, out),
     })?;

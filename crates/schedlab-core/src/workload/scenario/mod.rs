@@ -7,9 +7,8 @@
 //! how a case is named and stored); the format is `spec.rs` and `rtapp.rs`, the machine's checks
 //! `machine.rs`, the tasks `engine.rs` over `shared.rs`, their launch and verification
 //! `executor.rs` (reusable for groups run beside another workload), the metrics `metrics.rs`.
-use serde::{Deserialize, Serialize};
-
-use super::definition::{ComparisonLabel, ParamDef, ParamKind, Workload, WorkloadParams};
+use super::definition::{ComparisonLabel, Param, ParamKind, Workload, WorkloadParams};
+use super::param::{Field, FieldValue, Given};
 use super::tasks::TaskBudget;
 use crate::{Error, Result};
 
@@ -20,103 +19,20 @@ mod metrics;
 mod rtapp;
 mod shared;
 pub mod spec;
+mod stored;
 
 pub use engine::{calibrate, Calibration};
 pub use executor::{GroupOutcome, GroupRun, Outcome};
 pub use spec::Scenario;
+pub use stored::{read_scenario_file, ScenarioParams};
 
-/// A scenario and where it was read from (kept with the run; the scenario itself is stored whole,
-/// so a stored run never reads the file again).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ScenarioParams {
-    pub source: Option<String>,
-    pub scenario: Scenario,
-}
-
-impl Default for ScenarioParams {
-    fn default() -> Self {
-        ScenarioParams {
-            source: None,
-            scenario: spec::example(),
-        }
-    }
-}
-
-/// Reads a scenario file: rt-app's JSON by the `.json` extension, else TOML. A scenario without a
-/// name is named after the file.
-pub fn read_scenario_file(path: &str) -> std::result::Result<Scenario, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read scenario file {path}: {e}"))?;
-    let file = std::path::Path::new(path);
-    let stem = file
-        .file_stem()
-        .map_or_else(|| "scenario".to_string(), |s| s.to_string_lossy().into_owned());
-    let read = if file.extension().is_some_and(|e| e.eq_ignore_ascii_case("json")) {
-        rtapp::from_rtapp(&text, &stem)
-    } else {
-        spec::from_toml(&text)
-    };
-    let mut scenario = read.map_err(|e| format!("scenario file {path}: {e}"))?;
-    scenario.name.get_or_insert(stem);
-    Ok(scenario)
-}
-
-impl Serialize for ScenarioParams {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        #[derive(Serialize)]
-        struct Stored<'a> {
-            #[serde(skip_serializing_if = "Option::is_none")]
-            source: &'a Option<String>,
-            #[serde(flatten)]
-            scenario: &'a Scenario,
-        }
-        Stored {
-            source: &self.source,
-            scenario: &self.scenario,
-        }
-        .serialize(s)
-    }
-}
-
-impl<'de> Deserialize<'de> for ScenarioParams {
-    /// `file = "PATH"` alone reads that file; otherwise the keys are the scenario's own (as a
-    /// suite case or a stored run writes them); no key at all is the example scenario.
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        use serde::de::Error as _;
-        use serde_json::Value;
-        let mut keys = serde_json::Map::<String, Value>::deserialize(d)?;
-        let source = match keys.remove("source") {
-            Some(Value::String(source)) => Some(source),
-            Some(_) => return Err(D::Error::custom("`source` must be text")),
-            None => None,
-        };
-        if let Some(file) = keys.remove("file") {
-            let Value::String(path) = file else {
-                return Err(D::Error::custom("`file` must be a path"));
-            };
-            if let Some(key) = keys.keys().next() {
-                return Err(D::Error::custom(format!(
-                    "give either `file` or the scenario's own keys (like `{key}`), not both"
-                )));
-            }
-            let scenario = read_scenario_file(&path).map_err(D::Error::custom)?;
-            return Ok(ScenarioParams {
-                source: Some(path),
-                scenario,
-            });
-        }
-        if keys.is_empty() && source.is_none() {
-            return Ok(ScenarioParams::default());
-        }
-        let scenario = Scenario::deserialize(Value::Object(keys)).map_err(D::Error::custom)?;
-        Ok(ScenarioParams { source, scenario })
-    }
-}
-
-/// `--file PATH` as the value a suite file holds: the path (read when the case is).
-fn file_value(text: &str) -> std::result::Result<serde_json::Value, String> {
-    crate::plan::check_printable(text)?;
-    Ok(serde_json::Value::String(text.to_string()))
+/// `--file PATH`: the file is read when the flag is, and the scenario in it replaces the example.
+fn set_file(params: &mut ScenarioParams, given: Given) -> Result<()> {
+    let path = String::from_given(given).map_err(|reason| Error::param("file", reason))?;
+    crate::words::check_printable(&path).map_err(|reason| Error::param("file", reason))?;
+    params.scenario = read_scenario_file(&path).map_err(|reason| Error::param("file", reason))?;
+    params.source = Some(path);
+    Ok(())
 }
 
 const SCENARIO_NOTE: &str = "docs/scenarios.md describes the file: TOML (groups, their policies, \
@@ -131,20 +47,6 @@ impl ScenarioParams {
             None => format!("scenario {:?}", self.scenario.display_name()),
         };
         Error::invalid(format!("{what}: {error}"))
-    }
-
-    /// A short hash of everything that changes what is measured, for the case name.
-    fn fingerprint(&self) -> u32 {
-        let unnamed = Scenario {
-            name: None,
-            ..self.scenario.clone()
-        };
-        let text = serde_json::to_string(&unnamed).unwrap_or_default();
-        // FNV-1a, folded to 32 bits: a name for a case, not a defence.
-        let hash = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-        });
-        (hash ^ (hash >> 32)) as u32
     }
 
     fn descriptors(&self) -> u64 {
@@ -164,10 +66,16 @@ impl WorkloadParams for ScenarioParams {
     const SUMMARY: &'static str = "task groups described as data (TOML, or an rt-app JSON file): \
 policies, priorities, deadline reservations, EEVDF slices, CPUs, cgroups and looped phases";
     const REFERENCE_NOTE: Option<&'static str> = Some(SCENARIO_NOTE);
-    const PARAMS: &'static [ParamDef] = &[ParamDef::new(
+    // The key is `file`, as a suite writes it; a stored run keeps the path as `source` beside
+    // the scenario itself, which is why the field is not made by `field!`.
+    const PARAMS: &'static [Param<Self>] = &[Param::new(
+        Field {
+            key: "file",
+            set: set_file,
+            get: |params: &Self| params.source.value(),
+        },
         "file",
-        "file",
-        ParamKind::Text { parse: file_value },
+        ParamKind::Text,
     )
     .value("PATH")
     .help("The scenario file: TOML, or rt-app's JSON by its .json extension.")
@@ -196,7 +104,7 @@ policies, priorities, deadline reservations, EEVDF slices, CPUs, cgroups and loo
         format!(
             "scenario:{}@{:08x}",
             self.scenario.display_name(),
-            self.fingerprint()
+            stored::fingerprint(&self.scenario)
         )
     }
 

@@ -319,6 +319,17 @@ pub enum Syscall {
     Getrlimit,
 }
 
+impl Syscall {
+    /// The name a file gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Syscall::Getppid => "getppid",
+            Syscall::Getpid => "getpid",
+            Syscall::Getrlimit => "getrlimit",
+        }
+    }
+}
+
 /// One step of a group's loop. In a file: `{ run = "1ms" }`, `{ timer = "10ms" }`, `"yield"`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -364,7 +375,7 @@ impl Phase {
             Phase::Wait => "wait".into(),
             Phase::Barrier(b) => format!("barrier {b}"),
             Phase::Yield => "yield".into(),
-            Phase::Syscall(c) => format!("syscall {}", serde_json::to_value(c).unwrap_or_default()),
+            Phase::Syscall(c) => format!("syscall {}", c.name()),
             Phase::Send(g) => format!("send {g}"),
             Phase::Recv => "recv".into(),
         }
@@ -723,7 +734,7 @@ impl Scenario {
     /// cgroup at fault.
     pub fn check(&self) -> Result<(), String> {
         if let Some(name) = &self.name {
-            if crate::plan::check_printable(name).is_err()
+            if crate::words::check_printable(name).is_err()
                 || name.chars().count() > MAX_SCENARIO_NAME_CHARS
             {
                 return Err(format!(

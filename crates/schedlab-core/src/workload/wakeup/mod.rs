@@ -17,14 +17,15 @@
 //! the threads are alive.
 use serde::{Deserialize, Serialize};
 
-use super::definition::{ParamDef, ParamKind, WorkloadParams};
+use super::definition::{field, FieldValue, Given, Param, ParamKind, WorkloadParams};
 use super::tasks::TaskBudget;
 use super::definition::{IterationInfo, IterationOutput, Workload};
-use crate::cpu_list::{self, CpuList};
+use crate::cpu_list::CpuList;
 use crate::metric::MetricDef;
 use crate::sys;
 use crate::{Error, Result};
 
+pub mod metrics;
 mod run;
 mod sync;
 mod work;
@@ -39,93 +40,7 @@ const DEFAULT_OPERATIONS: u64 = 5;
 const DEFAULT_FOOTPRINT_KB: u64 = 256;
 
 
-/// The workload's metrics, by mode.
-pub mod metrics {
-    use crate::metric::{Better, MetricDef};
 
-    const fn lower_usec(name: &'static str) -> MetricDef {
-        MetricDef::primary(name, "usec", Better::Lower)
-    }
-
-    /// A latency quantile: optional, as a distribution that took no sample in the window (an open
-    /// loop whose workers never ran dry) has none.
-    const fn latency(name: &'static str, distribution: &'static str, p: f64) -> MetricDef {
-        lower_usec(name).quantile(distribution, p).optional()
-    }
-
-    const fn latency_max(name: &'static str, distribution: &'static str) -> MetricDef {
-        lower_usec(name).max_of(distribution).optional()
-    }
-
-    pub const WAKEUP_QUANTILES: [MetricDef; 5] = [
-        latency("wakeup_p50_usec", "wakeup", 50.0),
-        latency("wakeup_p90_usec", "wakeup", 90.0),
-        latency("wakeup_p99_usec", "wakeup", 99.0),
-        latency("wakeup_p99_9_usec", "wakeup", 99.9),
-        latency_max("wakeup_max_usec", "wakeup"),
-    ];
-    pub const REQUEST_QUANTILES: [MetricDef; 5] = [
-        latency("request_p50_usec", "request", 50.0),
-        latency("request_p90_usec", "request", 90.0),
-        latency("request_p99_usec", "request", 99.0),
-        latency("request_p99_9_usec", "request", 99.9),
-        latency_max("request_max_usec", "request"),
-    ];
-    /// The median of the per-second request-rate samples of the measured window (one a second,
-    /// so never without a sample).
-    pub const REQUESTS_P50_PER_SEC: MetricDef =
-        MetricDef::primary("requests_p50_per_sec", "requests/sec", Better::Higher)
-            .quantile("rps", 50.0);
-    /// Requests completed in the measured window over its length.
-    pub const REQUESTS_AVG_PER_SEC: MetricDef = MetricDef::primary("requests_avg_per_sec", "requests/sec", Better::Higher);
-    /// Pipe mode: transfers per second, all workers together.
-    pub const OPS_PER_SEC: MetricDef = MetricDef::primary("ops_per_sec", "ops/sec", Better::Higher);
-    /// Pipe mode: transfers per second per worker, schbench's "avg worker transfer".
-    pub const WORKER_OPS_PER_SEC: MetricDef =
-        MetricDef::primary("worker_ops_per_sec", "ops/sec", Better::Higher);
-    /// Pipe mode: bytes moved per second (each way), all workers together.
-    pub const MIB_PER_SEC: MetricDef = MetricDef::primary("mib_per_sec", "MiB/sec", Better::Higher);
-    // Sample counts are higher-is-better: in the closed-loop modes every sample is one finished
-    // round, so more samples in the same window is more work done. (In open-loop mode the count
-    // follows the offered rate, and wakeup samples only occur when a worker ran out of work.)
-    pub const WAKEUP_SAMPLES_COUNT: MetricDef =
-        MetricDef::primary_count("wakeup_samples_count", Better::Higher);
-    pub const REQUEST_SAMPLES_COUNT: MetricDef =
-        MetricDef::primary_count("request_samples_count", Better::Higher);
-    /// Open loop: requests dropped because every queue of their message thread was full.
-    pub const REQUESTS_DROPPED_COUNT: MetricDef =
-        MetricDef::primary_count("requests_dropped_count", Better::Lower);
-    /// Mean runqueue wait per timeslice from /proc/<tid>/schedstat over the measured window:
-    /// optional, as kernels without CONFIG_SCHED_INFO have no schedstat (and a read can fail).
-    pub const MESSAGE_SCHED_DELAY_USEC: MetricDef =
-        lower_usec("message_sched_delay_usec").optional();
-    pub const WORKER_SCHED_DELAY_USEC: MetricDef = lower_usec("worker_sched_delay_usec").optional();
-
-    const W: [MetricDef; 5] = WAKEUP_QUANTILES;
-    const R: [MetricDef; 5] = REQUEST_QUANTILES;
-    // One line per group: the wake-up quantiles, the mode's own, the sample counts, the delays.
-    #[rustfmt::skip]
-    pub const REQUEST_MODE: &[MetricDef] = &[
-        W[0], W[1], W[2], W[3], W[4],
-        R[0], R[1], R[2], R[3], R[4], REQUESTS_P50_PER_SEC, REQUESTS_AVG_PER_SEC,
-        WAKEUP_SAMPLES_COUNT, REQUEST_SAMPLES_COUNT,
-        MESSAGE_SCHED_DELAY_USEC, WORKER_SCHED_DELAY_USEC,
-    ];
-    #[rustfmt::skip]
-    pub const PIPE_MODE: &[MetricDef] = &[
-        W[0], W[1], W[2], W[3], W[4],
-        OPS_PER_SEC, WORKER_OPS_PER_SEC, MIB_PER_SEC,
-        WAKEUP_SAMPLES_COUNT,
-        MESSAGE_SCHED_DELAY_USEC, WORKER_SCHED_DELAY_USEC,
-    ];
-    #[rustfmt::skip]
-    pub const OPEN_LOOP_MODE: &[MetricDef] = &[
-        W[0], W[1], W[2], W[3], W[4],
-        R[0], R[1], R[2], R[3], R[4], REQUESTS_P50_PER_SEC, REQUESTS_AVG_PER_SEC,
-        WAKEUP_SAMPLES_COUNT, REQUEST_SAMPLES_COUNT, REQUESTS_DROPPED_COUNT,
-        MESSAGE_SCHED_DELAY_USEC, WORKER_SCHED_DELAY_USEC,
-    ];
-}
 
 /// The parameters, as written in suite files (keys are the long flags with `-` as `_`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -265,8 +180,8 @@ const fn refused(
     short: Option<char>,
     value_name: &'static str,
     why: &'static str,
-) -> ParamDef {
-    let def = ParamDef::new(
+) -> Param<WakeupParams> {
+    let def = Param::without_field(
         key,
         key,
         ParamKind::Refused {
@@ -282,13 +197,78 @@ const fn refused(
     }
 }
 
-/// `--message-cpus` and `--worker-cpus`: a CPU list, or schbench's `auto` (resolved with the
-/// other flags, in [`WakeupParams::adjust_command_line`]).
-fn cpus_value(text: &str) -> std::result::Result<serde_json::Value, String> {
-    if text.trim() == "auto" {
-        return Ok(serde_json::Value::String("auto".into()));
+/// `--message-cpus` and `--worker-cpus` as the command line gives them: a CPU list, or
+/// schbench's `auto`, which places both kinds of thread.
+enum Placement {
+    Auto,
+    List(CpuList),
+}
+
+impl Placement {
+    fn of(key: &'static str, given: Given) -> Result<Placement> {
+        let text = String::from_given(given).map_err(|reason| Error::param(key, reason))?;
+        if text.trim() == "auto" {
+            return Ok(Placement::Auto);
+        }
+        let list = text.parse().map_err(|reason| Error::param(key, reason))?;
+        Ok(Placement::List(list))
     }
-    cpu_list::parse_list_value(text)
+}
+
+/// What `auto` with a CPU list for the other kind of thread is told.
+const AUTO_ALONE: &str = "--message-cpus auto and --worker-cpus auto place both kinds of thread; \
+                          give `auto` alone, or a CPU list for each";
+
+impl WakeupParams {
+    /// `--message-cpus`, set after `--message-threads` (declared before it), so `auto` can
+    /// place that many.
+    fn set_message_cpus(&mut self, given: Given) -> Result<()> {
+        match Placement::of("message_cpus", given)? {
+            Placement::Auto => self.place_auto(),
+            Placement::List(list) => {
+                self.message_cpus = Some(list);
+                Ok(())
+            }
+        }
+    }
+
+    /// `--worker-cpus`, set after `--message-cpus`: a worker list already there came from
+    /// `--message-cpus auto`, and a message list without one from a CPU list.
+    fn set_worker_cpus(&mut self, given: Given) -> Result<()> {
+        let placed_by_auto = self.worker_cpus.is_some();
+        match Placement::of("worker_cpus", given)? {
+            Placement::Auto if self.message_cpus.is_some() && !placed_by_auto => {
+                Err(Error::invalid(AUTO_ALONE))
+            }
+            Placement::Auto => self.place_auto(),
+            Placement::List(_) if placed_by_auto => Err(Error::invalid(AUTO_ALONE)),
+            Placement::List(list) => {
+                self.worker_cpus = Some(list);
+                Ok(())
+            }
+        }
+    }
+
+    /// schbench's `auto` pinning (either flag): message thread i alone on the i-th CPU this
+    /// process may use and every worker on the CPUs after those. schbench itself means the same
+    /// but, through a shadowed loop variable, leaves the workers on every CPU, and counts from
+    /// CPU 0 whether or not it may use it.
+    fn place_auto(&mut self) -> Result<()> {
+        let allowed = CpuList::allowed()?;
+        let m = usize::try_from(self.message_threads).unwrap_or(usize::MAX);
+        if m == 0 || m >= allowed.len() {
+            return Err(Error::invalid(format!(
+                "`auto` pinning gives each of the {} message threads a CPU of its \
+                 own and the workers the rest, but this process may use {} CPUs",
+                self.message_threads,
+                allowed.len()
+            )));
+        }
+        let (message, workers) = allowed.as_slice().split_at(m);
+        self.message_cpus = Some(CpuList::from(message.to_vec()));
+        self.worker_cpus = Some(CpuList::from(workers.to_vec()));
+        Ok(())
+    }
 }
 
 impl WorkloadParams for WakeupParams {
@@ -297,78 +277,81 @@ impl WorkloadParams for WakeupParams {
     const SUMMARY: &'static str =
         "message threads wake workers via futexes: wakeup and request latency, RPS (schbench)";
     const REFERENCE_NOTE: Option<&'static str> = Some(WAKEUP_REFERENCE);
-    const PARAMS: &'static [ParamDef] = &[
-        ParamDef::new("message_threads", "message-threads", ParamKind::Count { min: 1, max: 1_024 })
+    const PARAMS: &'static [Param<Self>] = &[
+        Param::new(field!(message_threads), "message-threads", ParamKind::Count { min: 1, max: 1_024 })
             .short('m')
             .value("M")
             .help("Message threads.")
             .details("Message threads (1 to 1,024).")
             .task_count(),
-        ParamDef::new("workers", "workers", ParamKind::Count { min: 1, max: 4_096 })
+        Param::new(field!(workers), "workers", ParamKind::Count { min: 1, max: 4_096 })
             .short('t')
+            .zero_off()
             .aliases(&["threads"])
             .value("T")
             .help("Workers per message thread; 0 means the default, as in schbench [default: ceil(usable CPUs / M)]")
             .details("Workers per message thread (1 to 4,096); `0` is the default, as in schbench.")
             .task_count(),
-        ParamDef::new("runtime", "runtime", ParamKind::Count { min: 1, max: MAX_RUNTIME_SEC })
+        Param::new(field!(runtime), "runtime", ParamKind::Count { min: 1, max: MAX_RUNTIME_SEC })
             .short('r')
             .value("SEC")
-            .help("Seconds measured per iteration. Not schbench's 30: schedlab measures --iterations windows per case (5 + 1 warm-up by default, one minute at 10 s), and case names hold the runtime, so a new default would part new runs from stored ones.")
-            .details("Seconds measured per iteration (1 to 86,400). Not schbench's 30, see below.")
+            .help("Seconds measured per iteration (not schbench's 30; --help says why).")
+            .details("Seconds measured per iteration (1 to 86,400). Not schbench's 30: schedlab measures `--iterations` windows per case (5 + 1 warm-up by default, one minute at 10 s), and case names hold the runtime, so a new default would part new runs from stored ones.")
             .work_size(),
-        ParamDef::new("warmup_sec", "warmup-sec", ParamKind::Count { min: 0, max: MAX_RUNTIME_SEC })
+        Param::new(field!(warmup_sec), "warmup-sec", ParamKind::Count { min: 0, max: MAX_RUNTIME_SEC })
             .short('w')
             .aliases(&["warmuptime"])
             .value("SEC")
-            .help("Seconds run before each iteration's measured window, samples discarded (schbench's --warmuptime; not --warmup, which counts warm-up iterations).")
+            .help("Seconds run before each iteration's measured window, samples discarded (schbench's -w).")
             .details("Seconds run before each iteration's measured window; their samples are discarded. schbench's `-w`/`--warmuptime`, in seconds; not to be confused with `--warmup`, warm-up iterations. Unlike schbench it is not dropped when the runtime is under 30 s."),
-        ParamDef::new("sleep_usec", "sleep-usec", ParamKind::Count { min: 0, max: 10_000_000 })
+        Param::new(field!(sleep_usec), "sleep-usec", ParamKind::Count { min: 0, max: 10_000_000 })
             .short('s')
             .aliases(&["sleep_usec"])
             .value("USEC")
             .help("Request mode: sleep at the start of each request [default: 100]")
             .details("Request and open-loop modes: the sleep that starts each request (0 to 10,000,000)."),
-        ParamDef::new("operations", "operations", ParamKind::Count { min: 0, max: 1_000_000 })
+        Param::new(field!(operations), "operations", ParamKind::Count { min: 0, max: 1_000_000 })
             .short('n')
             .value("N")
             .help("Request mode: matrix multiplies per request [default: 5]")
             .details("Request and open-loop modes: matrix multiplies per request (0 to 1,000,000)."),
         // 4 GiB per worker at most.
-        ParamDef::new("cache_footprint", "cache-footprint", ParamKind::Count { min: 1, max: 4 << 20 })
+        Param::new(field!(cache_footprint), "cache-footprint", ParamKind::Count { min: 1, max: 4 << 20 })
             .short('F')
             .aliases(&["cache_footprint"])
             .value("KB")
             .size()
             .help("Request mode: KiB the three matrices of each worker fill [default: 256]")
             .details("Request and open-loop modes: KiB the three N×N u64 matrices of each worker fill (1 to 4 GiB; more than the machine has available is refused). schbench's own `--cache_footprint` is silently ignored (it maps to a letter its option switch has no case for); here it works."),
-        ParamDef::new("no_lock", "no-lock", ParamKind::Switch)
+        Param::new(field!(no_lock), "no-lock", ParamKind::Switch)
             .short('L')
             .aliases(&["no-locking"])
             .help("Request mode: no per-CPU lock (and no preemption penalty) around the math.")
             .details("Request and open-loop modes: do the math without the per-CPU lock and its preemption penalty."),
-        ParamDef::new("pipe", "pipe", ParamKind::Count { min: 1, max: MAX_PIPE_BYTES })
+        Param::new(field!(pipe), "pipe", ParamKind::Count { min: 1, max: MAX_PIPE_BYTES })
             .short('p')
+            .zero_off()
             .value("BYTES")
             .size()
             .help("Pipe mode: no sleep and no math; worker and message thread exchange BYTES per round (at most 1 MiB; 0: off, as in schbench).")
             .details("Pipe mode: no sleep, no math; worker and message thread exchange BYTES per round (1 to 1,048,576; `0` is off, as in schbench; schbench clamps a larger value, schedlab refuses it). Not with `--rps` or the request-mode flags."),
-        ParamDef::new("rps", "rps", ParamKind::Count { min: 1, max: 10_000_000 })
+        Param::new(field!(rps), "rps", ParamKind::Count { min: 1, max: 10_000_000 })
             .short('R')
+            .zero_off()
             .value("N")
             .help("Open-loop mode: N requests per second arrive whatever the service time; latency counts queueing (0: off, as in schbench).")
             .details("Open-loop mode: N requests per second over all message threads, whatever the service time; request latency includes queueing (1 to 10,000,000; `0` is off, as in schbench)."),
-        ParamDef::new("message_cpus", "message-cpus", ParamKind::Text { parse: cpus_value })
+        Param::new(field!(message_cpus, set: Self::set_message_cpus), "message-cpus", ParamKind::Text)
             .short('M')
             .value("LIST|auto")
-            .help("Pin message thread i to the (i mod n)-th CPU of LIST (e.g. 0-1,4). `auto`, as in schbench: message thread i alone on the i-th usable CPU, every worker on the usable CPUs left.")
-            .details("Message thread i runs on the (i mod n)-th CPU of LIST, e.g. `0-1,4`. `auto` (schbench's): see below."),
-        ParamDef::new("worker_cpus", "worker-cpus", ParamKind::Text { parse: cpus_value })
+            .help("Pin message thread i to the (i mod n)-th CPU of LIST (e.g. 0-1,4), or `auto`, as in schbench.")
+            .details("Message thread i runs on the (i mod n)-th CPU of LIST, e.g. `0-1,4`. `auto` (schbench's): message thread i alone on the i-th usable CPU, every worker on the usable CPUs left."),
+        Param::new(field!(worker_cpus, set: Self::set_worker_cpus), "worker-cpus", ParamKind::Text)
             .short('W')
             .value("LIST|auto")
             .help("Let every worker run only on the CPUs of LIST (e.g. 2-7); `auto` as for --message-cpus.")
-            .details("Every worker may run on the CPUs of LIST only. `auto`: see below."),
-        ParamDef::new("jobname", "jobname", ParamKind::Label)
+            .details("Every worker may run on the CPUs of LIST only. `auto`: as for `--message-cpus`."),
+        Param::without_field("jobname", "jobname", ParamKind::Label)
             .short('J')
             .value("NAME")
             .help("schbench's job name: becomes the run's --label.")
@@ -458,49 +441,6 @@ impl WorkloadParams for WakeupParams {
     /// The window is timed by the clock, whatever the machine.
     fn estimate_sec(&self) -> f64 {
         (self.runtime + self.warmup_sec) as f64
-    }
-
-    /// schbench's 0 means "the default" for -t and "off" for -p and -R; `auto` pinning (either
-    /// flag) puts message thread i alone on the i-th CPU this process may use and every worker on
-    /// the CPUs after those. schbench itself means the same but, through a shadowed loop
-    /// variable, leaves the workers on every CPU, and counts from CPU 0 whether or not it may use
-    /// it.
-    fn adjust_command_line(values: &mut serde_json::Map<String, serde_json::Value>) -> Result<()> {
-        for key in ["workers", "pipe", "rps"] {
-            if values.get(key).and_then(serde_json::Value::as_u64) == Some(0) {
-                values.remove(key);
-            }
-        }
-        let is_auto = |v: Option<&serde_json::Value>| v.and_then(serde_json::Value::as_str) == Some("auto");
-        let (message_auto, worker_auto) = (is_auto(values.get("message_cpus")), is_auto(values.get("worker_cpus")));
-        if !(message_auto || worker_auto) {
-            return Ok(());
-        }
-        if (values.contains_key("message_cpus") && !message_auto)
-            || (values.contains_key("worker_cpus") && !worker_auto)
-        {
-            return Err(Error::invalid(
-                "--message-cpus auto and --worker-cpus auto place both kinds of thread; give \
-                 `auto` alone, or a CPU list for each",
-            ));
-        }
-        let allowed = CpuList::allowed()?;
-        let message_threads = values
-            .get("message_threads")
-            .and_then(serde_json::Value::as_u64)
-            .unwrap_or(WakeupParams::default().message_threads);
-        let m = usize::try_from(message_threads).unwrap_or(usize::MAX);
-        if m == 0 || m >= allowed.len() {
-            return Err(Error::invalid(format!(
-                "`auto` pinning gives each of the {message_threads} message threads a CPU of its \
-                 own and the workers the rest, but this process may use {} CPUs",
-                allowed.len()
-            )));
-        }
-        let (message, workers) = allowed.as_slice().split_at(m);
-        values.insert("message_cpus".into(), serde_json::json!(message));
-        values.insert("worker_cpus".into(), serde_json::json!(workers));
-        Ok(())
     }
 
     /// Requests sleep 100 µs and do 5 matrix multiplies over 256 KiB unless told otherwise, on

@@ -4,6 +4,7 @@
 //! difference from the baseline classed by what it means for the comparison.
 use std::fmt::{self, Write};
 
+use super::assets;
 use super::escape::Esc;
 use schedlab_core::fingerprint::{Fingerprint, MUST_MATCH};
 
@@ -182,11 +183,9 @@ pub fn summary(s: &mut String, sides: &[SideValues]) -> fmt::Result {
     by_class.retain(|(_, fields)| !fields.is_empty());
     s.push_str(r#"<p class="fp-summary">"#);
     if by_class.is_empty() {
-        s.push_str(
-            "Machines: every fingerprint field is the same on every side (one kernel, one boot).",
-        );
+        s.push_str(assets::MACHINES_ALIKE);
     } else {
-        s.push_str("Machines differ from the baseline in ");
+        s.push_str(assets::MACHINES_DIFFER);
         for (i, (d, fields)) in by_class.iter().enumerate() {
             if i > 0 {
                 s.push_str("; ");
@@ -275,9 +274,7 @@ pub fn table(s: &mut String, sides: &[SideValues]) -> fmt::Result {
         s.push_str("</tr>");
     }
     s.push_str("</tbody></table>");
-    s.push_str(
-        r#"<p class="legend"><span class="badge fp-expected">expected</span> kernel and boot: what a comparison of kernels is about · <span class="badge fp-refused">mismatch</span> hardware or tuning that <code>compare</code> refuses to mix without <code>--allow-fingerprint-mismatch</code> · <span class="badge fp-differs">differs</span> anything else: check it before trusting the numbers</p>"#,
-    );
+    s.push_str(assets::FINGERPRINTS_LEGEND);
     Ok(())
 }
 

@@ -4,29 +4,34 @@
 //! percentile curves for cases with percentile metrics, each row's samples as strip plots, the
 //! sides' fingerprints side by side, the runs, and the statistics footer.
 //!
-//! Written by hand rather than with a template engine (minijinja) and a plotting library
-//! (plotters): the page is one fixed layout whose loops are easier to read in Rust than in a
-//! template, the plots are a few dozen lines each, and so the crate gains no dependency.
+//! The page's prose and furniture — its head and CSS, each section's opening paragraph, the
+//! legends — are files under `assets/html/` ([`assets`]); the statistics footer is the one the
+//! text formats print ([`super::footer`]). The loops over rows, sides and plots are Rust rather
+//! than a template engine's (minijinja) and the plots are drawn here rather than by a plotting
+//! library (plotters): a few dozen lines each, and the crate gains no dependency.
 //! Nothing is interpolated except through [`escape::Esc`] or numbers we format ourselves, and
 //! the tests render hostile strings everywhere a user can put one.
 use std::fmt::{self, Write as _};
 use std::io;
 
+use schedlab_analysis::grouping::XScale;
 use schedlab_analysis::latency::Curve;
-use schedlab_analysis::model::{
-    level_text, mde_text, Comparison, Row, ScalingSeries, SideFigures, SideSummary, Verdict,
-};
-use schedlab_analysis::scaling::XScale;
+use schedlab_analysis::model::{Comparison, Row, ScalingSeries, SideFigures, SideSummary, Verdict};
 use schedlab_analysis::units::Design;
 use schedlab_core::metric::Better;
 use schedlab_core::record::{RunRecord, RunStatus};
 use schedlab_core::words;
 
+use super::block::Block;
+use super::footer;
+use super::phrases::{level_text, mde_text, row_note, unmatched, verdict_name};
 use crate::model::format_time_ns;
 use crate::number::format_value;
 use escape::Esc;
 use svg::side_color;
 
+pub mod assets;
+pub mod blocks;
 pub mod escape;
 pub mod fingerprints;
 pub mod svg;
@@ -81,23 +86,14 @@ fn write_page(
         })
         .collect();
 
-    write!(
-        s,
-        r#"<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="generator" content="schedlab {}">
-<title>schedlab report: {}</title>
-<style>{CSS}</style>
-</head>
-<body>
-<main>
-"#,
-        Esc(schedlab_core::VERSION),
-        Esc(&title)
-    )?;
+    s.push_str(&assets::fill(
+        assets::HEAD,
+        &[
+            ("version", &Esc(schedlab_core::VERSION).to_string()),
+            ("title", &Esc(&title).to_string()),
+            ("css", assets::CSS),
+        ],
+    ));
     header(s, c, &sides, &title, &machines_values)?;
     s.push_str(r##"<nav><a href="#comparison">Comparison</a><a href="#change">Change</a>"##);
     if !c.scaling.is_empty() {
@@ -125,7 +121,7 @@ fn write_page(
 }
 
 fn verdict_class(v: Verdict) -> String {
-    format!("v-{}", v.as_str())
+    format!("v-{}", verdict_name(v))
 }
 
 fn header(
@@ -164,17 +160,14 @@ fn header(
             verdict_class(v),
             if n == 0 { " zero" } else { "" },
             v.mark(),
-            v.as_str()
+            verdict_name(v)
         )?;
     }
     write!(
         s,
         r#"<span class="chip-note">{}{}</span></div>"#,
-        Esc(&c.footer.tally),
-        c.footer
-            .false_marks_if_nothing_changed
-            .as_deref()
-            .map_or(String::new(), |b| format!("; {}", Esc(b)))
+        Esc(&footer::tally(&c.footer)),
+        footer::false_mark_bound(c).map_or(String::new(), |b| format!("; {}", Esc(&b)))
     )?;
     fingerprints::summary(s, machines)?;
     s.push_str("</header>");
@@ -266,10 +259,10 @@ fn compare_table(s: &mut String, c: &Comparison) -> fmt::Result {
             r#"<td><span class="verdict {}">{} {}</span>"#,
             verdict_class(r.verdict),
             r.verdict.mark(),
-            r.verdict.as_str()
+            verdict_name(r.verdict)
         )?;
         if let Some(note) = &r.note {
-            write!(s, r#"<div class="muted">{}</div>"#, Esc(note))?;
+            write!(s, r#"<div class="muted">{}</div>"#, Esc(&row_note(note)))?;
         }
         s.push_str("</td></tr>");
     }
@@ -286,7 +279,7 @@ fn compare_table(s: &mut String, c: &Comparison) -> fmt::Result {
 }
 
 fn forest_section(s: &mut String, c: &Comparison) -> fmt::Result {
-    s.push_str(r#"<section id="change"><h2>Change with confidence intervals</h2><p class="note">Each line is one row of the table: the dot is the change of the candidate's geometric mean over the baseline's, the bar the interval its verdict used, coloured by verdict — the test's confidence interval, or for a ≈ row the equivalence test's interval, which lies inside the shaded ±δ band. A bar clear of zero is significant before the adjustment for multiple comparisons (the marks use q). Rows that are not judged show their change without a bar.</p>"#);
+    s.push_str(assets::CHANGE);
     svg::forest(s, c)?;
     s.push_str("</section>");
     Ok(())
@@ -306,7 +299,7 @@ fn replication_text(r: &Row) -> &'static str {
 }
 
 fn distributions(s: &mut String, c: &Comparison, sides: &[SideView]) -> fmt::Result {
-    s.push_str(r#"<section id="distributions"><h2>Distributions</h2><p class="note">Every unit the test saw, per case and metric: dots are units (runs, boots or rounds), the box spans the middle half, the bar is the median.</p><div class="grid">"#);
+    s.push_str(assets::DISTRIBUTIONS);
     for rows in c.rows_by_case_metric() {
         let first = rows[0];
         let (case, metric) = (&first.case, &first.metric);
@@ -346,10 +339,7 @@ fn distributions(s: &mut String, c: &Comparison, sides: &[SideView]) -> fmt::Res
 
 fn scaling_section(s: &mut String, c: &Comparison, sides: &[SideView]) -> fmt::Result {
     let level = level_text(c.scaling.first().map_or(c.settings.confidence, |x| x.level));
-    write!(
-        s,
-        r#"<section id="scaling"><h2>Scaling</h2><p class="note">Cases that differ in one parameter only, each metric drawn against it, as mmtests graphs a benchmark per client count. A point is the side's geometric mean of its units (runs, boots or rounds, as in the table) and its bar the {level} t interval of that mean, from the variance the row's test used (an A/B arm: from its own rounds), so a side of one run has no bar unless a calibration judged the row. A ring in the verdict's colour marks a candidate point the comparison marks. The numbers are under each plot.</p>"#
-    )?;
+    s.push_str(&assets::fill(assets::SCALING, &[("level", &level)]));
     for series in &c.scaling {
         scaling_series(s, series, sides)?;
     }
@@ -495,7 +485,7 @@ fn scaling_table(
 }
 
 fn latency_section(s: &mut String, curves: &[Curve], sides: &[SideView]) -> fmt::Result {
-    s.push_str(r#"<section id="latency"><h2>Latency percentiles</h2><p class="note">Per case with percentile metrics, per side: each percentile's geometric mean over a run's iterations (each iteration's own percentile), then the median over the side's runs. These are not the percentiles of all iterations' samples merged that schedlab show prints in schbench's tables, so a p99 here may differ from those. The x axis spreads the tail (p50, p90, p99, p99.9 at equal steps of −log₁₀(1 − p)), then the maximum.</p><div class="grid">"#);
+    s.push_str(assets::LATENCY);
     for curve in curves {
         let points: Vec<(String, f64)> = curve
             .points
@@ -574,14 +564,14 @@ fn percentile_table(
 }
 
 fn machines(s: &mut String, values: &[fingerprints::SideValues]) -> fmt::Result {
-    s.push_str(r#"<section id="machines"><h2>Machines</h2><p class="note">Every fingerprint field of each side's runs (several values where a side's runs differ), compared with the baseline.</p>"#);
+    s.push_str(assets::MACHINES);
     fingerprints::table(s, values)?;
     s.push_str("</section>");
     Ok(())
 }
 
 fn runs(s: &mut String, sides: &[SideView]) -> fmt::Result {
-    s.push_str(r#"<section id="runs"><h2>Runs</h2><table class="runs"><thead><tr><th>side</th><th class="num">run</th><th>label</th><th>status</th><th>started (UTC)</th><th class="num">cases</th><th class="num" title="measured + warm-up, over all the run's cases, as schedlab runs counts them">iterations</th><th>kernel</th><th>error</th></tr></thead><tbody>"#);
+    s.push_str(assets::RUNS);
     for side in sides {
         for run in side.runs {
             let iterations = side
@@ -619,15 +609,12 @@ fn runs(s: &mut String, sides: &[SideView]) -> fmt::Result {
 }
 
 fn statistics(s: &mut String, c: &Comparison) -> fmt::Result {
-    s.push_str(r#"<footer id="statistics"><h2>Statistics</h2><ul>"#);
-    for line in &c.footer.text {
-        write!(s, "<li>{}</li>", Esc(line))?;
-    }
-    s.push_str("</ul>");
+    s.push_str(r#"<footer id="statistics"><h2>Statistics</h2>"#);
+    blocks::write(s, &[Block::List(footer::lines(c))])?;
     if !c.unmatched.is_empty() {
         s.push_str(r#"<p><b>Unmatched</b> (present on one side only, not compared):</p><ul class="unmatched">"#);
         for m in &c.unmatched {
-            write!(s, "<li>{}</li>", Esc(m))?;
+            write!(s, "<li>{}</li>", Esc(&unmatched(m)))?;
         }
         s.push_str("</ul>");
     }
@@ -638,100 +625,6 @@ fn statistics(s: &mut String, c: &Comparison) -> fmt::Result {
     )?;
     Ok(())
 }
-
-/// The page's only styling. System fonts only: nothing is fetched.
-const CSS: &str = r#"
-:root { --fg:#0f172a; --muted:#64748b; --line:#e2e8f0; --panel:#fff; }
-* { box-sizing:border-box; }
-body { margin:0; background:#f1f5f9; color:var(--fg);
-  font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans","DejaVu Sans",Arial,sans-serif; }
-main { max-width:1200px; margin:0 auto; padding:20px 20px 40px; }
-h1 { font-size:22px; margin:0 0 12px; font-weight:650; }
-h1 .title { color:var(--muted); font-weight:500; overflow-wrap:anywhere; }
-h2 { font-size:17px; margin:0 0 8px; }
-header.top, section, footer { background:var(--panel); border:1px solid var(--line); border-radius:10px;
-  padding:16px 20px; margin:14px 0; }
-.sides { display:flex; flex-wrap:wrap; gap:12px; margin-bottom:12px; }
-.side-card { border-left:4px solid; padding:4px 12px; min-width:220px; max-width:100%; }
-.side-name { font-size:16px; font-weight:650; overflow-wrap:anywhere; }
-.chips { display:flex; flex-wrap:wrap; gap:8px; align-items:center; }
-.chip { padding:3px 10px; border-radius:999px; font-size:13px; border:1px solid currentColor; }
-.chip.zero { opacity:.45; }
-.chip-note { color:var(--muted); font-size:13px; margin-left:6px; }
-nav { display:flex; flex-wrap:wrap; gap:4px 18px; padding:0 4px; font-size:13px; }
-nav a { color:#1d4ed8; text-decoration:none; }
-p.note { color:#334155; margin:0 0 10px; max-width:90ch; }
-.muted { color:var(--muted); font-size:12px; }
-table { border-collapse:collapse; width:100%; }
-th, td { padding:6px 8px; border-bottom:1px solid var(--line); text-align:left; vertical-align:top; }
-thead th { font-size:11.5px; color:var(--muted); border-bottom:2px solid #cbd5e1; white-space:nowrap; }
-.compare thead th, .runs thead th, .pct thead th, .fingerprints .role { text-transform:uppercase;
-  letter-spacing:.04em; }
-.num { text-align:right; font-variant-numeric:tabular-nums; white-space:nowrap; }
-tbody tr:nth-child(even) { background:#f8fafc; }
-.compare tbody tr.row { background:none; }
-.compare tr.case-head th { background:#f1f5f9; font-weight:600; font-size:13px; padding:5px 8px;
-  overflow-wrap:anywhere; border-bottom:1px solid #cbd5e1; }
-.compare td.metric { padding-left:18px; }
-.compare .unit { margin-left:6px; }
-.dir { color:var(--muted); }
-.verdict { display:inline-block; padding:1px 9px; border-radius:999px; font-size:12px; font-weight:600;
-  white-space:nowrap; }
-.v-regression { color:#991b1b; } .verdict.v-regression, .chip.v-regression { background:#fee2e2; }
-.v-improvement { color:#166534; } .verdict.v-improvement, .chip.v-improvement { background:#dcfce7; }
-.v-equivalent { color:#075985; } .verdict.v-equivalent, .chip.v-equivalent { background:#e0f2fe; }
-.v-inconclusive { color:#475569; } .verdict.v-inconclusive, .chip.v-inconclusive { background:#f1f5f9; }
-.v-noisy { color:#92400e; } .verdict.v-noisy, .chip.v-noisy { background:#fef3c7; }
-tr.row td { color:var(--fg); }
-tr.row td.change { font-weight:650; }
-tr.v-regression td.change { color:#b91c1c; } tr.v-improvement td.change { color:#15803d; }
-tr.v-regression td:first-child { box-shadow:inset 3px 0 #dc2626; }
-tr.v-improvement td:first-child { box-shadow:inset 3px 0 #16a34a; }
-.grid { display:grid; grid-template-columns:repeat(auto-fill,minmax(540px,1fr)); gap:12px; }
-.scaling-grid { grid-template-columns:repeat(auto-fit,minmax(360px,1fr)); }
-.scaling-series { margin:14px 0 0; }
-.scaling-series h3 { font-size:15px; margin:0; }
-.scaling-series > p.muted { margin:0 0 6px; overflow-wrap:anywhere; }
-figure.scaling-plot { overflow-x:auto; }
-figure.scaling-plot svg { width:100%; }
-table.scaling-table { font-size:11.5px; }
-table.scaling-table th, table.scaling-table td { padding:2px 4px; }
-table.scaling-table thead th { text-transform:none; letter-spacing:0; }
-figure { margin:0; border:1px solid var(--line); border-radius:8px; padding:8px 10px; min-width:0; }
-figcaption { font-size:13px; margin-bottom:4px; overflow-wrap:anywhere; }
-svg { max-width:100%; height:auto; display:block; }
-svg text { font-size:12px; }
-svg .tick { fill:#64748b; font-size:11px; font-variant-numeric:tabular-nums; }
-svg .axis-title { fill:#475569; font-size:11.5px; }
-svg .row-value { font-variant-numeric:tabular-nums; font-weight:600; }
-svg .lane-label { font-weight:600; }
-.fingerprints { table-layout:fixed; }
-.fingerprints thead th { white-space:normal; overflow-wrap:anywhere; }
-.fingerprints thead th .side-name { font-size:13px; color:var(--fg); text-transform:none; }
-.fingerprints th[scope=row] { font-weight:500; white-space:nowrap; font-family:ui-monospace,"DejaVu Sans Mono",monospace; font-size:12px; }
-.fingerprints td { font-family:ui-monospace,"DejaVu Sans Mono",monospace; font-size:12px; overflow-wrap:anywhere;
-  word-break:break-word; }
-.fingerprints td.fp-expected { background:#e0f2fe; }
-.fingerprints td.fp-differs { background:#fef3c7; }
-.fingerprints td.fp-refused { background:#fee2e2; }
-.badge { display:inline-block; font:600 10.5px/1.6 system-ui,sans-serif; padding:0 6px; border-radius:4px;
-  text-transform:uppercase; letter-spacing:.04em; white-space:nowrap; }
-.badge.fp-expected { background:#bae6fd; color:#075985; }
-.badge.fp-differs { background:#fde68a; color:#92400e; }
-.badge.fp-refused { background:#fecaca; color:#991b1b; }
-p.legend { font-size:12px; color:#334155; margin:10px 0 0; }
-code { font-family:ui-monospace,"DejaVu Sans Mono",monospace; font-size:12px; }
-.dot { display:inline-block; width:9px; height:9px; border-radius:50%; margin-right:6px; }
-td.status.bad { color:#b91c1c; font-weight:600; }
-.runs td.when, .runs td.kernel { white-space:nowrap; }
-table.pct { margin-top:6px; font-size:12.5px; }
-table.pct th, table.pct td { padding:3px 6px; }
-p.fp-summary { margin:0 0 10px; }
-header.top p.fp-summary { margin:10px 0 0; font-size:13px; color:#334155; }
-td.error { color:#b91c1c; overflow-wrap:anywhere; }
-footer ul { margin:0 0 8px; padding-left:20px; }
-footer li { margin:2px 0; }
-"#;
 
 #[cfg(test)]
 mod tests;

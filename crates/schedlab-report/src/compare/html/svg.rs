@@ -6,8 +6,9 @@
 use std::fmt::{self, Write};
 
 use super::escape::Esc;
+use crate::compare::phrases::{level_text, verdict_name};
 use crate::number::format_value;
-use schedlab_analysis::model::{level_text, Comparison, Row, Verdict};
+use schedlab_analysis::model::{Comparison, IntervalKind, Row, Verdict};
 use schedlab_core::metric::Better;
 
 /// Colours of the verdicts: red and green only for marked rows, so a glance finds them.
@@ -241,18 +242,20 @@ fn direction_arrow(better: Better) -> &'static str {
 /// What the forest's bars are, with the levels the rows' verdicts used: the test's interval,
 /// and TOST's for `≈` rows (at the level spent at each row's look in a sequential experiment).
 fn bar_meaning(c: &Comparison) -> String {
-    let levels = |kind: &str| {
-        c.used_interval_levels(kind)
+    let levels = |kind: IntervalKind| {
+        let mut texts: Vec<String> = c
+            .used_interval_levels(kind)
             .into_iter()
             .map(level_text)
-            .collect::<Vec<_>>()
-            .join(" / ")
+            .collect();
+        texts.dedup();
+        texts.join(" / ")
     };
-    let test = match levels("test") {
+    let test = match levels(IntervalKind::Test) {
         none if none.is_empty() => level_text(c.settings.confidence),
         some => some,
     };
-    match levels("equivalence") {
+    match levels(IntervalKind::Equivalence) {
         none if none.is_empty() => format!("{test} CI of the test"),
         tost => format!("{test} CI of the test, or TOST's {tost} interval for ≈"),
     }
@@ -332,54 +335,63 @@ pub fn forest(s: &mut String, c: &Comparison) -> fmt::Result {
         bar_meaning(c)
     )?;
     for (i, r) in c.rows.iter().enumerate() {
-        let y = top + (i as f64 + 0.5) * FOREST_ROW;
-        let color = verdict_color(r.verdict);
-        let mut label = format!("{} · {} {}", r.case, r.metric, direction_arrow(r.better));
-        if several {
-            label.push_str(&format!(" · {}", r.candidate));
-        }
-        write!(
-            s,
-            r#"<text x="6" y="{:.1}" class="row-label"><title>{}</title>{}</text>"#,
-            y + 4.0,
-            Esc(&label),
-            Esc(&truncate(&label, 60))
-        )?;
-        let text = match (r.change_pct, ci_pct(r)) {
-            (Some(p), Some((a, b))) => format!("{p:+.2}% [{a:+.2}, {b:+.2}] {}", r.verdict.mark()),
-            (Some(p), None) => format!("{p:+.2}% {}", r.verdict.mark()),
-            _ => format!("— {}", r.verdict.mark()),
-        };
-        write!(
-            s,
-            r#"<text x="{:.1}" y="{:.1}" class="row-value" fill="{color}">{}</text>"#,
-            FOREST_WIDTH - FOREST_TEXT + 10.0,
-            y + 4.0,
-            Esc(&text)
-        )?;
-        // A NaN coordinate is an SVG error Chromium reports on the console: draw finite CIs only.
-        if let Some((a, b)) = ci_pct(r).filter(|(a, b)| a.is_finite() && b.is_finite()) {
-            let (xa, xb) = (x.map(a), x.map(b));
-            write!(
-                s,
-                r#"<line class="ci" x1="{xa:.1}" x2="{xb:.1}" y1="{y:.1}" y2="{y:.1}" stroke="{color}" stroke-width="2"/><line x1="{xa:.1}" x2="{xa:.1}" y1="{:.1}" y2="{:.1}" stroke="{color}" stroke-width="1.5"/><line x1="{xb:.1}" x2="{xb:.1}" y1="{:.1}" y2="{:.1}" stroke="{color}" stroke-width="1.5"/>"#,
-                y - 5.0,
-                y + 5.0,
-                y - 5.0,
-                y + 5.0
-            )?;
-        }
-        if let Some(p) = r.change_pct.filter(|p| p.is_finite()) {
-            write!(
-                s,
-                r#"<circle class="estimate" cx="{:.1}" cy="{y:.1}" r="4.5" fill="{color}"><title>{}: {p:+.2}% ({})</title></circle>"#,
-                x.map(p),
-                Esc(&label),
-                r.verdict.as_str()
-            )?;
-        }
+        forest_row(s, r, top + (i as f64 + 0.5) * FOREST_ROW, &x, several)?;
     }
     s.push_str("</svg>");
+    Ok(())
+}
+
+/// One row of the forest: its label, its interval's bar, its dot and its change.
+fn forest_row(s: &mut String, r: &Row, y: f64, x: &Scale, several: bool) -> fmt::Result {
+    let color = verdict_color(r.verdict);
+    let mut label = format!("{} · {} {}", r.case, r.metric, direction_arrow(r.better));
+    if several {
+        label.push_str(&format!(" · {}", r.candidate));
+    }
+    write!(
+        s,
+        r#"<text x="6" y="{:.1}" class="row-label"><title>{}</title>{}</text>"#,
+        y + 4.0,
+        Esc(&label),
+        Esc(&truncate(&label, 60))
+    )?;
+    let text = match (r.change_pct, r.interval_used.map(|ci| ci.pct())) {
+        (Some(p), Some((a, b))) => format!("{p:+.2}% [{a:+.2}, {b:+.2}] {}", r.verdict.mark()),
+        (Some(p), None) => format!("{p:+.2}% {}", r.verdict.mark()),
+        _ => format!("— {}", r.verdict.mark()),
+    };
+    write!(
+        s,
+        r#"<text x="{:.1}" y="{:.1}" class="row-value" fill="{color}">{}</text>"#,
+        FOREST_WIDTH - FOREST_TEXT + 10.0,
+        y + 4.0,
+        Esc(&text)
+    )?;
+    // A NaN coordinate is an SVG error Chromium reports on the console: draw finite CIs only.
+    if let Some((a, b)) = r
+        .interval_used
+        .map(|ci| ci.pct())
+        .filter(|(a, b)| a.is_finite() && b.is_finite())
+    {
+        let (xa, xb) = (x.map(a), x.map(b));
+        write!(
+            s,
+            r#"<line class="ci" x1="{xa:.1}" x2="{xb:.1}" y1="{y:.1}" y2="{y:.1}" stroke="{color}" stroke-width="2"/><line x1="{xa:.1}" x2="{xa:.1}" y1="{:.1}" y2="{:.1}" stroke="{color}" stroke-width="1.5"/><line x1="{xb:.1}" x2="{xb:.1}" y1="{:.1}" y2="{:.1}" stroke="{color}" stroke-width="1.5"/>"#,
+            y - 5.0,
+            y + 5.0,
+            y - 5.0,
+            y + 5.0
+        )?;
+    }
+    if let Some(p) = r.change_pct.filter(|p| p.is_finite()) {
+        write!(
+            s,
+            r#"<circle class="estimate" cx="{:.1}" cy="{y:.1}" r="4.5" fill="{color}"><title>{}: {p:+.2}% ({})</title></circle>"#,
+            x.map(p),
+            Esc(&label),
+            verdict_name(r.verdict)
+        )?;
+    }
     Ok(())
 }
 
@@ -656,6 +668,34 @@ pub fn scaling(
     };
     svg_open(s, SCALING_WIDTH, SCALING_HEIGHT, "scaling", title)?;
     y_grid(s, &yticks, &y, (left, right), log, step)?;
+    scaling_ticks(s, ticks, &x, (top, bottom))?;
+    // The unit sits top right, beside the legend: eight-digit tick labels (calls per second)
+    // leave no room for a rotated title at the left.
+    write!(
+        s,
+        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" class="axis-title">{}</text><text x="{right}" y="16" text-anchor="end" class="axis-title">{}{}</text>"#,
+        (left + right) / 2.0,
+        bottom + 34.0,
+        Esc(x_title),
+        Esc(unit),
+        if log { " (log)" } else { "" }
+    )?;
+    let nudge = |i: usize| (i as f64 - (sides.len() as f64 - 1.0) / 2.0) * 4.0;
+    for (i, side) in sides.iter().enumerate() {
+        scaling_side(s, side, i, ticks, (&x, &y), nudge(i), left)?;
+    }
+    s.push_str("</svg>");
+    Ok(())
+}
+
+/// The x axis of a scaling plot: a grid line per value, and its label where it does not touch
+/// the one before.
+fn scaling_ticks(
+    s: &mut String,
+    ticks: &[(String, f64)],
+    x: &Scale,
+    (top, bottom): (f64, f64),
+) -> fmt::Result {
     // Every value gets a grid line; labels that would touch the previous one are left out
     // (1 to 256 CPUs crowd at the top of a log axis).
     let mut last_label = f64::NEG_INFINITY;
@@ -675,84 +715,83 @@ pub fn scaling(
             last_label = px;
         }
     }
-    // The unit sits top right, beside the legend: eight-digit tick labels (calls per second)
-    // leave no room for a rotated title at the left.
+    Ok(())
+}
+
+/// One side of a scaling plot: its legend entry, its line through its points, each point's
+/// interval and mark; `nudge` moves its points aside so the sides' bars do not overlap.
+fn scaling_side(
+    s: &mut String,
+    side: &ScalingSide,
+    i: usize,
+    ticks: &[(String, f64)],
+    (x, y): (&Scale, &Scale),
+    nudge: f64,
+    left: f64,
+) -> fmt::Result {
+    // Three legend entries a row, so several candidates stay inside the plot's width.
+    let (lx, ly) = (
+        left - 40.0 + (i % 3) as f64 * 96.0,
+        12.0 + (i / 3) as f64 * 13.0,
+    );
     write!(
         s,
-        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" class="axis-title">{}</text><text x="{right}" y="16" text-anchor="end" class="axis-title">{}{}</text>"#,
-        (left + right) / 2.0,
-        bottom + 34.0,
-        Esc(x_title),
-        Esc(unit),
-        if log { " (log)" } else { "" }
+        r#"<line x1="{lx:.1}" x2="{:.1}" y1="{ly:.1}" y2="{ly:.1}" stroke="{}" stroke-width="2.5"/><text x="{:.1}" y="{:.1}" class="legend"><title>{}</title>{}</text>"#,
+        lx + 16.0,
+        side.color,
+        lx + 21.0,
+        ly + 4.0,
+        Esc(side.name),
+        Esc(&truncate(side.name, 10))
     )?;
-    let nudge = |i: usize| (i as f64 - (sides.len() as f64 - 1.0) / 2.0) * 4.0;
-    for (i, side) in sides.iter().enumerate() {
-        // Three legend entries a row, so several candidates stay inside the plot's width.
-        let (lx, ly) = (
-            left - 40.0 + (i % 3) as f64 * 96.0,
-            12.0 + (i / 3) as f64 * 13.0,
-        );
+    let placed: Vec<(f64, &ScalingMark)> = ticks
+        .iter()
+        .zip(&side.points)
+        .filter_map(|((_, px), p)| {
+            let p = p.as_ref().filter(|p| p.mean.is_finite())?;
+            Some((x.map(*px) + nudge, p))
+        })
+        .collect();
+    // One line per side through the points it has: a missing point is a missing marker,
+    // and the table below the plot says which.
+    let path: Vec<String> = placed
+        .iter()
+        .map(|(px, p)| format!("{px:.1},{:.1}", y.map(p.mean)))
+        .collect();
+    if !path.is_empty() {
         write!(
             s,
-            r#"<line x1="{lx:.1}" x2="{:.1}" y1="{ly:.1}" y2="{ly:.1}" stroke="{}" stroke-width="2.5"/><text x="{:.1}" y="{:.1}" class="legend"><title>{}</title>{}</text>"#,
-            lx + 16.0,
-            side.color,
-            lx + 21.0,
-            ly + 4.0,
-            Esc(side.name),
-            Esc(&truncate(side.name, 10))
+            r#"<polyline class="scaling-line" points="{}" fill="none" stroke="{}" stroke-width="2.2"/>"#,
+            path.join(" "),
+            side.color
         )?;
-        let placed: Vec<(f64, &ScalingMark)> = ticks
-            .iter()
-            .zip(&side.points)
-            .filter_map(|((_, px), p)| {
-                let p = p.as_ref().filter(|p| p.mean.is_finite())?;
-                Some((x.map(*px) + nudge(i), p))
-            })
-            .collect();
-        // One line per side through the points it has: a missing point is a missing marker,
-        // and the table below the plot says which.
-        let path: Vec<String> = placed
-            .iter()
-            .map(|(px, p)| format!("{px:.1},{:.1}", y.map(p.mean)))
-            .collect();
-        if !path.is_empty() {
+    }
+    for (px, p) in &placed {
+        if let Some((a, b)) = p.interval.filter(|(a, b)| a.is_finite() && b.is_finite()) {
+            let (ya, yb) = (y.map(a), y.map(b));
             write!(
                 s,
-                r#"<polyline class="scaling-line" points="{}" fill="none" stroke="{}" stroke-width="2.2"/>"#,
-                path.join(" "),
+                r#"<path class="scaling-ci" d="M{px:.1},{ya:.1}V{yb:.1}M{:.1},{ya:.1}h6M{:.1},{yb:.1}h6" stroke="{}" stroke-width="1.4" fill="none"/>"#,
+                px - 3.0,
+                px - 3.0,
                 side.color
             )?;
         }
-        for (px, p) in &placed {
-            if let Some((a, b)) = p.interval.filter(|(a, b)| a.is_finite() && b.is_finite()) {
-                let (ya, yb) = (y.map(a), y.map(b));
-                write!(
-                    s,
-                    r#"<path class="scaling-ci" d="M{px:.1},{ya:.1}V{yb:.1}M{:.1},{ya:.1}h6M{:.1},{yb:.1}h6" stroke="{}" stroke-width="1.4" fill="none"/>"#,
-                    px - 3.0,
-                    px - 3.0,
-                    side.color
-                )?;
-            }
-            let py = y.map(p.mean);
-            if let Some(v) = p.marked {
-                write!(
-                    s,
-                    r#"<circle class="scaling-mark" cx="{px:.1}" cy="{py:.1}" r="7" fill="none" stroke="{}" stroke-width="2"/>"#,
-                    verdict_color(v)
-                )?;
-            }
+        let py = y.map(p.mean);
+        if let Some(v) = p.marked {
             write!(
                 s,
-                r#"<circle class="scaling-point" cx="{px:.1}" cy="{py:.1}" r="3.5" fill="{}"><title>{}</title></circle>"#,
-                side.color,
-                Esc(&p.tooltip)
+                r#"<circle class="scaling-mark" cx="{px:.1}" cy="{py:.1}" r="7" fill="none" stroke="{}" stroke-width="2"/>"#,
+                verdict_color(v)
             )?;
         }
+        write!(
+            s,
+            r#"<circle class="scaling-point" cx="{px:.1}" cy="{py:.1}" r="3.5" fill="{}"><title>{}</title></circle>"#,
+            side.color,
+            Esc(&p.tooltip)
+        )?;
     }
-    s.push_str("</svg>");
     Ok(())
 }
 

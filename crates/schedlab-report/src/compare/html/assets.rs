@@ -1,0 +1,73 @@
+//! The page's fixed text and furniture — its head and styling, each section's opening paragraph,
+//! the tables' headers, the legends — from the files under `assets/html/` in this crate, built
+//! into the binary: the prose of the page is edited there, not in Rust. Where a file takes a
+//! value it names it `{{name}}`, and [`fill`] puts it in (escaped by the caller where it is the
+//! user's).
+
+/// A file's text without the newline that ends it.
+const fn asset(text: &'static str) -> &'static str {
+    match text.as_bytes() {
+        [.., b'\n'] => {
+            let (head, _) = text.split_at(text.len() - 1);
+            head
+        }
+        _ => text,
+    }
+}
+
+/// The page's only styling. System fonts only: nothing is fetched.
+pub const CSS: &str = include_str!("../../../assets/html/page.css");
+/// From `<!DOCTYPE html>` to `<main>`: `{{version}}`, `{{title}}`, `{{css}}`.
+pub const HEAD: &str = asset(include_str!("../../../assets/html/head.html"));
+pub const CHANGE: &str = asset(include_str!("../../../assets/html/change.html"));
+/// `{{level}}`: the confidence of the points' intervals.
+pub const SCALING: &str = asset(include_str!("../../../assets/html/scaling.html"));
+pub const LATENCY: &str = asset(include_str!("../../../assets/html/latency.html"));
+pub const DISTRIBUTIONS: &str = asset(include_str!("../../../assets/html/distributions.html"));
+pub const MACHINES: &str = asset(include_str!("../../../assets/html/machines.html"));
+pub const MACHINES_ALIKE: &str = asset(include_str!("../../../assets/html/machines-alike.html"));
+pub const MACHINES_DIFFER: &str = asset(include_str!("../../../assets/html/machines-differ.html"));
+pub const FINGERPRINTS_LEGEND: &str = asset(include_str!(
+    "../../../assets/html/fingerprints-legend.html"
+));
+/// The runs section up to its table's body.
+pub const RUNS: &str = asset(include_str!("../../../assets/html/runs.html"));
+
+/// `template` with each `{{name}}` replaced by its value.
+pub fn fill(template: &str, values: &[(&str, &str)]) -> String {
+    let mut text = template.to_string();
+    for (name, value) in values {
+        text = text.replace(&format!("{{{{{name}}}}}"), value);
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_placeholder_of_a_file_is_filled() {
+        assert_eq!(
+            fill("a {{x}} b {{y}}", &[("x", "1"), ("y", "<2>")]),
+            "a 1 b <2>"
+        );
+        for (template, names) in [
+            (HEAD, &["version", "title", "css"][..]),
+            (SCALING, &["level"][..]),
+        ] {
+            let values: Vec<(&str, &str)> = names.iter().map(|n| (*n, "v")).collect();
+            assert!(!fill(template, &values).contains("{{"), "{template}");
+        }
+        for fixed in [
+            CHANGE,
+            LATENCY,
+            DISTRIBUTIONS,
+            MACHINES,
+            RUNS,
+            FINGERPRINTS_LEGEND,
+        ] {
+            assert!(!fixed.contains("{{") && !fixed.ends_with('\n'), "{fixed}");
+        }
+    }
+}
