@@ -51,24 +51,33 @@ fn value(measurements: &[Measurement], name: &str) -> f64 {
 fn a_task_running_1ms_every_10ms_uses_a_tenth_of_a_cpu() {
     let _alone = alone();
     // Real-time priority keeps the busy machine's other tasks from delaying its periods; its CPU
-    // time is then what its run phases cost, which the calibration decides.
-    let m = run(r#"
+    // time is then what its run phases cost (the calibration decides it, and each iteration
+    // calibrates afresh) and what waking up every period costs. The median of three iterations,
+    // as a run would be judged.
+    let scenario = r#"
 duration = "3s"
 [[group]]
 name = "periodic"
 policy = "fifo"
 priority = 10
 phases = [{ run = "1ms" }, { timer = "10ms" }]
-"#);
-    let duty = value(&m, "periodic_duty_cycle_pct");
-    eprintln!(
-        "duty {duty:.3} %, run cpu {:.2} %, run wall {:.2} %, calibration error {:.2} %",
-        value(&m, "periodic_run_cpu_pct"),
-        value(&m, "periodic_run_wall_pct"),
-        value(&m, "calibration_error_pct")
-    );
-    assert!((9.5..=10.5).contains(&duty), "duty cycle {duty} %");
-    assert!(value(&m, "periodic_periods_count") >= 290.0);
+"#;
+    let mut duties = Vec::new();
+    for _ in 0..3 {
+        let m = run(scenario);
+        let duty = value(&m, "periodic_duty_cycle_pct");
+        eprintln!(
+            "duty {duty:.3} %, run cpu {:.2} %, run wall {:.2} %, calibration error {:.2} %",
+            value(&m, "periodic_run_cpu_pct"),
+            value(&m, "periodic_run_wall_pct"),
+            value(&m, "calibration_error_pct")
+        );
+        assert!(value(&m, "periodic_periods_count") >= 290.0);
+        duties.push(duty);
+    }
+    duties.sort_by(f64::total_cmp);
+    let duty = duties[1];
+    assert!((9.5..=10.5).contains(&duty), "duty cycle {duties:?} %");
 }
 
 /// One task waking every 2 ms beside a spinner on CPU 0; its wake-up p99 in µs.
