@@ -6,6 +6,7 @@
 //! embedded in the binary; a user's own suite file has the same format (docs/suites.md).
 use serde::Deserialize;
 
+use crate::workload::scenario::ScenarioParams;
 use crate::workload::{
     parse_count, relative_count, KeyError, ParamKind, WorkloadDefinition, WorkloadSpec,
 };
@@ -37,6 +38,8 @@ pub struct Suite {
     /// Seed of the random order; drawn at run time (and recorded) when absent.
     pub seed: Option<u64>,
     pub cases: Vec<WorkloadSpec>,
+    /// Each case's co-runners (its `background` key), in the order of `cases`.
+    pub backgrounds: Vec<Option<ScenarioParams>>,
 }
 
 /// The file as written, before matrices are expanded.
@@ -96,7 +99,7 @@ impl Suite {
             )));
         }
         let cooldown_sec = check_settings(name, text, &file)?;
-        let mut cases = Vec::new();
+        let (mut cases, mut backgrounds) = (Vec::new(), Vec::new());
         for (index, spanned) in file.cases.iter().enumerate() {
             let at = position(text, spanned.span().start);
             // Where a key of this case is written (in the case, else in its matrix; the matrix
@@ -105,10 +108,20 @@ impl Suite {
                 key.and_then(|key| case_key_offset(text, index, key, matrix_first))
                     .map_or_else(|| at.clone(), |offset| position(text, offset))
             };
-            let mut from_this: Vec<WorkloadSpec> = Vec::new();
+            let mut from_this: Vec<(WorkloadSpec, Option<ScenarioParams>)> = Vec::new();
             for mut table in expand_matrix(spanned.get_ref()).map_err(|(key, why)| {
                 Error::invalid(format!("suite {name}: {}: {why}", place(Some(&key), true)))
             })? {
+                let background = table
+                    .remove("background")
+                    .map(read_background)
+                    .transpose()
+                    .map_err(|why| {
+                        Error::invalid(format!(
+                            "suite {name}: {}: background: {why}",
+                            place(Some("background"), false)
+                        ))
+                    })?;
                 let relative = resolve_counts(&mut table, online_cpus).map_err(|(key, why)| {
                     Error::invalid(format!("suite {name}: {}: {why}", place(Some(&key), false)))
                 })?;
@@ -142,11 +155,15 @@ impl Suite {
                     )));
                 }
                 // "25%" and "50%" are one count on a small machine: run that case once.
-                if !from_this.contains(&spec) {
-                    from_this.push(spec);
+                let case = (spec, background);
+                if !from_this.contains(&case) {
+                    from_this.push(case);
                 }
             }
-            cases.extend(from_this);
+            for (spec, background) in from_this {
+                cases.push(spec);
+                backgrounds.push(background);
+            }
         }
         Ok(Suite {
             name: name.to_string(),
@@ -157,6 +174,7 @@ impl Suite {
             order: file.order,
             seed: file.seed,
             cases,
+            backgrounds,
         })
     }
 
@@ -302,6 +320,17 @@ fn resolve_counts(
         }
     }
     Ok(resolved)
+}
+
+/// A case's `background`: a scenario's keys inline, or `file = "PATH"`, as a scenario case takes
+/// them.
+fn read_background(value: toml::Value) -> std::result::Result<ScenarioParams, String> {
+    if !value.is_table() {
+        return Err("give a table: a scenario's keys, or file = \"PATH\"".to_string());
+    }
+    value
+        .try_into::<ScenarioParams>()
+        .map_err(|e| e.message().trim().replace('\n', " "))
 }
 
 /// `line L, column C` of a byte offset.

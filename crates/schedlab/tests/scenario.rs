@@ -248,3 +248,47 @@ fn a_real_time_policy_without_the_privilege_is_refused() {
         "{err}"
     );
 }
+
+/// Issue 37's done-when: a background hog is started before every iteration of a case and stopped
+/// after it, and its own throughput is stored with each iteration (warm-up included); the case's
+/// name says it ran beside the hog, and nothing of the hog is left once the run ends.
+#[test]
+fn a_background_hog_runs_around_every_iteration_and_its_throughput_is_stored() {
+    let (dir, db) = temp_db();
+    let suite = write_file(
+        dir.path(),
+        "beside.toml",
+        r#"
+description = "the semaphore test beside a SCHED_IDLE hog"
+iterations = 3
+warmup = 1
+
+[[case]]
+workload = "semaphore"
+items = 20000
+[case.background]
+name = "hog"
+[[case.background.group]]
+name = "hog"
+policy = "idle"
+phases = [{ run = "1ms" }]
+"#,
+    );
+    run_suite(&db, &suite, &["--label", "beside"]);
+    let case = only_case(&db, "beside");
+    let name = case["name"].as_str().unwrap();
+    assert!(name.starts_with("semaphore:") && name.contains(" beside scenario:hog@"), "{name}");
+    assert_eq!(case["background"]["group"][0]["name"], "hog", "{case}");
+    let units = metric(&case, "background_hog_run_units_per_sec");
+    let values = units["values"].as_array().unwrap();
+    assert_eq!(values.len(), 3, "one value per measured iteration: {units}");
+    for value in values {
+        assert!(value.as_f64().unwrap() > 0.0, "the hog ran in every iteration: {units}");
+    }
+    assert!(has_metric(&case, "background_hog_duty_cycle_pct"), "{case}");
+    assert!(has_metric(&case, "items_per_sec") || has_metric(&case, "usec_per_item"), "{case}");
+    // Stopped after the last iteration: no task of the hog outlives the run.
+    let me = std::process::id().to_string();
+    let children = std::fs::read_to_string(format!("/proc/{me}/task/{me}/children")).unwrap();
+    assert!(children.trim().is_empty(), "left behind: {children}");
+}

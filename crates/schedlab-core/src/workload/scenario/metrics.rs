@@ -52,11 +52,11 @@ fn measures(phases: &[Phase]) -> Measures {
 
 /// Every metric a scenario declares, as (name, unit, better, role, shape) before names are made
 /// static; in declaration order.
-fn declared(scenario: &Scenario) -> Vec<MetricDef> {
+fn declared(scenario: &Scenario, prefix: &str) -> Vec<MetricDef> {
     let mut defs = Vec::new();
     let name = intern;
     for group in &scenario.group {
-        let g = &group.name;
+        let g = format!("{prefix}{}", group.name);
         let m = measures(&group.phases);
         defs.push(MetricDef::primary(name(format!("{g}_duty_cycle_pct")), "%", Better::Higher));
         defs.push(MetricDef::primary(name(format!("{g}_loops_per_sec")), "loops/sec", Better::Higher));
@@ -107,27 +107,38 @@ fn declared(scenario: &Scenario) -> Vec<MetricDef> {
     for (c, cgroup) in &scenario.cgroup {
         if cgroup.quota.is_some() {
             defs.push(MetricDef::secondary_count(
-                name(format!("cgroup_{c}_throttled_count")),
+                name(format!("{prefix}cgroup_{c}_throttled_count")),
                 Better::Lower,
             ));
             defs.push(MetricDef::secondary(
-                name(format!("cgroup_{c}_throttled_usec")),
+                name(format!("{prefix}cgroup_{c}_throttled_usec")),
                 "usec",
                 Better::Lower,
             ));
         }
     }
-    defs.push(WORK_UNIT_NSEC);
+    defs.push(prefixed(WORK_UNIT_NSEC, prefix));
     if scenario.group.iter().any(|g| measures(&g.phases).run) {
-        defs.push(CALIBRATION_ERROR_PCT);
+        defs.push(prefixed(CALIBRATION_ERROR_PCT, prefix));
     }
     defs
+}
+
+/// A global metric under a prefix (`background_work_unit_nsec`); itself without one.
+fn prefixed(def: MetricDef, prefix: &str) -> MetricDef {
+    if prefix.is_empty() {
+        return def;
+    }
+    MetricDef {
+        name: intern(format!("{prefix}{}", def.name)),
+        ..def
+    }
 }
 
 /// The metric names a scenario would declare, for the check that none is declared twice (two
 /// groups' names can collide: `a` with `a_wakeup`'s …) or is one the runner declares itself.
 pub fn check_names(scenario: &Scenario) -> std::result::Result<(), String> {
-    let defs = declared(scenario);
+    let defs = declared(scenario, "");
     for (i, def) in defs.iter().enumerate() {
         let twice = defs[..i].iter().any(|d| d.name == def.name)
             || crate::metric::secondary::ALL.iter().any(|d| d.name == def.name);
@@ -143,13 +154,24 @@ pub fn check_names(scenario: &Scenario) -> std::result::Result<(), String> {
 
 pub struct ScenarioWorkload {
     scenario: Scenario,
+    /// What every metric, distribution and attachment name starts with: empty for the case's own
+    /// workload, [`BACKGROUND_PREFIX`] for its co-runners.
+    prefix: &'static str,
     metrics: &'static [MetricDef],
 }
 
 impl ScenarioWorkload {
     pub fn new(scenario: Scenario) -> Self {
-        let metrics = Box::leak(declared(&scenario).into_boxed_slice());
-        ScenarioWorkload { scenario, metrics }
+        ScenarioWorkload::prefixed(scenario, "")
+    }
+
+    fn prefixed(scenario: Scenario, prefix: &'static str) -> Self {
+        let metrics = Box::leak(declared(&scenario, prefix).into_boxed_slice());
+        ScenarioWorkload {
+            scenario,
+            prefix,
+            metrics,
+        }
     }
 
     fn def(&self, name: &str) -> MetricDef {
@@ -168,8 +190,9 @@ impl ScenarioWorkload {
         let usec = |ns: u64| ns as f64 / 1_000.0;
         let mut requested_all = 0u64;
         let mut cpu_all = 0u64;
+        let prefix = self.prefix;
         for (group, o) in self.scenario.group.iter().zip(&outcome.groups) {
-            let g = &group.name;
+            let g = format!("{prefix}{}", group.name);
             let m = measures(&group.phases);
             let list = &mut out.measurements;
             value(format!("{g}_duty_cycle_pct"), o.duty_cycle_pct, list);
@@ -211,14 +234,16 @@ impl ScenarioWorkload {
         for (c, throttling) in &outcome.cgroups {
             if self.scenario.cgroup.get(c).is_some_and(|cg| cg.quota.is_some()) {
                 let list = &mut out.measurements;
-                value(format!("cgroup_{c}_throttled_count"), throttling.throttled_periods as f64, list);
-                value(format!("cgroup_{c}_throttled_usec"), usec(throttling.throttled_ns), list);
+                value(format!("{prefix}cgroup_{c}_throttled_count"), throttling.throttled_periods as f64, list);
+                value(format!("{prefix}cgroup_{c}_throttled_usec"), usec(throttling.throttled_ns), list);
             }
         }
-        out.measurements.push(WORK_UNIT_NSEC.value(outcome.work_unit_ns));
+        out.measurements
+            .push(prefixed(WORK_UNIT_NSEC, prefix).value(outcome.work_unit_ns));
         if requested_all > 0 {
             let error = (cpu_all as f64 / requested_all as f64 - 1.0).abs() * 100.0;
-            out.measurements.push(CALIBRATION_ERROR_PCT.value(error));
+            out.measurements
+                .push(prefixed(CALIBRATION_ERROR_PCT, prefix).value(error));
         }
         out
     }
@@ -230,17 +255,70 @@ impl Workload for ScenarioWorkload {
     }
 
     fn run_iteration(&mut self, _info: IterationInfo) -> Result<IterationOutput> {
-        let controller = if self.scenario.cgroup.is_empty() {
-            None
-        } else {
-            Some(sys::cpu_controller().ok_or_else(|| {
-                Error::invalid("the scenario's cgroups need the cgroup cpu controller, which is not mounted")
-            })?)
-        };
-        let mut run = GroupRun::prepare(&self.scenario, controller)?;
+        let mut run = prepare(&self.scenario)?;
         run.start(self.scenario.duration.map(|d| d.ns()))?;
         run.wait()?;
         let outcome = run.finish()?;
         Ok(self.measure(&outcome))
+    }
+}
+
+/// The scenario's groups, ready to start (its cgroups made).
+fn prepare(scenario: &Scenario) -> Result<GroupRun> {
+    let controller = if scenario.cgroup.is_empty() {
+        None
+    } else {
+        Some(sys::cpu_controller().ok_or_else(|| {
+            Error::invalid("the scenario's cgroups need the cgroup cpu controller, which is not mounted")
+        })?)
+    };
+    GroupRun::prepare(scenario, controller)
+}
+
+/// What the metrics of a case's co-runners start with.
+pub const BACKGROUND_PREFIX: &str = "background_";
+
+/// A case's co-runners: a scenario whose groups are started before each iteration of the case's
+/// workload and stopped after it, their own metrics (throughput, duty cycle, wake-ups) stored
+/// with the iteration under [`BACKGROUND_PREFIX`].
+pub struct Background {
+    workload: ScenarioWorkload,
+}
+
+/// Co-runners started for one iteration; dropped without [`BackgroundRun::stop`], they are killed
+/// and their cgroups removed, as any group run's.
+pub struct BackgroundRun<'a> {
+    owner: &'a Background,
+    run: GroupRun,
+}
+
+impl Background {
+    pub fn new(scenario: Scenario) -> Self {
+        Background {
+            workload: ScenarioWorkload::prefixed(scenario, BACKGROUND_PREFIX),
+        }
+    }
+
+    /// The metrics every iteration of the case gets from its co-runners.
+    pub fn metrics(&self) -> &'static [MetricDef] {
+        self.workload.metrics
+    }
+
+    /// Starts the co-runners; they run until stopped, or until their `duration` or `loops` end.
+    pub fn start(&self) -> Result<BackgroundRun<'_>> {
+        let scenario = &self.workload.scenario;
+        let mut run = prepare(scenario)?;
+        run.start(scenario.duration.map(|d| d.ns()))?;
+        Ok(BackgroundRun { owner: self, run })
+    }
+}
+
+impl BackgroundRun<'_> {
+    /// Stops the co-runners, checks that every task did its phases, and measures them.
+    pub fn stop(mut self) -> Result<IterationOutput> {
+        self.run.request_stop()?;
+        self.run.wait()?;
+        let outcome = self.run.finish()?;
+        Ok(self.owner.workload.measure(&outcome))
     }
 }
