@@ -80,6 +80,11 @@ pub const BUILTIN_SUITES: &[(&str, &str)] = &[
         "contention-sweep",
         include_str!("../suites/contention-sweep.toml"),
     ),
+    ("rt-cpupri", include_str!("../suites/rt-cpupri.toml")),
+    (
+        "sem-beside-hog",
+        include_str!("../suites/sem-beside-hog.toml"),
+    ),
 ];
 
 impl Suite {

@@ -277,18 +277,52 @@ phases = [{ run = "1ms" }]
     run_suite(&db, &suite, &["--label", "beside"]);
     let case = only_case(&db, "beside");
     let name = case["name"].as_str().unwrap();
-    assert!(name.starts_with("semaphore:") && name.contains(" beside scenario:hog@"), "{name}");
+    assert!(
+        name.starts_with("semaphore:") && name.contains(" beside scenario:hog@"),
+        "{name}"
+    );
     assert_eq!(case["background"]["group"][0]["name"], "hog", "{case}");
     let units = metric(&case, "background_hog_run_units_per_sec");
     let values = units["values"].as_array().unwrap();
     assert_eq!(values.len(), 3, "one value per measured iteration: {units}");
     for value in values {
-        assert!(value.as_f64().unwrap() > 0.0, "the hog ran in every iteration: {units}");
+        assert!(
+            value.as_f64().unwrap() > 0.0,
+            "the hog ran in every iteration: {units}"
+        );
     }
     assert!(has_metric(&case, "background_hog_duty_cycle_pct"), "{case}");
-    assert!(has_metric(&case, "items_per_sec") || has_metric(&case, "usec_per_item"), "{case}");
+    assert!(
+        has_metric(&case, "items_per_sec") || has_metric(&case, "usec_per_item"),
+        "{case}"
+    );
     // Stopped after the last iteration: no task of the hog outlives the run.
     let me = std::process::id().to_string();
     let children = std::fs::read_to_string(format!("/proc/{me}/task/{me}/children")).unwrap();
     assert!(children.trim().is_empty(), "left behind: {children}");
+}
+
+/// A built-in scenario suite runs here, as CI runs it (as root): seed 004's bursts of FIFO-99 tasks
+/// beside a CFS load, with the real-time group's wake-up latency and both groups' throughput.
+#[test]
+fn the_rt_cpupri_suite_runs() {
+    let (_d, db) = temp_db();
+    expect_success(schedlab(&db).args(words(
+        "run --suite rt-cpupri --iterations 1 --warmup 0 --quiet --label rt",
+    )));
+    let run = show_json(&db, "rt");
+    let cases = run["runs"][0]["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 2, "{run}");
+    let beside = &cases[0];
+    assert!(beside["name"]
+        .as_str()
+        .unwrap()
+        .starts_with("scenario:rt-burst-beside-cfs@"));
+    for name in [
+        "rt_wakeup_p99_usec",
+        "rt_run_units_per_sec",
+        "cfs_run_units_per_sec",
+    ] {
+        assert!(first_value(beside, name) > 0.0, "{name}: {beside}");
+    }
 }
