@@ -85,6 +85,7 @@ pub const BUILTIN_SUITES: &[(&str, &str)] = &[
         "sem-beside-hog",
         include_str!("../suites/sem-beside-hog.toml"),
     ),
+    ("unicpu-mp", include_str!("../suites/unicpu-mp.toml")),
 ];
 
 impl Suite {
@@ -158,6 +159,26 @@ impl Suite {
                         "suite {name}: {}: {key} {reason}",
                         place(Some(key), false)
                     )));
+                }
+                // A scenario's own shape is the file's doing too (its machine checks wait for
+                // the plan); co-runners need no end of their own, so theirs is checked with one.
+                if let WorkloadSpec::Scenario(scenario) = &spec {
+                    scenario.check_file().map_err(|e| {
+                        Error::invalid(format!("suite {name}: {}: {e}", place(None, false)))
+                    })?;
+                }
+                if let Some(background) = &background {
+                    let mut checked = background.clone();
+                    checked.scenario.duration = checked
+                        .scenario
+                        .duration
+                        .or(Some(crate::workload::scenario::spec::Span(1_000_000_000)));
+                    checked.check_file().map_err(|e| {
+                        Error::invalid(format!(
+                            "suite {name}: {}: background: {e}",
+                            place(Some("background"), false)
+                        ))
+                    })?;
                 }
                 // "25%" and "50%" are one count on a small machine: run that case once.
                 let case = (spec, background);

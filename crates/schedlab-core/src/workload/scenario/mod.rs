@@ -41,6 +41,14 @@ CPUs, cgroups and phases), or rt-app's JSON by the .json extension. A suite name
 workload = \"scenario\" and either file = \"PATH\" or the scenario's keys inline.";
 
 impl ScenarioParams {
+    /// What is wrong with the scenario whatever the machine (a FIFO group without a priority, a
+    /// phase that never ends, two metrics of one name): a suite file is refused for it when it
+    /// is read, as for a value out of range; the machine's checks come with the plan.
+    pub fn check_file(&self) -> Result<()> {
+        self.scenario.check().map_err(|e| self.prefixed(e))?;
+        metrics::check_names(&self.scenario).map_err(|e| self.prefixed(e))
+    }
+
     /// `scenario rt.toml: `, as errors start.
     fn prefixed(&self, error: String) -> Error {
         let what = match &self.source {
@@ -87,8 +95,7 @@ policies, priorities, deadline reservations, EEVDF slices, CPUs, cgroups and loo
     )];
 
     fn check_rules(&self) -> Result<()> {
-        self.scenario.check().map_err(|e| self.prefixed(e))?;
-        metrics::check_names(&self.scenario).map_err(|e| self.prefixed(e))?;
+        self.check_file()?;
         machine::check_machine(&self.scenario).map_err(|e| self.prefixed(e))
     }
 
