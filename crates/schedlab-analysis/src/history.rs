@@ -31,11 +31,14 @@ use serde::Serialize;
 
 use schedlab_core::metric::Better;
 use schedlab_core::record::{RunRecord, RunStatus};
+use schedlab_core::summary::{MetricSummary, Moments};
 use schedlab_stats::edivisive::{e_divisive, EDivisiveSettings};
 
 use crate::calibration::{Calibration, CalibrationSet, MachineKey, UnitKind};
-use crate::series::{MetricFilter, RunInput, Side};
-use crate::units::{summarise_run, Scale};
+use crate::series::MetricFilter;
+use crate::units::Scale;
+
+pub use schedlab_core::summary::{newest_taken, SummarisedRun};
 
 /// One run of a history.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -137,102 +140,129 @@ pub enum HistoryError {
 }
 
 /// The history of `metric` (default: the case's first primary metric) in `case` over `runs`.
-/// Runs that did not complete are left out unless `include_incomplete`.
+/// Runs that did not complete are left out unless `include_incomplete`. Each run is summarised
+/// first, as the store keeps it, and the history built from the summaries ([`history_of`]).
 pub fn history(
     runs: &[RunRecord],
     case: &str,
     metric: Option<&str>,
     include_incomplete: bool,
 ) -> Result<History, HistoryError> {
-    let mut ordered: Vec<&RunRecord> = runs
+    let with_case: Vec<&RunRecord> = runs
         .iter()
         .filter(|r| r.cases.iter().any(|c| c.spec.name == case))
         .collect();
-    ordered.sort_by_key(|r| (r.started_at_ns, r.id));
-    let mut hosts: Vec<String> = ordered
+    let summarised: Vec<SummarisedRun> = with_case
         .iter()
-        .map(|r| r.fingerprint.hostname.clone())
+        .map(|r| SummarisedRun::of(r, case))
         .collect();
+    let machine = newest_taken(&summarised, include_incomplete)
+        .map(|i| MachineKey::of(&with_case[i].fingerprint));
+    history_of(&summarised, case, metric, include_incomplete, machine)
+}
+
+/// The history of `metric` (default: the case's first primary metric) in `case` over `runs`,
+/// each a run of the case. Runs that did not complete are left out unless `include_incomplete`.
+/// `machine` is the newest taken run's ([`newest_taken`]), for finding its calibration.
+pub fn history_of<'a>(
+    runs: &'a [SummarisedRun],
+    case: &str,
+    metric: Option<&str>,
+    include_incomplete: bool,
+    machine: Option<MachineKey>,
+) -> Result<History, HistoryError> {
+    let mut ordered: Vec<&SummarisedRun> = runs.iter().collect();
+    ordered.sort_by_key(|r| (r.started_at_ns, r.id));
+    let mut hosts: Vec<String> = ordered.iter().map(|r| r.hostname.clone()).collect();
     hosts.sort();
     hosts.dedup();
     if hosts.len() > 1 {
         return Err(HistoryError::ManyHosts(hosts));
     }
-    let inputs: Vec<RunInput> = ordered
-        .iter()
-        .map(|record| RunInput { record, tag: None })
-        .collect();
+    let (taken, excluded): (Vec<&SummarisedRun>, Vec<&SummarisedRun>) = ordered
+        .into_iter()
+        .partition(|r| r.is_taken(include_incomplete));
     let filter = MetricFilter {
         names: metric.map(|m| vec![m.to_string()]).unwrap_or_default(),
         all: false,
     };
-    let side = Side::from_runs(case, &inputs, &filter, include_incomplete);
-    let Some(series) = side.series.iter().find(|s| s.case.name == case) else {
-        if side.runs.is_empty() {
-            return Err(HistoryError::NoRuns { case: case.into() });
-        }
-        let every = Side::from_runs(
-            case,
-            &inputs,
-            &MetricFilter::every_metric(),
-            include_incomplete,
-        );
-        return Err(HistoryError::NoMetric {
-            case: case.into(),
-            metric: metric.unwrap_or("(primary)").into(),
-            available: every
-                .series
-                .iter()
-                .filter(|s| s.case.name == case)
-                .map(|s| s.metric.clone())
-                .collect(),
-        });
+    let accepted = |s: &&MetricSummary| filter.accepts(&s.metric, s.role);
+    // The metric as the first run to measure it has it, as a comparison's series is described.
+    let Some(first) = taken.iter().find_map(|r| r.summaries.iter().find(accepted)) else {
+        return Err(no_metric(&taken, case, metric));
     };
-    let scale = Scale::of(series.runs.iter().flat_map(|(_, v)| v.iter().copied()));
+    let of_run = |r: &&'a SummarisedRun| -> Option<&'a MetricSummary> {
+        r.summaries
+            .iter()
+            .find(|s| s.metric == first.metric && accepted(s))
+    };
+    let scale = if taken.iter().filter_map(of_run).all(|s| s.log.is_some()) {
+        Scale::Log
+    } else {
+        Scale::Raw
+    };
     let mut points = Vec::new();
-    for (run, values) in series.runs.iter().filter(|(_, v)| !v.is_empty()) {
-        let meta = &side.runs[*run];
-        if values.iter().any(|v| !v.is_finite()) {
+    for run in &taken {
+        let Some(s) = of_run(run) else { continue };
+        let moments = match scale {
+            Scale::Log => s.log,
+            Scale::Raw => s.raw,
+        };
+        let Some(Moments { mean, variance }) = moments else {
             return Err(HistoryError::NotFinite {
                 case: case.into(),
-                metric: series.metric.clone(),
-                run_id: meta.id,
+                metric: first.metric.clone(),
+                run_id: run.id,
             });
-        }
-        let record = ordered.iter().find(|r| r.id == meta.id).copied();
-        let summary = summarise_run(*run, values, scale);
+        };
         points.push(HistoryPoint {
-            run_id: meta.id,
-            label: record.and_then(|r| r.label.clone()),
-            started_at_ns: record.map_or(0, |r| r.started_at_ns),
-            kernel: meta.kernel.clone(),
-            hostname: record.map_or_else(String::new, |r| r.fingerprint.hostname.clone()),
-            status: meta.status,
-            iterations: summary.n,
-            value: scale.back(summary.mean),
-            y: summary.mean,
-            within_variance: summary.variance,
-            measured_by: meta.measured_by.clone(),
+            run_id: run.id,
+            label: run.label.clone(),
+            started_at_ns: run.started_at_ns,
+            kernel: run.kernel.clone(),
+            hostname: run.hostname.clone(),
+            status: run.status,
+            iterations: s.n,
+            value: scale.back(mean),
+            y: mean,
+            within_variance: variance,
+            measured_by: run.measured_by.clone(),
         });
     }
     if points.is_empty() {
         return Err(HistoryError::NoRuns { case: case.into() });
     }
-    let kernels = kernel_spans(&points);
-    let builds = build_spans(&points);
     Ok(History {
         case: case.into(),
-        metric: series.metric.clone(),
-        unit: series.unit.clone(),
-        better: series.better,
+        metric: first.metric.clone(),
+        unit: first.unit.clone(),
+        better: first.better,
         scale,
         hostname: hosts.into_iter().next().unwrap_or_default(),
-        excluded_runs: side.excluded.iter().filter_map(|r| r.id).collect(),
-        machine: side.runs.last().and_then(|r| r.machine.as_deref().cloned()),
+        excluded_runs: excluded.iter().filter_map(|r| r.id).collect(),
+        machine,
+        kernels: kernel_spans(&points),
+        builds: build_spans(&points),
         points,
-        kernels,
-        builds,
     })
+}
+
+/// Why no run taken has the metric: none was taken, or the metrics they have.
+fn no_metric(taken: &[&SummarisedRun], case: &str, metric: Option<&str>) -> HistoryError {
+    if taken.is_empty() {
+        return HistoryError::NoRuns { case: case.into() };
+    }
+    let mut available: Vec<String> = Vec::new();
+    for s in taken.iter().flat_map(|r| &r.summaries) {
+        if !available.contains(&s.metric) {
+            available.push(s.metric.clone());
+        }
+    }
+    HistoryError::NoMetric {
+        case: case.into(),
+        metric: metric.unwrap_or("(primary)").into(),
+        available,
+    }
 }
 
 fn build_spans(points: &[HistoryPoint]) -> Vec<BuildSpan> {
@@ -729,5 +759,7 @@ fn most_common(values: impl Iterator<Item = usize>) -> Option<usize> {
         .map(|(v, _)| v)
 }
 
+#[cfg(test)]
+mod oracle;
 #[cfg(test)]
 mod tests;

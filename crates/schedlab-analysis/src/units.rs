@@ -103,13 +103,7 @@ pub struct RunSummary {
 /// One run's values summarised on `scale`: what a comparison's units and a history's points
 /// are made of.
 pub fn summarise_run(run: usize, values: &[f64], scale: Scale) -> RunSummary {
-    let mean_and_variance = |xs: &[f64]| {
-        let n = xs.len();
-        let mean = xs.iter().sum::<f64>() / n as f64;
-        let variance =
-            (n >= 2).then(|| xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64);
-        (mean, variance)
-    };
+    let mean_and_variance = schedlab_stats::summary::run_moments;
     let ys: Vec<f64> = values.iter().map(|v| scale.forward(*v)).collect();
     let (mean, variance) = mean_and_variance(&ys);
     let (raw_mean, raw_variance) = match scale {

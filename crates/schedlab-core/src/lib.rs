@@ -23,6 +23,7 @@ pub mod record;
 pub mod rng;
 pub mod runner;
 pub mod suite;
+pub mod summary;
 #[allow(unsafe_code)]
 pub mod sys;
 pub mod vm;

@@ -59,6 +59,12 @@ pub trait RunSink {
     ) -> Result<(), String> {
         Ok(())
     }
+
+    /// A case has run every iteration it will run for now (its planned ones; with adaptive
+    /// stopping, again after the extra ones): the store keeps its summaries.
+    fn case_finished(&mut self, _case_index: usize, _case: &CaseSpec) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// Sinks that keep nothing (`--no-store`).
@@ -293,8 +299,10 @@ impl Execution<'_> {
             }
             let result = self.case(case_index, total);
             self.settle(case_index, result)?;
+            self.finished(case_index)?;
         }
         if let (Some(ci_pct), Some(max)) = (self.plan.until_ci_pct, self.plan.max_iterations) {
+            let mut extended = vec![false; self.cases.len()];
             loop {
                 let unresolved: Vec<usize> = (0..self.cases.len())
                     .filter(|&i| {
@@ -311,7 +319,11 @@ impl Execution<'_> {
                     let index = self.cases[case_index].iterations.len() as u32;
                     let result = self.iteration(case_index, index, false);
                     self.settle(case_index, result)?;
+                    extended[case_index] = true;
                 }
+            }
+            for (case_index, _) in extended.iter().enumerate().filter(|(_, e)| **e) {
+                self.finished(case_index)?;
             }
         }
         self.probes()
@@ -339,6 +351,13 @@ impl Execution<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Tells the sink a case has run what it will run for now.
+    fn finished(&mut self, case_index: usize) -> Result<(), Error> {
+        self.sink
+            .case_finished(case_index, &self.plan.cases[case_index])
+            .map_err(|e| Error::failed(format!("cannot store the case's summaries: {e}")))
     }
 
     /// One iteration under probes (`Explain`) or the profiler (`Profile`): run as a measured
@@ -893,9 +912,14 @@ mod tests {
     use crate::workload::fake::{FakeParams, FakeWorkload};
     use crate::workload::IterationOutput;
 
-    /// Keeps (case, iteration, warm-up) of every iteration and (case, message) of every failure.
+    /// Keeps (case, iteration, warm-up) of every iteration, (case, message) of every failure and
+    /// (case, iterations stored by then) of every finished case.
     #[derive(Default)]
-    struct Collect(Vec<(usize, u32, bool)>, Vec<(usize, String)>);
+    struct Collect(
+        Vec<(usize, u32, bool)>,
+        Vec<(usize, String)>,
+        Vec<(usize, usize)>,
+    );
 
     impl RunSink for Collect {
         fn record_iteration(
@@ -915,6 +939,12 @@ mod tests {
             message: &str,
         ) -> Result<(), String> {
             self.1.push((case, message.to_string()));
+            Ok(())
+        }
+
+        fn case_finished(&mut self, case: usize, _: &CaseSpec) -> Result<(), String> {
+            let stored = self.0.iter().filter(|(c, _, _)| *c == case).count();
+            self.2.push((case, stored));
             Ok(())
         }
     }
@@ -943,6 +973,11 @@ mod tests {
         assert_eq!(outcome.cases[1].measured().count(), 3);
         // The fake runs no tasks, so only its own metrics are recorded.
         assert_eq!(outcome.cases[0].iterations[0].measurements.len(), 2);
+        assert_eq!(
+            sink.2,
+            [(0, 4), (1, 4)],
+            "each case finished after its iterations"
+        );
     }
 
     #[test]
@@ -975,6 +1010,8 @@ mod tests {
             "a 20 % spread never reaches 1 %"
         );
         assert!(widest_ci_pct(&outcome.cases[1]).unwrap() > 1.0);
+        // Finished after the planned iterations, and the extended case again after its last.
+        assert_eq!(sink.2, [(0, 3), (1, 3), (1, 9)]);
         assert_eq!(outcome.cases[1].iterations.last().unwrap().index, 8);
     }
 

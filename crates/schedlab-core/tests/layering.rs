@@ -656,6 +656,30 @@ fn no_two_files_import_each_other() {
     );
 }
 
+/// The binary crate keeps the same rule: its commands, the comparison, the fleet's histories and
+/// the run selection import one another in one direction (`comparison` ↔ `fleet` was a circle:
+/// the selection both used now sits below them in `select.rs`).
+#[test]
+fn no_two_files_of_the_binary_import_each_other() {
+    let binary = src().join("../../schedlab/src");
+    let groups: Vec<String> = circles(&import_graph(&binary))
+        .iter()
+        .map(|group| {
+            let files: Vec<String> = group
+                .iter()
+                .map(|f| f.strip_prefix(&binary).unwrap_or(f).display().to_string())
+                .collect();
+            files.join(", ")
+        })
+        .collect();
+    assert!(
+        groups.is_empty(),
+        "these files of the binary import each other, round a circle: {}; move what they share \
+         below them",
+        groups.join("; ")
+    );
+}
+
 #[test]
 fn no_workload_names_another() {
     let workloads = registered_workloads();

@@ -57,6 +57,18 @@ pub fn mean(xs: &[f64]) -> Result<f64> {
     require_finite_result(mean_unchecked(xs))
 }
 
+/// The plain mean of `xs` (its sum in order, over n) and their sample variance around it
+/// (divisor n − 1; `None` for fewer than two values): a run summary, as a comparison and a
+/// history compute it and as the store keeps one for every run, case and metric — one function,
+/// so both give the same bits. Empty: a NaN mean.
+pub fn run_moments(xs: &[f64]) -> (f64, Option<f64>) {
+    let n = xs.len();
+    let mean = xs.iter().sum::<f64>() / n as f64;
+    let variance =
+        (n >= 2).then(|| xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64);
+    (mean, variance)
+}
+
 /// Median of at least one finite value (mean of the two middle values for
 /// even `n`, as numpy does).
 pub fn median(xs: &[f64]) -> Result<f64> {

@@ -4,67 +4,27 @@
 //! A reader may hold an SQLite file older than this schedlab (PostgreSQL arrived at V8 and is
 //! always current): a table or column that came later reads as empty or NULL, by
 //! [`Backend::version`].
-use std::collections::{HashMap, HashSet};
+use std::ops::ControlFlow;
 
 use schedlab_core::estimate::MeasuredCase;
 use schedlab_core::fingerprint::Fingerprint;
-use schedlab_core::metric::{secondary, Better, Measurement, MetricShape, Role};
+use schedlab_core::metric::secondary;
 use schedlab_core::plan::{CaseSpec, RunPlan};
-use schedlab_core::record::{
-    Arm, Attachment, CaseRecord, ExperimentTag, IterationRecord, RunOwner, RunRecord, RunStatus,
-};
+use schedlab_core::record::{Arm, ExperimentTag, IterationRecord, RunOwner, RunRecord, RunStatus};
 
-use crate::liveness::{effective_status, Here, Silence, StoredOwner};
-use crate::schema::{
-    V_ATTACHMENTS, V_CALIBRATIONS, V_EXPERIMENTS, V_METRIC_DEFS, V_RUNS, V_RUN_OWNER, V_RUN_UUID,
-};
-use crate::select::RunSelection;
+use crate::fleet;
+use crate::liveness::{Here, StoredOwner};
+use crate::load::{load_run_in, RunLoad};
+use crate::rows::{from_json, no_run, one, owner_columns, parse_status, to_json};
+use crate::schema::{V_CALIBRATIONS, V_EXPERIMENTS, V_RUNS, V_RUN_UUID};
+use crate::select::{HostSummary, RunSelection};
 use crate::sql::{Db, Param, SqlRow};
+use crate::summaries;
+use crate::transactions::Backend;
 use crate::{
-    Experiment, ExperimentKind, KeepMeasurement, Result, RunProvenance, RunSummary, Store,
-    StoreError, StoredCalibration,
+    CaseSeries, Experiment, ExperimentKind, KeepMeasurement, Result, RunProvenance, RunSummary,
+    SeriesQuery, Store, StoreError, StoredCalibration,
 };
-
-/// What [`Store::load_run`] keeps of a run's measurements: every one.
-fn every(_name: &str, _role: Role, _shape: MetricShape) -> bool {
-    true
-}
-
-/// What a backend itself does; [`Store`] follows for every backend from these.
-pub(crate) trait Backend {
-    type Db<'t>: Db;
-    /// The schema version queries run against (0: no schema yet, seen by a reader).
-    fn version(&self) -> i64;
-    /// One read-only transaction, seeing one snapshot, retried as the backend retries.
-    fn read_tx<T>(&self, body: impl FnMut(&mut Self::Db<'_>) -> Result<T>) -> Result<T>;
-    /// One write transaction, retried whole as the backend retries; `body` learns whether an
-    /// earlier attempt may have committed before its answer was lost.
-    fn write_tx<T>(&self, body: impl FnMut(&mut Self::Db<'_>, bool) -> Result<T>) -> Result<T>;
-    /// Where the store is, for messages.
-    fn location(&self) -> String;
-    /// Whether `e` says another writer stored a run with the same uuid first.
-    fn is_duplicate_uuid(_e: &StoreError) -> bool {
-        false
-    }
-}
-
-pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> Result<String> {
-    serde_json::to_string(value).map_err(|e| StoreError::Corrupt(format!("cannot encode: {e}")))
-}
-
-pub(crate) fn from_json<T: serde::de::DeserializeOwned>(text: &str, what: &str) -> Result<T> {
-    serde_json::from_str(text)
-        .map_err(|e| StoreError::Corrupt(format!("cannot decode {what}: {e}")))
-}
-
-pub(crate) fn parse_status(text: &str) -> Result<RunStatus> {
-    RunStatus::parse(text)
-        .ok_or_else(|| StoreError::Corrupt(format!("unknown run status {text:?}")))
-}
-
-fn no_run(run_id: i64) -> StoreError {
-    StoreError::NotFound(format!("no run with id {run_id}"))
-}
 
 /// Runs an update that must change exactly one row, else `what` is not found.
 fn update_one(db: &mut impl Db, sql: &str, params: &[&dyn Param], what: String) -> Result<()> {
@@ -124,9 +84,10 @@ impl<'a> NewRun<'a> {
             "INSERT INTO runs (uuid, label, suite, plan_json, fingerprint_json, boot_id,
                                kernel_release, hostname, started_at_ns, ended_at_ns, status, error,
                                schedlab_version, owner_pid, owner_start_ticks, owner_boot_id,
-                               owner_host, experiment_id, experiment_side, experiment_round)
+                               owner_host, experiment_id, experiment_side, experiment_round,
+                               measured_by)
              VALUES ($1::text::uuid, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
-                     $16, $17, $18, $19, $20)
+                     $16, $17, $18, $19, $20, $21)
              RETURNING id",
             &[
                 &provenance.uuid,
@@ -149,6 +110,7 @@ impl<'a> NewRun<'a> {
                 &experiment.map(|e| e.0),
                 &experiment.map(|e| e.1),
                 &experiment.map(|e| e.2),
+                &fingerprint.measured_by(),
             ],
             |r| r.get::<i64>(0),
         )?)?;
@@ -171,11 +133,6 @@ impl<'a> NewRun<'a> {
         }
         Ok((run_id, case_ids))
     }
-}
-
-/// The row an insert `RETURNING` answers with.
-fn one<T>(row: Option<T>) -> Result<T> {
-    row.ok_or_else(|| StoreError::Corrupt("an insert returned no row".into()))
 }
 
 /// Inserts one finished iteration of a case with its measurements, the case's definitions of
@@ -249,54 +206,6 @@ fn run_id_by_uuid(db: &mut impl Db, uuid: &str) -> Result<Option<i64>> {
     )
 }
 
-/// The four owner columns of `runs` (prefixed with `alias`), or NULLs before V5 brought them.
-pub(crate) fn owner_columns(version: i64, alias: &str) -> String {
-    if version >= V_RUN_OWNER {
-        format!(
-            "{alias}owner_pid, {alias}owner_start_ticks, {alias}owner_boot_id, {alias}owner_host"
-        )
-    } else {
-        "NULL, NULL, NULL, NULL".to_string()
-    }
-}
-
-/// The owner columns of a run row, from `first` on: the fingerprint's host name, then owner pid,
-/// start ticks, boot id and host.
-pub(crate) fn owner_of(r: &impl SqlRow, first: usize) -> Result<OwnerColumns> {
-    Ok(OwnerColumns {
-        hostname: r.get(first)?,
-        owner: StoredOwner {
-            pid: r.get(first + 1)?,
-            start_ticks: r.get::<Option<i64>>(first + 2)?.map(|t| t as u64),
-            boot_id: r.get(first + 3)?,
-            host: r.get(first + 4)?,
-        },
-    })
-}
-
-pub(crate) struct OwnerColumns {
-    pub(crate) hostname: String,
-    pub(crate) owner: StoredOwner,
-}
-
-impl OwnerColumns {
-    /// Runs stored before V5 have no owner columns; the fingerprint's boot id and host name still
-    /// tell whether they ran in an earlier boot of this machine.
-    pub(crate) fn with_fallback(self, boot_id: &str) -> StoredOwner {
-        let OwnerColumns {
-            hostname,
-            mut owner,
-        } = self;
-        if owner.boot_id.is_none() && !boot_id.is_empty() {
-            owner.boot_id = Some(boot_id.to_string());
-        }
-        if owner.host.is_none() && !hostname.is_empty() {
-            owner.host = Some(hostname);
-        }
-        owner
-    }
-}
-
 /// An experiment tag from its three columns; `None` when the run is in no experiment.
 fn tag_of(r: &impl SqlRow, first: usize) -> Result<Option<ExperimentTag>> {
     let columns = (
@@ -345,286 +254,6 @@ fn experiment_where<B: Backend>(
     }
     let sql = format!("SELECT {EXPERIMENT_COLUMNS} FROM experiments WHERE {condition}");
     store.read_tx(|db| db.query_opt(&sql, params, |r| experiment_of(r)))
-}
-
-/// A case's definition of a metric as the `metrics` table holds it (from V7): what one value is.
-struct Definition {
-    shape: String,
-    quantile_p: Option<f64>,
-    distribution: Option<String>,
-}
-
-/// The definitions of every metric of a run's cases (only those named `case`), by case id, then
-/// metric name.
-fn definitions<D: Db>(
-    db: &mut D,
-    version: i64,
-    run_id: i64,
-    case: Option<&str>,
-) -> Result<HashMap<i64, HashMap<String, Definition>>> {
-    let mut definitions: HashMap<i64, HashMap<String, Definition>> = HashMap::new();
-    // A measurement stored before V7 has no definition: its shape comes from its name.
-    if version < V_METRIC_DEFS {
-        return Ok(definitions);
-    }
-    for (case_id, name, definition) in db.query(
-        &format!(
-            "SELECT d.case_id, d.name, d.shape, d.quantile_p, d.distribution
-               FROM metrics d JOIN cases c ON d.case_id = c.id
-              WHERE c.run_id = $1 AND {THE_CASE}"
-        ),
-        &[&run_id, &case],
-        |r| {
-            let definition = Definition {
-                shape: r.get(2)?,
-                quantile_p: r.get(3)?,
-                distribution: r.get(4)?,
-            };
-            Ok((r.get::<i64>(0)?, r.get::<String>(1)?, definition))
-        },
-    )? {
-        definitions
-            .entry(case_id)
-            .or_default()
-            .insert(name, definition);
-    }
-    Ok(definitions)
-}
-
-/// The measurement of a stored row (from column `first` on: name, unit, direction, role, value),
-/// described by its case's `definition` of the metric where there is one; `None` when `keep`
-/// does not take it, which is decided before any of its text is copied.
-fn measurement_of(
-    r: &impl SqlRow,
-    first: usize,
-    definition: Option<&Definition>,
-    keep: &KeepMeasurement<'_>,
-) -> Result<Option<Measurement>> {
-    let stored_name = r.str_at(first)?;
-    let unit = r.str_at(first + 1)?;
-    let (shape, distribution) = match definition {
-        Some(d) => {
-            let shape = MetricShape::parse(&d.shape, d.quantile_p)
-                .filter(|s| s.of_distribution() == d.distribution.is_some())
-                .ok_or_else(|| {
-                    StoreError::Corrupt(format!(
-                        "metric {stored_name:?}: shape {:?} with p {:?} and distribution {:?}",
-                        d.shape, d.quantile_p, d.distribution
-                    ))
-                })?;
-            (shape, d.distribution.clone())
-        }
-        None => crate::legacy::shape_before_v7(stored_name, unit),
-    };
-    let better = r.str_at(first + 2)?;
-    let better = Better::parse(better)
-        .ok_or_else(|| StoreError::Corrupt(format!("direction {better:?}")))?;
-    let role = r.str_at(first + 3)?;
-    let role = Role::parse(role).ok_or_else(|| StoreError::Corrupt(format!("role {role:?}")))?;
-    // The shape of an old row came from its name as stored; readers get the current name.
-    let name = schedlab_core::metric::current_name(stored_name);
-    if !keep(name, role, shape) {
-        return Ok(None);
-    }
-    Ok(Some(Measurement {
-        name: name.to_string(),
-        unit: unit.to_string(),
-        better,
-        role,
-        shape,
-        distribution,
-        value: r.get(first + 4)?,
-    }))
-}
-
-/// The condition on `cases c` that keeps the case named by parameter `$2`, or every case when
-/// it is NULL.
-const THE_CASE: &str = "(CAST($2 AS TEXT) IS NULL OR c.name = $2)";
-
-/// One run with every case (or only the cases named `case`), iteration, measurement that `keep`
-/// takes and (from V2) attachment: six queries for the whole run, however many iterations it
-/// has.
-fn load_run_in<D: Db>(
-    db: &mut D,
-    version: i64,
-    run_id: i64,
-    case: Option<&str>,
-    keep: &KeepMeasurement<'_>,
-    here: &Here,
-) -> Result<RunRecord> {
-    let run_sql = format!(
-        "SELECT label, plan_json, fingerprint_json, started_at_ns, ended_at_ns, status, error,
-                hostname, {}, boot_id
-           FROM runs WHERE id = $1",
-        owner_columns(version, "")
-    );
-    let (run, owner) = db
-        .query_opt(&run_sql, &[&run_id], |r| {
-            let owner = owner_of(r, 7)?.with_fallback(&r.get::<String>(12)?);
-            let run = RunRecord {
-                id: Some(run_id),
-                label: r.get(0)?,
-                plan: from_json(&r.get::<String>(1)?, "the run plan")?,
-                fingerprint: from_json(&r.get::<String>(2)?, "the fingerprint")?,
-                started_at_ns: r.get(3)?,
-                ended_at_ns: r.get(4)?,
-                status: parse_status(&r.get::<String>(5)?)?,
-                error: r.get(6)?,
-                cases: Vec::new(),
-            };
-            Ok((run, owner))
-        })?
-        .ok_or_else(|| no_run(run_id))?;
-
-    let order = D::ROW_ORDER;
-    let definitions = definitions(db, version, run_id, case)?;
-    let mut measurements: HashMap<i64, Vec<Measurement>> = HashMap::new();
-    let measurement_sql = format!(
-        "SELECT i.case_id, m.iteration_id, m.name, m.unit, m.better, m.role, m.value
-           FROM measurements m
-           JOIN iterations i ON m.iteration_id = i.id
-           JOIN cases c ON i.case_id = c.id
-          WHERE c.run_id = $1 AND {THE_CASE} ORDER BY m.{order}"
-    );
-    for (iteration_id, measurement) in db
-        .query(&measurement_sql, &[&run_id, &case], |r| {
-            let iteration_id = r.get::<i64>(1)?;
-            let name = r.str_at(2)?;
-            let definition = definitions
-                .get(&r.get::<i64>(0)?)
-                .and_then(|metrics| metrics.get(name));
-            Ok(measurement_of(r, 2, definition, keep)?.map(|m| (iteration_id, m)))
-        })?
-        .into_iter()
-        .flatten()
-    {
-        measurements
-            .entry(iteration_id)
-            .or_default()
-            .push(measurement);
-    }
-    let mut attachments: HashMap<i64, Vec<Attachment>> = HashMap::new();
-    if version >= V_ATTACHMENTS {
-        let attachment_sql = format!(
-            "SELECT a.iteration_id, a.name, a.encoding, a.data
-               FROM attachments a
-               JOIN iterations i ON a.iteration_id = i.id
-               JOIN cases c ON i.case_id = c.id
-              WHERE c.run_id = $1 AND {THE_CASE} ORDER BY a.{order}"
-        );
-        for (iteration_id, attachment) in db.query(&attachment_sql, &[&run_id, &case], |r| {
-            let attachment = Attachment {
-                name: r.get(1)?,
-                encoding: r.get(2)?,
-                data: r.get(3)?,
-            };
-            Ok((r.get::<i64>(0)?, attachment))
-        })? {
-            attachments
-                .entry(iteration_id)
-                .or_default()
-                .push(attachment);
-        }
-    }
-    let mut iterations: HashMap<i64, Vec<IterationRecord>> = HashMap::new();
-    let iteration_rows = db.query(
-        &format!(
-            "SELECT i.case_id, i.id, i.position, i.warmup, i.started_at_ns
-               FROM iterations i JOIN cases c ON i.case_id = c.id
-              WHERE c.run_id = $1 AND {THE_CASE} ORDER BY i.case_id, i.position"
-        ),
-        &[&run_id, &case],
-        |r| {
-            Ok((
-                r.get::<i64>(0)?,
-                r.get::<i64>(1)?,
-                r.get::<i64>(2)?,
-                r.get::<bool>(3)?,
-                r.get::<i64>(4)?,
-            ))
-        },
-    )?;
-    for (case_id, iteration_id, position, warmup, started_at_ns) in iteration_rows {
-        iterations
-            .entry(case_id)
-            .or_default()
-            .push(IterationRecord {
-                index: u32::try_from(position)
-                    .map_err(|_| StoreError::Corrupt(format!("iteration position {position}")))?,
-                warmup,
-                started_at_ns,
-                measurements: measurements.remove(&iteration_id).unwrap_or_default(),
-                attachments: attachments.remove(&iteration_id).unwrap_or_default(),
-            });
-    }
-    let case_error = if version >= V_RUN_OWNER {
-        "error"
-    } else {
-        "NULL"
-    };
-    let case_sql = format!(
-        "SELECT id, spec_json, {case_error} FROM cases c
-          WHERE run_id = $1 AND {THE_CASE} ORDER BY position"
-    );
-    let cases = db.query(&case_sql, &[&run_id, &case], |r| {
-        Ok(CaseRecord {
-            spec: from_json(&r.get::<String>(1)?, "a case")?,
-            iterations: iterations.remove(&r.get::<i64>(0)?).unwrap_or_default(),
-            error: r.get(2)?,
-        })
-    })?;
-    let mut run = RunRecord { cases, ..run };
-    // A running run is judged by when any of its iterations started, not only the case's.
-    let starts: Vec<i64> = if run.status != RunStatus::Running {
-        Vec::new()
-    } else if case.is_some() {
-        db.query(
-            "SELECT i.started_at_ns FROM iterations i JOIN cases c ON i.case_id = c.id
-              WHERE c.run_id = $1",
-            &[&run_id],
-            |r| r.get::<i64>(0),
-        )?
-    } else {
-        run.cases
-            .iter()
-            .flat_map(|c| c.iterations.iter().map(|i| i.started_at_ns))
-            .collect()
-    };
-    let (status, abandoned) = effective_status(run.status, &owner, here, || {
-        Some(Silence::of(&run.plan, run.started_at_ns, &starts))
-    });
-    run.status = status;
-    run.error = run.error.or(abandoned);
-    Ok(run)
-}
-
-/// The [`Silence`] of every run stored as `running`, by id: what a reader needs to judge the
-/// runs whose process it cannot look up. Few runs are running at once, so this reads little.
-pub(crate) fn running_silences<D: Db>(db: &mut D) -> Result<HashMap<i64, Silence>> {
-    let runs = db.query(
-        "SELECT id, plan_json, started_at_ns FROM runs WHERE status = 'running'",
-        &[],
-        |r| Ok((r.get::<i64>(0)?, r.get::<String>(1)?, r.get::<i64>(2)?)),
-    )?;
-    let mut starts: HashMap<i64, Vec<i64>> = HashMap::new();
-    for (run_id, started_at_ns) in db.query(
-        "SELECT c.run_id, i.started_at_ns
-           FROM iterations i JOIN cases c ON i.case_id = c.id JOIN runs r ON c.run_id = r.id
-          WHERE r.status = 'running'",
-        &[],
-        |r| Ok((r.get::<i64>(0)?, r.get::<i64>(1)?)),
-    )? {
-        starts.entry(run_id).or_default().push(started_at_ns);
-    }
-    // A plan this schedlab cannot read (a newer one's workload) leaves its run unjudged.
-    Ok(runs
-        .into_iter()
-        .filter_map(|(id, plan, started_at_ns)| {
-            let plan: RunPlan = from_json(&plan, "the run plan").ok()?;
-            let starts = starts.remove(&id).unwrap_or_default();
-            Some((id, Silence::of(&plan, started_at_ns, &starts)))
-        })
-        .collect())
 }
 
 impl<B: Backend> Store for B {
@@ -679,7 +308,23 @@ impl<B: Backend> Store for B {
                     return Ok(());
                 }
             }
-            insert_iteration(db, case_id, iteration)
+            insert_iteration(db, case_id, iteration)?;
+            // An iteration stored after its run ended (no command does, the trait allows it)
+            // keeps the summaries current: readers trust an ended run's.
+            let ended = db.query_opt(
+                "SELECT status FROM runs WHERE id = $1 AND status <> 'running'",
+                &[&run_id],
+                |_| Ok(()),
+            )?;
+            if ended.is_some() {
+                let case: String = db
+                    .query_opt("SELECT name FROM cases WHERE id = $1", &[&case_id], |r| {
+                        r.get(0)
+                    })?
+                    .unwrap_or_default();
+                summaries::store_case(db, run_id, &case, &Here::now())?;
+            }
+            Ok(())
         })
     }
 
@@ -691,13 +336,32 @@ impl<B: Backend> Store for B {
         error: Option<&str>,
     ) -> Result<()> {
         crate::refuse_derived_status(status)?;
+        let here = Here::now();
         self.write_tx(|db, _| {
+            // The case it stopped in, and any whose iterations grew since, are summarised now.
+            summaries::store_stale(db, run_id, &here)?;
             update_one(
                 db,
                 "UPDATE runs SET status = $2, ended_at_ns = $3, error = $4 WHERE id = $1",
                 &[&run_id, &status.as_str(), &ended_at_ns, &error],
                 format!("run {run_id}"),
             )
+        })
+    }
+
+    fn summarise_case(&mut self, run_id: i64, case_index: usize) -> Result<()> {
+        let here = Here::now();
+        self.write_tx(|db, _| {
+            let case: String = db
+                .query_opt(
+                    "SELECT name FROM cases WHERE run_id = $1 AND position = $2",
+                    &[&run_id, &(case_index as i64)],
+                    |r| r.get(0),
+                )?
+                .ok_or_else(|| {
+                    StoreError::NotFound(format!("case {case_index} of run {run_id}"))
+                })?;
+            summaries::store_case(db, run_id, &case, &here)
         })
     }
 
@@ -741,99 +405,40 @@ impl<B: Backend> Store for B {
     }
 
     fn list_runs(&self, limit: Option<usize>) -> Result<Vec<RunSummary>> {
-        if self.version() < V_RUNS {
-            return Ok(Vec::new());
-        }
-        let here = Here::now();
-        let limit = limit.map_or(String::new(), |l| format!("LIMIT {l}"));
-        let sql = format!(
-            "SELECT r.id, r.label, r.suite, r.status, r.started_at_ns, r.ended_at_ns,
-                    r.kernel_release, r.boot_id,
-                    (SELECT count(*) FROM cases c WHERE c.run_id = r.id),
-                    (SELECT count(*) FROM iterations i JOIN cases c ON i.case_id = c.id
-                      WHERE c.run_id = r.id AND NOT i.warmup),
-                    (SELECT c.name FROM cases c WHERE c.run_id = r.id ORDER BY c.position LIMIT 1),
-                    r.hostname, {}
-               FROM runs r ORDER BY r.started_at_ns DESC, r.id DESC {limit}",
-            owner_columns(self.version(), "r.")
-        );
-        self.read_tx(|db| {
-            let silences = running_silences(db)?;
-            db.query(&sql, &[], |r| {
-                let boot: String = r.get(7)?;
-                let owner = owner_of(r, 11)?;
-                let hostname = owner.hostname.clone();
-                let owner = owner.with_fallback(&boot);
-                let id: i64 = r.get(0)?;
-                let (status, _) =
-                    effective_status(parse_status(&r.get::<String>(3)?)?, &owner, &here, || {
-                        silences.get(&id).copied()
-                    });
-                let suite: Option<String> = r.get(2)?;
-                let what = match (&suite, r.get::<Option<String>>(10)?) {
-                    (Some(s), _) => format!("suite {s}"),
-                    (None, Some(name)) => name,
-                    (None, None) => String::new(),
-                };
-                Ok(RunSummary {
-                    id: r.get(0)?,
-                    label: r.get(1)?,
-                    suite,
-                    what,
-                    case_count: r.get::<i64>(8)? as usize,
-                    measured_iterations: r.get::<i64>(9)? as usize,
-                    status,
-                    started_at_ns: r.get(4)?,
-                    ended_at_ns: r.get(5)?,
-                    kernel_release: r.get(6)?,
-                    boot_id: boot,
-                    hostname,
-                })
-            })
-        })
+        self.select_runs(&RunSelection::default(), limit)
     }
 
-    /// Host, kernel and case in SQL, fingerprint fields on the stored fingerprint alone (no
-    /// iteration is read); answers as [`crate::select::select_runs_default`] does.
+    /// Host, kernel, time, run ids and case in SQL, fingerprint fields through a JSON condition
+    /// confirmed on the stored fingerprint (no iteration is read); answers as
+    /// [`crate::select::select_runs_default`] does.
     fn select_runs(
         &self,
         selection: &RunSelection,
         limit: Option<usize>,
     ) -> Result<Vec<RunSummary>> {
+        self.read_tx(|db| {
+            let filter = fleet::RunFilter::of(selection, fleet::dialect_of(db));
+            fleet::list(db, self.version(), &filter, selection, limit)
+        })
+    }
+
+    fn hosts(&self) -> Result<Vec<HostSummary>> {
+        self.read_tx(|db| fleet::hosts(db, self.version()))
+    }
+
+    fn fingerprint(&self, run_id: i64) -> Result<Fingerprint> {
         if self.version() < V_RUNS {
-            return Ok(Vec::new());
+            return Err(no_run(run_id));
         }
-        let chosen: HashSet<i64> = self.read_tx(|db| {
-            let rows = db.query(
-                "SELECT r.id, r.fingerprint_json FROM runs r
-                 WHERE (CAST($1 AS TEXT) IS NULL OR r.hostname = $1)
-                   AND (CAST($2 AS TEXT) IS NULL OR r.kernel_release = $2)
-                   AND (CAST($3 AS TEXT) IS NULL OR EXISTS (SELECT 1 FROM cases c
-                                              WHERE c.run_id = r.id AND c.name = $3))",
-                &[&selection.host, &selection.kernel, &selection.case],
-                |r| Ok((r.get::<i64>(0)?, r.get::<String>(1)?)),
-            )?;
-            let mut ids = HashSet::new();
-            for (id, json) in rows {
-                if !selection.fields.is_empty() {
-                    let fingerprint: Fingerprint = from_json(&json, "a run's fingerprint")?;
-                    if !selection.matches_fingerprint(&fingerprint) {
-                        continue;
-                    }
-                }
-                ids.insert(id);
-            }
-            Ok(ids)
-        })?;
-        let mut runs: Vec<RunSummary> = self
-            .list_runs(None)?
-            .into_iter()
-            .filter(|r| chosen.contains(&r.id))
-            .collect();
-        if let Some(limit) = limit {
-            runs.truncate(limit);
-        }
-        Ok(runs)
+        self.read_tx(|db| fleet::fingerprint(db, run_id))
+    }
+
+    fn case_series(
+        &self,
+        query: &SeriesQuery,
+        visit: &mut dyn FnMut(CaseSeries) -> ControlFlow<()>,
+    ) -> Result<()> {
+        fleet::case_series(self, query, visit)
     }
 
     fn load_run(&self, run_id: i64) -> Result<RunRecord> {
@@ -841,7 +446,7 @@ impl<B: Backend> Store for B {
             return Err(no_run(run_id));
         }
         let here = Here::now();
-        self.read_tx(|db| load_run_in(db, self.version(), run_id, None, &every, &here))
+        self.read_tx(|db| load_run_in(db, self.version(), run_id, &RunLoad::WHOLE, &here))
     }
 
     fn load_run_keeping(&self, run_id: i64, keep: &KeepMeasurement<'_>) -> Result<RunRecord> {
@@ -849,52 +454,12 @@ impl<B: Backend> Store for B {
             return Err(no_run(run_id));
         }
         let here = Here::now();
-        self.read_tx(|db| load_run_in(db, self.version(), run_id, None, keep, &here))
-    }
-
-    fn load_runs_of_case(&self, run_ids: &[i64], case: &str) -> Result<Vec<RunRecord>> {
-        if self.version() < V_RUNS {
-            return match run_ids.first() {
-                Some(&id) => Err(no_run(id)),
-                None => Ok(Vec::new()),
-            };
-        }
-        let here = Here::now();
-        self.read_tx(|db| {
-            run_ids
-                .iter()
-                .map(|&id| load_run_in(db, self.version(), id, Some(case), &every, &here))
-                .collect()
-        })
-    }
-
-    fn case_names(&self, run_ids: &[i64]) -> Result<Vec<Vec<String>>> {
-        if self.version() < V_RUNS {
-            return Ok(vec![Vec::new(); run_ids.len()]);
-        }
-        self.read_tx(|db| {
-            run_ids
-                .iter()
-                .map(|&id| {
-                    let names = db.query(
-                        "SELECT name FROM cases WHERE run_id = $1 ORDER BY position",
-                        &[&id],
-                        |r| r.get::<String>(0),
-                    )?;
-                    let plan =
-                        db.query_opt("SELECT plan_json FROM runs WHERE id = $1", &[&id], |r| {
-                            r.get::<String>(0)
-                        })?;
-                    // A plan this version cannot read leaves the names in the order they ran.
-                    Ok(
-                        match plan.and_then(|p| from_json::<RunPlan>(&p, "the run plan").ok()) {
-                            Some(plan) => plan.as_listed(names, |name| name),
-                            None => names,
-                        },
-                    )
-                })
-                .collect()
-        })
+        let what = RunLoad {
+            case: None,
+            keep,
+            attachments: true,
+        };
+        self.read_tx(|db| load_run_in(db, self.version(), run_id, &what, &here))
     }
 
     fn resolve(&self, id_or_label: &str) -> Result<Vec<i64>> {
@@ -1182,6 +747,7 @@ impl<B: Backend> Store for B {
             _ => None,
         };
         let case_errors: Vec<Option<&str>> = run.cases.iter().map(|c| c.error.as_deref()).collect();
+        let summarised = summaries::of_run(run);
         let copied = self.write_tx(|db, _| {
             // Another writer may copy the same run at the same moment: the unique uuid decides,
             // and the loser stores nothing.
@@ -1193,6 +759,9 @@ impl<B: Backend> Store for B {
                 for iteration in &case.iterations {
                     insert_iteration(db, case_id, iteration)?;
                 }
+            }
+            for (case, summaries) in &summarised {
+                summaries::write(db, run_id, case, summaries)?;
             }
             Ok(Some(run_id))
         });

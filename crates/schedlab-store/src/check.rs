@@ -5,10 +5,11 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OpenFlags};
 
-use crate::backend::{owner_columns, owner_of, running_silences};
 use crate::liveness::{why_dead, Here};
+use crate::rows::{owner_columns, owner_of, running_silences};
 use crate::schema::{self, Shape};
 use crate::sql::{Db, Lite, SqlRow};
+use crate::summaries::{self, SummaryCheck};
 use crate::{Result, StoreError};
 
 /// Problems `integrity_check` lists beyond this many are left out; the first ones say enough.
@@ -30,6 +31,8 @@ pub struct CheckReport {
     pub runs_by_status: Vec<(String, i64)>,
     /// Runs whose process is gone while they still say `running`.
     pub abandoned_runs: Vec<AbandonedRun>,
+    /// Every run's stored summaries compared with its iterations (from V9).
+    pub summaries: SummaryCheck,
 }
 
 /// The statuses a run can have, in the order reports list them.
@@ -48,7 +51,23 @@ pub struct AbandonedRun {
 impl CheckReport {
     /// Nothing wrong: SQLite is happy and the schema history is intact.
     pub fn ok(&self) -> bool {
-        self.integrity_problems.is_empty() && self.schema_problem.is_none()
+        self.integrity_problems.is_empty()
+            && self.schema_problem.is_none()
+            && self.summaries.problems.is_empty()
+    }
+
+    /// A report on `path` with nothing found yet.
+    pub(crate) fn empty(path: PathBuf, quick: bool) -> CheckReport {
+        CheckReport {
+            path,
+            quick,
+            integrity_problems: Vec::new(),
+            schema_version: None,
+            schema_problem: None,
+            runs_by_status: Vec::new(),
+            abandoned_runs: Vec::new(),
+            summaries: SummaryCheck::default(),
+        }
     }
 }
 
@@ -62,21 +81,13 @@ pub fn check(path: &Path, quick: bool) -> Result<CheckReport> {
             path.display()
         )));
     }
-    if let Some(reason) = crate::sqlite::not_a_file(path) {
+    if let Some(reason) = schema::not_a_file(path) {
         return Err(StoreError::Unopenable {
             path: path.to_path_buf(),
             reason: reason.into(),
         });
     }
-    let mut report = CheckReport {
-        path: path.to_path_buf(),
-        quick,
-        integrity_problems: Vec::new(),
-        schema_version: None,
-        schema_problem: None,
-        runs_by_status: Vec::new(),
-        abandoned_runs: Vec::new(),
-    };
+    let mut report = CheckReport::empty(path.to_path_buf(), quick);
     schema::refuse_foreign_file(path)?;
     let conn = Connection::open_with_flags(
         path,
@@ -125,6 +136,12 @@ pub fn check(path: &Path, quick: bool) -> Result<CheckReport> {
         }
         // A file the query cannot read lists none: the integrity check reports the damage.
         report.abandoned_runs = abandoned_runs(&mut Lite(&conn), version).unwrap_or_default();
+        match summaries::verify(&mut Lite(&conn), version) {
+            Ok(summaries) => report.summaries = summaries,
+            Err(e) => report.summaries.problems.push(format!(
+                "cannot compare the summaries with the iterations: {e}"
+            )),
+        }
     } else if report.schema_version == Some(0) {
         report.runs_by_status = STATUSES.iter().map(|s| (s.to_string(), 0)).collect();
     }

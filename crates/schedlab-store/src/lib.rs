@@ -16,6 +16,7 @@
 // println! and eprintln! panic when the reader has gone (`| head`, a dropped ssh session's
 // terminal); output goes through writers whose errors are handled.
 #![cfg_attr(not(test), deny(clippy::print_stdout, clippy::print_stderr))]
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -29,27 +30,37 @@ use thiserror::Error;
 
 mod backend;
 mod check;
+mod fleet;
+#[doc(hidden)]
+pub mod generate;
 mod legacy;
 pub mod liveness;
+mod load;
 mod location;
+mod migrations;
 mod pg;
 mod probes;
 pub mod push;
 mod retry;
+mod rows;
 mod schema;
 pub mod select;
 mod sql;
 mod sqlite;
+mod summaries;
 #[doc(hidden)]
 pub mod testing;
+mod transactions;
 
 pub use check::{AbandonedRun, CheckReport};
+pub use fleet::{CaseSeries, MetricChoice, SeriesQuery};
 pub use location::{Location, PgUrl, KNOWN_SCHEMES};
 pub use pg::PgStore;
 pub use retry::{Patience, STOP_GRACE};
 pub use schema::{known_version, OLDEST_READABLE_VERSION};
 pub use select::{HostSummary, RunSelection};
 pub use sqlite::SqliteStore;
+pub use summaries::SummaryCheck;
 
 #[derive(Debug, Error)]
 pub enum StoreError {
@@ -156,7 +167,8 @@ pub trait Store {
         case_index: usize,
         iteration: &IterationRecord,
     ) -> Result<()>;
-    /// Records the run's end. `Abandoned` is refused: it is derived when runs are read.
+    /// Records the run's end, with the summaries of every case not yet summarised (or whose
+    /// iterations grew since). `Abandoned` is refused: it is derived when runs are read.
     fn finish_run(
         &mut self,
         run_id: i64,
@@ -164,6 +176,10 @@ pub trait Store {
         ended_at_ns: i64,
         error: Option<&str>,
     ) -> Result<()>;
+    /// Keeps the summaries of the case (and of the run's other cases of its name) from its stored
+    /// iterations: called when it has run what it will run for now ([`RunSink::case_finished`]).
+    /// [`Store::finish_run`] summarises whatever is left.
+    fn summarise_case(&mut self, run_id: i64, case_index: usize) -> Result<()>;
     /// Records a probed or profiled iteration of a case (`--explain`, `--profile`), in tables of
     /// its own that no reader of measured iterations sees (V10).
     fn record_probe(
@@ -186,13 +202,17 @@ pub trait Store {
     /// As [`Store::load_run`], with only the measurements `keep` takes: a comparison of hundreds
     /// of runs reads the metrics it compares, not every secondary one each iteration stored.
     fn load_run_keeping(&self, run_id: i64, keep: &KeepMeasurement<'_>) -> Result<RunRecord>;
-    /// The runs `run_ids`, in that order, each as [`Store::load_run`] loads it but with only its
-    /// cases named `case`, in one transaction: what one case's history needs, without reading
-    /// every other case of every run. A running run is still judged by all its iterations.
-    fn load_runs_of_case(&self, run_ids: &[i64], case: &str) -> Result<Vec<RunRecord>>;
-    /// The names of each run's cases in the order its plan listed them (which a random-order run
-    /// did not run them in), for the runs `run_ids` in that order.
-    fn case_names(&self, run_ids: &[i64]) -> Result<Vec<Vec<String>>>;
+    /// A run's fingerprint alone.
+    fn fingerprint(&self, run_id: i64) -> Result<Fingerprint>;
+    /// The series `query` asks for — each case's runs with their stored summaries, never their
+    /// iterations — handed to `visit` one at a time (a host's, or a case's over every host, read
+    /// in one transaction), so a fleet's histories are judged one by one in bounded memory.
+    /// `visit` breaks to stop.
+    fn case_series(
+        &self,
+        query: &SeriesQuery,
+        visit: &mut dyn FnMut(CaseSeries) -> ControlFlow<()>,
+    ) -> Result<()>;
     /// Run ids for a run id or a label (a label may name many runs), oldest first.
     fn resolve(&self, id_or_label: &str) -> Result<Vec<i64>>;
     /// Every case of `workload` that `hostname` has measured, each with the median wall time of
@@ -219,18 +239,16 @@ pub trait Store {
     fn save_calibration(&mut self, calibration: &StoredCalibration) -> Result<i64>;
     /// Every stored calibration, newest first.
     fn calibrations(&self) -> Result<Vec<StoredCalibration>>;
-    /// Stored runs that match `selection`, newest first, as [`Store::list_runs`] lists them.
+    /// Stored runs that match `selection`, newest first, as [`Store::list_runs`] lists them:
+    /// one query, as [`select::select_runs_default`] would answer from whole runs.
     fn select_runs(
         &self,
         selection: &RunSelection,
         limit: Option<usize>,
-    ) -> Result<Vec<RunSummary>> {
-        select::select_runs_default(self, selection, limit)
-    }
-    /// The machines with stored runs, each with its newest run, newest first.
-    fn hosts(&self) -> Result<Vec<HostSummary>> {
-        select::hosts_default(self)
-    }
+    ) -> Result<Vec<RunSummary>>;
+    /// The machines with stored runs, each with its newest run, newest first, as
+    /// [`select::hosts_default`] would answer from every run.
+    fn hosts(&self) -> Result<Vec<HostSummary>>;
     /// Where the store is, for messages: a path, or a URL without its password.
     fn describe(&self) -> String;
     /// What [`push`](push::push) copies of a run beyond [`Store::load_run`]: its globally unique
@@ -369,6 +387,16 @@ impl RunSink for StoreSink<'_> {
     ) -> std::result::Result<(), String> {
         self.store
             .record_case_failure(self.run_id, case_index, message)
+            .map_err(|e| e.to_string())
+    }
+
+    fn case_finished(
+        &mut self,
+        case_index: usize,
+        _case: &CaseSpec,
+    ) -> std::result::Result<(), String> {
+        self.store
+            .summarise_case(self.run_id, case_index)
             .map_err(|e| e.to_string())
     }
 }

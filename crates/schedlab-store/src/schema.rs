@@ -3,10 +3,10 @@
 //! application id and `user_version`, so a file is either empty or a complete schedlab database
 //! to every other process — however many open a new file at once.
 //!
-//! refinery still finds and embeds the `V<N>__<name>.sql` files (any number of them) and computes
-//! their checksums, but its runner is not used: it migrates in several transactions, writes the
-//! application id nowhere, and panics on a damaged history row. The history table keeps
-//! refinery's layout and checksums, so databases written by either stay valid for both.
+//! The history table keeps the layout and checksums of refinery, which older schedlab binaries
+//! migrated with (`migrations.rs` embeds the files and computes its checksums), so databases
+//! written by either stay valid for both. Its runner is not used: it migrates in several
+//! transactions, writes the application id nowhere, and panics on a damaged history row.
 use std::path::Path;
 use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -16,6 +16,10 @@ use rusqlite::{params, Connection, ErrorCode};
 
 use crate::{Result, StoreError};
 
+pub use crate::migrations::Migration;
+
+/// refinery's own embedding, for the tests that run its runner as older schedlab binaries did.
+#[cfg(test)]
 mod embedded {
     refinery::embed_migrations!("migrations/sqlite");
 }
@@ -44,6 +48,14 @@ pub const V_RUN_OWNER: i64 = 5;
 pub const V_METRIC_DEFS: i64 = 7;
 /// Every run's globally unique id (`runs.uuid`).
 pub const V_RUN_UUID: i64 = 8;
+/// Every run's summary of every metric of every case (`summaries`, `summarised_cases`) and its
+/// measuring build (`runs.measured_by`), which the upgrade fills for older runs from their
+/// iterations ([`AfterMigration`]).
+pub const V_SUMMARIES: i64 = 9;
+
+/// What follows a migration's SQL in the same transaction, given the version just applied: the
+/// rows a migration cannot compute in SQL (V9's summaries), which the caller fills.
+pub(crate) type AfterMigration<'a> = &'a dyn Fn(&Connection, i64) -> Result<()>;
 
 /// refinery's DDL for the history table, verbatim, so the table looks the same whoever made it.
 const CREATE_HISTORY: &str = "CREATE TABLE IF NOT EXISTS refinery_schema_history(
@@ -52,37 +64,65 @@ const CREATE_HISTORY: &str = "CREATE TABLE IF NOT EXISTS refinery_schema_history
              applied_on VARCHAR(255),
              checksum VARCHAR(255));";
 
-/// One embedded migration.
-#[derive(Debug)]
-pub struct Migration {
-    pub version: i64,
-    pub name: String,
-    pub sql: String,
-    pub checksum: u64,
-}
-
-impl Migration {
-    /// The migrations refinery embedded for one backend, by version.
-    pub fn by_version(runner: &refinery::Runner) -> Vec<Migration> {
-        let mut all: Vec<Migration> = runner
-            .get_migrations()
-            .iter()
-            .map(|m| Migration {
-                version: i64::from(m.version()),
-                name: m.name().to_string(),
-                sql: m.sql().unwrap_or_default().to_string(),
-                checksum: m.checksum(),
-            })
-            .collect();
-        all.sort_by_key(|m| m.version);
-        all
-    }
-}
-
 /// The embedded migrations, by version.
 pub fn migrations() -> &'static [Migration] {
     static MIGRATIONS: OnceLock<Vec<Migration>> = OnceLock::new();
-    MIGRATIONS.get_or_init(|| Migration::by_version(&embedded::migrations::runner()))
+    MIGRATIONS.get_or_init(|| Migration::all(crate::migrations::SQLITE))
+}
+
+/// The placeholder V9 that schedlab built between the probes (V10) and the run summaries (the
+/// real V9) recorded in both dialects: `SELECT 1`, which changed nothing. A database whose history
+/// holds it has V10's tables but not V9's; it reads as V8 until a writer applies the real V9 and
+/// puts its record in the placeholder's place ([`History::retired`]).
+pub fn retired_v9() -> &'static Migration {
+    static RETIRED: OnceLock<Migration> = OnceLock::new();
+    RETIRED.get_or_init(|| {
+        let (file, sql) = crate::migrations::RETIRED_V9;
+        Migration::of_file(file, sql)
+    })
+}
+
+/// What a schema history says, once checked against this schedlab's migrations.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct History {
+    /// The versions recorded with this schedlab's name and checksum, in order.
+    pub applied: Vec<i64>,
+    /// Versions recorded as a retired migration ([`retired_v9`]): their tables are missing.
+    pub retired: Vec<i64>,
+}
+
+impl History {
+    /// The schema version queries may assume: every migration up to it applied.
+    pub fn readable_version(&self) -> i64 {
+        let mut version = 0;
+        while self.applied.contains(&(version + 1)) {
+            version += 1;
+        }
+        version
+    }
+
+    /// Whether migration `version` must still be applied.
+    pub fn needs(&self, version: i64) -> bool {
+        !self.applied.contains(&version)
+    }
+}
+
+/// Checks a history row against this schedlab's migrations: `Some(true)` when it is ours, `Some
+/// (false)` when it is a retired migration's, `None` when it is neither.
+pub(crate) fn recognise(
+    ours: &[Migration],
+    version: i64,
+    name: &str,
+    checksum: Option<u64>,
+) -> Option<bool> {
+    let is = |m: &Migration| m.version == version && m.name == name && Some(m.checksum) == checksum;
+    if ours.iter().any(is) {
+        Some(true)
+    } else if is(retired_v9()) {
+        Some(false)
+    } else {
+        None
+    }
 }
 
 /// The newest schema version this schedlab knows (its highest migration).
@@ -95,7 +135,8 @@ pub fn known_version() -> i64 {
 pub enum Shape {
     /// No tables and no mark: a new or zero-byte file, or one a writer is about to fill.
     Empty,
-    /// A schedlab database at this schema version (at most [`known_version`]).
+    /// A schedlab database at this schema version (at most [`known_version`]): every migration up
+    /// to it applied ([`History::readable_version`]).
     Schedlab { version: i64 },
 }
 
@@ -172,9 +213,28 @@ pub(crate) fn refuse_foreign_file(path: &Path) -> Result<()> {
     })
 }
 
+/// Why `path`, which exists, cannot hold a database: a directory, or a device, FIFO or socket
+/// (`--db /dev/null` would fail later with SQLite's "disk I/O error"). `None` for a regular file
+/// or a path with nothing there yet.
+pub(crate) fn not_a_file(path: &Path) -> Option<&'static str> {
+    let found = std::fs::metadata(path).ok()?;
+    if found.is_dir() {
+        Some("it is a directory")
+    } else if !found.is_file() {
+        Some("it is not a regular file (a device, a FIFO or a socket)")
+    } else {
+        None
+    }
+}
+
 /// Reads the schema version of the database on `conn` without writing anything. Refuses files
 /// of other applications, files a newer schedlab wrote, and damaged schema histories.
 pub fn inspect(conn: &Connection, path: &Path) -> Result<Shape> {
+    inspect_history(conn, path).map(|(shape, _)| shape)
+}
+
+/// [`inspect`], with which migrations the history records.
+pub(crate) fn inspect_history(conn: &Connection, path: &Path) -> Result<(Shape, History)> {
     let sql_err = |e| classify(path, e);
     let application_id: i32 = conn
         .query_row("PRAGMA application_id", [], |r| r.get(0))
@@ -188,7 +248,13 @@ pub fn inspect(conn: &Connection, path: &Path) -> Result<Shape> {
         .map_err(sql_err)?;
     if application_id != APPLICATION_ID {
         if tables.is_empty() && application_id == 0 && user_version == 0 {
-            return Ok(Shape::Empty);
+            return Ok((
+                Shape::Empty,
+                History {
+                    applied: Vec::new(),
+                    retired: Vec::new(),
+                },
+            ));
         }
         let why = if application_id == 0 {
             "an SQLite database without schedlab's application id".to_string()
@@ -220,6 +286,10 @@ pub fn inspect(conn: &Connection, path: &Path) -> Result<Shape> {
     if history.is_empty() {
         return Err(damaged(path, "its schema history is empty"));
     }
+    let mut found = History {
+        applied: Vec::new(),
+        retired: Vec::new(),
+    };
     for (expected, row) in (1..).zip(&history) {
         if row.version != expected {
             return Err(damaged(
@@ -228,17 +298,21 @@ pub fn inspect(conn: &Connection, path: &Path) -> Result<Shape> {
             ));
         }
         let ours = migrations().iter().find(|m| m.version == row.version);
-        if !ours.is_some_and(|m| m.name == row.name && m.checksum == row.checksum) {
-            return Err(damaged(
-                path,
-                format!(
+        match recognise(migrations(), row.version, &row.name, Some(row.checksum)) {
+            Some(true) => found.applied.push(row.version),
+            Some(false) => found.retired.push(row.version),
+            None => {
+                return Err(damaged(
+                    path,
+                    format!(
                     "schema history row V{}__{} does not match this schedlab's migration V{}__{}",
                     row.version,
                     row.name,
                     row.version,
                     ours.map_or("?", |m| m.name.as_str())
                 ),
-            ));
+                ))
+            }
         }
     }
     if user_version > history_top {
@@ -247,7 +321,8 @@ pub fn inspect(conn: &Connection, path: &Path) -> Result<Shape> {
             format!("user_version {user_version} is ahead of its schema history (V{history_top})"),
         ));
     }
-    Ok(Shape::Schedlab { version })
+    let version = found.readable_version();
+    Ok((Shape::Schedlab { version }, found))
 }
 
 struct HistoryRow {
@@ -394,23 +469,29 @@ pub(crate) fn now_rfc3339() -> String {
 /// (another process may have created or upgraded it since the caller looked), applies each
 /// missing migration with its history row, and marks the file. Returns the version it found.
 /// The caller holds the exclusive transaction and commits it.
-pub fn migrate_in(tx: &Connection, path: &Path) -> Result<i64> {
-    migrate_to(tx, path, known_version())
+pub(crate) fn migrate_in(tx: &Connection, path: &Path, after: AfterMigration<'_>) -> Result<i64> {
+    migrate_to(tx, path, known_version(), after)
 }
 
 /// [`migrate_in`] up to `target` only: how tests make databases of older schemas.
-pub(crate) fn migrate_to(tx: &Connection, path: &Path, target: i64) -> Result<i64> {
-    let from = match inspect(tx, path)? {
+pub(crate) fn migrate_to(
+    tx: &Connection,
+    path: &Path,
+    target: i64,
+    after: AfterMigration<'_>,
+) -> Result<i64> {
+    let (shape, history) = inspect_history(tx, path)?;
+    let from = match shape {
         Shape::Empty => 0,
         Shape::Schedlab { version } => version,
     };
     let sql_err = |e| classify(path, e);
-    if from == 0 {
+    if shape == Shape::Empty {
         tx.execute_batch(CREATE_HISTORY).map_err(sql_err)?;
     }
     for m in migrations()
         .iter()
-        .filter(|m| m.version > from && m.version <= target)
+        .filter(|m| m.version <= target && history.needs(m.version))
     {
         tx.execute_batch(&m.sql)
             .map_err(|e| match classify(path, e) {
@@ -425,9 +506,11 @@ pub(crate) fn migrate_to(tx: &Connection, path: &Path, target: i64) -> Result<i6
                 },
                 other => other,
             })?;
+        after(tx, m.version)?;
+        // A retired migration's record gives way to the one applied in its place.
         tx.execute(
             &format!(
-                "INSERT INTO {HISTORY_TABLE} (version, name, applied_on, checksum) VALUES (?1, ?2, ?3, ?4)"
+                "INSERT OR REPLACE INTO {HISTORY_TABLE} (version, name, applied_on, checksum) VALUES (?1, ?2, ?3, ?4)"
             ),
             params![m.version, m.name, now_rfc3339(), m.checksum.to_string()],
         )
@@ -450,7 +533,8 @@ pub(crate) fn migrate_to(tx: &Connection, path: &Path, target: i64) -> Result<i6
     }
     tx.pragma_update(None, "application_id", APPLICATION_ID)
         .map_err(sql_err)?;
-    tx.pragma_update(None, "user_version", target.max(from))
+    let top = history.applied.iter().chain(&history.retired).max();
+    tx.pragma_update(None, "user_version", target.max(top.copied().unwrap_or(0)))
         .map_err(sql_err)?;
     Ok(from)
 }
@@ -524,6 +608,40 @@ mod tests {
         assert_eq!(reader.schema_version(), known_version());
         let writer = crate::SqliteStore::open(&theirs).unwrap();
         assert_eq!(writer.found_version(), known_version());
+
+        // A file refinery took to V8, as a schedlab of that version left it: read, then upgraded
+        // by this applier, V9's summaries and V10's tables added and recorded after refinery's rows.
+        let older = dir.path().join("older.db");
+        let mut conn = Connection::open(&older).unwrap();
+        embedded::migrations::runner()
+            .set_target(refinery::Target::Version(8))
+            .run(&mut conn)
+            .unwrap();
+        conn.pragma_update(None, "application_id", APPLICATION_ID)
+            .unwrap();
+        drop(conn);
+        let reader = crate::SqliteStore::open_existing(&older).unwrap();
+        assert_eq!(reader.schema_version(), 8);
+        drop(reader);
+        let writer = crate::SqliteStore::open(&older).unwrap();
+        assert_eq!(writer.found_version(), 8);
+        drop(writer);
+        let conn = Connection::open(&older).unwrap();
+        let (shape, history) = inspect_history(&conn, &older).unwrap();
+        assert_eq!(
+            shape,
+            Shape::Schedlab {
+                version: known_version()
+            }
+        );
+        assert_eq!(history.applied, (1..=known_version()).collect::<Vec<_>>());
+        drop(conn);
+        let mut conn = Connection::open(&older).unwrap();
+        let report = embedded::migrations::runner().run(&mut conn).unwrap();
+        assert!(
+            report.applied_migrations().is_empty(),
+            "refinery accepts it"
+        );
     }
 
     #[test]

@@ -18,6 +18,12 @@ pub struct RunSelection {
     pub fields: Vec<(String, String)>,
     /// Only runs with a case of this canonical name.
     pub case: Option<String>,
+    /// Only runs started at or after this time (ns since the epoch).
+    pub since_ns: Option<i64>,
+    /// Only runs started before this time.
+    pub until_ns: Option<i64>,
+    /// Only these runs (a comparison's side, already resolved).
+    pub ids: Option<Vec<i64>>,
 }
 
 impl RunSelection {
@@ -26,6 +32,9 @@ impl RunSelection {
             && self.kernel.is_none()
             && self.fields.is_empty()
             && self.case.is_none()
+            && self.since_ns.is_none()
+            && self.until_ns.is_none()
+            && self.ids.is_none()
     }
 
     /// Adds a `--where key=value`; an unknown field or a missing `=` is an error naming the
@@ -47,13 +56,16 @@ impl RunSelection {
         Ok(())
     }
 
-    /// Whether the run's list line passes the host and kernel tests.
+    /// Whether the run's list line passes the host, kernel, time and id tests.
     pub fn matches_summary(&self, run: &RunSummary) -> bool {
         self.host.as_ref().is_none_or(|h| *h == run.hostname)
             && self
                 .kernel
                 .as_ref()
                 .is_none_or(|k| *k == run.kernel_release)
+            && self.since_ns.is_none_or(|t| run.started_at_ns >= t)
+            && self.until_ns.is_none_or(|t| run.started_at_ns < t)
+            && self.ids.as_ref().is_none_or(|ids| ids.contains(&run.id))
     }
 
     /// Whether the fingerprint passes the field tests.
@@ -71,6 +83,75 @@ pub fn field_names() -> Vec<String> {
         Ok(serde_json::Value::Object(map)) => map.keys().cloned().collect(),
         _ => Vec::new(),
     }
+}
+
+/// JSON documents of which a fingerprint must contain one (PostgreSQL's `@>`) for `key` to read
+/// `want` ([`fingerprint_field`]): what lets a JSON index find the runs. A run containing none
+/// cannot match; one containing one may still not (an array holds more items, a number is
+/// written otherwise), so matches are confirmed on the fingerprint. `None` where no such
+/// documents can be said (`none`, which a missing value, an empty list and an absent entry all
+/// read as; a whole list or map): every run is a candidate then.
+pub(crate) fn containing_documents(key: &str, want: &str) -> Option<Vec<serde_json::Value>> {
+    Some(containment(key, want)?.0)
+}
+
+/// Whether a fingerprint contains one of [`containing_documents`] exactly when `key` reads
+/// `want`: for a text or boolean field, an entry of a map (whose values are text), or a number
+/// written as JSON writes it. Such a match needs no fingerprint read to confirm it.
+pub(crate) fn contains_exactly(key: &str, want: &str) -> bool {
+    containment(key, want).is_some_and(|(_, exact)| exact)
+}
+
+/// [`containing_documents`], and whether they are exact ([`contains_exactly`]).
+fn containment(key: &str, want: &str) -> Option<(Vec<serde_json::Value>, bool)> {
+    use serde_json::{json, Value};
+    if want == "none" {
+        return None;
+    }
+    let defaults = serde_json::to_value(Fingerprint::default()).ok()?;
+    let number = || serde_json::from_str::<serde_json::Number>(want).ok();
+    // A leaf whose type the default does not tell: text, a number, a boolean, or a list.
+    let any_leaf = || {
+        let mut leaves = vec![Value::String(want.into())];
+        leaves.extend(number().map(Value::Number));
+        leaves.extend(want.parse::<bool>().ok().map(Value::Bool));
+        let items = want.split(',').map(|item| Value::String(item.into()));
+        leaves.push(Value::Array(items.collect()));
+        leaves
+    };
+    let text = || vec![Value::String(want.into())];
+    let (leaves, exact) = match defaults.get(key) {
+        Some(Value::String(_)) => (text(), true),
+        Some(Value::Bool(_)) => {
+            let leaf = want.parse::<bool>().ok().map(Value::Bool);
+            (leaf.into_iter().collect(), true)
+        }
+        Some(Value::Number(_)) => {
+            let n = number();
+            // 3.0 contains 3 too, which reads "3": only an integer written so is exact.
+            let exact = n
+                .as_ref()
+                .is_some_and(|n| (n.is_i64() || n.is_u64()) && n.to_string() == want);
+            (n.map(Value::Number).into_iter().collect(), exact)
+        }
+        Some(Value::Null) => (any_leaf(), false),
+        Some(_) => return None,
+        None => {
+            let (top, entry) = key.split_once('.')?;
+            let (leaves, exact) = match defaults.get(top)? {
+                // The maps of text (sysctls, vulnerabilities).
+                Value::Object(_) => (text(), true),
+                Value::Null => (any_leaf(), false),
+                _ => return None,
+            };
+            let documents = leaves
+                .into_iter()
+                .map(|leaf| json!({ top: { entry: leaf } }));
+            return Some((documents.collect(), exact));
+        }
+    };
+    let documents = leaves.into_iter().map(|leaf| json!({ key: leaf }));
+    Some((documents.collect(), exact))
 }
 
 /// A fingerprint field as text: strings as they are, numbers and booleans as JSON writes them,
@@ -196,6 +277,12 @@ pub fn nothing_selected(what: &str, selection: &RunSelection) -> StoreError {
     }
     for (k, v) in &selection.fields {
         parts.push(format!("--where {k}={v}"));
+    }
+    if selection.since_ns.is_some() {
+        parts.push("--since".into());
+    }
+    if selection.until_ns.is_some() {
+        parts.push("--until".into());
     }
     StoreError::NotFound(format!("{what} has no run matching {}", parts.join(" ")))
 }

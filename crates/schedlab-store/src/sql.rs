@@ -5,6 +5,7 @@
 //! SQLite's, which numbers parameters `?1` and keeps a uuid as its text.
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::ops::ControlFlow;
 
 use crate::Result;
 
@@ -63,12 +64,20 @@ impl SqlRow for postgres::Row {
     }
 }
 
+/// Which SQL a backend speaks where the two differ beyond what [`sqlite_dialect`] rewrites.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Dialect {
+    Sqlite,
+    Postgres,
+}
+
 /// A transaction on one backend. `sql` is in PostgreSQL's dialect.
 pub(crate) trait Db {
     type Row<'r>: SqlRow;
     /// The column that orders rows in insertion order in tables without an `id` (SQLite's
     /// `measurements` and `attachments` have only their rowid; PostgreSQL's have an id).
     const ROW_ORDER: &'static str;
+    const DIALECT: Dialect;
 
     /// Runs a statement; returns how many rows it changed.
     fn execute(&mut self, sql: &str, params: &[&dyn Param]) -> Result<u64>;
@@ -78,8 +87,36 @@ pub(crate) trait Db {
         &mut self,
         sql: &str,
         params: &[&dyn Param],
-        map: impl FnMut(&Self::Row<'_>) -> Result<T>,
-    ) -> Result<Vec<T>>;
+        mut map: impl FnMut(&Self::Row<'_>) -> Result<T>,
+    ) -> Result<Vec<T>> {
+        let mut out = Vec::new();
+        self.query_each(sql, params, |row| {
+            out.push(map(row)?);
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// Every row of the answer to `each`, as the server sends them: none is held after `each`
+    /// returns, so an answer of millions of rows takes the memory of one.
+    fn query_each(
+        &mut self,
+        sql: &str,
+        params: &[&dyn Param],
+        mut each: impl FnMut(&Self::Row<'_>) -> Result<()>,
+    ) -> Result<()> {
+        self.query_until(sql, params, |row| each(row).map(ControlFlow::Continue))
+    }
+
+    /// As [`Db::query_each`] until `each` breaks: the rest of the answer is never computed
+    /// (PostgreSQL sends it a batch at a time), so a query for the first rows that pass a test
+    /// made on each costs what those rows cost.
+    fn query_until(
+        &mut self,
+        sql: &str,
+        params: &[&dyn Param],
+        each: impl FnMut(&Self::Row<'_>) -> Result<ControlFlow<()>>,
+    ) -> Result<()>;
 
     /// The first row of the answer through `map`, if there is one.
     fn query_opt<T>(
@@ -117,6 +154,7 @@ pub(crate) struct Lite<'c>(pub(crate) &'c rusqlite::Connection);
 impl Db for Lite<'_> {
     type Row<'r> = rusqlite::Row<'r>;
     const ROW_ORDER: &'static str = "rowid";
+    const DIALECT: Dialect = Dialect::Sqlite;
 
     fn execute(&mut self, sql: &str, params: &[&dyn Param]) -> Result<u64> {
         let mut statement = self.0.prepare_cached(&sqlite_dialect(sql))?;
@@ -126,21 +164,22 @@ impl Db for Lite<'_> {
         Ok(changed as u64)
     }
 
-    fn query<T>(
+    fn query_until(
         &mut self,
         sql: &str,
         params: &[&dyn Param],
-        mut map: impl FnMut(&Self::Row<'_>) -> Result<T>,
-    ) -> Result<Vec<T>> {
+        mut each: impl FnMut(&Self::Row<'_>) -> Result<ControlFlow<()>>,
+    ) -> Result<()> {
         let mut statement = self.0.prepare_cached(&sqlite_dialect(sql))?;
         let mut rows = statement.query(rusqlite::params_from_iter(
             params.iter().map(|p| p.sqlite()),
         ))?;
-        let mut out = Vec::new();
         while let Some(row) = rows.next()? {
-            out.push(map(row)?);
+            if each(row)?.is_break() {
+                break;
+            }
         }
-        Ok(out)
+        Ok(())
     }
 }
 
@@ -169,6 +208,9 @@ impl<'c> Pg<'c> {
     }
 }
 
+/// Rows fetched from a portal at once: few round trips, little memory.
+const PORTAL_BATCH: i32 = 2_000;
+
 fn pg_params<'p>(params: &'p [&dyn Param]) -> Vec<&'p (dyn postgres::types::ToSql + Sync)> {
     params.iter().map(|p| p.pg()).collect()
 }
@@ -176,6 +218,7 @@ fn pg_params<'p>(params: &'p [&dyn Param]) -> Vec<&'p (dyn postgres::types::ToSq
 impl Db for Pg<'_> {
     type Row<'r> = postgres::Row;
     const ROW_ORDER: &'static str = "id";
+    const DIALECT: Dialect = Dialect::Postgres;
 
     fn execute(&mut self, sql: &str, params: &[&dyn Param]) -> Result<u64> {
         let statement = self.statement(sql)?;
@@ -194,6 +237,29 @@ impl Db for Pg<'_> {
             .iter()
             .map(map)
             .collect()
+    }
+
+    /// Rows fetched through a portal a batch at a time, so the server computes no more of the
+    /// answer than is read.
+    fn query_until(
+        &mut self,
+        sql: &str,
+        params: &[&dyn Param],
+        mut each: impl FnMut(&Self::Row<'_>) -> Result<ControlFlow<()>>,
+    ) -> Result<()> {
+        let statement = self.statement(sql)?;
+        let portal = self.tx.bind(&statement, &pg_params(params))?;
+        loop {
+            let rows = self.tx.query_portal(&portal, PORTAL_BATCH)?;
+            for row in &rows {
+                if each(row)?.is_break() {
+                    return Ok(());
+                }
+            }
+            if rows.len() < PORTAL_BATCH as usize {
+                return Ok(());
+            }
+        }
     }
 }
 

@@ -15,11 +15,12 @@ use std::time::Duration;
 use rusqlite::{Connection, ErrorCode, OpenFlags, Transaction, TransactionBehavior};
 use schedlab_core::sys;
 
-use crate::backend::Backend;
 use crate::check::CheckReport;
 use crate::retry::{retry, Attempt, Patience, STOP_LOCK_WAIT};
-use crate::schema::{self, Shape};
+use crate::schema::{self, not_a_file, Shape};
 use crate::sql::Lite;
+use crate::summaries;
+use crate::transactions::Backend;
 use crate::{Result, StoreError};
 
 /// The first pause after SQLite answered busy: a writer's transaction is short.
@@ -40,20 +41,6 @@ pub struct SqliteStore {
 
 /// What [`SqliteStore::path`] and messages name a store in memory by: SQLite's own name for one.
 const IN_MEMORY: &str = ":memory:";
-
-/// Why `path`, which exists, cannot hold a database: a directory, or a device, FIFO or socket
-/// (`--db /dev/null` would fail later with SQLite's "disk I/O error"). `None` for a regular file
-/// or a path with nothing there yet.
-pub(crate) fn not_a_file(path: &Path) -> Option<&'static str> {
-    let found = std::fs::metadata(path).ok()?;
-    if found.is_dir() {
-        Some("it is a directory")
-    } else if !found.is_file() {
-        Some("it is not a regular file (a device, a FIFO or a socket)")
-    } else {
-        None
-    }
-}
 
 impl SqliteStore {
     /// Opens a results database for writing at `path`, creating the file (and its directory) if
@@ -209,7 +196,7 @@ impl SqliteStore {
             enforce("OFF")?;
             let migrated = store.retry(|| {
                 let tx = Transaction::new_unchecked(&store.conn, TransactionBehavior::Exclusive)?;
-                schema::migrate_in(&tx, path)?;
+                schema::migrate_in(&tx, path, &fill_summaries)?;
                 tx.commit()?;
                 Ok(())
             });
@@ -327,6 +314,14 @@ impl SqliteStore {
     }
 }
 
+/// Fills the summaries of every run a file held when it reaches V9 (see [`schema::AfterMigration`]).
+fn fill_summaries(conn: &Connection, version: i64) -> Result<()> {
+    if version == schema::V_SUMMARIES {
+        summaries::fill(&mut Lite(conn))?;
+    }
+    Ok(())
+}
+
 fn missing(path: &Path) -> StoreError {
     StoreError::NotFound(format!(
         "no results database at {} (nothing has been stored there yet)",
@@ -384,17 +379,17 @@ mod tests {
     use super::*;
     use rusqlite::params;
     use schedlab_core::fingerprint::Fingerprint;
-    use schedlab_core::metric::{secondary, Measurement, MetricShape};
+    use schedlab_core::metric::{secondary, Measurement, MetricDef, MetricShape};
     use schedlab_core::plan::RunPlan;
     use schedlab_core::record::{IterationRecord, RunRecord, RunStatus};
 
-    use crate::backend::to_json;
+    use crate::rows::to_json;
     use crate::{ExperimentKind, Store, StoredCalibration};
     use schedlab_core::runner::{execute, Silent};
     use schedlab_core::workload::fake::FakeParams;
     use schedlab_core::workload::WorkloadSpec;
 
-    use crate::{RunSelection, StoreSink};
+    use crate::StoreSink;
 
     fn plan(label: &str) -> RunPlan {
         let fake = WorkloadSpec::Fake(FakeParams::default());
@@ -423,100 +418,6 @@ mod tests {
         let outcome = execute(plan, &mut StoreSink { store, run_id: id }, &mut Silent);
         store.finish_run(id, outcome.status, 2_000, None).unwrap();
         id
-    }
-
-    /// Runs on three machines and two kernels, of two cases, for the fleet selections.
-    fn fleet(store: &mut SqliteStore) {
-        let machines = [
-            ("alpha", "6.1", "Xeon", 10.0),
-            ("alpha", "6.2", "Xeon", 10.0),
-            ("beta", "6.1", "EPYC", 20.0),
-            ("gamma", "6.2", "Xeon", 10.0),
-            ("beta", "6.2", "EPYC", 10.0),
-        ];
-        for (i, (host, kernel, cpu, value)) in machines.into_iter().enumerate() {
-            let fake = WorkloadSpec::Fake(FakeParams {
-                value_usec: value,
-                ..FakeParams::default()
-            });
-            let plan = RunPlan::new(None, Some(format!("r{i}")), 1, 0, vec![fake]).unwrap();
-            let fp = Fingerprint {
-                hostname: host.into(),
-                kernel_release: kernel.into(),
-                cpu_model: cpu.into(),
-                ..Fingerprint::default()
-            };
-            let id = store.begin_run(&plan, &fp, 1_000 + i as i64).unwrap();
-            store
-                .finish_run(id, RunStatus::Complete, 2_000, None)
-                .unwrap();
-        }
-    }
-
-    #[test]
-    fn sql_selection_answers_as_the_default_does() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut store = SqliteStore::open(&dir.path().join("r.db")).unwrap();
-        fleet(&mut store);
-        let ten = store.load_run(1).unwrap().cases[0].spec.name.clone();
-        let mut selections = vec![RunSelection::default()];
-        for host in [None, Some("alpha"), Some("beta"), Some("nowhere")] {
-            for kernel in [None, Some("6.2")] {
-                for case in [None, Some(ten.clone())] {
-                    for cpu in [None, Some("cpu_model=EPYC"), Some("cpu_model=Xeon")] {
-                        let mut s = RunSelection {
-                            host: host.map(String::from),
-                            kernel: kernel.map(String::from),
-                            case: case.clone(),
-                            ..RunSelection::default()
-                        };
-                        if let Some(w) = cpu {
-                            s.add_where(w).unwrap();
-                        }
-                        selections.push(s);
-                    }
-                }
-            }
-        }
-        let mut seen_some = 0;
-        for s in &selections {
-            for limit in [None, Some(1)] {
-                let sql = store.select_runs(s, limit).unwrap();
-                let default = crate::select::select_runs_default(&store, s, limit).unwrap();
-                assert_eq!(sql, default, "{s:?} limit {limit:?}");
-                seen_some += usize::from(!sql.is_empty());
-            }
-        }
-        assert!(seen_some > 10);
-        let beta_epyc_ten = RunSelection {
-            host: Some("beta".into()),
-            case: Some(ten),
-            ..RunSelection::default()
-        };
-        let ids: Vec<i64> = store
-            .select_runs(&beta_epyc_ten, None)
-            .unwrap()
-            .iter()
-            .map(|r| r.id)
-            .collect();
-        assert_eq!(ids, [5]);
-    }
-
-    #[test]
-    fn hosts_are_listed_by_their_newest_run() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut store = SqliteStore::open(&dir.path().join("r.db")).unwrap();
-        fleet(&mut store);
-        let hosts = store.hosts().unwrap();
-        let seen: Vec<(&str, usize, usize, i64)> = hosts
-            .iter()
-            .map(|h| (h.hostname.as_str(), h.runs, h.kernels, h.last.id))
-            .collect();
-        assert_eq!(
-            seen,
-            [("beta", 2, 2, 5), ("gamma", 1, 1, 4), ("alpha", 2, 2, 2)]
-        );
-        assert_eq!(hosts[2].first_started_at_ns, 1_000);
     }
 
     #[test]
@@ -659,21 +560,44 @@ mod tests {
         store.record_iteration(id, 1, &at(now)).unwrap();
         let set = |sql: &str| store.conn.execute(sql, []).unwrap();
         set("UPDATE runs SET owner_host = 'elsewhere', started_at_ns = 1000000000000");
-        let run = &store.load_runs_of_case(&[id], first).unwrap()[0];
-        assert_eq!(run.cases.len(), 1);
-        assert_eq!(&run.cases[0].spec.name, first);
-        assert_eq!(run.cases[0].iterations, vec![at(2_000_000_000_000)]);
-        assert_eq!((run.status, &run.error), (RunStatus::Running, &None));
-        assert_eq!(
-            store.case_names(&[id]).unwrap(),
-            vec![vec![first.clone(), second.clone()]]
-        );
+        let series = |case: &str| {
+            let query = crate::SeriesQuery {
+                selection: crate::RunSelection::default(),
+                cases: vec![case.to_string()],
+                metrics: crate::MetricChoice::All,
+                per_host: false,
+            };
+            let mut runs = Vec::new();
+            store
+                .case_series(&query, &mut |s| {
+                    runs.extend(s.runs);
+                    std::ops::ControlFlow::Continue(())
+                })
+                .unwrap();
+            runs
+        };
+        let run = &series(first)[0];
+        assert_eq!(run.id, Some(id));
+        assert_eq!(run.status, RunStatus::Running);
+        let mut every = Vec::new();
+        let query = crate::SeriesQuery {
+            selection: crate::RunSelection::default(),
+            cases: Vec::new(),
+            metrics: crate::MetricChoice::All,
+            per_host: false,
+        };
+        store
+            .case_series(&query, &mut |s| {
+                every.push(s.case);
+                std::ops::ControlFlow::Continue(())
+            })
+            .unwrap();
+        assert_eq!(every, [first.clone(), second.clone()]);
         // Silent in every case, it is abandoned, however it is read.
         set("UPDATE iterations SET started_at_ns = 2000000000000");
         let whole = store.load_run(id).unwrap();
-        let one = &store.load_runs_of_case(&[id], second).unwrap()[0];
         assert_eq!(whole.status, RunStatus::Abandoned);
-        assert_eq!((one.status, &one.error), (whole.status, &whole.error));
+        assert_eq!(series(second)[0].status, whole.status);
     }
 
     #[test]
@@ -838,7 +762,7 @@ mod tests {
     fn file_at_version(path: &Path, version: i64) -> Connection {
         let conn = raw(path);
         let tx = conn.unchecked_transaction().unwrap();
-        schema::migrate_to(&tx, path, version).unwrap();
+        schema::migrate_to(&tx, path, version, &fill_summaries).unwrap();
         tx.commit().unwrap();
         conn
     }
@@ -1257,6 +1181,181 @@ mod tests {
         uuids.dedup();
         assert_eq!(uuids.len(), 21);
         writer.integrity_check().unwrap();
+    }
+
+    /// Takes a current file back to V8, as a schedlab before summaries left it: its tables,
+    /// columns and indexes go, its runs and iterations stay.
+    fn downgrade_to_v8(path: &Path) {
+        raw(path)
+            .execute_batch(
+                "DROP TABLE summaries;
+                 DROP TABLE summarised_cases;
+                 DROP INDEX cases_by_name;
+                 DROP INDEX runs_by_start;
+                 DROP INDEX runs_running;
+                 DROP INDEX runs_by_host_kernel;
+                 ALTER TABLE runs DROP COLUMN measured_by;
+                 DELETE FROM refinery_schema_history WHERE version > 8;
+                 PRAGMA user_version = 8;",
+            )
+            .unwrap();
+    }
+
+    /// Runs of many shapes: a suite whose cases ran in random order, two cases of one name, a
+    /// run stopped in its second case, one still running, values of 0, a former metric name.
+    fn runs_of_every_shape(store: &mut SqliteStore) {
+        let fake = |value_usec, seed, effect_pct| {
+            WorkloadSpec::Fake(FakeParams {
+                value_usec,
+                seed,
+                effect_pct,
+                spread_pct: 10.0,
+                ..FakeParams::default()
+            })
+        };
+        let cases = vec![fake(100.0, 1, 0.0), fake(200.0, 2, 0.0)];
+        let mut suite = RunPlan::new(None, Some("suite".into()), 3, 1, cases).unwrap();
+        // Plans no longer hold two cases of one name that differ; runs stored before may.
+        let mut twin = suite.cases[0].clone();
+        twin.workload = fake(100.0, 3, 5.0);
+        suite.cases.push(twin);
+        assert_eq!(
+            suite.cases[0].name, suite.cases[2].name,
+            "two cases of one name"
+        );
+        for seed in 0..3 {
+            run_into(store, &suite.clone().shuffled(seed));
+        }
+        run_into(store, &suite);
+        let stopped = begin(store, &suite);
+        for (case, index) in [(0, 0), (0, 1), (0, 2), (0, 3), (1, 0), (1, 1)] {
+            let values = vec![fake_value(10.0 + f64::from(index)), zero_count()];
+            store
+                .record_iteration(stopped, case, &iteration_of(index, values))
+                .unwrap();
+        }
+        store.summarise_case(stopped, 0).unwrap();
+        store
+            .finish_run(stopped, RunStatus::Interrupted, 9, Some("SIGINT"))
+            .unwrap();
+        let running = begin(store, &suite);
+        for index in 0..3 {
+            let values = vec![fake_value(20.0 + f64::from(index)), zero_count()];
+            store
+                .record_iteration(running, 1, &iteration_of(index, values))
+                .unwrap();
+        }
+        let renamed = begin(store, &plan("renamed"));
+        store
+            .record_iteration(renamed, 0, &iteration_of(0, every_shape()))
+            .unwrap();
+        store
+            .finish_run(renamed, RunStatus::Complete, 10, None)
+            .unwrap();
+        store
+            .conn
+            .execute(
+                "UPDATE measurements SET name = 'rps_avg' WHERE name = 'requests_avg_per_sec'",
+                [],
+            )
+            .unwrap();
+    }
+
+    fn fake_value(v: f64) -> Measurement {
+        schedlab_core::workload::fake::USEC_PER_OP.value(v)
+    }
+
+    fn zero_count() -> Measurement {
+        MetricDef::secondary_count("migrations", schedlab_core::metric::Better::Lower).value(0.0)
+    }
+
+    /// Every series of every case, with every metric, as `store` reads them.
+    fn every_series(store: &SqliteStore) -> Vec<crate::CaseSeries> {
+        let query = crate::SeriesQuery {
+            selection: crate::RunSelection::default(),
+            cases: Vec::new(),
+            metrics: crate::MetricChoice::All,
+            per_host: false,
+        };
+        let mut all = Vec::new();
+        store
+            .case_series(&query, &mut |s| {
+                all.push(s);
+                std::ops::ControlFlow::Continue(())
+            })
+            .unwrap();
+        all
+    }
+
+    /// A V8 file reads the same series from its iterations as V9 reads from its summaries, and
+    /// the upgrade fills the summaries with the same numbers, bit for bit.
+    #[test]
+    fn a_v8_file_reads_the_same_series_before_and_after_its_upgrade() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        let mut store = SqliteStore::open(&path).unwrap();
+        runs_of_every_shape(&mut store);
+        drop(store);
+        let current = SqliteStore::open_existing(&path).unwrap();
+        let before = every_series(&current);
+        assert_eq!(before.len(), 3);
+        let runs: Vec<usize> = before.iter().map(|s| s.runs.len()).collect();
+        assert_eq!(
+            runs,
+            [6, 6, 1],
+            "the suite's two case names, and the renamed run's"
+        );
+        let checked = SqliteStore::check(&path, false).unwrap();
+        assert!(checked.ok(), "{:?}", checked.summaries);
+        assert_eq!(checked.summaries.runs, 7);
+        drop(current);
+
+        downgrade_to_v8(&path);
+        let v8 = SqliteStore::open_existing(&path).unwrap();
+        assert_eq!(v8.schema_version(), 8);
+        assert_eq!(every_series(&v8), before);
+        drop(v8);
+        let writer = SqliteStore::open(&path).unwrap();
+        assert_eq!(writer.found_version(), 8);
+        let summarised: i64 = writer
+            .conn
+            .query_row("SELECT count(*) FROM summaries", [], |r| r.get(0))
+            .unwrap();
+        assert!(summarised > 10, "{summarised}");
+        drop(writer);
+        let upgraded = SqliteStore::open_existing(&path).unwrap();
+        assert_eq!(every_series(&upgraded), before);
+        assert!(SqliteStore::check(&path, false).unwrap().ok());
+    }
+
+    /// `db check` compares every summary with the iterations and names what differs.
+    #[test]
+    fn check_finds_summaries_that_differ_from_the_iterations() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        let mut store = SqliteStore::open(&path).unwrap();
+        runs_of_every_shape(&mut store);
+        store
+            .conn
+            .execute_batch(
+                "UPDATE summaries SET raw_mean = raw_mean * (1 + 1e-12)
+                  WHERE run_id = 1 AND metric = 'usec_per_op';
+                 DELETE FROM summarised_cases WHERE run_id = 2;",
+            )
+            .unwrap();
+        drop(store);
+        let report = SqliteStore::check(&path, false).unwrap();
+        assert!(!report.ok());
+        let problems = report.summaries.problems.join("\n");
+        assert!(
+            problems.contains("run 1, case") && problems.contains("usec_per_op"),
+            "{problems}"
+        );
+        assert!(
+            problems.contains("run 2, case") && problems.contains("do not say what they cover"),
+            "{problems}"
+        );
+        assert_eq!(report.summaries.problems.len(), 4, "{problems}");
     }
 
     #[test]

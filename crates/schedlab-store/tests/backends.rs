@@ -13,13 +13,16 @@ use schedlab_core::record::{
     Arm, Attachment, ExperimentTag, IterationRecord, RunRecord, RunStatus,
 };
 use schedlab_core::runner::{execute, Silent};
+use schedlab_core::summary::SummarisedRun;
 use schedlab_core::workload::fake::{self, FakeParams};
 use schedlab_core::workload::WorkloadSpec;
 use schedlab_store::push::push;
+use schedlab_store::select::{hosts_default, select_runs_default};
 use schedlab_store::testing::fresh_pg_database;
 use schedlab_store::{
-    open_reader, open_writer, Experiment, ExperimentKind, Location, SqliteStore, Store, StoreError,
-    StoreSink, StoredCalibration,
+    open_reader, open_writer, CaseSeries, Experiment, ExperimentKind, HostSummary, Location,
+    MetricChoice, RunSelection, RunSummary, SeriesQuery, SqliteStore, Store, StoreError, StoreSink,
+    StoredCalibration,
 };
 
 /// Where one test keeps its results.
@@ -73,7 +76,11 @@ macro_rules! on_both_backends {
 
 on_both_backends!(
     runs_round_trip_with_every_sample,
-    one_case_of_many_runs_reads_as_the_whole_run_has_it,
+    each_cases_series_holds_the_summaries_of_the_whole_runs,
+    sql_selection_answers_as_the_default_does,
+    series_per_host_hold_each_hosts_runs,
+    a_v8_store_answers_alike_before_and_after_its_upgrade,
+    a_store_with_the_placeholder_v9_reads_as_v8_and_upgrades,
     a_run_read_keeping_some_measurements_is_the_whole_run_without_the_others,
     labels_name_many_runs_and_ids_one,
     experiments_tags_and_calibrations_round_trip,
@@ -158,67 +165,452 @@ fn runs_round_trip_with_every_sample(backend: &Backend) {
     assert_eq!(provenance.owner.pid, Some(std::process::id() as i32));
 }
 
-fn one_case_of_many_runs_reads_as_the_whole_run_has_it(backend: &Backend) {
+fn each_cases_series_holds_the_summaries_of_the_whole_runs(backend: &Backend) {
     let mut store = backend.writer();
     let cases = [100.0, 200.0, 300.0].map(|value_usec| {
         WorkloadSpec::Fake(FakeParams {
             value_usec,
+            spread_pct: 5.0,
             ..FakeParams::default()
         })
     });
     let plan = RunPlan::new(None, Some("three".into()), 3, 1, cases.to_vec()).unwrap();
     let ids: Vec<i64> = (0..3).map(|_| run_into(&mut *store, &plan)).collect();
-    let attachment = Attachment {
-        name: "wakeup_latency".into(),
-        encoding: "hdrhistogram-v2-deflate".into(),
-        data: vec![3, 1, 4],
-    };
-    let with_attachment = IterationRecord {
-        index: 4,
-        warmup: false,
-        started_at_ns: 9,
-        measurements: vec![secondary::WALL_TIME_SEC.value(1.5)],
-        attachments: vec![attachment],
-    };
-    store.record_iteration(ids[1], 1, &with_attachment).unwrap();
     drop(store);
 
     let mut store = backend.writer();
     let shuffled = plan.clone().shuffled(2);
     assert_ne!(shuffled.cases, plan.cases);
     let random_order = run_into(&mut *store, &shuffled);
+    // A run still storing: its second case has no summaries yet, and is read from its iterations.
+    let running = store
+        .begin_run(&plan, &Fingerprint::collect(), 5_000)
+        .unwrap();
+    let outcome = execute(&plan, &mut NoSummaries(&mut *store, running), &mut Silent);
+    assert_eq!(outcome.status, RunStatus::Complete);
     drop(store);
 
     let reader = backend.reader();
     let names: Vec<String> = plan.cases.iter().map(|c| c.name.clone()).collect();
-    let newest_first = [ids[2], ids[0], ids[1]];
-    assert_eq!(
-        reader.case_names(&newest_first).unwrap(),
-        vec![names.clone(); 3]
-    );
-    // A random-order run's case names come as its plan listed them.
-    assert_eq!(
-        reader.case_names(&[random_order]).unwrap(),
-        vec![names.clone()]
-    );
-    for (position, name) in names.iter().enumerate() {
-        let read = reader.load_runs_of_case(&newest_first, name).unwrap();
-        assert_eq!(read.len(), 3);
-        for (one, &id) in read.iter().zip(&newest_first) {
-            let mut whole = reader.load_run(id).unwrap();
-            let case = whole.cases.remove(position);
-            assert_eq!(one.cases, vec![case]);
-            whole.cases = one.cases.clone();
-            assert_eq!(one, &whole);
+    // Every case, oldest run first, each run's as its plan listed them (also the random one's).
+    assert_eq!(series_of(&*reader, &[], MetricChoice::All).len(), 3);
+    let every: Vec<String> = series_of(&*reader, &[], MetricChoice::All)
+        .into_iter()
+        .map(|s| s.case)
+        .collect();
+    assert_eq!(every, names);
+    for name in &names {
+        let series = series_of(&*reader, std::slice::from_ref(name), MetricChoice::All);
+        assert_eq!(series.len(), 1);
+        let got: Vec<i64> = series[0].runs.iter().filter_map(|r| r.id).collect();
+        assert_eq!(got, [ids[0], ids[1], ids[2], random_order, running]);
+        for run in &series[0].runs {
+            let whole = reader.load_run(run.id.unwrap()).unwrap();
+            assert_eq!(run, &SummarisedRun::of(&whole, name), "run {:?}", run.id);
+            assert_eq!(run.summaries.len(), 2, "usec_per_op and ops_per_sec");
+        }
+        let named = MetricChoice::Named(fake::OPS_PER_SEC.name.into());
+        let one = series_of(&*reader, std::slice::from_ref(name), named);
+        assert!(one[0]
+            .runs
+            .iter()
+            .all(|r| r.summaries.len() == 1 && r.summaries[0].metric == fake::OPS_PER_SEC.name));
+    }
+    let nowhere = series_of(&*reader, &["pipe:never-ran".to_string()], MetricChoice::All);
+    assert_eq!(nowhere.len(), 1);
+    assert!(nowhere[0].runs.is_empty());
+    // The running run's summaries come from its iterations: none are stored for it yet.
+    assert!(reader.fingerprint(running).is_ok());
+    assert!(reader.fingerprint(running + 100).is_err());
+}
+
+/// A sink that stores iterations and never says a case finished: a run as a reader sees it
+/// while it is still storing.
+struct NoSummaries<'a>(&'a mut dyn Store, i64);
+
+impl schedlab_core::runner::RunSink for NoSummaries<'_> {
+    fn record_iteration(
+        &mut self,
+        case_index: usize,
+        _: &schedlab_core::plan::CaseSpec,
+        iteration: &IterationRecord,
+    ) -> Result<(), String> {
+        self.0
+            .record_iteration(self.1, case_index, iteration)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// Every series `reader` hands over for `cases` (all when empty), on every host.
+fn series_of(reader: &dyn Store, cases: &[String], metrics: MetricChoice) -> Vec<CaseSeries> {
+    let query = SeriesQuery {
+        selection: RunSelection::default(),
+        cases: cases.to_vec(),
+        metrics,
+        per_host: false,
+    };
+    let mut all = Vec::new();
+    reader
+        .case_series(&query, &mut |s| {
+            all.push(s);
+            ControlFlow::Continue(())
+        })
+        .unwrap();
+    all
+}
+
+/// Runs on three machines and two kernels, for the fleet selections: (host, kernel, cpu model,
+/// value, start).
+const FLEET: [(&str, &str, &str, f64, i64); 6] = [
+    ("alpha", "6.1", "Xeon", 10.0, 1_000),
+    ("alpha", "6.2", "Xeon", 10.0, 1_001),
+    ("beta", "6.1", "EPYC", 20.0, 1_002),
+    ("gamma", "6.2", "Xeon", 10.0, 1_003),
+    ("beta", "6.2", "EPYC", 10.0, 1_004),
+    ("beta", "6.2", "EPYC", 10.0, 1_002),
+];
+
+fn fleet(store: &mut dyn Store) -> Vec<i64> {
+    FLEET
+        .iter()
+        .enumerate()
+        .map(|(i, &(host, kernel, cpu, value, started))| {
+            let fake = WorkloadSpec::Fake(FakeParams {
+                value_usec: value,
+                ..FakeParams::default()
+            });
+            let plan = RunPlan::new(None, Some(format!("r{i}")), 1, 0, vec![fake]).unwrap();
+            let mut fp = Fingerprint {
+                hostname: host.into(),
+                kernel_release: kernel.into(),
+                cpu_model: cpu.into(),
+                online_cpu_count: 2 + i as u32 % 2,
+                smt_active: (i % 3 != 0).then_some(i % 2 == 0),
+                cpufreq_governors: vec!["performance".into(), "powersave".into()],
+                ..Fingerprint::default()
+            };
+            fp.sched_sysctls.insert(
+                "kernel.sched_rt_runtime_us".into(),
+                format!("95000{}", i % 2),
+            );
+            let id = store.begin_run(&plan, &fp, started).unwrap();
+            let outcome = execute(&plan, &mut StoreSink { store, run_id: id }, &mut Silent);
+            store.finish_run(id, outcome.status, 2_000, None).unwrap();
+            id
+        })
+        .collect()
+}
+
+fn sql_selection_answers_as_the_default_does(backend: &Backend) {
+    let mut store = backend.writer();
+    let ids = fleet(&mut *store);
+    drop(store);
+    let store = backend.reader();
+    let ten = store.load_run(ids[0]).unwrap().cases[0].spec.name.clone();
+    let wheres = [
+        None,
+        Some("cpu_model=EPYC"),
+        Some("cpu_model=Xeon"),
+        Some("online_cpu_count=3"),
+        Some("smt_active=true"),
+        Some("smt_active=none"),
+        Some("cpufreq_governors=performance,powersave"),
+        Some("cpufreq_governors=performance"),
+        Some("sched_sysctls.kernel.sched_rt_runtime_us=950001"),
+        Some("sched_sysctls.kernel.nothing=none"),
+        Some("preempt_model=none"),
+        Some("online_cpu_count=x"),
+        Some("online_cpu_count=3.0"),
+        Some("sched_sysctls.kernel.sched_rt_runtime_us=950000"),
+    ];
+    let mut selections = vec![RunSelection::default()];
+    for host in [None, Some("alpha"), Some("beta"), Some("nowhere")] {
+        for kernel in [None, Some("6.2")] {
+            for case in [None, Some(ten.clone())] {
+                for w in wheres {
+                    let mut s = RunSelection {
+                        host: host.map(String::from),
+                        kernel: kernel.map(String::from),
+                        case: case.clone(),
+                        ..RunSelection::default()
+                    };
+                    if let Some(w) = w {
+                        s.add_where(w).unwrap();
+                    }
+                    selections.push(s);
+                }
+            }
         }
     }
-    let read = reader.load_runs_of_case(&[ids[1]], &names[1]).unwrap();
-    assert_eq!(read[0].cases[0].iterations.last(), Some(&with_attachment));
-    let elsewhere = reader.load_runs_of_case(&ids, "pipe:never-ran").unwrap();
-    assert!(elsewhere.iter().all(|r| r.cases.is_empty()));
-    assert!(reader
-        .load_runs_of_case(&[random_order + 1], &names[0])
-        .is_err());
+    for since in [None, Some(1_002)] {
+        for until in [None, Some(1_004)] {
+            for some in [None, Some(vec![ids[1], ids[2], ids[4]]), Some(Vec::new())] {
+                selections.push(RunSelection {
+                    since_ns: since,
+                    until_ns: until,
+                    ids: some,
+                    ..RunSelection::default()
+                });
+            }
+        }
+    }
+    let mut seen_some = 0;
+    for s in &selections {
+        for limit in [None, Some(1), Some(usize::MAX)] {
+            let sql = store.select_runs(s, limit).unwrap();
+            let default = select_runs_default(&*store, s, limit).unwrap();
+            assert_eq!(sql, default, "{s:?} limit {limit:?}");
+            seen_some += usize::from(!sql.is_empty() && sql.len() < ids.len());
+        }
+    }
+    assert!(seen_some > 30, "{seen_some}");
+    let beta_ten = RunSelection {
+        host: Some("beta".into()),
+        case: Some(ten),
+        ..RunSelection::default()
+    };
+    let found: Vec<i64> = store
+        .select_runs(&beta_ten, None)
+        .unwrap()
+        .iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(
+        found,
+        [ids[4], ids[5]],
+        "beta's runs of the 10-usec case, newest first"
+    );
+    // Hosts by their newest run, as the default finds them from every run.
+    let hosts = store.hosts().unwrap();
+    assert_eq!(hosts, hosts_default(&*store).unwrap());
+    let seen: Vec<(&str, usize, usize)> = hosts
+        .iter()
+        .map(|h| (h.hostname.as_str(), h.runs, h.kernels))
+        .collect();
+    assert_eq!(seen, [("beta", 3, 2), ("gamma", 1, 1), ("alpha", 2, 2)]);
+    assert_eq!(hosts[2].first_started_at_ns, 1_000);
+    assert_eq!(hosts[0].last.measured_iterations, 1);
+}
+
+/// Runs `sql` on the store's database, outside schedlab.
+fn execute_raw(backend: &Backend, sql: &str) {
+    match &backend.location {
+        Location::Sqlite(path) => rusqlite::Connection::open(path)
+            .unwrap()
+            .execute_batch(sql)
+            .unwrap(),
+        // The tests' server takes no password: the redacted URL is the URL.
+        Location::Postgres(url) => ::postgres::Client::connect(&url.redacted(), ::postgres::NoTls)
+            .unwrap()
+            .batch_execute(sql)
+            .unwrap(),
+    }
+}
+
+/// Drops what V9 made (its tables, column and indexes), leaving the schema history as it is.
+fn drop_v9(backend: &Backend) {
+    const V9: &str = "DROP TABLE summaries;
+        DROP TABLE summarised_cases;
+        DROP INDEX runs_by_start;
+        DROP INDEX runs_running;
+        DROP INDEX runs_by_host_kernel;
+        ALTER TABLE runs DROP COLUMN measured_by;";
+    execute_raw(
+        backend,
+        &match &backend.location {
+            Location::Sqlite(_) => format!("{V9} DROP INDEX cases_by_name;"),
+            Location::Postgres(_) => {
+                format!("{V9} DROP INDEX cases_by_name_run; DROP INDEX runs_by_fingerprint;")
+            }
+        },
+    );
+}
+
+/// Takes the store back to V8, as a schedlab before summaries and probes left it: its runs and
+/// iterations stay, V9's and V10's tables, column and indexes go.
+fn downgrade_to_v8(backend: &Backend) {
+    drop_v9(backend);
+    execute_raw(
+        backend,
+        "DROP TABLE profile_symbols;
+         DROP TABLE probe_attachments;
+         DROP TABLE probe_unavailable;
+         DROP TABLE probe_measurements;
+         DROP TABLE probe_iterations;
+         DELETE FROM refinery_schema_history WHERE version > 8;",
+    );
+    if let Location::Sqlite(_) = &backend.location {
+        execute_raw(backend, "PRAGMA user_version = 8;");
+    }
+}
+
+/// Makes the store what schedlab left between the probes and the run summaries (commits
+/// da4e410..ad51c62): V10's tables, and V9 recorded as a placeholder that changed nothing —
+/// its record as refinery writes it, name and checksum.
+fn back_to_the_placeholder_v9(backend: &Backend) {
+    drop_v9(backend);
+    let placeholder = refinery::Migration::unapplied(
+        "V9__reserved_run_summaries",
+        include_str!("../migrations/retired/V9__reserved_run_summaries.sql"),
+    )
+    .unwrap();
+    execute_raw(
+        backend,
+        &format!(
+            "UPDATE refinery_schema_history SET name = 'reserved_run_summaries', checksum = '{}'
+              WHERE version = 9;",
+            placeholder.checksum()
+        ),
+    );
+}
+
+/// What the fleet commands ask of a store: every series (all metrics, primary ones), the runs
+/// and the hosts.
+fn fleet_answers(store: &dyn Store) -> (Vec<CaseSeries>, Vec<RunSummary>, Vec<HostSummary>) {
+    let mut series = Vec::new();
+    for metrics in [MetricChoice::All, MetricChoice::Primary] {
+        let query = SeriesQuery {
+            selection: RunSelection::default(),
+            cases: Vec::new(),
+            metrics,
+            per_host: true,
+        };
+        store
+            .case_series(&query, &mut |s| {
+                series.push(s);
+                ControlFlow::Continue(())
+            })
+            .unwrap();
+    }
+    let runs = store.select_runs(&RunSelection::default(), None).unwrap();
+    (series, runs, store.hosts().unwrap())
+}
+
+/// A store schedlab wrote between the probes and the run summaries recorded the placeholder V9
+/// and has V10's tables: it reads as V8 (histories from the iterations, number for number), and
+/// a writer applies the real V9 in the placeholder's place, fills the summaries and keeps the
+/// probes.
+fn a_store_with_the_placeholder_v9_reads_as_v8_and_upgrades(backend: &Backend) {
+    use schedlab_core::probe::{Origin, ProbeKind, ProbeRecord, ProfileSymbol};
+    let mut store = backend.writer();
+    let ids = fleet(&mut *store);
+    let profiled = ProbeRecord {
+        kind: ProbeKind::Profile,
+        index: 0,
+        started_at_ns: 5,
+        measurements: vec![fake::OPS_PER_SEC.value(10.0)],
+        explanatory: Vec::new(),
+        unavailable: Vec::new(),
+        attachments: Vec::new(),
+        symbols: vec![ProfileSymbol {
+            rank: 1,
+            symbol: "schedule".into(),
+            module: "[kernel.kallsyms]".into(),
+            origin: Origin::Kernel,
+            samples: 40,
+            share_pct: 80.0,
+        }],
+    };
+    store.record_probe(ids[0], 0, &profiled).unwrap();
+    drop(store);
+    let current = fleet_answers(&*backend.reader());
+    back_to_the_placeholder_v9(backend);
+    assert_eq!(
+        fleet_answers(&*backend.reader()),
+        current,
+        "read from the iterations"
+    );
+    drop(backend.writer());
+    let upgraded = backend.reader();
+    assert_eq!(fleet_answers(&*upgraded), current, "after the upgrade");
+    assert_eq!(upgraded.load_probes(ids[0]).unwrap(), vec![(0, profiled)]);
+    let check = match &backend.location {
+        Location::Sqlite(path) => SqliteStore::check(path, false).unwrap(),
+        Location::Postgres(url) => schedlab_store::PgStore::check(url).unwrap(),
+    };
+    assert!(check.ok(), "{:?}", check.summaries);
+    assert_eq!(check.schema_version, Some(10));
+}
+
+/// A V8 store (a fleet's PostgreSQL database before this schedlab) answers every fleet query
+/// as its V9 self does — read from the iterations — and so does it after the upgrade fills its
+/// summaries.
+fn a_v8_store_answers_alike_before_and_after_its_upgrade(backend: &Backend) {
+    let mut store = backend.writer();
+    fleet(&mut *store);
+    let stopped = store
+        .begin_run(&plan("stopped"), &Fingerprint::collect(), 3_000)
+        .unwrap();
+    let iteration = IterationRecord {
+        index: 0,
+        warmup: false,
+        started_at_ns: 3_001,
+        measurements: vec![fake::USEC_PER_OP.value(4.0), fake::OPS_PER_SEC.value(0.25)],
+        attachments: Vec::new(),
+    };
+    store.record_iteration(stopped, 0, &iteration).unwrap();
+    store
+        .finish_run(stopped, RunStatus::Interrupted, 3_002, Some("SIGINT"))
+        .unwrap();
+    drop(store);
+    let answers = fleet_answers;
+    let v9 = answers(&*backend.reader());
+    assert_eq!(v9.0.len(), 10, "5 series of each choice of metrics");
+    downgrade_to_v8(backend);
+    assert_eq!(answers(&*backend.reader()), v9, "read from the iterations");
+    drop(backend.writer());
+    assert_eq!(answers(&*backend.reader()), v9, "after the upgrade");
+}
+
+/// Series per host: each host's cases, a host's series holding its runs alone; a selection's
+/// `--where` holds in them too.
+fn series_per_host_hold_each_hosts_runs(backend: &Backend) {
+    let mut store = backend.writer();
+    let ids = fleet(&mut *store);
+    drop(store);
+    let store = backend.reader();
+    let mut selection = RunSelection::default();
+    selection.add_where("cpu_model=EPYC").unwrap();
+    let query = |selection: RunSelection, per_host| SeriesQuery {
+        selection,
+        cases: Vec::new(),
+        metrics: MetricChoice::Primary,
+        per_host,
+    };
+    let mut got = Vec::new();
+    store
+        .case_series(&query(RunSelection::default(), true), &mut |s| {
+            let runs: Vec<i64> = s.runs.iter().filter_map(|r| r.id).collect();
+            got.push((s.host.unwrap(), s.case, runs));
+            ControlFlow::Continue(())
+        })
+        .unwrap();
+    let hosts: Vec<(&str, &[i64])> = got
+        .iter()
+        .map(|(h, _, runs)| (h.as_str(), runs.as_slice()))
+        .collect();
+    assert_eq!(
+        hosts,
+        [
+            ("alpha", &[ids[0], ids[1]][..]),
+            // beta's two cases (values 20 and 10), oldest run first.
+            ("beta", &[ids[2]][..]),
+            ("beta", &[ids[5], ids[4]][..]),
+            ("gamma", &[ids[3]][..]),
+        ]
+    );
+    let mut epyc = Vec::new();
+    store
+        .case_series(&query(selection, true), &mut |s| {
+            epyc.push(s.host.unwrap());
+            ControlFlow::Break(())
+        })
+        .unwrap();
+    assert_eq!(
+        epyc,
+        ["beta"],
+        "one host has EPYC runs, and visit stopped there"
+    );
 }
 
 fn a_run_read_keeping_some_measurements_is_the_whole_run_without_the_others(backend: &Backend) {

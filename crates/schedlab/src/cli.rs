@@ -417,6 +417,13 @@ pub struct SelectArgs {
     /// reads one entry of a map.
     #[arg(long = "where", value_name = "KEY=VALUE")]
     pub fields: Vec<String>,
+    /// Only runs started at or after WHEN: a date (2026-11-01), a UTC time
+    /// (2026-11-01T18:30:00Z) or an age (36h, 7d, 2w).
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// Only runs started before WHEN (as --since takes it).
+    #[arg(long, value_name = "WHEN")]
+    pub until: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -514,6 +521,10 @@ pub struct ChangesArgs {
     /// Cases by canonical name [default: every case the selected runs measured]
     #[arg(value_name = "CASE")]
     pub cases: Vec<String>,
+    /// Judge every host's history of each case (with the hosts --where and the other
+    /// selections take), host by host, instead of one host's.
+    #[arg(long, conflicts_with = "host")]
+    pub all_hosts: bool,
     /// The metric [default: each case's first primary metric]
     #[arg(long, value_name = "NAME")]
     pub metric: Option<String>,

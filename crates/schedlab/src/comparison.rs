@@ -12,7 +12,7 @@ use schedlab_analysis::{
     AdjustmentName, CalibrationSet, MachineKey, MetricFilter, RunInput, SequentialPlan, Settings,
     Side, SideBuilder,
 };
-use schedlab_core::fingerprint::{MustMatch, MUST_MATCH};
+use schedlab_core::fingerprint::{Fingerprint, MustMatch, MUST_MATCH};
 use schedlab_core::metric::{MetricShape, Role};
 use schedlab_core::record::{ExperimentTag, RunRecord, RunStatus};
 use schedlab_core::words;
@@ -192,7 +192,7 @@ pub fn load_comparison(args: &SidesArgs) -> Result<LoadedComparison, Failure> {
         calibration: CalibrationChoice::parse(&args.calibration)?,
         allow_fingerprint_mismatch: args.allow_fingerprint_mismatch,
         allow_tcg: args.allow_tcg,
-        selection: crate::fleet::selection(&args.select)?,
+        selection: crate::select::selection(&args.select)?,
     };
     let loaded = match &args.across {
         Some(across) => load_across(&*store, query, &parse_across(across)?)?,
@@ -211,17 +211,58 @@ pub fn load_comparison(args: &SidesArgs) -> Result<LoadedComparison, Failure> {
     Ok(loaded)
 }
 
-/// Builds a comparison from an open store.
-pub fn load_with(store: &dyn Store, query: Query<'_>) -> Result<LoadedComparison, Failure> {
-    /// A side's runs (without their iterations) with their experiment tags (runs of
-    /// `schedlab ab` or a campaign are compared as A/B pairs), the side the comparison judges and
-    /// the side its latency curves are drawn from.
-    struct Loaded {
-        runs: Vec<RunRecord>,
-        tags: Vec<Option<ExperimentTag>>,
-        side: Side,
-        curve_side: Side,
+/// A side's runs (without their iterations) with their experiment tags (runs of `schedlab ab` or
+/// a campaign are compared as A/B pairs), the side the comparison judges and the side its latency
+/// curves are drawn from.
+struct LoadedSide {
+    runs: Vec<RunRecord>,
+    tags: Vec<Option<ExperimentTag>>,
+    side: Side,
+    curve_side: Side,
+}
+
+/// The side `name` of runs `ids`. Each run's values go into its side's series as it is read, and
+/// its iterations are dropped: hundreds of runs of a matrix would otherwise be held whole at once.
+fn load_side(
+    store: &dyn Store,
+    name: &str,
+    ids: &[i64],
+    filter: &MetricFilter,
+    include: bool,
+) -> Result<LoadedSide, Failure> {
+    // The curves are drawn from distributions, whatever the filter takes.
+    let keep = compared_or_curved(filter);
+    let tags = ids
+        .iter()
+        .map(|&id| store.run_tag(id))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut compared = SideBuilder::new(name, filter.clone(), include);
+    let mut curved = SideBuilder::of_distributions(name, include);
+    let mut runs = Vec::with_capacity(ids.len());
+    for (&id, &tag) in ids.iter().zip(&tags) {
+        let mut record = store.load_run_keeping(id, &keep)?;
+        let input = RunInput {
+            record: &record,
+            tag,
+        };
+        compared.add_run(input);
+        curved.add_run(input);
+        for case in &mut record.cases {
+            case.iterations = Vec::new();
+        }
+        runs.push(record);
     }
+    Ok(LoadedSide {
+        runs,
+        tags,
+        side: compared.finish(),
+        curve_side: curved.finish(),
+    })
+}
+
+/// The runs each side names (`query.base`, then each candidate) that the selection takes, each
+/// side's alone: a candidate that names no run could not be tested, a run on two sides is refused.
+fn side_ids(store: &dyn Store, query: &Query<'_>) -> Result<(Vec<i64>, Vec<Vec<i64>>), Failure> {
     let resolve = |side: &str| -> Result<Vec<i64>, Failure> {
         let ids = store.resolve(side).map_err(|e| match e {
             // A candidate that never stored a run (its build broke before it ran) could not be
@@ -242,46 +283,20 @@ pub fn load_with(store: &dyn Store, query: Query<'_>) -> Result<LoadedComparison
     for (candidate, ids) in query.candidates.iter().zip(&candidate_ids) {
         refuse_shared_runs(query.base, &base_ids, candidate, ids)?;
     }
+    Ok((base_ids, candidate_ids))
+}
+
+/// Builds a comparison from an open store.
+pub fn load_with(store: &dyn Store, query: Query<'_>) -> Result<LoadedComparison, Failure> {
+    let (base_ids, candidate_ids) = side_ids(store, &query)?;
     let include = query.settings.include_incomplete;
     let filter = &query.filter;
-    // The curves are drawn from distributions, whatever the filter takes.
-    let keep = compared_or_curved(filter);
-    // Each run's values go into its side's series as it is read, and its iterations are dropped:
-    // hundreds of runs of a matrix would otherwise be held whole at once.
-    let load = |name: &str, ids: &[i64]| -> Result<Loaded, Failure> {
-        let tags = ids
-            .iter()
-            .map(|&id| store.run_tag(id))
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut compared = SideBuilder::new(name, filter.clone(), include);
-        let mut curved = SideBuilder::of_distributions(name, include);
-        let mut runs = Vec::with_capacity(ids.len());
-        for (&id, &tag) in ids.iter().zip(&tags) {
-            let mut record = store.load_run_keeping(id, &keep)?;
-            let input = RunInput {
-                record: &record,
-                tag,
-            };
-            compared.add_run(input);
-            curved.add_run(input);
-            for case in &mut record.cases {
-                case.iterations = Vec::new();
-            }
-            runs.push(record);
-        }
-        Ok(Loaded {
-            runs,
-            tags,
-            side: compared.finish(),
-            curve_side: curved.finish(),
-        })
-    };
-    let base_loaded = load(query.base, &base_ids)?;
-    let candidates_loaded: Vec<Loaded> = query
+    let base_loaded = load_side(store, query.base, &base_ids, filter, include)?;
+    let candidates_loaded: Vec<LoadedSide> = query
         .candidates
         .iter()
         .zip(&candidate_ids)
-        .map(|(name, ids)| load(name, ids))
+        .map(|(name, ids)| load_side(store, name, ids, filter, include))
         .collect::<Result<Vec<_>, _>>()?;
     std::iter::once(&base_loaded.side)
         .chain(candidates_loaded.iter().map(|c| &c.side))
@@ -313,7 +328,8 @@ pub fn load_with(store: &dyn Store, query: Query<'_>) -> Result<LoadedComparison
                 .chain(candidates_loaded.iter().flat_map(|c| &c.runs)),
         )?;
     }
-    let calibrations = calibrations(store, &query.calibration, &base_loaded.runs)?;
+    let first = base_loaded.runs.first().map(|r| &r.fingerprint);
+    let calibrations = calibrations(store, &query.calibration, first)?;
     let sequential = sequential_plan(
         store,
         std::iter::once(&base_loaded.tags)
@@ -421,7 +437,8 @@ fn load_across(
     };
     let projection = project(&query.filter)?;
     projection.sides.iter().try_for_each(refuse_non_finite)?;
-    let calibrations = calibrations(store, &query.calibration, &runs)?;
+    let first = runs.first().map(|r| &r.fingerprint);
+    let calibrations = calibrations(store, &query.calibration, first)?;
     let mut comparison =
         schedlab_analysis::compare_across(&projection, &calibrations, query.settings);
     let every = project(&MetricFilter::every_metric())?;
@@ -574,7 +591,8 @@ fn refuse_shared_runs(
     )))
 }
 
-/// The ids of `ids` that `selection` takes; a side left with none names what was asked.
+/// The ids of `ids` that `selection` takes, in their order; a side left with none names what was
+/// asked. One query on the side's runs alone, which reads no iteration.
 fn select(
     store: &dyn Store,
     selection: &RunSelection,
@@ -584,8 +602,12 @@ fn select(
     if selection.is_empty() {
         return Ok(ids);
     }
-    let chosen: Vec<i64> = store
-        .select_runs(selection, None)?
+    let of_side = RunSelection {
+        ids: Some(ids.clone()),
+        ..selection.clone()
+    };
+    let chosen: std::collections::HashSet<i64> = store
+        .select_runs(&of_side, None)?
         .iter()
         .map(|r| r.id)
         .collect();
@@ -599,11 +621,11 @@ fn select(
 }
 
 /// The calibrations `--calibration` allows. A calibration chosen by id must be of the machine
-/// the runs ran on.
+/// the runs ran on (`machine`: a run's fingerprint).
 pub fn calibrations(
     store: &dyn Store,
     choice: &CalibrationChoice,
-    base_runs: &[RunRecord],
+    machine: Option<&Fingerprint>,
 ) -> Result<CalibrationSet, Failure> {
     if matches!(choice, CalibrationChoice::None) {
         return Ok(CalibrationSet::default());
@@ -629,8 +651,8 @@ pub fn calibrations(
             .into_iter()
             .find(|c| c.id == Some(*id))
             .ok_or_else(|| Failure::bad_input(format!("no calibration with id {id}")))?;
-        if let Some(run) = base_runs.first() {
-            let here = MachineKey::of(&run.fingerprint);
+        if let Some(fingerprint) = machine {
+            let here = MachineKey::of(fingerprint);
             let differences = chosen.machine.differences(&here);
             if !differences.is_empty() {
                 return Err(Failure::bad_input(format!(

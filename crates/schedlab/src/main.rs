@@ -19,6 +19,7 @@ mod input;
 mod output;
 mod plan;
 mod progress;
+mod select;
 mod session;
 mod shell;
 mod store_path;

@@ -11,7 +11,7 @@ use common::*;
 /// A baseline and a candidate of three fake cases, three runs each: the candidate is 5 % slower
 /// in the first, unchanged in the second and 5 % faster in the third; every run has its own seed
 /// (noise).
-fn stored_pair() -> (tempfile::TempDir, PathBuf) {
+fn stored_pair() -> (common::TestDir, PathBuf) {
     let (dir, db) = temp_db();
     for run in 0..3 {
         for (seed, effects, label) in [

@@ -109,6 +109,8 @@ hang_up_then_kill_tests! {
         "contention --testcase futex-wake-storm --tasks 4 --processes --duration 1 --warmup-sec 0",
     ],
     fanout_threads: ["fanout --workers 4 --rounds 500 --work 100"],
+    /// SCHED_FIFO 99 timer threads asleep in clock_nanosleep: the policy goes with them.
+    timer_latency_threads: ["timer-latency --loops 100"],
 }
 
 /// Holds `db`'s write lock, as another process's long transaction would, once the run `child`
@@ -127,7 +129,7 @@ fn hold_the_write_lock(db: &Path, child: &mut Running, settle: Duration) -> rusq
 /// SIGINT while another connection holds the database's write lock (`holder`); `kept` is what
 /// the run had stored by then.
 struct HeldRun {
-    _dir: tempfile::TempDir,
+    _dir: common::TestDir,
     db: std::path::PathBuf,
     child: Running,
     holder: rusqlite::Connection,

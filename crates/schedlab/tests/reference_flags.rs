@@ -265,7 +265,7 @@ const TOOLS: [&str; 5] = [
     "hackbench ",
     "perf bench ",
 ];
-const WORKLOADS: [&str; 12] = [
+const WORKLOADS: [&str; 13] = [
     "pipe",
     "messaging",
     "hackbench",
@@ -277,6 +277,7 @@ const WORKLOADS: [&str; 12] = [
     "cpudl",
     "cpupri",
     "rump",
+    "timer-latency",
     "fake",
 ];
 

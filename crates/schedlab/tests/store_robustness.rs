@@ -586,7 +586,14 @@ fn downgrade_to_v3(db: &Path) {
     rusqlite::Connection::open(db)
         .unwrap()
         .execute_batch(
-            "DROP TABLE calibrations;
+            "DROP TABLE summaries;
+             DROP TABLE summarised_cases;
+             DROP INDEX cases_by_name;
+             DROP INDEX runs_by_start;
+             DROP INDEX runs_running;
+             DROP INDEX runs_by_host_kernel;
+             ALTER TABLE runs DROP COLUMN measured_by;
+             DROP TABLE calibrations;
              DROP INDEX runs_by_uuid;
              DROP INDEX runs_by_host;
              ALTER TABLE runs DROP COLUMN uuid;
@@ -649,7 +656,14 @@ fn downgrade_to_v6(db: &Path) {
     rusqlite::Connection::open(db)
         .unwrap()
         .execute_batch(
-            "DROP TABLE metrics;
+            "DROP TABLE summaries;
+             DROP TABLE summarised_cases;
+             DROP INDEX cases_by_name;
+             DROP INDEX runs_by_start;
+             DROP INDEX runs_running;
+             DROP INDEX runs_by_host_kernel;
+             ALTER TABLE runs DROP COLUMN measured_by;
+             DROP TABLE metrics;
              DROP INDEX runs_by_uuid;
              DROP INDEX runs_by_host;
              ALTER TABLE runs DROP COLUMN uuid;

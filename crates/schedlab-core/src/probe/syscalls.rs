@@ -4,11 +4,51 @@
 
 /// The name of system call `id` on this architecture.
 pub fn syscall_name(id: i64) -> Option<&'static str> {
-    TABLE
+    let table = if id >= UNIFIED_FROM { UNIFIED } else { TABLE };
+    table
         .binary_search_by_key(&id, |(n, _)| *n)
         .ok()
-        .map(|i| TABLE[i].1)
+        .map(|i| table[i].1)
 }
+
+/// Since Linux 5.1 (pidfd_send_signal, 424) every architecture numbers a new call alike.
+const UNIFIED_FROM: i64 = 424;
+
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+const UNIFIED: &[(i64, &str)] = &[
+    (424, "pidfd_send_signal"),
+    (425, "io_uring_setup"),
+    (426, "io_uring_enter"),
+    (427, "io_uring_register"),
+    (428, "open_tree"),
+    (429, "move_mount"),
+    (430, "fsopen"),
+    (431, "fsconfig"),
+    (432, "fsmount"),
+    (433, "fspick"),
+    (434, "pidfd_open"),
+    (435, "clone3"),
+    (436, "close_range"),
+    (437, "openat2"),
+    (438, "pidfd_getfd"),
+    (439, "faccessat2"),
+    (440, "process_madvise"),
+    (441, "epoll_pwait2"),
+    (442, "mount_setattr"),
+    (443, "quotactl_fd"),
+    (444, "landlock_create_ruleset"),
+    (445, "landlock_add_rule"),
+    (446, "landlock_restrict_self"),
+    (447, "memfd_secret"),
+    (448, "process_mrelease"),
+    (449, "futex_waitv"),
+    (450, "set_mempolicy_home_node"),
+    (452, "fchmodat2"),
+    (462, "mseal"),
+];
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+const UNIFIED: &[(i64, &str)] = &[];
 
 #[cfg(target_arch = "x86_64")]
 const TABLE: &[(i64, &str)] = &[
@@ -343,35 +383,6 @@ const TABLE: &[(i64, &str)] = &[
     (331, "pkey_free"),
     (332, "statx"),
     (334, "rseq"),
-    (424, "pidfd_send_signal"),
-    (425, "io_uring_setup"),
-    (426, "io_uring_enter"),
-    (427, "io_uring_register"),
-    (428, "open_tree"),
-    (429, "move_mount"),
-    (430, "fsopen"),
-    (431, "fsconfig"),
-    (432, "fsmount"),
-    (433, "fspick"),
-    (434, "pidfd_open"),
-    (435, "clone3"),
-    (436, "close_range"),
-    (437, "openat2"),
-    (438, "pidfd_getfd"),
-    (439, "faccessat2"),
-    (440, "process_madvise"),
-    (441, "epoll_pwait2"),
-    (442, "mount_setattr"),
-    (443, "quotactl_fd"),
-    (444, "landlock_create_ruleset"),
-    (445, "landlock_add_rule"),
-    (446, "landlock_restrict_self"),
-    (447, "memfd_secret"),
-    (448, "process_mrelease"),
-    (449, "futex_waitv"),
-    (450, "set_mempolicy_home_node"),
-    (452, "fchmodat2"),
-    (462, "mseal"),
 ];
 
 #[cfg(target_arch = "aarch64")]
@@ -650,34 +661,6 @@ const TABLE: &[(i64, &str)] = &[
     (291, "statx"),
     (293, "rseq"),
     (294, "kexec_file_load"),
-    (424, "pidfd_send_signal"),
-    (425, "io_uring_setup"),
-    (426, "io_uring_enter"),
-    (427, "io_uring_register"),
-    (428, "open_tree"),
-    (429, "move_mount"),
-    (430, "fsopen"),
-    (431, "fsconfig"),
-    (432, "fsmount"),
-    (433, "fspick"),
-    (434, "pidfd_open"),
-    (435, "clone3"),
-    (436, "close_range"),
-    (437, "openat2"),
-    (438, "pidfd_getfd"),
-    (439, "faccessat2"),
-    (440, "process_madvise"),
-    (441, "epoll_pwait2"),
-    (442, "mount_setattr"),
-    (443, "quotactl_fd"),
-    (444, "landlock_create_ruleset"),
-    (445, "landlock_add_rule"),
-    (446, "landlock_restrict_self"),
-    (447, "memfd_secret"),
-    (448, "process_mrelease"),
-    (449, "futex_waitv"),
-    (450, "set_mempolicy_home_node"),
-    (462, "mseal"),
 ];
 
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
@@ -694,9 +677,14 @@ mod tests {
         assert_eq!(syscall_name(libc::SYS_futex), Some("futex"));
         assert_eq!(syscall_name(libc::SYS_sched_yield), Some("sched_yield"));
         assert_eq!(syscall_name(-1), None);
-        assert!(
-            TABLE.windows(2).all(|w| w[0].0 < w[1].0),
-            "sorted, so searchable"
-        );
+        assert_eq!(syscall_name(libc::SYS_clone3), Some("clone3"));
+        for table in [TABLE, UNIFIED] {
+            assert!(
+                table.windows(2).all(|w| w[0].0 < w[1].0),
+                "sorted, so searchable"
+            );
+        }
+        assert!(TABLE.iter().all(|(n, _)| *n < UNIFIED_FROM));
+        assert!(UNIFIED.iter().all(|(n, _)| *n >= UNIFIED_FROM));
     }
 }

@@ -448,6 +448,18 @@ mod tests {
         vec!["/bin/sh".into(), "-c".into(), script.into()]
     }
 
+    /// A SIGKILLed task on a busy machine can still show as running while it exits, so it gets a
+    /// few seconds to be gone or a zombie; a survivor fails.
+    fn assert_gone_soon(pid: i32) {
+        let state = || super::super::proc::process_stat(pid).map(|s| s.state);
+        let gone = || matches!(state(), None | Some('Z') | Some('X'));
+        let deadline = monotonic_ns() + 5_000_000_000;
+        while !gone() && monotonic_ns() < deadline {
+            super::super::time::sleep_ns(10_000_000);
+        }
+        assert!(gone(), "pid {pid} still runs: {:?}", state());
+    }
+
     #[test]
     fn output_and_exit_code_are_kept() {
         let run = run_command(&sh("echo out; echo err >&2; exit 3"), &|| false).unwrap();
@@ -491,19 +503,8 @@ mod tests {
             .parse()
             .unwrap();
         let _ = std::fs::remove_file(&marker);
-        // The grandchild was our child's child: once killed, init reaps it. A SIGKILLed task on a
-        // busy machine can still show as running while it exits, so it gets a few seconds to be
-        // gone or a zombie; a survivor (sleeping in `sleep 600`) fails.
-        let gone = || {
-            let state = super::super::proc::process_stat(pid).map(|s| s.state);
-            matches!(state, None | Some('Z') | Some('X'))
-        };
-        let deadline = monotonic_ns() + 5_000_000_000;
-        while !gone() && monotonic_ns() < deadline {
-            super::super::time::sleep_ns(10_000_000);
-        }
-        let state = super::super::proc::process_stat(pid).map(|s| s.state);
-        assert!(gone(), "{state:?}");
+        // The grandchild was our child's child: once killed, init reaps it.
+        assert_gone_soon(pid);
     }
 
     #[test]
@@ -547,15 +548,7 @@ mod tests {
             .parse()
             .unwrap();
         assert_eq!(load.stop(GRACE_NS), None, "it was running when stopped");
-        let gone = || {
-            let state = super::super::proc::process_stat(pid).map(|s| s.state);
-            matches!(state, None | Some('Z') | Some('X'))
-        };
-        let deadline = monotonic_ns() + 5_000_000_000;
-        while !gone() && monotonic_ns() < deadline {
-            super::super::time::sleep_ns(10_000_000);
-        }
-        assert!(gone());
+        assert_gone_soon(pid);
         assert_eq!(std::fs::read_to_string(&log).unwrap(), "hog\n");
 
         let mut short = Background::start(&sh("exit 3"), &[], &log).unwrap();

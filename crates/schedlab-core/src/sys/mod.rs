@@ -55,6 +55,7 @@ mod process;
 mod pthread;
 mod raw;
 mod resource;
+mod rt;
 mod sampling;
 mod sched;
 mod signal;
@@ -104,6 +105,10 @@ pub use resource::{
     process_count_limit, raise_open_files_limit, usage, Limit, OverBudget, TaskLimits, Usage,
     UsageOf,
 };
+pub use rt::{
+    set_current_thread_nice, set_current_thread_policy, sleep_until_ns, try_policy, POLICY_FIFO,
+    POLICY_OTHER, POLICY_RR,
+};
 pub use sampling::{
     ring_data_bytes, tracefs, CpuRecords, HardwareEvent, InheritedCounter, PerCpuSampler,
     SampleFields, SampleScope, SampleSource, Tracefs, RECORD_LOST, RECORD_SAMPLE,
@@ -118,7 +123,7 @@ pub use signal::{
 };
 pub use time::{
     clock_ticks_per_sec, monotonic_ns, realtime_ns, sleep_interruptible_ns, sleep_ns,
-    sleep_until_ns, thread_cpu_ns, tsc_serialized, HAS_TSC,
+    thread_cpu_ns, tsc_serialized, HAS_TSC,
 };
 pub use watchdog::{deadline_expired, take_look_due, Watchdog, WATCHDOG_SIGNAL};
 pub use work::dependent_work;

@@ -62,16 +62,6 @@ pub fn sleep_interruptible_ns(ns: u64) -> u64 {
     }
 }
 
-/// Sleeps until CLOCK_MONOTONIC reads `deadline_ns` (clock_nanosleep with TIMER_ABSTIME, as
-/// cyclictest and rt-app's timers sleep), resuming after signals; returns at once for a deadline
-/// already passed.
-pub fn sleep_until_ns(deadline_ns: u64) {
-    let request = timespec_of_ns(deadline_ns);
-    while let Err(rustix::io::Errno::INTR) =
-        rustix::thread::clock_nanosleep_absolute(rustix::time::ClockId::Monotonic, &request)
-    {}
-}
-
 /// Whether [`tsc_serialized`] reads the x86 time-stamp counter (else it reads the monotonic clock).
 pub const HAS_TSC: bool = cfg!(target_arch = "x86_64");
 
@@ -105,15 +95,6 @@ mod tests {
         let a = monotonic_ns();
         let b = monotonic_ns();
         assert!(b >= a);
-    }
-
-    #[test]
-    fn sleeping_until_a_deadline_reaches_it() {
-        let deadline = monotonic_ns() + 2_000_000;
-        sleep_until_ns(deadline);
-        assert!(monotonic_ns() >= deadline);
-        // A deadline in the past returns at once.
-        sleep_until_ns(1);
     }
 
     #[test]

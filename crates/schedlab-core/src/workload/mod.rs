@@ -145,6 +145,7 @@ registry! {
     Cpupri: cpupri => CpupriParams,
     Rump: rump => RumpParams,
     Contention: contention => ContentionParams,
+    TimerLatency: timer_latency => TimerLatencyParams,
     External: external => ExternalParams,
     Scenario: scenario => ScenarioParams,
 }

@@ -365,6 +365,19 @@ impl Workload for SyscallWorkload {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metric::Measurement;
+
+    /// The measurements of one iteration of valid `params`.
+    fn measured(params: SyscallParams) -> Vec<Measurement> {
+        params.validate().unwrap();
+        SyscallWorkload::new(params)
+            .run_iteration(IterationInfo {
+                index: 0,
+                warmup: false,
+            })
+            .unwrap()
+            .measurements
+    }
 
     #[test]
     fn every_kind_runs_and_reports() {
@@ -376,14 +389,7 @@ mod tests {
                     kind,
                     cpus: None,
                 };
-                params.validate().unwrap();
-                let m = SyscallWorkload::new(params)
-                    .run_iteration(IterationInfo {
-                        index: 0,
-                        warmup: false,
-                    })
-                    .unwrap()
-                    .measurements;
+                let m = measured(params);
                 assert_eq!(m[0].name, "nsec_per_call");
                 assert!(m[0].value > 0.0, "{kind:?}");
                 assert!(m[1].value > 0.0, "{kind:?}");
@@ -407,13 +413,7 @@ mod tests {
             assert!(params
                 .case_name()
                 .ends_with(&format!(" cpus={first},{}", cpus[1])));
-            let m = SyscallWorkload::new(params)
-                .run_iteration(IterationInfo {
-                    index: 0,
-                    warmup: false,
-                })
-                .unwrap()
-                .measurements;
+            let m = measured(params);
             assert!(m[0].value > 0.0);
         }
         let err = SyscallParams {

@@ -64,9 +64,7 @@ impl VirtualKernel for Cached {
     /// `rump_schedule_cpu_interlock` without an interlock.
     #[inline]
     fn schedule(&self, lwp: &mut Lwp) -> usize {
-        if lwp.cpu.is_some() {
-            lwp.stats.anomalies += 1;
-        }
+        lwp.check_outside();
         let mut v = lwp.target;
         // The fast path: we ran here last and nobody since, so the line is ours already.
         if self.cpus[v]
@@ -87,8 +85,7 @@ impl VirtualKernel for Cached {
     /// `rump_unschedule_cpu1` without an interlock.
     #[inline]
     fn unschedule(&self, lwp: &mut Lwp) {
-        let Some(v) = lwp.cpu.take() else {
-            lwp.stats.anomalies += 1;
+        let Some(v) = lwp.give_back() else {
             return;
         };
         let cpu = &self.cpus[v];

@@ -64,14 +64,7 @@ impl Occupancy {
 
     /// `lwp` took `vcpu`: it must have been free.
     pub fn enter(&self, lwp: u32, vcpu: usize) -> Result<(), Violation> {
-        let Some(holder) = self.holders.get(vcpu) else {
-            return Err(Violation::OutOfRange {
-                lwp,
-                vcpu,
-                vcpus: self.holders.len(),
-            });
-        };
-        holder
+        self.holder(lwp, vcpu)?
             .compare_exchange(NO_LWP, lwp, Ordering::AcqRel, Ordering::Acquire)
             .map(|_| ())
             .map_err(|first| Violation::HeldTwice {
@@ -83,17 +76,19 @@ impl Occupancy {
 
     /// `lwp` is about to give back `vcpu`: the record must show it as the holder.
     pub fn leave(&self, lwp: u32, vcpu: usize) -> Result<(), Violation> {
-        let Some(holder) = self.holders.get(vcpu) else {
-            return Err(Violation::OutOfRange {
-                lwp,
-                vcpu,
-                vcpus: self.holders.len(),
-            });
-        };
-        holder
+        self.holder(lwp, vcpu)?
             .compare_exchange(lwp, NO_LWP, Ordering::AcqRel, Ordering::Acquire)
             .map(|_| ())
             .map_err(|holder| Violation::NotHolder { vcpu, lwp, holder })
+    }
+
+    /// The record of `vcpu`, which `lwp` names: a vCPU the kernel does not have is a violation.
+    fn holder(&self, lwp: u32, vcpu: usize) -> Result<&AtomicU32, Violation> {
+        self.holders.get(vcpu).ok_or(Violation::OutOfRange {
+            lwp,
+            vcpu,
+            vcpus: self.holders.len(),
+        })
     }
 
     /// CPUs held by the record.

@@ -56,9 +56,7 @@ impl VirtualKernel for Freelist {
     /// `rump_schedule_cpu`: the lock, the first free CPU (sleeping while there is none).
     #[inline]
     fn schedule(&self, lwp: &mut Lwp) -> usize {
-        if lwp.cpu.is_some() {
-            lwp.stats.anomalies += 1;
-        }
+        lwp.check_outside();
         lwp.stats.locked += 1;
         let (list, cv) = &self.shared.0;
         let mut state = lock(list);
@@ -81,8 +79,7 @@ impl VirtualKernel for Freelist {
     /// pthread_cond_signal makes no system call without one; neither does this).
     #[inline]
     fn unschedule(&self, lwp: &mut Lwp) {
-        let Some(v) = lwp.cpu.take() else {
-            lwp.stats.anomalies += 1;
+        let Some(v) = lwp.give_back() else {
             return;
         };
         let (list, cv) = &self.shared.0;

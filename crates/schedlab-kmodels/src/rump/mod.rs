@@ -143,6 +143,24 @@ impl Lwp {
     pub fn target(&self) -> usize {
         self.target
     }
+
+    /// Counts an entry by an lwp already inside, which no correct caller makes.
+    #[inline]
+    fn check_outside(&mut self) {
+        if self.cpu.is_some() {
+            self.stats.anomalies += 1;
+        }
+    }
+
+    /// The CPU an exiting lwp gives back; an exit without one is counted as an anomaly.
+    #[inline]
+    fn give_back(&mut self) -> Option<usize> {
+        let cpu = self.cpu.take();
+        if cpu.is_none() {
+            self.stats.anomalies += 1;
+        }
+        cpu
+    }
 }
 
 /// `prevlwp` of a CPU no lwp has run on; no lwp has id 0.

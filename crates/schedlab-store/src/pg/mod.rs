@@ -16,16 +16,20 @@ use std::time::Duration;
 use postgres::{Client, IsolationLevel, NoTls};
 use schedlab_core::sys;
 
-use crate::backend::Backend;
 use crate::location::PgUrl;
 use crate::retry::{lock_wait, retry, Attempt, Patience};
 use crate::sql::{Db, Pg};
+use crate::summaries;
+use crate::transactions::Backend;
 use crate::{Result, StoreError};
 
 mod schema;
 mod tls;
 
 pub use schema::known_version;
+
+/// The oldest schema a reader reads: the first PostgreSQL had.
+const OLDEST_READABLE_VERSION: i64 = crate::schema::V_RUN_UUID;
 
 /// The first pause after a dropped connection.
 const FIRST_PAUSE: Duration = Duration::from_millis(50);
@@ -102,7 +106,7 @@ fn transient_text(e: &postgres::Error) -> String {
     }
 }
 
-fn connect(url: &PgUrl) -> Result<Client> {
+pub(crate) fn connect(url: &PgUrl) -> Result<Client> {
     let unopenable = |reason: String| StoreError::Unopenable {
         path: url.redacted().into(),
         reason,
@@ -178,13 +182,14 @@ impl PgStore {
             tx.commit()?;
             version
         };
-        // Readers follow the schema of this schedlab: PostgreSQL arrived with V8 and migrates in
-        // one transaction, so a database is empty or complete at a version some schedlab wrote.
-        if version != 0 && version < known_version() {
+        // PostgreSQL arrived with V8 and migrates in one transaction, so a database is empty or
+        // complete at a version some schedlab wrote; a reader reads V8 as it is, as it reads an
+        // older SQLite file (histories from the iterations, before V9's summaries).
+        if version != 0 && version < OLDEST_READABLE_VERSION {
             return Err(StoreError::NeedsUpgrade {
                 path: shown.into(),
                 version,
-                oldest: known_version(),
+                oldest: OLDEST_READABLE_VERSION,
             });
         }
         Ok(PgStore {
@@ -202,13 +207,14 @@ impl PgStore {
     pub fn open_writer(url: &PgUrl) -> Result<Self> {
         let mut client = connect(url)?;
         let shown = url.redacted();
-        let found_version = schema::migrate(&mut client, &shown).map_err(|e| match e {
-            StoreError::Postgres(e) => StoreError::Unwritable {
-                path: shown.clone().into(),
-                reason: error_text(&e),
-            },
-            other => other,
-        })?;
+        let found_version =
+            schema::migrate(&mut client, &shown, &fill_summaries).map_err(|e| match e {
+                StoreError::Postgres(e) => StoreError::Unwritable {
+                    path: shown.clone().into(),
+                    reason: error_text(&e),
+                },
+                other => other,
+            })?;
         let patience = Patience::default();
         limit_lock_waits(&mut client, patience.busy_timeout).map_err(|e| unopenable(url, &e))?;
         Ok(PgStore {
@@ -226,15 +232,7 @@ impl PgStore {
     /// history) and runs by status, with the abandoned ones. The server keeps its own pages
     /// sound, so there is no file-level check to make.
     pub fn check(url: &PgUrl) -> Result<crate::CheckReport> {
-        let mut report = crate::CheckReport {
-            path: url.redacted().into(),
-            quick: false,
-            integrity_problems: Vec::new(),
-            schema_version: None,
-            schema_problem: None,
-            runs_by_status: Vec::new(),
-            abandoned_runs: Vec::new(),
-        };
+        let mut report = crate::CheckReport::empty(url.redacted().into(), false);
         let store = match PgStore::open_reader(url) {
             Ok(store) => store,
             Err(StoreError::Damaged { detail, .. }) => {
@@ -268,6 +266,7 @@ impl PgStore {
             }
             report.abandoned_runs =
                 store.read_tx(|db| crate::check::abandoned_runs(db, store.version))?;
+            report.summaries = store.read_tx(|db| summaries::verify(db, store.version))?;
         }
         report.runs_by_status = counts;
         Ok(report)
@@ -327,6 +326,14 @@ impl PgStore {
     fn has_schema(&self) -> bool {
         self.version > 0
     }
+}
+
+/// Fills the summaries of every run a database held when it reaches V9.
+fn fill_summaries(db: &mut Pg<'_>, version: i64) -> Result<()> {
+    if version == crate::schema::V_SUMMARIES {
+        summaries::fill(db)?;
+    }
+    Ok(())
 }
 
 fn unopenable(url: &PgUrl, e: &postgres::Error) -> StoreError {

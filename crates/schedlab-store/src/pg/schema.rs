@@ -7,12 +7,9 @@ use std::sync::OnceLock;
 
 use postgres::GenericClient;
 
-use crate::schema::{looks_rfc3339, now_rfc3339, Migration, HISTORY_TABLE};
+use crate::schema::{looks_rfc3339, now_rfc3339, recognise, History, Migration, HISTORY_TABLE};
+use crate::sql::Pg;
 use crate::{Result, StoreError};
-
-mod embedded {
-    refinery::embed_migrations!("migrations/postgres");
-}
 
 /// The advisory lock every migrating writer takes ("SchL", as SQLite's application id).
 const MIGRATION_LOCK: i64 = 0x5363_684C;
@@ -27,13 +24,19 @@ const CREATE_HISTORY: &str = "CREATE TABLE IF NOT EXISTS refinery_schema_history
 /// The embedded PostgreSQL migrations, by version.
 pub fn migrations() -> &'static [Migration] {
     static MIGRATIONS: OnceLock<Vec<Migration>> = OnceLock::new();
-    MIGRATIONS.get_or_init(|| Migration::by_version(&embedded::migrations::runner()))
+    MIGRATIONS.get_or_init(|| Migration::all(crate::migrations::POSTGRES))
 }
 
 /// The schema version of the database on `client` (0: no schema yet), found without writing.
 /// Refuses a database holding another application's `runs` table, a newer schedlab's schema, and
 /// a damaged history.
 pub fn inspect(client: &mut impl GenericClient, url: &str) -> Result<i64> {
+    inspect_history(client, url).map(|history| history.readable_version())
+}
+
+/// [`inspect`], with which migrations the history records (none: no schema yet). A history that
+/// records the retired placeholder V9 ([`crate::schema::retired_v9`]) reads as V8.
+pub fn inspect_history(client: &mut impl GenericClient, url: &str) -> Result<History> {
     let damaged = |detail: String| StoreError::Damaged {
         path: url.into(),
         detail,
@@ -46,7 +49,10 @@ pub fn inspect(client: &mut impl GenericClient, url: &str) -> Result<i64> {
                 why: "it has a `runs` table but no schedlab schema history; give schedlab a database of its own".into(),
             });
         }
-        return Ok(0);
+        return Ok(History {
+            applied: Vec::new(),
+            retired: Vec::new(),
+        });
     }
     let rows = client
         .query(
@@ -62,7 +68,10 @@ pub fn inspect(client: &mut impl GenericClient, url: &str) -> Result<i64> {
             ))
         })?;
     let known = known_version();
-    let mut top = 0;
+    let mut found = History {
+        applied: Vec::new(),
+        retired: Vec::new(),
+    };
     for (expected, row) in (1..).zip(&rows) {
         let version: Option<i32> = row.try_get(0)?;
         let name: Option<String> = row.try_get(1)?;
@@ -86,12 +95,18 @@ pub fn inspect(client: &mut impl GenericClient, url: &str) -> Result<i64> {
                 "schema history row V{version}: applied_on is invalid"
             )));
         }
-        let ours = migrations().iter().find(|m| m.version == version);
-        let matches = ours.is_some_and(|m| {
-            Some(&m.name) == name.as_ref()
-                && checksum.as_deref().and_then(|c| c.parse().ok()) == Some(m.checksum)
-        });
-        if !matches {
+        let recognised = recognise(
+            migrations(),
+            version,
+            name.as_deref().unwrap_or_default(),
+            checksum.as_deref().and_then(|c| c.parse().ok()),
+        );
+        match recognised {
+            Some(true) => found.applied.push(version),
+            Some(false) => found.retired.push(version),
+            None => {}
+        }
+        if recognised.is_none() {
             if version == 1 {
                 return Err(StoreError::NotSchedlab {
                     path: url.into(),
@@ -103,12 +118,11 @@ pub fn inspect(client: &mut impl GenericClient, url: &str) -> Result<i64> {
                 name.unwrap_or_default()
             )));
         }
-        top = version;
     }
     if rows.is_empty() {
         return Err(damaged("its schema history is empty".into()));
     }
-    Ok(top)
+    Ok(found)
 }
 
 /// Whether the history table and a `runs` table are on the search path, read in one statement:
@@ -132,16 +146,24 @@ pub fn known_version() -> i64 {
 }
 
 /// Brings the database to [`known_version`] in one transaction under the migration lock, looking
-/// again once the lock is held (another machine may have just done it). Returns the version found.
-pub fn migrate(client: &mut postgres::Client, url: &str) -> Result<i64> {
-    let mut tx = client.transaction()?;
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
-    let from = inspect(&mut tx, url)?;
-    if from == 0 {
-        tx.batch_execute(CREATE_HISTORY)?;
+/// again once the lock is held (another machine may have just done it), with what `after` adds
+/// to each migration in the same transaction (V9's summaries). Returns the version found.
+pub fn migrate(
+    client: &mut postgres::Client,
+    url: &str,
+    after: &dyn Fn(&mut Pg<'_>, i64) -> Result<()>,
+) -> Result<i64> {
+    let mut db = Pg::new(client.transaction()?);
+    db.tx
+        .execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
+    let history = inspect_history(&mut db.tx, url)?;
+    let from = history.readable_version();
+    if history.applied.is_empty() && history.retired.is_empty() {
+        db.tx.batch_execute(CREATE_HISTORY)?;
     }
-    for m in migrations().iter().filter(|m| m.version > from) {
-        tx.batch_execute(&m.sql)
+    for m in migrations().iter().filter(|m| history.needs(m.version)) {
+        db.tx
+            .batch_execute(&m.sql)
             .map_err(|e| StoreError::Unwritable {
                 path: url.into(),
                 reason: format!(
@@ -151,15 +173,21 @@ pub fn migrate(client: &mut postgres::Client, url: &str) -> Result<i64> {
                     super::error_text(&e)
                 ),
             })?;
+        after(&mut db, m.version)?;
         let version = i32::try_from(m.version).unwrap_or(i32::MAX);
-        tx.execute(
+        // A retired migration's record gives way to the one applied in its place.
+        db.tx.execute(
+            &format!("DELETE FROM {HISTORY_TABLE} WHERE version = $1"),
+            &[&version],
+        )?;
+        db.tx.execute(
             &format!(
                 "INSERT INTO {HISTORY_TABLE} (version, name, applied_on, checksum) VALUES ($1, $2, $3, $4)"
             ),
             &[&version, &m.name, &now_rfc3339(), &m.checksum.to_string()],
         )?;
     }
-    tx.commit()?;
+    db.tx.commit()?;
     Ok(from)
 }
 

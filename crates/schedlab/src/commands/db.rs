@@ -82,6 +82,11 @@ fn to_json(report: &CheckReport, server: bool) -> serde_json::Value {
         "schema_problem": report.schema_problem,
         "runs_by_status": runs,
         "abandoned_runs": abandoned,
+        "summaries": {
+            "runs_compared": report.summaries.runs,
+            "problems": report.summaries.problems,
+            "more_problems": report.summaries.more_problems,
+        },
     })
 }
 
@@ -148,8 +153,15 @@ fn write_text(
             )?;
         }
     }
+    write_summaries(out, report)?;
     if report.ok() {
         writeln!(out, "result     ok")
+    } else if report.integrity_problems.is_empty() && report.schema_problem.is_none() {
+        writeln!(
+            out,
+            "result     the summaries `history` and `changes` read differ from the stored \
+             iterations, which are intact: a bug to report"
+        )
     } else {
         writeln!(
             out,
@@ -157,6 +169,34 @@ fn write_text(
             report.path.display()
         )
     }
+}
+
+/// The summaries line: how many runs' summaries were compared with their iterations, and what
+/// differed.
+fn write_summaries(out: &mut dyn std::io::Write, report: &CheckReport) -> std::io::Result<()> {
+    let check = &report.summaries;
+    if report.schema_version.is_none_or(|v| v < 9) {
+        return writeln!(out, "summaries  none before schema version 9");
+    }
+    let compared = words::counted(check.runs, "run");
+    if check.problems.is_empty() {
+        return writeln!(
+            out,
+            "summaries  ok ({compared} compared with their iterations)"
+        );
+    }
+    writeln!(
+        out,
+        "summaries  {} differ from their iterations ({compared} compared):",
+        check.problems.len() + check.more_problems
+    )?;
+    for problem in &check.problems {
+        writeln!(out, "  {problem}")?;
+    }
+    if check.more_problems > 0 {
+        writeln!(out, "  and {} more", check.more_problems)?;
+    }
+    Ok(())
 }
 
 fn upgrade(args: &DbUpgradeArgs) -> Result<ExitCode, Failure> {

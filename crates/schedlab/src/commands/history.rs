@@ -6,8 +6,9 @@ use schedlab_report::history as render;
 
 use crate::cli::{HistoryArgs, HistoryFormat};
 use crate::failure::Failure;
-use crate::fleet::{history_and_changes, selection};
+use crate::fleet::history_and_changes;
 use crate::output::{emit, is_stdout, write_atomically};
+use crate::select::selection;
 use crate::store_path::{db_location, open_reader};
 
 pub fn history(args: &HistoryArgs) -> Result<ExitCode, Failure> {

@@ -16,7 +16,7 @@ pub fn hosts(args: &HostsArgs) -> Result<ExitCode, Failure> {
     // The hardware as the newest run saw it.
     let mut cpus = Vec::new();
     for h in &hosts {
-        let fp = store.load_run(h.last.id)?.fingerprint;
+        let fp = store.fingerprint(h.last.id)?;
         cpus.push((fp.cpu_model, fp.online_cpu_count));
     }
     emit(|out| match args.format {

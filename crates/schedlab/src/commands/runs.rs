@@ -7,8 +7,8 @@ use schedlab_report::model::format_time_ns;
 
 use crate::cli::{OutputFormat, RunsArgs};
 use crate::failure::Failure;
-use crate::fleet::selection;
 use crate::output::emit;
+use crate::select::selection;
 use crate::store_path::{db_location, is_missing, open_reader};
 
 pub fn runs(args: &RunsArgs) -> Result<ExitCode, Failure> {

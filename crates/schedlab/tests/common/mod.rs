@@ -8,6 +8,8 @@
 // Each test binary uses its own subset of these helpers.
 #![allow(dead_code)]
 
+pub mod summaries;
+
 use std::ffi::OsStr;
 use std::fmt::Debug;
 use std::path::{Path, PathBuf};
@@ -49,10 +51,40 @@ pub fn schedlab_without_db() -> Command {
     cmd
 }
 
-pub fn temp_db() -> (tempfile::TempDir, PathBuf) {
+pub fn temp_db() -> (TestDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("results.db");
-    (dir, db)
+    (
+        TestDir {
+            dir,
+            db: db.clone(),
+        },
+        db,
+    )
+}
+
+/// A test's temporary directory with its database: when a test that passed lets go of it, the
+/// summaries the store keeps of every run are checked against what the analysis computes from
+/// the run's iterations (`summaries.rs`), so every database a test leaves behind is checked.
+pub struct TestDir {
+    dir: tempfile::TempDir,
+    db: PathBuf,
+}
+
+impl std::ops::Deref for TestDir {
+    type Target = tempfile::TempDir;
+
+    fn deref(&self) -> &tempfile::TempDir {
+        &self.dir
+    }
+}
+
+impl Drop for TestDir {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            summaries::assert_they_are_the_analysis(&self.db);
+        }
+    }
 }
 
 /// Checks that `out` exited 0; `what` names the command in the message, beside its stderr.

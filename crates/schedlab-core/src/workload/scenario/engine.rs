@@ -320,7 +320,7 @@ fn run(shared: &Shared, plan: &TaskPlan, common: &Common, me: &TaskSlot) -> Task
     }
     me.stage.store(stage::RUNNING, Ordering::SeqCst);
     let start = common.start_ns.load(Ordering::SeqCst);
-    sys::sleep_until_ns(start);
+    sleep_until(start);
     let began = sys::monotonic_ns();
     let cpu_began = sys::thread_cpu_ns();
     let result = task.loops(start);
@@ -479,10 +479,10 @@ impl Task<'_> {
     fn sleep_until(&mut self, due: u64, record: bool) -> Result<Flow, Failed> {
         let end = self.end_ns();
         if due > end {
-            sys::sleep_until_ns(end);
+            sleep_until(end);
             return Ok(Flow::Ended);
         }
-        sys::sleep_until_ns(due);
+        sleep_until(due);
         if record {
             let woke = sys::monotonic_ns();
             latency::record(&mut self.wakeup, woke.saturating_sub(due).max(1));
@@ -774,4 +774,14 @@ pub fn request_stop(shared: &Shared) -> std::io::Result<()> {
         sys::futex_wake_in(&common.go, u32::MAX >> 1, FutexScope::Shared)?;
     }
     Ok(())
+}
+
+/// Sleeps until CLOCK_MONOTONIC reads `deadline_ns`, again after a signal; at once for a
+/// deadline already passed.
+fn sleep_until(deadline_ns: u64) {
+    while let Err(e) = sys::sleep_until_ns(deadline_ns) {
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return;
+        }
+    }
 }
