@@ -18,6 +18,9 @@ pub struct CaseSummary {
     pub workload: String,
     /// The workload's parameters, as in suite files.
     pub params: serde_json::Value,
+    /// The scenario run beside every iteration (a suite case's `background`), as stored.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub background: Option<serde_json::Value>,
     pub measured_iterations: usize,
     pub warmup_iterations: usize,
     /// Why the case failed; absent for a case that completed or never ran.
@@ -175,6 +178,11 @@ impl CaseSummary {
             name: case.spec.name.clone(),
             workload: case.spec.workload.kind().to_string(),
             params: params_of(case),
+            background: case
+                .spec
+                .background
+                .as_ref()
+                .and_then(|b| serde_json::to_value(b).ok()),
             measured_iterations: case.measured().count(),
             warmup_iterations: case.iterations.iter().filter(|i| i.warmup).count(),
             error: case.error.clone(),

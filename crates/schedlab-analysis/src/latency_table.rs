@@ -181,6 +181,7 @@ mod tests {
                     runtime: 2,
                     ..WakeupParams::default()
                 }),
+                background: None,
             },
             iterations,
             error: None,

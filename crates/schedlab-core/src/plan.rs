@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::workload::scenario::ScenarioParams;
 use crate::workload::WorkloadSpec;
 use crate::{Error, Result};
 
@@ -25,6 +26,10 @@ const MAX_SCALE: f64 = 1000.0;
 pub struct CaseSpec {
     pub name: String,
     pub workload: WorkloadSpec,
+    /// Co-runners: a scenario whose groups run beside every iteration of the workload, started
+    /// before it and stopped after it (a suite case's `background`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub background: Option<ScenarioParams>,
 }
 
 impl CaseSpec {
@@ -33,7 +38,34 @@ impl CaseSpec {
         Ok(CaseSpec {
             name: workload.case_name(),
             workload,
+            background: None,
         })
+    }
+
+    /// The case with `background` running beside each of its iterations, checked as a scenario
+    /// is; its name says so (`NAME beside scenario:hog@HASH`), so a case with co-runners is never
+    /// matched with the same workload alone.
+    pub fn beside(mut self, background: Option<ScenarioParams>) -> Result<Self> {
+        let Some(background) = background else {
+            return Ok(self);
+        };
+        // Co-runners are stopped from outside, so they need no end of their own: checked as if
+        // they had one, everything else about them is checked as any scenario's.
+        let mut checked = background.clone();
+        checked.scenario.duration = checked
+            .scenario
+            .duration
+            .or(Some(crate::workload::scenario::spec::Span(1_000_000_000)));
+        WorkloadSpec::Scenario(checked)
+            .validate()
+            .map_err(|e| Error::invalid(format!("background of {}: {e}", self.name)))?;
+        let named = WorkloadSpec::Scenario(background);
+        self.name = format!("{} beside {}", self.name, named.case_name());
+        let WorkloadSpec::Scenario(background) = named else {
+            unreachable!("made a scenario above")
+        };
+        self.background = Some(background);
+        Ok(self)
     }
 }
 
@@ -183,6 +215,19 @@ impl RunPlan {
             explain: 0,
             profile: false,
         })
+    }
+
+    /// Gives each case the co-runners listed for it (`None` for none), in the order of the cases
+    /// as made; names that then collide are refused as any would be.
+    pub fn with_backgrounds(mut self, backgrounds: Vec<Option<ScenarioParams>>) -> Result<Self> {
+        self.cases = self
+            .cases
+            .into_iter()
+            .zip(backgrounds.into_iter().chain(std::iter::repeat(None)))
+            .map(|(case, background)| case.beside(background))
+            .collect::<Result<_>>()?;
+        refuse_cases_sharing_a_name(&self.cases)?;
+        Ok(self)
     }
 
     /// Gives every iteration a deadline of `seconds` instead of the default rule.

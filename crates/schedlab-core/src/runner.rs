@@ -26,6 +26,7 @@ use crate::metric::{self, secondary, Breach, MetricDef};
 use crate::plan::{CaseSpec, RunPlan};
 use crate::probe::{self, ProbeKind, ProbeRecord};
 use crate::record::{CaseRecord, IterationRecord, RunStatus};
+use crate::workload::scenario::Background;
 use crate::workload::{tasks, IterationInfo, IterationOutput, Workload, WorkloadSpec};
 use crate::{sys, Error};
 
@@ -239,6 +240,7 @@ fn execute_built(
         observer,
         cases,
         workloads: plan.cases.iter().map(|_| None).collect(),
+        backgrounds: plan.cases.iter().map(|_| None).collect(),
         watchdog,
         durations: vec![Vec::new(); plan.cases.len()],
         failed: Vec::new(),
@@ -274,6 +276,8 @@ struct Execution<'a> {
     cases: Vec<CaseRecord>,
     /// Built when the case starts; dropped when it fails.
     workloads: Vec<Option<Box<dyn Workload>>>,
+    /// The co-runners of each case that has some, built with its workload.
+    backgrounds: Vec<Option<Background>>,
     watchdog: sys::Watchdog,
     /// Wall time of every finished iteration, per case, for the default deadline.
     durations: Vec<Vec<u64>>,
@@ -512,8 +516,13 @@ impl Execution<'_> {
     }
 
     fn case(&mut self, case_index: usize, total: u32) -> Result<(), Stop> {
-        let workload = (self.build)(&self.plan.cases[case_index].workload).map_err(Stop::Case)?;
+        let case = &self.plan.cases[case_index];
+        let workload = (self.build)(&case.workload).map_err(Stop::Case)?;
         self.workloads[case_index] = Some(workload);
+        self.backgrounds[case_index] = case
+            .background
+            .as_ref()
+            .map(|b| Background::new(b.scenario.clone()));
         for index in 0..total {
             self.iteration(case_index, index, index < self.plan.warmup)?;
         }
@@ -638,6 +647,19 @@ impl Execution<'_> {
                 case.name
             ))));
         };
+        // Co-runners start before the iteration and its counters, and stop after them: their
+        // CPU time, switches and exits are not the workload's.
+        let background = self.backgrounds[case_index].as_ref();
+        let co_runners = match background.map(Background::start).transpose() {
+            Ok(started) => started,
+            Err(Error::Interrupted(signal)) => return Err(Stop::Run(Error::Interrupted(signal))),
+            Err(e) => {
+                return Err(Stop::Case(Error::failed(format!(
+                    "case `{}`: cannot start its background: {e}",
+                    case.name
+                ))))
+            }
+        };
         let mut suspensions = 0;
         let (started_at_ns, result, took_ns, expired, secondary) = loop {
             self.threads_before = tasks::live_task_threads();
@@ -680,9 +702,28 @@ impl Execution<'_> {
                 case.name,
             ))));
         };
-        let declared = declared_metrics(workload.as_ref());
+        let mut declared = declared_metrics(workload.as_ref());
+        let beside = co_runners.map(|run| run.stop());
         let mut output = self.judge(case_index, info, deadline_ns, took_ns, result, expired)?;
         output.measurements.extend(secondary);
+        if let (Some(beside), Some(background)) = (beside, background) {
+            let beside = match beside {
+                Ok(beside) => beside,
+                Err(Error::Interrupted(signal)) => {
+                    return Err(Stop::Run(Error::Interrupted(signal)))
+                }
+                Err(e) => {
+                    return Err(Stop::Case(Error::failed(format!(
+                        "case `{}`, iteration {}: its background failed: {e}",
+                        case.name,
+                        index + 1
+                    ))))
+                }
+            };
+            declared.extend_from_slice(background.metrics());
+            output.measurements.extend(beside.measurements);
+            output.attachments.extend(beside.attachments);
+        }
         let breaches = metric::check_declared(&declared, &output.measurements);
         if !breaches.is_empty() {
             return Err(Stop::Case(self.undeclared(case_index, info, &breaches)));

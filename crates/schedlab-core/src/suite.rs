@@ -6,6 +6,7 @@
 //! embedded in the binary; a user's own suite file has the same format (docs/suites.md).
 use serde::Deserialize;
 
+use crate::workload::scenario::ScenarioParams;
 use crate::workload::{
     is_relative_count, parse_count, relative_count, KeyError, ParamKind, Topology,
     WorkloadDefinition, WorkloadSpec,
@@ -38,6 +39,8 @@ pub struct Suite {
     /// Seed of the random order; drawn at run time (and recorded) when absent.
     pub seed: Option<u64>,
     pub cases: Vec<WorkloadSpec>,
+    /// Each case's co-runners (its `background` key), in the order of `cases`.
+    pub backgrounds: Vec<Option<ScenarioParams>>,
 }
 
 /// The file as written, before matrices are expanded.
@@ -87,6 +90,12 @@ pub const BUILTIN_SUITES: &[(&str, &str)] = &[
         "contention-sweep",
         include_str!("../suites/contention-sweep.toml"),
     ),
+    ("rt-cpupri", include_str!("../suites/rt-cpupri.toml")),
+    (
+        "sem-beside-hog",
+        include_str!("../suites/sem-beside-hog.toml"),
+    ),
+    ("unicpu-mp", include_str!("../suites/unicpu-mp.toml")),
 ];
 
 impl Suite {
@@ -111,7 +120,7 @@ impl Suite {
             )));
         }
         let cooldown_sec = check_settings(name, text, &file)?;
-        let mut cases = Vec::new();
+        let (mut cases, mut backgrounds) = (Vec::new(), Vec::new());
         for (index, spanned) in file.cases.iter().enumerate() {
             let at = position(text, spanned.span().start);
             // Where a key of this case is written (in the case, else in its matrix; the matrix
@@ -120,10 +129,20 @@ impl Suite {
                 key.and_then(|key| case_key_offset(text, index, key, matrix_first))
                     .map_or_else(|| at.clone(), |offset| position(text, offset))
             };
-            let mut from_this: Vec<WorkloadSpec> = Vec::new();
+            let mut from_this: Vec<(WorkloadSpec, Option<ScenarioParams>)> = Vec::new();
             for mut table in expand_matrix(spanned.get_ref(), machine).map_err(|(key, why)| {
                 Error::invalid(format!("suite {name}: {}: {why}", place(Some(&key), true)))
             })? {
+                let background = table
+                    .remove("background")
+                    .map(read_background)
+                    .transpose()
+                    .map_err(|why| {
+                        Error::invalid(format!(
+                            "suite {name}: {}: background: {why}",
+                            place(Some("background"), false)
+                        ))
+                    })?;
                 let relative = resolve_counts(&mut table, machine).map_err(|(key, why)| {
                     Error::invalid(format!("suite {name}: {}: {why}", place(Some(&key), false)))
                 })?;
@@ -157,12 +176,36 @@ impl Suite {
                         place(Some(key), false)
                     )));
                 }
+                // A scenario's own shape is the file's doing too (its machine checks wait for
+                // the plan); co-runners need no end of their own, so theirs is checked with one.
+                if let WorkloadSpec::Scenario(scenario) = &spec {
+                    scenario.check_file().map_err(|e| {
+                        Error::invalid(format!("suite {name}: {}: {e}", place(None, false)))
+                    })?;
+                }
+                if let Some(background) = &background {
+                    let mut checked = background.clone();
+                    checked.scenario.duration = checked
+                        .scenario
+                        .duration
+                        .or(Some(crate::workload::scenario::spec::Span(1_000_000_000)));
+                    checked.check_file().map_err(|e| {
+                        Error::invalid(format!(
+                            "suite {name}: {}: background: {e}",
+                            place(Some("background"), false)
+                        ))
+                    })?;
+                }
                 // "25%" and "50%" are one count on a small machine: run that case once.
-                if !from_this.contains(&spec) {
-                    from_this.push(spec);
+                let case = (spec, background);
+                if !from_this.contains(&case) {
+                    from_this.push(case);
                 }
             }
-            cases.extend(from_this);
+            for (spec, background) in from_this {
+                cases.push(spec);
+                backgrounds.push(background);
+            }
         }
         Ok(Suite {
             name: name.to_string(),
@@ -173,6 +216,7 @@ impl Suite {
             order: file.order,
             seed: file.seed,
             cases,
+            backgrounds,
         })
     }
 
@@ -325,6 +369,17 @@ fn resolve_counts(
         }
     }
     Ok(resolved)
+}
+
+/// A case's `background`: a scenario's keys inline, or `file = "PATH"`, as a scenario case takes
+/// them.
+fn read_background(value: toml::Value) -> std::result::Result<ScenarioParams, String> {
+    if !value.is_table() {
+        return Err("give a table: a scenario's keys, or file = \"PATH\"".to_string());
+    }
+    value
+        .try_into::<ScenarioParams>()
+        .map_err(|e| e.message().trim().replace('\n', " "))
 }
 
 /// `line L, column C` of a byte offset.
@@ -540,11 +595,12 @@ mod tests {
                 .collect();
             let declared: Vec<&str> = definition.work_size_keys().map(|p| p.key).collect();
             assert_eq!(changed, declared, "{}", definition.name);
-            // Every workload but the synthetic one and a user's tool (whose size is in its own
-            // arguments) has a size of work.
+            // Every workload but the synthetic one, a user's tool (whose size is in its own
+            // arguments) and a scenario (whose durations and loops are in its own file) has a
+            // size of work.
             assert_eq!(
                 declared.len(),
-                usize::from(!matches!(definition.name, "fake" | "external")),
+                usize::from(!matches!(definition.name, "fake" | "external" | "scenario")),
                 "{}",
                 definition.name
             );

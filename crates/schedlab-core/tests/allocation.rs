@@ -100,8 +100,8 @@ fn with(base: &Value, key: &str, value: Value) -> WorkloadSpec {
 struct Case {
     spec: Value,
     work: &'static str,
-    small: u64,
-    large: u64,
+    small: Value,
+    large: Value,
     first_use: u64,
 }
 
@@ -109,8 +109,8 @@ fn by_count(spec: Value, work: &'static str) -> Case {
     Case {
         spec,
         work,
-        small: 1_000,
-        large: 10_000,
+        small: 1_000.into(),
+        large: 10_000.into(),
         first_use: 0,
     }
 }
@@ -127,8 +127,8 @@ fn by_seconds(spec: Value, work: &'static str) -> Case {
     Case {
         spec,
         work,
-        small: 1,
-        large: 2,
+        small: 1.into(),
+        large: 2.into(),
         first_use: if histograms { 2 } else { 0 },
     }
 }
@@ -140,8 +140,8 @@ fn cases() -> Vec<Case> {
     ];
     for (threaded, pipe) in [(false, false), (true, false), (false, true), (true, true)] {
         cases.push(Case {
-            small: 40,
-            large: 400,
+            small: 40.into(),
+            large: 400.into(),
             ..by_count(
                 json!({"workload": "messaging", "groups": 1, "fds": 2,
                        "threaded": threaded, "pipe": pipe}),
@@ -166,8 +166,8 @@ fn cases() -> Vec<Case> {
     for capacity in [0, 4] {
         let workers = 4;
         cases.push(Case {
-            small: 100,
-            large: 1_000,
+            small: 100.into(),
+            large: 1_000.into(),
             // std's channels allocate a waiter entry the first time each side of a channel waits
             // (two channels per worker) and a waiting context per thread on its first wait: part
             // of the channel cost fanout measures, once per iteration and never per message.
@@ -218,6 +218,29 @@ fn cases() -> Vec<Case> {
             "duration",
         ));
     }
+    // Every kind of phase, in forked tasks: a longer window, no more allocations. Each task
+    // serializes its two histograms after the window, and each group's are serialized for the
+    // run, into buffers that may grow once more when they hold more: two per histogram.
+    let scenario = json!({
+        "workload": "scenario",
+        "group": [
+            {"name": "ticker", "phases": [{"timer": "2ms"}, {"run": "100us"}, {"wake": "waiter"},
+                                          {"send": "reader"}, {"spin": "10us"}]},
+            {"name": "waiter", "count": 2,
+             "phases": ["wait", {"lock": "m"}, {"syscall": "getppid"}, {"unlock": "m"},
+                        {"barrier": "b"}]},
+            {"name": "reader",
+             "phases": ["recv", {"lock": "m"}, "yield", {"unlock": "m"}, {"barrier": "b"},
+                        {"sleep": "100us"}]},
+        ],
+    });
+    cases.push(Case {
+        spec: scenario,
+        work: "duration",
+        small: "300ms".into(),
+        large: "600ms".into(),
+        first_use: 2 * 2 * (4 + 3),
+    });
     cases
 }
 
@@ -246,8 +269,8 @@ fn an_iteration_with_more_work_makes_no_more_allocations() {
 
     let mut failures = Vec::new();
     for case in cases() {
-        let small = with(&case.spec, case.work, case.small.into());
-        let large = with(&case.spec, case.work, case.large.into());
+        let small = with(&case.spec, case.work, case.small.clone());
+        let large = with(&case.spec, case.work, case.large.clone());
         // Small first: whatever is allocated once per process lands there, not in the large one.
         let small_count = allocations_in_iteration(&small);
         let large_count = allocations_in_iteration(&large);

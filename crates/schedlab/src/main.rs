@@ -52,6 +52,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return clap_failure(e),
     };
+    remove_stale_cgroups();
     match commands::dispatch(cli) {
         Ok(code) => code,
         Err(failure) => {
@@ -66,6 +67,25 @@ fn main() -> ExitCode {
             }
             failure.exit_code()
         }
+    }
+}
+
+/// Removes the cgroups a schedlab that died without cleaning up left behind (SIGKILL, a second
+/// Ctrl-C), first thing in every command, and says so on stderr, one line each.
+fn remove_stale_cgroups() {
+    for stale in schedlab_core::sys::remove_stale_cgroups() {
+        let path = stale.path.display();
+        let owner = stale.owner_pid;
+        let line = match stale.removed {
+            Ok(()) => format!(
+                "removed cgroup {path}, left by schedlab pid {owner}, which is no longer running"
+            ),
+            Err(e) => format!(
+                "cannot remove cgroup {path}, left by schedlab pid {owner}, which is no longer \
+                 running: {e}"
+            ),
+        };
+        let _ = writeln!(std::io::stderr(), "schedlab: {line}");
     }
 }
 

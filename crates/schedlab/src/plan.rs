@@ -47,6 +47,7 @@ pub fn plan_from_parts(
             order: CaseOrder::Listed,
             seed: None,
             cases: vec![workload_spec(command)?],
+            backgrounds: vec![None],
         },
     };
     let suite = match options.scale {
@@ -76,6 +77,7 @@ pub fn plan_from_parts(
         options.warmup.or(suite.warmup).unwrap_or(DEFAULT_WARMUP),
         suite.cases,
     )?
+    .with_backgrounds(suite.backgrounds)?
     .with_cooldown_ms((cooldown_sec * 1000.0).round() as u64)
     .with_scale(options.scale.unwrap_or(1.0));
     if random {

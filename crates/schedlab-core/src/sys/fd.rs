@@ -88,6 +88,49 @@ pub fn poll_readable(fd: BorrowedFd<'_>, timeout_ms: Option<u32>) -> io::Result<
     }
 }
 
+/// Waits until `fd` is readable (or writable, with `writable`) or `stop` is readable, or
+/// `timeout_ns` passes (`None`: no timeout): whether each was ready; both false on timeout or
+/// EINTR, after which callers look at the clock again.
+pub fn poll_with_stop(
+    fd: BorrowedFd<'_>,
+    writable: bool,
+    stop: BorrowedFd<'_>,
+    timeout_ns: Option<u64>,
+) -> io::Result<(bool, bool)> {
+    let want = if writable {
+        PollFlags::OUT
+    } else {
+        PollFlags::IN
+    };
+    let mut fds = [PollFd::new(&fd, want), PollFd::new(&stop, PollFlags::IN)];
+    let timeout = timeout_ns.map(super::time::timespec_of_ns);
+    match rustix::event::poll(&mut fds, timeout.as_ref()) {
+        Ok(_) => Ok((!fds[0].revents().is_empty(), !fds[1].revents().is_empty())),
+        Err(Errno::INTR) => Ok((false, false)),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Makes reads and writes on `fd` return EAGAIN (`io::ErrorKind::WouldBlock`) instead of waiting.
+pub fn set_nonblocking(fd: BorrowedFd<'_>) -> io::Result<()> {
+    use rustix::fs::{fcntl_getfl, fcntl_setfl, OFlags};
+    let flags = fcntl_getfl(fd)?;
+    Ok(fcntl_setfl(fd, flags | OFlags::NONBLOCK)?)
+}
+
+/// Asks for a pipe buffer of `bytes` (F_SETPIPE_SZ); returns the size the kernel gave, which
+/// `/proc/sys/fs/pipe-max-size` bounds for users without CAP_SYS_RESOURCE.
+pub fn set_pipe_size(fd: BorrowedFd<'_>, bytes: usize) -> io::Result<usize> {
+    Ok(rustix::pipe::fcntl_setpipe_size(fd, bytes)?)
+}
+
+/// A new anonymous file in memory (memfd_create, close-on-exec): what a forked task writes its
+/// results into for the parent to read after it has exited.
+pub fn memfd(name: &str) -> io::Result<OwnedFd> {
+    use rustix::fs::{memfd_create, MemfdFlags};
+    Ok(memfd_create(name, MemfdFlags::CLOEXEC)?)
+}
+
 /// Opens a device such as `/dev/null` or `/dev/zero` read-write, close-on-exec.
 pub fn open_device(path: &str) -> io::Result<OwnedFd> {
     use rustix::fs::{Mode, OFlags};
@@ -170,6 +213,32 @@ mod tests {
         assert_eq!(&buf, b"abcd");
         drop(w);
         assert!(!read_full(r.as_fd(), &mut buf).unwrap());
+    }
+
+    #[test]
+    fn a_poll_sees_data_the_stop_or_neither() {
+        let (r, w) = pipe().unwrap();
+        let (stop_r, stop_w) = pipe().unwrap();
+        assert_eq!(
+            poll_with_stop(r.as_fd(), false, stop_r.as_fd(), Some(1_000_000)).unwrap(),
+            (false, false)
+        );
+        assert_eq!(
+            poll_with_stop(w.as_fd(), true, stop_r.as_fd(), Some(0)).unwrap(),
+            (true, false)
+        );
+        write_full(stop_w.as_fd(), b"x").unwrap();
+        assert_eq!(
+            poll_with_stop(r.as_fd(), false, stop_r.as_fd(), None).unwrap(),
+            (false, true)
+        );
+        set_nonblocking(r.as_fd()).unwrap();
+        let mut buf = [0u8; 1];
+        let err = read_interruptible(r.as_fd(), &mut buf).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::WouldBlock);
+        assert!(set_pipe_size(w.as_fd(), 1 << 16).unwrap() >= 1 << 16);
+        let file = memfd("schedlab-test").unwrap();
+        assert_eq!(write_once(file.as_fd(), b"abc").unwrap(), 3);
     }
 
     #[test]

@@ -80,3 +80,21 @@ pub fn futex_wake_in(
 ) -> io::Result<usize> {
     Ok(rustix::thread::futex::wake(word, scope.flags(), count)?)
 }
+
+/// FUTEX_WAIT in either scope with an optional timeout (relative, nanoseconds): `Ok(true)` after
+/// sleeping until a wake, `Ok(false)` when `word` no longer held `expected`, a signal interrupted
+/// or the timeout passed (callers re-check their condition and the clock).
+#[inline(never)]
+pub fn futex_wait_until_in(
+    word: &std::sync::atomic::AtomicU32,
+    expected: u32,
+    scope: FutexScope,
+    timeout_ns: Option<u64>,
+) -> io::Result<bool> {
+    let timeout = timeout_ns.map(timespec_of_ns);
+    match rustix::thread::futex::wait(word, scope.flags(), expected, timeout.as_ref()) {
+        Ok(()) => Ok(true),
+        Err(Errno::AGAIN) | Err(Errno::INTR) | Err(Errno::TIMEDOUT) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}

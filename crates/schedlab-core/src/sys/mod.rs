@@ -1,17 +1,18 @@
 //! The one audited place where schedlab talks to the kernel, and the only module of this crate
 //! allowed `unsafe` code: clocks, descriptors, fork and reaping, other programs run as a workload,
-//! futexes, CPU placement, resource usage and limits, the scheduling policy, signals and the
-//! iteration watchdog, memory mappings, perf software counters, perf sampling into per-CPU rings
-//! (tracepoints, cpu-clock) and tracefs, the C library's pthread mutex, the request math's inner
-//! loop (machine code matching schbench's), the /proc and /sys files the fingerprint reads, and
-//! what schedlab does as the init of a guest it booted (mounts, the results serial port, CPUID's
-//! hypervisor leaves, power-off). One file per topic; everything is re-exported
+//! futexes, CPU placement, resource usage and limits, the scheduling policy, the cgroup CPU
+//! controller, signals and the iteration watchdog, memory mappings, perf software counters, perf
+//! sampling into per-CPU rings (tracepoints, cpu-clock) and tracefs, the C library's pthread mutex,
+//! the request math's inner loop (machine code matching schbench's), the scenario workload's unit of
+//! work (machine code too, so it costs the same in every build), the /proc and /sys files the
+//! fingerprint reads, and what schedlab does as the init of a guest it booted (mounts, the results
+//! serial port, CPUID's hypervisor leaves, power-off). One file per topic; everything is re-exported
 //! here, so callers name
 //! `sys::monotonic_ns`, never the file it lives in.
 //!
 //! rustix first; libc where rustix has no call (fork, sigaction, getrusage, prctl, timer_create,
 //! open-file-description record locks, pthread mutexes), raw `syscall` where no libc call works
-//! in both builds (sched_getattr, close_range), and for the workloads' read/write data path, which must take
+//! in both builds (sched_getattr, sched_setattr, close_range), and for the workloads' read/write data path, which must take
 //! the same path as the reference tools. Every `unsafe` block says why it is sound in a
 //! `// SAFETY:` comment, which clippy enforces here.
 //!
@@ -31,13 +32,14 @@
 //! What musl would get wrong is not called through it: musl's sched_setscheduler,
 //! sched_getscheduler, sched_setparam and sched_getparam fail with ENOSYS on purpose (Linux
 //! applies them to one thread, POSIX to the process), so any scheduling-policy call added here
-//! must be `libc::syscall(SYS_…)`, as sched_getattr is ([`current_sched_policy`]); semaphores are
+//! must be `libc::syscall(SYS_…)`, as sched_getattr and sched_setattr are ([`current_sched_policy`], [`set_current_sched`]); semaphores are
 //! futex words of schedlab's own (`workload::semaphore`), not sem_*, so both builds time the same
 //! code; futexes, clocks, affinity, pipes, sockets, mappings, uname, and the guest's mount,
 //! sethostname, termios and reboot go through rustix's raw system calls, whatever the libc. [`raw_getpid`] and its kin are `syscall(SYS_…)` so that no
 //! libc answers from a cache.
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+mod cgroup;
 mod command;
 mod cpu;
 mod fd;
@@ -59,9 +61,14 @@ mod sched;
 mod signal;
 mod time;
 mod watchdog;
+mod work;
 
 pub use rustix::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 
+pub use cgroup::{
+    cpu_controller, join_cgroup, remove_cgroup, remove_stale_cgroups, CgroupVersion, CpuController,
+    CpuSettings, CpuShare, StaleCgroup, Throttling,
+};
 pub use command::{
     find_program, run_command, why_not_runnable, Background, CommandError, CommandRun,
     MAX_OUTPUT_BYTES,
@@ -70,10 +77,13 @@ pub use cpu::{
     allowed_cpus, current_cpu, pin_current_thread, set_current_thread_cpus, set_thread_cpus,
 };
 pub use fd::{
-    lock_file_descriptions, ofd_record_lock, open_device, pipe, poll_readable, read_full,
-    read_interruptible, unix_stream_pair, write_full, write_once, RecordLock,
+    lock_file_descriptions, memfd, ofd_record_lock, open_device, pipe, poll_readable,
+    poll_with_stop, read_full, read_interruptible, set_nonblocking, set_pipe_size,
+    unix_stream_pair, write_full, write_once, RecordLock,
 };
-pub use futex::{futex_wait, futex_wait_in, futex_wake, futex_wake_in, FutexScope};
+pub use futex::{
+    futex_wait, futex_wait_in, futex_wait_until_in, futex_wake, futex_wake_in, FutexScope,
+};
 pub use guest::{
     drain_serial, hypervisor_cpuid, mount_guest_filesystems, open_serial_raw, power_off,
     set_hostname, KVM_FEATURE_STEAL_TIME,
@@ -103,7 +113,9 @@ pub use sampling::{
     ring_data_bytes, tracefs, CpuRecords, HardwareEvent, InheritedCounter, PerCpuSampler,
     SampleFields, SampleScope, SampleSource, Tracefs, RECORD_LOST, RECORD_SAMPLE,
 };
-pub use sched::{current_sched_policy, SchedPolicy};
+pub use sched::{
+    current_sched_policy, policy, probe_sched, set_current_sched, SchedPolicy, SchedRequest,
+};
 pub use signal::{
     bound_clean_stops, install_interrupt_handlers, interrupt_arrived_ns, interrupt_signal,
     reap_own_children, signal_name, take_continued, watch_for_suspension, with_interrupts_blocked,
@@ -114,3 +126,4 @@ pub use time::{
     thread_cpu_ns, tsc_serialized, HAS_TSC,
 };
 pub use watchdog::{deadline_expired, take_look_due, Watchdog, WATCHDOG_SIGNAL};
+pub use work::dependent_work;

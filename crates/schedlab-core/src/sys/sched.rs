@@ -29,6 +29,71 @@ struct SchedAttr {
 /// SCHED_FLAG_RESET_ON_FORK: children start under SCHED_OTHER with nice 0 instead of inheriting.
 const SCHED_FLAG_RESET_ON_FORK: u64 = 0x01;
 
+/// The kernel's policy numbers (include/uapi/linux/sched.h).
+pub mod policy {
+    pub const OTHER: u32 = 0;
+    pub const FIFO: u32 = 1;
+    pub const RR: u32 = 2;
+    pub const BATCH: u32 = 3;
+    pub const IDLE: u32 = 5;
+    pub const DEADLINE: u32 = 6;
+}
+
+/// What a task asks sched_setattr for. `runtime_ns` is SCHED_DEADLINE's runtime, or under
+/// SCHED_OTHER and SCHED_BATCH the EEVDF slice (6.12 on; 0 keeps the default slice); `nice` is
+/// read under the fair policies, `rt_priority` under FIFO and RR.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SchedRequest {
+    pub policy: u32,
+    pub nice: i32,
+    pub rt_priority: u32,
+    pub runtime_ns: u64,
+    pub deadline_ns: u64,
+    pub period_ns: u64,
+}
+
+/// Sets the calling thread's policy with sched_setattr, with SCHED_FLAG_RESET_ON_FORK, so that
+/// nothing it might start inherits a real-time or deadline policy: the policy dies with the task.
+pub fn set_current_sched(request: &SchedRequest) -> io::Result<()> {
+    let mut attr = SchedAttr {
+        size: std::mem::size_of::<SchedAttr>() as u32,
+        sched_policy: request.policy,
+        sched_flags: SCHED_FLAG_RESET_ON_FORK,
+        sched_nice: request.nice,
+        sched_priority: request.rt_priority,
+        sched_runtime: request.runtime_ns,
+        sched_deadline: request.deadline_ns,
+        sched_period: request.period_ns,
+        ..SchedAttr::default()
+    };
+    // SAFETY: pid 0 is the calling thread; `attr` is a valid sched_attr of the size it says, which
+    // the kernel only reads; flags must be 0.
+    let rc = unsafe { libc::syscall(libc::SYS_sched_setattr, 0, &mut attr as *mut SchedAttr, 0) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// What the kernel makes of `request` on this machine, asked before anything runs: a thread of
+/// its own sets it on itself, reads back what took effect and exits, so the policy dies with it.
+/// The error is sched_setattr's: EPERM without the privilege (CAP_SYS_NICE, RLIMIT_RTPRIO or
+/// RLIMIT_NICE), EBUSY when SCHED_DEADLINE's admission test refuses the bandwidth, EINVAL for
+/// parameters the kernel does not take.
+pub fn probe_sched(request: SchedRequest) -> io::Result<SchedPolicy> {
+    let thread = super::signal::with_interrupts_blocked(|| {
+        std::thread::Builder::new()
+            .name("schedlab-probe".into())
+            .spawn(move || {
+                set_current_sched(&request)?;
+                current_sched_policy()
+            })
+    })?;
+    thread
+        .join()
+        .unwrap_or_else(|_| Err(io::Error::other("the probe thread panicked")))
+}
+
 /// What sched_getattr says of the calling thread. `policy` is the kernel's number (0 SCHED_OTHER,
 /// 1 FIFO, 2 RR, 3 BATCH, 5 IDLE, 6 DEADLINE, 7 EXT); the fingerprint names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,6 +181,40 @@ mod tests {
         })
         .join()
         .unwrap();
+    }
+
+    #[test]
+    fn a_probe_reports_what_took_effect_and_leaves_this_thread_alone() {
+        let before = current_sched_policy().unwrap();
+        let nice = (before.nice + 2).min(19);
+        let batch = SchedRequest {
+            policy: policy::BATCH,
+            nice,
+            ..SchedRequest::default()
+        };
+        let got = probe_sched(batch).unwrap();
+        assert_eq!((got.policy, got.nice), (policy::BATCH, nice));
+        assert!(got.reset_on_fork, "{got:?}");
+        assert_eq!(current_sched_policy().unwrap(), before);
+        let fifo = SchedRequest {
+            policy: policy::FIFO,
+            rt_priority: 1,
+            ..SchedRequest::default()
+        };
+        match probe_sched(fifo) {
+            Ok(got) => assert_eq!((got.policy, got.rt_priority), (policy::FIFO, 1)),
+            // Without CAP_SYS_NICE or an RLIMIT_RTPRIO.
+            Err(e) => assert_eq!(e.raw_os_error(), Some(libc::EPERM), "{e}"),
+        }
+        // Priority 100 is no FIFO priority, whoever asks.
+        let bad = SchedRequest {
+            rt_priority: 100,
+            ..fifo
+        };
+        assert_eq!(
+            probe_sched(bad).unwrap_err().raw_os_error(),
+            Some(libc::EINVAL)
+        );
     }
 
     /// Why the call above is a raw system call: musl's wrappers refuse on purpose.

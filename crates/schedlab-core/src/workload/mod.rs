@@ -200,6 +200,7 @@ registry! {
     Contention: contention => ContentionParams,
     TimerLatency: timer_latency => TimerLatencyParams,
     External: external => ExternalParams,
+    Scenario: scenario => ScenarioParams,
 }
 
 /// A workload's definition without its type: what the registry lists, the command line builds

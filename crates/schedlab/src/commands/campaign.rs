@@ -309,7 +309,8 @@ fn for_guests(
     let cases = guests
         .cases
         .into_iter()
-        .map(CaseSpec::new)
+        .zip(guests.backgrounds)
+        .map(|(workload, background)| CaseSpec::new(workload)?.beside(background))
         .collect::<Result<Vec<_>, _>>()?;
     let seed = plan.order_seed;
     let plan = RunPlan {

@@ -86,7 +86,7 @@ fn run_job(port: &Port) -> Result<(), String> {
     plan.cases = plan
         .cases
         .iter()
-        .map(|case| CaseSpec::new(case.workload.clone()))
+        .map(|case| CaseSpec::new(case.workload.clone())?.beside(case.background.clone()))
         .collect::<Result<_, _>>()
         .map_err(|e| format!("the plan does not fit this guest: {e}"))?;
     let (signature, kvm_features) = sys::hypervisor_cpuid();
