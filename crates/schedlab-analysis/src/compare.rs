@@ -26,7 +26,7 @@ use schedlab_stats::ConfidenceInterval;
 
 use crate::across::Projection;
 use crate::calibration::{CalibrationSet, MachineKey, UnitKind, VarianceEstimate};
-use crate::figures::{geomeans, side_figures, style_figures};
+use crate::figures::{geomeans, mark_mmtests_mean, side_figures, style_figures};
 use crate::footer::{footer, CALIBRATION_REFUSED};
 use crate::guard::{guard, GuardInput};
 use crate::model::{
@@ -38,6 +38,7 @@ use crate::notes::{LoneUnit, RowNote, Unmatched, UnmatchedReason};
 use crate::series::{CaseLabel, Side};
 use crate::settings::{SequentialPlan, Settings, EQUIVALENCE_ALPHA, MAX_RUNS_NEEDED, MDE_POWER};
 use crate::units::{row_units, row_units_across, Design, RowUnits, Scale};
+use schedlab_core::metric::Restates;
 
 /// A row before any look: what it compares and the calibration it may draw on.
 #[derive(Debug, Clone)]
@@ -49,6 +50,9 @@ struct Prepared {
     candidate: String,
     units: RowUnits,
     calibration: Option<RowCalibration>,
+    /// The row of the same case and candidate this one restates, where that row is compared:
+    /// this one is then shown, not tested.
+    restates: Option<Restates>,
 }
 
 /// What a calibration says about one row.
@@ -124,6 +128,8 @@ fn compare_sides(
             (rows, guard_used, Vec::new())
         }
     };
+    let mut rows = rows;
+    adopt_restated_verdicts(&mut rows);
     let calibrations_used = calibration_summaries(calibrations, &rows);
     let sides: Vec<&Side> = std::iter::once(&base).chain(&candidates).collect();
     let footer = footer(
@@ -211,6 +217,7 @@ fn prepare(
                         candidate: candidate.name.clone(),
                         units,
                         calibration,
+                        restates: b.restates,
                     });
                 }
                 None => unmatched.push(Unmatched {
@@ -234,7 +241,62 @@ fn prepare(
             }
         }
     }
+    keep_restatements_of_compared_rows(&mut prepared);
     (prepared, unmatched)
+}
+
+/// A row restates another only where that one is compared too (same case and candidate) and is
+/// an effect of its own; elsewhere (`--metric ops_per_sec` alone) it is tested as itself.
+fn keep_restatements_of_compared_rows(prepared: &mut [Prepared]) {
+    let restated: Vec<bool> = prepared
+        .iter()
+        .map(|p| {
+            p.restates.is_some_and(|r| {
+                prepared.iter().any(|q| {
+                    q.restates.is_none()
+                        && q.metric == r.metric
+                        && q.label.name == p.label.name
+                        && q.candidate == p.candidate
+                })
+            })
+        })
+        .collect();
+    for (p, keep) in prepared.iter_mut().zip(restated) {
+        if !keep {
+            p.restates = None;
+        }
+    }
+}
+
+/// Gives each row that restates another that row's verdict, note and deciding round, and takes
+/// it out of the tests: no p or q (it was never in the family), no test of its own.
+fn adopt_restated_verdicts(rows: &mut [Row]) {
+    for i in 0..rows.len() {
+        let Some(r) = rows[i].restates else { continue };
+        let Some(source) = rows.iter().position(|s| {
+            s.restates.is_none()
+                && s.metric == r.metric
+                && s.case == rows[i].case
+                && s.candidate == rows[i].candidate
+        }) else {
+            continue;
+        };
+        let (verdict, note, round) = (
+            rows[source].verdict,
+            rows[source].note.clone(),
+            rows[source].decided_at_round,
+        );
+        let row = &mut rows[i];
+        row.verdict = verdict;
+        row.note = note;
+        row.decided_at_round = round;
+        row.test = Test::None;
+        row.p_value = None;
+        row.q_value = None;
+        row.equivalence_p_value = None;
+        row.interval_used = interval_used(verdict, row.ratio_ci, row.equivalence_ci);
+        mark_mmtests_mean(&mut row.styles.mmtests, row.better, verdict);
+    }
 }
 
 /// What the comparison keeps of a side: its runs, used and left out, boots and kernels.
@@ -626,8 +688,9 @@ fn ratio_interval(
 
 /// q-values at one look over every row with a test, in row order (`None` where untested).
 fn q_values(tested: &[Tested<'_>], settings: &Settings) -> Vec<Option<f64>> {
+    // A restatement is the same effect as the row it restates: in the family once.
     let judged: Vec<usize> = (0..tested.len())
-        .filter(|&i| tested[i].test.is_some())
+        .filter(|&i| tested[i].test.is_some() && tested[i].prepared.restates.is_none())
         .collect();
     let p: Vec<f64> = judged
         .iter()
@@ -872,6 +935,7 @@ fn build_row(t: &Tested<'_>, d: Decision, settings: &Settings) -> Row {
         design: units.design,
         pairs_within_runs: units.within_runs,
         pairs_by_boot: units.pairs_by_boot,
+        restates: p.restates,
         scale,
         base_side,
         candidate_side,

@@ -100,6 +100,22 @@ pub fn style_figures(
     }
 }
 
+/// Marks the mean line of a row's mmtests figures as the verdict says: where a row takes the
+/// verdict of the row it restates.
+pub(crate) fn mark_mmtests_mean(lines: &mut [MmtestsLine], better: Better, verdict: Verdict) {
+    let mean_name = mean_line(better);
+    for line in lines {
+        line.marked = line.name == mean_name && verdict.is_marked();
+    }
+}
+
+fn mean_line(better: Better) -> &'static str {
+    match better {
+        Better::Higher => "Hmean",
+        Better::Lower => "Amean",
+    }
+}
+
 fn mmtests_lines(
     b: &SideFigures,
     c: &SideFigures,
@@ -110,10 +126,7 @@ fn mmtests_lines(
         Better::Higher => s.harmonic_mean.or(s.mean),
         Better::Lower => s.mean,
     };
-    let mean_name = match better {
-        Better::Higher => "Hmean",
-        Better::Lower => "Amean",
-    };
+    let mean_name = mean_line(better);
     let lines: [(&'static str, Option<f64>, Option<f64>, Better); 5] = [
         ("Min", b.min, c.min, better),
         (mean_name, mean(b), mean(c), better),
@@ -132,11 +145,18 @@ fn mmtests_lines(
                 }),
                 _ => None,
             };
+            let change_pct = match (base, candidate) {
+                (Some(base), Some(candidate)) if base != 0.0 => {
+                    Some((candidate - base) / base.abs() * 100.0)
+                }
+                _ => None,
+            };
             MmtestsLine {
                 name,
                 base,
                 candidate,
                 gain_pct,
+                change_pct,
                 marked: name == mean_name && verdict.is_marked(),
             }
         })

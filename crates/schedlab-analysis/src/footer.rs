@@ -2,7 +2,7 @@
 //! counts, and the notes (see [`crate::notes::Note`]) that say what the verdicts assume and
 //! what else differs between the sides. Worded by `schedlab-report`.
 use crate::model::{CalibrationSummary, Footer, Guard, Row, Verdict};
-use crate::notes::{GuardMethod, LeftOutRun, Note, SideBuilds, TestedOn, UnitsOf};
+use crate::notes::{GuardMethod, LeftOutRun, Note, RestatedMetric, SideBuilds, TestedOn, UnitsOf};
 use crate::series::{Origin, Side};
 use crate::settings::{SequentialPlan, GUARD_MIN_ROWS};
 use crate::units::{Design, Scale};
@@ -47,19 +47,40 @@ pub(crate) fn footer(
     {
         notes.push(Note::NoVariance);
     }
+    notes.extend(restated(rows));
     notes.extend(measured_differently(sides));
     notes.extend(left_out(sides));
     Footer {
         comparisons,
-        marked: rows.iter().filter(|r| r.verdict.is_marked()).count(),
+        marked: rows
+            .iter()
+            .filter(|r| r.verdict.is_marked() && r.restates.is_none())
+            .count(),
         not_judged: rows
             .iter()
-            .filter(|r| r.verdict == Verdict::NotJudged)
+            .filter(|r| r.verdict == Verdict::NotJudged && r.restates.is_none())
             .count(),
         units: units_of(rows, sides),
         tested_on: tested_on(rows),
         notes,
     }
+}
+
+/// The metrics shown as restatements of others, once per pair of names.
+fn restated(rows: &[Row]) -> Option<Note> {
+    let mut metrics: Vec<RestatedMetric> = Vec::new();
+    for row in rows {
+        let Some(r) = row.restates else { continue };
+        let named = RestatedMetric {
+            metric: row.metric.clone(),
+            of: r.metric.to_string(),
+            how: r.how,
+        };
+        if !metrics.contains(&named) {
+            metrics.push(named);
+        }
+    }
+    (!metrics.is_empty()).then_some(Note::Restated { metrics })
 }
 
 /// What one unit stands for, once per kind, in the order of their nouns.

@@ -212,6 +212,10 @@ pub struct MmtestsLine {
     /// mmtests' gain in percent: positive when the candidate is better; `None` where either
     /// figure is undefined or the baseline's is 0.
     pub gain_pct: Option<f64>,
+    /// The candidate's figure against the baseline's in percent, with every report's sign:
+    /// positive when the candidate's is higher, whatever the metric's direction (`None` as for
+    /// `gain_pct`). The text prints this, so a row reads alike in every style.
+    pub change_pct: Option<f64>,
     pub marked: bool,
 }
 
@@ -314,6 +318,12 @@ pub struct Row {
     pub verdict: Verdict,
     /// Why a row is `?` or `??`, or what `~` could detect.
     pub note: Option<RowNote>,
+    /// The compared metric of the same case and candidate this row restates (`ops_per_sec`,
+    /// the reciprocal of `usec_per_op`): the row is shown, not tested — no p or q, out of the
+    /// multiple-comparison family and the counts — and carries that row's verdict and note.
+    /// Absent from the JSON when the row is an effect of its own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restates: Option<schedlab_core::metric::Restates>,
     pub styles: StyleFigures,
 }
 
@@ -573,8 +583,13 @@ impl Comparison {
         std::iter::once(&self.base).chain(&self.candidates)
     }
 
+    /// Effects with this verdict: rows that restate another row are the same effect, not
+    /// counted again.
     pub fn count(&self, verdict: Verdict) -> usize {
-        self.rows.iter().filter(|r| r.verdict == verdict).count()
+        self.rows
+            .iter()
+            .filter(|r| r.verdict == verdict && r.restates.is_none())
+            .count()
     }
 
     /// Rows that are `**` or `≈`.

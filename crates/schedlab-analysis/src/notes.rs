@@ -166,6 +166,14 @@ pub struct LeftOutRun {
     pub status: RunStatus,
 }
 
+/// A metric shown as a restatement of another, once per pair of names.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RestatedMetric {
+    pub metric: String,
+    pub of: String,
+    pub how: schedlab_core::metric::Restatement,
+}
+
 /// The notes under a comparison's tables, in the order they are printed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -208,6 +216,10 @@ pub enum Note {
     ManyBuilds { sides: Vec<SideBuilds> },
     /// The runs' machines differ in these fingerprint fields.
     MachinesDiffer { fields: Vec<&'static str> },
+    /// Metrics that restate another compared metric of their case (`ops_per_sec`, the
+    /// reciprocal of `usec_per_op`): their rows are shown with the verdict of the row they
+    /// restate, untested and uncounted, so one effect is one hypothesis.
+    Restated { metrics: Vec<RestatedMetric> },
     /// Runs that did not complete, left out of `sides` (all of them when `every_side`).
     LeftOut {
         sides: Vec<String>,

@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
-use schedlab_core::metric::{Better, Measurement, MetricShape, Role};
+use schedlab_core::metric::{Better, Measurement, MetricShape, Restates, Role};
 use schedlab_core::plan::CaseSpec;
 use schedlab_core::record::{Arm, ExperimentTag, RunRecord, RunStatus};
 use schedlab_core::workload::WorkloadSpec;
@@ -106,6 +106,9 @@ pub struct Series {
     pub shape: MetricShape,
     /// What a quantile or max summarises (see `schedlab_core::metric::MetricDef`).
     pub distribution: Option<String>,
+    /// The metric of the case this one restates, as its workload declares it now (`ops_per_sec`
+    /// the reciprocal of `usec_per_op`): one effect, tested once.
+    pub restates: Option<Restates>,
     /// (index into [`Side::runs`], that run's values), in the side's run order.
     pub runs: Vec<(usize, Vec<f64>)>,
 }
@@ -199,6 +202,7 @@ impl Side {
                 better,
                 shape: MetricShape::Scalar,
                 distribution: None,
+                restates: None,
                 runs: vec![(0, values)],
             })
             .collect();
@@ -239,6 +243,7 @@ impl Side {
                 better,
                 shape: MetricShape::Scalar,
                 distribution: None,
+                restates: None,
                 runs: Vec::new(),
             };
             for (i, (boot, values)) in runs.into_iter().enumerate() {
@@ -417,6 +422,7 @@ impl SideBuilder {
             better: m.better,
             shape: m.shape,
             distribution: m.distribution.clone(),
+            restates: case.workload.restates(&m.name),
             runs: Vec::new(),
         });
         index

@@ -114,6 +114,7 @@ pub fn side(name: &str, runs: Vec<RunMeta>, values: Vec<Vec<f64>>) -> Side {
             better: PRIMARY_METRIC.better,
             shape: PRIMARY_METRIC.shape,
             distribution: None,
+            restates: None,
             runs: values.into_iter().enumerate().collect(),
         }],
         ..Side::empty(name, Origin::Runs)

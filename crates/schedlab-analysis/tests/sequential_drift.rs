@@ -117,6 +117,7 @@ impl Experiment {
                     better: Better::Lower,
                     shape: MetricShape::Scalar,
                     distribution: None,
+                    restates: None,
                     runs: (0..rounds as usize)
                         .map(|r| (r, per_round[r][index].clone()))
                         .collect(),

@@ -45,6 +45,7 @@ fn arm(name: &str, arm: Arm, rounds: usize, shift: impl Fn(&[f64; 4], usize) -> 
             better: Better::Lower,
             shape: MetricShape::Scalar,
             distribution: None,
+            restates: None,
             runs: (0..rounds)
                 .map(|r| (r, vec![100.0 * shift(d, r).exp(); 2]))
                 .collect(),

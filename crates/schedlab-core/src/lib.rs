@@ -22,6 +22,7 @@ pub mod probe;
 pub mod record;
 pub mod rng;
 pub mod runner;
+pub mod sched_ext;
 pub mod suite;
 pub mod summary;
 #[allow(unsafe_code)]

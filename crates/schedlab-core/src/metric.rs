@@ -113,6 +113,24 @@ impl MetricShape {
     }
 }
 
+/// How a metric restates another metric of its workload: the same measurement turned over
+/// (`ops_per_sec` is 10⁶ ÷ `usec_per_op`) or scaled by a constant of the case (`time_sec` is
+/// `usec_per_item` × items). A change in one is the same change in the other: one effect, one
+/// hypothesis, so a comparison tests the metric restated and shows this one beside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Restatement {
+    Reciprocal,
+    Multiple,
+}
+
+/// The metric a metric restates, and how.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Restates {
+    pub metric: &'static str,
+    pub how: Restatement,
+}
+
 /// The static description of a metric; workloads declare theirs as constants and list them in
 /// `Workload::metrics()`, the schema the runner holds every iteration to.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -128,6 +146,9 @@ pub struct MetricDef {
     /// Whether a successful iteration may leave the metric out: declared, but measured only where
     /// it can be (a counter this machine lacks, a distribution that took no sample).
     pub optional: bool,
+    /// The metric of the same workload this one restates (see [`Restatement`]); `None` for a
+    /// measurement of its own.
+    pub restates: Option<Restates>,
 }
 
 impl MetricDef {
@@ -142,6 +163,7 @@ impl MetricDef {
             shape: MetricShape::Scalar,
             distribution: None,
             optional: false,
+            restates: None,
         }
     }
 
@@ -202,6 +224,29 @@ impl MetricDef {
     pub const fn optional(self) -> Self {
         MetricDef {
             optional: true,
+            ..self
+        }
+    }
+
+    /// The metric as the reciprocal of `of` (times a constant): shown beside it, not tested
+    /// again.
+    pub const fn reciprocal_of(self, of: MetricDef) -> Self {
+        MetricDef {
+            restates: Some(Restates {
+                metric: of.name,
+                how: Restatement::Reciprocal,
+            }),
+            ..self
+        }
+    }
+
+    /// The metric as `of` times a constant of the case: shown beside it, not tested again.
+    pub const fn multiple_of(self, of: MetricDef) -> Self {
+        MetricDef {
+            restates: Some(Restates {
+                metric: of.name,
+                how: Restatement::Multiple,
+            }),
             ..self
         }
     }
@@ -294,6 +339,16 @@ const NSEC_PER_SEC: f64 = 1e9;
 /// Seconds from integer nanoseconds, for display-unit metrics.
 pub fn ns_to_sec(ns: u64) -> f64 {
     ns as f64 / NSEC_PER_SEC
+}
+
+/// The restatement declared for `metric` in any of `lists` (a workload's metric lists, one per
+/// mode); `None` for a metric none declares, or one that restates nothing.
+pub fn restatement_in(lists: &[&[MetricDef]], metric: &str) -> Option<Restates> {
+    lists
+        .iter()
+        .flat_map(|list| list.iter())
+        .find(|def| def.name == metric)
+        .and_then(|def| def.restates)
 }
 
 /// Metrics renamed after runs were stored under their former names, each with its current name.

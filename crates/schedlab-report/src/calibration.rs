@@ -68,6 +68,5 @@ pub fn write_text(r: &CalibrationReport, out: &mut dyn Write) -> std::io::Result
 }
 
 pub fn write_json(r: &CalibrationReport, out: &mut dyn Write) -> std::io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, r)?;
-    writeln!(out)
+    crate::json::write_versioned(r, out)
 }

@@ -14,6 +14,7 @@ use crate::compare::table::{Align, Table};
 use crate::csv::CsvOut;
 use crate::model::format_time_ns;
 use crate::number::format_value;
+use crate::wrap::{wrap, WIDTH as TEXT_WIDTH};
 
 /// The widest sparkline: a longer history is drawn in groups of consecutive runs.
 pub const SPARKLINE_WIDTH: usize = 80;
@@ -106,8 +107,7 @@ fn on_host(hostname: &str) -> String {
 /// first run after it.
 pub fn write_history_text(h: &History, c: &Changes, out: &mut dyn Write) -> io::Result<()> {
     let values: Vec<f64> = h.points.iter().map(|p| p.value).collect();
-    writeln!(
-        out,
+    let title = format!(
         "{} {} ({}, {}){}: {}, {}",
         h.case,
         h.metric,
@@ -116,7 +116,8 @@ pub fn write_history_text(h: &History, c: &Changes, out: &mut dyn Write) -> io::
         on_host(&h.hostname),
         words::counted(h.points.len(), "run"),
         words::counted(h.kernels.len(), "kernel release")
-    )?;
+    );
+    write_wrapped(&title, out)?;
     let line = sparkline(&values, SPARKLINE_WIDTH);
     if values.len() > SPARKLINE_WIDTH {
         let per = values.len() as f64 / SPARKLINE_WIDTH as f64;
@@ -159,22 +160,44 @@ pub fn write_history_text(h: &History, c: &Changes, out: &mut dyn Write) -> io::
             mark,
         ]);
     }
-    table.write_text(out)?;
+    // No change to mark: the column would only take room.
+    if table
+        .rows
+        .iter()
+        .all(|r| r.last().is_some_and(String::is_empty))
+    {
+        table.header.pop();
+        table.align.pop();
+        for row in &mut table.rows {
+            row.pop();
+        }
+    }
+    table.with_names(2).write_text_within(TEXT_WIDTH, out)?;
     if let Some(line) = builds_line(h) {
-        writeln!(out, "{line}")?;
+        write_wrapped(&line, out)?;
     }
     if !h.excluded_runs.is_empty() {
-        writeln!(
-            out,
+        let line = format!(
             "left out (did not complete; --include-incomplete takes them): runs {}",
             h.excluded_runs
                 .iter()
                 .map(i64::to_string)
                 .collect::<Vec<_>>()
                 .join(", ")
-        )?;
+        );
+        write_wrapped(&line, out)?;
     }
-    write_noise_line(c, out)
+    let mut noise = Vec::new();
+    write_noise_line(c, &mut noise)?;
+    write_wrapped(String::from_utf8_lossy(&noise).trim_end(), out)
+}
+
+/// A sentence of the text within a mail's width, its later lines indented.
+fn write_wrapped(text: &str, out: &mut dyn Write) -> io::Result<()> {
+    for line in wrap(text, TEXT_WIDTH, 2) {
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
 }
 
 /// "measured by 2 builds: …" when the runs were not all measured by one build.
@@ -295,11 +318,7 @@ pub fn write_history_csv(h: &History, c: &Changes, out: &mut dyn Write) -> io::R
 
 /// The history and its changes as one JSON document.
 pub fn write_history_json(h: &History, c: &Changes, out: &mut dyn Write) -> io::Result<()> {
-    serde_json::to_writer_pretty(
-        &mut *out,
-        &serde_json::json!({ "history": h, "changes": c }),
-    )?;
-    writeln!(out)
+    crate::json::write_versioned(&serde_json::json!({ "history": h, "changes": c }), out)
 }
 
 /// Every change of every history, one per line, and a line for each history without one.
@@ -720,7 +739,8 @@ mod tests {
     fn a_change_without_a_percent_reads_the_same_in_every_format() {
         let (h, c) = from_zero();
         let all = std::slice::from_ref(&c);
-        let history = written(|out| write_history_text(&h, &c, out));
+        // Joined where the text wrapped its sentences at 80 columns.
+        let history = written(|out| write_history_text(&h, &c, out)).replace("\n  ", " ");
         assert!(history.contains("◆ 0 → 1.000 regression"), "{history}");
         let noise = "noise 0 count per run (from the series itself; not in percent: the series' \
                      median is 0); changes under 0 count are not reported; 1 change, 0 dismissed";

@@ -14,6 +14,7 @@ pub mod model;
 pub mod number;
 pub mod refusals;
 pub mod text;
+pub mod wrap;
 
 pub use model::{RunReport, SCHEMA_VERSION};
 

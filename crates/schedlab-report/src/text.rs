@@ -1,7 +1,8 @@
 //! The text format: per run a header line and the machine, then per case a compact table of every
 //! metric's median, min, max and std% over the measured iterations — perf bench's numbers with
 //! their spread — and for a matrix, per scaling series, the medians against the parameter it
-//! varies, as mmtests prints a benchmark per client count.
+//! varies, as mmtests prints a benchmark per client count. Lines keep within a mail's 80
+//! columns: sentences wrap, and the table's columns are as wide as their widest cell.
 use std::io::Write;
 
 use schedlab_core::metric::{MetricShape, Role};
@@ -9,6 +10,7 @@ use schedlab_core::words;
 
 use crate::model::RunView;
 use crate::number::format_value;
+use crate::wrap::{wrap, WIDTH};
 use crate::RunReport;
 use schedlab_analysis::case_summary::{CaseSummary, MetricSummary, RunScaling};
 use schedlab_analysis::latency_table::LatencyTable;
@@ -38,11 +40,14 @@ fn write_run(run: &RunView, out: &mut dyn Write) -> std::io::Result<()> {
     let order = run.order_seed.map_or(String::new(), |seed| {
         format!(" (random order, --order-seed {seed})")
     });
-    writeln!(
+    write_wrapped(
+        &format!(
+            "{id}{label}{suite}{order} · {} · started {}",
+            run.status.as_str(),
+            run.started_at
+        ),
+        2,
         out,
-        "{id}{label}{suite}{order} · {} · started {}",
-        run.status.as_str(),
-        run.started_at
     )?;
     let fp = &run.fingerprint;
     let smt = match fp.smt_active {
@@ -64,34 +69,40 @@ fn write_run(run: &RunView, out: &mut dyn Write) -> std::io::Result<()> {
                 "unknown".to_string()
             }
         };
-        writeln!(
+        write_wrapped(
+            &format!(
+                "imported: {} {} from {} · host {} · kernel {} · machine {}",
+                imported.tool,
+                imported
+                    .tool_version
+                    .as_deref()
+                    .unwrap_or("(version unknown)"),
+                imported.files.join(", "),
+                known("hostname", &fp.hostname),
+                known("kernel_release", &fp.kernel_release),
+                if imported.known.contains_key("cpu_model") {
+                    format!(
+                        "{} · {} CPUs · {smt} · {governor}",
+                        fp.cpu_model, fp.online_cpu_count
+                    )
+                } else {
+                    "unknown".to_string()
+                }
+            ),
+            2,
             out,
-            "imported: {} {} from {} · host {} · kernel {} · machine {}",
-            imported.tool,
-            imported
-                .tool_version
-                .as_deref()
-                .unwrap_or("(version unknown)"),
-            imported.files.join(", "),
-            known("hostname", &fp.hostname),
-            known("kernel_release", &fp.kernel_release),
-            if imported.known.contains_key("cpu_model") {
-                format!(
-                    "{} · {} CPUs · {smt} · {governor}",
-                    fp.cpu_model, fp.online_cpu_count
-                )
-            } else {
-                "unknown".to_string()
-            }
         )?;
     } else {
-        writeln!(
+        write_wrapped(
+            &format!(
+                "kernel {} · {} CPUs · {smt} · {governor} · {} · boot {}",
+                fp.kernel_release,
+                fp.online_cpu_count,
+                fp.libc,
+                fp.boot_id.get(..8).unwrap_or(&fp.boot_id)
+            ),
+            2,
             out,
-            "kernel {} · {} CPUs · {smt} · {governor} · {} · boot {}",
-            fp.kernel_release,
-            fp.online_cpu_count,
-            fp.libc,
-            fp.boot_id.get(..8).unwrap_or(&fp.boot_id)
         )?;
     }
     if let Some(guest) = &fp.guest {
@@ -112,7 +123,7 @@ fn write_run(run: &RunView, out: &mut dyn Write) -> std::io::Result<()> {
         )?;
     }
     if let Some(error) = &run.error {
-        writeln!(out, "error: {error}")?;
+        write_wrapped(&format!("error: {error}"), 2, out)?;
     }
     for case in &run.cases {
         writeln!(out)?;
@@ -126,19 +137,30 @@ fn write_run(run: &RunView, out: &mut dyn Write) -> std::io::Result<()> {
 }
 
 /// Table lines stay within this many columns; more metrics continue in another block.
-const SCALING_WIDTH: usize = 100;
+const SCALING_WIDTH: usize = WIDTH;
+
+/// `text` wrapped at the mail's width, the lines after the first indented by `indent`.
+fn write_wrapped(text: &str, indent: usize, out: &mut dyn Write) -> std::io::Result<()> {
+    for line in wrap(text, WIDTH, indent) {
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
+}
 
 /// One scaling series: a row per value of the parameter, a column per primary metric holding
 /// `median ±std%`, in blocks as wide as a terminal.
 fn write_scaling(series: &RunScaling, out: &mut dyn Write) -> std::io::Result<()> {
     let g = &series.grouping;
     let fixed = g.fixed_label();
-    writeln!(
+    write_wrapped(
+        &format!(
+            "scaling: {} over {} (median ±std% of the iterations){}{fixed}",
+            g.workload,
+            g.parameter,
+            if fixed.is_empty() { "" } else { " · " }
+        ),
+        2,
         out,
-        "scaling: {} over {} (median ±std% of the iterations){}{fixed}",
-        g.workload,
-        g.parameter,
-        if fixed.is_empty() { "" } else { " · " }
     )?;
     let values: Vec<String> = g.values.iter().map(|v| format!("{v}")).collect();
     let first = values
@@ -213,37 +235,37 @@ fn write_case(case: &CaseSummary, out: &mut dyn Write) -> std::io::Result<()> {
         0 => String::new(),
         n => format!(", {}", words::counted(n, "warm-up")),
     };
-    writeln!(
+    write_wrapped(
+        &format!(
+            "{}  ({}{warm})",
+            case.name,
+            words::counted(case.measured_iterations, "iteration")
+        ),
+        2,
         out,
-        "{}  ({}{warm})",
-        case.name,
-        words::counted(case.measured_iterations, "iteration")
     )?;
     if let Some(error) = &case.error {
-        writeln!(out, "  failed: {error}")?;
+        write_wrapped(&format!("  failed: {error}"), 4, out)?;
     }
     if case.metrics.is_empty() {
         return writeln!(out, "  no iteration finished");
     }
-    let width = case
-        .metrics
-        .iter()
-        .map(|m| m.name.len())
-        .max()
-        .unwrap_or(6)
-        .max(6);
-    writeln!(
-        out,
-        "  {:<width$}  {:<6}  {:>12}  {:>12}  {:>12}  {:>7}",
-        "metric", "better", "median", "min", "max", "std%"
-    )?;
+    let cells: Vec<[String; 6]> = case.metrics.iter().map(metric_cells).collect();
+    let header = ["metric", "better", "median", "min", "max", "std%"].map(String::from);
+    let mut widths = header.clone().map(|h| h.chars().count());
+    for row in &cells {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    write_metric_line(&header, &widths, out)?;
     let mut secondary_started = false;
-    for metric in &case.metrics {
+    for (metric, row) in case.metrics.iter().zip(&cells) {
         if metric.role == Role::Secondary && !secondary_started {
             secondary_started = true;
             writeln!(out, "  (secondary)")?;
         }
-        write_metric(metric, width, out)?;
+        write_metric_line(row, &widths, out)?;
     }
     if !case.latency_tables.is_empty() {
         write_latency_note(case.measured_iterations, out)?;
@@ -258,19 +280,24 @@ fn write_case(case: &CaseSummary, out: &mut dyn Write) -> std::io::Result<()> {
 /// the same run, and over several iterations the two differ.
 fn write_latency_note(iterations: usize, out: &mut dyn Write) -> std::io::Result<()> {
     if iterations <= 1 {
-        return writeln!(
+        return write_wrapped(
+            "  (tables below: percentiles of the one iteration's samples, as schbench prints them)",
+            3,
             out,
-            "  (tables below: percentiles of the one iteration's samples, as schbench prints them)"
         );
     }
-    writeln!(
+    write_wrapped(
+        &format!(
+            "  (metrics above: median, min and max over the {iterations} iterations of each \
+             iteration's value, e.g. its own p99)"
+        ),
+        3,
         out,
-        "  (metrics above: median, min and max over the {iterations} iterations of each iteration's \
-         value, e.g. its own p99)"
     )?;
-    writeln!(
+    write_wrapped(
+        "  (tables below: percentiles of all iterations' samples merged, as schbench prints them)",
+        3,
         out,
-        "  (tables below: percentiles of all iterations' samples merged, as schbench prints them)"
     )
 }
 
@@ -283,14 +310,14 @@ fn write_latency_table(table: &LatencyTable, out: &mut dyn Write) -> std::io::Re
         "usec" => format!("{v:.1}"),
         _ => format!("{v:.0}"),
     };
-    let merged = match table.iterations {
-        1 => String::new(),
-        n => format!(" × {n} iterations"),
-    };
-    writeln!(
+    // schbench's own line: that the iterations were merged is said above the tables.
+    write_wrapped(
+        &format!(
+            "  {} percentiles ({}) runtime {} (s) ({} total samples)",
+            table.title, table.unit, table.runtime_sec, table.total_samples
+        ),
+        4,
         out,
-        "  {} percentiles ({}) runtime {} (s){merged} ({} total samples)",
-        table.title, table.unit, table.runtime_sec, table.total_samples
     )?;
     for row in &table.rows {
         let value = show(row.value);
@@ -311,27 +338,54 @@ fn write_latency_table(table: &LatencyTable, out: &mut dyn Write) -> std::io::Re
     )
 }
 
-fn write_metric(metric: &MetricSummary, width: usize, out: &mut dyn Write) -> std::io::Result<()> {
-    let better = metric.better.as_str();
+/// A metric's cells: name, direction, median, min, max and std%.
+fn metric_cells(metric: &MetricSummary) -> [String; 6] {
+    let better = metric.better.as_str().to_string();
     match &metric.summary {
-        Some(s) => writeln!(
-            out,
-            "  {:<width$}  {better:<6}  {:>12}  {:>12}  {:>12}  {:>7}",
-            metric.name,
+        Some(s) => [
+            metric.name.clone(),
+            better,
             format_of(metric.shape, s.median),
             format_of(metric.shape, s.min),
             format_of(metric.shape, s.max),
             s.std_pct.map_or("-".to_string(), |p| format!("{p:.1}%")),
-        ),
-        None => writeln!(out, "  {:<width$}  {better:<6}  {:>12}", metric.name, "-"),
+        ],
+        None => [
+            metric.name.clone(),
+            better,
+            "-".into(),
+            String::new(),
+            String::new(),
+            String::new(),
+        ],
     }
 }
 
-/// A value of a metric of `shape`: a whole count as the whole number it is (`81`, not
-/// `81.000`), anything else as [`format_value`].
+/// One line of the metric table: the name and direction left, the numbers right.
+fn write_metric_line(
+    cells: &[String; 6],
+    widths: &[usize; 6],
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let mut line = format!(
+        "  {:<a$}  {:<b$}",
+        cells[0],
+        cells[1],
+        a = widths[0],
+        b = widths[1]
+    );
+    for (cell, width) in cells.iter().zip(widths).skip(2) {
+        line.push_str(&format!("  {cell:>width$}"));
+    }
+    writeln!(out, "{}", line.trim_end())
+}
+
+/// A value of a metric of `shape`: a count as a whole number (`81`, not `81.000`; the median of
+/// an even number of counts, halfway between two, rounded: `55`, not `54.500`), anything else as
+/// [`format_value`].
 fn format_of(shape: MetricShape, value: f64) -> String {
-    if shape == MetricShape::Count && value.fract() == 0.0 {
-        format!("{value:.0}")
+    if shape == MetricShape::Count {
+        format!("{:.0}", value.round())
     } else {
         format_value(value)
     }
@@ -397,7 +451,7 @@ mod tests {
         let mut out = Vec::new();
         write_latency_table(&table, &mut out).unwrap();
         let expected = concat!(
-            "  Wakeup Latencies percentiles (usec) runtime 10 (s) × 5 iterations (1000 total samples)\n",
+            "  Wakeup Latencies percentiles (usec) runtime 10 (s) (1000 total samples)\n",
             "      50.0th: 9.3        (500 samples)\n",
             "    * 99.0th: 52.0       (490 samples)\n",
             "      min=0.042, max=8057.0\n",
@@ -449,9 +503,9 @@ mod tests {
         };
         let three = text(3, vec![table.clone()]);
         assert!(three.contains(
-            "  (metrics above: median, min and max over the 3 iterations of each iteration's value, \
-             e.g. its own p99)\n  (tables below: percentiles of all iterations' samples merged, \
-             as schbench prints them)\n  Wakeup Latencies"
+            "  (metrics above: median, min and max over the 3 iterations of each iteration's\n   \
+             value, e.g. its own p99)\n  (tables below: percentiles of all iterations' samples \
+             merged, as schbench\n   prints them)\n  Wakeup Latencies"
         ), "{three}");
         let one = text(1, vec![table]);
         assert!(!one.contains("metrics above"), "{one}");
@@ -463,8 +517,9 @@ mod tests {
     fn whole_counts_read_as_whole_numbers() {
         assert_eq!(format_of(MetricShape::Count, 81.0), "81");
         assert_eq!(format_of(MetricShape::Count, 3643.0), "3643");
-        // The median of an even number of counts may fall between two.
-        assert_eq!(format_of(MetricShape::Count, 3643.5), "3643.5");
+        // The median of an even number of counts may fall between two: a count all the same.
+        assert_eq!(format_of(MetricShape::Count, 3643.5), "3644");
+        assert_eq!(format_of(MetricShape::Count, 54.5), "55");
         assert_eq!(format_of(MetricShape::Scalar, 81.0), "81.000");
     }
 }

@@ -10,7 +10,10 @@ use schedlab_core::import::{Tool, TOOLS};
 use schedlab_core::plan;
 use schedlab_core::words::check_printable;
 
-use crate::flag_values::{any_count, count, count_in, number, text};
+use crate::flag_values::{
+    any_count, check_column, check_confidence, check_delimiters, check_fdr, check_min_effect,
+    check_noise_cap, count, count_in, number, text, SuiteName, MAX_PLOT_WIDTH,
+};
 
 pub use crate::workload_flags::WorkloadCommand;
 
@@ -72,7 +75,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// List workloads and built-in suites, one line each.
-    List,
+    List(ListArgs),
     /// Run one workload or a suite, store the results and print a summary.
     Run(RunArgs),
     /// List stored runs, newest first.
@@ -154,7 +157,7 @@ pub const DECISION_OPTIONS: &str = "Decision options";
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Run a built-in suite (see `schedlab list`) or a suite file instead of one workload.
-    #[arg(long, value_name = "NAME|FILE")]
+    #[arg(long, value_name = "NAME|FILE", value_parser = SuiteName, hide_possible_values = true)]
     pub suite: Option<String>,
     #[command(flatten)]
     pub plan: PlanOptions,
@@ -630,7 +633,8 @@ pub struct ColumnArgs {
         short = 'C',
         value_name = "N",
         default_value_t = 1,
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = count::<usize>(check_column)
     )]
     pub column: usize,
     /// Column delimiters, as ministat's -d.
@@ -638,9 +642,17 @@ pub struct ColumnArgs {
         long = "delimiter",
         short = 'd',
         value_name = "CHARS",
-        default_value = " \t"
+        default_value = " \t",
+        value_parser = text(check_delimiters)
     )]
     pub delimiters: String,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Output format on stdout.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub format: OutputFormat,
 }
 
 #[derive(Debug, Args)]
@@ -660,6 +672,19 @@ pub enum CompareStyle {
     Ministat,
     /// benchstat's median ± CI and `vs base` column
     Benchstat,
+    /// base ± %stddev, %change, candidate ± %stddev, then the name (0-day's regression mails)
+    Lkp,
+}
+
+/// How a comparison's text and Markdown look besides their style.
+#[derive(Debug, Args)]
+pub struct ShapeArgs {
+    /// The statistics footer in one line: the tally and what a mark needs (text, markdown).
+    #[arg(long)]
+    pub brief: bool,
+    /// --style mmtests: the mean rows only, normalised to the baseline (1.00).
+    #[arg(long)]
+    pub normalise: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -692,7 +717,8 @@ pub struct DecisionArgs {
         long,
         value_name = "PCT",
         default_value_t = 1.0,
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = number(check_min_effect)
     )]
     pub min_effect: f64,
     /// False discovery rate q for the multiple-comparison adjustment.
@@ -700,7 +726,8 @@ pub struct DecisionArgs {
         long,
         value_name = "Q",
         default_value_t = 0.05,
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = number(check_fdr)
     )]
     pub fdr: f64,
     /// Multiple-comparison adjustment over every row of the report.
@@ -712,7 +739,8 @@ pub struct DecisionArgs {
         long,
         value_name = "PCT",
         default_value_t = 10.0,
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = number(check_noise_cap)
     )]
     pub noise_cap: f64,
     /// Confidence level in percent: one of ministat's 80, 90, 95, 98, 99, 99.5.
@@ -721,7 +749,8 @@ pub struct DecisionArgs {
         short = 'c',
         value_name = "PCT",
         default_value_t = 95.0,
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = number(check_confidence)
     )]
     pub confidence: f64,
     /// Exit with status 1 when any row is marked a regression (for CI gates).
@@ -800,6 +829,8 @@ pub struct CompareArgs {
     #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
     pub format: CompareFormat,
     #[command(flatten)]
+    pub shape: ShapeArgs,
+    #[command(flatten)]
     pub sides: SidesArgs,
 }
 
@@ -831,6 +862,8 @@ pub struct StatArgs {
     #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
     pub format: CompareFormat,
     #[command(flatten)]
+    pub shape: ShapeArgs,
+    #[command(flatten)]
     pub ministat: MinistatArgs,
     #[command(flatten, next_help_heading = DECISION_OPTIONS)]
     pub decision: DecisionArgs,
@@ -857,7 +890,8 @@ pub struct MinistatArgs {
         short = 'w',
         long = "width",
         value_name = "WIDTH",
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = count_in::<usize>(2, MAX_PLOT_WIDTH)
     )]
     pub width: Option<usize>,
 }
@@ -865,11 +899,19 @@ pub struct MinistatArgs {
 #[derive(Debug, Args)]
 pub struct AbArgs {
     /// Shell command that applies setting A (run with `sh -c` before every A visit).
-    #[arg(long = "a", value_name = "SHELL CMD")]
-    pub apply_a: String,
+    #[arg(
+        long = "a",
+        value_name = "SHELL CMD",
+        required_unless_present = "a_daemon"
+    )]
+    pub apply_a: Option<String>,
     /// Shell command that applies setting B.
-    #[arg(long = "b", value_name = "SHELL CMD")]
-    pub apply_b: String,
+    #[arg(
+        long = "b",
+        value_name = "SHELL CMD",
+        required_unless_present = "b_daemon"
+    )]
+    pub apply_b: Option<String>,
     /// Shell command that restores the original setting: run at the end, on Ctrl-C and on failure.
     #[arg(long, value_name = "SHELL CMD")]
     pub restore: Option<String>,
@@ -878,7 +920,8 @@ pub struct AbArgs {
         long,
         value_name = "R",
         default_value_t = 4,
-        conflicts_with = "until_decided"
+        conflicts_with = "until_decided",
+        value_parser = count_in::<u32>(1, 1000)
     )]
     pub rounds: u32,
     /// Add rounds until every row is decided (`**` or `≈`) or --max-rounds are spent.
@@ -892,12 +935,15 @@ pub struct AbArgs {
         long,
         value_name = "N",
         requires = "until_decided",
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = count_in::<u32>(2, 1000)
     )]
     pub max_rounds: Option<u32>,
     /// Run a built-in suite or a suite file instead of one workload.
-    #[arg(long, value_name = "NAME|FILE")]
+    #[arg(long, value_name = "NAME|FILE", value_parser = SuiteName, hide_possible_values = true)]
     pub suite: Option<String>,
+    #[command(flatten, next_help_heading = DAEMON_OPTIONS)]
+    pub daemons: DaemonArgs,
     /// With --until-decided: how rows are decided after each round.
     #[command(flatten, next_help_heading = DECISION_OPTIONS)]
     pub decision: DecisionArgs,
@@ -948,7 +994,7 @@ pub struct CalibrateArgs {
     )]
     pub show: Option<i64>,
     /// Calibrate a built-in suite or a suite file instead of one workload.
-    #[arg(long, value_name = "NAME|FILE")]
+    #[arg(long, value_name = "NAME|FILE", value_parser = SuiteName, hide_possible_values = true)]
     pub suite: Option<String>,
     /// Output format of the calibration report (and of --list) on stdout.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text, global = true)]
@@ -995,6 +1041,61 @@ pub enum CampaignAction {
 
 /// The help heading of the options of a campaign whose kernels boot in QEMU guests.
 pub const VM_OPTIONS: &str = "Guest options (with --vm)";
+pub const DAEMON_OPTIONS: &str = "Daemon options";
+
+/// `--daemon-ready`: seconds.
+fn check_ready_sec(seconds: f64) -> Result<(), String> {
+    if !(seconds.is_finite() && (0.0..=600.0).contains(&seconds)) {
+        return Err("must be between 0 and 600 seconds".to_string());
+    }
+    Ok(())
+}
+
+/// An arm that runs a daemon beside its runs (`ab`, `campaign start`): a sched_ext scheduler.
+#[derive(Debug, Args)]
+pub struct DaemonArgs {
+    /// Shell command run beside each of arm A's runs (a sched_ext scheduler: scx_rusty)
+    ///
+    /// Started with `sh -c` in a process group of its own before each run of arm A, checked
+    /// still running before and after the run, stopped after it (SIGTERM to its group, SIGKILL
+    /// 5 s later). A daemon that ended fails the run, recorded failed with its exit and last
+    /// line of output, instead of measuring without it.
+    #[arg(long, value_name = "SHELL CMD", allow_hyphen_values = true)]
+    pub a_daemon: Option<String>,
+    /// Shell command run beside each of arm B's runs (as --a-daemon)
+    #[arg(long, value_name = "SHELL CMD", allow_hyphen_values = true)]
+    pub b_daemon: Option<String>,
+    /// The sched_ext scheduler --a-daemon loads, as /sys/kernel/sched_ext/root/ops names it
+    ///
+    /// Before and after each run, sched_ext must be `enabled` with this scheduler (the name, or
+    /// the name then `_` and the version scx_utils appends: rusty_1.0.14_g…); an arm without a
+    /// daemon is then held to the kernel's own scheduler (no BPF scheduler loaded).
+    #[arg(long, value_name = "NAME", requires = "a_daemon", value_parser = text(check_printable))]
+    pub a_scx: Option<String>,
+    /// The sched_ext scheduler --b-daemon loads (as --a-scx)
+    #[arg(long, value_name = "NAME", requires = "b_daemon", value_parser = text(check_printable))]
+    pub b_scx: Option<String>,
+    /// Seconds a daemon has to be ready [default: 30 with --a-scx/--b-scx, else 1]
+    ///
+    /// With a scheduler named, the most schedlab waits for sched_ext to show it loaded (it goes
+    /// on as soon as it is); without, how long the daemon must stay up before the first run.
+    #[arg(long, value_name = "SEC", value_parser = number(check_ready_sec))]
+    pub daemon_ready: Option<f64>,
+}
+
+impl DaemonArgs {
+    pub fn daemons(&self) -> crate::daemon::Daemons {
+        let arm = |command: &Option<String>, scx: &Option<String>| crate::daemon::ArmDaemon {
+            command: command.clone(),
+            scx: scx.clone(),
+        };
+        crate::daemon::Daemons {
+            a: arm(&self.a_daemon, &self.a_scx),
+            b: arm(&self.b_daemon, &self.b_scx),
+            ready_sec: self.daemon_ready,
+        }
+    }
+}
 
 #[derive(Debug, Args)]
 pub struct CampaignStartArgs {
@@ -1103,8 +1204,10 @@ pub struct CampaignStartArgs {
     )]
     pub boots: u32,
     /// Run a built-in suite or a suite file on each boot instead of one workload.
-    #[arg(long, value_name = "NAME|FILE")]
+    #[arg(long, value_name = "NAME|FILE", value_parser = SuiteName, hide_possible_values = true)]
     pub suite: Option<String>,
+    #[command(flatten, next_help_heading = DAEMON_OPTIONS)]
+    pub daemons: DaemonArgs,
     #[command(flatten)]
     pub plan: PlanOptions,
     #[command(flatten, next_help_heading = RUN_OPTIONS)]

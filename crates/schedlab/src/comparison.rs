@@ -20,36 +20,14 @@ use schedlab_report::compare::style::{self as layout, Style};
 use schedlab_report::compare::{self};
 use schedlab_store::{RunSelection, Store};
 
-use crate::cli::{AdjustArg, CompareFormat, CompareStyle, DecisionArgs, SidesArgs};
+use crate::cli::{AdjustArg, CompareFormat, CompareStyle, DecisionArgs, ShapeArgs, SidesArgs};
 use crate::failure::{Failure, FailureKind};
 use crate::output::emit;
 use crate::store_path::{db_location, open_reader};
 
-/// ministat's confidence levels, the only ones its t table (and so our ministat style) knows.
-const CONFIDENCE_LEVELS: [f64; 6] = [80.0, 90.0, 95.0, 98.0, 99.0, 99.5];
-
+/// The decision settings, each value already held to its rule by its flag's parser
+/// (flag_values.rs).
 pub fn settings(args: &DecisionArgs) -> Result<Settings, Failure> {
-    if !(args.min_effect.is_finite() && args.min_effect > 0.0 && args.min_effect < 100.0) {
-        return Err(Failure::bad_input(
-            "--min-effect must be a percentage above 0 and below 100",
-        ));
-    }
-    if !(args.fdr > 0.0 && args.fdr < 1.0) {
-        return Err(Failure::bad_input(
-            "--fdr must be between 0 and 1 (e.g. 0.05)",
-        ));
-    }
-    if !(args.noise_cap.is_finite() && args.noise_cap > 0.0) {
-        return Err(Failure::bad_input(
-            "--noise-cap must be a positive percentage",
-        ));
-    }
-    if !CONFIDENCE_LEVELS.contains(&args.confidence) {
-        return Err(Failure::bad_input(format!(
-            "--confidence must be one of ministat's levels: 80, 90, 95, 98, 99, 99.5 (not {})",
-            args.confidence
-        )));
-    }
     Ok(Settings {
         min_effect: args.min_effect / 100.0,
         fdr: args.fdr,
@@ -71,23 +49,47 @@ pub fn style(style: CompareStyle) -> Style {
         CompareStyle::Mmtests => Style::Mmtests,
         CompareStyle::Ministat => Style::Ministat,
         CompareStyle::Benchstat => Style::Benchstat,
+        CompareStyle::Lkp => Style::Lkp,
     }
+}
+
+/// `--brief` and `--normalise`, held to what they shape: text or Markdown, and for
+/// `--normalise` the mmtests style.
+pub fn options(
+    shape: &ShapeArgs,
+    style: CompareStyle,
+    format: CompareFormat,
+) -> Result<layout::Options, Failure> {
+    if shape.normalise && style != CompareStyle::Mmtests {
+        return Err(Failure::bad_input(
+            "--normalise shapes the mmtests style: it needs --style mmtests",
+        ));
+    }
+    let shaped = matches!(format, CompareFormat::Text | CompareFormat::Markdown);
+    if (shape.brief || shape.normalise) && !shaped {
+        return Err(Failure::bad_input(
+            "--brief and --normalise shape text and markdown: csv and json carry every figure",
+        ));
+    }
+    Ok(layout::Options {
+        brief: shape.brief,
+        normalised: shape.normalise,
+    })
 }
 
 /// Prints the comparison, then applies the gate.
 pub fn render(
     comparison: &Comparison,
-    style: CompareStyle,
+    (style, options): (CompareStyle, layout::Options),
     format: CompareFormat,
     fail_on_regression: bool,
     could_not_test_exit: Option<u8>,
 ) -> Result<ExitCode, Failure> {
     let style = self::style(style);
+    let document = || layout::document_with(comparison, style, options);
     emit(|out| match format {
-        CompareFormat::Text => compare::text::write(&layout::document(comparison, style), out),
-        CompareFormat::Markdown => {
-            compare::markdown::write(&layout::document(comparison, style), out)
-        }
+        CompareFormat::Text => compare::text::write(&document(), out),
+        CompareFormat::Markdown => compare::markdown::write(&document(), out),
         CompareFormat::Csv => compare::csv::write(comparison, out),
         CompareFormat::Json => compare::json::write(comparison, out),
     })?;

@@ -87,6 +87,97 @@ pub fn text(
     }
 }
 
+/// ministat's confidence levels, the only ones its t table (and so the ministat style) knows.
+pub const CONFIDENCE_LEVELS: [f64; 6] = [80.0, 90.0, 95.0, 98.0, 99.0, 99.5];
+
+/// The widest plot `stat -w` may ask for.
+pub const MAX_PLOT_WIDTH: u64 = 10_000;
+
+/// `--min-effect`: δ in percent.
+pub fn check_min_effect(pct: f64) -> Result<(), String> {
+    if pct.is_finite() && pct > 0.0 && pct < 100.0 {
+        Ok(())
+    } else {
+        Err("must be a percentage above 0 and below 100".into())
+    }
+}
+
+/// `--fdr`: the false discovery rate.
+pub fn check_fdr(q: f64) -> Result<(), String> {
+    if q > 0.0 && q < 1.0 {
+        Ok(())
+    } else {
+        Err("must be between 0 and 1 (e.g. 0.05)".into())
+    }
+}
+
+/// `--noise-cap`: a percentage.
+pub fn check_noise_cap(pct: f64) -> Result<(), String> {
+    if pct.is_finite() && pct > 0.0 {
+        Ok(())
+    } else {
+        Err("must be a positive percentage".into())
+    }
+}
+
+/// `--confidence`: one of ministat's levels.
+pub fn check_confidence(pct: f64) -> Result<(), String> {
+    if CONFIDENCE_LEVELS.contains(&pct) {
+        Ok(())
+    } else {
+        Err(format!(
+            "must be one of ministat's levels: 80, 90, 95, 98, 99, 99.5 (not {pct})"
+        ))
+    }
+}
+
+/// `--column`: ministat's columns count from 1.
+pub fn check_column(column: usize) -> Result<(), String> {
+    if column == 0 {
+        Err("starts at 1".into())
+    } else {
+        Ok(())
+    }
+}
+
+/// `--delimiter`: at least one character.
+pub fn check_delimiters(chars: &str) -> Result<(), String> {
+    if chars.is_empty() {
+        Err("must not be empty".into())
+    } else {
+        Ok(())
+    }
+}
+
+/// `--suite`: a built-in suite's name or a suite file, taken as given (the plan reads it); the
+/// built-in names are its possible values, so shell completions offer them
+/// (`schedlab run --suite <TAB>`).
+#[derive(Debug, Clone, Copy)]
+pub struct SuiteName;
+
+impl clap::builder::TypedValueParser for SuiteName {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            schedlab_core::suite::BUILTIN_SUITES
+                .iter()
+                .map(|(name, _)| clap::builder::PossibleValue::new(*name)),
+        ))
+    }
+}
+
 /// A percentile in tenths of a percent, as `--percentiles` takes each (the histograms' percentiles
 /// are read at that resolution, schbench's own: 99.9th).
 pub fn per_mille(given: &str) -> Result<PerMille, Refusal> {
@@ -145,5 +236,22 @@ mod tests {
         assert!(cooldown("NaN").unwrap_err().0.contains("not NaN"));
         let printable = text(schedlab_core::words::check_printable);
         assert_eq!(printable(" "), Err(refused("must be printable text")));
+        let confidence = number(check_confidence);
+        assert_eq!(confidence("99.5"), Ok(99.5));
+        assert!(confidence("97")
+            .unwrap_err()
+            .0
+            .contains("ministat's levels"));
+        assert!(number(check_fdr)("1").is_err() && number(check_fdr)("0.05").is_ok());
+        assert!(number(check_min_effect)("-1").is_err());
+        assert!(number(check_noise_cap)("inf").is_err());
+        assert_eq!(
+            count::<usize>(check_column)("0"),
+            Err(refused("starts at 1"))
+        );
+        assert_eq!(
+            text(check_delimiters)(""),
+            Err(refused("must not be empty"))
+        );
     }
 }

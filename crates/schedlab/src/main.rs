@@ -9,9 +9,11 @@ use std::process::ExitCode;
 
 use clap::FromArgMatches;
 
+mod child;
 mod cli;
 mod commands;
 mod comparison;
+mod daemon;
 mod failure;
 mod flag_values;
 mod fleet;

@@ -86,6 +86,12 @@ impl Session {
         &self.fingerprint
     }
 
+    /// Takes the fingerprint again, for the runs that follow: an arm's daemon changed what it
+    /// records (sched_ext's state and scheduler).
+    pub fn refresh_fingerprint(&mut self) {
+        self.fingerprint = Fingerprint::collect();
+    }
+
     /// Runs `plan` as one run, placed in an experiment when `tag` says so: every iteration is
     /// committed as it finishes, and the run's status (complete, partial, interrupted, failed)
     /// when it ends. An error here is the store's; how the run itself went is in the result.
@@ -94,6 +100,21 @@ impl Session {
         plan: &RunPlan,
         tag: Option<ExperimentTag>,
         progress: &mut dyn RunObserver,
+    ) -> Result<MeasuredRun, Failure> {
+        self.measure_guarded(plan, tag, progress, &mut |_| Ok(()))
+    }
+
+    /// As [`Session::measure`], with `guard` asked before the run measures anything and after
+    /// it ended (`"before"`, `"after"`): an arm's daemon still running, its scheduler loaded. A
+    /// guard that fails before the run records it failed without measuring; after, records the
+    /// run failed with the guard's message, its iterations kept but out of every comparison of
+    /// complete runs.
+    pub fn measure_guarded(
+        &mut self,
+        plan: &RunPlan,
+        tag: Option<ExperimentTag>,
+        progress: &mut dyn RunObserver,
+        guard: &mut dyn FnMut(&str) -> Result<(), Failure>,
     ) -> Result<MeasuredRun, Failure> {
         let store = &mut *self.store;
         let measured = host_history(&*store, &self.fingerprint.hostname, &plan.cases)?;
@@ -105,14 +126,28 @@ impl Session {
         if let Some(tag) = tag {
             store.tag_run(run_id, tag)?;
         }
-        let outcome = runner::execute(
-            plan,
-            &mut StoreSink {
-                store: &mut *store,
-                run_id,
+        let mut outcome = match guard("before") {
+            Ok(()) => runner::execute(
+                plan,
+                &mut StoreSink {
+                    store: &mut *store,
+                    run_id,
+                },
+                progress,
+            ),
+            Err(failure) => RunOutcome {
+                status: RunStatus::Failed,
+                error: Some(schedlab_core::Error::failed(failure.message)),
+                cases: Vec::new(),
             },
-            progress,
-        );
+        };
+        // A run stopped by a signal keeps its status; one that ran to its end is held to the guard.
+        if matches!(outcome.status, RunStatus::Complete | RunStatus::Partial) {
+            if let Err(failure) = guard("after") {
+                outcome.status = RunStatus::Failed;
+                outcome.error = Some(schedlab_core::Error::failed(failure.message));
+            }
+        }
         let error = outcome.error.as_ref().map(ToString::to_string);
         store
             .finish_run(run_id, outcome.status, sys::realtime_ns(), error.as_deref())

@@ -82,7 +82,9 @@ fn across_a_parameter_marks_the_change_within_each_run_and_reverses_with_the_val
         c["footer"]["units"],
         serde_json::json!([{ "kind": "pairs_within_runs", "by_boot": false }])
     );
-    let text = stdout_of_success(&db, &words("compare matrix --across value_usec"));
+    let text = stdout_of_success(&db, &words("compare matrix --across value_usec"))
+        // The footer's sentences whole: the text wraps them at 80 columns.
+        .replace("\n  ", " ");
     assert!(
         text.contains("pairs of cases within each run (the difference of each run's summaries)"),
         "{text}"

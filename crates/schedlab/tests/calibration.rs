@@ -96,6 +96,11 @@ fn two_runs_are_not_judged_then_judged_after_calibrate_and_a_hog_is_marked() {
     let doc = json_of_success(&db, &words("compare a b --fdr 0.001 --format json"));
     assert_eq!(doc["calibrations"][0]["id"], calibration_id);
     for row in rows(&doc) {
+        if row.get("restates").is_some() {
+            // ops_per_sec: usec_per_op's effect, tested once.
+            assert!(row["p_value"].is_null(), "{row}");
+            continue;
+        }
         assert!(row["p_value"].is_number(), "judged after calibrate: {row}");
         assert_eq!(row["variance"]["source"], "calibration");
         assert_ne!(row["verdict"], "regression", "{row}");
@@ -108,7 +113,8 @@ fn two_runs_are_not_judged_then_judged_after_calibrate_and_a_hog_is_marked() {
         "{}",
         doc["footer"]
     );
-    let text = stdout_of_success(&db, &words("compare a b --fdr 0.001"));
+    // The footer as one line per sentence: the text wraps them at 80 columns.
+    let text = stdout_of_success(&db, &words("compare a b --fdr 0.001")).replace("\n  ", " ");
     assert!(
         text.contains(&format!("assuming calibration {calibration_id} (")),
         "{text}"

@@ -206,7 +206,7 @@ fn a_negative_number_is_refused_as_a_value_of_its_flag() {
                 "--iterations \"-2\" is not a whole number",
             ),
             ("run fake --scale -1", "--scale"),
-            ("stat -C -1 x", "'--column <N>'"),
+            ("stat -C -1 x", "--column \"-1\" is not a whole number"),
             ("compare a b --fdr -0.1", "--fdr"),
         ],
     );

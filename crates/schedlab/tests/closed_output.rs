@@ -63,7 +63,7 @@ fn every_command_survives_readers_that_left() {
         &words("run --label many --iterations 200 --warmup 0 fake"),
         0,
     );
-    let runs = json_of_success(&db, &words("runs --format json"));
+    let runs = json_of_success(&db, &words("runs --format json"))["runs"].clone();
     assert_eq!(runs.as_array().unwrap().len(), 3, "{runs}");
     assert!(runs
         .as_array()
@@ -123,7 +123,7 @@ fn every_command_survives_readers_that_left() {
     expect_without_readers(&db, &[&history[..], &["--format", "csv"]].concat(), 0);
 
     // What the commands were for was done all the same.
-    let runs = json_of_success(&db, &words("runs --format json"));
+    let runs = json_of_success(&db, &words("runs --format json"))["runs"].clone();
     let labels: Vec<&str> = runs
         .as_array()
         .unwrap()

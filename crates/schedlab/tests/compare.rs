@@ -66,7 +66,9 @@ fn a_candidate_without_every_case_has_a_geomean_line_of_its_own() {
 fn sides_made_in_two_blocks_of_time_are_named_and_interleaved_ones_are_not() {
     let note = "all came before those of";
     let (dir, db) = stored_pair();
-    let interleaved = stdout_of_success(&db, &words("compare base cand"));
+    // The footer's sentences as they read before the text wrapped them at 80 columns.
+    let compared = |line: &str| unwrapped(&stdout_of_success(&db, &words(line)));
+    let interleaved = compared("compare base cand");
     assert!(!interleaved.contains(note), "{interleaved}");
     for (label, seed) in [("early", 51), ("early", 52), ("late", 61), ("late", 62)] {
         let file = write_file(
@@ -76,7 +78,7 @@ fn sides_made_in_two_blocks_of_time_are_named_and_interleaved_ones_are_not() {
         );
         run_suite(&db, &file, &["--label", label]);
     }
-    let blocks = stdout_of_success(&db, &words("compare early late"));
+    let blocks = compared("compare early late");
     let line = blocks
         .lines()
         .find(|l| l.contains(note))
@@ -84,11 +86,28 @@ fn sides_made_in_two_blocks_of_time_are_named_and_interleaved_ones_are_not() {
     assert!(line.starts_with("the runs of early ("), "{line}");
     assert!(line.contains("those of late ("), "{line}");
     // The candidate first in time is named first.
-    let reversed = stdout_of_success(&db, &words("compare late early"));
+    let reversed = compared("compare late early");
     assert!(reversed.contains("the runs of early ("), "{reversed}");
     // The baseline, made before the late runs, is a block of its own against them.
-    let mixed = stdout_of_success(&db, &words("compare base late"));
+    let mixed = compared("compare base late");
     assert!(mixed.contains(note), "{mixed}");
+}
+
+/// Text whose wrapped lines (continued with an indent of two) are joined back into one.
+fn unwrapped(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        match line.strip_prefix("  ") {
+            Some(rest) if !out.is_empty() => {
+                out.pop();
+                out.push(' ');
+                out.push_str(rest.trim_start());
+            }
+            _ => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    out
 }
 
 #[test]
@@ -134,7 +153,7 @@ fn a_run_on_both_sides_is_refused() {
 #[test]
 fn every_style_and_format_snapshot() {
     let (_dir, db) = stored_pair();
-    for style in ["schedtests", "mmtests", "ministat", "benchstat"] {
+    for style in ["schedtests", "mmtests", "ministat", "benchstat", "lkp"] {
         for format in ["text", "markdown", "csv"] {
             let text = stdout_of_success(
                 &db,
@@ -145,11 +164,66 @@ fn every_style_and_format_snapshot() {
             insta::assert_snapshot!(format!("compare_{style}_{format}"), text);
         }
     }
+    // mmtests normalised to the baseline, as the seed's tables are (issue 40).
+    let normalised =
+        stdout_of_success(&db, &words("compare base cand --style mmtests --normalise"));
+    insta::assert_snapshot!("compare_mmtests_normalised_text", normalised);
     // The kernel release is this machine's; everything else is deterministic. The text is not
     // parsed and re-printed: float parsing differs with serde_json's features.
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
     let json = stdout_of_success(&db, &words("compare base cand --format json"));
     insta::assert_snapshot!("compare_json", json.replace(kernel.trim(), "<kernel>"));
+}
+
+/// `ops_per_sec` is the reciprocal of `usec_per_op`: a change in one is one effect, judged once.
+/// The ops_per_sec rows are shown with usec_per_op's verdict, outside the family and the counts,
+/// and the HTML counts effects.
+#[test]
+fn a_change_in_usec_per_op_is_one_judged_effect_not_two() {
+    let (dir, db) = stored_pair();
+    let doc = json_of_success(&db, &words("compare base cand --format json"));
+    assert_eq!(doc["footer"]["comparisons"], 3, "{}", doc["footer"]);
+    assert_eq!(doc["footer"]["marked"], 2, "{}", doc["footer"]);
+    let rows = doc["rows"].as_array().unwrap();
+    for row in rows {
+        let case = row["case"].as_str().unwrap();
+        match row["metric"].as_str().unwrap() {
+            "usec_per_op" => {
+                assert!(row.get("restates").is_none(), "{row}");
+                assert!(row["q_value"].is_number(), "{row}");
+            }
+            "ops_per_sec" => {
+                assert_eq!(row["restates"]["metric"], "usec_per_op", "{row}");
+                assert_eq!(row["restates"]["how"], "reciprocal", "{row}");
+                assert!(
+                    row["q_value"].is_null() && row["p_value"].is_null(),
+                    "{row}"
+                );
+                let usec = rows
+                    .iter()
+                    .find(|r| r["case"] == case && r["metric"] == "usec_per_op")
+                    .unwrap();
+                assert_eq!(row["verdict"], usec["verdict"], "{case}");
+            }
+            other => panic!("{other}"),
+        }
+    }
+    let regressions = rows.iter().filter(|r| r["verdict"] == "regression").count();
+    assert_eq!(regressions, 2, "the row and its restatement");
+    let page = dir.path().join("r.html");
+    expect_success(
+        schedlab(&db)
+            .args(words("report base cand --html"))
+            .arg(&page),
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("<b>1</b> ** regression") && html.contains("<b>1</b> ** improvement"),
+        "the chips count effects"
+    );
+    let text = stdout_of_success(&db, &words("compare base cand"));
+    assert!(text.contains("(**)"), "{text}");
+    assert!(text.contains("2 of 3 judged rows marked"), "{text}");
 }
 
 #[test]
@@ -188,7 +262,10 @@ fn json_rows_carry_the_documented_fields() {
         assert_eq!(row["design"], "runs");
         assert_eq!(row["base_side"]["n"], 3, "three runs, not 24 iterations");
     }
-    assert_eq!(doc["footer"]["comparisons"], 6);
+    assert_eq!(
+        doc["footer"]["comparisons"], 3,
+        "ops_per_sec restates usec_per_op"
+    );
     assert_eq!(doc["footer"]["tested_on"], "log");
     assert_eq!(
         doc["footer"]["units"],
@@ -244,6 +321,9 @@ fn compare_bad_input_is_one_line_exit_2() {
             "compare base cand --fdr 0",
             "compare base cand --min-effect -1",
             "compare base cand --style fancy",
+            "compare base cand --normalise",
+            "compare base cand --style mmtests --normalise --format csv",
+            "compare base cand --brief --format json",
             "compare base cand --metric no_such_metric",
         ],
     );

@@ -8,6 +8,7 @@ use common::{schedlab_without_db, words};
 
 /// Each command, and the heading its section in docs/cli.md starts with.
 const SECTIONS: &[(&str, &str)] = &[
+    ("list", "## `schedlab list`"),
     ("run", "## `schedlab run`"),
     ("runs", "## `schedlab runs`"),
     ("hosts", "## `schedlab hosts`"),

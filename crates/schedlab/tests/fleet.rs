@@ -20,7 +20,7 @@ fn nightly(db: &Path) -> String {
              --label night-{i} -q"
         ))));
     }
-    let runs = json_of_success(db, &words("runs --format json --limit 1"));
+    let runs = json_of_success(db, &words("runs --format json --limit 1"))["runs"].clone();
     runs[0]["what"].as_str().unwrap().to_string()
 }
 
@@ -66,7 +66,7 @@ fn summarised_again(db: &Path) {
 fn history_and_changes_find_the_step_and_name_its_first_run() {
     let (dir, db) = temp_db();
     let case = nightly(&db);
-    let changes = json_of_success(&db, &words("changes --format json"));
+    let changes = json_of_success(&db, &words("changes --format json"))["changes"].clone();
     let found = changes[0]["changes"].as_array().unwrap();
     assert_eq!(found.len(), 1, "{changes:#}");
     let label = found[0]["label"].as_str().unwrap();
@@ -89,7 +89,8 @@ fn history_and_changes_find_the_step_and_name_its_first_run() {
     let quiet = json_of_success(
         &db,
         &["changes", &case, "--format", "json", "--min-effect", "50"],
-    );
+    )["changes"]
+        .clone();
     assert!(quiet[0]["changes"].as_array().unwrap().is_empty());
     assert_bad_input(&db, &["history", &case, "--metric", "nope"]);
     assert_bad_input(&db, &words("history no-such-case"));
@@ -118,7 +119,7 @@ fn a_step_in_a_short_history_is_found() {
         dir.path(),
         &["100", "100.5", "99.5", "100", "150", "151", "149", "150"],
     );
-    let changes = json_of_success(&db, &words("changes --format json"));
+    let changes = json_of_success(&db, &words("changes --format json"))["changes"].clone();
     let found = changes[0]["changes"].as_array().unwrap();
     assert_eq!(found.len(), 1, "{changes:#}");
     assert_eq!(found[0]["run_id"], 5, "{changes:#}");
@@ -142,7 +143,7 @@ fn a_change_from_zero_has_no_percent_in_any_format() {
         text.contains("noise 0 value per run (from the series itself; not in percent"),
         "{text}"
     );
-    let json = json_of_success(&db, &words("changes --format json"));
+    let json = json_of_success(&db, &words("changes --format json"))["changes"].clone();
     let change = &json[0]["changes"][0];
     assert_eq!(change["run_id"], 9, "{json:#}");
     assert!(change["change_pct"].is_null(), "{json:#}");
@@ -176,9 +177,11 @@ fn changes_of_every_case_pass_over_cases_no_complete_run_measured() {
     expect_success(schedlab(&db).args(words("run fake --iterations 2 -q")));
     expect_success(schedlab(&db).args(words("run fake --value-usec 7 --iterations 2 -q")));
     sql(&db, "UPDATE runs SET status = 'interrupted' WHERE id = 2");
-    let all = json_of_success(&db, &words("changes --format json"));
+    let all = json_of_success(&db, &words("changes --format json"))["changes"].clone();
     assert_eq!(cases_of(&all), ["fake:value=100 spread=1"], "{all:#}");
-    let both = json_of_success(&db, &words("changes --format json --include-incomplete"));
+    let both = json_of_success(&db, &words("changes --format json --include-incomplete"))
+        ["changes"]
+        .clone();
     assert_eq!(both.as_array().unwrap().len(), 2, "{both:#}");
     let err = assert_bad_input(&db, &["changes", "fake:value=7 spread=1"]);
     assert!(err.contains("no complete run"), "{err}");
@@ -217,6 +220,7 @@ fn changes_pass_over_a_case_with_a_value_that_is_not_finite() {
         .unwrap();
     assert!(out.status.success(), "{out:?}");
     let all: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let all = all["changes"].clone();
     assert_eq!(cases_of(&all), ["fake:value=100 spread=1"], "{all:#}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -253,7 +257,7 @@ fn changes_pass_over_a_case_with_a_value_that_is_not_finite() {
 fn a_step_where_schedlab_was_upgraded_is_named_by_history_changes_and_compare() {
     let (_dir, db) = temp_db();
     let case = nightly(&db);
-    let changes = json_of_success(&db, &words("changes --format json"));
+    let changes = json_of_success(&db, &words("changes --format json"))["changes"].clone();
     let first = changes[0]["changes"][0]["run_id"].as_i64().unwrap();
     assert!(changes[0]["changes"][0].get("build_changed").is_none());
     // From the change's first run on, the runs were measured by another schedlab build.
@@ -265,7 +269,7 @@ fn a_step_where_schedlab_was_upgraded_is_named_by_history_changes_and_compare() 
         ),
     );
     summarised_again(&db);
-    let changes = json_of_success(&db, &words("changes --format json"));
+    let changes = json_of_success(&db, &words("changes --format json"))["changes"].clone();
     let build = &changes[0]["changes"][0]["build_changed"];
     assert_eq!(
         build["after"].as_str().unwrap().split(' ').nth(2),
@@ -301,7 +305,7 @@ fn a_step_where_schedlab_was_upgraded_is_named_by_history_changes_and_compare() 
 fn runs_hosts_and_compare_select_by_host_kernel_and_fingerprint() {
     let (_dir, db) = temp_db();
     let case = nightly(&db);
-    let here = json_of_success(&db, &words("hosts --format json"));
+    let here = json_of_success(&db, &words("hosts --format json"))["hosts"].clone();
     let host = here[0]["hostname"].as_str().unwrap().to_string();
     assert_eq!(here[0]["runs"], 14);
     // Run 14 moves to another machine with another CPU.
@@ -311,20 +315,22 @@ fn runs_hosts_and_compare_select_by_host_kernel_and_fingerprint() {
            json_set(json_set(fingerprint_json, '$.hostname', 'otherbox'), '$.cpu_model', 'Other CPU')
          WHERE id = 14",
     );
-    let hosts = json_of_success(&db, &words("hosts --format json"));
+    let hosts = json_of_success(&db, &words("hosts --format json"))["hosts"].clone();
     assert_eq!(hosts.as_array().unwrap().len(), 2);
     assert_eq!(hosts[0]["hostname"], "otherbox");
     assert_eq!(hosts[0]["last_run"]["id"], 14);
 
-    let other = json_of_success(&db, &words("runs --format json --host otherbox"));
+    let other = json_of_success(&db, &words("runs --format json --host otherbox"))["runs"].clone();
     assert_eq!(other.as_array().unwrap().len(), 1);
     let by_cpu = json_of_success(
         &db,
         &["runs", "--format", "json", "--where", "cpu_model=Other CPU"],
-    );
+    )["runs"]
+        .clone();
     assert_eq!(by_cpu[0]["id"], 14);
     let kernel = other[0]["kernel_release"].as_str().unwrap().to_string();
-    let on_kernel = json_of_success(&db, &["runs", "--format", "json", "--kernel", &kernel]);
+    let on_kernel =
+        json_of_success(&db, &["runs", "--format", "json", "--kernel", &kernel])["runs"].clone();
     assert_eq!(on_kernel.as_array().unwrap().len(), 14);
     assert!(
         stdout_of_success(&db, &words("runs --kernel 0.0-none")).contains("no stored run matches")
@@ -391,12 +397,12 @@ fn keys(object: &serde_json::Value) -> BTreeSet<String> {
 fn json_outputs_have_the_fields_json_schema_md_documents() {
     let (dir, db) = temp_db();
     let case = nightly(&db);
-    let runs = json_of_success(&db, &words("runs --format json"));
+    let runs = json_of_success(&db, &words("runs --format json"))["runs"].clone();
     assert_eq!(
         keys(&runs[0]),
         documented_fields("`schedlab runs --format json`", 0)
     );
-    let hosts = json_of_success(&db, &words("hosts --format json"));
+    let hosts = json_of_success(&db, &words("hosts --format json"))["hosts"].clone();
     assert_eq!(
         keys(&hosts[0]),
         documented_fields("`schedlab hosts --format json`", 0)
@@ -404,12 +410,14 @@ fn json_outputs_have_the_fields_json_schema_md_documents() {
     let history = json_of_success(&db, &["history", &case, "--format", "json"]);
     assert_eq!(
         keys(&history),
-        ["changes", "history"].map(String::from).into()
+        ["changes", "history", "schema_version"]
+            .map(String::from)
+            .into()
     );
     let heading = "`schedlab history CASE --format json`";
     assert_eq!(keys(&history["history"]), documented_fields(heading, 0));
     assert_eq!(keys(&history["changes"]), documented_fields(heading, 1));
-    let changes = json_of_success(&db, &words("changes --format json"));
+    let changes = json_of_success(&db, &words("changes --format json"))["changes"].clone();
     assert_eq!(keys(&changes[0]), documented_fields(heading, 1));
     let push = json_of_success(
         &db,

@@ -29,7 +29,7 @@ fn small_fleet(db: &Path) -> Vec<PlantedStep> {
 fn changes_across_every_host_find_the_planted_steps_and_nothing_else() {
     let (_dir, db) = temp_db();
     let planted = small_fleet(&db);
-    let all = json_of_success(&db, &words("changes --all-hosts --format json"));
+    let all = json_of_success(&db, &words("changes --all-hosts --format json"))["changes"].clone();
     let series = all.as_array().unwrap();
     assert_eq!(series.len(), 12, "one history per host and case");
     let mut found = BTreeSet::new();
@@ -53,7 +53,8 @@ fn changes_across_every_host_find_the_planted_steps_and_nothing_else() {
     }
     assert_eq!(found.len(), planted.len(), "{found:?}");
     // One host's, as `--host` names it, is that host's part of the whole.
-    let one = json_of_success(&db, &words("changes --host node002 --format json"));
+    let one =
+        json_of_success(&db, &words("changes --host node002 --format json"))["changes"].clone();
     let from_all: Vec<&serde_json::Value> = series
         .iter()
         .filter(|s| s["hostname"] == "node002")
@@ -66,7 +67,8 @@ fn changes_across_every_host_find_the_planted_steps_and_nothing_else() {
     let early = json_of_success(
         &db,
         &words("changes --host node000 --until 2026-01-31 --format json"),
-    );
+    )["changes"]
+        .clone();
     assert!(early
         .as_array()
         .unwrap()

@@ -49,6 +49,9 @@ fn expected_failure(flag: &str) -> Option<&'static str> {
         "--a" => Some("schedlab: the --a command"),
         "--b" => Some("schedlab: the --b command"),
         "--restore" => Some("schedlab: the --restore command"),
+        // A daemon arm's command, run as given: one that is no command ends before it is ready.
+        "--a-daemon" => Some("schedlab: the --a-daemon command"),
+        "--b-daemon" => Some("schedlab: the --b-daemon command"),
         // The fake workload's test hooks.
         "--fail-at" => Some("(--fail-at)"),
         "--stall-at" => Some("(--iteration-timeout)"),

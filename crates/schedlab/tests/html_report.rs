@@ -404,7 +404,7 @@ fn runs_table_counts_the_iterations_measured_not_planned() {
             .assert()
             .success();
     }
-    let runs = json_of_success(&db, &words("runs --format json"));
+    let runs = json_of_success(&db, &words("runs --format json"))["runs"].clone();
     assert_eq!(runs[0]["measured_iterations"], 20, "{runs}");
     let comparison = json_of_success(&db, &words("compare base cand --format json"));
     assert_eq!(comparison["rows"][0]["base_side"]["iterations"], 20);

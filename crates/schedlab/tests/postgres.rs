@@ -44,7 +44,7 @@ fn every_command_works_on_postgresql() {
     for label in ["base", "base", "new"] {
         store_fake_run(db, label, 3);
     }
-    let runs = json_of_success(db, &words("runs --format json"));
+    let runs = json_of_success(db, &words("runs --format json"))["runs"].clone();
     assert_eq!(runs.as_array().unwrap().len(), 3);
     assert_eq!(show_json(db, "base")["runs"].as_array().unwrap().len(), 2);
     assert_stdout_contains(
@@ -55,7 +55,8 @@ fn every_command_works_on_postgresql() {
     // The fleet view and the history read through the same trait.
     let host = runs[0]["hostname"].as_str().unwrap().to_string();
     assert_stdout_contains(schedlab(db).arg("hosts"), &[host.as_str()]);
-    let only_here = json_of_success(db, &["runs", "--host", &host, "--format", "json"]);
+    let only_here =
+        json_of_success(db, &["runs", "--host", &host, "--format", "json"])["runs"].clone();
     assert_eq!(only_here.as_array().unwrap().len(), 3);
     let case = show_json(db, "new")["runs"][0]["cases"][0]["name"]
         .as_str()
@@ -211,7 +212,7 @@ fn a_unix_socket_host_reaches_the_same_database() {
         ))
         .assert()
         .success();
-    let over_tcp = json_of_success(Path::new(&tcp), &words("runs --format json"));
+    let over_tcp = json_of_success(Path::new(&tcp), &words("runs --format json"))["runs"].clone();
     assert_eq!(over_tcp.as_array().unwrap().len(), 1);
     assert_eq!(over_tcp[0]["label"], "by-socket");
     let check = json_of_success(Path::new(&socket), &words("db check --format json"));
@@ -327,7 +328,7 @@ fn fake_run_into(url: &str) -> Running {
 
 /// Iterations the run at `url` has stored, as a reader beside it sees them.
 fn pg_iterations(url: &str) -> i64 {
-    let runs = json_of_success(Path::new(url), &words("runs --format json"));
+    let runs = json_of_success(Path::new(url), &words("runs --format json"))["runs"].clone();
     runs[0]["measured_iterations"].as_i64().unwrap_or(0)
 }
 
@@ -359,7 +360,7 @@ fn relayed_fake_run(url: &str) -> (Relay, Running, i64) {
 
 /// Checks that the newest run at `url` reads abandoned with at least `stored` iterations.
 fn assert_abandoned_with(url: &str, stored: i64) {
-    let runs = json_of_success(Path::new(url), &words("runs --format json"));
+    let runs = json_of_success(Path::new(url), &words("runs --format json"))["runs"].clone();
     assert_eq!(runs[0]["status"], "abandoned", "{runs}");
     let kept = runs[0]["measured_iterations"].as_i64().unwrap();
     assert!(kept >= stored, "{kept} < {stored}");

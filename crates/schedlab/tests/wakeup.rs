@@ -85,7 +85,8 @@ fn request_mode_json_carries_quantiles_counts_and_tables() {
     assert_stdout_contains(
         schedlab(&db).args(words("show 1")),
         &[
-            "Wakeup Latencies percentiles (usec) runtime 1 (s) × 2 iterations",
+            "all iterations' samples merged",
+            "Wakeup Latencies percentiles (usec) runtime 1 (s) (",
             "* 99.0th:",
             "RPS percentiles (requests)",
             "min=",

@@ -79,7 +79,13 @@ pub const METRICS: &[MetricDef] = &[
     MetricDef::primary("message_sched_delay_usec", "usec", Better::Lower).optional(),
     MetricDef::primary("worker_sched_delay_usec", "usec", Better::Lower).optional(),
     MetricDef::primary("worker_ops_per_sec", "ops/sec", Better::Higher).optional(),
-    MetricDef::primary("worker_mib_per_sec", "MiB/sec", Better::Higher).optional(),
+    MetricDef::primary("worker_mib_per_sec", "MiB/sec", Better::Higher)
+        .multiple_of(MetricDef::primary(
+            "worker_ops_per_sec",
+            "ops/sec",
+            Better::Higher,
+        ))
+        .optional(),
 ];
 
 fn def(name: &str) -> MetricDef {

@@ -53,6 +53,7 @@ mod process;
 mod pthread;
 mod raw;
 mod resource;
+mod rt;
 mod sampling;
 mod sched;
 mod signal;
@@ -93,6 +94,10 @@ pub use resource::{
     available_memory_bytes, check_task_budget, effective_uid_is_root, open_files_limit,
     process_count_limit, raise_open_files_limit, usage, Limit, OverBudget, TaskLimits, Usage,
     UsageOf,
+};
+pub use rt::{
+    set_current_thread_nice, set_current_thread_policy, sleep_until_ns, try_policy, POLICY_FIFO,
+    POLICY_OTHER, POLICY_RR,
 };
 pub use sampling::{
     ring_data_bytes, tracefs, CpuRecords, HardwareEvent, InheritedCounter, PerCpuSampler,

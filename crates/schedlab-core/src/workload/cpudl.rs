@@ -46,7 +46,9 @@ use crate::{sys, Error, Result};
 
 pub const NSEC_PER_OP: MetricDef = MetricDef::primary("nsec_per_op", "nsec", Better::Lower);
 /// TSC reference cycles per op (x86_64 only).
-pub const CYCLES_PER_OP: MetricDef = MetricDef::primary("cycles_per_op", "cycles", Better::Lower);
+/// The same timed window as `nsec_per_op`, counted by the TSC, which ticks at a constant rate.
+pub const CYCLES_PER_OP: MetricDef =
+    MetricDef::primary("cycles_per_op", "cycles", Better::Lower).multiple_of(NSEC_PER_OP);
 pub const INSERTS_COUNT: MetricDef =
     MetricDef::secondary_count("inserts_count", Better::Lower);
 pub const UPDATES_COUNT: MetricDef =
@@ -469,6 +471,10 @@ impl WorkloadParams for CpudlParams {
             settled.deadline_granularity = Some(self.granularity());
         }
         settled
+    }
+
+    fn metric_lists(&self) -> &'static [&'static [MetricDef]] {
+        &[TIMING_METRICS, EQUIVALENCE_METRICS]
     }
 
     fn build(&self) -> Result<Box<dyn Workload>> {

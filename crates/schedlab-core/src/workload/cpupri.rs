@@ -36,6 +36,7 @@ use crate::{Error, Result};
 
 pub const NSEC_PER_SET: MetricDef = MetricDef::primary("nsec_per_set", "nsec", Better::Lower);
 pub const NSEC_PER_FIND: MetricDef = MetricDef::primary("nsec_per_find", "nsec", Better::Lower);
+const METRICS: &[MetricDef] = &[NSEC_PER_SET, NSEC_PER_FIND];
 
 const MAX_THREADS: u64 = 1_024;
 const MAX_NODES: u64 = 64;
@@ -216,6 +217,10 @@ impl WorkloadParams for CpupriParams {
     fn estimate_sec(&self) -> f64 {
         let cpus = u64::from(crate::fingerprint::online_cpu_count());
         self.threads.div_ceil(cpus) as f64 * self.ops as f64 * PAIR_SEC
+    }
+
+    fn metric_lists(&self) -> &'static [&'static [MetricDef]] {
+        &[METRICS]
     }
 
     fn build(&self) -> Result<Box<dyn Workload>> {
@@ -472,7 +477,7 @@ fn verify(
 
 impl Workload for CpupriWorkload {
     fn metrics(&self) -> &'static [MetricDef] {
-        &[NSEC_PER_SET, NSEC_PER_FIND]
+        METRICS
     }
 
     fn run_iteration(&mut self, _info: IterationInfo) -> Result<IterationOutput> {

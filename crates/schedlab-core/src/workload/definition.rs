@@ -152,6 +152,11 @@ pub trait WorkloadParams:
     }
 
     fn build(&self) -> Result<Box<dyn Workload>>;
+
+    /// Every list of metrics the workload's runs may hold, one per mode (the lists its
+    /// runnable's [`Workload::metrics`] returns): where a reader of stored runs finds what a
+    /// metric is declared as, such as which metric it restates, without building anything.
+    fn metric_lists(&self) -> &'static [&'static [MetricDef]];
 }
 
 /// A work size times `factor`, rounded, at least 1.

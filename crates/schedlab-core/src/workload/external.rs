@@ -189,6 +189,16 @@ impl WorkloadParams for ExternalParams {
         Ok(())
     }
 
+    fn metric_lists(&self) -> &'static [&'static [MetricDef]] {
+        match self.parser {
+            Some(Tool::PerfBench) => &[crate::import::perf_bench::METRICS],
+            Some(Tool::Hackbench) => &[crate::import::hackbench::METRICS],
+            Some(Tool::Schbench) => &[crate::import::schbench::METRICS],
+            // A metric the user names restates nothing.
+            Some(Tool::Plain) | None => &[],
+        }
+    }
+
     fn build(&self) -> Result<Box<dyn Workload>> {
         if !self.imported_from.is_empty() {
             return Err(Error::invalid(

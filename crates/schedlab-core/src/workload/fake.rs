@@ -16,7 +16,9 @@ use crate::sys::{task_code, TaskCode};
 use crate::{sys, Error, Result};
 
 pub const USEC_PER_OP: MetricDef = MetricDef::primary("usec_per_op", "usec", Better::Lower);
-pub const OPS_PER_SEC: MetricDef = MetricDef::primary("ops_per_sec", "ops/sec", Better::Higher);
+pub const OPS_PER_SEC: MetricDef =
+    MetricDef::primary("ops_per_sec", "ops/sec", Better::Higher).reciprocal_of(USEC_PER_OP);
+const METRICS: &[MetricDef] = &[USEC_PER_OP, OPS_PER_SEC];
 
 /// Where the stalling task of the test hook runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -168,6 +170,10 @@ impl WorkloadParams for FakeParams {
         self.sleep_ms as f64 / 1000.0
     }
 
+    fn metric_lists(&self) -> &'static [&'static [MetricDef]] {
+        &[METRICS]
+    }
+
     fn build(&self) -> Result<Box<dyn Workload>> {
         Ok(Box::new(FakeWorkload::new(self.clone())))
     }
@@ -196,7 +202,7 @@ fn normal_draw(seed: u64, index: u32) -> f64 {
 
 impl Workload for FakeWorkload {
     fn metrics(&self) -> &'static [MetricDef] {
-        &[USEC_PER_OP, OPS_PER_SEC]
+        METRICS
     }
 
     fn runs_tasks(&self) -> bool {

@@ -15,6 +15,7 @@ use crate::sys::{self, task_code, AsFd, OwnedFd, TaskCode};
 use crate::{Error, Result};
 
 pub const TIME_SEC: MetricDef = MetricDef::primary("time_sec", "sec", Better::Lower);
+const METRICS: &[MetricDef] = &[TIME_SEC];
 
 /// A message between two tasks on this 2-vCPU VM, for the estimate: AF_UNIX sockets, pipes; and
 /// the start of each task.
@@ -183,6 +184,10 @@ impl WorkloadParams for MessagingParams {
         }
     }
 
+    fn metric_lists(&self) -> &'static [&'static [MetricDef]] {
+        &[METRICS]
+    }
+
     fn build(&self) -> Result<Box<dyn Workload>> {
         Ok(Box::new(MessagingWorkload::new(self.clone())?))
     }
@@ -294,7 +299,7 @@ fn send_all(channels: &[OwnedFd], message: &[u8], loops: u64) -> TaskCode {
 
 impl Workload for MessagingWorkload {
     fn metrics(&self) -> &'static [MetricDef] {
-        &[TIME_SEC]
+        METRICS
     }
 
     fn run_iteration(&mut self, _info: IterationInfo) -> Result<IterationOutput> {

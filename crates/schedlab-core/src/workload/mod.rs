@@ -94,6 +94,20 @@ macro_rules! registry {
                 }
             }
 
+            /// Every list of metrics the case's runs may hold (see
+            /// [`WorkloadParams::metric_lists`]).
+            pub fn metric_lists(&self) -> &'static [&'static [crate::metric::MetricDef]] {
+                match self {
+                    $(WorkloadSpec::$variant(p) => p.metric_lists(),)+
+                }
+            }
+
+            /// The metric `metric` restates, as the workload declares it now: stored runs keep
+            /// no such declaration, so old runs are read as new ones.
+            pub fn restates(&self, metric: &str) -> Option<crate::metric::Restates> {
+                crate::metric::restatement_in(self.metric_lists(), metric)
+            }
+
         }
 
         impl Serialize for WorkloadSpec {
@@ -119,6 +133,44 @@ macro_rules! registry {
 
         #[cfg(test)]
         mod declared {
+            use crate::metric::{Restatement, Role};
+
+            /// A metric restates another of the same list, which restates nothing, has its role,
+            /// and improves the other way when it is the reciprocal; each runnable (at its
+            /// defaults) returns one of the lists its parameters declare.
+            #[test]
+            fn restatements_are_declared_within_a_list_and_lists_are_what_runs_return() {
+                let defaults: Vec<super::WorkloadSpec> =
+                    super::WORKLOADS.iter().map(|w| w.default_spec()).collect();
+                let mut restating = 0;
+                for spec in &defaults {
+                    for list in spec.metric_lists() {
+                        for def in list.iter() {
+                            let Some(r) = def.restates else { continue };
+                            restating += 1;
+                            let of = list
+                                .iter()
+                                .find(|d| d.name == r.metric)
+                                .unwrap_or_else(|| panic!("{}: {} not in its list", def.name, r.metric));
+                            assert!(of.restates.is_none(), "{} restates a restatement", def.name);
+                            assert_eq!(of.role, Role::Primary, "{}", def.name);
+                            assert_eq!(def.role, Role::Primary, "{}", def.name);
+                            let opposite = of.better != def.better;
+                            assert_eq!(opposite, r.how == Restatement::Reciprocal, "{}", def.name);
+                        }
+                    }
+                    if let Ok(workload) = spec.build() {
+                        let returned = workload.metrics();
+                        assert!(
+                            spec.metric_lists().iter().any(|l| *l == returned),
+                            "{}: metrics() returns a list metric_lists() does not name",
+                            spec.kind()
+                        );
+                    }
+                }
+                assert!(restating >= 5);
+            }
+
             /// Every workload's parameters are declared as they are stored (see the check).
             #[test]
             fn every_declaration_writes_the_field_its_key_names() {
@@ -145,6 +197,7 @@ registry! {
     Cpupri: cpupri => CpupriParams,
     Rump: rump => RumpParams,
     Contention: contention => ContentionParams,
+    TimerLatency: timer_latency => TimerLatencyParams,
     External: external => ExternalParams,
 }
 

@@ -12,7 +12,9 @@ use crate::sys::{self, task_code, AsFd, OwnedFd, TaskCode};
 use crate::{Error, Result};
 
 pub const USEC_PER_OP: MetricDef = MetricDef::primary("usec_per_op", "usec", Better::Lower);
-pub const OPS_PER_SEC: MetricDef = MetricDef::primary("ops_per_sec", "ops/sec", Better::Higher);
+pub const OPS_PER_SEC: MetricDef =
+    MetricDef::primary("ops_per_sec", "ops/sec", Better::Higher).reciprocal_of(USEC_PER_OP);
+const METRICS: &[MetricDef] = &[USEC_PER_OP, OPS_PER_SEC];
 
 /// A round trip between processes on this 2-vCPU VM, for the estimate (threads: 5 µs).
 const PROCESS_ROUND_TRIP_SEC: f64 = 7e-6;
@@ -111,6 +113,10 @@ impl WorkloadParams for PipeParams {
         self.loops as f64 * per_trip
     }
 
+    fn metric_lists(&self) -> &'static [&'static [MetricDef]] {
+        &[METRICS]
+    }
+
     fn build(&self) -> Result<Box<dyn Workload>> {
         Ok(Box::new(PipeWorkload::new(self.clone())))
     }
@@ -172,7 +178,7 @@ fn pong_side(receive: &OwnedFd, send: &OwnedFd, loops: u64, cpu: Option<u32>) ->
 
 impl Workload for PipeWorkload {
     fn metrics(&self) -> &'static [MetricDef] {
-        &[USEC_PER_OP, OPS_PER_SEC]
+        METRICS
     }
 
     fn run_iteration(&mut self, _info: IterationInfo) -> Result<IterationOutput> {

@@ -32,7 +32,17 @@ use crate::sys::{self, task_code, FutexScope, SharedValue, TaskCode, UsageOf};
 use crate::{Error, Result};
 
 pub const TIME_SEC: MetricDef = MetricDef::primary("time_sec", "sec", Better::Lower);
-pub const USEC_PER_ITEM: MetricDef = MetricDef::primary("usec_per_item", "usec", Better::Lower);
+/// The iteration's time over its items.
+pub const USEC_PER_ITEM: MetricDef =
+    MetricDef::primary("usec_per_item", "usec", Better::Lower).multiple_of(TIME_SEC);
+const METRICS: &[MetricDef] = &[
+    TIME_SEC,
+    USEC_PER_ITEM,
+    PRODUCER_CPU_SEC,
+    CONSUMER_CPU_SEC,
+    FUTEX_SLEEPS_COUNT,
+    FUTEX_WAKES_COUNT,
+];
 pub const PRODUCER_CPU_SEC: MetricDef =
     MetricDef::secondary("producer_cpu_sec", "sec", Better::Lower);
 pub const CONSUMER_CPU_SEC: MetricDef =
@@ -220,6 +230,10 @@ block, spin or adaptive waits (seed 001, Jiny's sem test)";
 
     fn estimate_sec(&self) -> f64 {
         self.items as f64 * (2.0 * self.work as f64 * WORK_UNIT_SEC + HANDOFF_SEC)
+    }
+
+    fn metric_lists(&self) -> &'static [&'static [MetricDef]] {
+        &[METRICS]
     }
 
     fn build(&self) -> Result<Box<dyn Workload>> {
@@ -600,14 +614,7 @@ fn verify(shared: &Shared, items: u64) -> Result<()> {
 
 impl Workload for SemaphoreWorkload {
     fn metrics(&self) -> &'static [MetricDef] {
-        &[
-            TIME_SEC,
-            USEC_PER_ITEM,
-            PRODUCER_CPU_SEC,
-            CONSUMER_CPU_SEC,
-            FUTEX_SLEEPS_COUNT,
-            FUTEX_WAKES_COUNT,
-        ]
+        METRICS
     }
 
     fn run_iteration(&mut self, _info: IterationInfo) -> Result<IterationOutput> {

@@ -24,8 +24,11 @@ use crate::sys::{self, task_code, AsFd, OwnedFd, TaskCode};
 use crate::{Error, Result};
 
 pub const NSEC_PER_CALL: MetricDef = MetricDef::primary("nsec_per_call", "nsec", Better::Lower);
+/// All threads' calls over the wall time: the threads' count over `nsec_per_call`, as long as
+/// the threads ran side by side.
 pub const CALLS_PER_SEC: MetricDef =
-    MetricDef::primary("calls_per_sec", "calls/sec", Better::Higher);
+    MetricDef::primary("calls_per_sec", "calls/sec", Better::Higher).reciprocal_of(NSEC_PER_CALL);
+const METRICS: &[MetricDef] = &[NSEC_PER_CALL, CALLS_PER_SEC];
 
 /// Bytes per read or write, as Jiny's file.go writes.
 pub const IO_BYTES: usize = 30;
@@ -200,6 +203,10 @@ getrlimit, /dev/null writes, /dev/zero reads (seeds 001 and 003)";
         rounds * self.calls as f64 * self.kind.estimate_call_sec()
     }
 
+    fn metric_lists(&self) -> &'static [&'static [MetricDef]] {
+        &[METRICS]
+    }
+
     fn build(&self) -> Result<Box<dyn Workload>> {
         Ok(Box::new(SyscallWorkload::new(self.clone())))
     }
@@ -304,7 +311,7 @@ impl SyscallWorkload {
 
 impl Workload for SyscallWorkload {
     fn metrics(&self) -> &'static [MetricDef] {
-        &[NSEC_PER_CALL, CALLS_PER_SEC]
+        METRICS
     }
 
     fn run_iteration(&mut self, _info: IterationInfo) -> Result<IterationOutput> {

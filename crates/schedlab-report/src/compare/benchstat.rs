@@ -8,6 +8,7 @@ use schedlab_analysis::units::Design;
 
 use super::block::{Block, Document};
 use super::footer;
+use super::phrases::row_mark;
 use super::table::{Align, Table};
 use crate::number::format_value;
 
@@ -28,6 +29,8 @@ pub enum Note {
     /// ⁵ several geomean lines: each candidate is set against the baseline's geometric mean over
     /// its own rows, which differ where it lacks a case or (`--across`) was paired in fewer runs.
     SplitGeomean,
+    /// ⁶ benchstat's `~` beside schedlab's `**`: the mark decides.
+    MarkDecides,
 }
 
 impl Note {
@@ -66,6 +69,9 @@ impl Note {
                  the baseline's geomean over its own rows (it lacks a case, or with --across a \
                  case was held by fewer runs)"
                 .to_string(),
+            Note::MarkDecides => "⁶ schedlab's ** decides: its test (the footer's) marks the \
+                 change; benchstat's ~ says only that its own U test cannot tell at this n"
+                .to_string(),
         }
     }
 }
@@ -103,10 +109,17 @@ fn center_cell(
 /// the change (which may rest on fewer units than benchstat needs, or on a calibration).
 fn delta_cell(row: &Row, notes: &mut Vec<Note>) -> String {
     let cell = benchstat_delta(row, notes);
-    if row.verdict.is_marked() {
-        format!("{cell} {}", row.verdict.mark())
+    if !row.verdict.is_marked() {
+        return cell;
+    }
+    if cell.starts_with('~') {
+        // Two readings that disagree on one line: say which one decides.
+        if !notes.contains(&Note::MarkDecides) {
+            notes.push(Note::MarkDecides);
+        }
+        format!("{cell} {}⁶", row_mark(row))
     } else {
-        cell
+        format!("{cell} {}", row_mark(row))
     }
 }
 
@@ -281,7 +294,7 @@ fn tables(c: &Comparison) -> Vec<(String, Table, Vec<String>)> {
             headers.push((value.as_str(), Align::Right));
             headers.push((versus.as_str(), Align::Left));
         }
-        let mut table = Table::new(&headers);
+        let mut table = Table::new(&headers).with_names(0);
         let cases = case_rows(c, metric, &mut table, &mut notes);
         if cases > 1 {
             geomean_rows(c, metric, &mut table, &mut notes);

@@ -9,7 +9,7 @@ use crate::csv::CsvOut;
 use schedlab_analysis::model::Comparison;
 use schedlab_stats::ministat::MinistatVitals;
 
-const HEADER: [&str; 33] = [
+const HEADER: [&str; 34] = [
     "candidate",
     "case",
     "case_short",
@@ -44,6 +44,7 @@ const HEADER: [&str; 33] = [
     // Last, so the columns scripts already read by position keep their numbers.
     "base_spread_pct",
     "candidate_spread_pct",
+    "restates",
 ];
 
 /// One dataset alone: a header and one line of its vitals.
@@ -114,6 +115,7 @@ pub fn write(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
             r.note.as_ref().map_or(String::new(), row_note),
             num(r.base_side.spread_pct),
             num(r.candidate_side.spread_pct),
+            r.restates.map_or(String::new(), |r| r.metric.to_string()),
         ])?;
     }
     writer.finish()

@@ -2,9 +2,12 @@
 //! the tally, and one sentence per note of the analysis ([`schedlab_analysis::notes::Note`]),
 //! the same in every style and format.
 use schedlab_analysis::model::{Comparison, Footer};
-use schedlab_analysis::notes::{GuardMethod, LeftOutRun, Note, SideBuilds, TestedOn, UnitsOf};
+use schedlab_analysis::notes::{
+    GuardMethod, LeftOutRun, Note, RestatedMetric, SideBuilds, TestedOn, UnitsOf,
+};
 use schedlab_analysis::settings::EQUIVALENCE_ALPHA;
 use schedlab_analysis::units::Scale;
+use schedlab_core::metric::Restatement;
 use schedlab_core::words;
 use schedlab_stats::sequential::Spending;
 
@@ -22,6 +25,25 @@ pub fn block(c: &Comparison) -> Block {
     let mut items = lines(c);
     items.extend(unmatched_lines(c));
     Block::List(items)
+}
+
+/// The footer in one line (`--brief`): the tally and what a mark needs. What the units are and
+/// every note are left to the full footer.
+pub fn brief_block(c: &Comparison) -> Block {
+    Block::List(vec![brief(c)])
+}
+
+/// `2 of 3 judged rows marked; 0 not judged; ** q <= 0.05 and |change| >= 1%`.
+pub fn brief(c: &Comparison) -> String {
+    let tally = tally(&c.footer);
+    if c.footer.comparisons == 0 {
+        return tally;
+    }
+    format!(
+        "{tally}; ** q <= {} and |change| >= {}%",
+        c.settings.fdr,
+        c.settings.min_effect * 100.0
+    )
 }
 
 /// Every line of the footer, in order.
@@ -249,7 +271,31 @@ fn sentence(c: &Comparison, note: &Note) -> String {
             every_side,
             runs,
         } => left_out(sides, *every_side, runs),
+        Note::Restated { metrics } => restated(metrics),
     }
+}
+
+/// `ops_per_sec` restates `usec_per_op` (its reciprocal): …
+fn restated(metrics: &[RestatedMetric]) -> String {
+    let pairs: Vec<String> = metrics
+        .iter()
+        .map(|m| {
+            format!(
+                "{} restates {} ({})",
+                m.metric,
+                m.of,
+                match m.how {
+                    Restatement::Reciprocal => "its reciprocal",
+                    Restatement::Multiple => "a multiple",
+                }
+            )
+        })
+        .collect();
+    format!(
+        "{}: one measurement, one effect, so such rows are shown with the verdict of the row they \
+         restate in parentheses, (**), untested and not counted",
+        pairs.join("; ")
+    )
 }
 
 fn guard(method: GuardMethod, measured: f64, factor: f64, rows: usize) -> String {

@@ -9,7 +9,8 @@ pub fn write(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out)
 }
 
-/// One dataset alone: `{"datasets": [{name, n, min, max, median, avg, stddev}]}`.
+/// One dataset alone: `{"schema_version", "datasets": [{name, n, min, max, median, avg,
+/// stddev}]}`.
 pub fn write_dataset(
     name: &str,
     vitals: &MinistatVitals,
@@ -26,6 +27,5 @@ pub fn write_dataset(
             "stddev": vitals.stddev,
         }],
     });
-    serde_json::to_writer_pretty(&mut *out, &document)?;
-    writeln!(out)
+    crate::json::write_versioned(&document, out)
 }

@@ -9,7 +9,8 @@ use schedlab_stats::ministat::MinistatVitals;
 
 use super::block::{Block, Document};
 use super::footer;
-use super::phrases::{ministat_no_test, row_note, verdict_name};
+use super::phrases::{ministat_no_test, row_mark, row_note, verdict_name, SIGN};
+use crate::wrap::{wrap, WIDTH};
 
 /// ministat's dataset symbols; plot cells holding several datasets OR their indices together.
 const SYMBOLS: [char; 8] = [' ', 'x', '+', '*', '%', '#', '@', 'O'];
@@ -226,7 +227,11 @@ pub fn block_lines(
             };
             match (&figures.difference, &figures.no_test) {
                 (Some(d), _) => lines.extend(d.to_ministat_text().lines().map(String::from)),
-                (None, Some(why)) => lines.push(format!("no test: {}", ministat_no_test(why))),
+                (None, Some(why)) => lines.extend(crate::wrap::wrap(
+                    &format!("no test: {}", ministat_no_test(why)),
+                    crate::wrap::WIDTH,
+                    2,
+                )),
                 (None, None) => lines.push("no test".to_string()),
             }
         }
@@ -274,8 +279,8 @@ fn lines(c: &Comparison, layout: Layout) -> Vec<String> {
         }
         let first = rows[0];
         if layout.legend {
-            lines.push(format!(
-                "{} · {} ({} is better; {})",
+            let heading = format!(
+                "{} · {} ({SIGN}; {} is better; {})",
                 first.case,
                 first.metric,
                 first.better.as_str(),
@@ -286,7 +291,8 @@ fn lines(c: &Comparison, layout: Layout) -> Vec<String> {
                 } else {
                     unit_phrase(first.design)
                 }
-            ));
+            );
+            lines.extend(wrap(&heading, WIDTH, 2));
         }
         let mut names = vec![c.base.name.clone()];
         let mut datasets = vec![first.base_side.units.clone()];
@@ -307,11 +313,9 @@ fn lines(c: &Comparison, layout: Layout) -> Vec<String> {
         ));
         if layout.differences {
             for row in &rows {
-                lines.push(format!(
-                    "schedlab: {} {}",
-                    row.candidate,
-                    verdict_phrase(row)
-                ));
+                // Not `schedlab: `, which starts every error line: this is a result.
+                let verdict = format!("verdict: {} {}", row.candidate, verdict_phrase(row));
+                lines.extend(wrap(&verdict, WIDTH, 4));
             }
         }
     }
@@ -343,7 +347,7 @@ pub fn verdict_phrase(row: &Row) -> String {
         .map_or(String::new(), |n| format!(" ({})", row_note(n)));
     format!(
         "{} {} {change}{ci}{q}{note}",
-        row.verdict.mark(),
+        row_mark(row),
         verdict_name(row.verdict)
     )
 }

@@ -10,6 +10,7 @@ pub mod csv;
 pub mod footer;
 pub mod html;
 pub mod json;
+pub mod lkp;
 pub mod markdown;
 pub mod ministat;
 pub mod mmtests;

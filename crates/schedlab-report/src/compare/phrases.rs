@@ -2,7 +2,7 @@
 //! or what a `~` row could detect, why ministat's own test has no difference, the unmatched
 //! cases, confidence levels and MDEs as people write them. Every style and format words them
 //! here, from the analysis' typed facts.
-use schedlab_analysis::model::Verdict;
+use schedlab_analysis::model::{Row, Verdict};
 use schedlab_analysis::notes::{LoneUnit, MinistatNoTest, RowNote, Unmatched, UnmatchedReason};
 use schedlab_analysis::settings::{MAX_RUNS_NEEDED, MDE_SHOWN_UP_TO_PCT};
 use schedlab_analysis::units::Design;
@@ -16,6 +16,20 @@ pub fn verdict_name(verdict: Verdict) -> &'static str {
         Verdict::Inconclusive => "inconclusive",
         Verdict::Noisy => "noisy",
         Verdict::NotJudged => "not judged",
+    }
+}
+
+/// The sign every style gives a change, in its header: a row reads the same in each.
+pub const SIGN: &str = "+% = higher than base";
+
+/// A row's mark as the tables print it: a row that restates another (`ops_per_sec` beside
+/// `usec_per_op`) shows that row's verdict in parentheses, `(**)`: the same effect, not a
+/// second finding.
+pub fn row_mark(row: &Row) -> String {
+    if row.restates.is_some() {
+        format!("({})", row.verdict.mark())
+    } else {
+        row.verdict.mark().to_string()
     }
 }
 

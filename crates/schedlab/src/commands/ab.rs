@@ -1,7 +1,9 @@
 //! `schedlab ab`: interleave two runtime settings. Each round applies A and runs every case, then
 //! applies B and runs again, in ABBA order (AB, BA, AB, ...) so slow drift cancels; every visit is
 //! a stored run tagged with its arm and round, and `compare LABEL-a LABEL-b` analyses the rounds as
-//! pairs. The original setting is restored at the end, on Ctrl-C and on failure.
+//! pairs. The original setting is restored at the end, on Ctrl-C and on failure. An arm may be a
+//! daemon (`--a-daemon scx_rusty --a-scx rusty`): started before each of its visits, held to
+//! running (and its scheduler to loaded) before and after the visit's run, stopped after it.
 use std::process::ExitCode;
 
 use schedlab_analysis::model::Comparison;
@@ -16,6 +18,7 @@ use schedlab_store::{Experiment, ExperimentKind, Store};
 
 use crate::cli::AbArgs;
 use crate::comparison::{gate, load_with, settings, CalibrationChoice, Query};
+use crate::daemon::Daemons;
 use crate::failure::Failure;
 use crate::output::{emit, emit_line};
 use crate::plan::plan_from_parts;
@@ -25,26 +28,20 @@ use crate::shell::run_shell_command;
 use crate::store_path::db_location;
 
 pub fn ab(args: &AbArgs) -> Result<ExitCode, Failure> {
+    // --rounds and --max-rounds were held to their ranges by their flags' parsers.
     let sequential = match (args.until_decided, args.max_rounds) {
-        (true, Some(max)) if (2..=1000).contains(&max) => Some(SequentialPlan {
+        (true, Some(max)) => Some(SequentialPlan {
             max_rounds: max,
             spending: Spending::OBrienFleming,
         }),
-        (true, Some(max)) => {
-            return Err(Failure::bad_input(format!(
-                "--max-rounds must be between 2 and 1000, not {max}"
-            )))
-        }
         _ => None,
     };
     let rounds = sequential.map_or(args.rounds, |s| s.max_rounds);
-    if rounds == 0 || rounds > 1000 {
-        return Err(Failure::bad_input(format!(
-            "--rounds must be between 1 and 1000, not {rounds}"
-        )));
-    }
     // Checked before anything runs, so a typo never costs a night.
     settings(&args.decision)?;
+    let daemons = args.daemons.daemons();
+    daemons.validate()?;
+    daemons.check_kernel()?;
     // The label (or schbench's --jobname) names the experiment; each visit gets its arm's label
     // below.
     let plan = plan_from_parts(
@@ -63,6 +60,7 @@ pub fn ab(args: &AbArgs) -> Result<ExitCode, Failure> {
         "a": args.apply_a,
         "b": args.apply_b,
         "restore": args.restore,
+        "daemons": daemons.any().then_some(&daemons),
         "rounds": rounds,
         "plan": plan,
         "sequential": sequential,
@@ -77,7 +75,15 @@ pub fn ab(args: &AbArgs) -> Result<ExitCode, Failure> {
         created_at_ns: sys::realtime_ns(),
     })?;
 
-    let result = visit_all(args, &plan, &name, experiment_id, rounds, &mut session);
+    let result = visit_all(
+        args,
+        &daemons,
+        &plan,
+        &name,
+        experiment_id,
+        rounds,
+        &mut session,
+    );
     // Restore whatever happened; a failing restore is reported but does not hide the run's own
     // failure.
     let restored = args
@@ -142,6 +148,7 @@ fn decide(args: &AbArgs, name: &str, store: &dyn Store) -> Result<Comparison, Fa
 /// comparison it stopped on.
 fn visit_all(
     args: &AbArgs,
+    daemons: &Daemons,
     plan: &RunPlan,
     name: &str,
     experiment_id: i64,
@@ -159,7 +166,9 @@ fn visit_all(
                 Arm::A => &args.apply_a,
                 Arm::B => &args.apply_b,
             };
-            run_shell_command(if arm == Arm::A { "--a" } else { "--b" }, command)?;
+            if let Some(command) = command {
+                run_shell_command(if arm == Arm::A { "--a" } else { "--b" }, command)?;
+            }
             let mut visit = plan_for_visit(plan, slot);
             visit.label = Some(arm_label(name, arm));
             progress.note(format!(
@@ -173,9 +182,21 @@ fn visit_all(
                 arm,
                 round,
             };
-            session
-                .measure(&visit, Some(tag), &mut progress)?
-                .completed()?;
+            if daemons.any() {
+                let mut daemon = daemons.start(arm.as_str())?;
+                // The runs record the scheduler the daemon loaded (or that none is).
+                session.refresh_fingerprint();
+                let measured =
+                    session.measure_guarded(&visit, Some(tag), &mut progress, &mut |when| {
+                        daemon.check(when)
+                    })?;
+                daemon.stop();
+                measured.completed()?;
+            } else {
+                session
+                    .measure(&visit, Some(tag), &mut progress)?
+                    .completed()?;
+            }
             visits += 1;
             session.store_mut().update_experiment(
                 experiment_id,

@@ -226,8 +226,10 @@ fn list(args: &CalibrateArgs) -> Result<ExitCode, Failure> {
                     })
                 })
                 .collect();
-            serde_json::to_writer_pretty(&mut *out, &rows)?;
-            writeln!(out)
+            schedlab_report::json::write_versioned(
+                &serde_json::json!({ "calibrations": rows }),
+                out,
+            )
         }
         OutputFormat::Text => {
             if calibrations.is_empty() {

@@ -24,6 +24,7 @@ use crate::cli::{
     AccelArg, CampaignAction, CampaignArgs, CampaignNextArgs, CampaignRunArgs, CampaignStartArgs,
     CampaignStatusArgs, OnOff, PresetArg,
 };
+use crate::daemon::Daemons;
 use crate::failure::Failure;
 use crate::output::{emit_line, say};
 use crate::plan::plan_from_parts;
@@ -45,6 +46,9 @@ pub struct CampaignSpec {
     /// Set for a campaign whose kernels boot in QEMU guests (`--vm`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vm: Option<VmSpec>,
+    /// The daemons run beside each boot's run (`--a-daemon`, `--b-daemon`), when any is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub daemons: Option<Daemons>,
 }
 
 /// One finished boot of the campaign.
@@ -152,6 +156,14 @@ fn start(args: &CampaignStartArgs) -> Result<ExitCode, Failure> {
         )));
     }
     let vm = args.vm || args.preset.is_some();
+    let daemons = args.daemons.daemons();
+    daemons.validate()?;
+    if vm && daemons.any() {
+        return Err(Failure::bad_input(
+            "--a-daemon and --b-daemon run beside a boot's run on this machine; a --vm campaign's \
+             runs are in its guests",
+        ));
+    }
     if !vm {
         if let Some(flag) = vm_flag_given(args) {
             return Err(Failure::bad_input(format!(
@@ -202,6 +214,7 @@ fn start(args: &CampaignStartArgs) -> Result<ExitCode, Failure> {
         boots: args.boots,
         plan,
         vm,
+        daemons: daemons.any().then_some(daemons),
     };
     let mut store = open_writer(&db_location(&args.db)?)?;
     store.create_experiment(&Experiment {
@@ -661,7 +674,19 @@ fn next(args: &CampaignNextArgs) -> Result<ExitCode, Failure> {
         arm,
         round,
     };
-    let measured = session.measure(&plan, Some(tag), &mut progress)?;
+    let measured = match &spec.daemons {
+        Some(daemons) => {
+            let mut daemon = daemons.start(arm.as_str())?;
+            session.refresh_fingerprint();
+            let measured =
+                session.measure_guarded(&plan, Some(tag), &mut progress, &mut |when| {
+                    daemon.check(when)
+                })?;
+            daemon.stop();
+            measured
+        }
+        None => session.measure(&plan, Some(tag), &mut progress)?,
+    };
     progress.finish();
     // A failed slot stays open: the next boot of the same kernel runs it again.
     let run_id = measured.completed()?;
@@ -980,6 +1005,7 @@ mod tests {
             boots: 4,
             plan,
             vm: None,
+            daemons: None,
         }
     }
 

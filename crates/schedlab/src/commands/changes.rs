@@ -44,8 +44,7 @@ pub fn changes(args: &ChangesArgs) -> Result<ExitCode, Failure> {
         HistoryFormat::Text => render::write_changes_text(&all, out),
         HistoryFormat::Csv => render::write_changes_csv(&all, out),
         HistoryFormat::Json => {
-            serde_json::to_writer_pretty(&mut *out, &all)?;
-            writeln!(out)
+            schedlab_report::json::write_versioned(&serde_json::json!({ "changes": all }), out)
         }
     })?;
     Ok(ExitCode::SUCCESS)

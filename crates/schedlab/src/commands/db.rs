@@ -30,8 +30,7 @@ fn check(args: &DbCheckArgs) -> Result<ExitCode, Failure> {
     let server = matches!(location, Location::Postgres(_));
     emit(|out| match args.format {
         OutputFormat::Json => {
-            serde_json::to_writer_pretty(&mut *out, &to_json(&report, server))?;
-            writeln!(out)
+            schedlab_report::json::write_versioned(&to_json(&report, server), out)
         }
         OutputFormat::Text => write_text(out, &report, server),
     })?;

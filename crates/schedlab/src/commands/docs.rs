@@ -1,6 +1,8 @@
 //! `schedlab completions SHELL` and `schedlab man`: shell completion scripts and man pages
 //! generated from the same command definition that parses the command line (workload flags
-//! included, as built from the workload definitions), so neither can drift from `--help`.
+//! included, as built from the workload definitions), so neither can drift from `--help`. Each
+//! page lists the pages of its subcommands (never a `help` page: `schedlab help` is `--help`, not
+//! a page) and ends with EXIT STATUS, ENVIRONMENT and FILES, as man pages do.
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -16,13 +18,11 @@ pub fn completions(args: &CompletionsArgs) -> Result<ExitCode, Failure> {
 }
 
 pub fn man(args: &ManArgs) -> Result<ExitCode, Failure> {
-    let command = cli::command();
+    let mut command = cli::command();
+    hide_help(&mut command);
     match &args.dir {
         None => {
-            let mut out = Vec::new();
-            clap_mangen::Man::new(command)
-                .render(&mut out)
-                .map_err(|e| Failure::failed(format!("cannot render the man page: {e}")))?;
+            let out = render(command, "schedlab")?;
             write_stdout(&out)
         }
         Some(dir) => {
@@ -43,25 +43,131 @@ fn write_pages(command: clap::Command, dir: &Path) -> Result<(), Failure> {
     }
     std::fs::create_dir_all(dir)
         .map_err(|e| Failure::bad_input(format!("cannot create {}: {e}", dir.display())))?;
-    let mut command = command;
-    command.build();
     write_page(&command, "schedlab", dir)
 }
 
 fn write_page(command: &clap::Command, name: &str, dir: &Path) -> Result<(), Failure> {
-    let page = command.clone().name(name.to_string());
     let path = dir.join(format!("{name}.1"));
-    let mut out = Vec::new();
-    clap_mangen::Man::new(page)
-        .render(&mut out)
-        .map_err(|e| Failure::failed(format!("cannot render {name}(1): {e}")))?;
+    let out = render(command.clone(), name)?;
     std::fs::write(&path, out)
         .map_err(|e| Failure::bad_input(format!("cannot write {}: {e}", path.display())))?;
-    for sub in command.get_subcommands().filter(|s| s.get_name() != "help") {
+    for sub in command.get_subcommands().filter(|s| !s.is_hide_set()) {
         write_page(sub, &format!("{name}-{}", sub.get_name()), dir)?;
     }
     Ok(())
 }
+
+/// Hides every `help` subcommand from the pages: it is a way to ask for --help, not a command
+/// with a page of its own, and a page that lists `schedlab-help(1)` names one never written.
+fn hide_help(command: &mut clap::Command) {
+    for sub in command.get_subcommands_mut() {
+        if sub.get_name() == "help" {
+            *sub = std::mem::take(sub).hide(true);
+        } else {
+            hide_help(sub);
+        }
+    }
+}
+
+/// The page `name`(1) of `command`: clap_mangen's sections, then EXIT STATUS, ENVIRONMENT and
+/// FILES (docs/cli.md says the same at more length).
+fn render(command: clap::Command, name: &str) -> Result<Vec<u8>, Failure> {
+    let mut out = Vec::new();
+    let page = command.name(name.to_string());
+    clap_mangen::Man::new(page)
+        .render(&mut out)
+        .map_err(|e| Failure::failed(format!("cannot render {name}(1): {e}")))?;
+    let mut roff = clap_mangen::roff::Roff::new();
+    for (heading, paragraphs) in TRAILING_SECTIONS {
+        roff.control("SH", [*heading]);
+        for (term, text) in *paragraphs {
+            if term.is_empty() {
+                roff.control("PP", []);
+            } else {
+                roff.control("TP", []);
+                roff.text([clap_mangen::roff::bold(*term)]);
+            }
+            roff.text([clap_mangen::roff::roman(*text)]);
+        }
+    }
+    roff.to_writer(&mut out)
+        .map_err(|e| Failure::failed(format!("cannot render {name}(1): {e}")))?;
+    Ok(out)
+}
+
+/// The sections every page ends with: (heading, [(term, text)]), an empty term a paragraph.
+const TRAILING_SECTIONS: &[(&str, &[(&str, &str)])] = &[
+    (
+        "EXIT STATUS",
+        &[
+            ("0", "Success."),
+            (
+                "1",
+                "A run failed (a workload could not complete or verify its work, an iteration \
+                 passed its deadline, or with --keep-going a case failed), the store failed, \
+                 db check found damage, or --fail-on-regression found a regression.",
+            ),
+            (
+                "2",
+                "Bad input: an unknown command, workload or flag, a value out of range, a limit \
+                 of this machine the run cannot fit in, a missing or unusable database, a run \
+                 that does not exist.",
+            ),
+            (
+                "CODE",
+                "compare and report with --could-not-test-exit CODE, when nothing could be \
+                 tested (125 for git bisect run).",
+            ),
+            (
+                "128 + N",
+                "Interrupted by signal N (130 for Ctrl-C, 143 for SIGTERM): every task was \
+                 reaped and the finished iterations are stored.",
+            ),
+        ],
+    ),
+    (
+        "ENVIRONMENT",
+        &[
+            (
+                "SCHEDLAB_DB",
+                "The results database (a path, or a postgres:// URL) when --db is not given; an \
+                 empty value is refused.",
+            ),
+            (
+                "XDG_DATA_HOME",
+                "Where the default database lives, $XDG_DATA_HOME/schedlab/results.db, when \
+                 absolute.",
+            ),
+            (
+                "HOME",
+                "The default database is ~/.local/share/schedlab/results.db without \
+                 XDG_DATA_HOME.",
+            ),
+            (
+                "PGPASSWORD",
+                "The PostgreSQL password when a postgres:// URL has none.",
+            ),
+            (
+                "PATH",
+                "Where run external and ab's commands are looked for.",
+            ),
+        ],
+    ),
+    (
+        "FILES",
+        &[
+            (
+                "~/.local/share/schedlab/results.db",
+                "The default results database (SQLite), made with its folder when missing.",
+            ),
+            (
+                "",
+                "docs/cli.md, docs/statistics.md and docs/json-schema.md in the source tree say \
+                 more about every command, the statistics and the JSON outputs.",
+            ),
+        ],
+    ),
+];
 
 /// Standard output may be a closed pipe (`| head`): that is the reader's choice, not a failure.
 fn write_stdout(bytes: &[u8]) -> Result<ExitCode, Failure> {

@@ -43,37 +43,45 @@ pub fn hosts(args: &HostsArgs) -> Result<ExitCode, Failure> {
                     })
                 })
                 .collect();
-            serde_json::to_writer_pretty(&mut *out, &rows)?;
-            writeln!(out)
+            schedlab_report::json::write_versioned(&serde_json::json!({ "hosts": rows }), out)
         }
         OutputFormat::Text => {
             if hosts.is_empty() {
                 return writeln!(out, "no stored runs in {}", location.describe());
             }
+            // One word a header, and the CPU model, the one value with spaces, last: `awk`
+            // finds every other column by its number.
             let mut table = Table::new(&[
                 ("host", Align::Left),
                 ("runs", Align::Right),
                 ("kernels", Align::Right),
                 ("cpus", Align::Right),
-                ("cpu model", Align::Left),
-                ("last run", Align::Right),
+                ("last_run", Align::Right),
                 ("started", Align::Left),
                 ("status", Align::Left),
                 ("kernel", Align::Left),
                 ("label", Align::Left),
+                ("cpu_model", Align::Left),
             ]);
+            let or_dash = |text: &str| {
+                if text.is_empty() {
+                    "-".to_string()
+                } else {
+                    text.to_string()
+                }
+            };
             for (h, (model, count)) in hosts.iter().zip(&cpus) {
                 table.push(vec![
-                    h.hostname.clone(),
+                    or_dash(&h.hostname),
                     h.runs.to_string(),
                     h.kernels.to_string(),
                     count.to_string(),
-                    model.clone(),
                     h.last.id.to_string(),
                     format_time_ns(h.last.started_at_ns),
                     h.last.status.as_str().to_string(),
-                    h.last.kernel_release.clone(),
-                    h.last.label.clone().unwrap_or_else(|| "-".into()),
+                    or_dash(&h.last.kernel_release),
+                    h.last.label.as_deref().map_or("-".to_string(), or_dash),
+                    or_dash(model),
                 ]);
             }
             table.write_text(out)

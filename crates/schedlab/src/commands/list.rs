@@ -1,4 +1,4 @@
-//! `schedlab list`: workloads and built-in suites, one line each.
+//! `schedlab list`: workloads and built-in suites, one line each (or one JSON document).
 use std::process::ExitCode;
 
 use schedlab_core::suite::{Suite, BUILTIN_SUITES};
@@ -6,10 +6,37 @@ use schedlab_core::words;
 use schedlab_core::workload::WORKLOADS;
 use schedlab_report::compare::table::{Align, Table};
 
+use crate::cli::{ListArgs, OutputFormat};
 use crate::failure::Failure;
 use crate::output::emit;
 
-pub fn list() -> Result<ExitCode, Failure> {
+pub fn list(args: &ListArgs) -> Result<ExitCode, Failure> {
+    let suites: Vec<(&str, Suite)> = BUILTIN_SUITES
+        .iter()
+        .map(|(name, _)| (*name, Suite::builtin(name).expect("built-in suites parse")))
+        .collect();
+    if args.format == OutputFormat::Json {
+        let document = serde_json::json!({
+            "workloads": WORKLOADS
+                .iter()
+                .map(|w| serde_json::json!({
+                    "name": w.name,
+                    "aliases": w.aliases,
+                    "summary": w.summary,
+                }))
+                .collect::<Vec<_>>(),
+            "suites": suites
+                .iter()
+                .map(|(name, suite)| serde_json::json!({
+                    "name": name,
+                    "description": suite.description,
+                    "cases": suite.cases.len(),
+                }))
+                .collect::<Vec<_>>(),
+        });
+        emit(|out| schedlab_report::json::write_versioned(&document, out))?;
+        return Ok(ExitCode::SUCCESS);
+    }
     // No header: the first word of each line says what it is, as scripts read it.
     let mut table = Table::new(&[("", Align::Left), ("", Align::Left), ("", Align::Left)]);
     for w in WORKLOADS {
@@ -24,8 +51,7 @@ pub fn list() -> Result<ExitCode, Failure> {
             format!("{}{aliases}", w.summary),
         ]);
     }
-    for (name, _) in BUILTIN_SUITES {
-        let suite = Suite::builtin(name).expect("built-in suites parse");
+    for (name, suite) in &suites {
         table.push(vec![
             "suite".to_string(),
             name.to_string(),

@@ -27,7 +27,7 @@ mod stat;
 
 pub fn dispatch(cli: Cli) -> Result<ExitCode, Failure> {
     match cli.command {
-        Command::List => list::list(),
+        Command::List(args) => list::list(&args),
         Command::Run(args) => run::run(&args),
         Command::Runs(args) => runs::runs(&args),
         Command::Hosts(args) => hosts::hosts(&args),

@@ -57,8 +57,7 @@ pub fn push(args: &PushArgs) -> Result<ExitCode, Failure> {
     let stopped_by = report.stopped.then(sys::interrupt_signal).flatten();
     emit(|out| match args.format {
         OutputFormat::Json => {
-            serde_json::to_writer_pretty(&mut *out, &to_json(&report, &from, &to, stopped_by))?;
-            writeln!(out)
+            schedlab_report::json::write_versioned(&to_json(&report, &from, &to, stopped_by), out)
         }
         OutputFormat::Text => write_text(out, &report, &from, &to),
     })?;

@@ -116,11 +116,8 @@ fn dry_run(plan: &RunPlan, args: &RunArgs) -> Result<ExitCode, Failure> {
                 "unknown_cases": unknown,
             },
         });
-        return emit(|out| {
-            serde_json::to_writer_pretty(&mut *out, &document)?;
-            writeln!(out)
-        })
-        .map(|()| ExitCode::SUCCESS);
+        return emit(|out| schedlab_report::json::write_versioned(&document, out))
+            .map(|()| ExitCode::SUCCESS);
     }
     emit(|out| {
         let what = plan

@@ -46,8 +46,7 @@ pub fn runs(args: &RunsArgs) -> Result<ExitCode, Failure> {
                     })
                 })
                 .collect();
-            serde_json::to_writer_pretty(&mut *out, &rows)?;
-            writeln!(out)
+            schedlab_report::json::write_versioned(&serde_json::json!({ "runs": rows }), out)
         }
         OutputFormat::Text => {
             if runs.is_empty() {

@@ -8,11 +8,11 @@ use schedlab_analysis::{CalibrationSet, Side};
 use schedlab_core::import::plain::column_numbers;
 use schedlab_core::metric::Better;
 use schedlab_report::compare::ministat::{self, Layout, DEFAULT_WIDTH};
-use schedlab_report::compare::{csv, json, markdown, text};
+use schedlab_report::compare::{csv, footer, json, markdown, text};
 use schedlab_stats::ministat::ministat_vitals;
 
 use crate::cli::{CompareFormat, CompareStyle, StatArgs};
-use crate::comparison::{gate, render, settings};
+use crate::comparison::{gate, options, render, settings};
 use crate::failure::Failure;
 use crate::input;
 use crate::output::emit;
@@ -44,19 +44,11 @@ fn read_column(
     Ok(values)
 }
 
-/// The widest plot `-w` may ask for.
-const MAX_WIDTH: usize = 10_000;
-
 pub fn stat(args: &StatArgs) -> Result<ExitCode, Failure> {
     let settings = settings(&args.decision)?;
     let columns = &args.columns;
-    if columns.column == 0 {
-        return Err(Failure::bad_input("--column starts at 1"));
-    }
-    if columns.delimiters.is_empty() {
-        return Err(Failure::bad_input("--delimiter must not be empty"));
-    }
     let layout = layout(args)?;
+    let options = options(&args.shape, args.style, args.format)?;
     let mut datasets = Vec::new();
     for path in input::files_or_stdin(&args.files, None)? {
         let name = input::display_name(&path);
@@ -85,20 +77,27 @@ pub fn stat(args: &StatArgs) -> Result<ExitCode, Failure> {
     let base = sides.remove(0);
     let comparison =
         schedlab_analysis::compare(base, sides, &CalibrationSet::default(), settings, None);
+    let ministat = |layout| {
+        let mut doc = ministat::document_with(&comparison, layout);
+        if options.brief && doc.closing.is_some() {
+            doc.closing = Some(footer::brief_block(&comparison));
+        }
+        doc
+    };
     match (layout, args.format) {
         (Some(layout), CompareFormat::Text) => {
-            emit(|out| text::write(&ministat::document_with(&comparison, layout), out))?;
+            emit(|out| text::write(&ministat(layout), out))?;
             gate(&comparison, args.decision.fail_on_regression, None)?;
             Ok(ExitCode::SUCCESS)
         }
         (Some(layout), CompareFormat::Markdown) => {
-            emit(|out| markdown::write(&ministat::document_with(&comparison, layout), out))?;
+            emit(|out| markdown::write(&ministat(layout), out))?;
             gate(&comparison, args.decision.fail_on_regression, None)?;
             Ok(ExitCode::SUCCESS)
         }
         _ => render(
             &comparison,
-            args.style,
+            (args.style, options),
             args.format,
             args.decision.fail_on_regression,
             None,
@@ -122,12 +121,8 @@ fn layout(args: &StatArgs) -> Result<Option<Layout>, Failure> {
              default) and --format text or markdown",
         ));
     }
+    // -w's range is its parser's (flag_values.rs).
     let width = m.width.unwrap_or(DEFAULT_WIDTH);
-    if !(2..=MAX_WIDTH).contains(&width) {
-        return Err(Failure::bad_input(format!(
-            "-w must be between 2 and {MAX_WIDTH} characters, not {width}"
-        )));
-    }
     Ok(Some(Layout {
         plot: !(m.no_plot || m.stats_only),
         differences: !m.stats_only,

@@ -326,6 +326,10 @@ time and count their ops: system calls, kernel locks, user-space locks (will-it-
         }
     }
 
+    fn metric_lists(&self) -> &'static [&'static [crate::metric::MetricDef]] {
+        &[metrics::BASE_METRICS, metrics::STORM_METRICS, metrics::LOCK_METRICS]
+    }
+
     fn build(&self) -> Result<Box<dyn Workload>> {
         Ok(Box::new(ContentionWorkload::new(self.config())))
     }

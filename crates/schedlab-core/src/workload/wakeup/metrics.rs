@@ -41,9 +41,10 @@ pub const REQUESTS_AVG_PER_SEC: MetricDef = MetricDef::primary("requests_avg_per
 pub const OPS_PER_SEC: MetricDef = MetricDef::primary("ops_per_sec", "ops/sec", Better::Higher);
 /// Pipe mode: transfers per second per worker, schbench's "avg worker transfer".
 pub const WORKER_OPS_PER_SEC: MetricDef =
-    MetricDef::primary("worker_ops_per_sec", "ops/sec", Better::Higher);
+    MetricDef::primary("worker_ops_per_sec", "ops/sec", Better::Higher).multiple_of(OPS_PER_SEC);
 /// Pipe mode: bytes moved per second (each way), all workers together.
-pub const MIB_PER_SEC: MetricDef = MetricDef::primary("mib_per_sec", "MiB/sec", Better::Higher);
+pub const MIB_PER_SEC: MetricDef =
+    MetricDef::primary("mib_per_sec", "MiB/sec", Better::Higher).multiple_of(OPS_PER_SEC);
 // Sample counts are higher-is-better: in the closed-loop modes every sample is one finished
 // round, so more samples in the same window is more work done. (In open-loop mode the count
 // follows the offered rate, and wakeup samples only occur when a worker ran out of work.)

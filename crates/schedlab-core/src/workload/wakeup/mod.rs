@@ -455,6 +455,10 @@ impl WorkloadParams for WakeupParams {
         settled
     }
 
+    fn metric_lists(&self) -> &'static [&'static [MetricDef]] {
+        &[metrics::REQUEST_MODE, metrics::PIPE_MODE, metrics::OPEN_LOOP_MODE]
+    }
+
     fn build(&self) -> Result<Box<dyn Workload>> {
         Ok(Box::new(WakeupWorkload::new(self.clone())?))
     }

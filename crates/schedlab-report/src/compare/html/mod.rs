@@ -24,7 +24,7 @@ use schedlab_core::words;
 
 use super::block::Block;
 use super::footer;
-use super::phrases::{level_text, mde_text, row_note, unmatched, verdict_name};
+use super::phrases::{level_text, mde_text, row_mark, row_note, unmatched, verdict_name, SIGN};
 use crate::model::format_time_ns;
 use crate::number::format_value;
 use escape::Esc;
@@ -213,7 +213,7 @@ fn compare_table(s: &mut String, c: &Comparison) -> fmt::Result {
     }
     write!(
         s,
-        r#"<th class="num">baseline</th><th class="num">candidate</th><th class="num">change</th><th class="num">{level} CI</th><th class="num">q</th><th class="num">MDE</th><th>verdict</th></tr></thead><tbody>"#
+        r#"<th class="num">baseline</th><th class="num">candidate</th><th class="num">change<div class="muted">{SIGN}</div></th><th class="num">{level} CI</th><th class="num">q</th><th class="num">MDE</th><th>verdict</th></tr></thead><tbody>"#
     )?;
     let columns = if several { 9 } else { 8 };
     let mut previous: Option<&str> = None;
@@ -258,9 +258,16 @@ fn compare_table(s: &mut String, c: &Comparison) -> fmt::Result {
             s,
             r#"<td><span class="verdict {}">{} {}</span>"#,
             verdict_class(r.verdict),
-            r.verdict.mark(),
+            row_mark(r),
             verdict_name(r.verdict)
         )?;
+        if let Some(restates) = r.restates {
+            write!(
+                s,
+                r#"<div class="muted">as {}: the same effect, not tested again</div>"#,
+                Esc(restates.metric)
+            )?;
+        }
         if let Some(note) = &r.note {
             write!(s, r#"<div class="muted">{}</div>"#, Esc(&row_note(note)))?;
         }

@@ -6,7 +6,7 @@
 use std::fmt::{self, Write};
 
 use super::escape::Esc;
-use crate::compare::phrases::{level_text, verdict_name};
+use crate::compare::phrases::{level_text, row_mark, verdict_name};
 use crate::number::format_value;
 use schedlab_analysis::model::{Comparison, IntervalKind, Row, Verdict};
 use schedlab_core::metric::Better;
@@ -356,9 +356,9 @@ fn forest_row(s: &mut String, r: &Row, y: f64, x: &Scale, several: bool) -> fmt:
         Esc(&truncate(&label, 60))
     )?;
     let text = match (r.change_pct, r.interval_used.map(|ci| ci.pct())) {
-        (Some(p), Some((a, b))) => format!("{p:+.2}% [{a:+.2}, {b:+.2}] {}", r.verdict.mark()),
-        (Some(p), None) => format!("{p:+.2}% {}", r.verdict.mark()),
-        _ => format!("— {}", r.verdict.mark()),
+        (Some(p), Some((a, b))) => format!("{p:+.2}% [{a:+.2}, {b:+.2}] {}", row_mark(r)),
+        (Some(p), None) => format!("{p:+.2}% {}", row_mark(r)),
+        _ => format!("— {}", row_mark(r)),
     };
     write!(
         s,
