@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 use schedlab_core::sched_ext::{Mismatch, SchedExt};
 use schedlab_core::sys::{self, Background};
 
+use crate::child::{console_tail, describe_exit};
 use crate::failure::Failure;
-use crate::vm::boot::{console_tail, describe_exit};
 
 /// How long a stopped daemon has to exit after SIGTERM (a BPF scheduler unloads itself) before
 /// its group is killed.

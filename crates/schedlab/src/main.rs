@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 use clap::FromArgMatches;
 
+mod child;
 mod cli;
 mod commands;
 mod comparison;

@@ -31,8 +31,7 @@ use super::{guest_hostname, pinned_cpus, VmSpec};
 use crate::failure::Failure;
 use crate::session::host_history;
 
-/// The console lines a failed slot keeps.
-pub const CONSOLE_TAIL_LINES: usize = 40;
+pub use crate::child::{console_tail, describe_exit};
 /// How long a guest that reported its end may take to power off before QEMU is stopped.
 const POWER_OFF_GRACE_NS: u64 = 30_000_000_000;
 /// How long a host load gets to end after SIGTERM (a schedlab run stores its end) before SIGKILL.
@@ -691,34 +690,6 @@ impl Guest<'_, '_> {
     }
 }
 
-pub fn describe_exit(exit: ChildExit) -> String {
-    match exit {
-        ChildExit::Code(code) => format!("status {code}"),
-        ChildExit::Signal(signal) => format!("killed by {}", sys::signal_name(signal)),
-    }
-}
-
-/// The console's last lines, printable: what the kernel and the guest's schedlab said last.
-pub fn console_tail(path: &Path) -> Vec<String> {
-    let bytes = std::fs::read(path).unwrap_or_default();
-    let text = String::from_utf8_lossy(&bytes);
-    let lines: Vec<String> = text
-        .split('\n')
-        .map(|line| {
-            line.chars()
-                .filter(|c| !c.is_control() || *c == '\t')
-                .collect::<String>()
-                .trim_end()
-                .to_string()
-        })
-        .collect();
-    let end = lines
-        .iter()
-        .rposition(|l| !l.is_empty())
-        .map_or(0, |i| i + 1);
-    lines[end.saturating_sub(CONSOLE_TAIL_LINES)..end].to_vec()
-}
-
 /// Which arm a slot is, for messages.
 pub fn arm_name(arm: Arm) -> String {
     arm.as_str().to_uppercase()
@@ -753,7 +724,7 @@ mod tests {
         text.push_str("Kernel panic - not syncing: \x1b[0mNo working init found\r\n\r\n\n");
         std::fs::write(&path, text).unwrap();
         let tail = console_tail(&path);
-        assert_eq!(tail.len(), CONSOLE_TAIL_LINES);
+        assert_eq!(tail.len(), crate::child::CONSOLE_TAIL_LINES);
         assert_eq!(
             tail.last().unwrap(),
             "Kernel panic - not syncing: [0mNo working init found"
