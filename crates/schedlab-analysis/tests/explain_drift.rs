@@ -209,6 +209,7 @@ fn run_record(id: i64) -> RunRecord {
                 spec: CaseSpec {
                     name: format!("case-{i}"),
                     workload: WorkloadSpec::Fake(FakeParams::default()),
+                    background: None,
                 },
                 iterations: Vec::new(),
                 error: None,

@@ -84,8 +84,10 @@ pub fn ab(args: &AbArgs) -> Result<ExitCode, Failure> {
 
     let result = visit_all(
         args,
-        &daemons,
-        &setting,
+        ArmSettings {
+            daemons: &daemons,
+            setting: &setting,
+        },
         &plan,
         &name,
         experiment_id,
@@ -151,18 +153,25 @@ fn decide(args: &AbArgs, name: &str, store: &dyn Store) -> Result<LoadedComparis
     Ok(loaded)
 }
 
+/// What makes an arm A or B: the setting applied before each visit, and the daemons beside it.
+#[derive(Clone, Copy)]
+struct ArmSettings<'a> {
+    daemons: &'a Daemons,
+    setting: &'a Setting,
+}
+
 /// Every round's two visits; returns how many visits completed and, with `--until-decided`, the
 /// comparison it stopped on.
 fn visit_all(
     args: &AbArgs,
-    daemons: &Daemons,
-    setting: &Setting,
+    arms: ArmSettings<'_>,
     plan: &RunPlan,
     name: &str,
     experiment_id: i64,
     rounds: u32,
     session: &mut Session,
 ) -> Result<(u32, Option<LoadedComparison>), Failure> {
+    let ArmSettings { daemons, setting } = arms;
     let mut progress = ProgressLine::new(args.quiet);
     let mut visits = 0;
     let mut last = None;
