@@ -19,16 +19,16 @@ pub const POLICY_RR: i32 = libc::SCHED_RR;
 
 /// Gives the calling thread `policy` at `priority` (1 to 99 for FIFO and RR, 0 for OTHER).
 pub fn set_current_thread_policy(policy: i32, priority: u32) -> io::Result<()> {
-    let param = libc::sched_param {
-        sched_priority: priority as libc::c_int,
-    };
-    // SAFETY: pid 0 is the calling thread; `param` is a valid sched_param the kernel only reads.
+    // The kernel's struct sched_param is one int; musl's libc type adds SCHED_SPORADIC fields the
+    // kernel never reads, so the int is passed as is, the same on glibc and musl.
+    let param: libc::c_int = priority as libc::c_int;
+    // SAFETY: pid 0 is the calling thread; `param` is the kernel's sched_param, read only.
     let rc = unsafe {
         libc::syscall(
             libc::SYS_sched_setscheduler,
             0,
             policy,
-            &param as *const libc::sched_param,
+            &param as *const libc::c_int,
         )
     };
     if rc != 0 {
