@@ -251,7 +251,8 @@ fn a_two_kernel_campaign_boots_in_abba_order_and_is_not_judged_under_tcg() {
     // percentile tables are read from them.
     let shown = stdout_of_success(&db, &["show", "k-b"]);
     assert!(
-        shown.contains("Wakeup Latencies percentiles (usec) runtime 1 (s) × 2 iterations"),
+        shown.contains("Wakeup Latencies percentiles (usec) runtime 1 (s) (")
+            && shown.contains("percentiles of all iterations' samples merged"),
         "{shown}"
     );
     assert!(
