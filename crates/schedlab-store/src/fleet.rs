@@ -151,6 +151,7 @@ impl RunFilter {
         let documents = containing_documents(key, want)?;
         let before = self.texts.len();
         let alternatives: Option<Vec<String>> = match dialect {
+            #[cfg(feature = "postgres")]
             Dialect::Postgres => documents
                 .iter()
                 .map(|d| {

@@ -7,6 +7,7 @@
 //! iteration with the fake workload's two metrics and their definitions, and each run's
 //! summaries computed by [`schedlab_core::summary`] from those values (so `db check` finds them
 //! right). Runs have no owner (another host's, ended), so readers judge nothing about them.
+#[cfg(feature = "postgres")]
 use std::io::Write;
 
 use schedlab_core::fingerprint::Fingerprint;
@@ -214,6 +215,7 @@ pub fn generate(
     let fleet = Fleet::of(spec)?;
     let mut sink: Box<dyn Sink> = match location {
         Location::Sqlite(path) => Box::new(LiteSink::open(path)?),
+        #[cfg(feature = "postgres")]
         Location::Postgres(url) => Box::new(PgSink::open(url)?),
     };
     let mut ids = sink.next_ids()?;
@@ -436,14 +438,17 @@ fn tables(rows: &Rows) -> [(&'static str, &'static str, &Vec<Row>); 7] {
     ]
 }
 
+#[cfg(feature = "postgres")]
 struct PgSink(postgres::Client);
 
+#[cfg(feature = "postgres")]
 impl PgSink {
     fn open(url: &crate::PgUrl) -> Result<PgSink> {
         Ok(PgSink(crate::pg::connect(url)?))
     }
 }
 
+#[cfg(feature = "postgres")]
 impl Sink for PgSink {
     fn next_ids(&mut self) -> Result<Ids> {
         let next = |client: &mut postgres::Client, table: &str| -> Result<i64> {
@@ -501,6 +506,7 @@ impl Sink for PgSink {
     }
 }
 
+#[cfg(feature = "postgres")]
 /// `text` as a field of `COPY`'s text format.
 fn copy_escape(text: &str, out: &mut Vec<u8>) {
     for b in text.bytes() {

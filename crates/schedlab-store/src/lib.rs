@@ -38,6 +38,7 @@ pub mod liveness;
 mod load;
 mod location;
 mod migrations;
+#[cfg(feature = "postgres")]
 mod pg;
 mod probes;
 pub mod push;
@@ -48,13 +49,17 @@ pub mod select;
 mod sql;
 mod sqlite;
 mod summaries;
+#[cfg(feature = "postgres")]
 #[doc(hidden)]
 pub mod testing;
 mod transactions;
 
 pub use check::{AbandonedRun, CheckReport};
 pub use fleet::{CaseSeries, MetricChoice, SeriesQuery};
-pub use location::{Location, PgUrl, KNOWN_SCHEMES};
+#[cfg(feature = "postgres")]
+pub use location::PgUrl;
+pub use location::{Location, KNOWN_SCHEMES};
+#[cfg(feature = "postgres")]
 pub use pg::PgStore;
 pub use retry::{Patience, STOP_GRACE};
 pub use schema::{known_version, OLDEST_READABLE_VERSION};
@@ -122,6 +127,7 @@ pub enum StoreError {
     #[error("database error: {0}")]
     Database(#[from] rusqlite::Error),
     /// An error the PostgreSQL server or the connection to it reported.
+    #[cfg(feature = "postgres")]
     #[error("PostgreSQL: {}", pg::error_text(.0))]
     Postgres(#[from] postgres::Error),
 }
@@ -294,6 +300,7 @@ pub struct RunProvenance {
 pub fn open_reader(location: &Location) -> Result<Box<dyn Store>> {
     Ok(match location {
         Location::Sqlite(path) => Box::new(SqliteStore::open_existing(path)?),
+        #[cfg(feature = "postgres")]
         Location::Postgres(url) => Box::new(PgStore::open_reader(url)?),
     })
 }
@@ -305,6 +312,7 @@ pub fn open_writer(location: &Location, create: bool) -> Result<Box<dyn Store>> 
     Ok(match location {
         Location::Sqlite(path) if create => Box::new(SqliteStore::open(path)?),
         Location::Sqlite(path) => Box::new(SqliteStore::open_existing_writer(path)?),
+        #[cfg(feature = "postgres")]
         Location::Postgres(url) => Box::new(PgStore::open_writer(url)?),
     })
 }

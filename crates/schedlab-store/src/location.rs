@@ -15,6 +15,7 @@ pub enum Location {
     /// An SQLite file at this path (relative paths are relative to the working directory).
     Sqlite(PathBuf),
     /// A PostgreSQL database.
+    #[cfg(feature = "postgres")]
     Postgres(PgUrl),
 }
 
@@ -23,16 +24,37 @@ impl Location {
     pub fn describe(&self) -> String {
         match self {
             Location::Sqlite(path) => path.display().to_string(),
+            #[cfg(feature = "postgres")]
             Location::Postgres(url) => url.redacted(),
+        }
+    }
+
+    /// Whether the location is a database on a server (which always exists, schema or not),
+    /// rather than a file.
+    pub fn is_server(&self) -> bool {
+        match self {
+            Location::Sqlite(_) => false,
+            #[cfg(feature = "postgres")]
+            Location::Postgres(_) => true,
         }
     }
 }
 
 /// The schemes named in every refusal, so a user sees what would have worked.
+#[cfg(feature = "postgres")]
 pub const KNOWN_SCHEMES: &str =
     "sqlite:PATH, sqlite://PATH, a plain path, or postgres://USER@HOST/DATABASE";
+/// The schemes named in every refusal, so a user sees what would have worked.
+#[cfg(not(feature = "postgres"))]
+pub const KNOWN_SCHEMES: &str = "sqlite:PATH, sqlite://PATH, or a plain path";
+
+/// Why a build without the `postgres` feature refuses a `postgres://` URL.
+#[cfg(not(feature = "postgres"))]
+const NO_POSTGRES: &str = "this schedlab was built without PostgreSQL support (cargo feature \
+     `postgres`); use an SQLite file";
 
 /// How a connection uses TLS, from the URL's `sslmode`.
+#[cfg(feature = "postgres")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TlsMode {
     /// `sslmode=disable`: never.
@@ -45,6 +67,7 @@ pub enum TlsMode {
     Verify,
 }
 
+#[cfg(feature = "postgres")]
 /// A PostgreSQL URL as given, with what schedlab reads from it itself: the TLS mode and a root
 /// certificate file. Debug output never shows the password.
 #[derive(Clone, PartialEq, Eq)]
@@ -56,12 +79,14 @@ pub struct PgUrl {
     pub root_cert: Option<PathBuf>,
 }
 
+#[cfg(feature = "postgres")]
 impl std::fmt::Debug for PgUrl {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.redacted())
     }
 }
 
+#[cfg(feature = "postgres")]
 impl PgUrl {
     /// Parses a `postgres://` or `postgresql://` URL (libpq's form: user, password, hosts, port,
     /// database, and parameters such as `sslmode`, `sslrootcert`, `connect_timeout`,
@@ -148,11 +173,13 @@ impl PgUrl {
     }
 }
 
+#[cfg(feature = "postgres")]
 fn query_has(query: Option<&str>, key: &str) -> bool {
     query.is_some_and(|q| q.split('&').any(|p| p.split('=').next() == Some(key)))
 }
 
 /// `%XX` escapes decoded; anything malformed is kept as written.
+#[cfg(feature = "postgres")]
 fn percent_decode(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
@@ -231,7 +258,13 @@ impl Location {
                         redact(&value.to_string_lossy())
                     ))
                 })?;
-                Ok(Location::Postgres(PgUrl::parse(url)?))
+                #[cfg(feature = "postgres")]
+                return Ok(Location::Postgres(PgUrl::parse(url)?));
+                #[cfg(not(feature = "postgres"))]
+                return Err(StoreError::BadLocation(format!(
+                    "{}: {NO_POSTGRES}",
+                    redact(url)
+                )));
             }
             _ => Err(StoreError::BadLocation(format!(
                 "{shown}: unknown store scheme \"{scheme}:\"; schedlab knows {KNOWN_SCHEMES} \
@@ -323,6 +356,26 @@ mod tests {
     }
 
     #[test]
+    #[cfg(not(feature = "postgres"))]
+    fn postgres_urls_are_refused_in_one_line_without_the_feature() {
+        for url in [
+            "postgres://u:secret@h/lab",
+            "postgresql://h/lab?sslmode=require",
+        ] {
+            let message = parse(url).unwrap_err().to_string();
+            assert!(
+                message.contains("built without PostgreSQL"),
+                "{url}: {message}"
+            );
+            assert!(
+                !message.contains('\n') && !message.contains("secret"),
+                "{url}: {message}"
+            );
+        }
+    }
+
+    #[test]
+    #[cfg(feature = "postgres")]
     fn postgres_urls_name_a_database_and_their_tls() {
         let Location::Postgres(url) = parse("postgres://u:secret@db.example:5433/lab").unwrap()
         else {

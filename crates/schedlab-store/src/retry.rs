@@ -45,6 +45,7 @@ pub(crate) const STOP_LOCK_WAIT: Duration = Duration::from_millis(100);
 
 /// How long the next attempt may wait for a lock: the patience's step, or [`STOP_LOCK_WAIT`]
 /// once a stop signal has arrived (the process is ending, so it is never raised again).
+#[cfg(feature = "postgres")]
 pub(crate) fn lock_wait(patience: &Patience) -> Duration {
     if sys::interrupt_signal().is_some() {
         STOP_LOCK_WAIT

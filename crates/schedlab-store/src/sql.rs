@@ -4,6 +4,7 @@
 //! `::text::uuid` where a uuid column meets a text parameter); [`sqlite_dialect`] turns them into
 //! SQLite's, which numbers parameters `?1` and keeps a uuid as its text.
 use std::borrow::Cow;
+#[cfg(feature = "postgres")]
 use std::collections::HashMap;
 use std::ops::ControlFlow;
 
@@ -12,9 +13,11 @@ use crate::Result;
 /// A value both drivers bind as a query parameter.
 pub(crate) trait Param {
     fn sqlite(&self) -> &dyn rusqlite::ToSql;
+    #[cfg(feature = "postgres")]
     fn pg(&self) -> &(dyn postgres::types::ToSql + Sync);
 }
 
+#[cfg(feature = "postgres")]
 impl<T: rusqlite::ToSql + postgres::types::ToSql + Sync> Param for T {
     fn sqlite(&self) -> &dyn rusqlite::ToSql {
         self
@@ -25,13 +28,30 @@ impl<T: rusqlite::ToSql + postgres::types::ToSql + Sync> Param for T {
     }
 }
 
+// Without PostgreSQL (the `postgres` feature) a parameter need only be SQLite's.
+#[cfg(not(feature = "postgres"))]
+impl<T: rusqlite::ToSql> Param for T {
+    fn sqlite(&self) -> &dyn rusqlite::ToSql {
+        self
+    }
+}
+
 /// A type both drivers read out of a column.
+#[cfg(feature = "postgres")]
 pub(crate) trait Column:
     rusqlite::types::FromSql + for<'a> postgres::types::FromSql<'a>
 {
 }
 
+#[cfg(feature = "postgres")]
 impl<T: rusqlite::types::FromSql + for<'a> postgres::types::FromSql<'a>> Column for T {}
+
+/// A type SQLite reads out of a column (a build without the `postgres` feature).
+#[cfg(not(feature = "postgres"))]
+pub(crate) trait Column: rusqlite::types::FromSql {}
+
+#[cfg(not(feature = "postgres"))]
+impl<T: rusqlite::types::FromSql> Column for T {}
 
 /// A row of a query's answer, on either backend.
 pub(crate) trait SqlRow {
@@ -54,6 +74,7 @@ impl SqlRow for rusqlite::Row<'_> {
     }
 }
 
+#[cfg(feature = "postgres")]
 impl SqlRow for postgres::Row {
     fn get<T: Column>(&self, index: usize) -> Result<T> {
         Ok(self.try_get(index)?)
@@ -68,6 +89,7 @@ impl SqlRow for postgres::Row {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Dialect {
     Sqlite,
+    #[cfg(feature = "postgres")]
     Postgres,
 }
 
@@ -183,6 +205,7 @@ impl Db for Lite<'_> {
     }
 }
 
+#[cfg(feature = "postgres")]
 /// A transaction on PostgreSQL, which prepares each query once however often the transaction
 /// runs it (an iteration's measurements are one insert each).
 pub(crate) struct Pg<'c> {
@@ -190,6 +213,7 @@ pub(crate) struct Pg<'c> {
     prepared: HashMap<String, postgres::Statement>,
 }
 
+#[cfg(feature = "postgres")]
 impl<'c> Pg<'c> {
     pub(crate) fn new(tx: postgres::Transaction<'c>) -> Self {
         Pg {
@@ -208,13 +232,16 @@ impl<'c> Pg<'c> {
     }
 }
 
+#[cfg(feature = "postgres")]
 /// Rows fetched from a portal at once: few round trips, little memory.
 const PORTAL_BATCH: i32 = 2_000;
 
+#[cfg(feature = "postgres")]
 fn pg_params<'p>(params: &'p [&dyn Param]) -> Vec<&'p (dyn postgres::types::ToSql + Sync)> {
     params.iter().map(|p| p.pg()).collect()
 }
 
+#[cfg(feature = "postgres")]
 impl Db for Pg<'_> {
     type Row<'r> = postgres::Row;
     const ROW_ORDER: &'static str = "id";

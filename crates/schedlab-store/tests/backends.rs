@@ -2,6 +2,8 @@
 //! once on a fresh database of a real PostgreSQL server (`scripts/with-postgres`; without one, plain
 //! `cargo test` skips the PostgreSQL half with a notice, and `scripts/check` fails instead).
 //! Among them: concurrent writers with a count of what was stored, and `push` run twice.
+// PostgreSQL is half of what this checks: a build without the `postgres` feature skips it whole.
+#![cfg(feature = "postgres")]
 use std::ffi::OsStr;
 use std::ops::ControlFlow;
 use std::path::PathBuf;

@@ -122,8 +122,9 @@ impl From<StoreError> for Failure {
             StoreError::Busy { .. }
             | StoreError::ReadOnly { .. }
             | StoreError::Corrupt(_)
-            | StoreError::Database(_)
-            | StoreError::Postgres(_) => Failure::failed(e.to_string()),
+            | StoreError::Database(_) => Failure::failed(e.to_string()),
+            #[cfg(feature = "postgres")]
+            StoreError::Postgres(_) => Failure::failed(e.to_string()),
         }
     }
 }

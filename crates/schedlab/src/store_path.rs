@@ -43,6 +43,7 @@ pub fn db_named(arg: &DbArg) -> bool {
 pub fn is_missing(location: &Location) -> bool {
     match location {
         Location::Sqlite(path) => !path.exists(),
+        #[cfg(feature = "postgres")]
         Location::Postgres(_) => false,
     }
 }

@@ -5,9 +5,9 @@ use std::process::ExitCode;
 
 use schedlab_core::words;
 use schedlab_report::model::format_time_ns;
-use schedlab_store::{
-    known_version, CheckReport, Location, PgStore, SqliteStore, OLDEST_READABLE_VERSION,
-};
+#[cfg(feature = "postgres")]
+use schedlab_store::PgStore;
+use schedlab_store::{known_version, CheckReport, Location, SqliteStore, OLDEST_READABLE_VERSION};
 
 use crate::cli::{DbAction, DbArgs, DbCheckArgs, DbUpgradeArgs, OutputFormat};
 use crate::failure::{Failure, FailureKind};
@@ -25,9 +25,10 @@ fn check(args: &DbCheckArgs) -> Result<ExitCode, Failure> {
     let location = db_location(&args.db)?;
     let report = match &location {
         Location::Sqlite(path) => SqliteStore::check(path, args.quick)?,
+        #[cfg(feature = "postgres")]
         Location::Postgres(url) => PgStore::check(url)?,
     };
-    let server = matches!(location, Location::Postgres(_));
+    let server = location.is_server();
     emit(|out| match args.format {
         OutputFormat::Json => {
             schedlab_report::json::write_versioned(&to_json(&report, server), out)
@@ -205,6 +206,7 @@ fn upgrade(args: &DbUpgradeArgs) -> Result<ExitCode, Failure> {
             let store = SqliteStore::open_existing_writer(path)?;
             (store.found_version(), store.schema_version())
         }
+        #[cfg(feature = "postgres")]
         Location::Postgres(url) => {
             let store = PgStore::open_writer(url)?;
             (store.found_version(), store.schema_version())

@@ -92,6 +92,8 @@ fn same_store(source: &Location, target: &Location) -> bool {
                 _ => false,
             }
         }
+        // Without the `postgres` feature every store is a file.
+        #[cfg_attr(not(feature = "postgres"), allow(unreachable_patterns))]
         _ => false,
     }
 }
@@ -123,6 +125,8 @@ fn as_target(e: StoreError) -> Failure {
 
 /// The store runs are copied from, read-only. An SQLite file older than V8 has no run ids to
 /// match runs by: it is upgraded first, as `schedlab db upgrade` would.
+// Without the `postgres` feature every store is an SQLite file.
+#[cfg_attr(not(feature = "postgres"), allow(irrefutable_let_patterns))]
 fn open_source(location: &Location) -> Result<Box<dyn Store>, Failure> {
     if let Location::Sqlite(path) = location {
         let reader = SqliteStore::open_existing(path)?;

@@ -168,7 +168,7 @@ pub fn guest_binary(given: Option<&Path>) -> Result<(PathBuf, Vec<u8>), Failure>
 /// How to build the static binary (README "A static binary for test boxes").
 pub const BUILD_STATIC: &str = "rustup target add x86_64-unknown-linux-musl; \
      apt-get install musl-tools; cargo build --release --target x86_64-unknown-linux-musl \
-     makes target/x86_64-unknown-linux-musl/release/schedlab";
+     -p schedlab --no-default-features makes target/x86_64-unknown-linux-musl/release/schedlab";
 
 /// `--pin-vcpus`: one host CPU per vCPU, in vCPU order, as numbers or ascending ranges
 /// (`0,1,0,1`, `0-1,0-1`); each must be a CPU this process may use.
