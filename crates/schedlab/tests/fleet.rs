@@ -45,20 +45,7 @@ fn sql(db: &Path, statement: &str) {
 /// and fingerprint: how a test stores what a schedlab before V9 would have (a value that is not
 /// finite, another build's runs) once it has changed them behind the store's back.
 fn summarised_again(db: &Path) {
-    rusqlite::Connection::open(db)
-        .unwrap()
-        .execute_batch(
-            "DROP TABLE summaries;
-             DROP TABLE summarised_cases;
-             DROP INDEX cases_by_name;
-             DROP INDEX runs_by_start;
-             DROP INDEX runs_running;
-             DROP INDEX runs_by_host_kernel;
-             ALTER TABLE runs DROP COLUMN measured_by;
-             DELETE FROM refinery_schema_history WHERE version > 8;
-             PRAGMA user_version = 8;",
-        )
-        .unwrap();
+    common::downgrade_to_v8(db);
     expect_success(schedlab(db).args(["db", "upgrade"]));
 }
 

@@ -124,20 +124,7 @@ fn a_v8_copy_answers_every_fleet_command_alike_before_and_after_its_upgrade() {
     let from_summaries = answers(&db);
     let old = dir.path().join("v8.db");
     std::fs::copy(&db, &old).unwrap();
-    rusqlite::Connection::open(&old)
-        .unwrap()
-        .execute_batch(
-            "DROP TABLE summaries;
-             DROP TABLE summarised_cases;
-             DROP INDEX cases_by_name;
-             DROP INDEX runs_by_start;
-             DROP INDEX runs_running;
-             DROP INDEX runs_by_host_kernel;
-             ALTER TABLE runs DROP COLUMN measured_by;
-             DELETE FROM refinery_schema_history WHERE version > 8;
-             PRAGMA user_version = 8;",
-        )
-        .unwrap();
+    common::downgrade_to_v8(&old);
     let v8 = json_of_success(&old, &words("db check --format json"));
     assert_eq!(v8["database_schema_version"], 8);
     assert_eq!(answers(&old), from_summaries, "read from the iterations");

@@ -585,14 +585,8 @@ fn readers_of_a_missing_database_create_nothing() {
 fn downgrade_to_v3(db: &Path) {
     rusqlite::Connection::open(db)
         .unwrap()
-        .execute_batch(
-            "DROP TABLE summaries;
-             DROP TABLE summarised_cases;
-             DROP INDEX cases_by_name;
-             DROP INDEX runs_by_start;
-             DROP INDEX runs_running;
-             DROP INDEX runs_by_host_kernel;
-             ALTER TABLE runs DROP COLUMN measured_by;
+        .execute_batch(&format!(
+            "{UNDO_V9}
              DROP TABLE calibrations;
              DROP INDEX runs_by_uuid;
              DROP INDEX runs_by_host;
@@ -604,7 +598,7 @@ fn downgrade_to_v3(db: &Path) {
              ALTER TABLE cases DROP COLUMN error;
              DELETE FROM refinery_schema_history WHERE version > 3;
              PRAGMA user_version = 0;",
-        )
+        ))
         .unwrap();
 }
 
@@ -655,21 +649,15 @@ fn readers_read_an_older_schema_as_it_is_and_db_upgrade_brings_it_up() {
 fn downgrade_to_v6(db: &Path) {
     rusqlite::Connection::open(db)
         .unwrap()
-        .execute_batch(
-            "DROP TABLE summaries;
-             DROP TABLE summarised_cases;
-             DROP INDEX cases_by_name;
-             DROP INDEX runs_by_start;
-             DROP INDEX runs_running;
-             DROP INDEX runs_by_host_kernel;
-             ALTER TABLE runs DROP COLUMN measured_by;
+        .execute_batch(&format!(
+            "{UNDO_V9}
              DROP TABLE metrics;
              DROP INDEX runs_by_uuid;
              DROP INDEX runs_by_host;
              ALTER TABLE runs DROP COLUMN uuid;
              DELETE FROM refinery_schema_history WHERE version > 6;
              PRAGMA user_version = 6;",
-        )
+        ))
         .unwrap();
 }
 

@@ -549,3 +549,25 @@ pub fn workload(db: &Path, args: &[&str]) -> Value {
     assert_eq!(plan["cases"].as_array().unwrap().len(), 1, "{plan}");
     plan["cases"][0]["workload"].clone()
 }
+
+/// What V9 added (summaries, their indexes, each run's measuring build): dropping it takes a
+/// current file's schema back to V8, as a schedlab before summaries left it.
+pub const UNDO_V9: &str = "DROP TABLE summaries;
+             DROP TABLE summarised_cases;
+             DROP INDEX cases_by_name;
+             DROP INDEX runs_by_start;
+             DROP INDEX runs_running;
+             DROP INDEX runs_by_host_kernel;
+             ALTER TABLE runs DROP COLUMN measured_by;";
+
+/// Takes `db` back to V8: its runs and iterations stay, V9's tables, columns and indexes go.
+pub fn downgrade_to_v8(db: &Path) {
+    rusqlite::Connection::open(db)
+        .unwrap()
+        .execute_batch(&format!(
+            "{UNDO_V9}
+             DELETE FROM refinery_schema_history WHERE version > 8;
+             PRAGMA user_version = 8;"
+        ))
+        .unwrap();
+}
