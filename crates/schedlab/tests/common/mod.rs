@@ -11,6 +11,8 @@
 pub mod summaries;
 mod test_dir;
 
+// As the helpers below, each test binary uses some of these.
+#[allow(unused_imports)]
 pub use test_dir::{resummarise, temp_db, temp_dir, TestDir};
 
 use std::ffi::OsStr;
