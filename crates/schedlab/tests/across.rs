@@ -420,7 +420,7 @@ fn bad_across_input_is_one_line_and_exit_2() {
             [],
         )
         .unwrap();
-    // As that database's summaries (filled by its upgrade to V9) have them: one case of four.
+    // Summarised as that database was by its upgrade to V9: one case, of both cases' iterations.
     resummarise(&db);
     let refused = assert_bad_input(&db, &words("compare clash --across effect_pct"));
     assert!(refused.contains("two cases named"), "{refused}");
