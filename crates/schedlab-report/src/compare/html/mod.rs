@@ -36,6 +36,7 @@ pub mod blocks;
 pub mod escape;
 pub mod explain;
 pub mod fingerprints;
+pub mod latency;
 pub mod svg;
 
 /// Writes the page. `candidate_runs` are in the order of `c.candidates`; the runs give the
@@ -499,80 +500,28 @@ fn scaling_table(
 
 fn latency_section(s: &mut String, curves: &[Curve], sides: &[SideView]) -> fmt::Result {
     s.push_str(assets::LATENCY);
+    let figure_sides: Vec<latency::Side> = sides
+        .iter()
+        .map(|side| latency::Side {
+            name: side.name,
+            color: side.color,
+        })
+        .collect();
     for curve in curves {
-        let points: Vec<(String, f64)> = curve
-            .points
-            .iter()
-            .map(|p| p.label())
-            .zip(curve.x.iter().copied())
-            .collect();
-        let series: Vec<svg::CurveSeries> = sides
-            .iter()
-            .zip(&curve.values)
-            .map(|(side, values)| svg::CurveSeries {
-                name: side.name,
-                color: side.color,
-                values: values.clone(),
-            })
-            .collect();
-        write!(
+        latency::figure(
             s,
-            r#"<figure class="latency"><figcaption><b>{}</b><br>{} latency</figcaption>"#,
-            Esc(&curve.case),
-            Esc(&curve.family)
-        )?;
-        svg::curve(
-            s,
-            &points,
-            &series,
-            &curve.unit,
+            curve,
+            &figure_sides,
+            &format!(
+                "<b>{}</b><br>{} latency",
+                Esc(&curve.case),
+                Esc(&curve.family)
+            ),
             &format!("{} {} latency", curve.case, curve.family),
+            None,
         )?;
-        percentile_table(s, curve, &points, sides)?;
-        s.push_str("</figure>");
     }
     s.push_str("</div></section>");
-    Ok(())
-}
-
-/// The curve's numbers, since lines a few percent apart overlap on a log axis: a row per side,
-/// candidates with their change from the baseline.
-fn percentile_table(
-    s: &mut String,
-    curve: &Curve,
-    points: &[(String, f64)],
-    sides: &[SideView],
-) -> fmt::Result {
-    write!(
-        s,
-        r#"<table class="pct"><thead><tr><th>{}</th>"#,
-        Esc(&curve.unit)
-    )?;
-    for (name, _) in points {
-        write!(s, r#"<th class="num">{}</th>"#, Esc(name))?;
-    }
-    s.push_str("</tr></thead><tbody>");
-    for (i, (side, values)) in sides.iter().zip(&curve.values).enumerate() {
-        write!(
-            s,
-            r#"<tr><td><span class="dot" style="background:{}"></span>{}</td>"#,
-            side.color,
-            Esc(&svg::truncate(side.name, 24))
-        )?;
-        for (j, v) in values.iter().enumerate() {
-            let Some(v) = v else {
-                s.push_str(r#"<td class="num">—</td>"#);
-                continue;
-            };
-            write!(s, r#"<td class="num">{}"#, format_value(*v))?;
-            if let Some(change) = curve.changes.get(i).and_then(|c| c[j]) {
-                write!(s, r#"<div class="muted">{change:+.1}%</div>"#)?;
-            }
-            s.push_str("</td>");
-        }
-        s.push_str("</tr>");
-    }
-    s.push_str("</tbody></table>");
     Ok(())
 }
 
