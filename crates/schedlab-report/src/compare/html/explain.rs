@@ -2,7 +2,7 @@
 //! candidate's LKP table of the explanatory metrics that moved and its table of profile symbols
 //! (the blocks of [`crate::compare::explain`]), then each side's run-queue delay percentiles
 //! drawn as curves ([`super::svg::curve`]) with their numbers, and the explanation's footer.
-use std::fmt::{self, Write as _};
+use std::fmt::{self, Write};
 
 use schedlab_analysis::model::{Comparison, DelayCurve, Explanation};
 
@@ -15,11 +15,11 @@ use crate::compare::explain::{
 };
 
 /// The section, when the comparison has an explanation.
-pub fn section(s: &mut String, c: &Comparison) -> fmt::Result {
+pub fn section(s: &mut impl Write, c: &Comparison) -> fmt::Result {
     let Some(e) = &c.explanation else {
         return Ok(());
     };
-    s.push_str(assets::EXPLAIN);
+    s.write_str(assets::EXPLAIN)?;
     let mut all_cases: Vec<String> = Vec::new();
     for candidate in &c.candidates {
         for case in cases(e, &candidate.name) {
@@ -39,15 +39,15 @@ pub fn section(s: &mut String, c: &Comparison) -> fmt::Result {
             candidate_blocks(s, c, e, &candidate.name, case)?;
         }
         delay_curves(s, c, e, case)?;
-        s.push_str("</div>");
+        s.write_str("</div>")?;
     }
     blocks::write(s, &[Block::List(footer_lines(c, e))])?;
-    s.push_str("</section>");
+    s.write_str("</section>")?;
     Ok(())
 }
 
 fn candidate_blocks(
-    s: &mut String,
+    s: &mut impl Write,
     c: &Comparison,
     e: &Explanation,
     candidate: &str,
@@ -75,7 +75,7 @@ fn candidate_blocks(
     blocks::write(s, &shown)
 }
 
-fn delay_curves(s: &mut String, c: &Comparison, e: &Explanation, case: &str) -> fmt::Result {
+fn delay_curves(s: &mut impl Write, c: &Comparison, e: &Explanation, case: &str) -> fmt::Result {
     let curves: Vec<&DelayCurve> = e
         .runq_delay
         .iter()
@@ -92,7 +92,7 @@ fn delay_curves(s: &mut String, c: &Comparison, e: &Explanation, case: &str) -> 
             color: side_color(i),
         })
         .collect();
-    s.push_str(r#"<div class="grid">"#);
+    s.write_str(r#"<div class="grid">"#)?;
     for d in curves {
         let group = d.group.as_deref().unwrap_or("all tasks");
         latency::figure(
@@ -104,6 +104,6 @@ fn delay_curves(s: &mut String, c: &Comparison, e: &Explanation, case: &str) -> 
             Some(&d.samples),
         )?;
     }
-    s.push_str("</div>");
+    s.write_str("</div>")?;
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! A latency curve as the page draws it, for the latency section and the explanation's
 //! run-queue delays alike: the curve per side ([`super::svg::curve`]), then its numbers in a
 //! table, since lines a few percent apart overlap on a log axis.
-use std::fmt::{self, Write as _};
+use std::fmt::{self, Write};
 
 use schedlab_analysis::latency::Curve;
 
@@ -19,7 +19,7 @@ pub struct Side<'a> {
 /// readers, and the table; `samples`, where given, is each side's count of values, a column of
 /// its own after the side's name.
 pub fn figure(
-    s: &mut String,
+    s: &mut impl Write,
     curve: &Curve,
     sides: &[Side],
     caption: &str,
@@ -47,13 +47,13 @@ pub fn figure(
     )?;
     svg::curve(s, &points, &series, &curve.unit, title)?;
     table(s, curve, &points, sides, samples)?;
-    s.push_str("</figure>");
+    s.write_str("</figure>")?;
     Ok(())
 }
 
 /// A row per side, candidates with their change from the baseline.
 fn table(
-    s: &mut String,
+    s: &mut impl Write,
     curve: &Curve,
     points: &[(String, f64)],
     sides: &[Side],
@@ -65,12 +65,12 @@ fn table(
         Esc(&curve.unit)
     )?;
     if samples.is_some() {
-        s.push_str(r#"<th class="num">delays</th>"#);
+        s.write_str(r#"<th class="num">delays</th>"#)?;
     }
     for (label, _) in points {
         write!(s, r#"<th class="num">{}</th>"#, Esc(label))?;
     }
-    s.push_str("</tr></thead><tbody>");
+    s.write_str("</tr></thead><tbody>")?;
     for (i, (side, values)) in sides.iter().zip(&curve.values).enumerate() {
         write!(
             s,
@@ -87,17 +87,17 @@ fn table(
         }
         for (j, v) in values.iter().enumerate() {
             let Some(v) = v else {
-                s.push_str(r#"<td class="num">—</td>"#);
+                s.write_str(r#"<td class="num">—</td>"#)?;
                 continue;
             };
             write!(s, r#"<td class="num">{}"#, format_value(*v))?;
             if let Some(change) = curve.changes.get(i).and_then(|c| c[j]) {
                 write!(s, r#"<div class="muted">{change:+.1}%</div>"#)?;
             }
-            s.push_str("</td>");
+            s.write_str("</td>")?;
         }
-        s.push_str("</tr>");
+        s.write_str("</tr>")?;
     }
-    s.push_str("</tbody></table>");
+    s.write_str("</tbody></table>")?;
     Ok(())
 }

@@ -161,7 +161,7 @@ impl Scale {
     }
 }
 
-fn svg_open(s: &mut String, width: f64, height: f64, class: &str, label: &str) -> fmt::Result {
+fn svg_open(s: &mut impl Write, width: f64, height: f64, class: &str, label: &str) -> fmt::Result {
     write!(
         s,
         r#"<svg class="{class}" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" aria-label="{}">"#,
@@ -208,7 +208,7 @@ fn value_axis(
 /// Horizontal grid lines across `left..right`, each labelled with its value at the left edge
 /// (plain numbers on a log axis, as many decimals as the step needs on a linear one).
 fn y_grid(
-    s: &mut String,
+    s: &mut impl Write,
     ticks: &[f64],
     y: &Scale,
     (left, right): (f64, f64),
@@ -263,7 +263,7 @@ fn bar_meaning(c: &Comparison) -> String {
 
 /// One line per row: its change % (candidate ÷ base − 1) as a dot and the CI as a line, on a
 /// shared axis with 0 and the ±δ band marked. Rows without a test get a dash instead.
-pub fn forest(s: &mut String, c: &Comparison) -> fmt::Result {
+pub fn forest(s: &mut impl Write, c: &Comparison) -> fmt::Result {
     let several = c.candidates.len() > 1;
     let delta = c.settings.min_effect * 100.0;
     let ci_pct = |r: &Row| r.interval_used.map(|ci| ci.pct());
@@ -337,12 +337,12 @@ pub fn forest(s: &mut String, c: &Comparison) -> fmt::Result {
     for (i, r) in c.rows.iter().enumerate() {
         forest_row(s, r, top + (i as f64 + 0.5) * FOREST_ROW, &x, several)?;
     }
-    s.push_str("</svg>");
+    s.write_str("</svg>")?;
     Ok(())
 }
 
 /// One row of the forest: its label, its interval's bar, its dot and its change.
-fn forest_row(s: &mut String, r: &Row, y: f64, x: &Scale, several: bool) -> fmt::Result {
+fn forest_row(s: &mut impl Write, r: &Row, y: f64, x: &Scale, several: bool) -> fmt::Result {
     let color = verdict_color(r.verdict);
     let mut label = format!("{} · {} {}", r.case, r.metric, direction_arrow(r.better));
     if several {
@@ -410,7 +410,7 @@ const STRIP_LANE: f64 = 34.0;
 
 /// Every sample as a dot (spread vertically so equal values stay visible), over a box from the
 /// first to the third quartile with a bar at the median.
-pub fn strip(s: &mut String, lanes: &[Lane], unit: &str, title: &str) -> fmt::Result {
+pub fn strip(s: &mut impl Write, lanes: &[Lane], unit: &str, title: &str) -> fmt::Result {
     let all = lanes.iter().flat_map(|l| l.values.iter().copied());
     let (lo, hi) = all
         .filter(|v| v.is_finite())
@@ -494,7 +494,7 @@ pub fn strip(s: &mut String, lanes: &[Lane], unit: &str, title: &str) -> fmt::Re
             )?;
         }
     }
-    s.push_str("</svg>");
+    s.write_str("</svg>")?;
     Ok(())
 }
 
@@ -528,7 +528,7 @@ const CURVE_HEIGHT: f64 = 300.0;
 /// line per side. The y axis is logarithmic when the values span more than a factor of ten, as
 /// tails usually do.
 pub fn curve(
-    s: &mut String,
+    s: &mut impl Write,
     points: &[(String, f64)],
     series: &[CurveSeries],
     unit: &str,
@@ -609,7 +609,7 @@ pub fn curve(
             }
         }
     }
-    s.push_str("</svg>");
+    s.write_str("</svg>")?;
     Ok(())
 }
 
@@ -637,7 +637,7 @@ const SCALING_HEIGHT: f64 = 270.0;
 /// intervals stay visible. The y axis is logarithmic when the values span more than a factor of
 /// ten (time against 1 to 256 CPUs), else it spans the data.
 pub fn scaling(
-    s: &mut String,
+    s: &mut impl Write,
     ticks: &[(String, f64)],
     sides: &[ScalingSide],
     x_title: &str,
@@ -682,14 +682,14 @@ pub fn scaling(
     for (i, side) in sides.iter().enumerate() {
         scaling_side(s, side, i, ticks, (&x, &y), nudge(i), left)?;
     }
-    s.push_str("</svg>");
+    s.write_str("</svg>")?;
     Ok(())
 }
 
 /// The x axis of a scaling plot: a grid line per value, and its label where it does not touch
 /// the one before.
 fn scaling_ticks(
-    s: &mut String,
+    s: &mut impl Write,
     ticks: &[(String, f64)],
     x: &Scale,
     (top, bottom): (f64, f64),
@@ -719,7 +719,7 @@ fn scaling_ticks(
 /// One side of a scaling plot: its legend entry, its line through its points, each point's
 /// interval and mark; `nudge` moves its points aside so the sides' bars do not overlap.
 fn scaling_side(
-    s: &mut String,
+    s: &mut impl Write,
     side: &ScalingSide,
     i: usize,
     ticks: &[(String, f64)],
