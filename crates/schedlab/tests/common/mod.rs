@@ -192,6 +192,14 @@ pub fn write_file(dir: &Path, name: &str, contents: impl AsRef<[u8]>) -> PathBuf
     path
 }
 
+/// A temporary database with the file `name` of `contents` beside it: a test's suite or
+/// scenario. The folder, the database's path and the file's.
+pub fn temp_db_with(name: &str, contents: impl AsRef<[u8]>) -> (TestDir, PathBuf, PathBuf) {
+    let (dir, db) = temp_db();
+    let file = write_file(dir.path(), name, contents);
+    (dir, db, file)
+}
+
 /// The path of the reference tools' output `name` that the import tests read (schedlab-core's
 /// fixtures), whole as one argument.
 pub fn import_fixture(name: &str) -> String {
