@@ -181,7 +181,7 @@ mod tests {
                     runtime: 2,
                     ..WakeupParams::default()
                 }),
-                background: None,
+                background: Vec::new(),
             },
             iterations,
             error: None,

@@ -283,6 +283,20 @@ pub struct PlanOptions {
     /// run then ends `partial` (exit 1).
     #[arg(long, global = true)]
     pub keep_going: bool,
+    /// Run a workload beside every iteration: 'WORKLOAD [ARGS…]', as `run` takes it; repeatable
+    ///
+    /// Run a workload beside every iteration of every case: 'WORKLOAD [ARGS…]' in one argument,
+    /// as `run` takes a workload ('pipe --loops 1000', 'scenario --file hog.toml'). It starts
+    /// before each iteration and stops after it, repeating its own iterations meanwhile; what it
+    /// achieved is stored with the iteration as background_* metrics. Repeatable, one per workload
+    #[arg(
+        long,
+        value_name = "'WORKLOAD [ARGS…]'",
+        global = true,
+        action = clap::ArgAction::Append,
+        value_parser = crate::workload_flags::workload_line
+    )]
+    pub background: Vec<WorkloadCommand>,
     #[command(flatten)]
     pub probes: ProbeOptions,
 }
