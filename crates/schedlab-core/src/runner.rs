@@ -434,15 +434,17 @@ impl Execution<'_> {
         let _ = self.watchdog.disarm();
         let secondary = counters.map(IterationCounters::finish).unwrap_or_default();
         let _ = sys::take_continued();
-        let declared = declared_metrics(workload.as_ref());
-        // What they achieved is the measured iterations' to store; a failure of theirs is this
-        // iteration's as it would be theirs.
+        let mut declared = declared_metrics(workload.as_ref());
+        // Stored with the probed iteration as with a measured one (its latency histograms are
+        // the measured iterations' alone); a failure of theirs is this iteration's.
         let beside = co_runners.map(Running::stop);
         let mut output = self.judge(case_index, info, deadline_ns, took_ns, result, expired)?;
-        if let Some(Err(e)) = beside {
-            return Err(co_runners_failed(e, case, info.index));
-        }
         output.measurements.extend(secondary);
+        if let (Some(beside), Some(background)) = (beside, self.backgrounds[case_index].as_ref()) {
+            let beside = beside.map_err(|e| co_runners_failed(e, case, info.index))?;
+            declared.extend_from_slice(background.metrics());
+            output.measurements.extend(beside.measurements);
+        }
         let breaches = metric::check_declared(&declared, &output.measurements);
         if !breaches.is_empty() {
             return Err(Stop::Case(self.undeclared(case_index, info, &breaches)));

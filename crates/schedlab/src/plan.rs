@@ -103,12 +103,17 @@ fn with_co_runners(mut suite: Suite, given: &[WorkloadCommand]) -> Result<Suite,
     let co_runners = given
         .iter()
         .map(|command| {
-            workload_spec(command).map_err(|e| {
-                Failure::bad_input(format!(
-                    "--background {}: {}",
-                    command.definition.name, e.message
-                ))
-            })
+            // Checked by `CaseSpec::beside` as a co-runner: a scenario needs no end of its own.
+            command
+                .definition
+                .from_command_line(&command.given)
+                .map_err(|e| flag_error(command.definition, e))
+                .map_err(|e| {
+                    Failure::bad_input(format!(
+                        "--background {}: {}",
+                        command.definition.name, e.message
+                    ))
+                })
         })
         .collect::<Result<Vec<_>, _>>()?;
     for background in &mut suite.backgrounds {
