@@ -99,7 +99,7 @@ pub fn plan_from_parts(
 
 /// The suite with `--background`'s workloads beside every case, after the case's own co-runners;
 /// each is checked as `run`'s workload is, its errors naming the flag.
-fn with_co_runners(mut suite: Suite, given: &[WorkloadCommand]) -> Result<Suite, Failure> {
+pub fn with_co_runners(mut suite: Suite, given: &[WorkloadCommand]) -> Result<Suite, Failure> {
     let co_runners = given
         .iter()
         .map(|command| {
