@@ -406,3 +406,53 @@ fn repeat(
         Err(e) => sys::task_code::from_io_error(&e),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A co-runner's process completes at least one iteration however soon it is stopped, and
+    /// what it reports is what it did; a failing one is named.
+    #[test]
+    fn a_co_runner_counts_whole_iterations_and_names_its_failure() {
+        let spec =
+            |json: serde_json::Value| -> WorkloadSpec { serde_json::from_value(json).unwrap() };
+        let pipe = spec(serde_json::json!({"workload": "pipe", "loops": 200}));
+        let co_runners =
+            CoRunners::new(&[pipe], &WorkloadSpec::build, &|_| 30_000_000_000).unwrap();
+        let names: Vec<&str> = co_runners.metrics().iter().map(|d| d.name).collect();
+        assert!(names.contains(&"background_pipe_usec_per_op"), "{names:?}");
+        assert!(co_runners
+            .metrics()
+            .iter()
+            .all(|d| d.role == Role::Secondary));
+        for wait_ns in [0, 200_000_000] {
+            let running = co_runners.start().unwrap();
+            sys::sleep_ns(wait_ns);
+            let measured = running.stop().unwrap();
+            let value = |name: &str| {
+                measured
+                    .measurements
+                    .iter()
+                    .find(|m| m.name == name)
+                    .map(|m| m.value)
+            };
+            let iterations = value("background_pipe_iterations_count").unwrap();
+            assert!(iterations >= 1.0, "{measured:?}");
+            assert!(
+                value("background_pipe_usec_per_op").unwrap() > 0.0,
+                "{measured:?}"
+            );
+            assert!(value("background_pipe_iterations_per_sec").unwrap() > 0.0);
+        }
+
+        let failing = spec(serde_json::json!({"workload": "fake", "fail_at": 0}));
+        let co_runners =
+            CoRunners::new(&[failing], &WorkloadSpec::build, &|_| 30_000_000_000).unwrap();
+        let error = co_runners.start().unwrap().stop().unwrap_err().to_string();
+        assert!(
+            error.contains("co-runner `fake:") && error.contains("failed"),
+            "{error}"
+        );
+    }
+}

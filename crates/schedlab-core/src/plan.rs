@@ -454,6 +454,49 @@ mod tests {
         WorkloadSpec::Fake(FakeParams::default())
     }
 
+    /// A case's co-runners are stored as a list of workloads; runs stored when only a scenario
+    /// could be one kept the scenario's own keys, and read as that one co-runner.
+    #[test]
+    fn co_runners_are_read_as_stored_now_and_before() {
+        let pipe: WorkloadSpec =
+            serde_json::from_value(serde_json::json!({"workload": "pipe", "loops": 500})).unwrap();
+        let case = CaseSpec::new(fake())
+            .unwrap()
+            .beside(vec![pipe.clone()])
+            .unwrap();
+        assert!(
+            case.name.ends_with(" beside pipe:process loops=500"),
+            "{}",
+            case.name
+        );
+        let stored = serde_json::to_value(&case).unwrap();
+        assert_eq!(stored["background"][0]["workload"], "pipe", "{stored}");
+        let read: CaseSpec = serde_json::from_value(stored).unwrap();
+        assert_eq!(read, case);
+
+        let mut before = serde_json::to_value(CaseSpec::new(fake()).unwrap()).unwrap();
+        before["background"] = serde_json::json!({
+            "name": "hog",
+            "group": [{"name": "hog", "phases": [{"run": "1ms"}]}]
+        });
+        let read: CaseSpec = serde_json::from_value(before).unwrap();
+        assert!(
+            matches!(&read.background[..], [WorkloadSpec::Scenario(s)] if s.scenario.group[0].name == "hog"),
+            "{read:?}"
+        );
+        let alone: CaseSpec =
+            serde_json::from_value(serde_json::to_value(CaseSpec::new(fake()).unwrap()).unwrap())
+                .unwrap();
+        assert!(alone.background.is_empty());
+        let twice = CaseSpec::new(fake())
+            .unwrap()
+            .beside(vec![pipe.clone(), pipe]);
+        assert!(twice
+            .unwrap_err()
+            .to_string()
+            .contains("pipe is named twice"));
+    }
+
     #[test]
     fn rejects_zero_iterations() {
         let err = RunPlan::new(None, None, 0, 0, vec![fake()]).unwrap_err();
