@@ -575,7 +575,7 @@ pub struct ShowArgs {
     /// Output format on stdout.
     #[arg(long, value_enum, default_value_t = ShowFormat::Text)]
     pub format: ShowFormat,
-    /// The latency tables (wakeup runs) at these percentiles instead of schbench's.
+    /// The latency tables (wakeup, timer-latency) at these percentiles instead of the defaults.
     ///
     /// A list such as 50,75,90,95,99,99.5,99.9: each above 0 and below 100, in tenths at the
     /// finest.
