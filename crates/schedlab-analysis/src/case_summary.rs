@@ -18,9 +18,10 @@ pub struct CaseSummary {
     pub workload: String,
     /// The workload's parameters, as in suite files.
     pub params: serde_json::Value,
-    /// The scenario run beside every iteration (a suite case's `background`), as stored.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub background: Option<serde_json::Value>,
+    /// The co-runners run beside every iteration (a suite case's `background`, `run
+    /// --background`), each a workload with its parameters as stored.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub background: Vec<serde_json::Value>,
     pub measured_iterations: usize,
     pub warmup_iterations: usize,
     /// Why the case failed; absent for a case that completed or never ran.
@@ -181,8 +182,9 @@ impl CaseSummary {
             background: case
                 .spec
                 .background
-                .as_ref()
-                .and_then(|b| serde_json::to_value(b).ok()),
+                .iter()
+                .filter_map(|b| serde_json::to_value(b).ok())
+                .collect(),
             measured_iterations: case.measured().count(),
             warmup_iterations: case.iterations.iter().filter(|i| i.warmup).count(),
             error: case.error.clone(),

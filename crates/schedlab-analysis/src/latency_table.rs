@@ -1,4 +1,5 @@
-//! schbench-style percentile tables of a wakeup case: the latency histograms its measured
+//! schbench-style percentile tables of a wakeup case, and of a timer-latency case (p50, p90, p99,
+//! p99.9 and the maximum of its timer threads' lateness): the latency histograms its measured
 //! iterations stored, decoded, merged and read at schbench's percentiles, in display units.
 //!
 //! A table's p99 is the 99th percentile of every measured iteration's samples pooled, which is
@@ -11,7 +12,7 @@ use serde::Serialize;
 
 use schedlab_core::latency::{
     decode, percentile_rows, PerMille, ENCODING, REQUEST_ATTACHMENT, REQUEST_TABLE, RPS_ATTACHMENT,
-    RPS_TABLE, WAKEUP_ATTACHMENT, WAKEUP_TABLE,
+    RPS_TABLE, TIMER_TABLE, WAKEUP_ATTACHMENT, WAKEUP_TABLE,
 };
 use schedlab_core::record::CaseRecord;
 use schedlab_core::workload::WorkloadSpec;
@@ -67,6 +68,21 @@ pub const RPS_PER_MILLE: &[PerMille] = &[200, 500, 900];
 /// given, replace schbench's in every table: the histograms hold every percentile, not only the
 /// ones schbench prints today (its format before 2023 printed the 75th, 95th and 99.5th).
 pub fn latency_tables(case: &CaseRecord, percentiles: Option<&[PerMille]>) -> Vec<LatencyTable> {
+    if let WorkloadSpec::TimerLatency(params) = &case.spec.workload {
+        let kind = TableKind {
+            attachment: schedlab_core::workload::timer_latency::ATTACHMENT,
+            title: TIMER_TABLE,
+            unit: "usec",
+            scale: 1e-3,
+            per_mille: LATENCY_PER_MILLE,
+            star: 990,
+        };
+        // An iteration's window: its loops of one interval each.
+        let runtime_sec = params.loops.saturating_mul(params.interval_usec) / 1_000_000;
+        return table_of(case, &kind, percentiles, runtime_sec)
+            .into_iter()
+            .collect();
+    }
     let WorkloadSpec::Wakeup(params) = &case.spec.workload else {
         return Vec::new();
     };
@@ -101,53 +117,60 @@ pub fn latency_tables(case: &CaseRecord, percentiles: Option<&[PerMille]>) -> Ve
             star: 500,
         },
     ];
-    let mut tables = Vec::new();
-    for kind in kinds {
-        let mut merged: Option<Histogram<u64>> = None;
-        let mut iterations = 0;
-        for iteration in case.measured() {
-            for a in &iteration.attachments {
-                if a.name != kind.attachment || a.encoding != ENCODING {
-                    continue;
-                }
-                let Ok(h) = decode(&a.data) else { continue };
-                iterations += 1;
-                match merged.as_mut() {
-                    Some(m) => {
-                        if m.add(&h).is_err() {
-                            continue;
-                        }
+    kinds
+        .iter()
+        .filter_map(|kind| table_of(case, kind, percentiles, params.runtime))
+        .collect()
+}
+
+/// The table of `kind`'s attachment merged over the case's measured iterations; none when no
+/// iteration stored a readable, non-empty one.
+fn table_of(
+    case: &CaseRecord,
+    kind: &TableKind,
+    percentiles: Option<&[PerMille]>,
+    runtime_sec: u64,
+) -> Option<LatencyTable> {
+    let mut merged: Option<Histogram<u64>> = None;
+    let mut iterations = 0;
+    for iteration in case.measured() {
+        for a in &iteration.attachments {
+            if a.name != kind.attachment || a.encoding != ENCODING {
+                continue;
+            }
+            let Ok(h) = decode(&a.data) else { continue };
+            iterations += 1;
+            match merged.as_mut() {
+                Some(m) => {
+                    if m.add(&h).is_err() {
+                        continue;
                     }
-                    None => merged = Some(h),
                 }
+                None => merged = Some(h),
             }
         }
-        let Some(merged) = merged else { continue };
-        if merged.is_empty() {
-            continue;
-        }
-        let rows = percentile_rows(&merged, percentiles.unwrap_or(kind.per_mille))
-            .into_iter()
-            .map(|r| LatencyRow {
-                percentile: f64::from(r.per_mille) / 10.0,
-                value: r.value as f64 * kind.scale,
-                samples: r.samples,
-                starred: r.per_mille == kind.star,
-            })
-            .collect();
-        tables.push(LatencyTable {
-            title: kind.title.to_string(),
-            unit: kind.unit.to_string(),
-            attachment: kind.attachment.to_string(),
-            iterations,
-            runtime_sec: params.runtime,
-            total_samples: merged.len(),
-            rows,
-            min: merged.min() as f64 * kind.scale,
-            max: merged.max() as f64 * kind.scale,
-        });
     }
-    tables
+    let merged = merged.filter(|m| !m.is_empty())?;
+    let rows = percentile_rows(&merged, percentiles.unwrap_or(kind.per_mille))
+        .into_iter()
+        .map(|r| LatencyRow {
+            percentile: f64::from(r.per_mille) / 10.0,
+            value: r.value as f64 * kind.scale,
+            samples: r.samples,
+            starred: r.per_mille == kind.star,
+        })
+        .collect();
+    Some(LatencyTable {
+        title: kind.title.to_string(),
+        unit: kind.unit.to_string(),
+        attachment: kind.attachment.to_string(),
+        iterations,
+        runtime_sec,
+        total_samples: merged.len(),
+        rows,
+        min: merged.min() as f64 * kind.scale,
+        max: merged.max() as f64 * kind.scale,
+    })
 }
 
 #[cfg(test)]
@@ -181,7 +204,7 @@ mod tests {
                     runtime: 2,
                     ..WakeupParams::default()
                 }),
-                background: None,
+                background: Vec::new(),
             },
             iterations,
             error: None,
@@ -190,6 +213,42 @@ mod tests {
 
     fn values(table: &LatencyTable) -> Vec<f64> {
         table.rows.iter().map(|r| r.value).collect()
+    }
+
+    /// A timer-latency case's table: its merged histogram at p50, p90, p99 and p99.9, with its
+    /// maximum; its window is its loops of one interval.
+    #[test]
+    fn a_timer_latency_case_gets_its_percentile_table() {
+        use schedlab_core::workload::timer_latency::{TimerLatencyParams, ATTACHMENT};
+        let mut iterations = vec![iteration(0, false, 1..=1000), iteration(1, false, [1500])];
+        for i in &mut iterations {
+            i.attachments[0].name = ATTACHMENT.to_string();
+        }
+        let case = CaseRecord {
+            spec: CaseSpec {
+                name: "timer-latency".into(),
+                workload: WorkloadSpec::TimerLatency(TimerLatencyParams {
+                    loops: 3000,
+                    interval_usec: 1000,
+                    ..TimerLatencyParams::default()
+                }),
+                background: Vec::new(),
+            },
+            iterations,
+            error: None,
+        };
+        let tables = latency_tables(&case, None);
+        assert_eq!(tables.len(), 1);
+        let table = &tables[0];
+        assert_eq!(table.title, TIMER_TABLE);
+        assert_eq!(
+            (table.iterations, table.total_samples, table.runtime_sec),
+            (2, 1001, 3)
+        );
+        let percentiles: Vec<f64> = table.rows.iter().map(|r| r.percentile).collect();
+        assert_eq!(percentiles, [50.0, 90.0, 99.0, 99.9]);
+        assert_eq!(values(table), [0.501, 0.901, 0.991, 1.0]);
+        assert_eq!(table.max, 1.5);
     }
 
     #[test]

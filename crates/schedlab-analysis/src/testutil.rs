@@ -20,7 +20,7 @@ pub fn case_spec(name: &str) -> CaseSpec {
     CaseSpec {
         name: name.to_string(),
         workload: WorkloadSpec::Fake(FakeParams::default()),
-        background: None,
+        background: Vec::new(),
     }
 }
 

@@ -209,7 +209,7 @@ fn run_record(id: i64) -> RunRecord {
                 spec: CaseSpec {
                     name: format!("case-{i}"),
                     workload: WorkloadSpec::Fake(FakeParams::default()),
-                    background: None,
+                    background: Vec::new(),
                 },
                 iterations: Vec::new(),
                 error: None,

@@ -21,6 +21,9 @@ pub const RPS_ATTACHMENT: &str = "rps_per_sec";
 pub const WAKEUP_TABLE: &str = "Wakeup Latencies";
 pub const REQUEST_TABLE: &str = "Request Latencies";
 pub const RPS_TABLE: &str = "RPS";
+/// The heading of the table of `timer-latency`'s histogram (the wake-ups of its timer threads
+/// past their absolute deadlines, all threads merged), in schbench's table form.
+pub const TIMER_TABLE: &str = "Timer Latencies";
 
 const LOWEST_NS: u64 = 1;
 const HIGHEST_NS: u64 = 60_000_000_000;

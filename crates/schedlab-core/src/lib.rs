@@ -8,6 +8,7 @@
 #![cfg_attr(not(test), deny(clippy::print_stdout, clippy::print_stderr))]
 
 pub mod attachment;
+pub mod co_runner;
 pub mod counters;
 pub mod cpu_list;
 pub mod error;

@@ -26,10 +26,34 @@ const MAX_SCALE: f64 = 1000.0;
 pub struct CaseSpec {
     pub name: String,
     pub workload: WorkloadSpec,
-    /// Co-runners: a scenario whose groups run beside every iteration of the workload, started
-    /// before it and stopped after it (a suite case's `background`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub background: Option<ScenarioParams>,
+    /// Co-runners: workloads (a scenario's groups, or any other workload repeated) running beside
+    /// every iteration of the workload, started before it and stopped after it (a suite case's
+    /// `background`, `run --background`; [`crate::co_runner`]).
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "read_co_runners"
+    )]
+    pub background: Vec<WorkloadSpec>,
+}
+
+/// A stored case's co-runners: a list of workloads, or, as runs stored before any workload could
+/// be one, a scenario's own keys.
+fn read_co_runners<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> std::result::Result<Vec<WorkloadSpec>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Stored {
+        Workloads(Vec<WorkloadSpec>),
+        Scenario(ScenarioParams),
+        Nothing(()),
+    }
+    Ok(match Stored::deserialize(deserializer)? {
+        Stored::Workloads(specs) => specs,
+        Stored::Scenario(params) => vec![WorkloadSpec::Scenario(params)],
+        Stored::Nothing(()) => Vec::new(),
+    })
 }
 
 impl CaseSpec {
@@ -38,33 +62,46 @@ impl CaseSpec {
         Ok(CaseSpec {
             name: workload.case_name(),
             workload,
-            background: None,
+            background: Vec::new(),
         })
     }
 
-    /// The case with `background` running beside each of its iterations, checked as a scenario
-    /// is; its name says so (`NAME beside scenario:hog@HASH`), so a case with co-runners is never
-    /// matched with the same workload alone.
-    pub fn beside(mut self, background: Option<ScenarioParams>) -> Result<Self> {
-        let Some(background) = background else {
+    /// The case with `background` running beside each of its iterations, each checked as the
+    /// workload it is; its name says so (`NAME beside pipe:loops=1000, scenario:hog@HASH`), so a
+    /// case with co-runners is never matched with the same workload alone. A workload named twice
+    /// is refused: its metrics would be stored under one name.
+    pub fn beside(mut self, background: Vec<WorkloadSpec>) -> Result<Self> {
+        if background.is_empty() {
             return Ok(self);
-        };
-        // Co-runners are stopped from outside, so they need no end of their own: checked as if
-        // they had one, everything else about them is checked as any scenario's.
-        let mut checked = background.clone();
-        checked.scenario.duration = checked
-            .scenario
-            .duration
-            .or(Some(crate::workload::scenario::spec::Span(1_000_000_000)));
-        WorkloadSpec::Scenario(checked)
-            .validate()
-            .map_err(|e| Error::invalid(format!("background of {}: {e}", self.name)))?;
-        let named = WorkloadSpec::Scenario(background);
-        self.name = format!("{} beside {}", self.name, named.case_name());
-        let WorkloadSpec::Scenario(background) = named else {
-            unreachable!("made a scenario above")
-        };
-        self.background = Some(background);
+        }
+        let mut names = Vec::new();
+        for (i, co_runner) in background.iter().enumerate() {
+            let refused = |e: Error| Error::invalid(format!("background of {}: {e}", self.name));
+            if background[..i].iter().any(|b| b.kind() == co_runner.kind()) {
+                return Err(refused(Error::invalid(format!(
+                    "{} is named twice; give each workload once",
+                    co_runner.kind()
+                ))));
+            }
+            match co_runner {
+                // Co-runners are stopped from outside, so they need no end of their own: checked
+                // as if they had one, everything else about them is checked as any scenario's.
+                WorkloadSpec::Scenario(scenario) => {
+                    let mut checked = scenario.clone();
+                    checked.scenario.duration = checked
+                        .scenario
+                        .duration
+                        .or(Some(crate::workload::scenario::spec::Span(1_000_000_000)));
+                    WorkloadSpec::Scenario(checked)
+                        .validate()
+                        .map_err(refused)?;
+                }
+                other => other.validate().map_err(refused)?,
+            }
+            names.push(co_runner.case_name());
+        }
+        self.name = format!("{} beside {}", self.name, names.join(", "));
+        self.background = background;
         Ok(self)
     }
 }
@@ -217,13 +254,13 @@ impl RunPlan {
         })
     }
 
-    /// Gives each case the co-runners listed for it (`None` for none), in the order of the cases
+    /// Gives each case the co-runners listed for it (none: an empty list), in the order of the cases
     /// as made; names that then collide are refused as any would be.
-    pub fn with_backgrounds(mut self, backgrounds: Vec<Option<ScenarioParams>>) -> Result<Self> {
+    pub fn with_backgrounds(mut self, backgrounds: Vec<Vec<WorkloadSpec>>) -> Result<Self> {
         self.cases = self
             .cases
             .into_iter()
-            .zip(backgrounds.into_iter().chain(std::iter::repeat(None)))
+            .zip(backgrounds.into_iter().chain(std::iter::repeat(Vec::new())))
             .map(|(case, background)| case.beside(background))
             .collect::<Result<_>>()?;
         refuse_cases_sharing_a_name(&self.cases)?;
@@ -415,6 +452,49 @@ mod tests {
 
     fn fake() -> WorkloadSpec {
         WorkloadSpec::Fake(FakeParams::default())
+    }
+
+    /// A case's co-runners are stored as a list of workloads; runs stored when only a scenario
+    /// could be one kept the scenario's own keys, and read as that one co-runner.
+    #[test]
+    fn co_runners_are_read_as_stored_now_and_before() {
+        let pipe: WorkloadSpec =
+            serde_json::from_value(serde_json::json!({"workload": "pipe", "loops": 500})).unwrap();
+        let case = CaseSpec::new(fake())
+            .unwrap()
+            .beside(vec![pipe.clone()])
+            .unwrap();
+        assert!(
+            case.name.ends_with(" beside pipe:process loops=500"),
+            "{}",
+            case.name
+        );
+        let stored = serde_json::to_value(&case).unwrap();
+        assert_eq!(stored["background"][0]["workload"], "pipe", "{stored}");
+        let read: CaseSpec = serde_json::from_value(stored).unwrap();
+        assert_eq!(read, case);
+
+        let mut before = serde_json::to_value(CaseSpec::new(fake()).unwrap()).unwrap();
+        before["background"] = serde_json::json!({
+            "name": "hog",
+            "group": [{"name": "hog", "phases": [{"run": "1ms"}]}]
+        });
+        let read: CaseSpec = serde_json::from_value(before).unwrap();
+        assert!(
+            matches!(&read.background[..], [WorkloadSpec::Scenario(s)] if s.scenario.group[0].name == "hog"),
+            "{read:?}"
+        );
+        let alone: CaseSpec =
+            serde_json::from_value(serde_json::to_value(CaseSpec::new(fake()).unwrap()).unwrap())
+                .unwrap();
+        assert!(alone.background.is_empty());
+        let twice = CaseSpec::new(fake())
+            .unwrap()
+            .beside(vec![pipe.clone(), pipe]);
+        assert!(twice
+            .unwrap_err()
+            .to_string()
+            .contains("pipe is named twice"));
     }
 
     #[test]

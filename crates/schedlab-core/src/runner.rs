@@ -20,13 +20,13 @@
 //! workload that runs tasks, the runner's own secondary ones: a metric returned but not declared,
 //! or declared but not returned, fails the case like a workload error, so no stored run holds a
 //! metric nobody described.
+use crate::co_runner::{CoRunners, Running};
 use crate::counters::IterationCounters;
 use crate::estimate;
 use crate::metric::{self, secondary, Breach, MetricDef};
 use crate::plan::{CaseSpec, RunPlan};
 use crate::probe::{self, ProbeKind, ProbeRecord};
 use crate::record::{CaseRecord, IterationRecord, RunStatus};
-use crate::workload::scenario::Background;
 use crate::workload::{tasks, IterationInfo, IterationOutput, Workload, WorkloadSpec};
 use crate::{sys, Error};
 
@@ -277,7 +277,7 @@ struct Execution<'a> {
     /// Built when the case starts; dropped when it fails.
     workloads: Vec<Option<Box<dyn Workload>>>,
     /// The co-runners of each case that has some, built with its workload.
-    backgrounds: Vec<Option<Background>>,
+    backgrounds: Vec<Option<CoRunners>>,
     watchdog: sys::Watchdog,
     /// Wall time of every finished iteration, per case, for the default deadline.
     durations: Vec<Vec<u64>>,
@@ -403,6 +403,8 @@ impl Execution<'_> {
                 .ok(),
             ProbeKind::Explain => None,
         };
+        // The same co-runners as the measured iterations had: the probes explain that setting.
+        let co_runners = start_co_runners(self.backgrounds[case_index].as_ref(), case)?;
         self.threads_before = tasks::live_task_threads();
         let started_at_ns = sys::realtime_ns();
         let counters = workload.runs_tasks().then(IterationCounters::start);
@@ -432,9 +434,17 @@ impl Execution<'_> {
         let _ = self.watchdog.disarm();
         let secondary = counters.map(IterationCounters::finish).unwrap_or_default();
         let _ = sys::take_continued();
-        let declared = declared_metrics(workload.as_ref());
+        let mut declared = declared_metrics(workload.as_ref());
+        // Stored with the probed iteration as with a measured one (its latency histograms are
+        // the measured iterations' alone); a failure of theirs is this iteration's.
+        let beside = co_runners.map(Running::stop);
         let mut output = self.judge(case_index, info, deadline_ns, took_ns, result, expired)?;
         output.measurements.extend(secondary);
+        if let (Some(beside), Some(background)) = (beside, self.backgrounds[case_index].as_ref()) {
+            let beside = beside.map_err(|e| co_runners_failed(e, case, info.index))?;
+            declared.extend_from_slice(background.metrics());
+            output.measurements.extend(beside.measurements);
+        }
         let breaches = metric::check_declared(&declared, &output.measurements);
         if !breaches.is_empty() {
             return Err(Stop::Case(self.undeclared(case_index, info, &breaches)));
@@ -519,10 +529,18 @@ impl Execution<'_> {
         let case = &self.plan.cases[case_index];
         let workload = (self.build)(&case.workload).map_err(Stop::Case)?;
         self.workloads[case_index] = Some(workload);
-        self.backgrounds[case_index] = case
-            .background
-            .as_ref()
-            .map(|b| Background::new(b.scenario.clone()));
+        if !case.background.is_empty() {
+            let patience =
+                |spec: &WorkloadSpec| default_deadline_ns(&[], Some(spec.estimate_sec()));
+            let co_runners =
+                CoRunners::new(&case.background, self.build, &patience).map_err(|e| {
+                    Stop::Case(Error::failed(format!(
+                        "case `{}`: cannot build its background: {e}",
+                        case.name
+                    )))
+                })?;
+            self.backgrounds[case_index] = Some(co_runners);
+        }
         for index in 0..total {
             self.iteration(case_index, index, index < self.plan.warmup)?;
         }
@@ -650,16 +668,7 @@ impl Execution<'_> {
         // Co-runners start before the iteration and its counters, and stop after them: their
         // CPU time, switches and exits are not the workload's.
         let background = self.backgrounds[case_index].as_ref();
-        let co_runners = match background.map(Background::start).transpose() {
-            Ok(started) => started,
-            Err(Error::Interrupted(signal)) => return Err(Stop::Run(Error::Interrupted(signal))),
-            Err(e) => {
-                return Err(Stop::Case(Error::failed(format!(
-                    "case `{}`: cannot start its background: {e}",
-                    case.name
-                ))))
-            }
-        };
+        let co_runners = start_co_runners(background, case)?;
         let mut suspensions = 0;
         let (started_at_ns, result, took_ns, expired, secondary) = loop {
             self.threads_before = tasks::live_task_threads();
@@ -707,19 +716,7 @@ impl Execution<'_> {
         let mut output = self.judge(case_index, info, deadline_ns, took_ns, result, expired)?;
         output.measurements.extend(secondary);
         if let (Some(beside), Some(background)) = (beside, background) {
-            let beside = match beside {
-                Ok(beside) => beside,
-                Err(Error::Interrupted(signal)) => {
-                    return Err(Stop::Run(Error::Interrupted(signal)))
-                }
-                Err(e) => {
-                    return Err(Stop::Case(Error::failed(format!(
-                        "case `{}`, iteration {}: its background failed: {e}",
-                        case.name,
-                        index + 1
-                    ))))
-                }
-            };
+            let beside = beside.map_err(|e| co_runners_failed(e, case, index))?;
             declared.extend_from_slice(background.metrics());
             output.measurements.extend(beside.measurements);
             output.attachments.extend(beside.attachments);
@@ -841,6 +838,33 @@ impl Execution<'_> {
             info.index + 1,
             deadline_ns as f64 / 1e9
         ))
+    }
+}
+
+/// Starts a case's co-runners, if it has any, before an iteration (measured or probed).
+fn start_co_runners<'a>(
+    background: Option<&'a CoRunners>,
+    case: &CaseSpec,
+) -> Result<Option<Running<'a>>, Stop> {
+    match background.map(CoRunners::start).transpose() {
+        Ok(started) => Ok(started),
+        Err(Error::Interrupted(signal)) => Err(Stop::Run(Error::Interrupted(signal))),
+        Err(e) => Err(Stop::Case(Error::failed(format!(
+            "case `{}`: cannot start its background: {e}",
+            case.name
+        )))),
+    }
+}
+
+/// What stopping a case's co-runners after its iteration `index` (from 0) ended in, when it failed.
+fn co_runners_failed(error: Error, case: &CaseSpec, index: u32) -> Stop {
+    match error {
+        Error::Interrupted(signal) => Stop::Run(Error::Interrupted(signal)),
+        e => Stop::Case(Error::failed(format!(
+            "case `{}`, iteration {}: its background failed: {e}",
+            case.name,
+            index + 1
+        ))),
     }
 }
 

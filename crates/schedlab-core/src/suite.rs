@@ -40,7 +40,7 @@ pub struct Suite {
     pub seed: Option<u64>,
     pub cases: Vec<WorkloadSpec>,
     /// Each case's co-runners (its `background` key), in the order of `cases`.
-    pub backgrounds: Vec<Option<ScenarioParams>>,
+    pub backgrounds: Vec<Vec<WorkloadSpec>>,
 }
 
 /// The file as written, before matrices are expanded.
@@ -129,20 +129,21 @@ impl Suite {
                 key.and_then(|key| case_key_offset(text, index, key, matrix_first))
                     .map_or_else(|| at.clone(), |offset| position(text, offset))
             };
-            let mut from_this: Vec<(WorkloadSpec, Option<ScenarioParams>)> = Vec::new();
+            let mut from_this: Vec<(WorkloadSpec, Vec<WorkloadSpec>)> = Vec::new();
             for mut table in expand_matrix(spanned.get_ref(), machine).map_err(|(key, why)| {
                 Error::invalid(format!("suite {name}: {}: {why}", place(Some(&key), true)))
             })? {
                 let background = table
                     .remove("background")
-                    .map(read_background)
+                    .map(|value| read_background(value, machine))
                     .transpose()
                     .map_err(|why| {
                         Error::invalid(format!(
                             "suite {name}: {}: background: {why}",
                             place(Some("background"), false)
                         ))
-                    })?;
+                    })?
+                    .unwrap_or_default();
                 let relative = resolve_counts(&mut table, machine).map_err(|(key, why)| {
                     Error::invalid(format!("suite {name}: {}: {why}", place(Some(&key), false)))
                 })?;
@@ -183,13 +184,19 @@ impl Suite {
                         Error::invalid(format!("suite {name}: {}: {e}", place(None, false)))
                     })?;
                 }
-                if let Some(background) = &background {
-                    let mut checked = background.clone();
-                    checked.scenario.duration = checked
-                        .scenario
-                        .duration
-                        .or(Some(crate::workload::scenario::spec::Span(1_000_000_000)));
-                    checked.check_file().map_err(|e| {
+                for co_runner in &background {
+                    let checked = match co_runner {
+                        WorkloadSpec::Scenario(scenario) => {
+                            let mut checked = scenario.clone();
+                            checked.scenario.duration = checked
+                                .scenario
+                                .duration
+                                .or(Some(crate::workload::scenario::spec::Span(1_000_000_000)));
+                            checked.check_file()
+                        }
+                        other => other.validate(),
+                    };
+                    checked.map_err(|e| {
                         Error::invalid(format!(
                             "suite {name}: {}: background: {e}",
                             place(Some("background"), false)
@@ -371,15 +378,32 @@ fn resolve_counts(
     Ok(resolved)
 }
 
-/// A case's `background`: a scenario's keys inline, or `file = "PATH"`, as a scenario case takes
-/// them.
-fn read_background(value: toml::Value) -> std::result::Result<ScenarioParams, String> {
-    if !value.is_table() {
-        return Err("give a table: a scenario's keys, or file = \"PATH\"".to_string());
+/// A case's `background`: one co-runner's table or a list of them. A table with `workload` is
+/// that workload with its keys, read as a case's are (counts relative to the machine resolved);
+/// one without is a scenario's keys inline, or `file = "PATH"`, as a scenario case takes them.
+fn read_background(
+    value: toml::Value,
+    machine: &Topology,
+) -> std::result::Result<Vec<WorkloadSpec>, String> {
+    let one = |value: toml::Value| match value {
+        toml::Value::Table(mut table) if table.contains_key("workload") => {
+            resolve_counts(&mut table, machine).map_err(|(key, why)| format!("{key}: {why}"))?;
+            read_case(table).map_err(|e| e.to_string())
+        }
+        table @ toml::Value::Table(_) => table
+            .try_into::<ScenarioParams>()
+            .map(WorkloadSpec::Scenario)
+            .map_err(|e| e.message().trim().replace('\n', " ")),
+        _ => Err(
+            "give a table: workload = \"NAME\" and its keys, a scenario's keys, or \
+                  file = \"PATH\" (or a list of such tables)"
+                .to_string(),
+        ),
+    };
+    match value {
+        toml::Value::Array(list) => list.into_iter().map(one).collect(),
+        value => one(value).map(|spec| vec![spec]),
     }
-    value
-        .try_into::<ScenarioParams>()
-        .map_err(|e| e.message().trim().replace('\n', " "))
 }
 
 /// `line L, column C` of a byte offset.

@@ -299,6 +299,20 @@ pub struct PlanOptions {
     /// run then ends `partial` (exit 1).
     #[arg(long, global = true)]
     pub keep_going: bool,
+    /// Run a workload beside every iteration: 'WORKLOAD [ARGS…]', as `run` takes it; repeatable
+    ///
+    /// Run a workload beside every iteration of every case: 'WORKLOAD [ARGS…]' in one argument,
+    /// as `run` takes a workload ('pipe --loops 1000', 'scenario --file hog.toml'). It starts
+    /// before each iteration and stops after it, repeating its own iterations meanwhile; what it
+    /// achieved is stored with the iteration as background_* metrics. Repeatable, one per workload
+    #[arg(
+        long,
+        value_name = "'WORKLOAD [ARGS…]'",
+        global = true,
+        action = clap::ArgAction::Append,
+        value_parser = crate::workload_flags::workload_line
+    )]
+    pub background: Vec<WorkloadCommand>,
     #[command(flatten)]
     pub probes: ProbeOptions,
 }
@@ -577,7 +591,7 @@ pub struct ShowArgs {
     /// Output format on stdout.
     #[arg(long, value_enum, default_value_t = ShowFormat::Text)]
     pub format: ShowFormat,
-    /// The latency tables (wakeup runs) at these percentiles instead of schbench's.
+    /// The latency tables (wakeup, timer-latency) at these percentiles instead of the defaults.
     ///
     /// A list such as 50,75,90,95,99,99.5,99.9: each above 0 and below 100, in tenths at the
     /// finest.

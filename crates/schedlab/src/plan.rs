@@ -47,9 +47,10 @@ pub fn plan_from_parts(
             order: CaseOrder::Listed,
             seed: None,
             cases: vec![workload_spec(command)?],
-            backgrounds: vec![None],
+            backgrounds: vec![Vec::new()],
         },
     };
+    let suite = with_co_runners(suite, &options.background)?;
     let suite = match options.scale {
         Some(factor) => suite.scaled(factor)?,
         None => suite,
@@ -94,6 +95,31 @@ pub fn plan_from_parts(
         .with_keep_going(options.keep_going);
     crate::session::check_probes(&plan)?;
     Ok(plan)
+}
+
+/// The suite with `--background`'s workloads beside every case, after the case's own co-runners;
+/// each is checked as `run`'s workload is, its errors naming the flag.
+pub fn with_co_runners(mut suite: Suite, given: &[WorkloadCommand]) -> Result<Suite, Failure> {
+    let co_runners = given
+        .iter()
+        .map(|command| {
+            // Checked by `CaseSpec::beside` as a co-runner: a scenario needs no end of its own.
+            command
+                .definition
+                .from_command_line(&command.given)
+                .map_err(|e| flag_error(command.definition, e))
+                .map_err(|e| {
+                    Failure::bad_input(format!(
+                        "--background {}: {}",
+                        command.definition.name, e.message
+                    ))
+                })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    for background in &mut suite.backgrounds {
+        background.extend(co_runners.iter().cloned());
+    }
+    Ok(suite)
 }
 
 /// A seed for a random order nobody chose; it is recorded with the run, so the order can be

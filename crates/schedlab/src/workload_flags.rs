@@ -172,6 +172,36 @@ fn given(def: &'static ParamDef, matches: &ArgMatches) -> Option<Given> {
     }
 }
 
+/// A workload's command line in one argument (`--background 'pipe --loops 1000'`), split into
+/// words as a shell would and matched by the same subcommands as `run`'s own workload; the
+/// values are checked when the plan is made, as `run`'s are.
+pub fn workload_line(line: &str) -> Result<WorkloadCommand, Refusal> {
+    let words = shlex::split(line).ok_or_else(|| {
+        Refusal(format!(
+            "{line:?}: an unclosed quote or a trailing backslash"
+        ))
+    })?;
+    if words.is_empty() {
+        return Err(Refusal(
+            "is empty: give a workload and its flags".to_string(),
+        ));
+    }
+    let command = WorkloadCommand::augment_subcommands(
+        Command::new("schedlab")
+            .no_binary_name(true)
+            .subcommand_required(true)
+            .disable_help_subcommand(true),
+    );
+    let matches = command.try_get_matches_from(&words).map_err(|e| {
+        let message = e.render().to_string();
+        let first = message.lines().next().unwrap_or_default();
+        let reason = first.strip_prefix("error: ").unwrap_or(first);
+        Refusal(format!("{line:?}: {reason}"))
+    })?;
+    WorkloadCommand::from_arg_matches(&matches)
+        .map_err(|e| Refusal(format!("{line:?}: {}", e.kind())))
+}
+
 impl FromArgMatches for WorkloadCommand {
     fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
         let (name, matches) = matches.subcommand().ok_or_else(|| {

@@ -275,7 +275,7 @@ phases = [{ run = "1ms" }]
         name.starts_with("semaphore:") && name.contains(" beside scenario:hog@"),
         "{name}"
     );
-    assert_eq!(case["background"]["group"][0]["name"], "hog", "{case}");
+    assert_eq!(case["background"][0]["group"][0]["name"], "hog", "{case}");
     let units = metric(&case, "background_hog_run_units_per_sec");
     let values = units["values"].as_array().unwrap();
     assert_eq!(values.len(), 3, "one value per measured iteration: {units}");

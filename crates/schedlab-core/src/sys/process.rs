@@ -68,11 +68,24 @@ pub enum ChildExit {
 pub struct ChildSet {
     group: Option<i32>,
     live: Vec<i32>,
+    /// Not the iteration's set: its group is left out of the signal handlers' last resort, which
+    /// kills the current iteration's tasks (a co-runner's process, which outlives many
+    /// iterations and dies with schedlab by its own PR_SET_PDEATHSIG).
+    apart: bool,
 }
 
 impl ChildSet {
     pub fn new() -> Self {
         ChildSet::default()
+    }
+
+    /// A set whose children run beside the iterations rather than in one (see `apart`).
+    pub fn apart() -> Self {
+        ChildSet {
+            group: None,
+            live: Vec::new(),
+            apart: true,
+        }
     }
 
     /// Forks a child that runs `body` and exits with its code. The child never returns into
@@ -101,7 +114,9 @@ impl ChildSet {
             // SAFETY: setpgid on our own child.
             unsafe { libc::setpgid(pid, group) };
             let group = *self.group.get_or_insert(pid);
-            TASK_GROUP.store(group, Ordering::SeqCst);
+            if !self.apart {
+                TASK_GROUP.store(group, Ordering::SeqCst);
+            }
             self.live.push(pid);
             return Ok(pid);
         }
@@ -195,7 +210,7 @@ impl ChildSet {
 
     /// SIGKILLs every live child and reaps them all.
     pub fn kill_and_reap_all(&mut self) {
-        if let Some(group) = self.group {
+        if let Some(group) = self.group.filter(|_| !self.apart) {
             let _ = TASK_GROUP.compare_exchange(group, 0, Ordering::SeqCst, Ordering::SeqCst);
         }
         for &pid in &self.live {

@@ -23,12 +23,12 @@ use schedlab_store::{Experiment, ExperimentKind, Store};
 
 use crate::cli::{
     AccelArg, CampaignAction, CampaignArgs, CampaignNextArgs, CampaignRunArgs, CampaignStartArgs,
-    CampaignStatusArgs, OnOff, PresetArg,
+    CampaignStatusArgs, OnOff, PlanOptions, PresetArg,
 };
 use crate::daemon::Daemons;
 use crate::failure::Failure;
 use crate::output::{emit_line, say};
-use crate::plan::plan_from_parts;
+use crate::plan::{plan_from_parts, with_co_runners};
 use crate::progress::ProgressLine;
 use crate::session::{plan_for_visit, Session, Storage};
 use crate::shell::run_shell_command;
@@ -202,7 +202,7 @@ fn start(args: &CampaignStartArgs) -> Result<ExitCode, Failure> {
         let (vm, note) = vm_spec(args, &plan)?;
         let nodes = vm.numa.as_ref().map_or(1, |numa| numa.nodes.len());
         let guest = Topology::new(vm.vcpus, u32::try_from(nodes).unwrap_or(u32::MAX));
-        let plan = for_guests(plan, suite, args.plan.scale, &guest)?;
+        let plan = for_guests(plan, suite, &args.plan, &guest)?;
         (Some(vm), note, plan)
     } else {
         (None, None, plan)
@@ -296,16 +296,17 @@ const DEFAULT_SILENCE_SEC: u64 = 660;
 fn for_guests(
     plan: RunPlan,
     suite: Option<&String>,
-    scale: Option<f64>,
+    options: &PlanOptions,
     guest: &Topology,
 ) -> Result<RunPlan, Failure> {
     let Some(name) = suite else {
         return Ok(plan);
     };
     let mut guests = Suite::load_on(name, guest)?;
-    if let Some(factor) = scale {
+    if let Some(factor) = options.scale {
         guests = guests.scaled(factor)?;
     }
+    let guests = with_co_runners(guests, &options.background)?;
     let cases = guests
         .cases
         .into_iter()

@@ -24,7 +24,7 @@ pub const CALIBRATION_ERROR_PCT: MetricDef =
 
 /// A metric or distribution name made from a scenario, kept for the life of the process as
 /// declarations need, once per distinct name however often a scenario is checked or built.
-fn intern(text: String) -> &'static str {
+pub(crate) fn intern(text: String) -> &'static str {
     static NAMES: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
     let mut names = NAMES.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(name) = names.get(text.as_str()) {

@@ -25,6 +25,7 @@ mod stored;
 pub use engine::{calibrate, Calibration};
 pub use executor::{GroupOutcome, GroupRun, Outcome};
 pub use metrics::{Background, BackgroundRun, BACKGROUND_PREFIX};
+pub(crate) use metrics::intern;
 pub use spec::Scenario;
 pub use stored::{read_scenario_file, ScenarioParams};
 
