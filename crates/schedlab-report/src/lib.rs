@@ -16,7 +16,7 @@ pub mod refusals;
 pub mod text;
 pub mod wrap;
 
-pub use model::{RunReport, SCHEMA_VERSION};
+pub use model::{RunReport, RUN_SCHEMA_VERSION, SCHEMA_VERSION};
 
 /// The output formats of `run` and `show`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,9 +9,14 @@ use schedlab_core::fingerprint::Fingerprint;
 use schedlab_core::latency::PerMille;
 use schedlab_core::record::{RunRecord, RunStatus};
 
+/// The version of the envelope every other JSON output shares (lists under a key of their own).
 /// Bumped whenever a field is renamed or removed (adding fields keeps the version); see
 /// docs/json-schema.md.
 pub const SCHEMA_VERSION: u32 = 1;
+
+/// The version of `run`'s and `show`'s document: 2 since a case's `background` became a list of
+/// workloads (it was one scenario's keys).
+pub const RUN_SCHEMA_VERSION: u32 = 2;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct RunReport {
@@ -58,7 +63,7 @@ impl RunReport {
     /// schbench's.
     pub fn with_percentiles(runs: &[RunRecord], percentiles: Option<&[PerMille]>) -> Self {
         RunReport {
-            schema_version: SCHEMA_VERSION,
+            schema_version: RUN_SCHEMA_VERSION,
             runs: runs
                 .iter()
                 .map(|run| RunView::new(run, percentiles))

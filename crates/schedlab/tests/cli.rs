@@ -31,7 +31,7 @@ fn fake_run_is_stored_and_shown_identically() {
     // Deterministic: the same seed gives the same samples in every run.
     assert_eq!(values(&first), values(&second));
     assert_eq!(values(&first).as_array().unwrap().len(), 4);
-    assert_eq!(first["schema_version"], 1);
+    assert_eq!(first["schema_version"], 2);
     assert_eq!(first["runs"][0]["status"], "complete");
 
     assert_eq!(show_json(&db, "1")["runs"][0], first["runs"][0]);
