@@ -34,6 +34,7 @@ use crate::model::{
     IntervalKind, Look, Row, RowVariance, RunIterations, Sequential, SideSummary, Test,
     UsedInterval, VarianceSource, Verdict, COMPARISON_SCHEMA_VERSION,
 };
+use crate::notes::Exclusion;
 use crate::notes::{LoneUnit, RowNote, Unmatched, UnmatchedReason};
 use crate::series::{CaseLabel, Side};
 use crate::settings::{SequentialPlan, Settings, EQUIVALENCE_ALPHA, MAX_RUNS_NEEDED, MDE_POWER};
@@ -312,6 +313,7 @@ fn summary(s: &Side) -> SideSummary {
             .map(|r| ExcludedRun {
                 id: r.id,
                 status: r.status,
+                reason: r.left_out.unwrap_or(Exclusion::Incomplete),
             })
             .collect(),
         run_iterations: s

@@ -129,6 +129,7 @@ impl Experiment {
             origin: Origin::Runs,
             runs,
             excluded: Vec::new(),
+            disturbed_dropped: false,
             cases: Vec::new(),
             series,
         }

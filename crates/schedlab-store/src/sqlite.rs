@@ -409,6 +409,7 @@ mod tests {
             started_at_ns: 6,
             measurements: vec![],
             attachments: vec![],
+            quiet: None,
         }
     }
 
@@ -975,6 +976,7 @@ mod tests {
             started_at_ns: 10 + i64::from(index),
             measurements,
             attachments: Vec::new(),
+            quiet: None,
         }
     }
 
@@ -1550,6 +1552,7 @@ mod tests {
             started_at_ns: 2,
             measurements: vec![],
             attachments: vec![],
+            quiet: None,
         };
 
         // Held for the whole attempt: the store gives up after its patience, saying why.

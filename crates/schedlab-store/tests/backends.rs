@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use schedlab_core::fingerprint::Fingerprint;
 use schedlab_core::metric::{secondary, Better, Measurement, MetricDef, MetricShape, Role};
 use schedlab_core::plan::RunPlan;
+use schedlab_core::quiet::{Disturbance, QuietMark};
 use schedlab_core::record::{
     Arm, Attachment, ExperimentTag, IterationRecord, RunRecord, RunStatus,
 };
@@ -123,8 +124,26 @@ fn runs_round_trip_with_every_sample(backend: &Backend) {
             encoding: "hdrhistogram-v2-deflate".into(),
             data: vec![0, 1, 2, 255],
         }],
+        quiet: Some(QuietMark {
+            limit_pct: 2.5,
+            waited_ns: 1_000_000_000,
+            before_pct: Some(0.5),
+            disturbed: Some(Disturbance::PressureDuring),
+        }),
     };
     store.record_iteration(id, 0, &extra).unwrap();
+    // PSI unreadable before it: no pressure figure, never a zero.
+    let unread = IterationRecord {
+        index: 10,
+        quiet: Some(QuietMark {
+            limit_pct: 1.0,
+            waited_ns: 0,
+            before_pct: None,
+            disturbed: Some(Disturbance::NeverQuiet),
+        }),
+        ..extra.clone()
+    };
+    store.record_iteration(id, 0, &unread).unwrap();
     store.record_case_failure(id, 0, "stuck: task 3").unwrap();
     drop(store);
 
@@ -134,16 +153,18 @@ fn runs_round_trip_with_every_sample(backend: &Backend) {
     assert_eq!(run.plan, plan);
     assert_eq!(run.cases[0].error.as_deref(), Some("stuck: task 3"));
     let iterations = &run.cases[0].iterations;
-    assert_eq!(iterations.len(), 5);
+    assert_eq!(iterations.len(), 6);
     assert!(iterations[0].warmup);
     assert_eq!(iterations[4], extra);
+    assert_eq!(iterations[5], unread);
+    assert!(iterations[..4].iter().all(|it| it.quiet.is_none()));
     assert!(iterations[1]
         .measurements
         .iter()
         .any(|m| m.name == "usec_per_op"));
     let listed = reader.list_runs(None).unwrap();
     assert_eq!(listed.len(), 1);
-    assert_eq!(listed[0].measured_iterations, 4);
+    assert_eq!(listed[0].measured_iterations, 5);
     assert_eq!(listed[0].what, plan.cases[0].name);
     let (here, kind) = (
         Fingerprint::collect().hostname,
@@ -429,12 +450,13 @@ fn drop_v9(backend: &Backend) {
 }
 
 /// Takes the store back to V8, as a schedlab before summaries and probes left it: its runs and
-/// iterations stay, V9's and V10's tables, column and indexes go.
+/// iterations stay, V9's, V10's and V11's tables, column and indexes go.
 fn downgrade_to_v8(backend: &Backend) {
     drop_v9(backend);
     execute_raw(
         backend,
-        "DROP TABLE profile_symbols;
+        "DROP TABLE iteration_quiet;
+         DROP TABLE profile_symbols;
          DROP TABLE probe_attachments;
          DROP TABLE probe_unavailable;
          DROP TABLE probe_measurements;
@@ -549,6 +571,7 @@ fn a_v8_store_answers_alike_before_and_after_its_upgrade(backend: &Backend) {
         started_at_ns: 3_001,
         measurements: vec![fake::USEC_PER_OP.value(4.0), fake::OPS_PER_SEC.value(0.25)],
         attachments: Vec::new(),
+        quiet: None,
     };
     store.record_iteration(stopped, 0, &iteration).unwrap();
     store
@@ -632,6 +655,7 @@ fn a_run_read_keeping_some_measurements_is_the_whole_run_without_the_others(back
             wait_p99.value(6.0),
         ],
         attachments: Vec::new(),
+        quiet: None,
     };
     store.record_iteration(id, 0, &with_secondaries).unwrap();
     drop(store);
@@ -798,6 +822,7 @@ fn readers_write_nothing(backend: &Backend) {
                 started_at_ns: 3,
                 measurements: vec![],
                 attachments: vec![],
+                quiet: None,
             },
         )
         .unwrap();
@@ -890,7 +915,11 @@ fn source_store(dir: &tempfile::TempDir) -> (PathBuf, Vec<i64>) {
             RunStatus::Complete,
         )
         .unwrap();
-    ids.push(run_into(&mut source, &plan("plain")));
+    // Under the quiet-machine guard (a limit always met): its marks are copied too.
+    let guarded = plan("plain").with_quiet(100.0, 0).unwrap();
+    ids.push(run_into(&mut source, &guarded));
+    let run = source.load_run(ids[2]).unwrap();
+    assert!(run.cases[0].iterations.iter().all(|it| it.quiet.is_some()));
     source
         .save_calibration(&StoredCalibration {
             id: None,
