@@ -230,7 +230,11 @@ fn each_cases_series_holds_the_summaries_of_the_whole_runs(backend: &Backend) {
         for run in &series[0].runs {
             let whole = reader.load_run(run.id.unwrap()).unwrap();
             assert_eq!(run, &SummarisedRun::of(&whole, name), "run {:?}", run.id);
-            assert_eq!(run.summaries.len(), 2, "usec_per_op and ops_per_sec");
+            assert_eq!(
+                run.summaries.len(),
+                4,
+                "usec_per_op, ops_per_sec and the machine's steal_cpu_sec and psi_cpu_some_pct"
+            );
         }
         let named = MetricChoice::Named(fake::OPS_PER_SEC.name.into());
         let one = series_of(&*reader, std::slice::from_ref(name), named);
@@ -553,7 +557,7 @@ fn a_store_with_the_placeholder_v9_reads_as_v8_and_upgrades(backend: &Backend) {
         Location::Postgres(url) => schedlab_store::PgStore::check(url).unwrap(),
     };
     assert!(check.ok(), "{:?}", check.summaries);
-    assert_eq!(check.schema_version, Some(10));
+    assert_eq!(check.schema_version, Some(11));
 }
 
 /// A V8 store (a fleet's PostgreSQL database before this schedlab) answers every fleet query
