@@ -614,6 +614,13 @@ mod tests {
         close(m.omega2.unwrap(), 0.44 / 1.5);
     }
 
+    /// The unit's variance and its degrees of freedom, each close to the expected.
+    fn unit_close(m: &MetricCalibration, kind: UnitKind, variance: f64, df: f64) {
+        let v = m.unit_variance(kind).unwrap();
+        close(v.variance, variance);
+        close(v.df, df);
+    }
+
     #[test]
     fn one_run_per_boot_leaves_runs_and_boots_confounded() {
         let runs = runs_of(&[("a", &[0.0, 0.2]), ("b", &[0.4, 0.6]), ("c", &[0.8, 1.0])]);
@@ -623,20 +630,14 @@ mod tests {
         // Boot means .1, .5, .9: MS_boot = 0.32 / 2 = 0.16 on 2 df; it bounds a run's variance.
         close(m.ms_boot.unwrap(), 0.16);
         close(m.tau2, 0.16 - 0.02 / 2.0);
-        let run = m.unit_variance(UnitKind::RunWithinBoot).unwrap();
-        close(run.variance, 0.16);
-        close(run.df, 2.0);
-        let boot = m.unit_variance(UnitKind::BootMean { runs: 3.0 }).unwrap();
-        close(boot.variance, 0.16);
-        close(boot.df, 2.0);
+        unit_close(&m, UnitKind::RunWithinBoot, 0.16, 2.0);
+        unit_close(&m, UnitKind::BootMean { runs: 3.0 }, 0.16, 2.0);
     }
 
     #[test]
     fn a_run_within_a_boot_varies_by_the_run_mean_square() {
-        let v = two_boots().unit_variance(UnitKind::RunWithinBoot).unwrap();
         // τ² + σ²/n = 0.0175 + 0.0025.
-        close(v.variance, 0.02);
-        close(v.df, 2.0);
+        unit_close(&two_boots(), UnitKind::RunWithinBoot, 0.02, 2.0);
     }
 
     #[test]
@@ -669,12 +670,8 @@ mod tests {
         let mut m = two_boots();
         // Boots closer together than runs: the combination 0.005 + 0.01 is below MS_run / 1.
         m.ms_boot = Some(0.01);
-        let v = m.unit_variance(UnitKind::BootMean { runs: 1.0 }).unwrap();
-        close(v.variance, 0.02);
-        close(v.df, 2.0);
-        let v = m.unit_variance(UnitKind::BootMean { runs: 2.0 }).unwrap();
-        close(v.variance, 0.01);
-        close(v.df, 2.0);
+        unit_close(&m, UnitKind::BootMean { runs: 1.0 }, 0.02, 2.0);
+        unit_close(&m, UnitKind::BootMean { runs: 2.0 }, 0.01, 2.0);
     }
 
     #[test]

@@ -19,7 +19,7 @@
 //! that decided it.
 use schedlab_stats::equivalence::{tost_from_estimate, Equivalence};
 use schedlab_stats::multiplicity::adjust_p_values;
-use schedlab_stats::power::{mde_t, required_pairs_t, required_runs_two_sample};
+use schedlab_stats::power::{mde_t, required_count, Counted};
 use schedlab_stats::sequential::spent_alpha;
 use schedlab_stats::ttest::{t_test_from_estimate, TTest};
 use schedlab_stats::ConfidenceInterval;
@@ -983,11 +983,12 @@ fn detectable(t: &Tested<'_>, d: &Decision, settings: &Settings) -> (Option<f64>
             };
             let extra_df = t.variance.calibration.map_or(0.0, |c| c.df);
             let needed = if delta > 0.0 {
-                let required = match units.design {
-                    Design::Pairs => required_pairs_t,
-                    _ => required_runs_two_sample,
+                let counted = match units.design {
+                    Design::Pairs => Counted::Pairs,
+                    _ => Counted::RunsPerSide,
                 };
-                required(
+                required_count(
+                    counted,
                     v.variance,
                     extra_df,
                     delta,

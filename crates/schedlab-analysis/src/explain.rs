@@ -37,7 +37,7 @@ use schedlab_core::record::RunStatus;
 
 use crate::calibration::CalibrationSet;
 use crate::compare::compare;
-use crate::latency::{x_position, Curve, Point};
+use crate::latency::{changes, x_position, Curve, Point};
 use crate::model::{
     Comparison, DelayCurve, ExplainedFamily, ExplainedRow, ExplainedUnmatched, Explanation,
     ProbedSide, SymbolRow, UnavailableProbe,
@@ -693,25 +693,6 @@ fn delay_curves(sides: &[&ProbeSide], lone: &HashSet<String>) -> Vec<DelayCurve>
         .collect()
 }
 
-/// Each side's change from the base at each point, in percent.
-fn changes(values: &[Vec<Option<f64>>]) -> Vec<Vec<Option<f64>>> {
-    let base = values.first().cloned().unwrap_or_default();
-    values
-        .iter()
-        .enumerate()
-        .map(|(i, side)| {
-            side.iter()
-                .zip(&base)
-                .map(|(v, b)| match (i, v, b) {
-                    (0, _, _) => None,
-                    (_, Some(v), Some(b)) if *b != 0.0 => Some((v / b - 1.0) * 100.0),
-                    _ => None,
-                })
-                .collect()
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use schedlab_core::probe::GroupAttachment;
@@ -773,6 +754,15 @@ mod tests {
     }
 
     /// A side of runs `ids` (one case, "case"), each with the probe iterations `probes(i)` gives.
+    /// The explanatory rows as (group, metric), in the order the explanation lists them.
+    fn row_names(e: &Explanation) -> Vec<(Option<&str>, &str)> {
+        e.metrics
+            .rows
+            .iter()
+            .map(|r| (r.group.as_deref(), r.row.metric.as_str()))
+            .collect()
+    }
+
     fn side(name: &str, ids: &[i64], probes: impl Fn(usize) -> Vec<ProbeRecord>) -> ProbeSide {
         let mut builder = ProbeSideBuilder::new(name, false);
         for (i, id) in ids.iter().enumerate() {
@@ -845,12 +835,7 @@ mod tests {
             ])]
         });
         let e = explain(base, vec![cand], &Settings::default(), None);
-        let names: Vec<(Option<&str>, &str)> = e
-            .metrics
-            .rows
-            .iter()
-            .map(|r| (r.group.as_deref(), r.row.metric.as_str()))
-            .collect();
+        let names = row_names(&e);
         assert_eq!(
             names,
             [
@@ -883,12 +868,7 @@ mod tests {
         let base = side("base", &[1, 2], |i| probes(100.0 + i as f64));
         let cand = side("cand", &[3, 4], |i| probes(200.0 + i as f64));
         let e = explain(base, vec![cand], &Settings::default(), None);
-        let names: Vec<(Option<&str>, &str)> = e
-            .metrics
-            .rows
-            .iter()
-            .map(|r| (r.group.as_deref(), r.row.metric.as_str()))
-            .collect();
+        let names = row_names(&e);
         assert_eq!(names, [(None, "syscalls_count")]);
     }
 

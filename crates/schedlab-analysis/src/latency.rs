@@ -141,25 +141,29 @@ pub fn curves(sides: &[&Side]) -> Vec<Curve> {
             })
             .collect();
         curve.x = x_position(&curve.points);
-        let base = curve.values.first().cloned().unwrap_or_default();
-        curve.changes = curve
-            .values
-            .iter()
-            .enumerate()
-            .map(|(i, values)| {
-                values
-                    .iter()
-                    .zip(&base)
-                    .map(|(v, b)| match (i, v, b) {
-                        (0, _, _) => None,
-                        (_, Some(v), Some(b)) if *b != 0.0 => Some((v / b - 1.0) * 100.0),
-                        _ => None,
-                    })
-                    .collect()
-            })
-            .collect();
+        curve.changes = changes(&curve.values);
     }
     curves
+}
+
+/// Each side's change from the base (the first side) at each point, in percent; none for the
+/// base itself, and none where either side lacks the point or the base's is 0.
+pub(crate) fn changes(values: &[Vec<Option<f64>>]) -> Vec<Vec<Option<f64>>> {
+    let base = values.first().cloned().unwrap_or_default();
+    values
+        .iter()
+        .enumerate()
+        .map(|(i, side)| {
+            side.iter()
+                .zip(&base)
+                .map(|(v, b)| match (i, v, b) {
+                    (0, _, _) => None,
+                    (_, Some(v), Some(b)) if *b != 0.0 => Some((v / b - 1.0) * 100.0),
+                    _ => None,
+                })
+                .collect()
+        })
+        .collect()
 }
 
 fn side_median(side: &Side, case: &str, family: &str, point: Point) -> Option<f64> {

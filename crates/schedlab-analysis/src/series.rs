@@ -151,6 +151,28 @@ pub struct Series {
     pub runs: Vec<(usize, Vec<f64>)>,
 }
 
+impl Series {
+    /// A series of numbers given by hand rather than measured (files, tests, simulations): a
+    /// case that is its own short name with no load, a scalar metric without a unit, no runs
+    /// yet.
+    fn given(case: String, metric: String, better: Better) -> Series {
+        Series {
+            case: CaseLabel {
+                name: case.clone(),
+                short: case,
+                load: "-".into(),
+            },
+            metric,
+            unit: String::new(),
+            better,
+            shape: MetricShape::Scalar,
+            distribution: None,
+            restates: None,
+            runs: Vec::new(),
+        }
+    }
+}
+
 /// One side of a comparison.
 #[derive(Debug, Clone)]
 pub struct Side {
@@ -232,18 +254,8 @@ impl Side {
         let series = series
             .into_iter()
             .map(|(case, metric, better, values)| Series {
-                case: CaseLabel {
-                    name: case.clone(),
-                    short: case,
-                    load: "-".into(),
-                },
-                metric,
-                unit: String::new(),
-                better,
-                shape: MetricShape::Scalar,
-                distribution: None,
-                restates: None,
                 runs: vec![(0, values)],
+                ..Series::given(case, metric, better)
             })
             .collect();
         Side {
@@ -272,21 +284,7 @@ impl Side {
     pub fn from_run_values(name: &str, series: Vec<RunValuesSeries>) -> Side {
         let mut side = Side::empty(name, Origin::Runs);
         for (case, metric, better, runs) in series {
-            let label = CaseLabel {
-                name: case.clone(),
-                short: case,
-                load: "-".into(),
-            };
-            let mut entry = Series {
-                case: label,
-                metric,
-                unit: String::new(),
-                better,
-                shape: MetricShape::Scalar,
-                distribution: None,
-                restates: None,
-                runs: Vec::new(),
-            };
+            let mut entry = Series::given(case, metric, better);
             for (i, (boot, values)) in runs.into_iter().enumerate() {
                 if side.runs.len() <= i {
                     side.runs.push(RunMeta {

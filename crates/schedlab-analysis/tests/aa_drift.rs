@@ -12,27 +12,21 @@ use schedlab_analysis::{
 use schedlab_core::metric::Better;
 use schedlab_core::rng::SplitMix64;
 
+mod common;
+use common::{case_name, Case, Noise};
+
 const CASES: usize = 48;
 const ITERATIONS: usize = 5;
 const REPORTS: usize = 500;
 const METRIC: &str = "time_sec";
 
-/// One case of the matrix: its centre and its noise on the log scale.
-#[derive(Clone, Copy)]
-struct Case {
-    centre: f64,
-    tau: f64,
-    sigma: f64,
-}
-
 fn matrix(g: &mut SplitMix64) -> Vec<Case> {
-    (0..CASES)
-        .map(|i| Case {
-            centre: (1.0 + i as f64).ln(),
-            tau: g.between(0.02, 0.10),
-            sigma: g.between(0.01, 0.05),
-        })
-        .collect()
+    let noise = Noise {
+        omega: None,
+        tau: (0.02, 0.10),
+        sigma: (0.01, 0.05),
+    };
+    common::matrix(g, CASES, 1.0, &noise)
 }
 
 /// One run's iterations: the run's own offset, then each iteration's noise.
@@ -41,10 +35,6 @@ fn run(g: &mut SplitMix64, case: Case, tau: f64, shift: f64) -> Vec<f64> {
     (0..ITERATIONS)
         .map(|_| (case.centre + shift + offset + case.sigma * g.normal()).exp())
         .collect()
-}
-
-fn case_name(i: usize) -> String {
-    format!("case-{i:02}")
 }
 
 /// A side of `k` runs per case on one boot; `shift(i)` moves case i (log scale).
@@ -288,6 +278,7 @@ fn a_run_noisier_inside_than_calibrated_brings_its_own_noise() {
     let mut g = SplitMix64::new(7);
     let case = Case {
         centre: 3.0,
+        omega: 0.0,
         tau: 0.01,
         sigma: 0.01,
     };

@@ -187,25 +187,42 @@ fn the_projection_pairs_each_runs_two_variants() {
         .all(|r| r.design == schedlab_analysis::units::Design::Runs));
 }
 
-#[test]
-fn aa_false_marks_stay_rare_with_run_to_run_drift() {
+/// `REPORTS` A/A reports of each setting's runs, seeded per setting: fails naming every
+/// setting that marks more than 0.06 rows per report.
+fn assert_false_marks_rare<T: Copy>(
+    settings: &[T],
+    seed: impl Fn(T) -> u64,
+    name: impl Fn(T) -> String,
+    runs_of: impl Fn(&mut SplitMix64, T) -> Side,
+) {
     let mut failures = Vec::new();
-    for k in [2, 3, 5] {
-        let mut g = SplitMix64::new(900 + k as u64);
+    for &setting in settings {
+        let mut g = SplitMix64::new(seed(setting));
         let (mut false_marks, mut judged) = (0, 0);
         for _ in 0..REPORTS {
-            let c = across(&runs(&mut g, k, 0.0));
+            let c = across(&runs_of(&mut g, setting));
             false_marks += marked(&c);
             judged += c.footer.comparisons;
         }
         let per_report = false_marks as f64 / REPORTS as f64;
-        eprintln!("A/A, {k} runs: {per_report:.3} false marks per report ({judged} judged rows)");
+        let name = name(setting);
+        eprintln!("A/A, {name}: {per_report:.3} false marks per report ({judged} judged rows)");
         assert!(judged > 0);
         if per_report > 0.06 {
-            failures.push(format!("{k} runs: {per_report}"));
+            failures.push(format!("{name}: {per_report}"));
         }
     }
     assert!(failures.is_empty(), "too many false marks: {failures:?}");
+}
+
+#[test]
+fn aa_false_marks_stay_rare_with_run_to_run_drift() {
+    assert_false_marks_rare(
+        &[2, 3, 5],
+        |k| 900 + k as u64,
+        |k| format!("{k} runs"),
+        |g, k| runs(g, k, 0.0),
+    );
 }
 
 /// Runs on several boots, each boot moving each variant by 3–5 % of its own: the pairs of one
@@ -213,23 +230,12 @@ fn aa_false_marks_stay_rare_with_run_to_run_drift() {
 /// the same data marked 1.2 to 2.5 of the 8 rows of every A/A report.
 #[test]
 fn aa_false_marks_stay_rare_when_each_boot_moves_the_variants_apart() {
-    let mut failures = Vec::new();
-    for layout in [[3, 3, 3], [2, 4, 3], [5, 5, 5]] {
-        let mut g = SplitMix64::new(700 + layout.iter().sum::<usize>() as u64);
-        let (mut false_marks, mut judged) = (0, 0);
-        for _ in 0..REPORTS {
-            let c = across(&runs_on_boots(&mut g, &layout, 0.03, 0.0));
-            false_marks += marked(&c);
-            judged += c.footer.comparisons;
-        }
-        let per_report = false_marks as f64 / REPORTS as f64;
-        eprintln!("A/A, runs per boot {layout:?}: {per_report:.3} false marks per report ({judged} judged rows)");
-        assert!(judged > 0);
-        if per_report > 0.06 {
-            failures.push(format!("{layout:?}: {per_report}"));
-        }
-    }
-    assert!(failures.is_empty(), "too many false marks: {failures:?}");
+    assert_false_marks_rare(
+        &[[3, 3, 3], [2, 4, 3], [5, 5, 5]],
+        |layout| 700 + layout.iter().sum::<usize>() as u64,
+        |layout| format!("runs per boot {layout:?}"),
+        |g, layout| runs_on_boots(g, &layout, 0.03, 0.0),
+    );
     let mut g = SplitMix64::new(7);
     let c = across(&runs_on_boots(&mut g, &[3, 3, 3], 0.03, 0.0));
     assert!(c.rows.iter().all(|r| r.pairs_by_boot && r.base_side.n == 3));

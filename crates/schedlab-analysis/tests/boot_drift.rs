@@ -12,28 +12,20 @@ use schedlab_analysis::{compare, CalibrationSet, Comparison, Settings, Side, Ver
 use schedlab_core::metric::Better;
 use schedlab_core::rng::SplitMix64;
 
+mod common;
+use common::{case_name, Case, Noise};
+
 const CASES: usize = 48;
 const ITERATIONS: usize = 5;
 const METRIC: &str = "time_sec";
 
-/// One case of the matrix: its centre and its noise on the log scale.
-#[derive(Clone, Copy)]
-struct Case {
-    centre: f64,
-    omega: f64,
-    tau: f64,
-    sigma: f64,
-}
-
 fn matrix(g: &mut SplitMix64) -> Vec<Case> {
-    (0..CASES)
-        .map(|i| Case {
-            centre: (1.0 + i as f64).ln(),
-            omega: g.between(0.03, 0.08),
-            tau: g.between(0.01, 0.04),
-            sigma: g.between(0.01, 0.05),
-        })
-        .collect()
+    let noise = Noise {
+        omega: Some((0.03, 0.08)),
+        tau: (0.01, 0.04),
+        sigma: (0.01, 0.05),
+    };
+    common::matrix(g, CASES, 1.0, &noise)
 }
 
 /// How a side's runs sit on its boots.
@@ -53,10 +45,6 @@ const LAYOUTS: [Layout; 2] = [
         runs_per_boot: 4,
     },
 ];
-
-fn case_name(i: usize) -> String {
-    format!("case-{i:02}")
-}
 
 type Runs = Vec<(String, Vec<f64>)>;
 

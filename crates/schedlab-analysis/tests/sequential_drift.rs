@@ -19,6 +19,9 @@ use schedlab_core::record::Arm;
 use schedlab_core::rng::SplitMix64;
 use schedlab_stats::sequential::Spending;
 
+mod common;
+use common::{Case, Noise};
+
 const CASES: usize = 8;
 const ITERATIONS: usize = 5;
 const MAX_ROUNDS: u32 = 10;
@@ -29,14 +32,6 @@ const PLAN: SequentialPlan = SequentialPlan {
 };
 /// The walk's step per round, shared by both runs of the round.
 const WALK_STEP: f64 = 0.03;
-
-/// One case: its centre and its noise on the log scale.
-#[derive(Clone, Copy)]
-struct Case {
-    centre: f64,
-    tau: f64,
-    sigma: f64,
-}
 
 /// One experiment's values: per case, per round, the A run's and the B run's iterations.
 struct Experiment {
@@ -53,13 +48,12 @@ fn experiment(
     shift: f64,
     walk: f64,
 ) -> Experiment {
-    let cases: Vec<Case> = (0..CASES)
-        .map(|i| Case {
-            centre: (10.0 + i as f64).ln(),
-            tau: g.between(0.02, 0.10),
-            sigma: g.between(0.01, 0.05),
-        })
-        .collect();
+    let noise = Noise {
+        omega: None,
+        tau: (0.02, 0.10),
+        sigma: (0.01, 0.05),
+    };
+    let cases = common::matrix(g, CASES, 10.0, &noise);
     let mut w = SplitMix64::new(g.next_u64());
     let rounds = cases
         .iter()

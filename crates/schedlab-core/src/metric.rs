@@ -452,6 +452,16 @@ pub mod secondary {
     ];
 }
 
+/// The value of the measurement named `name`: what workloads' tests read; a missing one fails
+/// the test naming what was measured.
+#[cfg(test)]
+pub(crate) fn value_of(m: &[Measurement], name: &str) -> f64 {
+    m.iter()
+        .find(|m| m.name == name)
+        .unwrap_or_else(|| panic!("no {name} in {m:?}"))
+        .value
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -45,29 +45,32 @@ pub fn mde_t(std_err: f64, df: f64, alpha: f64, power: f64) -> Result<MinimumDet
     Ok(MinimumDetectableEffect::from_log(t_total * std_err))
 }
 
-/// Runs per side a two-sample t test needs to detect a log shift of
-/// `effect_log` when one run varies by `variance`: the smallest k with
-/// `mde_t(sqrt(2 variance / k), extra_df + 2k - 2) <= effect_log`, where
-/// `extra_df` are degrees of freedom the variance already has from
-/// elsewhere (a calibration). `None` when more than `max` would be needed.
-pub fn required_runs_two_sample(
-    variance: f64,
-    extra_df: f64,
-    effect_log: f64,
-    alpha: f64,
-    power: f64,
-    max: usize,
-) -> Result<Option<usize>> {
-    smallest_count(variance, effect_log, max, |k| {
-        let df = extra_df + 2.0 * k - 2.0;
-        (df > 0.0).then(|| mde_t((2.0 * variance / k).sqrt(), df, alpha, power))
-    })
+/// What a count of [`required_count`] counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Counted {
+    /// Runs per side of a two-sample t test.
+    RunsPerSide,
+    /// Pairs of a paired t test (each pair's log ratio one value).
+    Pairs,
 }
 
-/// Pairs a paired t test needs to detect a mean log ratio of `effect_log`
-/// when one pair's log ratio varies by `variance`: the smallest k with
-/// `mde_t(sqrt(variance / k), extra_df + k - 1) <= effect_log`.
-pub fn required_pairs_t(
+impl Counted {
+    /// The values one more of the count adds to the difference: a run on each side, or a pair.
+    fn values(self) -> f64 {
+        match self {
+            Counted::RunsPerSide => 2.0,
+            Counted::Pairs => 1.0,
+        }
+    }
+}
+
+/// How many runs per side (or pairs) a t test needs to detect a log shift of `effect_log` when
+/// one value — a run, or a pair's log ratio — varies by `variance`: the smallest k with
+/// `mde_t(sqrt(n variance / k), extra_df + n k - n) <= effect_log`, n being 2 for runs per side
+/// and 1 for pairs, where `extra_df` are degrees of freedom the variance already has from
+/// elsewhere (a calibration). `None` when more than `max` would be needed.
+pub fn required_count(
+    counted: Counted,
     variance: f64,
     extra_df: f64,
     effect_log: f64,
@@ -75,9 +78,10 @@ pub fn required_pairs_t(
     power: f64,
     max: usize,
 ) -> Result<Option<usize>> {
+    let n = counted.values();
     smallest_count(variance, effect_log, max, |k| {
-        let df = extra_df + k - 1.0;
-        (df > 0.0).then(|| mde_t((variance / k).sqrt(), df, alpha, power))
+        let df = extra_df + n * k - n;
+        (df > 0.0).then(|| mde_t((n * variance / k).sqrt(), df, alpha, power))
     })
 }
 
@@ -166,7 +170,7 @@ mod tests {
     #[test]
     fn required_counts_are_the_smallest_that_reach_the_effect() {
         let (v, effect) = (0.03f64.powi(2), 0.05f64.ln_1p());
-        let k = required_runs_two_sample(v, 0.0, effect, 0.05, 0.8, 1000)
+        let k = required_count(Counted::RunsPerSide, v, 0.0, effect, 0.05, 0.8, 1000)
             .unwrap()
             .unwrap();
         let mde = |k: usize| {
@@ -175,7 +179,7 @@ mod tests {
                 .log_effect
         };
         assert!(mde(k) <= effect && mde(k - 1) > effect, "{k}");
-        let pairs = required_pairs_t(v, 10.0, effect, 0.05, 0.8, 1000)
+        let pairs = required_count(Counted::Pairs, v, 10.0, effect, 0.05, 0.8, 1000)
             .unwrap()
             .unwrap();
         let mde = |k: usize| {
@@ -185,7 +189,7 @@ mod tests {
         };
         assert!(mde(pairs) <= effect && (pairs == 1 || mde(pairs - 1) > effect));
         assert_eq!(
-            required_runs_two_sample(v, 0.0, 1e-6, 0.05, 0.8, 50).unwrap(),
+            required_count(Counted::RunsPerSide, v, 0.0, 1e-6, 0.05, 0.8, 50).unwrap(),
             None
         );
     }

@@ -241,7 +241,8 @@ proptest! {
         let _ = benjamini_hochberg(&a);
         let _ = holm(&a);
         let _ = power::mde_t(level, a.len() as f64, level, level);
-        let _ = power::required_pairs_t(level, level, level, level, level, a.len());
+        let counted = power::Counted::Pairs;
+        let _ = power::required_count(counted, level, level, level, level, level, a.len());
         let _ = schedlab_stats::dist::f_quantile(level, a.len() as f64, level);
         let _ = schedlab_stats::dist::f_quantile(level, level, b.len() as f64);
     }

@@ -59,8 +59,9 @@ pub const V_QUIET: i64 = 11;
 /// rows a migration cannot compute in SQL (V9's summaries), which the caller fills.
 pub(crate) type AfterMigration<'a> = &'a dyn Fn(&Connection, i64) -> Result<()>;
 
-/// refinery's DDL for the history table, verbatim, so the table looks the same whoever made it.
-const CREATE_HISTORY: &str = "CREATE TABLE IF NOT EXISTS refinery_schema_history(
+/// refinery's DDL for the history table, verbatim, so the table looks the same whoever made it;
+/// the same on SQLite and PostgreSQL.
+pub(crate) const CREATE_HISTORY: &str = "CREATE TABLE IF NOT EXISTS refinery_schema_history(
              version int4 PRIMARY KEY,
              name VARCHAR(255),
              applied_on VARCHAR(255),

@@ -374,8 +374,14 @@ impl Backend for SqliteStore {
     }
 }
 
+// The undo statements of the upgrade tests, shared with the binary's tests.
+#[cfg(test)]
+#[path = "../tests/support/downgrade.rs"]
+mod downgrade;
+
 #[cfg(test)]
 mod tests {
+    use super::downgrade::downgrade_to_v8;
     use super::*;
     use rusqlite::params;
     use schedlab_core::fingerprint::Fingerprint;
@@ -1183,24 +1189,6 @@ mod tests {
         uuids.dedup();
         assert_eq!(uuids.len(), 21);
         writer.integrity_check().unwrap();
-    }
-
-    /// Takes a current file back to V8, as a schedlab before summaries left it: its tables,
-    /// columns and indexes go, its runs and iterations stay.
-    fn downgrade_to_v8(path: &Path) {
-        raw(path)
-            .execute_batch(
-                "DROP TABLE summaries;
-                 DROP TABLE summarised_cases;
-                 DROP INDEX cases_by_name;
-                 DROP INDEX runs_by_start;
-                 DROP INDEX runs_running;
-                 DROP INDEX runs_by_host_kernel;
-                 ALTER TABLE runs DROP COLUMN measured_by;
-                 DELETE FROM refinery_schema_history WHERE version > 8;
-                 PRAGMA user_version = 8;",
-            )
-            .unwrap();
     }
 
     /// Runs of many shapes: a suite whose cases ran in random order, two cases of one name, a

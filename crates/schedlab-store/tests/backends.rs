@@ -518,8 +518,20 @@ fn fleet_answers(store: &dyn Store) -> (Vec<CaseSeries>, Vec<RunSummary>, Vec<Ho
 /// and has V10's tables: it reads as V8 (histories from the iterations, number for number), and
 /// a writer applies the real V9 in the placeholder's place, fills the summaries and keeps the
 /// probes.
+/// A profile's top symbol: the kernel's `schedule`, 40 samples, 80 % of them.
+fn schedule_symbol() -> schedlab_core::probe::ProfileSymbol {
+    schedlab_core::probe::ProfileSymbol {
+        rank: 1,
+        symbol: "schedule".into(),
+        module: "[kernel.kallsyms]".into(),
+        origin: schedlab_core::probe::Origin::Kernel,
+        samples: 40,
+        share_pct: 80.0,
+    }
+}
+
 fn a_store_with_the_placeholder_v9_reads_as_v8_and_upgrades(backend: &Backend) {
-    use schedlab_core::probe::{Origin, ProbeKind, ProbeRecord, ProfileSymbol};
+    use schedlab_core::probe::{ProbeKind, ProbeRecord};
     let mut store = backend.writer();
     let ids = fleet(&mut *store);
     let profiled = ProbeRecord {
@@ -530,14 +542,7 @@ fn a_store_with_the_placeholder_v9_reads_as_v8_and_upgrades(backend: &Backend) {
         explanatory: Vec::new(),
         unavailable: Vec::new(),
         attachments: Vec::new(),
-        symbols: vec![ProfileSymbol {
-            rank: 1,
-            symbol: "schedule".into(),
-            module: "[kernel.kallsyms]".into(),
-            origin: Origin::Kernel,
-            samples: 40,
-            share_pct: 80.0,
-        }],
+        symbols: vec![schedule_symbol()],
     };
     store.record_probe(ids[0], 0, &profiled).unwrap();
     drop(store);
@@ -1123,8 +1128,7 @@ fn push_back_into_sqlite_gives_the_same_runs(backend: &Backend) {
 /// and never among the run's iterations, which is all a comparison reads.
 fn probes_round_trip_apart_from_measured_iterations(backend: &Backend) {
     use schedlab_core::probe::{
-        GroupAttachment, Origin, ProbeKind, ProbeMeasurement, ProbeRecord, ProfileSymbol,
-        Unavailable,
+        GroupAttachment, ProbeKind, ProbeMeasurement, ProbeRecord, Unavailable,
     };
     let mut store = backend.writer();
     let id = run_into(&mut *store, &plan("probed"));
@@ -1162,14 +1166,7 @@ fn probes_round_trip_apart_from_measured_iterations(backend: &Backend) {
     };
     let profiled = ProbeRecord {
         kind: ProbeKind::Profile,
-        symbols: vec![ProfileSymbol {
-            rank: 1,
-            symbol: "schedule".into(),
-            module: "[kernel.kallsyms]".into(),
-            origin: Origin::Kernel,
-            samples: 40,
-            share_pct: 80.0,
-        }],
+        symbols: vec![schedule_symbol()],
         unavailable: Vec::new(),
         attachments: Vec::new(),
         explanatory: Vec::new(),

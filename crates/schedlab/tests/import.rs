@@ -10,20 +10,14 @@ use std::time::{Duration, Instant};
 
 use common::*;
 
-fn fixture(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../schedlab-core/tests/fixtures/import")
-        .join(name)
-        .to_str()
-        .unwrap()
-        .to_string()
-}
-
 /// The argv of a command line whose words `@NAME` stand for the fixture NAME's path, which is
 /// passed whole (the checkout's path may hold a space).
 fn with_fixtures(line: &str) -> Vec<String> {
     line.split_ascii_whitespace()
-        .map(|word| word.strip_prefix('@').map_or(word.to_string(), fixture))
+        .map(|word| {
+            word.strip_prefix('@')
+                .map_or(word.to_string(), import_fixture)
+        })
         .collect()
 }
 
@@ -301,7 +295,10 @@ fn metrics_stored_under_their_former_names_meet_their_current_names() {
 /// A stand-in for a tool: prints a captured output to the stream the tool uses.
 fn printing(dir: &Path, fixture_name: &str, to_stderr: bool) -> PathBuf {
     let redirect = if to_stderr { " >&2" } else { "" };
-    let script = format!("#!/bin/sh\ncat '{}'{redirect}\n", fixture(fixture_name));
+    let script = format!(
+        "#!/bin/sh\ncat '{}'{redirect}\n",
+        import_fixture(fixture_name)
+    );
     let path = write_file(dir, &format!("{fixture_name}.sh"), script);
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -473,7 +470,7 @@ fn an_interrupted_tool_leaves_nothing_behind() {
 #[test]
 fn output_piped_in_is_imported_as_a_file_is() {
     let (_d, db) = temp_db();
-    let text = std::fs::read(fixture("hackbench-repeated.txt")).unwrap();
+    let text = std::fs::read(import_fixture("hackbench-repeated.txt")).unwrap();
     for (label, file) in [("piped", None), ("dash", Some("-"))] {
         let out = expect_success(
             schedlab(&db)
@@ -511,7 +508,7 @@ fn output_piped_in_is_imported_as_a_file_is() {
 #[test]
 fn a_run_per_result_makes_each_invocation_a_unit_of_compare() {
     let (_dir, db) = temp_db();
-    let hackbench = fixture("hackbench-repeated.txt");
+    let hackbench = import_fixture("hackbench-repeated.txt");
     for (label, how) in [("one", None), ("each", Some("--run-per-result"))] {
         let mut args = vec![
             "import",
@@ -537,7 +534,7 @@ fn a_run_per_result_makes_each_invocation_a_unit_of_compare() {
         .collect();
     assert_eq!(iterations, [1, 1, 1, 3], "{runs:#}");
 
-    let pipe = fixture("perf-pipe-repeated.txt");
+    let pipe = import_fixture("perf-pipe-repeated.txt");
     for label in ["a", "b"] {
         let args = [
             "import",

@@ -602,6 +602,19 @@ fn stop_a_worker(child: &mut Running) -> i32 {
     }
 }
 
+/// After a run a stopped task ended: its one line and its failed case's error both name the task,
+/// and no task is left running. The run, for what else the caller checks.
+fn failed_naming_the_stopped(db: &Path, stderr: &str, stopped: i32) -> Value {
+    let named = format!("pid {stopped}, stopped");
+    assert!(stderr.contains(&named), "{stderr}");
+    assert_no_strays(db);
+    let run = only_run(db);
+    assert_eq!(run["status"], "failed");
+    let case_error = run["cases"][0]["error"].as_str().unwrap();
+    assert!(case_error.contains(&named), "{case_error}");
+    run
+}
+
 /// A worker process in SIGSTOP: the run ends at its deadline, naming the stopped task; the case is
 /// stored failed with that message; nothing is left running.
 fn stopped_worker_ends_at_the_deadline(workload: &[&str]) {
@@ -621,18 +634,7 @@ fn stopped_worker_ends_at_the_deadline(workload: &[&str]) {
     );
     assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
     assert!(stderr.contains("no result within 2 s"), "{stderr}");
-    assert!(
-        stderr.contains(&format!("pid {stopped}, stopped")),
-        "{stderr}"
-    );
-    assert_no_strays(&db);
-    let run = only_run(&db);
-    assert_eq!(run["status"], "failed");
-    let case_error = run["cases"][0]["error"].as_str().unwrap();
-    assert!(
-        case_error.contains(&format!("pid {stopped}, stopped")),
-        "{case_error}"
-    );
+    let run = failed_naming_the_stopped(&db, &stderr, stopped);
     assert!(
         finished_iterations(&run) >= 1,
         "finished iterations are kept"
@@ -663,18 +665,7 @@ fn a_worker_stopped_in_the_first_iteration_ends_the_case_at_the_first_look() {
         !stderr.contains("  "),
         "one line, one space apart: {stderr:?}"
     );
-    assert!(
-        stderr.contains(&format!("pid {stopped}, stopped")),
-        "{stderr}"
-    );
-    assert_no_strays(&db);
-    let run = only_run(&db);
-    assert_eq!(run["status"], "failed");
-    let case_error = run["cases"][0]["error"].as_str().unwrap();
-    assert!(
-        case_error.contains(&format!("pid {stopped}, stopped")),
-        "{case_error}"
-    );
+    failed_naming_the_stopped(&db, &stderr, stopped);
 }
 
 #[test]

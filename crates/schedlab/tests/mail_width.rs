@@ -4,8 +4,6 @@
 //! ministat-style number files.
 mod common;
 
-use std::path::Path;
-
 use common::*;
 
 const WIDTH: usize = 80;
@@ -19,15 +17,6 @@ fn assert_within(text: &str, what: &str) {
         wide[0]
     );
     assert!(!text.trim().is_empty(), "{what}: no output");
-}
-
-fn fixture(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../schedlab-core/tests/fixtures/import")
-        .join(name)
-        .to_str()
-        .unwrap()
-        .to_string()
 }
 
 const STYLES: [&str; 6] = [
@@ -66,7 +55,7 @@ fn compare_stat_show_and_history_keep_within_80_columns() {
     expect_success(
         schedlab(&db)
             .args(words("import --tool schbench --label sch"))
-            .arg(fixture("schbench-2022-intervals.txt")),
+            .arg(import_fixture("schbench-2022-intervals.txt")),
     );
     // Seed 000's perf bench transcripts and seed 004's hackbench, each imported twice as two
     // sides (the same figures: the layout is what is looked at).
@@ -85,7 +74,7 @@ fn compare_stat_show_and_history_keep_within_80_columns() {
                         "--label",
                         &format!("{label}-{side}"),
                     ])
-                    .arg(fixture(file)),
+                    .arg(import_fixture(file)),
             );
         }
     }

@@ -28,9 +28,7 @@ fn only_case(db: &Path, label: &str) -> serde_json::Value {
 
 #[test]
 fn a_toml_file_runs_and_is_stored_whole() {
-    let (dir, db) = temp_db();
-    let file = write_file(
-        dir.path(),
+    let (_dir, db, file) = temp_db_with(
         "two.toml",
         r#"
 name = "two groups"
@@ -225,9 +223,7 @@ fn a_real_time_policy_without_the_privilege_is_refused() {
         Path::new("/usr/bin/setpriv").exists(),
         "this test needs util-linux's setpriv (CI runs on Debian, which has it)"
     );
-    let (dir, db) = temp_db();
-    let file = write_file(
-        dir.path(),
+    let (_dir, db, file) = temp_db_with(
         "fifo.toml",
         "duration = \"1s\"\n[[group]]\nname = \"rt\"\npolicy = \"fifo\"\npriority = 20\nphases = [\"yield\"]\n",
     );
@@ -254,9 +250,7 @@ fn a_real_time_policy_without_the_privilege_is_refused() {
 /// name says it ran beside the hog, and nothing of the hog is left once the run ends.
 #[test]
 fn a_background_hog_runs_around_every_iteration_and_its_throughput_is_stored() {
-    let (dir, db) = temp_db();
-    let suite = write_file(
-        dir.path(),
+    let (_dir, db, suite) = temp_db_with(
         "beside.toml",
         r#"
 description = "the semaphore test beside a SCHED_IDLE hog"

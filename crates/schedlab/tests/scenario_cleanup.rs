@@ -70,9 +70,7 @@ fn a_scenarios_cgroups_are_removed_however_the_run_ends() {
         controller,
         "this test needs the cgroup cpu controller mounted (cgroup v1 `cpu` or v2), as CI has"
     );
-    let (dir, db) = temp_db();
-    let scenario = write_file(
-        dir.path(),
+    let (_dir, db, scenario) = temp_db_with(
         "boxed.toml",
         r#"
 name = "boxed"

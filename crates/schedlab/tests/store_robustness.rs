@@ -583,23 +583,20 @@ fn readers_of_a_missing_database_create_nothing() {
 
 /// Makes `db` a version-3 database: what a schedlab from before calibrations left behind.
 fn downgrade_to_v3(db: &Path) {
-    rusqlite::Connection::open(db)
-        .unwrap()
-        .execute_batch(&format!(
-            "{UNDO_V9}
-             DROP TABLE calibrations;
-             DROP INDEX runs_by_uuid;
-             DROP INDEX runs_by_host;
-             ALTER TABLE runs DROP COLUMN uuid;
-             ALTER TABLE runs DROP COLUMN owner_pid;
-             ALTER TABLE runs DROP COLUMN owner_start_ticks;
-             ALTER TABLE runs DROP COLUMN owner_boot_id;
-             ALTER TABLE runs DROP COLUMN owner_host;
-             ALTER TABLE cases DROP COLUMN error;
-             DELETE FROM refinery_schema_history WHERE version > 3;
-             PRAGMA user_version = 0;",
-        ))
-        .unwrap();
+    let undo = format!(
+        "{UNDO_V9}
+         DROP TABLE calibrations;
+         DROP INDEX runs_by_uuid;
+         DROP INDEX runs_by_host;
+         ALTER TABLE runs DROP COLUMN uuid;
+         ALTER TABLE runs DROP COLUMN owner_pid;
+         ALTER TABLE runs DROP COLUMN owner_start_ticks;
+         ALTER TABLE runs DROP COLUMN owner_boot_id;
+         ALTER TABLE runs DROP COLUMN owner_host;
+         ALTER TABLE cases DROP COLUMN error;"
+    );
+    // A V3 file predates schedlab's user_version.
+    downgrade(db, &undo, 3, 0);
 }
 
 fn history_rows(db: &Path) -> i64 {
@@ -647,18 +644,14 @@ fn readers_read_an_older_schema_as_it_is_and_db_upgrade_brings_it_up() {
 /// Makes `db` a version-6 database: what a schedlab from before metric definitions left behind.
 /// Its measurement rows are what V6 wrote; only the definitions V7 keeps beside them go.
 fn downgrade_to_v6(db: &Path) {
-    rusqlite::Connection::open(db)
-        .unwrap()
-        .execute_batch(&format!(
-            "{UNDO_V9}
-             DROP TABLE metrics;
-             DROP INDEX runs_by_uuid;
-             DROP INDEX runs_by_host;
-             ALTER TABLE runs DROP COLUMN uuid;
-             DELETE FROM refinery_schema_history WHERE version > 6;
-             PRAGMA user_version = 6;",
-        ))
-        .unwrap();
+    let undo = format!(
+        "{UNDO_V9}
+         DROP TABLE metrics;
+         DROP INDEX runs_by_uuid;
+         DROP INDEX runs_by_host;
+         ALTER TABLE runs DROP COLUMN uuid;"
+    );
+    downgrade(db, &undo, 6, 6);
 }
 
 /// Runs stored before V7 keep their output through the upgrade: `show` and `compare` (latency

@@ -142,28 +142,26 @@ fn a_two_kernel_campaign_boots_in_abba_order_and_is_not_judged_under_tcg() {
         tools.kernel_6_1.to_str().unwrap(),
         tools.kernel_6_12.to_str().unwrap(),
     );
-    let start = expect_success(schedlab(&db).args([
-        "campaign",
-        "start",
+    let start = expect_success(schedlab(&db).args(campaign_start_named(
         "k",
-        "--vm",
-        "--a-kernel",
         a,
-        "--b-kernel",
         b,
-        "--boots",
-        "4",
-        "--accel",
-        "tcg",
-        "--vcpus",
-        "2",
-        "--numa",
-        "2",
-        "--memory",
-        "512M",
-        "--suite",
-        suite.to_str().unwrap(),
-    ]));
+        &[
+            "--vm",
+            "--boots",
+            "4",
+            "--accel",
+            "tcg",
+            "--vcpus",
+            "2",
+            "--numa",
+            "2",
+            "--memory",
+            "512M",
+            "--suite",
+            suite.to_str().unwrap(),
+        ],
+    )));
     let said = String::from_utf8_lossy(&start.stdout);
     assert!(said.contains("4 guest boots in ABBA order"), "{said}");
     assert!(
@@ -282,29 +280,27 @@ fn a_guest_that_panics_ends_its_slot_at_the_deadline_with_its_console() {
     let image = tools.kernel_6_12.to_str().unwrap();
     // No init to run, and a panic that waits forever (panic=0) instead of restarting: only the
     // boot deadline ends this guest.
-    expect_success(schedlab(&db).args([
-        "campaign",
-        "start",
+    expect_success(schedlab(&db).args(campaign_start_named(
         "p",
-        "--vm",
-        "--a-kernel",
         image,
-        "--b-kernel",
         image,
-        "--a-append",
-        "rdinit=/nonexistent panic=0",
-        "--boots",
-        "4",
-        "--accel",
-        "tcg",
-        "--boot-timeout",
-        "45",
-        "--retries",
-        "0",
-        "pipe",
-        "--loops",
-        "100",
-    ]));
+        &[
+            "--vm",
+            "--a-append",
+            "rdinit=/nonexistent panic=0",
+            "--boots",
+            "4",
+            "--accel",
+            "tcg",
+            "--boot-timeout",
+            "45",
+            "--retries",
+            "0",
+            "pipe",
+            "--loops",
+            "100",
+        ],
+    )));
     let began = Instant::now();
     let out = schedlab_in(&db, dir.path(), &tools.binary)
         .args(["campaign", "run", "p"])
@@ -393,27 +389,25 @@ fn ctrl_c_or_sigkill_of_campaign_run_leaves_no_qemu() {
     let _one = ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner());
     let (dir, db) = temp_db();
     let image = tools.kernel_6_12.to_str().unwrap();
-    expect_success(schedlab(&db).args([
-        "campaign",
-        "start",
+    expect_success(schedlab(&db).args(campaign_start_named(
         "c",
-        "--vm",
-        "--a-kernel",
         image,
-        "--b-kernel",
         image,
-        "--b-append",
-        "quiet",
-        "--boots",
-        "4",
-        "--accel",
-        "tcg",
-        "--iterations",
-        "50",
-        "pipe",
-        "--loops",
-        "20000",
-    ]));
+        &[
+            "--vm",
+            "--b-append",
+            "quiet",
+            "--boots",
+            "4",
+            "--accel",
+            "tcg",
+            "--iterations",
+            "50",
+            "pipe",
+            "--loops",
+            "20000",
+        ],
+    )));
     let run = |dir: &Path| {
         let mut cmd = StdCommand::new(assert_cmd::cargo::cargo_bin("schedlab"));
         cmd.env_remove("SCHEDLAB_DB")
@@ -505,21 +499,12 @@ fn next_and_run_each_keep_to_their_kind_of_campaign() {
     assert!(stderr.contains("campaign next plain"), "{stderr}");
     let Some(tools) = guest_tools() else { return };
     let image = tools.kernel_6_12.to_str().unwrap();
-    expect_success(schedlab(&db).args([
-        "campaign",
-        "start",
+    expect_success(schedlab(&db).args(campaign_start_named(
         "guests",
-        "--vm",
-        "--a-kernel",
         image,
-        "--b-kernel",
         image,
-        "--b-append",
-        "quiet",
-        "--accel",
-        "tcg",
-        "fake",
-    ]));
+        &["--vm", "--b-append", "quiet", "--accel", "tcg", "fake"],
+    )));
     let stderr = assert_bad_input(&db, &words("campaign next guests"));
     assert!(stderr.contains("campaign run guests"), "{stderr}");
     // This test's schedlab is the glibc build: without a static one it says how to build one,
@@ -557,37 +542,35 @@ fn pinned_guests_beside_a_host_load() {
     let image = tools.kernel_6_12.to_str().unwrap();
     let load = "exec \"$SCHEDLAB\" run --label \"$SCHEDLAB_CAMPAIGN-load-$SCHEDLAB_ARM\" \
                 --iterations 100000 --warmup 0 -q pipe --loops 20000";
-    expect_success(schedlab(&db).args([
-        "campaign",
-        "start",
+    expect_success(schedlab(&db).args(campaign_start_named(
         "pl",
-        "--vm",
-        "--a-kernel",
         image,
-        "--b-kernel",
         image,
-        "--accel",
-        "tcg",
-        "--vcpus",
-        "2",
-        "--pin-vcpus",
-        "0,0",
-        "--boots",
-        "4",
-        "--a-host-load",
-        load,
-        "--b-host-load",
-        "sleep 1",
-        "--retries",
-        "0",
-        "--iterations",
-        "2",
-        "--warmup",
-        "0",
-        "pipe",
-        "--loops",
-        "2000",
-    ]));
+        &[
+            "--vm",
+            "--accel",
+            "tcg",
+            "--vcpus",
+            "2",
+            "--pin-vcpus",
+            "0,0",
+            "--boots",
+            "4",
+            "--a-host-load",
+            load,
+            "--b-host-load",
+            "sleep 1",
+            "--retries",
+            "0",
+            "--iterations",
+            "2",
+            "--warmup",
+            "0",
+            "pipe",
+            "--loops",
+            "2000",
+        ],
+    )));
     let child = {
         let mut cmd = StdCommand::new(assert_cmd::cargo::cargo_bin("schedlab"));
         cmd.env_remove("SCHEDLAB_DB")
@@ -680,33 +663,31 @@ fn a_job_the_guest_refuses_is_not_booted_again() {
     let _one = ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner());
     let (dir, db) = temp_db();
     let image = tools.kernel_6_12.to_str().unwrap();
-    expect_success(schedlab(&db).args([
-        "campaign",
-        "start",
+    expect_success(schedlab(&db).args(campaign_start_named(
         "r",
-        "--vm",
-        "--a-kernel",
         image,
-        "--b-kernel",
         image,
-        "--b-append",
-        "quiet",
-        "--accel",
-        "tcg",
-        "--memory",
-        "256M",
-        "--retries",
-        "3",
-        "--boots",
-        "4",
-        "contention",
-        "--testcase",
-        "page-fault",
-        "--tasks",
-        "4",
-        "--map-kib",
-        "131072",
-    ]));
+        &[
+            "--vm",
+            "--b-append",
+            "quiet",
+            "--accel",
+            "tcg",
+            "--memory",
+            "256M",
+            "--retries",
+            "3",
+            "--boots",
+            "4",
+            "contention",
+            "--testcase",
+            "page-fault",
+            "--tasks",
+            "4",
+            "--map-kib",
+            "131072",
+        ],
+    )));
     let out = schedlab_in(&db, dir.path(), &tools.binary)
         .args(["campaign", "run", "r"])
         .output()

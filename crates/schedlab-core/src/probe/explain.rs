@@ -480,6 +480,8 @@ mod tests {
     /// thread, 101); another program (pid 300) runs beside them and is not theirs, nor is
     /// another thread of this process (102, a test harness's).
     fn scenario(consumer_cpu: u32) -> Vec<Event> {
+        // A system call's exit: at `ns` on `cpu`, thread `tid` of process `pid`.
+        let sys_exit = |ns, cpu, pid, tid, id| at(ns, cpu, pid, tid, Kind::SysExit { id });
         let new = |pid, name| Kind::WakeupNew {
             pid,
             target_cpu: 0,
@@ -502,53 +504,13 @@ mod tests {
                 },
             ),
             at(15, consumer_cpu, 0, 0, switch(0, 0, 101)),
-            at(
-                16,
-                consumer_cpu,
-                100,
-                101,
-                Kind::SysExit {
-                    id: libc::SYS_write,
-                },
-            ),
-            at(
-                17,
-                consumer_cpu,
-                100,
-                101,
-                Kind::SysExit {
-                    id: libc::SYS_write,
-                },
-            ),
+            sys_exit(16, consumer_cpu, 100, 101, libc::SYS_write),
+            sys_exit(17, consumer_cpu, 100, 101, libc::SYS_write),
             // Someone else's system calls are not counted.
-            at(
-                18,
-                1,
-                300,
-                300,
-                Kind::SysExit {
-                    id: libc::SYS_write,
-                },
-            ),
-            at(
-                19,
-                1,
-                100,
-                102,
-                Kind::SysExit {
-                    id: libc::SYS_write,
-                },
-            ),
+            sys_exit(18, 1, 300, 300, libc::SYS_write),
+            sys_exit(19, 1, 100, 102, libc::SYS_write),
             at(20, 0, 200, 200, switch(200, 1, 0)),
-            at(
-                21,
-                0,
-                200,
-                200,
-                Kind::SysExit {
-                    id: libc::SYS_futex,
-                },
-            ),
+            sys_exit(21, 0, 200, 200, libc::SYS_futex),
             at(30, 1, 300, 300, Kind::Migrate { pid: 300 }),
             at(31, 1, 300, 300, Kind::Migrate { pid: 200 }),
         ]

@@ -76,76 +76,43 @@ pub const LOCKSTEP_OPS_COUNT: MetricDef =
 pub const IDENTICAL_OPS_COUNT: MetricDef =
     MetricDef::primary_count("identical_ops_count", Better::Higher);
 
-#[cfg(target_arch = "x86_64")]
-const TIMING_METRICS: &[MetricDef] = &[
-    NSEC_PER_OP,
-    CYCLES_PER_OP,
-    INSERTS_COUNT,
-    UPDATES_COUNT,
-    DELETES_COUNT,
-    NOOP_CLEARS_COUNT,
-    ORDER_VIOLATIONS_COUNT,
-    MISPLACED_CPUS_COUNT,
-    CHECKED_OPS_COUNT,
-];
-#[cfg(not(target_arch = "x86_64"))]
-const TIMING_METRICS: &[MetricDef] = &[
-    NSEC_PER_OP,
-    INSERTS_COUNT,
-    UPDATES_COUNT,
-    DELETES_COUNT,
-    NOOP_CLEARS_COUNT,
-    ORDER_VIOLATIONS_COUNT,
-    MISPLACED_CPUS_COUNT,
-    CHECKED_OPS_COUNT,
-];
 const EQUIVALENCE_METRICS: &[MetricDef] = &[LOCKSTEP_OPS_COUNT, IDENTICAL_OPS_COUNT];
 
 /// The distribution of `per_op`'s per-op times.
 const OP_DISTRIBUTION: &str = "op";
+/// A name of `per_op`'s with the unit of its ticks inside: `op_cycles_p50` where the TSC counts
+/// them (x86_64), `op_nsec_p50` elsewhere.
 #[cfg(target_arch = "x86_64")]
-const OP_UNIT: &str = "cycles";
+macro_rules! op_name {
+    ($before:literal, $after:literal) => {
+        concat!($before, "cycles", $after)
+    };
+}
 #[cfg(not(target_arch = "x86_64"))]
-const OP_UNIT: &str = "nsec";
-#[cfg(target_arch = "x86_64")]
-pub const OP_P50: MetricDef =
-    MetricDef::secondary("op_cycles_p50", OP_UNIT, Better::Lower).quantile(OP_DISTRIBUTION, 50.0);
-#[cfg(target_arch = "x86_64")]
-pub const OP_P90: MetricDef =
-    MetricDef::secondary("op_cycles_p90", OP_UNIT, Better::Lower).quantile(OP_DISTRIBUTION, 90.0);
-#[cfg(target_arch = "x86_64")]
-pub const OP_P99: MetricDef =
-    MetricDef::secondary("op_cycles_p99", OP_UNIT, Better::Lower).quantile(OP_DISTRIBUTION, 99.0);
-#[cfg(target_arch = "x86_64")]
+macro_rules! op_name {
+    ($before:literal, $after:literal) => {
+        concat!($before, "nsec", $after)
+    };
+}
+const OP_UNIT: &str = op_name!("", "");
+pub const OP_P50: MetricDef = MetricDef::secondary(op_name!("op_", "_p50"), OP_UNIT, Better::Lower)
+    .quantile(OP_DISTRIBUTION, 50.0);
+pub const OP_P90: MetricDef = MetricDef::secondary(op_name!("op_", "_p90"), OP_UNIT, Better::Lower)
+    .quantile(OP_DISTRIBUTION, 90.0);
+pub const OP_P99: MetricDef = MetricDef::secondary(op_name!("op_", "_p99"), OP_UNIT, Better::Lower)
+    .quantile(OP_DISTRIBUTION, 99.0);
 pub const OP_P999: MetricDef =
-    MetricDef::secondary("op_cycles_p999", OP_UNIT, Better::Lower).quantile(OP_DISTRIBUTION, 99.9);
-#[cfg(target_arch = "x86_64")]
-pub const OP_MAX: MetricDef =
-    MetricDef::secondary("op_cycles_max", OP_UNIT, Better::Lower).max_of(OP_DISTRIBUTION);
-#[cfg(target_arch = "x86_64")]
-pub const OP_READ: MetricDef = MetricDef::explanatory("op_read_cycles", OP_UNIT, Better::Lower);
-#[cfg(not(target_arch = "x86_64"))]
-pub const OP_P50: MetricDef =
-    MetricDef::secondary("op_nsec_p50", OP_UNIT, Better::Lower).quantile(OP_DISTRIBUTION, 50.0);
-#[cfg(not(target_arch = "x86_64"))]
-pub const OP_P90: MetricDef =
-    MetricDef::secondary("op_nsec_p90", OP_UNIT, Better::Lower).quantile(OP_DISTRIBUTION, 90.0);
-#[cfg(not(target_arch = "x86_64"))]
-pub const OP_P99: MetricDef =
-    MetricDef::secondary("op_nsec_p99", OP_UNIT, Better::Lower).quantile(OP_DISTRIBUTION, 99.0);
-#[cfg(not(target_arch = "x86_64"))]
-pub const OP_P999: MetricDef =
-    MetricDef::secondary("op_nsec_p999", OP_UNIT, Better::Lower).quantile(OP_DISTRIBUTION, 99.9);
-#[cfg(not(target_arch = "x86_64"))]
-pub const OP_MAX: MetricDef =
-    MetricDef::secondary("op_nsec_max", OP_UNIT, Better::Lower).max_of(OP_DISTRIBUTION);
-#[cfg(not(target_arch = "x86_64"))]
-pub const OP_READ: MetricDef = MetricDef::explanatory("op_read_nsec", OP_UNIT, Better::Lower);
+    MetricDef::secondary(op_name!("op_", "_p999"), OP_UNIT, Better::Lower)
+        .quantile(OP_DISTRIBUTION, 99.9);
+pub const OP_MAX: MetricDef = MetricDef::secondary(op_name!("op_", "_max"), OP_UNIT, Better::Lower)
+    .max_of(OP_DISTRIBUTION);
+pub const OP_READ: MetricDef =
+    MetricDef::explanatory(op_name!("op_read_", ""), OP_UNIT, Better::Lower);
 
-/// The timing metrics and `per_op`'s.
-#[cfg(target_arch = "x86_64")]
+/// The timing metrics, then `per_op`'s.
 const PER_OP_METRICS: &[MetricDef] = &[
     NSEC_PER_OP,
+    #[cfg(target_arch = "x86_64")]
     CYCLES_PER_OP,
     INSERTS_COUNT,
     UPDATES_COUNT,
@@ -161,23 +128,12 @@ const PER_OP_METRICS: &[MetricDef] = &[
     OP_MAX,
     OP_READ,
 ];
-#[cfg(not(target_arch = "x86_64"))]
-const PER_OP_METRICS: &[MetricDef] = &[
-    NSEC_PER_OP,
-    INSERTS_COUNT,
-    UPDATES_COUNT,
-    DELETES_COUNT,
-    NOOP_CLEARS_COUNT,
-    ORDER_VIOLATIONS_COUNT,
-    MISPLACED_CPUS_COUNT,
-    CHECKED_OPS_COUNT,
-    OP_P50,
-    OP_P90,
-    OP_P99,
-    OP_P999,
-    OP_MAX,
-    OP_READ,
-];
+/// How many of the last metrics above only `per_op` measures.
+const PER_OP_ONLY: usize = 6;
+/// The metrics of a run without `per_op`.
+const TIMING_METRICS: &[MetricDef] = PER_OP_METRICS
+    .split_at(PER_OP_METRICS.len() - PER_OP_ONLY)
+    .0;
 
 const DEFAULT_SEED: u64 = 1;
 /// For the estimate, measured on a 2-vCPU VM (release build): one heap op, timed or replayed
@@ -1098,10 +1054,7 @@ mod tests {
     fn run(params: CpudlParams) -> Result<Vec<Measurement>> {
         params.validate().unwrap();
         CpudlWorkload::new(params)
-            .run_iteration(IterationInfo {
-                index: 0,
-                warmup: false,
-            })
+            .run_iteration(IterationInfo::FIRST)
             .map(|o| o.measurements)
     }
 
@@ -1136,6 +1089,17 @@ mod tests {
     }
 
     #[test]
+    fn timing_runs_measure_all_but_the_per_op_metrics() {
+        let names = |list: &[MetricDef]| list.iter().map(|m| m.name).collect::<Vec<_>>();
+        let timing = names(TIMING_METRICS);
+        assert_eq!(timing.last(), Some(&CHECKED_OPS_COUNT.name));
+        assert_eq!(
+            names(&PER_OP_METRICS[timing.len()..]),
+            names(&[OP_P50, OP_P90, OP_P99, OP_P999, OP_MAX, OP_READ])
+        );
+    }
+
+    #[test]
     fn nearest_rank_percentiles() {
         let sorted: Vec<u64> = (1..=1000).collect();
         assert_eq!(nearest_rank(&sorted, 50.0), 500);
@@ -1144,12 +1108,7 @@ mod tests {
         assert_eq!(nearest_rank(&[7], 0.1), 7);
     }
 
-    fn value(m: &[Measurement], name: &str) -> f64 {
-        m.iter()
-            .find(|m| m.name == name)
-            .unwrap_or_else(|| panic!("no {name} in {m:?}"))
-            .value
-    }
+    use crate::metric::value_of as value;
 
     #[test]
     fn every_variant_times_the_bench_mix_and_reports_the_op_kinds() {

@@ -532,10 +532,7 @@ mod tests {
 
     fn run(params: CpupriParams) -> Result<IterationOutput> {
         params.validate().unwrap();
-        CpupriWorkload::new(params)?.run_iteration(IterationInfo {
-            index: 0,
-            warmup: false,
-        })
+        CpupriWorkload::new(params)?.run_iteration(IterationInfo::FIRST)
     }
 
     #[test]

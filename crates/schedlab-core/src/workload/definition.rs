@@ -27,6 +27,15 @@ pub struct IterationInfo {
     pub warmup: bool,
 }
 
+impl IterationInfo {
+    /// A case's first iteration, measured (no warm-up): what workloads' tests run.
+    #[cfg(test)]
+    pub(crate) const FIRST: IterationInfo = IterationInfo {
+        index: 0,
+        warmup: false,
+    };
+}
+
 /// What one iteration produced: its metrics and any binary attachments (histograms).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct IterationOutput {

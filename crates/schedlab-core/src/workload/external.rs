@@ -374,10 +374,7 @@ mod tests {
 
     fn run(params: &ExternalParams) -> Result<IterationOutput> {
         params.validate()?;
-        params.build()?.run_iteration(IterationInfo {
-            index: 0,
-            warmup: false,
-        })
+        params.build()?.run_iteration(IterationInfo::FIRST)
     }
 
     #[test]

@@ -337,10 +337,7 @@ mod tests {
         let mut w = FakeWorkload::new(params.clone());
         assert!(w.runs_tasks());
         let out = w
-            .run_iteration(IterationInfo {
-                index: 0,
-                warmup: false,
-            })
+            .run_iteration(IterationInfo::FIRST)
             .unwrap();
         assert_eq!(out.measurements.len(), 2);
         assert_eq!(params.case_name(), FakeParams::default().case_name());

@@ -325,10 +325,7 @@ mod tests {
 
     fn run(params: FanoutParams) -> Result<IterationOutput> {
         params.validate().unwrap();
-        FanoutWorkload::new(params).run_iteration(IterationInfo {
-            index: 0,
-            warmup: false,
-        })
+        FanoutWorkload::new(params).run_iteration(IterationInfo::FIRST)
     }
 
     #[test]

@@ -340,10 +340,7 @@ mod tests {
 
     fn run(params: MessagingParams) -> Result<Vec<Measurement>> {
         let mut w = MessagingWorkload::new(params)?;
-        Ok(w.run_iteration(IterationInfo {
-            index: 0,
-            warmup: false,
-        })?
+        Ok(w.run_iteration(IterationInfo::FIRST)?
         .measurements)
     }
 

@@ -216,10 +216,7 @@ mod tests {
 
     fn run(params: PipeParams) -> Vec<Measurement> {
         let mut w = PipeWorkload::new(params);
-        w.run_iteration(IterationInfo {
-            index: 0,
-            warmup: false,
-        })
+        w.run_iteration(IterationInfo::FIRST)
         .unwrap()
         .measurements
     }

@@ -67,25 +67,18 @@ pub const CHECKED_SYSCALLS_COUNT: MetricDef =
 /// What the batch percentiles are of.
 const BATCH_DISTRIBUTION: &str = "batch_cycles_per_op";
 
-#[cfg(target_arch = "x86_64")]
 const METRICS: &[MetricDef] = &[
     NSEC_PER_OP,
+    #[cfg(target_arch = "x86_64")]
     CYCLES_PER_OP,
+    #[cfg(target_arch = "x86_64")]
     CYCLES_PER_OP_P10,
+    #[cfg(target_arch = "x86_64")]
     CYCLES_PER_OP_P50,
+    #[cfg(target_arch = "x86_64")]
     CYCLES_PER_OP_P90,
+    #[cfg(target_arch = "x86_64")]
     CYCLES_PER_OP_P99,
-    OP_SPREAD_PCT,
-    FAST_ENTRIES_COUNT,
-    LOCKED_ENTRIES_COUNT,
-    MIGRATIONS_COUNT,
-    WAITS_COUNT,
-    WAKES_COUNT,
-    CHECKED_SYSCALLS_COUNT,
-];
-#[cfg(not(target_arch = "x86_64"))]
-const METRICS: &[MetricDef] = &[
-    NSEC_PER_OP,
     OP_SPREAD_PCT,
     FAST_ENTRIES_COUNT,
     LOCKED_ENTRIES_COUNT,
@@ -584,19 +577,11 @@ mod tests {
 
     fn run(params: RumpParams) -> Result<Vec<Measurement>> {
         params.validate().unwrap();
-        params.build()?.run_iteration(IterationInfo {
-            index: 0,
-            warmup: false,
-        })
+        params.build()?.run_iteration(IterationInfo::FIRST)
         .map(|o| o.measurements)
     }
 
-    fn value(m: &[Measurement], name: &str) -> f64 {
-        m.iter()
-            .find(|m| m.name == name)
-            .unwrap_or_else(|| panic!("no {name} in {m:?}"))
-            .value
-    }
+    use crate::metric::value_of as value;
 
     #[test]
     fn both_schedulers_run_checked_and_count_their_paths() {

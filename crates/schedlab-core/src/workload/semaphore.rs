@@ -672,17 +672,12 @@ mod tests {
     fn run(params: SemaphoreParams) -> Vec<Measurement> {
         params.validate().unwrap();
         SemaphoreWorkload::new(params)
-            .run_iteration(IterationInfo {
-                index: 0,
-                warmup: false,
-            })
+            .run_iteration(IterationInfo::FIRST)
             .unwrap()
             .measurements
     }
 
-    fn value(m: &[Measurement], name: &str) -> f64 {
-        m.iter().find(|m| m.name == name).unwrap().value
-    }
+    use crate::metric::value_of as value;
 
     #[test]
     fn every_strategy_hands_off_every_item_with_threads_and_processes() {

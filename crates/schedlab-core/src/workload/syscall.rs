@@ -378,10 +378,7 @@ mod tests {
     fn measured(params: SyscallParams) -> Vec<Measurement> {
         params.validate().unwrap();
         SyscallWorkload::new(params)
-            .run_iteration(IterationInfo {
-                index: 0,
-                warmup: false,
-            })
+            .run_iteration(IterationInfo::FIRST)
             .unwrap()
             .measurements
     }

@@ -515,21 +515,15 @@ fn thread_attachment(t: usize, histogram: &Histogram<u64>) -> Attachment {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metric::Measurement;
 
     fn run(params: TimerLatencyParams) -> IterationOutput {
         params.validate().unwrap();
         TimerLatencyWorkload { params }
-            .run_iteration(IterationInfo {
-                index: 0,
-                warmup: false,
-            })
+            .run_iteration(IterationInfo::FIRST)
             .unwrap()
     }
 
-    fn value(m: &[Measurement], name: &str) -> f64 {
-        m.iter().find(|m| m.name == name).unwrap().value
-    }
+    use crate::metric::value_of as value;
 
     #[test]
     fn every_thread_wakes_every_loop_and_its_histogram_counts_them() {

@@ -20,22 +20,10 @@ use schedlab_analysis::model::{Comparison, Row};
 
 use super::block::{Block, Document};
 use super::footer;
+use super::lkp_table::LkpLine;
 use super::phrases::{row_mark, SIGN};
 use crate::number::format_value;
 use crate::wrap::{shorten, wrap, WIDTH};
-
-/// One line of an LKP table.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LkpLine {
-    pub base: Option<f64>,
-    pub base_stddev_pct: Option<f64>,
-    pub change_pct: Option<f64>,
-    /// What goes after the change: schedlab's mark, or nothing.
-    pub mark: String,
-    pub candidate: Option<f64>,
-    pub candidate_stddev_pct: Option<f64>,
-    pub name: String,
-}
 
 /// An entry of an LKP table: a heading over the lines that follow it (a case), or a line.
 #[derive(Debug, Clone, PartialEq)]
@@ -112,7 +100,7 @@ impl LkpTable {
             .rows
             .iter()
             .filter_map(|r| match r {
-                LkpRow::Line(l) => Some(l.name.as_str()),
+                LkpRow::Line(l) => Some(l.metric.as_str()),
                 LkpRow::Heading(_) => None,
             })
             .collect();
@@ -147,18 +135,15 @@ impl LkpTable {
     }
 }
 
-/// A row's line: the sides' means and spreads, the model's change and schedlab's mark, and
-/// its metric (its case is the heading above it).
+/// A row's line: the sides' plain means (as the other text styles print them, where the
+/// explanation's table prints means on the row's scale), the model's spreads and change,
+/// schedlab's mark with its note, and its metric (its case is the heading above it).
 pub fn row_line(row: &Row) -> LkpLine {
-    let name = row.metric.clone();
     LkpLine {
         base: row.base_side.mean,
-        base_stddev_pct: row.base_side.spread_pct,
-        change_pct: row.change_pct,
-        mark: row_mark(row),
         candidate: row.candidate_side.mean,
-        candidate_stddev_pct: row.candidate_side.spread_pct,
-        name,
+        mark: row_mark(row),
+        ..LkpLine::of_row(row, row.metric.clone())
     }
 }
 
@@ -212,7 +197,7 @@ mod tests {
                 mark: "**".into(),
                 candidate: Some(105.0),
                 candidate_stddev_pct: None,
-                name: "cpudl:orig cpus=64 ops=100000 mix=cpudl-bench (no real deletes: cpus is \
+                metric: "cpudl:orig cpus=64 ops=100000 mix=cpudl-bench (no real deletes: cpus is \
                        a multiple of 8).nsec_per_op"
                     .into(),
             })],

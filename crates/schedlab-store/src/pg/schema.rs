@@ -7,19 +7,14 @@ use std::sync::OnceLock;
 
 use postgres::GenericClient;
 
-use crate::schema::{looks_rfc3339, now_rfc3339, recognise, History, Migration, HISTORY_TABLE};
+use crate::schema::{
+    looks_rfc3339, now_rfc3339, recognise, History, Migration, CREATE_HISTORY, HISTORY_TABLE,
+};
 use crate::sql::Pg;
 use crate::{Result, StoreError};
 
 /// The advisory lock every migrating writer takes ("SchL", as SQLite's application id).
 const MIGRATION_LOCK: i64 = 0x5363_684C;
-
-/// refinery's DDL for the history table on PostgreSQL.
-const CREATE_HISTORY: &str = "CREATE TABLE IF NOT EXISTS refinery_schema_history(
-             version int4 PRIMARY KEY,
-             name VARCHAR(255),
-             applied_on VARCHAR(255),
-             checksum VARCHAR(255));";
 
 /// The embedded PostgreSQL migrations, by version.
 pub fn migrations() -> &'static [Migration] {

@@ -192,6 +192,25 @@ pub fn write_file(dir: &Path, name: &str, contents: impl AsRef<[u8]>) -> PathBuf
     path
 }
 
+/// A temporary database with the file `name` of `contents` beside it: a test's suite or
+/// scenario. The folder, the database's path and the file's.
+pub fn temp_db_with(name: &str, contents: impl AsRef<[u8]>) -> (TestDir, PathBuf, PathBuf) {
+    let (dir, db) = temp_db();
+    let file = write_file(dir.path(), name, contents);
+    (dir, db, file)
+}
+
+/// The path of the reference tools' output `name` that the import tests read (schedlab-core's
+/// fixtures), whole as one argument.
+pub fn import_fixture(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../schedlab-core/tests/fixtures/import")
+        .join(name)
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
 /// `schedlab run --suite SUITE EXTRA`, which must succeed.
 pub fn run_suite(db: &Path, suite: &Path, extra: &[&str]) {
     expect_success(
@@ -550,24 +569,8 @@ pub fn workload(db: &Path, args: &[&str]) -> Value {
     plan["cases"][0]["workload"].clone()
 }
 
-/// What V9 added (summaries, their indexes, each run's measuring build): dropping it takes a
-/// current file's schema back to V8, as a schedlab before summaries left it.
-pub const UNDO_V9: &str = "DROP TABLE summaries;
-             DROP TABLE summarised_cases;
-             DROP INDEX cases_by_name;
-             DROP INDEX runs_by_start;
-             DROP INDEX runs_running;
-             DROP INDEX runs_by_host_kernel;
-             ALTER TABLE runs DROP COLUMN measured_by;";
-
-/// Takes `db` back to V8: its runs and iterations stay, V9's tables, columns and indexes go.
-pub fn downgrade_to_v8(db: &Path) {
-    rusqlite::Connection::open(db)
-        .unwrap()
-        .execute_batch(&format!(
-            "{UNDO_V9}
-             DELETE FROM refinery_schema_history WHERE version > 8;
-             PRAGMA user_version = 8;"
-        ))
-        .unwrap();
-}
+// The undo statements are the store's, written once for its tests and these.
+#[path = "../../../schedlab-store/tests/support/downgrade.rs"]
+mod downgrade;
+#[allow(unused_imports)]
+pub use downgrade::{downgrade, downgrade_to_v8, UNDO_V9};

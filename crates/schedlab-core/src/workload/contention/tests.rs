@@ -38,18 +38,10 @@ fn config(testcase: Testcase, tasks: usize, mode: TaskMode) -> Config {
 }
 
 fn run(config: Config) -> Result<IterationOutput> {
-    ContentionWorkload::new(config).run_iteration(IterationInfo {
-        index: 0,
-        warmup: false,
-    })
+    ContentionWorkload::new(config).run_iteration(IterationInfo::FIRST)
 }
 
-fn value(m: &[Measurement], name: &str) -> f64 {
-    m.iter()
-        .find(|m| m.name == name)
-        .unwrap_or_else(|| panic!("no {name} in {m:?}"))
-        .value
-}
+use crate::metric::value_of as value;
 
 /// The metrics are there as declared, and agree with each other (no speed is asserted).
 /// Runs one iteration that must succeed, checks its metrics against the declared schema and

@@ -298,21 +298,7 @@ fn read_task(
     let Json::Object(keys) = value else {
         return Err(format!("{label} is {}, not an object", value.kind()));
     };
-    let mut group = Group {
-        name: group_name(task),
-        count: TaskCount(1),
-        policy: default_policy,
-        priority: None,
-        nice: None,
-        slice: None,
-        runtime: None,
-        deadline: None,
-        period: None,
-        cpus: None,
-        cgroup: None,
-        loops: None,
-        phases: Vec::new(),
-    };
+    let mut group = Group::new(group_name(task), default_policy, Vec::new());
     let mut priority = None;
     let mut dl = (None, None, None);
     for (key, value) in keys {

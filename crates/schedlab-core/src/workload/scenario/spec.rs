@@ -484,6 +484,26 @@ fn check_name(what: &str, name: &str) -> Result<(), String> {
 }
 
 impl Group {
+    /// One task named `name` under `policy`, looping `phases`, with nothing else asked of the
+    /// kernel: no priority, nice, slice or reservation, every CPU, no cgroup, until the end.
+    pub fn new(name: String, policy: Policy, phases: Vec<Phase>) -> Group {
+        Group {
+            name,
+            count: TaskCount(1),
+            policy,
+            priority: None,
+            nice: None,
+            slice: None,
+            runtime: None,
+            deadline: None,
+            period: None,
+            cpus: None,
+            cgroup: None,
+            loops: None,
+            phases,
+        }
+    }
+
     /// `group "rt"`, as messages name it.
     pub fn label(&self) -> String {
         format!("group {:?}", self.name)
@@ -950,27 +970,17 @@ pub fn example() -> Scenario {
         name: Some("periodic".into()),
         duration: Some(Span(1_000_000_000)),
         cgroup: BTreeMap::new(),
-        group: vec![Group {
-            name: "periodic".into(),
-            count: TaskCount(1),
-            policy: Policy::Other,
-            priority: None,
-            nice: None,
-            slice: None,
-            runtime: None,
-            deadline: None,
-            period: None,
-            cpus: None,
-            cgroup: None,
-            loops: None,
-            phases: vec![
+        group: vec![Group::new(
+            "periodic".into(),
+            Policy::Other,
+            vec![
                 Phase::Run(Span(1_000_000)),
                 Phase::Timer(Timer {
                     period: Span(10_000_000),
                     relative: false,
                 }),
             ],
-        }],
+        )],
     }
 }
 

@@ -16,20 +16,22 @@ const fn latency_max(name: &'static str, distribution: &'static str) -> MetricDe
     lower_usec(name).max_of(distribution).optional()
 }
 
-pub const WAKEUP_QUANTILES: [MetricDef; 5] = [
-    latency("wakeup_p50_usec", "wakeup", 50.0),
-    latency("wakeup_p90_usec", "wakeup", 90.0),
-    latency("wakeup_p99_usec", "wakeup", 99.0),
-    latency("wakeup_p99_9_usec", "wakeup", 99.9),
-    latency_max("wakeup_max_usec", "wakeup"),
-];
-pub const REQUEST_QUANTILES: [MetricDef; 5] = [
-    latency("request_p50_usec", "request", 50.0),
-    latency("request_p90_usec", "request", 90.0),
-    latency("request_p99_usec", "request", 99.0),
-    latency("request_p99_9_usec", "request", 99.9),
-    latency_max("request_max_usec", "request"),
-];
+/// The quantiles schbench prints of a latency distribution, named `{distribution}_p50_usec` …
+/// `{distribution}_max_usec`.
+macro_rules! quantiles {
+    ($distribution:literal) => {
+        [
+            latency(concat!($distribution, "_p50_usec"), $distribution, 50.0),
+            latency(concat!($distribution, "_p90_usec"), $distribution, 90.0),
+            latency(concat!($distribution, "_p99_usec"), $distribution, 99.0),
+            latency(concat!($distribution, "_p99_9_usec"), $distribution, 99.9),
+            latency_max(concat!($distribution, "_max_usec"), $distribution),
+        ]
+    };
+}
+
+pub const WAKEUP_QUANTILES: [MetricDef; 5] = quantiles!("wakeup");
+pub const REQUEST_QUANTILES: [MetricDef; 5] = quantiles!("request");
 /// The median of the per-second request-rate samples of the measured window (one a second,
 /// so never without a sample).
 pub const REQUESTS_P50_PER_SEC: MetricDef =

@@ -32,6 +32,18 @@ pub const MACHINES_DIFFER: &str = asset(include_str!("../../../assets/html/machi
 pub const FINGERPRINTS_LEGEND: &str = asset(include_str!(
     "../../../assets/html/fingerprints-legend.html"
 ));
+/// The page's links to its sections, every one; those the page lacks are left out
+/// ([`super::nav`]).
+pub const NAV: &str = asset(include_str!("../../../assets/html/nav.html"));
+/// The comparison section up to its table's body: `{{candidate}}` (the candidate column's
+/// header, where there are several), `{{sign}}`, `{{level}}`.
+pub const COMPARISON: &str = asset(include_str!("../../../assets/html/comparison.html"));
+/// Under the comparison table: `{{pairs}}`, how many case × metric pairs one side lacks.
+pub const ONE_SIDE_ONLY: &str = asset(include_str!("../../../assets/html/one-side-only.html"));
+/// The statistics' list of unmatched pairs, up to its items.
+pub const UNMATCHED: &str = asset(include_str!("../../../assets/html/unmatched.html"));
+/// The statistics' last line and the footer's end: `{{version}}`.
+pub const STATISTICS_END: &str = asset(include_str!("../../../assets/html/statistics-end.html"));
 /// The runs section up to its table's body.
 pub const RUNS: &str = asset(include_str!("../../../assets/html/runs.html"));
 
@@ -57,6 +69,9 @@ mod tests {
         for (template, names) in [
             (HEAD, &["version", "title", "css"][..]),
             (SCALING, &["level"][..]),
+            (COMPARISON, &["candidate", "sign", "level"][..]),
+            (ONE_SIDE_ONLY, &["pairs"][..]),
+            (STATISTICS_END, &["version"][..]),
         ] {
             let values: Vec<(&str, &str)> = names.iter().map(|n| (*n, "v")).collect();
             assert!(!fill(template, &values).contains("{{"), "{template}");
@@ -69,6 +84,8 @@ mod tests {
             MACHINES,
             RUNS,
             FINGERPRINTS_LEGEND,
+            NAV,
+            UNMATCHED,
         ] {
             assert!(!fixed.contains("{{") && !fixed.ends_with('\n'), "{fixed}");
         }

@@ -1,23 +1,23 @@
 //! The HTML format of blocks ([`crate::compare::block`]): what the page shows of a style's
 //! document — titles as headings, tables, preformatted text as `<pre>`, notes as paragraphs and
 //! lists as lists — every text escaped.
-use std::fmt::{self, Write as _};
+use std::fmt::{self, Write};
 
 use super::escape::Esc;
 use crate::compare::block::Block;
 use crate::compare::table::{Align, Table};
 
-pub fn write(s: &mut String, blocks: &[Block]) -> fmt::Result {
+pub fn write(s: &mut impl Write, blocks: &[Block]) -> fmt::Result {
     for block in blocks {
         match block {
             Block::Title(title) | Block::Caption(title) => write!(s, "<h3>{}</h3>", Esc(title))?,
             Block::Table(table) => write_table(s, table)?,
             Block::Preformatted(lines) => {
-                s.push_str("<pre>");
+                s.write_str("<pre>")?;
                 for line in lines {
                     writeln!(s, "{}", Esc(line))?;
                 }
-                s.push_str("</pre>");
+                s.write_str("</pre>")?;
             }
             Block::Notes(lines) => {
                 for line in lines {
@@ -25,35 +25,35 @@ pub fn write(s: &mut String, blocks: &[Block]) -> fmt::Result {
                 }
             }
             Block::List(items) => {
-                s.push_str("<ul>");
+                s.write_str("<ul>")?;
                 for item in items {
                     write!(s, "<li>{}</li>", Esc(item))?;
                 }
-                s.push_str("</ul>");
+                s.write_str("</ul>")?;
             }
         }
     }
     Ok(())
 }
 
-fn write_table(s: &mut String, table: &Table) -> fmt::Result {
+fn write_table(s: &mut impl Write, table: &Table) -> fmt::Result {
     let class = |i: usize| match table.align.get(i) {
         Some(Align::Right) => r#" class="num""#,
         _ => "",
     };
-    s.push_str("<table><thead><tr>");
+    s.write_str("<table><thead><tr>")?;
     for (i, h) in table.header.iter().enumerate() {
         write!(s, "<th{}>{}</th>", class(i), Esc(h))?;
     }
-    s.push_str("</tr></thead><tbody>");
+    s.write_str("</tr></thead><tbody>")?;
     for row in &table.rows {
-        s.push_str("<tr>");
+        s.write_str("<tr>")?;
         for (i, cell) in row.iter().enumerate() {
             write!(s, "<td{}>{}</td>", class(i), Esc(cell))?;
         }
-        s.push_str("</tr>");
+        s.write_str("</tr>")?;
     }
-    s.push_str("</tbody></table>");
+    s.write_str("</tbody></table>")?;
     Ok(())
 }
 

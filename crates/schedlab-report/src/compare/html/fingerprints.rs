@@ -157,7 +157,7 @@ pub fn difference(field: &str, base: &[String], side: &[String]) -> Difference {
 }
 
 /// One sentence naming the fields that differ, by class, so the reader need not scan the table.
-pub fn summary(s: &mut String, sides: &[SideValues]) -> fmt::Result {
+pub fn summary(s: &mut impl Write, sides: &[SideValues]) -> fmt::Result {
     let Some(base) = sides.first() else {
         return Ok(());
     };
@@ -181,14 +181,14 @@ pub fn summary(s: &mut String, sides: &[SideValues]) -> fmt::Result {
         }
     }
     by_class.retain(|(_, fields)| !fields.is_empty());
-    s.push_str(r#"<p class="fp-summary">"#);
+    s.write_str(r#"<p class="fp-summary">"#)?;
     if by_class.is_empty() {
-        s.push_str(assets::MACHINES_ALIKE);
+        s.write_str(assets::MACHINES_ALIKE)?;
     } else {
-        s.push_str(assets::MACHINES_DIFFER);
+        s.write_str(assets::MACHINES_DIFFER)?;
         for (i, (d, fields)) in by_class.iter().enumerate() {
             if i > 0 {
-                s.push_str("; ");
+                s.write_str("; ")?;
             }
             write!(
                 s,
@@ -200,21 +200,21 @@ pub fn summary(s: &mut String, sides: &[SideValues]) -> fmt::Result {
                 .iter()
                 .map(|f| format!("<code>{}</code>", Esc(f)))
                 .collect();
-            s.push_str(&names.join(", "));
+            s.write_str(&names.join(", "))?;
         }
-        s.push('.');
+        s.write_char('.')?;
     }
-    s.push_str("</p>");
+    s.write_str("</p>")?;
     Ok(())
 }
 
 /// The table: a row per field, a column per side (baseline first).
-pub fn table(s: &mut String, sides: &[SideValues]) -> fmt::Result {
+pub fn table(s: &mut impl Write, sides: &[SideValues]) -> fmt::Result {
     let Some(base) = sides.first() else {
         return Ok(());
     };
     summary(s, sides)?;
-    s.push_str(r#"<table id="fingerprints" class="fingerprints"><colgroup><col style="width:180px"></colgroup><thead><tr><th><span class="role">field</span></th>"#);
+    s.write_str(r#"<table id="fingerprints" class="fingerprints"><colgroup><col style="width:180px"></colgroup><thead><tr><th><span class="role">field</span></th>"#)?;
     for (i, side) in sides.iter().enumerate() {
         let role = if i == 0 { "baseline" } else { "candidate" };
         write!(
@@ -223,7 +223,7 @@ pub fn table(s: &mut String, sides: &[SideValues]) -> fmt::Result {
             Esc(&side.name)
         )?;
     }
-    s.push_str("</tr></thead><tbody>");
+    s.write_str("</tr></thead><tbody>")?;
     for field in &all_fields(sides) {
         let cells: Vec<(Difference, &[String])> = sides
             .iter()
@@ -251,12 +251,12 @@ pub fn table(s: &mut String, sides: &[SideValues]) -> fmt::Result {
         for (difference, values) in cells {
             write!(s, r#"<td class="{}">"#, difference.class())?;
             if values.is_empty() {
-                s.push_str("(absent)");
+                s.write_str("(absent)")?;
             }
             let mut first = true;
             for v in values {
                 if !first {
-                    s.push_str("<br>");
+                    s.write_str("<br>")?;
                 }
                 first = false;
                 write!(s, "{}", Esc(v))?;
@@ -269,12 +269,12 @@ pub fn table(s: &mut String, sides: &[SideValues]) -> fmt::Result {
                     difference.badge()
                 )?;
             }
-            s.push_str("</td>");
+            s.write_str("</td>")?;
         }
-        s.push_str("</tr>");
+        s.write_str("</tr>")?;
     }
-    s.push_str("</tbody></table>");
-    s.push_str(assets::FINGERPRINTS_LEGEND);
+    s.write_str("</tbody></table>")?;
+    s.write_str(assets::FINGERPRINTS_LEGEND)?;
     Ok(())
 }
 

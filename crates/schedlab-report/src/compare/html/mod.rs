@@ -12,7 +12,7 @@
 //! library (plotters): a few dozen lines each, and the crate gains no dependency.
 //! Nothing is interpolated except through [`escape::Esc`] or numbers we format ourselves, and
 //! the tests render hostile strings everywhere a user can put one.
-use std::fmt::{self, Write as _};
+use std::fmt::{self, Write};
 use std::io;
 
 use schedlab_analysis::grouping::XScale;
@@ -36,6 +36,7 @@ pub mod blocks;
 pub mod escape;
 pub mod explain;
 pub mod fingerprints;
+pub mod latency;
 pub mod svg;
 
 /// Writes the page. `candidate_runs` are in the order of `c.candidates`; the runs give the
@@ -62,7 +63,7 @@ struct SideView<'a> {
 }
 
 fn write_page(
-    s: &mut String,
+    s: &mut impl Write,
     c: &Comparison,
     base_runs: &[RunRecord],
     candidate_runs: &[Vec<RunRecord>],
@@ -88,26 +89,21 @@ fn write_page(
         })
         .collect();
 
-    s.push_str(&assets::fill(
+    s.write_str(&assets::fill(
         assets::HEAD,
         &[
             ("version", &Esc(schedlab_core::VERSION).to_string()),
             ("title", &Esc(&title).to_string()),
             ("css", assets::CSS),
         ],
-    ));
+    ))?;
     header(s, c, &sides, &title, &machines_values)?;
-    s.push_str(r##"<nav><a href="#comparison">Comparison</a><a href="#change">Change</a>"##);
-    if c.explanation.is_some() {
-        s.push_str(r##"<a href="#explain">Why</a>"##);
-    }
-    if !c.scaling.is_empty() {
-        s.push_str(r##"<a href="#scaling">Scaling</a>"##);
-    }
-    if !curves.is_empty() {
-        s.push_str(r##"<a href="#latency">Latency percentiles</a>"##);
-    }
-    s.push_str(r##"<a href="#distributions">Distributions</a><a href="#machines">Machines</a><a href="#runs">Runs</a><a href="#statistics">Statistics</a></nav>"##);
+    s.write_str(&nav(|section| match section {
+        "explain" => c.explanation.is_some(),
+        "scaling" => !c.scaling.is_empty(),
+        "latency" => !curves.is_empty(),
+        _ => true,
+    }))?;
     compare_table(s, c)?;
     forest_section(s, c)?;
     explain::section(s, c)?;
@@ -122,8 +118,28 @@ fn write_page(
     machines(s, &machines_values)?;
     runs(s, &sides)?;
     statistics(s, c)?;
-    s.push_str("</main>\n</body>\n</html>\n");
+    s.write_str("</main>\n</body>\n</html>\n")?;
     Ok(())
+}
+
+/// The links of [`assets::NAV`] to the sections `present` says the page has.
+fn nav(present: impl Fn(&str) -> bool) -> String {
+    let mut links = assets::NAV.to_string();
+    let mut from = 0;
+    while let Some(start) = links[from..].find("<a href=\"#").map(|i| from + i) {
+        let end = links[start..]
+            .find("</a>")
+            .map_or(links.len(), |i| start + i + 4);
+        let id = &links[start + 10..];
+        let id = &id[..id.find('"').unwrap_or(0)];
+        if present(id) {
+            from = end;
+        } else {
+            links.replace_range(start..end, "");
+            from = start;
+        }
+    }
+    links
 }
 
 fn verdict_class(v: Verdict) -> String {
@@ -131,7 +147,7 @@ fn verdict_class(v: Verdict) -> String {
 }
 
 fn header(
-    s: &mut String,
+    s: &mut impl Write,
     c: &Comparison,
     sides: &[SideView],
     title: &str,
@@ -157,7 +173,7 @@ fn header(
             color = side.color,
         )?;
     }
-    s.push_str(r#"</div><div class="chips">"#);
+    s.write_str(r#"</div><div class="chips">"#)?;
     for v in Verdict::ALL {
         let n = c.count(v);
         write!(
@@ -176,7 +192,7 @@ fn header(
         footer::false_mark_bound(c).map_or(String::new(), |b| format!("; {}", Esc(&b)))
     )?;
     fingerprints::summary(s, machines)?;
-    s.push_str("</header>");
+    s.write_str("</header>")?;
     Ok(())
 }
 
@@ -187,7 +203,7 @@ fn arrow(better: Better) -> &'static str {
     }
 }
 
-fn summary_cell(s: &mut String, side: &SideFigures, units: &str) -> fmt::Result {
+fn summary_cell(s: &mut impl Write, side: &SideFigures, units: &str) -> fmt::Result {
     match side.median {
         Some(median) => write!(
             s,
@@ -210,17 +226,17 @@ fn fmt_p(q: Option<f64>) -> String {
     }
 }
 
-fn compare_table(s: &mut String, c: &Comparison) -> fmt::Result {
+fn compare_table(s: &mut impl Write, c: &Comparison) -> fmt::Result {
     let several = c.candidates.len() > 1;
     let level = level_text(c.settings.confidence);
-    s.push_str(r#"<section id="comparison"><h2>Comparison</h2><table id="compare" class="compare"><thead><tr><th>case · metric</th>"#);
-    if several {
-        s.push_str("<th>candidate</th>");
-    }
-    write!(
-        s,
-        r#"<th class="num">baseline</th><th class="num">candidate</th><th class="num">change<div class="muted">{SIGN}</div></th><th class="num">{level} CI</th><th class="num">q</th><th class="num">MDE</th><th>verdict</th></tr></thead><tbody>"#
-    )?;
+    s.write_str(&assets::fill(
+        assets::COMPARISON,
+        &[
+            ("candidate", if several { "<th>candidate</th>" } else { "" }),
+            ("sign", SIGN),
+            ("level", &level),
+        ],
+    ))?;
     let columns = if several { 9 } else { 8 };
     let mut previous: Option<&str> = None;
     for r in &c.rows {
@@ -249,16 +265,16 @@ fn compare_table(s: &mut String, c: &Comparison) -> fmt::Result {
         summary_cell(s, &r.candidate_side, r.unit_noun())?;
         match r.change_pct {
             Some(p) => write!(s, r#"<td class="num change">{p:+.2}%</td>"#)?,
-            None => s.push_str(r#"<td class="num change">—</td>"#),
+            None => s.write_str(r#"<td class="num change">—</td>"#)?,
         }
         match r.ci_pct() {
             Some((low, high)) => write!(s, r#"<td class="num">[{low:+.2}, {high:+.2}]</td>"#)?,
-            None => s.push_str(r#"<td class="num">—</td>"#),
+            None => s.write_str(r#"<td class="num">—</td>"#)?,
         }
         write!(s, r#"<td class="num">{}</td>"#, fmt_p(r.q_value))?;
         match r.mde_pct {
             Some(m) => write!(s, r#"<td class="num">{}</td>"#, mde_text(m))?,
-            None => s.push_str(r#"<td class="num">—</td>"#),
+            None => s.write_str(r#"<td class="num">—</td>"#)?,
         }
         write!(
             s,
@@ -277,24 +293,21 @@ fn compare_table(s: &mut String, c: &Comparison) -> fmt::Result {
         if let Some(note) = &r.note {
             write!(s, r#"<div class="muted">{}</div>"#, Esc(&row_note(note)))?;
         }
-        s.push_str("</td></tr>");
+        s.write_str("</td></tr>")?;
     }
-    s.push_str("</tbody></table>");
+    s.write_str("</tbody></table>")?;
     if !c.unmatched.is_empty() {
-        write!(
-            s,
-            r#"<p class="muted">{} present on one side only; see the statistics at the end.</p>"#,
-            words::counted(c.unmatched.len(), "case × metric pair")
-        )?;
+        let pairs = words::counted(c.unmatched.len(), "case × metric pair");
+        s.write_str(&assets::fill(assets::ONE_SIDE_ONLY, &[("pairs", &pairs)]))?;
     }
-    s.push_str("</section>");
+    s.write_str("</section>")?;
     Ok(())
 }
 
-fn forest_section(s: &mut String, c: &Comparison) -> fmt::Result {
-    s.push_str(assets::CHANGE);
+fn forest_section(s: &mut impl Write, c: &Comparison) -> fmt::Result {
+    s.write_str(assets::CHANGE)?;
     svg::forest(s, c)?;
-    s.push_str("</section>");
+    s.write_str("</section>")?;
     Ok(())
 }
 
@@ -311,8 +324,8 @@ fn replication_text(r: &Row) -> &'static str {
     }
 }
 
-fn distributions(s: &mut String, c: &Comparison, sides: &[SideView]) -> fmt::Result {
-    s.push_str(assets::DISTRIBUTIONS);
+fn distributions(s: &mut impl Write, c: &Comparison, sides: &[SideView]) -> fmt::Result {
+    s.write_str(assets::DISTRIBUTIONS)?;
     for rows in c.rows_by_case_metric() {
         let first = rows[0];
         let (case, metric) = (&first.case, &first.metric);
@@ -344,23 +357,23 @@ fn distributions(s: &mut String, c: &Comparison, sides: &[SideView]) -> fmt::Res
             Esc(replication_text(first))
         )?;
         svg::strip(s, &lanes, &first.unit, &format!("{case} {metric}"))?;
-        s.push_str("</figure>");
+        s.write_str("</figure>")?;
     }
-    s.push_str("</div></section>");
+    s.write_str("</div></section>")?;
     Ok(())
 }
 
-fn scaling_section(s: &mut String, c: &Comparison, sides: &[SideView]) -> fmt::Result {
+fn scaling_section(s: &mut impl Write, c: &Comparison, sides: &[SideView]) -> fmt::Result {
     let level = level_text(c.scaling.first().map_or(c.settings.confidence, |x| x.level));
-    s.push_str(&assets::fill(assets::SCALING, &[("level", &level)]));
+    s.write_str(&assets::fill(assets::SCALING, &[("level", &level)]))?;
     for series in &c.scaling {
         scaling_series(s, series, sides)?;
     }
-    s.push_str("</section>");
+    s.write_str("</section>")?;
     Ok(())
 }
 
-fn scaling_series(s: &mut String, series: &ScalingSeries, sides: &[SideView]) -> fmt::Result {
+fn scaling_series(s: &mut impl Write, series: &ScalingSeries, sides: &[SideView]) -> fmt::Result {
     let g = &series.grouping;
     let fixed = g.fixed_label();
     write!(
@@ -442,16 +455,16 @@ fn scaling_series(s: &mut String, series: &ScalingSeries, sides: &[SideView]) ->
             ),
         )?;
         scaling_table(s, metric, &labels, &g.parameter, sides)?;
-        s.push_str("</figure>");
+        s.write_str("</figure>")?;
     }
-    s.push_str("</div></div>");
+    s.write_str("</div></div>")?;
     Ok(())
 }
 
 /// The plotted numbers: a row per side, a column per parameter value; candidates with the row's
 /// change and mark.
 fn scaling_table(
-    s: &mut String,
+    s: &mut impl Write,
     metric: &schedlab_analysis::model::ScalingMetric,
     labels: &[String],
     parameter: &str,
@@ -465,7 +478,7 @@ fn scaling_table(
     for label in labels {
         write!(s, r#"<th class="num">{}</th>"#, Esc(label))?;
     }
-    s.push_str("</tr></thead><tbody>");
+    s.write_str("</tr></thead><tbody>")?;
     // Lines come base first, then the candidates in order: the sides' order (a side compared
     // with itself has one name twice).
     for (line, side) in metric.lines.iter().zip(sides) {
@@ -477,7 +490,7 @@ fn scaling_table(
         )?;
         for p in &line.points {
             let Some(p) = p else {
-                s.push_str(r#"<td class="num">—</td>"#);
+                s.write_str(r#"<td class="num">—</td>"#)?;
                 continue;
             };
             write!(s, r#"<td class="num">{}"#, format_value(p.mean))?;
@@ -489,102 +502,50 @@ fn scaling_table(
                     v.mark()
                 )?;
             }
-            s.push_str("</td>");
+            s.write_str("</td>")?;
         }
-        s.push_str("</tr>");
+        s.write_str("</tr>")?;
     }
-    s.push_str("</tbody></table>");
+    s.write_str("</tbody></table>")?;
     Ok(())
 }
 
-fn latency_section(s: &mut String, curves: &[Curve], sides: &[SideView]) -> fmt::Result {
-    s.push_str(assets::LATENCY);
+fn latency_section(s: &mut impl Write, curves: &[Curve], sides: &[SideView]) -> fmt::Result {
+    s.write_str(assets::LATENCY)?;
+    let figure_sides: Vec<latency::Side> = sides
+        .iter()
+        .map(|side| latency::Side {
+            name: side.name,
+            color: side.color,
+        })
+        .collect();
     for curve in curves {
-        let points: Vec<(String, f64)> = curve
-            .points
-            .iter()
-            .map(|p| p.label())
-            .zip(curve.x.iter().copied())
-            .collect();
-        let series: Vec<svg::CurveSeries> = sides
-            .iter()
-            .zip(&curve.values)
-            .map(|(side, values)| svg::CurveSeries {
-                name: side.name,
-                color: side.color,
-                values: values.clone(),
-            })
-            .collect();
-        write!(
+        latency::figure(
             s,
-            r#"<figure class="latency"><figcaption><b>{}</b><br>{} latency</figcaption>"#,
-            Esc(&curve.case),
-            Esc(&curve.family)
-        )?;
-        svg::curve(
-            s,
-            &points,
-            &series,
-            &curve.unit,
+            curve,
+            &figure_sides,
+            &format!(
+                "<b>{}</b><br>{} latency",
+                Esc(&curve.case),
+                Esc(&curve.family)
+            ),
             &format!("{} {} latency", curve.case, curve.family),
+            None,
         )?;
-        percentile_table(s, curve, &points, sides)?;
-        s.push_str("</figure>");
     }
-    s.push_str("</div></section>");
+    s.write_str("</div></section>")?;
     Ok(())
 }
 
-/// The curve's numbers, since lines a few percent apart overlap on a log axis: a row per side,
-/// candidates with their change from the baseline.
-fn percentile_table(
-    s: &mut String,
-    curve: &Curve,
-    points: &[(String, f64)],
-    sides: &[SideView],
-) -> fmt::Result {
-    write!(
-        s,
-        r#"<table class="pct"><thead><tr><th>{}</th>"#,
-        Esc(&curve.unit)
-    )?;
-    for (name, _) in points {
-        write!(s, r#"<th class="num">{}</th>"#, Esc(name))?;
-    }
-    s.push_str("</tr></thead><tbody>");
-    for (i, (side, values)) in sides.iter().zip(&curve.values).enumerate() {
-        write!(
-            s,
-            r#"<tr><td><span class="dot" style="background:{}"></span>{}</td>"#,
-            side.color,
-            Esc(&svg::truncate(side.name, 24))
-        )?;
-        for (j, v) in values.iter().enumerate() {
-            let Some(v) = v else {
-                s.push_str(r#"<td class="num">—</td>"#);
-                continue;
-            };
-            write!(s, r#"<td class="num">{}"#, format_value(*v))?;
-            if let Some(change) = curve.changes.get(i).and_then(|c| c[j]) {
-                write!(s, r#"<div class="muted">{change:+.1}%</div>"#)?;
-            }
-            s.push_str("</td>");
-        }
-        s.push_str("</tr>");
-    }
-    s.push_str("</tbody></table>");
-    Ok(())
-}
-
-fn machines(s: &mut String, values: &[fingerprints::SideValues]) -> fmt::Result {
-    s.push_str(assets::MACHINES);
+fn machines(s: &mut impl Write, values: &[fingerprints::SideValues]) -> fmt::Result {
+    s.write_str(assets::MACHINES)?;
     fingerprints::table(s, values)?;
-    s.push_str("</section>");
+    s.write_str("</section>")?;
     Ok(())
 }
 
-fn runs(s: &mut String, sides: &[SideView]) -> fmt::Result {
-    s.push_str(assets::RUNS);
+fn runs(s: &mut impl Write, sides: &[SideView]) -> fmt::Result {
+    s.write_str(assets::RUNS)?;
     for side in sides {
         for run in side.runs {
             let iterations = side
@@ -617,25 +578,25 @@ fn runs(s: &mut String, sides: &[SideView]) -> fmt::Result {
             )?;
         }
     }
-    s.push_str("</tbody></table></section>");
+    s.write_str("</tbody></table></section>")?;
     Ok(())
 }
 
-fn statistics(s: &mut String, c: &Comparison) -> fmt::Result {
-    s.push_str(r#"<footer id="statistics"><h2>Statistics</h2>"#);
+fn statistics(s: &mut impl Write, c: &Comparison) -> fmt::Result {
+    s.write_str(r#"<footer id="statistics"><h2>Statistics</h2>"#)?;
     blocks::write(s, &[Block::List(footer::lines(c))])?;
     if !c.unmatched.is_empty() {
-        s.push_str(r#"<p><b>Unmatched</b> (present on one side only, not compared):</p><ul class="unmatched">"#);
+        s.write_str(assets::UNMATCHED)?;
         for m in &c.unmatched {
             write!(s, "<li>{}</li>", Esc(&unmatched(m)))?;
         }
-        s.push_str("</ul>");
+        s.write_str("</ul>")?;
     }
-    write!(
-        s,
-        r#"<p class="muted">schedlab {} · see docs/statistics.md for how rows are decided.</p></footer>"#,
-        Esc(schedlab_core::VERSION)
-    )?;
+    let version = Esc(schedlab_core::VERSION).to_string();
+    s.write_str(&assets::fill(
+        assets::STATISTICS_END,
+        &[("version", &version)],
+    ))?;
     Ok(())
 }
 

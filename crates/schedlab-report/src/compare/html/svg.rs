@@ -161,7 +161,7 @@ impl Scale {
     }
 }
 
-fn svg_open(s: &mut String, width: f64, height: f64, class: &str, label: &str) -> fmt::Result {
+fn svg_open(s: &mut impl Write, width: f64, height: f64, class: &str, label: &str) -> fmt::Result {
     write!(
         s,
         r#"<svg class="{class}" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" aria-label="{}">"#,
@@ -174,8 +174,6 @@ const FOREST_LABEL: f64 = 400.0;
 const FOREST_TEXT: f64 = 240.0;
 const FOREST_ROW: f64 = 24.0;
 
-/// Horizontal grid lines across `left..right`, each labelled with its value at the left edge
-/// (plain numbers on a log axis, as many decimals as the step needs on a linear one).
 /// The value (y) axis of a plot of `values` from `bottom` up to `top`, with its ticks and their
 /// step (0 on a log axis): logarithmic when the finite values are all positive and span more
 /// than a factor of ten, else linear over `linear(lo, hi)` made nice.
@@ -207,8 +205,10 @@ fn value_axis(
     (y, ticks, step)
 }
 
+/// Horizontal grid lines across `left..right`, each labelled with its value at the left edge
+/// (plain numbers on a log axis, as many decimals as the step needs on a linear one).
 fn y_grid(
-    s: &mut String,
+    s: &mut impl Write,
     ticks: &[f64],
     y: &Scale,
     (left, right): (f64, f64),
@@ -263,7 +263,7 @@ fn bar_meaning(c: &Comparison) -> String {
 
 /// One line per row: its change % (candidate ÷ base − 1) as a dot and the CI as a line, on a
 /// shared axis with 0 and the ±δ band marked. Rows without a test get a dash instead.
-pub fn forest(s: &mut String, c: &Comparison) -> fmt::Result {
+pub fn forest(s: &mut impl Write, c: &Comparison) -> fmt::Result {
     let several = c.candidates.len() > 1;
     let delta = c.settings.min_effect * 100.0;
     let ci_pct = |r: &Row| r.interval_used.map(|ci| ci.pct());
@@ -337,12 +337,12 @@ pub fn forest(s: &mut String, c: &Comparison) -> fmt::Result {
     for (i, r) in c.rows.iter().enumerate() {
         forest_row(s, r, top + (i as f64 + 0.5) * FOREST_ROW, &x, several)?;
     }
-    s.push_str("</svg>");
+    s.write_str("</svg>")?;
     Ok(())
 }
 
 /// One row of the forest: its label, its interval's bar, its dot and its change.
-fn forest_row(s: &mut String, r: &Row, y: f64, x: &Scale, several: bool) -> fmt::Result {
+fn forest_row(s: &mut impl Write, r: &Row, y: f64, x: &Scale, several: bool) -> fmt::Result {
     let color = verdict_color(r.verdict);
     let mut label = format!("{} · {} {}", r.case, r.metric, direction_arrow(r.better));
     if several {
@@ -410,7 +410,7 @@ const STRIP_LANE: f64 = 34.0;
 
 /// Every sample as a dot (spread vertically so equal values stay visible), over a box from the
 /// first to the third quartile with a bar at the median.
-pub fn strip(s: &mut String, lanes: &[Lane], unit: &str, title: &str) -> fmt::Result {
+pub fn strip(s: &mut impl Write, lanes: &[Lane], unit: &str, title: &str) -> fmt::Result {
     let all = lanes.iter().flat_map(|l| l.values.iter().copied());
     let (lo, hi) = all
         .filter(|v| v.is_finite())
@@ -494,15 +494,31 @@ pub fn strip(s: &mut String, lanes: &[Lane], unit: &str, title: &str) -> fmt::Re
             )?;
         }
     }
-    s.push_str("</svg>");
+    s.write_str("</svg>")?;
     Ok(())
 }
 
-/// One side's latency curve: a value (or a gap) per point of the x axis.
-pub struct CurveSeries<'a> {
+/// One side's line in a plot against an x axis of named positions: a point (or a gap) per
+/// position, in the axis's order.
+pub struct Series<'a, P> {
     pub name: &'a str,
     pub color: &'a str,
-    pub values: Vec<Option<f64>>,
+    pub points: Vec<Option<P>>,
+}
+
+/// One side's latency curve: a value per percentile.
+pub type CurveSeries<'a> = Series<'a, f64>;
+
+/// The x axis through named positions: the first at `r0`, the last at `r1` (a linear axis:
+/// positions that should spread on a log scale arrive already as logs).
+fn positions_axis(positions: &[(String, f64)], r0: f64, r1: f64) -> Scale {
+    Scale {
+        d0: positions.first().map_or(0.0, |p| p.1),
+        d1: positions.last().map_or(1.0, |p| p.1),
+        r0,
+        r1,
+        log: false,
+    }
 }
 
 const CURVE_WIDTH: f64 = 560.0;
@@ -512,7 +528,7 @@ const CURVE_HEIGHT: f64 = 300.0;
 /// line per side. The y axis is logarithmic when the values span more than a factor of ten, as
 /// tails usually do.
 pub fn curve(
-    s: &mut String,
+    s: &mut impl Write,
     points: &[(String, f64)],
     series: &[CurveSeries],
     unit: &str,
@@ -520,20 +536,12 @@ pub fn curve(
 ) -> fmt::Result {
     let values: Vec<f64> = series
         .iter()
-        .flat_map(|c| c.values.iter().flatten().copied())
+        .flat_map(|c| c.points.iter().flatten().copied())
         .collect();
     let (left, right, top, bottom) = (64.0, CURVE_WIDTH - 20.0, 28.0, CURVE_HEIGHT - 44.0);
     let (y, ticks, step) = value_axis(&values, (bottom, top), |_, hi| (0.0, hi));
     let log = y.log;
-    let x0 = points.first().map_or(0.0, |p| p.1);
-    let x1 = points.last().map_or(1.0, |p| p.1);
-    let x = Scale {
-        d0: x0,
-        d1: x1,
-        r0: left + 16.0,
-        r1: right - 16.0,
-        log: false,
-    };
+    let x = positions_axis(points, left + 16.0, right - 16.0);
     svg_open(s, CURVE_WIDTH, CURVE_HEIGHT, "curve", title)?;
     y_grid(s, &ticks, &y, (left, right), log, step)?;
     for (name, px) in points {
@@ -569,7 +577,7 @@ pub fn curve(
         // Gaps (a point one side lacks) break the line rather than bridge it.
         let mut path = String::new();
         let mut pen_down = false;
-        for ((_, px), v) in points.iter().zip(&c.values) {
+        for ((_, px), v) in points.iter().zip(&c.points) {
             match v.filter(|v| v.is_finite()) {
                 Some(v) => {
                     let cmd = if pen_down { 'L' } else { 'M' };
@@ -585,7 +593,7 @@ pub fn curve(
             path.trim_end(),
             c.color
         )?;
-        for ((name, px), v) in points.iter().zip(&c.values) {
+        for ((name, px), v) in points.iter().zip(&c.points) {
             if let Some(v) = v.filter(|v| v.is_finite()) {
                 write!(
                     s,
@@ -601,7 +609,7 @@ pub fn curve(
             }
         }
     }
-    s.push_str("</svg>");
+    s.write_str("</svg>")?;
     Ok(())
 }
 
@@ -617,12 +625,8 @@ pub struct ScalingMark {
     pub tooltip: String,
 }
 
-/// One side's line in a scaling plot: a point (or a gap) per parameter value.
-pub struct ScalingSide<'a> {
-    pub name: &'a str,
-    pub color: &'a str,
-    pub points: Vec<Option<ScalingMark>>,
-}
+/// One side's line in a scaling plot: a point per parameter value.
+pub type ScalingSide<'a> = Series<'a, ScalingMark>;
 
 const SCALING_WIDTH: f64 = 420.0;
 const SCALING_HEIGHT: f64 = 270.0;
@@ -633,7 +637,7 @@ const SCALING_HEIGHT: f64 = 270.0;
 /// intervals stay visible. The y axis is logarithmic when the values span more than a factor of
 /// ten (time against 1 to 256 CPUs), else it spans the data.
 pub fn scaling(
-    s: &mut String,
+    s: &mut impl Write,
     ticks: &[(String, f64)],
     sides: &[ScalingSide],
     x_title: &str,
@@ -659,13 +663,7 @@ pub fn scaling(
         (lo - pad, hi + pad)
     });
     let log = y.log;
-    let x = Scale {
-        d0: ticks.first().map_or(0.0, |t| t.1),
-        d1: ticks.last().map_or(1.0, |t| t.1),
-        r0: left + 18.0,
-        r1: right - 18.0,
-        log: false,
-    };
+    let x = positions_axis(ticks, left + 18.0, right - 18.0);
     svg_open(s, SCALING_WIDTH, SCALING_HEIGHT, "scaling", title)?;
     y_grid(s, &yticks, &y, (left, right), log, step)?;
     scaling_ticks(s, ticks, &x, (top, bottom))?;
@@ -684,14 +682,14 @@ pub fn scaling(
     for (i, side) in sides.iter().enumerate() {
         scaling_side(s, side, i, ticks, (&x, &y), nudge(i), left)?;
     }
-    s.push_str("</svg>");
+    s.write_str("</svg>")?;
     Ok(())
 }
 
 /// The x axis of a scaling plot: a grid line per value, and its label where it does not touch
 /// the one before.
 fn scaling_ticks(
-    s: &mut String,
+    s: &mut impl Write,
     ticks: &[(String, f64)],
     x: &Scale,
     (top, bottom): (f64, f64),
@@ -721,7 +719,7 @@ fn scaling_ticks(
 /// One side of a scaling plot: its legend entry, its line through its points, each point's
 /// interval and mark; `nudge` moves its points aside so the sides' bars do not overlap.
 fn scaling_side(
-    s: &mut String,
+    s: &mut impl Write,
     side: &ScalingSide,
     i: usize,
     ticks: &[(String, f64)],
@@ -936,12 +934,12 @@ mod tests {
             CurveSeries {
                 name: "base",
                 color: side_color(0),
-                values: vec![Some(5.0), Some(50.0), Some(900.0)],
+                points: vec![Some(5.0), Some(50.0), Some(900.0)],
             },
             CurveSeries {
                 name: "cand",
                 color: side_color(1),
-                values: vec![Some(6.0), None, Some(700.0)],
+                points: vec![Some(6.0), None, Some(700.0)],
             },
         ];
         let svg = render(|s| curve(s, &points, &series, "usec", "t"));
