@@ -182,7 +182,7 @@ impl Pressure {
         let bound_ns = guard.wait_ms.saturating_mul(1_000_000);
         loop {
             let start = self.read();
-            crate::runner::pause(sample_ns / 1_000_000)?;
+            look_sleep(sample_ns)?;
             let pct = match (start, self.read()) {
                 (Some(a), Some(b)) => pressure_pct(a, b),
                 // Gone between the check before the run and now: nothing to wait for.
@@ -204,6 +204,21 @@ impl Pressure {
                 });
             }
         }
+    }
+}
+
+/// Sleeps for a look, in steps of at most 50 ms; a stop signal ends it with `Interrupted`.
+fn look_sleep(ns: u64) -> Result<(), Error> {
+    let deadline = sys::monotonic_ns().saturating_add(ns);
+    loop {
+        if let Some(signal) = sys::interrupt_signal() {
+            return Err(Error::Interrupted(signal));
+        }
+        let now = sys::monotonic_ns();
+        if now >= deadline {
+            return Ok(());
+        }
+        sys::sleep_ns((deadline - now).min(50_000_000));
     }
 }
 
