@@ -34,9 +34,8 @@ use crate::model::{
     IntervalKind, Look, Row, RowVariance, RunIterations, Sequential, SideSummary, Test,
     UsedInterval, VarianceSource, Verdict, COMPARISON_SCHEMA_VERSION,
 };
-use crate::notes::Exclusion;
 use crate::notes::{LoneUnit, RowNote, Unmatched, UnmatchedReason};
-use crate::series::{CaseLabel, Side};
+use crate::series::{CaseLabel, Exclusion, Side};
 use crate::settings::{SequentialPlan, Settings, EQUIVALENCE_ALPHA, MAX_RUNS_NEEDED, MDE_POWER};
 use crate::units::{row_units, row_units_across, Design, RowUnits, Scale};
 use schedlab_core::metric::Restates;

@@ -3,10 +3,9 @@
 //! what else differs between the sides. Worded by `schedlab-report`.
 use crate::model::{CalibrationSummary, Footer, Guard, Row, Verdict};
 use crate::notes::{
-    DisturbedRun, Exclusion, GuardMethod, LeftOutRun, Note, RestatedMetric, SideBuilds, TestedOn,
-    UnitsOf,
+    DisturbedRun, GuardMethod, LeftOutRun, Note, RestatedMetric, SideBuilds, TestedOn, UnitsOf,
 };
-use crate::series::{Origin, Side};
+use crate::series::{Exclusion, Origin, Side};
 use crate::settings::{SequentialPlan, GUARD_MIN_ROWS};
 use crate::units::{Design, Scale};
 

@@ -159,17 +159,6 @@ pub struct SideBuilds {
     pub builds: Vec<Option<String>>,
 }
 
-/// Why a side left a run out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Exclusion {
-    /// It did not complete (and `--include-incomplete` was not given).
-    Incomplete,
-    /// The quiet-machine guard marked every one of its measured iterations disturbed, and
-    /// `--drop-disturbed` left them out.
-    AllDisturbed,
-}
-
 /// A run with iterations the quiet-machine guard (`run --quiet-below`) marked disturbed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct DisturbedRun {

@@ -11,13 +11,23 @@ use schedlab_core::record::{Arm, ExperimentTag, RunRecord, RunStatus};
 use schedlab_core::workload::WorkloadSpec;
 
 use crate::machine::MachineKey;
-use crate::notes::Exclusion;
 
 /// A stored run with its place in an interleaved experiment, as the loader hands it over.
 #[derive(Debug, Clone, Copy)]
 pub struct RunInput<'a> {
     pub record: &'a RunRecord,
     pub tag: Option<ExperimentTag>,
+}
+
+/// Why a side left a run out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Exclusion {
+    /// It did not complete (and `--include-incomplete` was not given).
+    Incomplete,
+    /// The quiet-machine guard marked every one of its measured iterations disturbed, and
+    /// `--drop-disturbed` left them out.
+    AllDisturbed,
 }
 
 /// What the analysis keeps of a run.
