@@ -31,7 +31,7 @@ pub(crate) struct CaseSummaries {
 }
 
 /// The summaries of the cases named `case` in run `run_id`, computed from their iterations in the
-/// order the run's plan listed the cases (where the plan says; else the order they ran).
+/// order the analysis reads the run's cases ([`listed_order`]).
 pub(crate) fn of_iterations<D: Db>(
     db: &mut D,
     version: i64,
@@ -45,13 +45,21 @@ pub(crate) fn of_iterations<D: Db>(
         attachments: false,
     };
     let run = load_run_in(db, version, run_id, &what, here)?;
-    let positions: Vec<i64> = db.query(
-        "SELECT position FROM cases WHERE run_id = $1 AND name = $2 ORDER BY position",
-        &[&run_id, &case],
-        |r| r.get(0),
+    let every_case: Vec<(i64, String)> = db.query(
+        "SELECT position, name FROM cases WHERE run_id = $1 ORDER BY position",
+        &[&run_id],
+        |r| Ok((r.get(0)?, r.get(1)?)),
     )?;
-    let listed = listed_places(&run.plan, case, &positions);
-    let mut cases: Vec<(usize, &CaseRecord)> = listed.into_iter().zip(&run.cases).collect();
+    let order = listed_order(Some(&run.plan), &every_case);
+    // The run's cases of this name, loaded in the order of their positions.
+    let positions = every_case
+        .iter()
+        .filter(|(_, name)| name == case)
+        .map(|c| c.0);
+    let mut cases: Vec<(usize, &CaseRecord)> = positions
+        .map(|p| order.iter().position(|&q| q == p).unwrap_or(usize::MAX))
+        .zip(&run.cases)
+        .collect();
     cases.sort_by_key(|(place, _)| *place);
     let iterations = run.cases.iter().map(|c| c.iterations.len()).sum::<usize>();
     let measured = run
@@ -66,27 +74,17 @@ pub(crate) fn of_iterations<D: Db>(
     })
 }
 
-/// Where the plan listed the cases that ran at `positions`: their places in the suite's order
-/// when the plan holds these cases there, else the positions themselves.
-fn listed_places(plan: &RunPlan, case: &str, positions: &[i64]) -> Vec<usize> {
-    let listed = plan.listed_positions();
-    let planned = positions.iter().all(|&p| {
-        usize::try_from(p)
-            .ok()
-            .and_then(|p| plan.cases.get(p))
-            .is_some_and(|c| c.name == case)
-    });
-    positions
-        .iter()
-        .map(|&p| {
-            let p = usize::try_from(p).unwrap_or(usize::MAX);
-            if planned {
-                listed.get(p).copied().unwrap_or(p)
-            } else {
-                p
-            }
-        })
-        .collect()
+/// The positions of a run's cases (`(position, name)` in the order they ran) in the order the
+/// analysis reads them: the order the plan listed them, by [`RunPlan::as_listed`] itself, so a
+/// case listed twice is read in the same order here and there — the order its iterations are
+/// summed in, to the last bit. Without a readable plan, the order they ran.
+fn listed_order(plan: Option<&RunPlan>, cases: &[(i64, String)]) -> Vec<i64> {
+    let ran: Vec<&(i64, String)> = cases.iter().collect();
+    let listed = match plan {
+        Some(plan) => plan.as_listed(ran, |c| &c.1),
+        None => ran,
+    };
+    listed.into_iter().map(|c| c.0).collect()
 }
 
 /// The summaries of every case name of `run`, read whole, as [`of_iterations`] computes them
@@ -234,25 +232,26 @@ struct StoredRun {
 impl StoredRun {
     /// Its summaries of each case name, as [`of_iterations`] computes them.
     fn summaries(&self) -> Vec<(String, CaseSummaries)> {
+        let ran: Vec<(i64, String)> = self
+            .cases
+            .iter()
+            .map(|(position, name, _)| (*position, name.clone()))
+            .collect();
+        let order = listed_order(self.plan.as_ref(), &ran);
+        let listed: Vec<&(i64, String, Vec<IterationRecord>)> = order
+            .iter()
+            .filter_map(|&p| self.cases.iter().find(|c| c.0 == p))
+            .collect();
         let mut names: Vec<&String> = self.cases.iter().map(|(_, name, _)| name).collect();
         names.sort();
         names.dedup();
         names
             .into_iter()
             .map(|name| {
-                let of_name: Vec<&(i64, String, Vec<IterationRecord>)> =
-                    self.cases.iter().filter(|c| c.1 == *name).collect();
-                let positions: Vec<i64> = of_name.iter().map(|c| c.0).collect();
-                let places = match &self.plan {
-                    Some(plan) => listed_places(plan, name, &positions),
-                    None => positions.iter().map(|&p| p as usize).collect(),
-                };
-                let mut ordered: Vec<(usize, &Vec<IterationRecord>)> = places
-                    .into_iter()
-                    .zip(of_name.iter().map(|c| &c.2))
-                    .collect();
-                ordered.sort_by_key(|(place, _)| *place);
-                let iterations = ordered.iter().flat_map(|(_, its)| its.iter());
+                let iterations = listed
+                    .iter()
+                    .filter(|c| c.1 == *name)
+                    .flat_map(|c| c.2.iter());
                 let summaries = CaseSummaries {
                     iterations: iterations.clone().count() as i64,
                     measured: iterations.clone().filter(|i| !i.warmup).count() as i64,

@@ -80,6 +80,7 @@ macro_rules! on_both_backends {
 on_both_backends!(
     runs_round_trip_with_every_sample,
     each_cases_series_holds_the_summaries_of_the_whole_runs,
+    a_case_listed_twice_is_one_case_to_the_summaries_as_to_the_analysis,
     sql_selection_answers_as_the_default_does,
     series_per_host_hold_each_hosts_runs,
     a_v8_store_answers_alike_before_and_after_its_upgrade,
@@ -249,6 +250,110 @@ fn each_cases_series_holds_the_summaries_of_the_whole_runs(backend: &Backend) {
     // The running run's summaries come from its iterations: none are stored for it yet.
     assert!(reader.fingerprint(running).is_ok());
     assert!(reader.fingerprint(running + 100).is_err());
+}
+
+/// A suite that lists one case twice (the same name, the same parameters) measures one case
+/// twice as often: the analysis reads both as one case of the run, their measured iterations in
+/// the order the suite listed them, and so do the summaries — written as each case completes,
+/// filled by the upgrade to V9 and recomputed by `db check` — to the last bit of every mean.
+fn a_case_listed_twice_is_one_case_to_the_summaries_as_to_the_analysis(backend: &Backend) {
+    let fake = |value_usec| {
+        WorkloadSpec::Fake(FakeParams {
+            value_usec,
+            ..FakeParams::default()
+        })
+    };
+    let listed = RunPlan::new(
+        None,
+        Some("twice".into()),
+        2,
+        0,
+        vec![fake(100.0), fake(200.0), fake(100.0)],
+    )
+    .unwrap();
+    let twice = listed.cases[0].name.clone();
+    // An order in which the second listing of the case runs before the first.
+    let plan = (1..)
+        .map(|seed| listed.clone().shuffled(seed))
+        .find(|p| {
+            let ran_at = |l: usize| p.listed_positions().iter().position(|&x| x == l);
+            ran_at(2) < ran_at(0)
+        })
+        .unwrap();
+    let mut store = backend.writer();
+    let id = store
+        .begin_run(&plan, &Fingerprint::collect(), 1_000)
+        .unwrap();
+    // Values whose sums (of x and of ln x) depend on the order they are added in, so a summary
+    // that read the listings in the order they ran would differ from the analysis' in its last
+    // bits.
+    let listed_at = plan.listed_positions();
+    for (position, case) in plan.cases.iter().enumerate() {
+        let values: [f64; 2] = match (case.name == twice, listed_at[position]) {
+            (true, 0) => [0.1, 0.2],
+            (true, _) => [0.3, 0.6],
+            (false, _) => [7.0, 9.0],
+        };
+        for (index, value) in values.into_iter().enumerate() {
+            let iteration = IterationRecord {
+                index: index as u32,
+                warmup: false,
+                started_at_ns: 1_000 + index as i64,
+                measurements: vec![fake::USEC_PER_OP.value(value)],
+                attachments: Vec::new(),
+            };
+            store.record_iteration(id, position, &iteration).unwrap();
+        }
+        store.summarise_case(id, position).unwrap();
+    }
+    store
+        .finish_run(id, RunStatus::Complete, 2_000, None)
+        .unwrap();
+    drop(store);
+
+    let expected = SummarisedRun::of(&backend.reader().load_run(id).unwrap(), &twice);
+    // The mean of the analysis' reading, in the order the suite listed the case.
+    let as_listed = [0.1, 0.2, 0.3, 0.6];
+    let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
+    let ln = as_listed.map(f64::ln);
+    assert_ne!(
+        mean(&ln),
+        mean(&[ln[2], ln[3], ln[0], ln[1]]),
+        "the order shows"
+    );
+    assert_eq!(expected.summaries[0].log.unwrap().mean, mean(&ln));
+    assert_eq!(expected.summaries[0].raw.unwrap().mean, mean(&as_listed));
+    let stored = || {
+        let series = series_of(
+            &*backend.reader(),
+            std::slice::from_ref(&twice),
+            MetricChoice::All,
+        );
+        series[0].runs[0].clone()
+    };
+    let bits = |run: &SummarisedRun| {
+        let s = &run.summaries[0];
+        let moments = |m: Option<schedlab_core::summary::Moments>| {
+            m.map(|m| (m.mean.to_bits(), m.variance.map(f64::to_bits)))
+        };
+        (s.n, moments(s.log), moments(s.raw))
+    };
+    let written = stored();
+    assert_eq!(written.summaries[0].n, 4, "both listings' iterations");
+    assert_eq!(bits(&written), bits(&expected), "as the case completed");
+    assert_eq!(written, expected);
+    let check = || match &backend.location {
+        Location::Sqlite(path) => SqliteStore::check(path, false).unwrap(),
+        Location::Postgres(url) => schedlab_store::PgStore::check(url).unwrap(),
+    };
+    assert!(check().ok(), "{:?}", check().summaries);
+
+    // Filled by the upgrade from the iterations, as a run stored before V9 gets them.
+    downgrade_to_v8(backend);
+    drop(backend.writer());
+    assert_eq!(bits(&stored()), bits(&expected), "filled by the upgrade");
+    assert_eq!(stored(), expected);
+    assert!(check().ok(), "{:?}", check().summaries);
 }
 
 /// A sink that stores iterations and never says a case finished: a run as a reader sees it

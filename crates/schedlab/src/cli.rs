@@ -109,8 +109,17 @@ pub enum Command {
     Env(EnvArgs),
     /// Check the results database, or upgrade its schema.
     Db(DbArgs),
-    /// Copy this store's runs (with their experiments and calibrations) into another store, a
-    /// PostgreSQL database or an SQLite file; runs already there are skipped.
+    // A build without the `postgres` feature copies into SQLite files only (README).
+    #[cfg_attr(
+        feature = "postgres",
+        doc = "Copy this store's runs (with their experiments and calibrations) into another store, a \
+               PostgreSQL database or an SQLite file; runs already there are skipped."
+    )]
+    #[cfg_attr(
+        not(feature = "postgres"),
+        doc = "Copy this store's runs (with their experiments and calibrations) into another SQLite \
+               file; runs already there are skipped."
+    )]
     Push(PushArgs),
     /// Print a shell completion script for schedlab (workloads and their flags included).
     Completions(CompletionsArgs),
@@ -143,7 +152,14 @@ pub enum OutputFormat {
 
 #[derive(Debug, Args)]
 pub struct DbArg {
-    /// Results database: a file, sqlite:PATH or postgres://USER@HOST/DATABASE
+    #[cfg_attr(
+        feature = "postgres",
+        doc = "Results database: a file, sqlite:PATH or postgres://USER@HOST/DATABASE"
+    )]
+    #[cfg_attr(
+        not(feature = "postgres"),
+        doc = "Results database: a file or sqlite:PATH (built without PostgreSQL)"
+    )]
     /// [default: $SCHEDLAB_DB, else $XDG_DATA_HOME/schedlab/results.db]
     #[arg(long, value_name = "PATH|URL", global = true)]
     pub db: Option<PathBuf>,
@@ -1375,7 +1391,14 @@ pub struct DbCheckArgs {
 
 #[derive(Debug, Args)]
 pub struct PushArgs {
-    /// The store to copy into: postgres://USER@HOST/DATABASE, or an SQLite file (created if
+    #[cfg_attr(
+        feature = "postgres",
+        doc = "The store to copy into: postgres://USER@HOST/DATABASE, or an SQLite file (created if"
+    )]
+    #[cfg_attr(
+        not(feature = "postgres"),
+        doc = "The store to copy into: an SQLite file or sqlite:PATH (created if"
+    )]
     /// missing). The store copied from is --db.
     #[arg(long, value_name = "URL|PATH")]
     pub to: std::ffi::OsString,

@@ -55,7 +55,7 @@ fn row<'a>(c: &'a Value, metric: &str) -> &'a Value {
 
 #[test]
 fn across_a_parameter_marks_the_change_within_each_run_and_reverses_with_the_value_list() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let db = dir.path().join("r.db");
     store_runs(dir.path(), &db, "matrix", 4, value_matrix);
 
@@ -112,7 +112,7 @@ fn across_a_parameter_marks_the_change_within_each_run_and_reverses_with_the_val
 
 #[test]
 fn alike_cases_are_an_aa_that_is_not_marked_paired_within_runs_or_across_runs() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let db = dir.path().join("r.db");
     store_runs(dir.path(), &db, "twins", 4, twin_cases);
     let c = json_of_success(
@@ -138,7 +138,7 @@ fn alike_cases_are_an_aa_that_is_not_marked_paired_within_runs_or_across_runs() 
 
 #[test]
 fn every_style_and_format_names_the_sides_by_their_values() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let db = dir.path().join("r.db");
     store_runs(dir.path(), &db, "matrix", 3, value_matrix);
     for style in ["schedtests", "mmtests", "ministat", "benchstat"] {
@@ -187,7 +187,7 @@ fn three_values(with_121: bool) -> impl Fn(u64) -> String {
 
 #[test]
 fn a_candidate_paired_in_fewer_runs_is_shown_beside_its_own_baseline() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let db = dir.path().join("r.db");
     store_runs(dir.path(), &db, "all", 4, three_values(true));
     store_runs(dir.path(), &db, "two", 2, three_values(false));
@@ -224,7 +224,7 @@ fn a_candidate_paired_in_fewer_runs_is_shown_beside_its_own_baseline() {
 
 #[test]
 fn selections_feed_every_side_and_one_run_is_one_pair_not_judged() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let db = dir.path().join("r.db");
     store_runs(dir.path(), &db, "matrix", 3, value_matrix);
     // Run ids and a label together, a run named twice counting once.
@@ -255,7 +255,7 @@ fn selections_feed_every_side_and_one_run_is_one_pair_not_judged() {
 /// run with the `orig` case, as one with `variant = "fast"` written out would be.
 #[test]
 fn a_case_that_leaves_the_key_to_its_default_is_on_the_default_side() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let db = dir.path().join("r.db");
     store_runs(dir.path(), &db, "heaps", 2, |_| {
         "description = \"orig and the default variant\"\niterations = 2\nwarmup = 0\n\
@@ -281,7 +281,7 @@ fn a_case_that_leaves_the_key_to_its_default_is_on_the_default_side() {
 /// case, not one name with two values.
 #[test]
 fn a_wakeup_case_that_leaves_operations_out_does_five() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let db = dir.path().join("r.db");
     let suite = |explicit: bool| {
         let five = if explicit { "operations = 5\n" } else { "" };
@@ -306,7 +306,7 @@ fn a_wakeup_case_that_leaves_operations_out_does_five() {
 /// The sides of --across share their runs: a run they leave out is named once.
 #[test]
 fn a_run_left_out_is_named_once_for_every_side() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let db = dir.path().join("r.db");
     let three = |failing: &str| {
         format!(
@@ -339,7 +339,7 @@ fn a_run_left_out_is_named_once_for_every_side() {
 
 #[test]
 fn a_calibration_judges_one_run_with_both_cases_variances() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let db = dir.path().join("r.db");
     store_runs(dir.path(), &db, "calm", 6, value_matrix);
     expect_success(schedlab(&db).args(words("calibrate --from calm")));
@@ -361,7 +361,7 @@ fn a_calibration_judges_one_run_with_both_cases_variances() {
 
 #[test]
 fn bad_across_input_is_one_line_and_exit_2() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let db = dir.path().join("r.db");
     store_runs(dir.path(), &db, "matrix", 2, value_matrix);
     assert_each_refusal_names(
@@ -420,6 +420,8 @@ fn bad_across_input_is_one_line_and_exit_2() {
             [],
         )
         .unwrap();
+    // Summarised as that database was by its upgrade to V9: one case, of both cases' iterations.
+    resummarise(&db);
     let refused = assert_bad_input(&db, &words("compare clash --across effect_pct"));
     assert!(refused.contains("two cases named"), "{refused}");
 

@@ -112,7 +112,7 @@ fn unwrapped(text: &str) -> String {
 
 #[test]
 fn unmatched_cases_are_not_compared() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let db = dir.path().join("results.db");
     schedlab(&db)
         .args(words("run fake --value-usec 10 --label a"))

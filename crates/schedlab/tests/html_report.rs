@@ -192,7 +192,7 @@ fn take_screenshot(binary: &Path, profile: &Path, page: &Path, name: &str, size:
 
 #[test]
 fn report_loads_in_headless_chromium() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let db = stored_pair(dir.path());
     let page = dir.path().join("report.html");
     let (stdout, html) = report(&db, &["base", HOSTILE], &page);
@@ -289,7 +289,7 @@ fn stored_matrix_pair(dir: &Path) -> PathBuf {
 
 #[test]
 fn a_matrix_gets_scaling_plots_that_load_in_headless_chromium() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let db = stored_matrix_pair(dir.path());
     let doc = json_of_success(&db, &words("compare base cand --format json"));
     let scaling = doc["scaling"].as_array().unwrap();
@@ -382,7 +382,7 @@ fn stored_probed_pair(dir: &Path) -> PathBuf {
 
 #[test]
 fn probed_runs_get_a_why_section_with_delay_curves_that_loads_in_headless_chromium() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let db = stored_probed_pair(dir.path());
     let doc = json_of_success(&db, &words("compare base cand --explain --format json"));
     let curves = doc["explanation"]["runq_delay"].as_array().unwrap().len();
@@ -429,7 +429,7 @@ fn probed_runs_get_a_why_section_with_delay_curves_that_loads_in_headless_chromi
 
 #[test]
 fn unwritable_path_is_one_line_exit_2_and_leaves_nothing() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let db = stored_pair(dir.path());
     // A missing directory: unwritable even for root, which CI runs as.
     let missing = dir.path().join("no-such-dir").join("report.html");
@@ -457,7 +457,7 @@ fn unwritable_path_is_one_line_exit_2_and_leaves_nothing() {
 
 #[test]
 fn nothing_to_compare_writes_nothing_and_a_report_replaces_the_old_one() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let db = stored_pair(dir.path());
     let page = dir.path().join("report.html");
     std::fs::write(&page, "old report").unwrap();
@@ -494,7 +494,7 @@ fn nothing_to_compare_writes_nothing_and_a_report_replaces_the_old_one() {
 /// the comparison's side figures give, not the 5 + 1 its plan asked for.
 #[test]
 fn runs_table_counts_the_iterations_measured_not_planned() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let db = dir.path().join("results.db");
     for (label, seed) in [("base", 1), ("cand", 2)] {
         // 20 % noise never gets a 0.01 % CI: every case runs to --max-iterations.
@@ -529,7 +529,7 @@ fn runs_table_counts_the_iterations_measured_not_planned() {
 /// sysctl, and a run stored before those fields existed still loads, its missing fields shown as absent or unknown.
 #[test]
 fn machines_section_flags_scheduler_settings_and_reads_old_fingerprints() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let db = dir.path().join("results.db");
     for label in ["old", "new"] {
         schedlab(&db)
@@ -597,7 +597,7 @@ fn machines_section_flags_scheduler_settings_and_reads_old_fingerprints() {
 /// regular file: as root, `--html /dev/stdout` replaced the machine's /dev/stdout.
 #[test]
 fn pages_go_where_their_names_lead_and_the_names_stay() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let db = stored_pair(dir.path());
     let whole_page = |html: &str| {
         assert!(

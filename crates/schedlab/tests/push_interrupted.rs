@@ -182,7 +182,7 @@ fn source_with_contents(dir: &Path) -> (PathBuf, Contents) {
 
 #[test]
 fn push_into_sqlite_interrupted_by_kill_int_and_term() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let (source, source_contents) = source_with_contents(dir.path());
     for (i, signal) in [libc::SIGKILL, libc::SIGINT, libc::SIGTERM]
         .into_iter()

@@ -222,7 +222,7 @@ fn eight_writers_on_one_new_file_all_store_their_run() {
 
 #[test]
 fn store_urls_are_stores_or_errors() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let cwd = dir.path();
     for url in [
         "file:results.db",
@@ -452,7 +452,7 @@ fn damaged_variants(dir: &Path, good: &Path) -> Vec<(&'static str, PathBuf, &'st
 
 #[test]
 fn damaged_foreign_and_newer_databases_get_one_line_and_exit_2() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let good = dir.path().join("good.db");
     // Enough iterations for the runs table to sit on a page of its own, away from the schema.
     let out = run_in(
@@ -557,7 +557,7 @@ fn db_check_reports_a_sound_database() {
 
 #[test]
 fn readers_of_a_missing_database_create_nothing() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = temp_dir();
     let db = dir.path().join("sub").join("results.db");
     for command in [
         "show 1",

@@ -80,7 +80,9 @@ fn render(command: clap::Command, name: &str) -> Result<Vec<u8>, Failure> {
     let mut roff = clap_mangen::roff::Roff::new();
     for (heading, paragraphs) in TRAILING_SECTIONS {
         roff.control("SH", [*heading]);
-        for (term, text) in *paragraphs {
+        // A build without PostgreSQL reads no PostgreSQL password.
+        let in_this_build = |term: &&str| cfg!(feature = "postgres") || *term != "PGPASSWORD";
+        for (term, text) in paragraphs.iter().filter(|(term, _)| in_this_build(term)) {
             if term.is_empty() {
                 roff.control("PP", []);
             } else {
@@ -94,6 +96,16 @@ fn render(command: clap::Command, name: &str) -> Result<Vec<u8>, Failure> {
         .map_err(|e| Failure::failed(format!("cannot render {name}(1): {e}")))?;
     Ok(out)
 }
+
+/// What `SCHEDLAB_DB` may name, in this build.
+#[cfg(feature = "postgres")]
+const SCHEDLAB_DB: &str =
+    "The results database (a path, or a postgres:// URL) when --db is not given; \
+     an empty value is refused.";
+#[cfg(not(feature = "postgres"))]
+const SCHEDLAB_DB: &str =
+    "The results database (a path; this schedlab was built without PostgreSQL) \
+     when --db is not given; an empty value is refused.";
 
 /// The sections every page ends with: (heading, [(term, text)]), an empty term a paragraph.
 const TRAILING_SECTIONS: &[(&str, &[(&str, &str)])] = &[
@@ -128,11 +140,7 @@ const TRAILING_SECTIONS: &[(&str, &[(&str, &str)])] = &[
     (
         "ENVIRONMENT",
         &[
-            (
-                "SCHEDLAB_DB",
-                "The results database (a path, or a postgres:// URL) when --db is not given; an \
-                 empty value is refused.",
-            ),
+            ("SCHEDLAB_DB", SCHEDLAB_DB),
             (
                 "XDG_DATA_HOME",
                 "Where the default database lives, $XDG_DATA_HOME/schedlab/results.db, when \

@@ -25,9 +25,11 @@ pub fn push(args: &PushArgs) -> Result<ExitCode, Failure> {
         .transpose()?;
     let source_location = db_location(&args.db)?;
     if args.to.is_empty() {
-        return Err(Failure::bad_input(
-            "--to is empty: give the store to copy into, a postgres:// URL or an SQLite path",
-        ));
+        return Err(Failure::bad_input(if cfg!(feature = "postgres") {
+            "--to is empty: give the store to copy into, a postgres:// URL or an SQLite path"
+        } else {
+            "--to is empty: give the SQLite file to copy into"
+        }));
     }
     let target_location = Location::parse(&args.to).map_err(as_target)?;
     if same_store(&source_location, &target_location) {

@@ -9,6 +9,11 @@
 #![allow(dead_code)]
 
 pub mod summaries;
+mod test_dir;
+
+// As the helpers below, each test binary uses some of these.
+#[allow(unused_imports)]
+pub use test_dir::{resummarise, temp_db, temp_dir, TestDir};
 
 use std::ffi::OsStr;
 use std::fmt::Debug;
@@ -49,42 +54,6 @@ pub fn schedlab_without_db() -> Command {
     let mut cmd = Command::cargo_bin("schedlab").unwrap();
     cmd.timeout(COMMAND_DEADLINE);
     cmd
-}
-
-pub fn temp_db() -> (TestDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
-    (
-        TestDir {
-            dir,
-            db: db.clone(),
-        },
-        db,
-    )
-}
-
-/// A test's temporary directory with its database: when a test that passed lets go of it, the
-/// summaries the store keeps of every run are checked against what the analysis computes from
-/// the run's iterations (`summaries.rs`), so every database a test leaves behind is checked.
-pub struct TestDir {
-    dir: tempfile::TempDir,
-    db: PathBuf,
-}
-
-impl std::ops::Deref for TestDir {
-    type Target = tempfile::TempDir;
-
-    fn deref(&self) -> &tempfile::TempDir {
-        &self.dir
-    }
-}
-
-impl Drop for TestDir {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            summaries::assert_they_are_the_analysis(&self.db);
-        }
-    }
 }
 
 /// Checks that `out` exited 0; `what` names the command in the message, beside its stderr.
@@ -526,7 +495,8 @@ pub fn sql_value<T: rusqlite::types::FromSql>(db: &Path, sql: &str) -> T {
 
 /// Stores wakeup latency percentiles as a schedlab before V7 did (by name alone, with no
 /// definition) in the first case of every iteration of the runs labelled `label`: a fixed curve
-/// `scale` times over, a little higher in every second and third iteration.
+/// `scale` times over, a little higher in every second and third iteration. Their runs are
+/// summarised again, as the upgrade to V9 summarised such a schedlab's runs.
 pub fn store_named_wakeup_latencies(db: &Path, label: &str, scale: f64) {
     let conn = rusqlite::Connection::open(db).unwrap();
     for (name, usec) in [
@@ -545,6 +515,8 @@ pub fn store_named_wakeup_latencies(db: &Path, label: &str, scale: f64) {
         )
         .unwrap();
     }
+    drop(conn);
+    resummarise(db);
 }
 
 /// A run on `db` that a signal ended left the database sound, the run stored `interrupted`.
