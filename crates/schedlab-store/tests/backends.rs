@@ -301,6 +301,7 @@ fn a_case_listed_twice_is_one_case_to_the_summaries_as_to_the_analysis(backend: 
                 started_at_ns: 1_000 + index as i64,
                 measurements: vec![fake::USEC_PER_OP.value(value)],
                 attachments: Vec::new(),
+                quiet: None,
             };
             store.record_iteration(id, position, &iteration).unwrap();
         }
