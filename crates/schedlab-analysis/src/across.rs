@@ -252,6 +252,7 @@ fn side_of(
         runs: all.runs.clone(),
         excluded: all.excluded.clone(),
         series,
+        disturbed_dropped: all.disturbed_dropped,
         cases,
     };
     (side, renamed)

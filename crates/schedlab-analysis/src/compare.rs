@@ -35,7 +35,7 @@ use crate::model::{
     UsedInterval, VarianceSource, Verdict, COMPARISON_SCHEMA_VERSION,
 };
 use crate::notes::{LoneUnit, RowNote, Unmatched, UnmatchedReason};
-use crate::series::{CaseLabel, Side};
+use crate::series::{CaseLabel, Exclusion, Side};
 use crate::settings::{SequentialPlan, Settings, EQUIVALENCE_ALPHA, MAX_RUNS_NEEDED, MDE_POWER};
 use crate::units::{row_units, row_units_across, Design, RowUnits, Scale};
 use schedlab_core::metric::Restates;
@@ -312,6 +312,7 @@ fn summary(s: &Side) -> SideSummary {
             .map(|r| ExcludedRun {
                 id: r.id,
                 status: r.status,
+                reason: r.left_out.unwrap_or(Exclusion::Incomplete),
             })
             .collect(),
         run_iterations: s

@@ -267,6 +267,7 @@ impl ProbeSide {
             runs: self.runs.clone(),
             excluded: self.excluded.clone(),
             series: Vec::new(),
+            disturbed_dropped: false,
             cases: Vec::new(),
         }
     }

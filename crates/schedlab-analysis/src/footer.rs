@@ -2,8 +2,10 @@
 //! counts, and the notes (see [`crate::notes::Note`]) that say what the verdicts assume and
 //! what else differs between the sides. Worded by `schedlab-report`.
 use crate::model::{CalibrationSummary, Footer, Guard, Row, Verdict};
-use crate::notes::{GuardMethod, LeftOutRun, Note, RestatedMetric, SideBuilds, TestedOn, UnitsOf};
-use crate::series::{Origin, Side};
+use crate::notes::{
+    DisturbedRun, GuardMethod, LeftOutRun, Note, RestatedMetric, SideBuilds, TestedOn, UnitsOf,
+};
+use crate::series::{Exclusion, Origin, Side};
 use crate::settings::{SequentialPlan, GUARD_MIN_ROWS};
 use crate::units::{Design, Scale};
 
@@ -50,6 +52,7 @@ pub(crate) fn footer(
     notes.extend(restated(rows));
     notes.extend(measured_differently(sides));
     notes.extend(left_out(sides));
+    notes.extend(disturbed(sides));
     Footer {
         comparisons,
         marked: rows
@@ -175,12 +178,18 @@ fn calibration_notes(rows: &[Row], guard: &Guard) -> Vec<Note> {
 fn left_out(sides: &[&Side]) -> Vec<Note> {
     let mut groups: Vec<(Vec<LeftOutRun>, Vec<String>)> = Vec::new();
     for side in sides {
-        if side.origin != Origin::Runs || side.excluded.is_empty() {
+        if side.origin != Origin::Runs
+            || side
+                .excluded
+                .iter()
+                .all(|r| r.left_out == Some(Exclusion::AllDisturbed))
+        {
             continue;
         }
         let runs: Vec<LeftOutRun> = side
             .excluded
             .iter()
+            .filter(|r| r.left_out != Some(Exclusion::AllDisturbed))
             .map(|r| LeftOutRun {
                 id: r.id,
                 status: r.status,
@@ -199,6 +208,34 @@ fn left_out(sides: &[&Side]) -> Vec<Note> {
             runs,
         })
         .collect()
+}
+
+/// The runs with iterations the quiet-machine guard marked disturbed, once each (the sides of
+/// `--across` share their runs), and whether they were left out: a reader of a comparison that
+/// kept them learns they are there.
+fn disturbed(sides: &[&Side]) -> Option<Note> {
+    let mut runs: Vec<DisturbedRun> = Vec::new();
+    for side in sides.iter().filter(|s| s.origin == Origin::Runs) {
+        let compared = side.runs.iter().chain(
+            side.excluded
+                .iter()
+                .filter(|r| r.left_out == Some(Exclusion::AllDisturbed)),
+        );
+        for run in compared.filter(|r| r.disturbed_iterations > 0) {
+            if run.id.is_some() && runs.iter().any(|r| r.id == run.id) {
+                continue;
+            }
+            runs.push(DisturbedRun {
+                id: run.id,
+                disturbed: run.disturbed_iterations,
+                measured: run.measured_iterations,
+            });
+        }
+    }
+    (!runs.is_empty()).then(|| Note::Disturbed {
+        dropped: sides.iter().any(|s| s.disturbed_dropped),
+        runs,
+    })
 }
 
 /// A note for each candidate whose rows take runs as units while its runs and the baseline's

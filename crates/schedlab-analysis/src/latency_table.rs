@@ -193,6 +193,7 @@ mod tests {
             started_at_ns: 0,
             measurements: Vec::new(),
             attachments: vec![attachment(WAKEUP_ATTACHMENT, &h)],
+            quiet: None,
         }
     }
 

@@ -355,6 +355,7 @@ impl Row {
 pub struct ExcludedRun {
     pub id: Option<i64>,
     pub status: RunStatus,
+    pub reason: crate::series::Exclusion,
 }
 
 /// What a run of a side measured, as the HTML runs table prints it.

@@ -159,6 +159,16 @@ pub struct SideBuilds {
     pub builds: Vec<Option<String>>,
 }
 
+/// A run with iterations the quiet-machine guard (`run --quiet-below`) marked disturbed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct DisturbedRun {
+    pub id: Option<i64>,
+    /// Its measured iterations marked disturbed.
+    pub disturbed: usize,
+    /// Its measured iterations.
+    pub measured: usize,
+}
+
 /// A run a side left out, and how it ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct LeftOutRun {
@@ -225,5 +235,12 @@ pub enum Note {
         sides: Vec<String>,
         every_side: bool,
         runs: Vec<LeftOutRun>,
+    },
+    /// Measured iterations the quiet-machine guard marked disturbed, run by run: left out of the
+    /// comparison when `dropped` (`--drop-disturbed`; a run with no other then left out whole),
+    /// else compared with the others.
+    Disturbed {
+        dropped: bool,
+        runs: Vec<DisturbedRun>,
     },
 }

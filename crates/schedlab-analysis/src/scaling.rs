@@ -288,6 +288,7 @@ mod tests {
                             v * scale * (1.0 + f64::from(j) / 100.0) * (1.0 + id as f64 / 1000.0),
                         )],
                         attachments: Vec::new(),
+                        quiet: None,
                     })
                     .collect(),
                 error: None,

@@ -19,6 +19,17 @@ pub struct RunInput<'a> {
     pub tag: Option<ExperimentTag>,
 }
 
+/// Why a side left a run out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Exclusion {
+    /// It did not complete (and `--include-incomplete` was not given).
+    Incomplete,
+    /// The quiet-machine guard marked every one of its measured iterations disturbed, and
+    /// `--drop-disturbed` left them out.
+    AllDisturbed,
+}
+
 /// What the analysis keeps of a run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunMeta {
@@ -53,6 +64,16 @@ pub struct RunMeta {
     pub measured_iterations: usize,
     /// Warm-up iterations it ran, over all its cases.
     pub warmup_iterations: usize,
+    /// Of its measured iterations, those the quiet-machine guard marked disturbed.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub disturbed_iterations: usize,
+    /// Why the side left it out, when it did.
+    #[serde(skip)]
+    pub left_out: Option<Exclusion>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl RunMeta {
@@ -74,6 +95,8 @@ impl RunMeta {
             started_at_ns: run.started_at_ns,
             measured_iterations: iterations().filter(|i| !i.warmup).count(),
             warmup_iterations: iterations().filter(|i| i.warmup).count(),
+            disturbed_iterations: iterations().filter(|i| !i.warmup && i.disturbed()).count(),
+            left_out: None,
         }
     }
 }
@@ -95,6 +118,8 @@ impl Default for RunMeta {
             started_at_ns: 0,
             measured_iterations: 0,
             warmup_iterations: 0,
+            disturbed_iterations: 0,
+            left_out: None,
         }
     }
 }
@@ -168,6 +193,8 @@ pub struct Side {
     pub excluded: Vec<RunMeta>,
     /// In the order cases and metrics first appear.
     pub series: Vec<Series>,
+    /// Whether the iterations the quiet-machine guard marked disturbed were left out.
+    pub disturbed_dropped: bool,
     /// The spec of each case the kept runs ran, one per name in the order names first appear;
     /// empty for plain numbers. Scaling series are found from their parameters.
     pub cases: Vec<CaseSpec>,
@@ -256,6 +283,7 @@ impl Side {
             runs: Vec::new(),
             excluded: Vec::new(),
             series: Vec::new(),
+            disturbed_dropped: false,
             cases: Vec::new(),
         }
     }
@@ -349,6 +377,13 @@ impl SideBuilder {
         }
     }
 
+    /// Leaves out, with `drop`, the iterations the quiet-machine guard marked disturbed, and the
+    /// runs whose every measured iteration it marked.
+    pub fn dropping_disturbed(mut self, drop: bool) -> Self {
+        self.side.disturbed_dropped = drop;
+        self
+    }
+
     /// An empty side that takes only the quantiles and maxima of distributions, whatever their
     /// role: all that latency curves are drawn from ([`crate::latency::curves`]).
     pub fn of_distributions(name: &str, include_incomplete: bool) -> Self {
@@ -361,8 +396,18 @@ impl SideBuilder {
     /// Adds the run after those added before it.
     pub fn add_run(&mut self, input: RunInput<'_>) {
         let run = input.record;
-        let meta = RunMeta::of(input);
+        let mut meta = RunMeta::of(input);
         if run.status != RunStatus::Complete && !self.include_incomplete {
+            meta.left_out = Some(Exclusion::Incomplete);
+            self.side.excluded.push(meta);
+            return;
+        }
+        let drop = self.side.disturbed_dropped;
+        if drop
+            && meta.measured_iterations > 0
+            && meta.disturbed_iterations == meta.measured_iterations
+        {
+            meta.left_out = Some(Exclusion::AllDisturbed);
             self.side.excluded.push(meta);
             return;
         }
@@ -375,7 +420,7 @@ impl SideBuilder {
             }
             // The label is needed only for a series this case has not had yet.
             let mut label = None;
-            for iteration in case.measured() {
+            for iteration in case.measured().filter(|it| !(drop && it.disturbed())) {
                 for m in &iteration.measurements {
                     if !self.takes.takes(m) {
                         continue;
@@ -508,6 +553,7 @@ mod tests {
             started_at_ns: 0,
             measurements: vec![crate::testutil::PRIMARY_METRIC.value(1.0)],
             attachments: Vec::new(),
+            quiet: None,
         };
         let cases = plan
             .cases

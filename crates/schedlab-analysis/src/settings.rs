@@ -35,6 +35,8 @@ pub struct Settings {
     pub ministat_confidence: f64,
     /// Leave runs that did not complete in (they are left out by default).
     pub include_incomplete: bool,
+    /// Leave out the iterations the quiet-machine guard marked disturbed (`--drop-disturbed`).
+    pub drop_disturbed: bool,
 }
 
 impl Default for Settings {
@@ -47,6 +49,7 @@ impl Default for Settings {
             noise_cap_pct: 10.0,
             ministat_confidence: 0.95,
             include_incomplete: false,
+            drop_disturbed: false,
         }
     }
 }

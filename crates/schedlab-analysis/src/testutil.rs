@@ -39,6 +39,7 @@ pub fn record(id: i64, boot: &str, status: RunStatus, cases: &[(&str, &[f64])]) 
         started_at_ns: 0,
         measurements: vec![PRIMARY_METRIC.value(value), SECONDARY_METRIC.value(7.0)],
         attachments: Vec::new(),
+        quiet: None,
     };
     let cases = cases
         .iter()

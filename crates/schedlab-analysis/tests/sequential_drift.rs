@@ -123,6 +123,7 @@ impl Experiment {
             origin: Origin::Runs,
             runs,
             excluded: Vec::new(),
+            disturbed_dropped: false,
             cases: Vec::new(),
             series,
         }

@@ -56,6 +56,7 @@ fn arm(name: &str, arm: Arm, rounds: usize, shift: impl Fn(&[f64; 4], usize) -> 
         origin: Origin::Runs,
         runs,
         excluded: Vec::new(),
+        disturbed_dropped: false,
         cases: Vec::new(),
         series,
     }

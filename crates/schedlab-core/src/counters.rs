@@ -2,9 +2,11 @@
 //! tasks' user and system CPU and context switches (getrusage), CPU migrations on every online CPU
 //! (a perf software counter, where perf events are available) and IPIs from /proc/interrupts summed over CPUs:
 //! rescheduling (RES) and function-call (CAL) interrupts — current kernels deliver many remote
-//! wake-ups through the wake list as CAL, not RES — and, from /proc/stat, the steal time of all CPUs,
-//! which says whether a guest's host took its vCPUs away during the iteration.
+//! wake-ups through the wake list as CAL, not RES. Around every iteration of every workload
+//! ([`MachineCounters`]): from /proc/stat, the steal time of all CPUs, which says whether a
+//! guest's host took its vCPUs away during the iteration, and the CPU pressure (PSI) it ran under.
 use crate::metric::{ns_to_sec, secondary, Measurement};
+use crate::quiet::{pressure_pct, Pressure, Reading};
 use crate::sys::{self, Usage, UsageOf};
 
 /// A row of /proc/interrupts (`RES`, `CAL`, ...) summed over CPUs.
@@ -64,7 +66,6 @@ pub struct IterationCounters {
     migrations: Option<sys::SystemCounter>,
     migrations_start: Option<u64>,
     ipis_start: (Option<u64>, Option<u64>),
-    steal_start: Option<u64>,
 }
 
 impl IterationCounters {
@@ -73,14 +74,12 @@ impl IterationCounters {
             online_cpus().and_then(|cpus| sys::SystemCounter::cpu_migrations(&cpus));
         let migrations_start = migrations.as_mut().and_then(|c| c.read());
         let ipis_start = read_ipis();
-        let steal_start = read_steal_ticks();
         IterationCounters {
             wall_start_ns: sys::monotonic_ns(),
             usage_start: task_usage(),
             migrations,
             migrations_start,
             ipis_start,
-            steal_start,
         }
     }
 
@@ -113,11 +112,42 @@ impl IterationCounters {
         if let (Some(start), Some(end)) = (cal_start, cal_end) {
             out.push(secondary::CAL_IPI_COUNT.value(end.saturating_sub(start) as f64));
         }
+        out
+    }
+}
+
+/// The machine's counters around an iteration of any workload: steal time and CPU pressure,
+/// read before and after it, outside its timed window.
+pub struct MachineCounters {
+    steal_start: Option<u64>,
+    psi_start: Option<Reading>,
+}
+
+impl MachineCounters {
+    pub fn start(pressure: &Pressure) -> Self {
+        MachineCounters {
+            steal_start: read_steal_ticks(),
+            psi_start: pressure.read(),
+        }
+    }
+
+    /// The metrics, and the pressure on its own for the quiet-machine guard; what this machine
+    /// cannot read is left out, not zeroed.
+    pub fn finish(self, pressure: &Pressure) -> (Vec<Measurement>, Option<f64>) {
+        let psi_end = pressure.read();
+        let mut out = Vec::new();
         if let (Some(start), Some(end)) = (self.steal_start, read_steal_ticks()) {
             let ticks = end.saturating_sub(start);
             out.push(secondary::STEAL_CPU_SEC.value(ticks as f64 / sys::clock_ticks_per_sec()));
         }
-        out
+        let psi = self
+            .psi_start
+            .zip(psi_end)
+            .and_then(|(a, b)| pressure_pct(a, b));
+        if let Some(pct) = psi {
+            out.push(secondary::PSI_CPU_SOME_PCT.value(pct));
+        }
+        (out, psi)
     }
 }
 
@@ -149,6 +179,29 @@ mod tests {
             parse_interrupt_row("NMI: 0 0 Non-maskable interrupts\n", "RES"),
             None
         );
+    }
+
+    /// Where PSI is off, the pressure is left out (and steal still read); where it is on, a
+    /// busy thread of this process shows as pressure only if it waited, so only the range is
+    /// held.
+    #[test]
+    fn pressure_is_left_out_where_psi_is_missing() {
+        let missing = Pressure::at("/nonexistent/pressure/cpu");
+        let counters = MachineCounters::start(&missing);
+        let (m, psi) = counters.finish(&missing);
+        assert_eq!(psi, None);
+        assert!(m.iter().all(|m| m.name != "psi_cpu_some_pct"), "{m:?}");
+        let system = Pressure::system();
+        if system.availability().is_ok() {
+            let counters = MachineCounters::start(&system);
+            sys::sleep_ns(20_000_000);
+            let (m, psi) = counters.finish(&system);
+            let pct = psi.expect("PSI is readable here");
+            assert!((0.0..=100.0).contains(&pct), "{pct}");
+            assert!(m
+                .iter()
+                .any(|m| m.name == "psi_cpu_some_pct" && m.value == pct));
+        }
     }
 
     #[test]

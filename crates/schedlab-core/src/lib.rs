@@ -20,6 +20,7 @@ pub mod latency;
 pub mod metric;
 pub mod plan;
 pub mod probe;
+pub mod quiet;
 pub mod record;
 pub mod rng;
 pub mod runner;

@@ -415,7 +415,29 @@ pub mod secondary {
     pub const STEAL_CPU_SEC: MetricDef =
         MetricDef::secondary("steal_cpu_sec", "sec", Better::Lower).optional();
 
-    /// What the runner declares beside the workload's metrics when the workload runs tasks.
+    /// CPU pressure (PSI `some`, /proc/pressure/cpu) over the iteration: the share of its wall
+    /// time in which some task waited for a CPU, in percent. Optional, as a kernel may have PSI
+    /// off (`psi=0`); the run then says so in one line.
+    pub const PSI_CPU_SOME_PCT: MetricDef =
+        MetricDef::secondary("psi_cpu_some_pct", "%", Better::Lower).optional();
+
+    /// What the runner measures of the workload's tasks, when it runs tasks.
+    pub const TASKS: &[MetricDef] = &[
+        WALL_TIME_SEC,
+        USER_CPU_SEC,
+        SYS_CPU_SEC,
+        VOLUNTARY_CSW_COUNT,
+        INVOLUNTARY_CSW_COUNT,
+        CPU_MIGRATIONS_COUNT,
+        RES_IPI_COUNT,
+        CAL_IPI_COUNT,
+    ];
+
+    /// What the runner measures of the machine around every iteration of every workload: what
+    /// else competed for the CPUs while it ran.
+    pub const MACHINE: &[MetricDef] = &[STEAL_CPU_SEC, PSI_CPU_SOME_PCT];
+
+    /// Every metric the runner declares: [`TASKS`] then [`MACHINE`].
     pub const ALL: &[MetricDef] = &[
         WALL_TIME_SEC,
         USER_CPU_SEC,
@@ -426,6 +448,7 @@ pub mod secondary {
         RES_IPI_COUNT,
         CAL_IPI_COUNT,
         STEAL_CPU_SEC,
+        PSI_CPU_SOME_PCT,
     ];
 }
 
@@ -527,6 +550,17 @@ mod tests {
                 .collect::<Vec<_>>(),
             ["a_usec", "b_count"]
         );
+    }
+
+    #[test]
+    fn all_is_the_tasks_then_the_machine() {
+        let both: Vec<&str> = secondary::TASKS
+            .iter()
+            .chain(secondary::MACHINE)
+            .map(|d| d.name)
+            .collect();
+        let all: Vec<&str> = secondary::ALL.iter().map(|d| d.name).collect();
+        assert_eq!(all, both);
     }
 
     #[test]

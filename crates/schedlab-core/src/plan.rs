@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::quiet::{check_below_pct, check_wait_ms, QuietGuard};
 use crate::workload::scenario::ScenarioParams;
 use crate::workload::WorkloadSpec;
 use crate::{Error, Result};
@@ -151,6 +152,10 @@ pub struct RunPlan {
     /// One profiled iteration per case after those (`--profile`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub profile: bool,
+    /// The quiet-machine guard (`--quiet-below`, `--quiet-wait`): wait before each iteration
+    /// until the CPU pressure is below a limit, or mark it disturbed ([`crate::quiet`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quiet: Option<QuietGuard>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -251,6 +256,7 @@ impl RunPlan {
             expected_sec: BTreeMap::new(),
             explain: 0,
             profile: false,
+            quiet: None,
         })
     }
 
@@ -273,6 +279,15 @@ impl RunPlan {
         check_iteration_timeout_sec(seconds)
             .map_err(|why| Error::invalid(format!("--iteration-timeout {why}")))?;
         self.iteration_timeout_ms = Some(((seconds * 1000.0).round() as u64).max(1));
+        Ok(self)
+    }
+
+    /// Holds every iteration to the quiet-machine guard: below `below_pct` CPU pressure, waiting
+    /// at most `wait_ms` for it.
+    pub fn with_quiet(mut self, below_pct: f64, wait_ms: u64) -> Result<Self> {
+        check_below_pct(below_pct).map_err(|why| Error::invalid(format!("--quiet-below {why}")))?;
+        check_wait_ms(wait_ms).map_err(|why| Error::invalid(format!("--quiet-wait {why}")))?;
+        self.quiet = Some(QuietGuard { below_pct, wait_ms });
         Ok(self)
     }
 

@@ -6,6 +6,7 @@ pub use crate::attachment::Attachment;
 use crate::fingerprint::Fingerprint;
 use crate::metric::Measurement;
 use crate::plan::{CaseSpec, RunPlan};
+use crate::quiet::QuietMark;
 
 /// How a run ended. `Running` is what the store holds while a run is in progress. `Partial` is a
 /// run that `--keep-going` carried to its end past cases that failed: the others are complete,
@@ -86,6 +87,17 @@ pub struct IterationRecord {
     /// and re-quantiled later.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attachments: Vec<Attachment>,
+    /// What the quiet-machine guard (`--quiet-below`) did before the iteration and whether it
+    /// marked it disturbed; `None` for an iteration run without the guard.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quiet: Option<QuietMark>,
+}
+
+impl IterationRecord {
+    /// Whether the guard marked it disturbed.
+    pub fn disturbed(&self) -> bool {
+        self.quiet.is_some_and(|q| q.disturbed.is_some())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -21,11 +21,12 @@
 //! or declared but not returned, fails the case like a workload error, so no stored run holds a
 //! metric nobody described.
 use crate::co_runner::{CoRunners, Running};
-use crate::counters::IterationCounters;
+use crate::counters::{IterationCounters, MachineCounters};
 use crate::estimate;
 use crate::metric::{self, secondary, Breach, MetricDef};
 use crate::plan::{CaseSpec, RunPlan};
 use crate::probe::{self, ProbeKind, ProbeRecord};
+use crate::quiet::{self, Pressure, QuietMark};
 use crate::record::{CaseRecord, IterationRecord, RunStatus};
 use crate::workload::{tasks, IterationInfo, IterationOutput, Workload, WorkloadSpec};
 use crate::{sys, Error};
@@ -202,7 +203,13 @@ pub fn execute(
     sink: &mut dyn RunSink,
     observer: &mut dyn RunObserver,
 ) -> RunOutcome {
-    execute_built(plan, &WorkloadSpec::build, sink, observer)
+    execute_built(
+        plan,
+        &WorkloadSpec::build,
+        &Pressure::system(),
+        sink,
+        observer,
+    )
 }
 
 /// How a case's workload is made from its spec; tests substitute workloads no spec names.
@@ -212,6 +219,7 @@ type Build<'a> = &'a dyn Fn(&WorkloadSpec) -> crate::Result<Box<dyn Workload>>;
 fn execute_built(
     plan: &RunPlan,
     build: Build<'_>,
+    pressure: &Pressure,
     sink: &mut dyn RunSink,
     observer: &mut dyn RunObserver,
 ) -> RunOutcome {
@@ -246,6 +254,7 @@ fn execute_built(
         failed: Vec::new(),
         threads_before: 0,
         availability: None,
+        pressure,
     };
     match run.all() {
         Ok(()) => match run.failures() {
@@ -287,6 +296,8 @@ struct Execution<'a> {
     threads_before: usize,
     /// What this machine offers the probes, found before the first probed iteration.
     availability: Option<probe::Availability>,
+    /// Where the CPU pressure is read.
+    pressure: &'a Pressure,
 }
 
 impl Execution<'_> {
@@ -408,6 +419,7 @@ impl Execution<'_> {
         self.threads_before = tasks::live_task_threads();
         let started_at_ns = sys::realtime_ns();
         let counters = workload.runs_tasks().then(IterationCounters::start);
+        let machine = MachineCounters::start(self.pressure);
         sys::take_continued();
         let began_ns = sys::monotonic_ns();
         self.watchdog.arm(deadline_ns, Some(look_ns)).map_err(|e| {
@@ -432,7 +444,8 @@ impl Execution<'_> {
         let took_ns = sys::monotonic_ns().saturating_sub(began_ns);
         let expired = sys::deadline_expired();
         let _ = self.watchdog.disarm();
-        let secondary = counters.map(IterationCounters::finish).unwrap_or_default();
+        let mut secondary = counters.map(IterationCounters::finish).unwrap_or_default();
+        secondary.extend(machine.finish(self.pressure).0);
         let _ = sys::take_continued();
         let mut declared = declared_metrics(workload.as_ref());
         // Stored with the probed iteration as with a measured one (its latency histograms are
@@ -665,15 +678,25 @@ impl Execution<'_> {
                 case.name
             ))));
         };
+        // The guard waits before the co-runners start: the quiet it waits for is the machine's.
+        let waited = match &self.plan.quiet {
+            Some(guard) => Some(
+                self.pressure
+                    .wait_quiet(guard, quiet::SAMPLE_NS)
+                    .map_err(Stop::Run)?,
+            ),
+            None => None,
+        };
         // Co-runners start before the iteration and its counters, and stop after them: their
         // CPU time, switches and exits are not the workload's.
         let background = self.backgrounds[case_index].as_ref();
         let co_runners = start_co_runners(background, case)?;
         let mut suspensions = 0;
-        let (started_at_ns, result, took_ns, expired, secondary) = loop {
+        let (started_at_ns, result, took_ns, expired, secondary, pressure_pct) = loop {
             self.threads_before = tasks::live_task_threads();
             let started_at_ns = sys::realtime_ns();
             let counters = workload.runs_tasks().then(IterationCounters::start);
+            let machine = MachineCounters::start(self.pressure);
             // A continue from before this iteration is not this iteration's.
             sys::take_continued();
             self.watchdog.arm(deadline_ns, Some(look_ns)).map_err(|e| {
@@ -686,10 +709,19 @@ impl Execution<'_> {
             let took_ns = sys::monotonic_ns().saturating_sub(began_ns);
             let expired = sys::deadline_expired();
             let _ = self.watchdog.disarm();
-            let secondary = counters.map(IterationCounters::finish).unwrap_or_default();
+            let mut secondary = counters.map(IterationCounters::finish).unwrap_or_default();
+            let (machine, pressure_pct) = machine.finish(self.pressure);
+            secondary.extend(machine);
             let stopped = matches!(result, Err(Error::Interrupted(_)));
             if !sys::take_continued() || stopped {
-                break (started_at_ns, result, took_ns, expired, secondary);
+                break (
+                    started_at_ns,
+                    result,
+                    took_ns,
+                    expired,
+                    secondary,
+                    pressure_pct,
+                );
             }
             suspensions += 1;
             if result.is_ok() && suspensions <= SUSPENDED_RETRIES {
@@ -725,12 +757,21 @@ impl Execution<'_> {
         if !breaches.is_empty() {
             return Err(Stop::Case(self.undeclared(case_index, info, &breaches)));
         }
+        // A case's own co-runners make pressure by design: only the wait before it is judged.
+        let own_pressure = background.is_none().then_some(pressure_pct).flatten();
+        let quiet = self
+            .plan
+            .quiet
+            .as_ref()
+            .zip(waited)
+            .map(|(guard, waited)| QuietMark::of(guard, &waited, own_pressure));
         let record = IterationRecord {
             index,
             warmup,
             started_at_ns,
             measurements: output.measurements,
             attachments: output.attachments,
+            quiet,
         };
         self.sink
             .record_iteration(case_index, case, &record)
@@ -868,15 +909,21 @@ fn co_runners_failed(error: Error, case: &CaseSpec, index: u32) -> Stop {
     }
 }
 
-/// The metrics an iteration of `workload` must return: its own, and the runner's secondary ones
-/// when it runs tasks (the runner measures those around it).
+/// The metrics an iteration of `workload` must return: its own, the runner's measures of its
+/// tasks when it runs tasks, and the machine's around every iteration.
 fn declared_metrics(workload: &dyn Workload) -> Vec<MetricDef> {
-    let runners: &[MetricDef] = if workload.runs_tasks() {
-        secondary::ALL
+    let tasks: &[MetricDef] = if workload.runs_tasks() {
+        secondary::TASKS
     } else {
         &[]
     };
-    workload.metrics().iter().chain(runners).copied().collect()
+    workload
+        .metrics()
+        .iter()
+        .chain(tasks)
+        .chain(secondary::MACHINE)
+        .copied()
+        .collect()
 }
 
 /// Sleeps between cases (or between runs); a signal ends the pause with `Interrupted`.
@@ -995,8 +1042,21 @@ mod tests {
         assert_eq!(sink.0[0], (0, 0, true));
         assert_eq!(sink.0[1], (0, 1, false));
         assert_eq!(outcome.cases[1].measured().count(), 3);
-        // The fake runs no tasks, so only its own metrics are recorded.
-        assert_eq!(outcome.cases[0].iterations[0].measurements.len(), 2);
+        // The fake runs no tasks: its own metrics and the machine's (steal, pressure) only.
+        let names: Vec<&str> = outcome.cases[0].iterations[0]
+            .measurements
+            .iter()
+            .map(|m| m.name.as_str())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "usec_per_op",
+                "ops_per_sec",
+                "steal_cpu_sec",
+                "psi_cpu_some_pct"
+            ]
+        );
         assert_eq!(
             sink.2,
             [(0, 4), (1, 4)],
@@ -1205,8 +1265,66 @@ mod tests {
             }))
         };
         let mut sink = Collect::default();
-        let outcome = execute_built(&plan, &build, &mut sink, &mut Silent);
+        let outcome = execute_built(&plan, &build, &Pressure::system(), &mut sink, &mut Silent);
         (outcome, sink)
+    }
+
+    fn run_guarded(pressure: &Pressure, below_pct: f64) -> RunOutcome {
+        let plan = RunPlan::new(
+            None,
+            None,
+            2,
+            1,
+            vec![WorkloadSpec::Fake(FakeParams::default())],
+        )
+        .unwrap()
+        .with_quiet(below_pct, 0)
+        .unwrap();
+        let build = |spec: &WorkloadSpec| spec.build();
+        execute_built(
+            &plan,
+            &build,
+            pressure,
+            &mut Collect::default(),
+            &mut Silent,
+        )
+    }
+
+    /// Without PSI to read, the pressure is left out of every iteration (never zeroed) and a
+    /// guarded iteration cannot be known quiet: it is marked, with no pressure figure.
+    #[test]
+    fn a_guard_without_psi_marks_every_iteration_and_stores_no_pressure() {
+        let outcome = run_guarded(&Pressure::at("/nonexistent/pressure/cpu"), 50.0);
+        assert_eq!(outcome.status, RunStatus::Complete, "{:?}", outcome.error);
+        let iterations = &outcome.cases[0].iterations;
+        assert_eq!(iterations.len(), 3);
+        for it in iterations {
+            let mark = it.quiet.expect("guarded");
+            assert_eq!(mark.disturbed, Some(quiet::Disturbance::NeverQuiet));
+            assert_eq!(mark.before_pct, None);
+            assert!(it.measurements.iter().all(|m| m.name != "psi_cpu_some_pct"));
+        }
+    }
+
+    /// A limit of 100 % is always met: every iteration waits one look and runs unmarked, and
+    /// (where PSI is on, as on CI's and this machine's kernels) stores its pressure.
+    #[test]
+    fn a_guard_that_is_met_waits_one_look_and_marks_nothing() {
+        let pressure = Pressure::system();
+        pressure.availability().expect("PSI on this machine");
+        let outcome = run_guarded(&pressure, 100.0);
+        assert_eq!(outcome.status, RunStatus::Complete, "{:?}", outcome.error);
+        for it in &outcome.cases[0].iterations {
+            let mark = it.quiet.expect("guarded");
+            assert_eq!(mark.disturbed, None, "{mark:?}");
+            assert!(mark.waited_ns >= quiet::SAMPLE_NS, "{mark:?}");
+            assert!(mark.before_pct.is_some_and(|p| p < 100.0), "{mark:?}");
+            let psi = it
+                .measurements
+                .iter()
+                .find(|m| m.name == "psi_cpu_some_pct");
+            assert!(psi.is_some_and(|m| (0.0..=100.0).contains(&m.value)));
+        }
     }
 
     #[test]

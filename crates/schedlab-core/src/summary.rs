@@ -197,6 +197,7 @@ mod tests {
                     started_at_ns: 0,
                     measurements,
                     attachments: Vec::new(),
+                    quiet: None,
                 })
                 .collect(),
             error: None,

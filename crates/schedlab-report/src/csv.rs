@@ -166,6 +166,7 @@ mod tests {
             started_at_ns: 1_000 + i64::from(index),
             measurements: vec![MetricDef::primary("time_sec", "sec", Better::Lower).value(value)],
             attachments: Vec::new(),
+            quiet: None,
         }
     }
 

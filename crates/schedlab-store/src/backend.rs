@@ -186,6 +186,19 @@ fn insert_iteration(db: &mut impl Db, case_id: i64, iteration: &IterationRecord)
             &[&iteration_id, &a.name, &a.encoding, &a.data],
         )?;
     }
+    if let Some(quiet) = &iteration.quiet {
+        db.execute(
+            "INSERT INTO iteration_quiet (iteration_id, limit_pct, waited_ns, before_pct, disturbed)
+             VALUES ($1, $2, $3, $4, $5)",
+            &[
+                &iteration_id,
+                &quiet.limit_pct,
+                &i64::try_from(quiet.waited_ns).unwrap_or(i64::MAX),
+                &quiet.before_pct,
+                &quiet.disturbed.map(|d| d.as_str()),
+            ],
+        )?;
+    }
     Ok(())
 }
 

@@ -360,6 +360,7 @@ fn add_run(
             started_at_ns: at,
             measurements,
             attachments: Vec::new(),
+            quiet: None,
         });
         ids.iteration += 1;
     }

@@ -4,11 +4,12 @@
 use std::collections::HashMap;
 
 use schedlab_core::metric::{Better, Measurement, MetricShape, Role};
+use schedlab_core::quiet::{Disturbance, QuietMark};
 use schedlab_core::record::{Attachment, CaseRecord, IterationRecord, RunRecord, RunStatus};
 
 use crate::liveness::{effective_status, Here, Silence, StoredOwner};
 use crate::rows::{from_json, no_run, owner_columns, owner_of, parse_status};
-use crate::schema::{V_ATTACHMENTS, V_METRIC_DEFS, V_RUN_OWNER};
+use crate::schema::{V_ATTACHMENTS, V_METRIC_DEFS, V_QUIET, V_RUN_OWNER};
 use crate::sql::{Db, SqlRow};
 use crate::{KeepMeasurement, Result, StoreError};
 
@@ -96,6 +97,11 @@ fn iterations_by_case<D: Db>(
     } else {
         HashMap::new()
     };
+    let mut quiet = if version >= V_QUIET {
+        quiet_by_iteration(db, run_id, what.case)?
+    } else {
+        HashMap::new()
+    };
     let iteration_rows = db.query(
         &format!(
             "SELECT i.case_id, i.id, i.position, i.warmup, i.started_at_ns
@@ -125,6 +131,7 @@ fn iterations_by_case<D: Db>(
                 started_at_ns,
                 measurements: measurements.remove(&iteration_id).unwrap_or_default(),
                 attachments: attachments.remove(&iteration_id).unwrap_or_default(),
+                quiet: quiet.remove(&iteration_id),
             });
     }
     Ok(iterations)
@@ -165,6 +172,38 @@ fn measurements_by_iteration<D: Db>(
             .push(measurement);
     }
     Ok(measurements)
+}
+
+/// The quiet-machine guard's marks of the run's iterations (only those of cases named `case`), by
+/// iteration id; an iteration run without the guard has none.
+fn quiet_by_iteration<D: Db>(
+    db: &mut D,
+    run_id: i64,
+    case: Option<&str>,
+) -> Result<HashMap<i64, QuietMark>> {
+    let sql = format!(
+        "SELECT q.iteration_id, q.limit_pct, q.waited_ns, q.before_pct, q.disturbed
+           FROM iteration_quiet q
+           JOIN iterations i ON q.iteration_id = i.id
+           JOIN cases c ON i.case_id = c.id
+          WHERE c.run_id = $1 AND {THE_CASE}"
+    );
+    let rows = db.query(&sql, &[&run_id, &case], |r| {
+        let disturbed = match r.get::<Option<String>>(4)? {
+            None => None,
+            Some(text) => Some(Disturbance::parse(&text).ok_or_else(|| {
+                StoreError::Corrupt(format!("iteration_quiet.disturbed {text:?}"))
+            })?),
+        };
+        let mark = QuietMark {
+            limit_pct: r.get(1)?,
+            waited_ns: u64::try_from(r.get::<i64>(2)?).unwrap_or(0),
+            before_pct: r.get(3)?,
+            disturbed,
+        };
+        Ok((r.get::<i64>(0)?, mark))
+    })?;
+    Ok(rows.into_iter().collect())
 }
 
 /// The attachments of the run's cases (only those named `case`), by iteration id, in order.

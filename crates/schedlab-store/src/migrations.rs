@@ -62,6 +62,7 @@ macro_rules! files {
 pub const SQLITE: &[(&str, &str)] = files!("sqlite":
     V1__initial, V2__attachments, V3__experiments, V4__calibrations, V5__run_owner,
     V6__partial_status, V7__metric_definitions, V8__run_uuid, V9__run_summaries, V10__probes,
+    V11__quiet_guard,
 );
 
 // Its tests check both dialects' files in either build; only PostgreSQL's backend embeds these.
@@ -69,6 +70,7 @@ pub const SQLITE: &[(&str, &str)] = files!("sqlite":
 pub const POSTGRES: &[(&str, &str)] = files!("postgres":
     V1__initial, V2__attachments, V3__experiments, V4__calibrations, V5__run_owner,
     V6__partial_status, V7__metric_definitions, V8__run_uuid, V9__run_summaries, V10__probes,
+    V11__quiet_guard,
 );
 
 /// The placeholder V9 some databases recorded ([`crate::schema::retired_v9`]).

@@ -52,6 +52,8 @@ pub const V_RUN_UUID: i64 = 8;
 /// measuring build (`runs.measured_by`), which the upgrade fills for older runs from their
 /// iterations ([`AfterMigration`]).
 pub const V_SUMMARIES: i64 = 9;
+/// The quiet-machine guard's mark of each iteration run under it (`iteration_quiet`).
+pub const V_QUIET: i64 = 11;
 
 /// What follows a migration's SQL in the same transaction, given the version just applied: the
 /// rows a migration cannot compute in SQL (V9's summaries), which the caller fills.

@@ -415,6 +415,7 @@ mod tests {
             started_at_ns: 6,
             measurements: vec![],
             attachments: vec![],
+            quiet: None,
         }
     }
 
@@ -981,6 +982,7 @@ mod tests {
             started_at_ns: 10 + i64::from(index),
             measurements,
             attachments: Vec::new(),
+            quiet: None,
         }
     }
 
@@ -1538,6 +1540,7 @@ mod tests {
             started_at_ns: 2,
             measurements: vec![],
             attachments: vec![],
+            quiet: None,
         };
 
         // Held for the whole attempt: the store gives up after its patience, saying why.

@@ -294,6 +294,7 @@ fn read_batch<D: Db>(db: &mut D, (lo, hi): (i64, i64)) -> Result<Vec<StoredRun>>
                 started_at_ns: r.get(4)?,
                 measurements: measurements.remove(&r.get(1)?).unwrap_or_default(),
                 attachments: Vec::new(),
+                quiet: None,
             };
             iterations.entry(r.get(0)?).or_default().push(iteration);
             Ok(())

@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use schedlab_core::fingerprint::Fingerprint;
 use schedlab_core::metric::{secondary, Better, Measurement, MetricDef, MetricShape, Role};
 use schedlab_core::plan::RunPlan;
+use schedlab_core::quiet::{Disturbance, QuietMark};
 use schedlab_core::record::{
     Arm, Attachment, ExperimentTag, IterationRecord, RunRecord, RunStatus,
 };
@@ -124,8 +125,26 @@ fn runs_round_trip_with_every_sample(backend: &Backend) {
             encoding: "hdrhistogram-v2-deflate".into(),
             data: vec![0, 1, 2, 255],
         }],
+        quiet: Some(QuietMark {
+            limit_pct: 2.5,
+            waited_ns: 1_000_000_000,
+            before_pct: Some(0.5),
+            disturbed: Some(Disturbance::PressureDuring),
+        }),
     };
     store.record_iteration(id, 0, &extra).unwrap();
+    // PSI unreadable before it: no pressure figure, never a zero.
+    let unread = IterationRecord {
+        index: 10,
+        quiet: Some(QuietMark {
+            limit_pct: 1.0,
+            waited_ns: 0,
+            before_pct: None,
+            disturbed: Some(Disturbance::NeverQuiet),
+        }),
+        ..extra.clone()
+    };
+    store.record_iteration(id, 0, &unread).unwrap();
     store.record_case_failure(id, 0, "stuck: task 3").unwrap();
     drop(store);
 
@@ -135,16 +154,18 @@ fn runs_round_trip_with_every_sample(backend: &Backend) {
     assert_eq!(run.plan, plan);
     assert_eq!(run.cases[0].error.as_deref(), Some("stuck: task 3"));
     let iterations = &run.cases[0].iterations;
-    assert_eq!(iterations.len(), 5);
+    assert_eq!(iterations.len(), 6);
     assert!(iterations[0].warmup);
     assert_eq!(iterations[4], extra);
+    assert_eq!(iterations[5], unread);
+    assert!(iterations[..4].iter().all(|it| it.quiet.is_none()));
     assert!(iterations[1]
         .measurements
         .iter()
         .any(|m| m.name == "usec_per_op"));
     let listed = reader.list_runs(None).unwrap();
     assert_eq!(listed.len(), 1);
-    assert_eq!(listed[0].measured_iterations, 4);
+    assert_eq!(listed[0].measured_iterations, 5);
     assert_eq!(listed[0].what, plan.cases[0].name);
     let (here, kind) = (
         Fingerprint::collect().hostname,
@@ -210,7 +231,11 @@ fn each_cases_series_holds_the_summaries_of_the_whole_runs(backend: &Backend) {
         for run in &series[0].runs {
             let whole = reader.load_run(run.id.unwrap()).unwrap();
             assert_eq!(run, &SummarisedRun::of(&whole, name), "run {:?}", run.id);
-            assert_eq!(run.summaries.len(), 2, "usec_per_op and ops_per_sec");
+            assert_eq!(
+                run.summaries.len(),
+                4,
+                "usec_per_op, ops_per_sec and the machine's steal_cpu_sec and psi_cpu_some_pct"
+            );
         }
         let named = MetricChoice::Named(fake::OPS_PER_SEC.name.into());
         let one = series_of(&*reader, std::slice::from_ref(name), named);
@@ -276,6 +301,7 @@ fn a_case_listed_twice_is_one_case_to_the_summaries_as_to_the_analysis(backend: 
                 started_at_ns: 1_000 + index as i64,
                 measurements: vec![fake::USEC_PER_OP.value(value)],
                 attachments: Vec::new(),
+                quiet: None,
             };
             store.record_iteration(id, position, &iteration).unwrap();
         }
@@ -534,12 +560,13 @@ fn drop_v9(backend: &Backend) {
 }
 
 /// Takes the store back to V8, as a schedlab before summaries and probes left it: its runs and
-/// iterations stay, V9's and V10's tables, column and indexes go.
+/// iterations stay, V9's, V10's and V11's tables, column and indexes go.
 fn downgrade_to_v8(backend: &Backend) {
     drop_v9(backend);
     execute_raw(
         backend,
-        "DROP TABLE profile_symbols;
+        "DROP TABLE iteration_quiet;
+         DROP TABLE profile_symbols;
          DROP TABLE probe_attachments;
          DROP TABLE probe_unavailable;
          DROP TABLE probe_measurements;
@@ -641,7 +668,7 @@ fn a_store_with_the_placeholder_v9_reads_as_v8_and_upgrades(backend: &Backend) {
         Location::Postgres(url) => schedlab_store::PgStore::check(url).unwrap(),
     };
     assert!(check.ok(), "{:?}", check.summaries);
-    assert_eq!(check.schema_version, Some(10));
+    assert_eq!(check.schema_version, Some(11));
 }
 
 /// A V8 store (a fleet's PostgreSQL database before this schedlab) answers every fleet query
@@ -659,6 +686,7 @@ fn a_v8_store_answers_alike_before_and_after_its_upgrade(backend: &Backend) {
         started_at_ns: 3_001,
         measurements: vec![fake::USEC_PER_OP.value(4.0), fake::OPS_PER_SEC.value(0.25)],
         attachments: Vec::new(),
+        quiet: None,
     };
     store.record_iteration(stopped, 0, &iteration).unwrap();
     store
@@ -742,6 +770,7 @@ fn a_run_read_keeping_some_measurements_is_the_whole_run_without_the_others(back
             wait_p99.value(6.0),
         ],
         attachments: Vec::new(),
+        quiet: None,
     };
     store.record_iteration(id, 0, &with_secondaries).unwrap();
     drop(store);
@@ -908,6 +937,7 @@ fn readers_write_nothing(backend: &Backend) {
                 started_at_ns: 3,
                 measurements: vec![],
                 attachments: vec![],
+                quiet: None,
             },
         )
         .unwrap();
@@ -1000,7 +1030,11 @@ fn source_store(dir: &tempfile::TempDir) -> (PathBuf, Vec<i64>) {
             RunStatus::Complete,
         )
         .unwrap();
-    ids.push(run_into(&mut source, &plan("plain")));
+    // Under the quiet-machine guard (a limit always met): its marks are copied too.
+    let guarded = plan("plain").with_quiet(100.0, 0).unwrap();
+    ids.push(run_into(&mut source, &guarded));
+    let run = source.load_run(ids[2]).unwrap();
+    assert!(run.cases[0].iterations.iter().all(|it| it.quiet.is_some()));
     source
         .save_calibration(&StoredCalibration {
             id: None,

@@ -12,7 +12,7 @@ use schedlab_core::words::check_printable;
 
 use crate::flag_values::{
     any_count, check_column, check_confidence, check_delimiters, check_fdr, check_min_effect,
-    check_noise_cap, count, count_in, number, text, SuiteName, MAX_PLOT_WIDTH,
+    check_noise_cap, count, count_in, duration_ms, number, text, SuiteName, MAX_PLOT_WIDTH,
 };
 
 pub use crate::workload_flags::WorkloadCommand;
@@ -315,6 +315,38 @@ pub struct PlanOptions {
     pub background: Vec<WorkloadCommand>,
     #[command(flatten)]
     pub probes: ProbeOptions,
+    #[command(flatten)]
+    pub quiet: QuietOptions,
+}
+
+/// The quiet-machine guard: wait before each iteration until CPU pressure is low, or mark it.
+#[derive(Debug, Args)]
+#[command(next_help_heading = RUN_OPTIONS)]
+pub struct QuietOptions {
+    /// Before each iteration wait until CPU pressure (PSI) is below PCT %, else mark it disturbed
+    ///
+    /// Before each iteration, look at the CPU pressure (/proc/pressure/cpu `some`, percent of
+    /// wall time) over 0.2 s windows until one is below PCT, for at most --quiet-wait; then run
+    /// it anyway, marked disturbed. An iteration under pressure at or above PCT while it ran is
+    /// marked too. `compare --drop-disturbed` leaves marked iterations out. Exit 2 without PSI.
+    #[arg(
+        long,
+        value_name = "PCT",
+        global = true,
+        allow_negative_numbers = true,
+        value_parser = number(schedlab_core::quiet::check_below_pct)
+    )]
+    pub quiet_below: Option<f64>,
+    /// With --quiet-below: the longest wait before an iteration, e.g. 500ms, 10s [default: 10s]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        global = true,
+        requires = "quiet_below",
+        allow_negative_numbers = true,
+        value_parser = duration_ms(schedlab_core::quiet::check_wait_ms)
+    )]
+    pub quiet_wait: Option<u64>,
 }
 
 /// `--explain` and `--profile`: iterations of their own after a case's measured ones, stored
@@ -408,6 +440,8 @@ impl PlanOptions {
             ("--keep-going", self.keep_going),
             ("--explain", self.probes.explain.is_some()),
             ("--profile", self.probes.profile),
+            ("--quiet-below", self.quiet.quiet_below.is_some()),
+            ("--quiet-wait", self.quiet.quiet_wait.is_some()),
         ];
         given.iter().find(|(_, g)| *g).map(|(flag, _)| *flag)
     }
@@ -827,6 +861,12 @@ pub struct SidesArgs {
     /// they are left out.
     #[arg(long)]
     pub include_incomplete: bool,
+    /// Leave out iterations the quiet-machine guard marked disturbed (run --quiet-below).
+    ///
+    /// A run whose every measured iteration is marked is left out whole; the report says how many
+    /// iterations of which runs were left out. Without this option it says how many are in.
+    #[arg(long)]
+    pub drop_disturbed: bool,
     /// The calibration that supplies the noise model: `auto`, `none`, or a calibration id.
     ///
     /// `auto` takes the newest one of this machine for each case and iteration count.

@@ -40,6 +40,7 @@ pub fn settings(args: &DecisionArgs) -> Result<Settings, Failure> {
         noise_cap_pct: args.noise_cap,
         ministat_confidence: args.confidence / 100.0,
         include_incomplete: false,
+        drop_disturbed: false,
     })
 }
 
@@ -182,6 +183,7 @@ pub struct Query<'a> {
 pub fn load_comparison(args: &SidesArgs) -> Result<LoadedComparison, Failure> {
     let mut settings = settings(&args.decision)?;
     settings.include_incomplete = args.include_incomplete;
+    settings.drop_disturbed = args.drop_disturbed;
     let store = open_reader(&db_location(&args.db)?)?;
     let query = Query {
         base: &args.base,
@@ -230,7 +232,7 @@ fn load_side(
     name: &str,
     ids: &[i64],
     filter: &MetricFilter,
-    include: bool,
+    (include, drop): (bool, bool),
 ) -> Result<LoadedSide, Failure> {
     // The curves are drawn from distributions, whatever the filter takes.
     let keep = compared_or_curved(filter);
@@ -238,8 +240,8 @@ fn load_side(
         .iter()
         .map(|&id| store.run_tag(id))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut compared = SideBuilder::new(name, filter.clone(), include);
-    let mut curved = SideBuilder::of_distributions(name, include);
+    let mut compared = SideBuilder::new(name, filter.clone(), include).dropping_disturbed(drop);
+    let mut curved = SideBuilder::of_distributions(name, include).dropping_disturbed(drop);
     let mut runs = Vec::with_capacity(ids.len());
     for (&id, &tag) in ids.iter().zip(&tags) {
         let mut record = store.load_run_keeping(id, &keep)?;
@@ -291,7 +293,10 @@ fn side_ids(store: &dyn Store, query: &Query<'_>) -> Result<(Vec<i64>, Vec<Vec<i
 /// Builds a comparison from an open store.
 pub fn load_with(store: &dyn Store, query: Query<'_>) -> Result<LoadedComparison, Failure> {
     let (base_ids, candidate_ids) = side_ids(store, &query)?;
-    let include = query.settings.include_incomplete;
+    let include = (
+        query.settings.include_incomplete,
+        query.settings.drop_disturbed,
+    );
     let filter = &query.filter;
     let base_loaded = load_side(store, query.base, &base_ids, filter, include)?;
     let candidates_loaded: Vec<LoadedSide> = query
@@ -310,7 +315,7 @@ pub fn load_with(store: &dyn Store, query: Query<'_>) -> Result<LoadedComparison
             .map(String::as_str)
             .zip(candidates_loaded.iter().map(|c| &c.runs)),
     ) {
-        refuse_without_a_complete_run(&format!("{name} has"), runs, include)?;
+        refuse_without_a_complete_run(&format!("{name} has"), runs, include.0)?;
     }
     if !query.allow_fingerprint_mismatch {
         let reference = &base_loaded.runs[0];
@@ -432,8 +437,14 @@ fn load_across(
         .zip(&tags)
         .map(|(record, tag)| RunInput { record, tag: *tag })
         .collect();
+    let drop = query.settings.drop_disturbed;
     let project = |filter: &MetricFilter| {
-        let all = Side::from_runs("selected runs", &inputs, filter, include);
+        let mut all =
+            SideBuilder::new("selected runs", filter.clone(), include).dropping_disturbed(drop);
+        for input in &inputs {
+            all.add_run(*input);
+        }
+        let all = all.finish();
         schedlab_analysis::across::project(&all, &across.key, across.values.as_deref())
             .map_err(|e| Failure::bad_input(schedlab_report::refusals::across(&e)))
     };

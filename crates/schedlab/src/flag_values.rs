@@ -77,6 +77,32 @@ pub fn number(rule: Rule<f64>) -> impl Fn(&str) -> Result<f64, Refusal> + Clone 
     }
 }
 
+/// A duration in whole milliseconds that `rule` accepts: a number of seconds (`10`, `0.5`) or a
+/// number with its unit (`500ms`, `10s`, `2m`, as humantime reads them).
+pub fn duration_ms(rule: Rule<u64>) -> impl Fn(&str) -> Result<u64, Refusal> + Clone + Send + Sync {
+    move |given: &str| {
+        let text = given.trim();
+        let ms = match text.parse::<f64>() {
+            Ok(sec) if sec.is_finite() && sec >= 0.0 && sec <= u64::MAX as f64 / 1000.0 => {
+                (sec * 1000.0).round() as u64
+            }
+            Ok(_) => return Err(Refusal(format!("{given:?} is not a duration"))),
+            Err(_) => humantime::parse_duration(text)
+                .map_err(|_| {
+                    Refusal(format!(
+                        "{given:?} is not a duration (seconds, or a number with a unit: 500ms, \
+                         10s, 2m)"
+                    ))
+                })?
+                .as_millis()
+                .try_into()
+                .map_err(|_| Refusal(format!("{given:?} is too long")))?,
+        };
+        rule(ms)?;
+        Ok(ms)
+    }
+}
+
 /// Text `rule` accepts (a label, a kernel release).
 pub fn text(
     rule: fn(&str) -> Result<(), String>,

@@ -93,7 +93,18 @@ pub fn plan_from_parts(
     let plan = plan
         .with_probes(options.probes.explain.unwrap_or(0), options.probes.profile)?
         .with_keep_going(options.keep_going);
+    let plan = match options.quiet.quiet_below {
+        Some(below) => plan.with_quiet(
+            below,
+            options
+                .quiet
+                .quiet_wait
+                .unwrap_or(schedlab_core::quiet::DEFAULT_WAIT_MS),
+        )?,
+        None => plan,
+    };
     crate::session::check_probes(&plan)?;
+    crate::session::check_quiet(&plan)?;
     Ok(plan)
 }
 

@@ -282,6 +282,7 @@ mod tests {
                     started_at_ns: 0,
                     measurements: Vec::new(),
                     attachments: Vec::new(),
+                    quiet: None,
                 };
                 line.iteration_finished(&progress, &record);
             }

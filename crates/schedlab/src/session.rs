@@ -30,6 +30,23 @@ pub fn check_probes(plan: &RunPlan) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The quiet-machine guard needs the CPU pressure: asked for without it, exit 2 before anything
+/// runs. Without the guard, a machine without PSI is said once: its runs store no pressure.
+pub fn check_quiet(plan: &RunPlan) -> Result<(), Failure> {
+    let Err(why) = schedlab_core::quiet::Pressure::system().availability() else {
+        return Ok(());
+    };
+    if plan.quiet.is_some() {
+        return Err(Failure::bad_input(format!(
+            "--quiet-below needs the CPU pressure (PSI), which this machine does not give: {why}"
+        )));
+    }
+    crate::output::say(format_args!(
+        "no CPU pressure here ({why}): iterations are stored without psi_cpu_some_pct"
+    ));
+    Ok(())
+}
+
 /// Where a session keeps its runs.
 pub enum Storage {
     /// The results database there (a file or a PostgreSQL database), created or upgraded as needed.

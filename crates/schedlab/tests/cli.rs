@@ -486,9 +486,10 @@ fn show_csv_writes_every_sample_in_long_form() {
         header.contains(&"value_usec") && header.contains(&"spread_pct"),
         "{header:?}"
     );
-    // 2 runs × 2 cases × (1 warm-up + 3) iterations × 2 metrics.
+    // 2 runs × 2 cases × (1 warm-up + 3) iterations × 4 metrics: the fake's two and the
+    // machine's steal time and CPU pressure.
     let rows: Vec<&str> = lines.collect();
-    assert_eq!(rows.len(), 2 * 2 * 4 * 2, "{text}");
+    assert_eq!(rows.len(), 2 * 2 * 4 * 4, "{text}");
     // The same samples as the JSON, warm-ups flagged.
     let doc = show_json(&db, "1");
     let case = &doc["runs"][0]["cases"][1];

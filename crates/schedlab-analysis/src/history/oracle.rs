@@ -159,6 +159,7 @@ fn random_run(g: &mut SplitMix64, id: i64, hosts: u64) -> RunRecord {
                         })
                         .collect(),
                     attachments: Vec::new(),
+                    quiet: None,
                 })
                 .collect();
             CaseRecord {

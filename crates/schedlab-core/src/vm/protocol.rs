@@ -259,6 +259,7 @@ mod tests {
                 encoding: "hdrhistogram-v2-deflate".into(),
                 data: vec![0, 1, 0x7f, 0x80, 0xff],
             }],
+            quiet: None,
         }
     }
 

@@ -3,7 +3,7 @@
 //! the same in every style and format.
 use schedlab_analysis::model::{Comparison, Footer};
 use schedlab_analysis::notes::{
-    GuardMethod, LeftOutRun, Note, RestatedMetric, SideBuilds, TestedOn, UnitsOf,
+    DisturbedRun, GuardMethod, LeftOutRun, Note, RestatedMetric, SideBuilds, TestedOn, UnitsOf,
 };
 use schedlab_analysis::settings::EQUIVALENCE_ALPHA;
 use schedlab_analysis::units::Scale;
@@ -272,6 +272,7 @@ fn sentence(c: &Comparison, note: &Note) -> String {
             runs,
         } => left_out(sides, *every_side, runs),
         Note::Restated { metrics } => restated(metrics),
+        Note::Disturbed { dropped, runs } => disturbed(*dropped, runs),
     }
 }
 
@@ -358,9 +359,47 @@ fn left_out(sides: &[String], every_side: bool, runs: &[LeftOutRun]) -> String {
     )
 }
 
+/// The iterations the quiet-machine guard marked disturbed, run by run; left out or not.
+fn disturbed(dropped: bool, runs: &[DisturbedRun]) -> String {
+    let marked: usize = runs.iter().map(|r| r.disturbed).sum();
+    let measured: usize = runs.iter().map(|r| r.measured).sum();
+    let id = |r: &DisturbedRun| r.id.map_or("?".into(), |i| i.to_string());
+    let each: Vec<String> = runs
+        .iter()
+        .map(|r| format!("run {}: {} of {}", id(r), r.disturbed, r.measured))
+        .collect();
+    let whole: Vec<String> = runs
+        .iter()
+        .filter(|r| r.disturbed == r.measured)
+        .map(|r| format!("run {}", id(r)))
+        .collect();
+    let what = format!(
+        "{marked} of these runs' {measured} measured iterations ran on a machine the quiet guard \
+         (run --quiet-below) found busy ({})",
+        each.join("; ")
+    );
+    if !dropped {
+        return format!(
+            "{what}: they are compared with the others; --drop-disturbed leaves them out"
+        );
+    }
+    match whole.as_slice() {
+        [] => format!("{what}: left out (--drop-disturbed)"),
+        _ => format!(
+            "{what}: left out (--drop-disturbed), and with them {} {}, which had no other",
+            if whole.len() == 1 {
+                "the whole of"
+            } else {
+                "the whole runs"
+            },
+            whole.join(", ")
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use schedlab_analysis::notes::{LeftOutRun, Note, SideBuilds, UnitsOf};
+    use schedlab_analysis::notes::{DisturbedRun, LeftOutRun, Note, SideBuilds, UnitsOf};
     use schedlab_analysis::units::Scale;
     use schedlab_analysis::{compare, CalibrationSet, Settings, Side};
     use schedlab_core::metric::Better;
@@ -444,6 +483,39 @@ mod tests {
                     }],
                 },
                 "left out of every side: run ? (interrupted) (--include-incomplete uses them)",
+            ),
+            (
+                Note::Disturbed {
+                    dropped: false,
+                    runs: vec![DisturbedRun {
+                        id: Some(3),
+                        disturbed: 2,
+                        measured: 5,
+                    }],
+                },
+                "2 of these runs' 5 measured iterations ran on a machine the quiet guard (run \
+                 --quiet-below) found busy (run 3: 2 of 5): they are compared with the others; \
+                 --drop-disturbed leaves them out",
+            ),
+            (
+                Note::Disturbed {
+                    dropped: true,
+                    runs: vec![
+                        DisturbedRun {
+                            id: Some(3),
+                            disturbed: 2,
+                            measured: 5,
+                        },
+                        DisturbedRun {
+                            id: Some(4),
+                            disturbed: 5,
+                            measured: 5,
+                        },
+                    ],
+                },
+                "7 of these runs' 10 measured iterations ran on a machine the quiet guard (run \
+                 --quiet-below) found busy (run 3: 2 of 5; run 4: 5 of 5): left out \
+                 (--drop-disturbed), and with them the whole of run 4, which had no other",
             ),
         ] {
             assert_eq!(sentence(&c, &note), text);

@@ -587,6 +587,7 @@ mod tests {
             started_at_ns: now,
             measurements: Vec::new(),
             attachments: Vec::new(),
+            quiet: None,
         };
         store.record_iteration(id, 0, &iteration).unwrap();
         let mut raw = connect(&pg).unwrap();

@@ -288,6 +288,7 @@ fn store_runs(
                     started_at_ns: result.at_ns.unwrap_or(now),
                     measurements: result.measurements.clone(),
                     attachments: Vec::new(),
+                    quiet: None,
                 };
                 store.record_iteration(run_id, case_index, &iteration)?;
             }

@@ -77,6 +77,7 @@ fn run(id: i64, label: &str, kernel: &str, scale: f64, latency: bool) -> RunReco
                         started_at_ns: 1_700_000_000_000_000_000,
                         measurements,
                         attachments: Vec::new(),
+                        quiet: None,
                     }
                 })
                 .collect();
@@ -278,6 +279,7 @@ fn matrix_run(id: i64, label: &str, scale: f64) -> RunRecord {
                         v * scale * (1.0 + (i % 3) as f64 * 0.002) * (1.0 + id as f64 * 0.001),
                     )],
                     attachments: Vec::new(),
+                    quiet: None,
                 })
                 .collect(),
             error: None,
