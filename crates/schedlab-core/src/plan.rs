@@ -85,15 +85,8 @@ impl CaseSpec {
                 ))));
             }
             match co_runner {
-                // Co-runners are stopped from outside, so they need no end of their own: checked
-                // as if they had one, everything else about them is checked as any scenario's.
                 WorkloadSpec::Scenario(scenario) => {
-                    let mut checked = scenario.clone();
-                    checked.scenario.duration = checked
-                        .scenario
-                        .duration
-                        .or(Some(crate::workload::scenario::spec::Span(1_000_000_000)));
-                    WorkloadSpec::Scenario(checked)
+                    WorkloadSpec::Scenario(scenario.as_checked_co_runner())
                         .validate()
                         .map_err(refused)?;
                 }

@@ -207,18 +207,11 @@ impl Pressure {
     }
 }
 
-/// Sleeps for a look, in steps of at most 50 ms; a stop signal ends it with `Interrupted`.
+/// Sleeps for a look; a stop signal ends it with `Interrupted`.
 fn look_sleep(ns: u64) -> Result<(), Error> {
-    let deadline = sys::monotonic_ns().saturating_add(ns);
-    loop {
-        if let Some(signal) = sys::interrupt_signal() {
-            return Err(Error::Interrupted(signal));
-        }
-        let now = sys::monotonic_ns();
-        if now >= deadline {
-            return Ok(());
-        }
-        sys::sleep_ns((deadline - now).min(50_000_000));
+    match sys::sleep_unless_interrupted(ns) {
+        Some(signal) => Err(Error::Interrupted(signal)),
+        None => Ok(()),
     }
 }
 

@@ -486,12 +486,7 @@ impl Execution<'_> {
         let case = &self.plan.cases[case_index];
         self.sink
             .record_probe(case_index, case, &record)
-            .map_err(|e| {
-                Stop::Run(match sys::interrupt_signal() {
-                    Some(signal) => Error::Interrupted(signal),
-                    None => Error::failed(format!("cannot store the probed iteration: {e}")),
-                })
-            })?;
+            .map_err(|e| not_stored(e, "the probed iteration"))?;
         self.observer.probe_finished(case, &record);
         Ok(())
     }
@@ -775,14 +770,7 @@ impl Execution<'_> {
         };
         self.sink
             .record_iteration(case_index, case, &record)
-            .map_err(|e| {
-                Stop::Run(match sys::interrupt_signal() {
-                    // A store stops waiting for a busy database once a stop signal has arrived:
-                    // the run ends as the signal asked, without the iteration it could not store.
-                    Some(signal) => Error::Interrupted(signal),
-                    None => Error::failed(format!("cannot store the iteration: {e}")),
-                })
-            })?;
+            .map_err(|e| not_stored(e, "the iteration"))?;
         self.observer.iteration_finished(&progress, &record);
         self.cases[case_index].iterations.push(record);
         self.durations[case_index].push(took_ns);
@@ -794,7 +782,7 @@ impl Execution<'_> {
     fn undeclared(&self, case_index: usize, info: IterationInfo, breaches: &[Breach]) -> Error {
         let case = &self.plan.cases[case_index];
         let declarer = |name: &str| {
-            if secondary::ALL.iter().any(|d| d.name == name) {
+            if secondary::all().any(|d| d.name == name) {
                 "the runner"
             } else {
                 "the workload"
@@ -882,6 +870,15 @@ impl Execution<'_> {
     }
 }
 
+/// Why the run stops when `what` could not be stored: a store stops waiting for a busy database
+/// once a stop signal has arrived, and the run then ends as the signal asked, without it.
+fn not_stored(error: impl std::fmt::Display, what: &str) -> Stop {
+    Stop::Run(match sys::interrupt_signal() {
+        Some(signal) => Error::Interrupted(signal),
+        None => Error::failed(format!("cannot store {what}: {error}")),
+    })
+}
+
 /// Starts a case's co-runners, if it has any, before an iteration (measured or probed).
 fn start_co_runners<'a>(
     background: Option<&'a CoRunners>,
@@ -928,18 +925,9 @@ fn declared_metrics(workload: &dyn Workload) -> Vec<MetricDef> {
 
 /// Sleeps between cases (or between runs); a signal ends the pause with `Interrupted`.
 pub fn pause(ms: u64) -> Result<(), Error> {
-    let deadline = sys::monotonic_ns() + ms * 1_000_000;
-    loop {
-        if let Some(signal) = sys::interrupt_signal() {
-            return Err(Error::Interrupted(signal));
-        }
-        let now = sys::monotonic_ns();
-        if now >= deadline {
-            return Ok(());
-        }
-        std::thread::sleep(std::time::Duration::from_nanos(
-            (deadline - now).min(50_000_000),
-        ));
+    match sys::sleep_unless_interrupted(ms.saturating_mul(1_000_000)) {
+        Some(signal) => Err(Error::Interrupted(signal)),
+        None => Ok(()),
     }
 }
 

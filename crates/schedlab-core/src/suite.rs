@@ -187,12 +187,7 @@ impl Suite {
                 for co_runner in &background {
                     let checked = match co_runner {
                         WorkloadSpec::Scenario(scenario) => {
-                            let mut checked = scenario.clone();
-                            checked.scenario.duration = checked
-                                .scenario
-                                .duration
-                                .or(Some(crate::workload::scenario::spec::Span(1_000_000_000)));
-                            checked.check_file()
+                            scenario.as_checked_co_runner().check_file()
                         }
                         other => other.validate(),
                     };

@@ -33,11 +33,7 @@ fn declared() -> Vec<(String, MetricDef)> {
         let case = spec.case_name();
         all.extend(workload.metrics().iter().map(|d| (case.clone(), *d)));
     }
-    all.extend(
-        metric::secondary::ALL
-            .iter()
-            .map(|d| ("runner".to_string(), *d)),
-    );
+    all.extend(metric::secondary::all().map(|d| ("runner".to_string(), *d)));
     for tool in [Tool::PerfBench, Tool::Hackbench, Tool::Schbench] {
         let metrics = tool.metrics(&PlainOptions::default());
         all.extend(metrics.into_iter().map(|d| (tool.as_str().to_string(), d)));

@@ -118,8 +118,8 @@ pub use sched::{
 };
 pub use signal::{
     bound_clean_stops, install_interrupt_handlers, interrupt_arrived_ns, interrupt_signal,
-    reap_own_children, signal_name, take_continued, watch_for_suspension, with_interrupts_blocked,
-    STOP_BOUND_SECS, STOP_SIGNALS,
+    reap_own_children, signal_name, sleep_unless_interrupted, take_continued, watch_for_suspension,
+    with_interrupts_blocked, STOP_BOUND_SECS, STOP_SIGNALS,
 };
 pub use time::{
     clock_ticks_per_sec, monotonic_ns, realtime_ns, sleep_interruptible_ns, sleep_ns,

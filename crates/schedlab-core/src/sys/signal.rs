@@ -10,6 +10,22 @@ use super::handler::{
 use super::watchdog::WATCHDOG_SIGNAL;
 
 static INTERRUPT_SIGNAL: AtomicI32 = AtomicI32::new(0);
+/// Sleeps `ns` nanoseconds in steps of at most 50 ms, so that a stop signal ends the sleep within
+/// a step; returns that signal, or `None` after the whole sleep.
+pub fn sleep_unless_interrupted(ns: u64) -> Option<i32> {
+    let deadline = super::monotonic_ns().saturating_add(ns);
+    loop {
+        if let Some(signal) = interrupt_signal() {
+            return Some(signal);
+        }
+        let now = super::monotonic_ns();
+        if now >= deadline {
+            return None;
+        }
+        super::sleep_ns((deadline - now).min(50_000_000));
+    }
+}
+
 /// When the first stop signal arrived, CLOCK_MONOTONIC in nanoseconds (0: none yet), so that a
 /// wait the signal cannot interrupt (a store waiting out a busy database) ends a fixed time after
 /// the signal, not a fixed time after whenever the wait got round to noticing it.

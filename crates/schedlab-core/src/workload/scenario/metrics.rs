@@ -141,7 +141,7 @@ pub fn check_names(scenario: &Scenario) -> std::result::Result<(), String> {
     let defs = declared(scenario, "");
     for (i, def) in defs.iter().enumerate() {
         let twice = defs[..i].iter().any(|d| d.name == def.name)
-            || crate::metric::secondary::ALL.iter().any(|d| d.name == def.name);
+            || crate::metric::secondary::all().any(|d| d.name == def.name);
         if twice {
             return Err(format!(
                 "two metrics would be named {}: rename a group or cgroup",

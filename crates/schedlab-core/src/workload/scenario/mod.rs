@@ -51,6 +51,15 @@ impl ScenarioParams {
         metrics::check_names(&self.scenario).map_err(|e| self.prefixed(e))
     }
 
+    /// The scenario as a co-runner is checked: co-runners are stopped from outside and need no
+    /// end of their own, so one without a duration is checked as if it had one; everything else
+    /// about it is checked as any scenario's.
+    pub fn as_checked_co_runner(&self) -> ScenarioParams {
+        let mut checked = self.clone();
+        checked.scenario.duration = checked.scenario.duration.or(Some(spec::Span(1_000_000_000)));
+        checked
+    }
+
     /// `scenario rt.toml: `, as errors start.
     fn prefixed(&self, error: String) -> Error {
         let what = match &self.source {
