@@ -8,7 +8,7 @@ use std::ops::ControlFlow;
 
 use schedlab_core::estimate::MeasuredCase;
 use schedlab_core::fingerprint::Fingerprint;
-use schedlab_core::metric::secondary;
+use schedlab_core::metric::{secondary, Measurement};
 use schedlab_core::plan::{CaseSpec, RunPlan};
 use schedlab_core::record::{Arm, ExperimentTag, IterationRecord, RunOwner, RunRecord, RunStatus};
 
@@ -164,20 +164,12 @@ fn insert_iteration(db: &mut impl Db, case_id: i64, iteration: &IterationRecord)
         )?;
         // The first iteration to return a metric defines it for the case: the runner holds
         // every iteration of a case to the same declaration.
+        let definition = DefinitionColumns::of(m);
         db.execute(
             "INSERT INTO metrics (case_id, name, unit, better, role, shape, quantile_p, distribution)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
              ON CONFLICT (case_id, name) DO NOTHING",
-            &[
-                &case_id,
-                &m.name,
-                &m.unit,
-                &m.better.as_str(),
-                &m.role.as_str(),
-                &m.shape.as_str(),
-                &m.shape.p(),
-                &m.distribution,
-            ],
+            &[&[&case_id as &dyn Param], &definition.params()[..]].concat(),
         )?;
     }
     for a in &iteration.attachments {
@@ -782,5 +774,39 @@ impl<B: Backend> Store for B {
             Err(e) if B::is_duplicate_uuid(&e) => Ok(None),
             other => other,
         }
+    }
+}
+
+/// A measurement's definition as the `metrics` and `probe_measurements` tables keep it: name,
+/// unit, better, role, shape, quantile_p and distribution, in that order.
+pub(crate) struct DefinitionColumns<'a> {
+    measurement: &'a Measurement,
+    better: &'static str,
+    role: &'static str,
+    shape: &'static str,
+    quantile_p: Option<f64>,
+}
+
+impl<'a> DefinitionColumns<'a> {
+    pub(crate) fn of(measurement: &'a Measurement) -> Self {
+        DefinitionColumns {
+            measurement,
+            better: measurement.better.as_str(),
+            role: measurement.role.as_str(),
+            shape: measurement.shape.as_str(),
+            quantile_p: measurement.shape.p(),
+        }
+    }
+
+    pub(crate) fn params(&self) -> [&dyn Param; 7] {
+        [
+            &self.measurement.name,
+            &self.measurement.unit,
+            &self.better,
+            &self.role,
+            &self.shape,
+            &self.quantile_p,
+            &self.measurement.distribution,
+        ]
     }
 }

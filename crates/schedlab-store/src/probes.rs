@@ -11,7 +11,8 @@ use schedlab_core::probe::{
     GroupAttachment, Origin, ProbeKind, ProbeMeasurement, ProbeRecord, ProfileSymbol, Unavailable,
 };
 
-use crate::sql::{Db, SqlRow};
+use crate::backend::DefinitionColumns;
+use crate::sql::{Db, Param, SqlRow};
 use crate::{Result, StoreError};
 
 /// The schema version that brought these tables.
@@ -42,22 +43,17 @@ pub(crate) fn insert_probe(db: &mut impl Db, case_id: i64, probe: &ProbeRecord) 
         .iter()
         .map(|p| (group_column(&p.group), &p.measurement));
     for (group, m) in measured.chain(explanatory) {
+        let definition = DefinitionColumns::of(m);
         db.execute(
             "INSERT INTO probe_measurements (probe_iteration_id, task_group, name, unit, better,
                                              role, shape, quantile_p, distribution, value)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
             &[
-                &id,
-                &group,
-                &m.name,
-                &m.unit,
-                &m.better.as_str(),
-                &m.role.as_str(),
-                &m.shape.as_str(),
-                &m.shape.p(),
-                &m.distribution,
-                &m.value,
-            ],
+                &[&id as &dyn Param, &group],
+                &definition.params()[..],
+                &[&m.value],
+            ]
+            .concat(),
         )?;
     }
     for u in &probe.unavailable {
