@@ -8,14 +8,16 @@ use std::ops::ControlFlow;
 
 use schedlab_core::estimate::MeasuredCase;
 use schedlab_core::fingerprint::Fingerprint;
-use schedlab_core::metric::{secondary, Measurement};
+use schedlab_core::metric::secondary;
 use schedlab_core::plan::{CaseSpec, RunPlan};
 use schedlab_core::record::{Arm, ExperimentTag, IterationRecord, RunOwner, RunRecord, RunStatus};
 
 use crate::fleet;
 use crate::liveness::{Here, StoredOwner};
 use crate::load::{load_run_in, RunLoad};
-use crate::rows::{from_json, no_run, one, owner_columns, parse_status, to_json};
+use crate::rows::{
+    from_json, no_run, one, owner_columns, parse_status, to_json, DefinitionColumns,
+};
 use crate::schema::{V_CALIBRATIONS, V_EXPERIMENTS, V_RUNS, V_RUN_UUID};
 use crate::select::{HostSummary, RunSelection};
 use crate::sql::{Db, Param, SqlRow};
@@ -774,39 +776,5 @@ impl<B: Backend> Store for B {
             Err(e) if B::is_duplicate_uuid(&e) => Ok(None),
             other => other,
         }
-    }
-}
-
-/// A measurement's definition as the `metrics` and `probe_measurements` tables keep it: name,
-/// unit, better, role, shape, quantile_p and distribution, in that order.
-pub(crate) struct DefinitionColumns<'a> {
-    measurement: &'a Measurement,
-    better: &'static str,
-    role: &'static str,
-    shape: &'static str,
-    quantile_p: Option<f64>,
-}
-
-impl<'a> DefinitionColumns<'a> {
-    pub(crate) fn of(measurement: &'a Measurement) -> Self {
-        DefinitionColumns {
-            measurement,
-            better: measurement.better.as_str(),
-            role: measurement.role.as_str(),
-            shape: measurement.shape.as_str(),
-            quantile_p: measurement.shape.p(),
-        }
-    }
-
-    pub(crate) fn params(&self) -> [&dyn Param; 7] {
-        [
-            &self.measurement.name,
-            &self.measurement.unit,
-            &self.better,
-            &self.role,
-            &self.shape,
-            &self.quantile_p,
-            &self.measurement.distribution,
-        ]
     }
 }

@@ -11,7 +11,7 @@ use schedlab_core::probe::{
     GroupAttachment, Origin, ProbeKind, ProbeMeasurement, ProbeRecord, ProfileSymbol, Unavailable,
 };
 
-use crate::backend::DefinitionColumns;
+use crate::rows::DefinitionColumns;
 use crate::sql::{Db, Param, SqlRow};
 use crate::{Result, StoreError};
 
