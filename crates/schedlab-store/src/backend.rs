@@ -417,7 +417,7 @@ impl<B: Backend> Store for B {
 
     /// Host, kernel, time, run ids and case in SQL, fingerprint fields through a JSON condition
     /// confirmed on the stored fingerprint (no iteration is read); answers as
-    /// [`crate::select::select_runs_default`] does.
+    /// [`crate::defaults::select_runs_default`] does.
     fn select_runs(
         &self,
         selection: &RunSelection,
