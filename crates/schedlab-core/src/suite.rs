@@ -122,89 +122,14 @@ impl Suite {
         let cooldown_sec = check_settings(name, text, &file)?;
         let (mut cases, mut backgrounds) = (Vec::new(), Vec::new());
         for (index, spanned) in file.cases.iter().enumerate() {
-            let at = position(text, spanned.span().start);
-            // Where a key of this case is written (in the case, else in its matrix; the matrix
-            // first for the matrix's own errors), else the case's `[[case]]` line.
-            let place = |key: Option<&str>, matrix_first: bool| {
-                key.and_then(|key| case_key_offset(text, index, key, matrix_first))
-                    .map_or_else(|| at.clone(), |offset| position(text, offset))
+            let reader = CaseReader {
+                suite: name,
+                text,
+                index,
+                at: position(text, spanned.span().start),
+                machine,
             };
-            let mut from_this: Vec<(WorkloadSpec, Vec<WorkloadSpec>)> = Vec::new();
-            for mut table in expand_matrix(spanned.get_ref(), machine).map_err(|(key, why)| {
-                Error::invalid(format!("suite {name}: {}: {why}", place(Some(&key), true)))
-            })? {
-                let background = table
-                    .remove("background")
-                    .map(|value| read_background(value, machine))
-                    .transpose()
-                    .map_err(|why| {
-                        Error::invalid(format!(
-                            "suite {name}: {}: background: {why}",
-                            place(Some("background"), false)
-                        ))
-                    })?
-                    .unwrap_or_default();
-                let relative = resolve_counts(&mut table, machine).map_err(|(key, why)| {
-                    Error::invalid(format!("suite {name}: {}: {why}", place(Some(&key), false)))
-                })?;
-                // A resolved count out of range is this machine's doing: say which value made it.
-                let machine_made = |e: &Error| {
-                    let values: Vec<String> = relative
-                        .iter()
-                        .map(|r| format!("{} = {:?} is {}", r.key, r.given, r.count))
-                        .collect();
-                    Error::invalid(format!(
-                        "suite {name}: {}: {} on this machine ({}): {e}",
-                        place(relative.first().map(|r| r.key.as_str()), false),
-                        values.join(", "),
-                        machine.describe()
-                    ))
-                };
-                let resolved =
-                    |key: Option<&str>| relative.iter().any(|r| Some(r.key.as_str()) == key);
-                let spec = read_case(table).map_err(|e| match &e {
-                    KeyError::Range(range) if resolved(e.key()) => machine_made(range),
-                    _ => Error::invalid(format!("suite {name}: {}: {e}", place(e.key(), false))),
-                })?;
-                if !relative.is_empty() {
-                    spec.validate().map_err(|e| machine_made(&e))?;
-                }
-                // A value out of its range is the file's doing: point at its key. Rules that
-                // depend on this machine (its CPUs, its limits) are checked when the plan is made.
-                if let Err(Error::InvalidParam { key, reason }) = spec.validate() {
-                    return Err(Error::invalid(format!(
-                        "suite {name}: {}: {key} {reason}",
-                        place(Some(key), false)
-                    )));
-                }
-                // A scenario's own shape is the file's doing too (its machine checks wait for
-                // the plan); co-runners need no end of their own, so theirs is checked with one.
-                if let WorkloadSpec::Scenario(scenario) = &spec {
-                    scenario.check_file().map_err(|e| {
-                        Error::invalid(format!("suite {name}: {}: {e}", place(None, false)))
-                    })?;
-                }
-                for co_runner in &background {
-                    let checked = match co_runner {
-                        WorkloadSpec::Scenario(scenario) => {
-                            scenario.as_checked_co_runner().check_file()
-                        }
-                        other => other.validate(),
-                    };
-                    checked.map_err(|e| {
-                        Error::invalid(format!(
-                            "suite {name}: {}: background: {e}",
-                            place(Some("background"), false)
-                        ))
-                    })?;
-                }
-                // "25%" and "50%" are one count on a small machine: run that case once.
-                let case = (spec, background);
-                if !from_this.contains(&case) {
-                    from_this.push(case);
-                }
-            }
-            for (spec, background) in from_this {
+            for (spec, background) in reader.read(spanned.get_ref())? {
                 cases.push(spec);
                 backgrounds.push(background);
             }
@@ -268,6 +193,126 @@ impl Suite {
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::invalid(format!("cannot read suite file {name_or_path}: {e}")))?;
         Suite::parse_on(name_or_path, &text, machine)
+    }
+}
+
+/// One `[[case]]` of a suite being read for `machine`, and where its errors point.
+struct CaseReader<'a> {
+    suite: &'a str,
+    text: &'a str,
+    /// Its place among the file's cases, and where its `[[case]]` line is.
+    index: usize,
+    at: String,
+    machine: &'a Topology,
+}
+
+impl CaseReader<'_> {
+    /// Every combination of the case's matrix as a workload with its co-runners, each checked; a
+    /// combination the same as an earlier one is left out ("25%" and "50%" are one count on a
+    /// small machine: run that case once).
+    fn read(&self, case: &toml::Table) -> Result<Vec<(WorkloadSpec, Vec<WorkloadSpec>)>> {
+        let mut from_this: Vec<(WorkloadSpec, Vec<WorkloadSpec>)> = Vec::new();
+        let tables = expand_matrix(case, self.machine)
+            .map_err(|(key, why)| self.invalid(self.place(Some(&key), true), why))?;
+        for table in tables {
+            let case = self.read_combination(table)?;
+            if !from_this.contains(&case) {
+                from_this.push(case);
+            }
+        }
+        Ok(from_this)
+    }
+
+    /// One combination's table: its co-runners, its counts resolved for the machine, its
+    /// workload read and checked, then its co-runners checked.
+    fn read_combination(
+        &self,
+        mut table: toml::Table,
+    ) -> Result<(WorkloadSpec, Vec<WorkloadSpec>)> {
+        let background = table
+            .remove("background")
+            .map(|value| read_background(value, self.machine))
+            .transpose()
+            .map_err(|why| {
+                let at = self.place(Some("background"), false);
+                self.invalid(at, format_args!("background: {why}"))
+            })?
+            .unwrap_or_default();
+        let relative = resolve_counts(&mut table, self.machine)
+            .map_err(|(key, why)| self.invalid(self.place(Some(&key), false), why))?;
+        let spec = self.read_spec(table, &relative)?;
+        self.check_background(&background)?;
+        Ok((spec, background))
+    }
+
+    /// The combination's workload, refused where the file or (through `relative` counts) the
+    /// machine made it wrong.
+    fn read_spec(&self, table: toml::Table, relative: &[Resolved]) -> Result<WorkloadSpec> {
+        let resolved = |key: Option<&str>| relative.iter().any(|r| Some(r.key.as_str()) == key);
+        let spec = read_case(table).map_err(|e| match &e {
+            KeyError::Range(range) if resolved(e.key()) => self.machine_made(relative, range),
+            _ => self.invalid(self.place(e.key(), false), &e),
+        })?;
+        if !relative.is_empty() {
+            spec.validate()
+                .map_err(|e| self.machine_made(relative, &e))?;
+        }
+        // A value out of its range is the file's doing: point at its key. Rules that depend on
+        // this machine (its CPUs, its limits) are checked when the plan is made.
+        if let Err(Error::InvalidParam { key, reason }) = spec.validate() {
+            return Err(self.invalid(self.place(Some(key), false), format_args!("{key} {reason}")));
+        }
+        // A scenario's own shape is the file's doing too (its machine checks wait for the
+        // plan).
+        if let WorkloadSpec::Scenario(scenario) = &spec {
+            scenario
+                .check_file()
+                .map_err(|e| self.invalid(self.place(None, false), e))?;
+        }
+        Ok(spec)
+    }
+
+    /// Each co-runner's own checks: co-runners need no end of their own, so a scenario's are
+    /// checked with one.
+    fn check_background(&self, background: &[WorkloadSpec]) -> Result<()> {
+        for co_runner in background {
+            let checked = match co_runner {
+                WorkloadSpec::Scenario(scenario) => scenario.as_checked_co_runner().check_file(),
+                other => other.validate(),
+            };
+            checked.map_err(|e| {
+                let at = self.place(Some("background"), false);
+                self.invalid(at, format_args!("background: {e}"))
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Where a key of this case is written (in the case, else in its matrix; the matrix first
+    /// for the matrix's own errors), else the case's `[[case]]` line.
+    fn place(&self, key: Option<&str>, matrix_first: bool) -> String {
+        key.and_then(|key| case_key_offset(self.text, self.index, key, matrix_first))
+            .map_or_else(|| self.at.clone(), |offset| position(self.text, offset))
+    }
+
+    /// The error `why` at `place` of this suite.
+    fn invalid(&self, place: String, why: impl std::fmt::Display) -> Error {
+        Error::invalid(format!("suite {}: {place}: {why}", self.suite))
+    }
+
+    /// A resolved count out of range is this machine's doing: say which value made it.
+    fn machine_made(&self, relative: &[Resolved], e: &Error) -> Error {
+        let values: Vec<String> = relative
+            .iter()
+            .map(|r| format!("{} = {:?} is {}", r.key, r.given, r.count))
+            .collect();
+        Error::invalid(format!(
+            "suite {}: {}: {} on this machine ({}): {e}",
+            self.suite,
+            self.place(relative.first().map(|r| r.key.as_str()), false),
+            values.join(", "),
+            self.machine.describe()
+        ))
     }
 }
 

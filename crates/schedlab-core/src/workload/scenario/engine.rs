@@ -286,61 +286,16 @@ fn set_up(shared: &Shared, plan: &TaskPlan, me: &TaskSlot) -> Result<(), TaskCod
     Ok(())
 }
 
+/// The task after its set-up: ready, the window (its loops, timed from the common start), and its
+/// report.
 fn run(shared: &Shared, plan: &TaskPlan, common: &Common, me: &TaskSlot) -> TaskCode {
-    // Made and touched (clear writes every count) before the start, so recording into them
-    // inside the window neither allocates nor faults a page in.
-    let mut wakeup = latency::new_latency_histogram();
-    let mut lateness = latency::new_latency_histogram();
-    wakeup.clear();
-    lateness.clear();
-    // The run steps in work units, by this task's calibration.
-    let calibration = Calibration {
-        fixed_ns: me.fixed_ns.load(Ordering::SeqCst) as f64,
-        ns_per_unit: me.unit_ps.load(Ordering::SeqCst).max(1) as f64 / 1_000.0,
-    };
-    let mut units = [0u64; MAX_PHASES];
-    for (units, step) in units.iter_mut().zip(plan.steps.iter()) {
-        if let Step::Run { requested_ns } = step {
-            *units = calibration.units_for(*requested_ns);
-        }
-    }
-    let mut task = Task {
-        units,
-        calibrated_units: units,
-        shared,
-        plan,
-        common,
-        me,
-        next_deadline: [0; MAX_PHASES],
-        held: 0,
-        tally: Tally {
-            loops: 0,
-            done: [0; MAX_PHASES],
-            run_units: 0,
-            run_requested_ns: 0,
-            run_cpu_ns: 0,
-            run_wall_ns: 0,
-            periods: 0,
-            missed: 0,
-            taken: 0,
-            received: 0,
-            received_tags: 0,
-            sink: plan.index as u64,
-            sent: 0,
-        },
-        wakeup,
-        lateness,
-    };
-    me.stage.store(stage::READY, Ordering::SeqCst);
-    common.ready.fetch_add(1, Ordering::SeqCst);
-    let _ = sys::futex_wake_in(&common.ready, 1, FutexScope::Shared);
-    while common.go.load(Ordering::SeqCst) == 0 {
-        if let Err(e) = sys::futex_wait_until_in(&common.go, 0, FutexScope::Shared, None) {
-            me.fail(stage::READY, &e);
-            return task_code::from_io_error(&e);
-        }
+    let mut task = Task::new(shared, plan, common, me);
+    if let Err(code) = wait_for_go(common, me) {
+        return code;
     }
     me.stage.store(stage::RUNNING, Ordering::SeqCst);
+    // The timed window: only the clock reads and the loops lie inside it; all the rest of the
+    // task's work is before it (Task::new, wait_for_go) or after it (store, report).
     let start = common.start_ns.load(Ordering::SeqCst);
     sleep_until(start);
     let began = sys::monotonic_ns();
@@ -358,32 +313,120 @@ fn run(shared: &Shared, plan: &TaskPlan, common: &Common, me: &TaskSlot) -> Task
         return failed.code;
     }
     task.store(cpu_ns, span_ns);
-    // Wait for the last task still measuring before writing anything.
-    me.stage.store(stage::REPORTING, Ordering::SeqCst);
-    if common.running.fetch_sub(1, Ordering::SeqCst) == 1 {
-        let _ = sys::futex_wake_in(&common.running, u32::MAX >> 1, FutexScope::Shared);
-    } else {
-        loop {
-            let running = common.running.load(Ordering::SeqCst);
-            if running == 0 {
-                break;
-            }
-            if let Err(e) =
-                sys::futex_wait_until_in(&common.running, running, FutexScope::Shared, None)
-            {
-                me.fail(stage::REPORTING, &e);
-                return task_code::from_io_error(&e);
-            }
+    task.report()
+}
+
+/// Reports the task ready and waits for the parent's go (the common start is set by then).
+fn wait_for_go(common: &Common, me: &TaskSlot) -> Result<(), TaskCode> {
+    me.stage.store(stage::READY, Ordering::SeqCst);
+    common.ready.fetch_add(1, Ordering::SeqCst);
+    let _ = sys::futex_wake_in(&common.ready, 1, FutexScope::Shared);
+    while common.go.load(Ordering::SeqCst) == 0 {
+        if let Err(e) = sys::futex_wait_until_in(&common.go, 0, FutexScope::Shared, None) {
+            me.fail(stage::READY, &e);
+            return Err(task_code::from_io_error(&e));
         }
     }
-    match task.write_histograms() {
-        Ok(()) => {
-            me.stage.store(stage::DONE, Ordering::SeqCst);
-            task_code::OK
+    Ok(())
+}
+
+/// Waits until no task is still measuring (the last to finish wakes the others), so that no
+/// task's report disturbs another's window.
+fn wait_for_the_others(common: &Common, me: &TaskSlot) -> Result<(), TaskCode> {
+    if common.running.fetch_sub(1, Ordering::SeqCst) == 1 {
+        let _ = sys::futex_wake_in(&common.running, u32::MAX >> 1, FutexScope::Shared);
+        return Ok(());
+    }
+    loop {
+        let running = common.running.load(Ordering::SeqCst);
+        if running == 0 {
+            return Ok(());
         }
-        Err(e) => {
+        if let Err(e) = sys::futex_wait_until_in(&common.running, running, FutexScope::Shared, None) {
             me.fail(stage::REPORTING, &e);
-            task_code::from_io_error(&e)
+            return Err(task_code::from_io_error(&e));
+        }
+    }
+}
+
+impl Tally {
+    /// No counts yet; the work's sink starts from the task's index.
+    fn new(sink: u64) -> Self {
+        Tally {
+            loops: 0,
+            done: [0; MAX_PHASES],
+            run_units: 0,
+            run_requested_ns: 0,
+            run_cpu_ns: 0,
+            run_wall_ns: 0,
+            periods: 0,
+            missed: 0,
+            taken: 0,
+            received: 0,
+            received_tags: 0,
+            sink,
+            sent: 0,
+        }
+    }
+}
+
+/// The work units of each run step, by the task's calibration (stored in its slot by
+/// [`set_up`]).
+fn calibrated_units(plan: &TaskPlan, me: &TaskSlot) -> [u64; MAX_PHASES] {
+    let calibration = Calibration {
+        fixed_ns: me.fixed_ns.load(Ordering::SeqCst) as f64,
+        ns_per_unit: me.unit_ps.load(Ordering::SeqCst).max(1) as f64 / 1_000.0,
+    };
+    let mut units = [0u64; MAX_PHASES];
+    for (units, step) in units.iter_mut().zip(plan.steps.iter()) {
+        if let Step::Run { requested_ns } = step {
+            *units = calibration.units_for(*requested_ns);
+        }
+    }
+    units
+}
+
+impl<'a> Task<'a> {
+    /// A task before its window: everything its loops touch is made here.
+    fn new(shared: &'a Shared, plan: &'a TaskPlan, common: &'a Common, me: &'a TaskSlot) -> Self {
+        // Made and touched (clear writes every count) before the start, so recording into them
+        // inside the window neither allocates nor faults a page in.
+        let mut wakeup = latency::new_latency_histogram();
+        let mut lateness = latency::new_latency_histogram();
+        wakeup.clear();
+        lateness.clear();
+        let units = calibrated_units(plan, me);
+        Task {
+            units,
+            calibrated_units: units,
+            shared,
+            plan,
+            common,
+            me,
+            next_deadline: [0; MAX_PHASES],
+            held: 0,
+            tally: Tally::new(plan.index as u64),
+            wakeup,
+            lateness,
+        }
+    }
+
+    /// After the task's counts are stored: waits for the last task still measuring before
+    /// writing anything, then writes its histograms.
+    fn report(&self) -> TaskCode {
+        self.me.stage.store(stage::REPORTING, Ordering::SeqCst);
+        if let Err(code) = wait_for_the_others(self.common, self.me) {
+            return code;
+        }
+        match self.write_histograms() {
+            Ok(()) => {
+                self.me.stage.store(stage::DONE, Ordering::SeqCst);
+                task_code::OK
+            }
+            Err(e) => {
+                self.me.fail(stage::REPORTING, &e);
+                task_code::from_io_error(&e)
+            }
         }
     }
 }

@@ -88,6 +88,41 @@ struct Cgroups {
 }
 
 impl Cgroups {
+    /// Makes `scenario`'s cgroups under `controller`, which a scenario with cgroups needs.
+    fn make(scenario: &Scenario, controller: Option<CpuController>) -> Result<Cgroups> {
+        let mut cgroups = Cgroups {
+            controller,
+            made: Vec::new(),
+        };
+        if scenario.cgroup.is_empty() {
+            return Ok(cgroups);
+        }
+        let Some(controller) = cgroups.controller.clone() else {
+            return Err(Error::invalid(
+                "the scenario's cgroups need the cgroup cpu controller, which is not mounted",
+            ));
+        };
+        for (name, cgroup) in &scenario.cgroup {
+            let dir = controller
+                .create(name, &cpu_settings(cgroup))
+                .map_err(|e| failed(&format!("cannot make cgroup {name:?}"), e))?;
+            cgroups.made.push((name.clone(), dir));
+        }
+        Ok(cgroups)
+    }
+
+    /// The throttling counts of each cgroup now, in the order they were made.
+    fn throttling_each(&self) -> std::io::Result<Vec<Throttling>> {
+        self.made
+            .iter()
+            .map(|(_, dir)| {
+                self.controller
+                    .as_ref()
+                    .map_or(Ok(Throttling::default()), |c| c.throttling(dir))
+            })
+            .collect()
+    }
+
     fn path(&self, name: &str) -> Option<&PathBuf> {
         self.made.iter().find(|(n, _)| n == name).map(|(_, p)| p)
     }
@@ -132,6 +167,57 @@ pub struct GroupOutcome {
     pub lateness: Histogram<u64>,
 }
 
+impl GroupOutcome {
+    /// `group`'s outcome before any task is added.
+    fn empty(group: &Group) -> Self {
+        GroupOutcome {
+            name: group.name.clone(),
+            tasks: group.count.0,
+            loops: 0,
+            duty_cycle_pct: 0.0,
+            loops_per_sec: 0.0,
+            run_units_per_sec: 0.0,
+            run_requested_ns: 0,
+            run_cpu_ns: 0,
+            run_wall_ns: 0,
+            periods: 0,
+            missed: 0,
+            wakeup: latency::new_latency_histogram(),
+            lateness: latency::new_latency_histogram(),
+        }
+    }
+
+    /// Adds what one of the group's tasks (`name`, its `slot`, its `loops`, its histograms) did;
+    /// its duty cycle counts as one task's share of the mean.
+    fn add_task(
+        &mut self,
+        name: &str,
+        slot: &TaskSlot,
+        loops: u64,
+        wakeup: &Histogram<u64>,
+        lateness: &Histogram<u64>,
+    ) -> Result<()> {
+        let cpu = slot.cpu_ns.load(Ordering::SeqCst);
+        let span = slot.span_ns.load(Ordering::SeqCst).max(1);
+        self.loops += loops;
+        self.duty_cycle_pct += cpu as f64 / span as f64 * 100.0 / self.tasks as f64;
+        self.loops_per_sec += loops as f64 * 1e9 / span as f64;
+        self.run_units_per_sec += slot.run_units.load(Ordering::SeqCst) as f64 * 1e9 / span as f64;
+        self.run_requested_ns += slot.run_requested_ns.load(Ordering::SeqCst);
+        self.run_cpu_ns += slot.run_cpu_ns.load(Ordering::SeqCst);
+        self.run_wall_ns += slot.run_wall_ns.load(Ordering::SeqCst);
+        self.periods += slot.periods.load(Ordering::SeqCst);
+        self.missed += slot.missed.load(Ordering::SeqCst);
+        self.wakeup
+            .add(wakeup)
+            .map_err(|e| Error::failed(format!("{name}: {e:?}")))?;
+        self.lateness
+            .add(lateness)
+            .map_err(|e| Error::failed(format!("{name}: {e:?}")))?;
+        Ok(())
+    }
+}
+
 /// What a finished run measured: each group, the throttling of each cgroup, and the median of
 /// what the tasks measured a work unit to cost (their calibrations).
 #[derive(Debug, Clone)]
@@ -163,160 +249,23 @@ impl GroupRun {
     /// Compiles `scenario`'s groups and makes what their tasks share, and its cgroups under
     /// `controller` (which a scenario with cgroups needs).
     pub fn prepare(scenario: &Scenario, controller: Option<CpuController>) -> Result<GroupRun> {
-        let mut cgroups = Cgroups {
-            controller,
-            made: Vec::new(),
-        };
-        if !scenario.cgroup.is_empty() {
-            let Some(controller) = cgroups.controller.clone() else {
-                return Err(Error::invalid(
-                    "the scenario's cgroups need the cgroup cpu controller, which is not mounted",
-                ));
-            };
-            for (name, cgroup) in &scenario.cgroup {
-                let dir = controller
-                    .create(name, &cpu_settings(cgroup))
-                    .map_err(|e| failed(&format!("cannot make cgroup {name:?}"), e))?;
-                cgroups.made.push((name.clone(), dir));
-            }
-        }
-        let mut first = Vec::with_capacity(scenario.group.len());
-        let mut total = 0usize;
-        for group in &scenario.group {
-            first.push(total);
-            total += group.count.0 as usize;
-        }
-        let first_of = |name: &str| {
-            scenario
-                .group
-                .iter()
-                .position(|g| g.name == name)
-                .map(|i| (first[i], scenario.group[i].count.0 as usize))
-        };
-        let mut mutexes: BTreeMap<&str, usize> = BTreeMap::new();
-        let mut barriers: BTreeMap<&str, (usize, u32)> = BTreeMap::new();
-        for group in &scenario.group {
-            for phase in &group.phases {
-                match phase {
-                    Phase::Lock(m) => {
-                        let next = mutexes.len();
-                        mutexes.entry(m).or_insert(next);
-                    }
-                    Phase::Barrier(b) => {
-                        let next = barriers.len();
-                        barriers.entry(b).or_insert((next, 0)).1 += group.count.0 as u32;
-                    }
-                    _ => {}
-                }
-            }
-        }
-        let mut plans = Vec::with_capacity(total);
-        let mut group_of = Vec::with_capacity(total);
-        let mut names = Vec::with_capacity(total);
-        let mut receives = vec![false; total];
-        for (g, group) in scenario.group.iter().enumerate() {
-            let mut timers = 0;
-            let steps: Vec<Step> = group
-                .phases
-                .iter()
-                .map(|phase| match phase {
-                    Phase::Run(span) => Step::Run {
-                        requested_ns: span.ns(),
-                    },
-                    Phase::Spin(span) => Step::Spin { ns: span.ns() },
-                    Phase::Sleep(span) => Step::Sleep { ns: span.ns() },
-                    Phase::Timer(timer) => {
-                        timers += 1;
-                        Step::Timer {
-                            period_ns: timer.period.ns(),
-                            timer: timers - 1,
-                            relative: timer.relative,
-                        }
-                    }
-                    Phase::Lock(m) => Step::Lock { mutex: mutexes[m.as_str()] },
-                    Phase::Unlock(m) => Step::Unlock { mutex: mutexes[m.as_str()] },
-                    Phase::Wake(target) => {
-                        let (first, count) = first_of(target).unwrap_or((0, 0));
-                        Step::Wake { first, count }
-                    }
-                    Phase::Wait => Step::Wait,
-                    Phase::Barrier(b) => {
-                        let (barrier, parties) = barriers[b.as_str()];
-                        Step::Barrier { barrier, parties }
-                    }
-                    Phase::Yield => Step::Yield,
-                    Phase::Syscall(call) => Step::Syscall(*call),
-                    Phase::Send(target) => {
-                        let (first, count) = first_of(target).unwrap_or((0, 0));
-                        Step::Send { first, count }
-                    }
-                    Phase::Recv => Step::Recv,
-                })
-                .collect();
-            let steps: Arc<[Step]> = steps.into();
-            let cgroup = match &group.cgroup {
-                Some(name) => Some(cgroups.path(name).cloned().ok_or_else(|| {
-                    Error::failed(format!("cgroup {name:?} was not made"))
-                })?),
-                None => None,
-            };
-            for i in 0..group.count.0 as usize {
-                let index = first[g] + i;
-                receives[index] = group.phases.contains(&Phase::Recv);
-                plans.push(TaskPlan {
-                    index,
-                    calibrator: first[g],
-                    cgroup: cgroup.clone(),
-                    cpus: group.cpus.as_ref().map(|c| c.0.as_slice().to_vec()),
-                    sched: sched_request(group),
-                    loops: group.loops,
-                    steps: Arc::clone(&steps),
-                });
-                group_of.push(g);
-                names.push(format!("group {:?} task {i}", group.name));
-            }
-        }
+        let cgroups = Cgroups::make(scenario, controller)?;
+        let tasks = Tasks::plan(scenario, &cgroups)?;
         // A result file per task and a pipe per receiving task, held by every task: the soft
         // limit goes up to the hard one, which validation checked them against.
         sys::raise_open_files_limit();
-        let (stop_read, stop_write) = sys::pipe().map_err(|e| failed("cannot make a pipe", e))?;
-        let shared = Shared {
-            common: SharedValue::new().map_err(|e| failed("cannot map shared memory", e))?,
-            slots: (0..total)
-                .map(|_| SharedValue::new())
-                .collect::<std::io::Result<_>>()
-                .map_err(|e| failed("cannot map shared memory", e))?,
-            inboxes: receives
-                .iter()
-                .map(|&receives| receives.then(inbox).transpose())
-                .collect::<std::io::Result<_>>()
-                .map_err(|e| failed("cannot make a task's pipe", e))?,
-            results: (0..total)
-                .map(|_| sys::memfd("schedlab-scenario-task"))
-                .collect::<std::io::Result<_>>()
-                .map_err(|e| failed("cannot make a result file", e))?,
-            stop_read,
-            stop_write,
-        };
+        let shared = make_shared(&tasks.receives)?;
         let throttling_before = cgroups
-            .made
-            .iter()
-            .map(|(_, dir)| {
-                cgroups
-                    .controller
-                    .as_ref()
-                    .map_or(Ok(Throttling::default()), |c| c.throttling(dir))
-            })
-            .collect::<std::io::Result<_>>()
+            .throttling_each()
             .map_err(|e| failed("cannot read a cgroup's cpu.stat", e))?;
         Ok(GroupRun {
             launch: None,
             shared: Arc::new(shared),
             cgroups,
             throttling_before,
-            plans,
-            group_of,
-            names,
+            plans: tasks.plans,
+            group_of: tasks.group_of,
+            names: tasks.names,
             groups: scenario.group.clone(),
         })
     }
@@ -456,113 +405,98 @@ impl GroupRun {
         })
     }
 
+    /// Checks what every task reports and tallies it into its group's outcome; then that the
+    /// mutexes' own counts agree with the lock phases done.
     fn verify_and_tally(&self) -> Result<Vec<GroupOutcome>> {
-        let total = self.plans.len();
-        let mut outcomes: Vec<GroupOutcome> = self
-            .groups
-            .iter()
-            .map(|g| GroupOutcome {
-                name: g.name.clone(),
-                tasks: g.count.0,
-                loops: 0,
-                duty_cycle_pct: 0.0,
-                loops_per_sec: 0.0,
-                run_units_per_sec: 0.0,
-                run_requested_ns: 0,
-                run_cpu_ns: 0,
-                run_wall_ns: 0,
-                periods: 0,
-                missed: 0,
-                wakeup: latency::new_latency_histogram(),
-                lateness: latency::new_latency_histogram(),
-            })
-            .collect();
+        let mut outcomes: Vec<GroupOutcome> = self.groups.iter().map(GroupOutcome::empty).collect();
         let mut acquisitions = [0u64; super::spec::MAX_MUTEXES];
-        for task in 0..total {
-            let slot = self.slot(task);
-            let name = &self.names[task];
-            let g = self.group_of[task];
-            let group = &self.groups[g];
-            let plan = &self.plans[task];
-            let at = slot.stage.load(Ordering::SeqCst);
-            if at != stage::DONE {
-                return Err(Error::failed(format!(
-                    "{name} did not finish its report (stage {at})"
-                )));
-            }
-            let loops = slot.loops.load(Ordering::SeqCst);
-            if loops == 0 {
-                return Err(Error::failed(format!(
-                    "{name} completed no loop of its phases in the window: it was starved, or \
-                     one loop takes longer than the scenario's duration"
-                )));
-            }
-            if let (Some(wanted), false) = (group.loops, self.ends_by_time()) {
-                if loops != wanted {
-                    return Err(Error::failed(format!(
-                        "{name} did {loops} loops of {wanted}"
-                    )));
-                }
-            }
-            let done: Vec<u64> = slot.done[..group.phases.len()]
-                .iter()
-                .map(|d| d.load(Ordering::SeqCst))
-                .collect();
-            check_phase_counts(name, group, loops, &done)?;
-            if slot.done[group.phases.len()..MAX_PHASES]
-                .iter()
-                .any(|d| d.load(Ordering::SeqCst) != 0)
-            {
-                return Err(Error::failed(format!("{name} counted phases it does not have")));
-            }
-            for (step, &count) in plan.steps.iter().zip(&done) {
+        for task in 0..self.plans.len() {
+            let (loops, done) = self.verify_counts(task)?;
+            for (step, &count) in self.plans[task].steps.iter().zip(&done) {
                 if let Step::Lock { mutex } = step {
                     acquisitions[*mutex] += count;
                 }
             }
-            // Every wake-up posted was taken or is still there; every message sent was read or
-            // is still in the pipe.
-            let posted = slot.posted.load(Ordering::SeqCst);
-            let taken = slot.taken.load(Ordering::SeqCst);
-            let left = u64::from(slot.tokens.load(Ordering::SeqCst) & !STOP_BIT);
-            if posted != taken + left {
+            self.verify_deliveries(task)?;
+            let (wakeup, lateness) = self.histograms(task)?;
+            let g = self.group_of[task];
+            outcomes[g].add_task(&self.names[task], self.slot(task), loops, &wakeup, &lateness)?;
+        }
+        self.verify_mutexes(&acquisitions)?;
+        Ok(outcomes)
+    }
+
+    /// Task `task`'s loops and the count of each of its phases, once checked: it reported, did
+    /// at least one loop (all of them when the run ends by count), and each phase once a loop.
+    fn verify_counts(&self, task: usize) -> Result<(u64, Vec<u64>)> {
+        let slot = self.slot(task);
+        let name = &self.names[task];
+        let group = &self.groups[self.group_of[task]];
+        let at = slot.stage.load(Ordering::SeqCst);
+        if at != stage::DONE {
+            return Err(Error::failed(format!(
+                "{name} did not finish its report (stage {at})"
+            )));
+        }
+        let loops = slot.loops.load(Ordering::SeqCst);
+        if loops == 0 {
+            return Err(Error::failed(format!(
+                "{name} completed no loop of its phases in the window: it was starved, or \
+                 one loop takes longer than the scenario's duration"
+            )));
+        }
+        if let (Some(wanted), false) = (group.loops, self.ends_by_time()) {
+            if loops != wanted {
                 return Err(Error::failed(format!(
-                    "{name}: {posted} wake-ups were posted but {taken} taken and {left} left"
+                    "{name} did {loops} loops of {wanted}"
                 )));
             }
-            if let Some(inbox) = &self.shared.inboxes[task] {
-                let (unread, unread_tags) = drain(inbox)?;
-                let sent = slot.sent.load(Ordering::SeqCst);
-                let received = slot.received.load(Ordering::SeqCst);
-                let tags = slot.received_tags.load(Ordering::SeqCst).wrapping_add(unread_tags);
-                if sent != received + unread || tags != slot.sent_tags.load(Ordering::SeqCst) {
-                    return Err(Error::failed(format!(
-                        "{name}: {sent} messages were sent to it, {received} read and {unread} \
-                         left, or their tags do not add up"
-                    )));
-                }
-            }
-            let (wakeup, lateness) = self.histograms(task)?;
-            let out = &mut outcomes[g];
-            let cpu = slot.cpu_ns.load(Ordering::SeqCst);
-            let span = slot.span_ns.load(Ordering::SeqCst).max(1);
-            out.loops += loops;
-            out.duty_cycle_pct += cpu as f64 / span as f64 * 100.0 / group.count.0 as f64;
-            out.loops_per_sec += loops as f64 * 1e9 / span as f64;
-            out.run_units_per_sec +=
-                slot.run_units.load(Ordering::SeqCst) as f64 * 1e9 / span as f64;
-            out.run_requested_ns += slot.run_requested_ns.load(Ordering::SeqCst);
-            out.run_cpu_ns += slot.run_cpu_ns.load(Ordering::SeqCst);
-            out.run_wall_ns += slot.run_wall_ns.load(Ordering::SeqCst);
-            out.periods += slot.periods.load(Ordering::SeqCst);
-            out.missed += slot.missed.load(Ordering::SeqCst);
-            out.wakeup
-                .add(&wakeup)
-                .map_err(|e| Error::failed(format!("{name}: {e:?}")))?;
-            out.lateness
-                .add(&lateness)
-                .map_err(|e| Error::failed(format!("{name}: {e:?}")))?;
         }
+        let done: Vec<u64> = slot.done[..group.phases.len()]
+            .iter()
+            .map(|d| d.load(Ordering::SeqCst))
+            .collect();
+        check_phase_counts(name, group, loops, &done)?;
+        if slot.done[group.phases.len()..MAX_PHASES]
+            .iter()
+            .any(|d| d.load(Ordering::SeqCst) != 0)
+        {
+            return Err(Error::failed(format!("{name} counted phases it does not have")));
+        }
+        Ok((loops, done))
+    }
+
+    /// Every wake-up posted to task `task` was taken or is still there; every message sent to it
+    /// was read or is still in its pipe (which this drains).
+    fn verify_deliveries(&self, task: usize) -> Result<()> {
+        let slot = self.slot(task);
+        let name = &self.names[task];
+        let posted = slot.posted.load(Ordering::SeqCst);
+        let taken = slot.taken.load(Ordering::SeqCst);
+        let left = u64::from(slot.tokens.load(Ordering::SeqCst) & !STOP_BIT);
+        if posted != taken + left {
+            return Err(Error::failed(format!(
+                "{name}: {posted} wake-ups were posted but {taken} taken and {left} left"
+            )));
+        }
+        if let Some(inbox) = &self.shared.inboxes[task] {
+            let (unread, unread_tags) = drain(inbox)?;
+            let sent = slot.sent.load(Ordering::SeqCst);
+            let received = slot.received.load(Ordering::SeqCst);
+            let tags = slot.received_tags.load(Ordering::SeqCst).wrapping_add(unread_tags);
+            if sent != received + unread || tags != slot.sent_tags.load(Ordering::SeqCst) {
+                return Err(Error::failed(format!(
+                    "{name}: {sent} messages were sent to it, {received} read and {unread} \
+                     left, or their tags do not add up"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Each mutex counted, inside it, as many acquisitions as the tasks did lock phases on it,
+    /// and is free at the end.
+    fn verify_mutexes(&self, acquisitions: &[u64; super::spec::MAX_MUTEXES]) -> Result<()> {
         for (i, mutex) in self.common().mutexes.iter().enumerate() {
             let counted = mutex.acquisitions.load(Ordering::SeqCst);
             let holder = mutex.holder.load(Ordering::SeqCst);
@@ -574,7 +508,7 @@ impl GroupRun {
                 )));
             }
         }
-        Ok(outcomes)
+        Ok(())
     }
 
     /// Whether the run's loops end at a time (a duration, or a stop), so loop counts may fall
@@ -602,6 +536,178 @@ impl GroupRun {
         };
         Ok((next()?, next()?))
     }
+}
+
+/// The tasks of a scenario's groups, the groups' tasks numbered one after another.
+struct Tasks {
+    plans: Vec<TaskPlan>,
+    /// Per task: its group's index, its name in messages (`group "rt" task 0`), and whether it
+    /// receives messages (and so needs a pipe).
+    group_of: Vec<usize>,
+    names: Vec<String>,
+    receives: Vec<bool>,
+}
+
+impl Tasks {
+    /// Every task's plan: its group's phases compiled to steps, its cgroup's directory (made by
+    /// `cgroups`), its CPUs and policy.
+    fn plan(scenario: &Scenario, cgroups: &Cgroups) -> Result<Tasks> {
+        let names = StepNames::of(scenario);
+        let mut tasks = Tasks {
+            plans: Vec::with_capacity(names.total),
+            group_of: Vec::with_capacity(names.total),
+            names: Vec::with_capacity(names.total),
+            receives: vec![false; names.total],
+        };
+        for (g, group) in scenario.group.iter().enumerate() {
+            let steps = names.compile(group);
+            let cgroup = match &group.cgroup {
+                Some(name) => Some(cgroups.path(name).cloned().ok_or_else(|| {
+                    Error::failed(format!("cgroup {name:?} was not made"))
+                })?),
+                None => None,
+            };
+            for i in 0..group.count.0 as usize {
+                let index = names.first[g] + i;
+                tasks.receives[index] = group.phases.contains(&Phase::Recv);
+                tasks.plans.push(TaskPlan {
+                    index,
+                    calibrator: names.first[g],
+                    cgroup: cgroup.clone(),
+                    cpus: group.cpus.as_ref().map(|c| c.0.as_slice().to_vec()),
+                    sched: sched_request(group),
+                    loops: group.loops,
+                    steps: Arc::clone(&steps),
+                });
+                tasks.group_of.push(g);
+                tasks.names.push(format!("group {:?} task {i}", group.name));
+            }
+        }
+        Ok(tasks)
+    }
+}
+
+/// What the names in a scenario's phases stand for as indices: each group's first task, each
+/// mutex, each barrier (with its parties: every task of the groups that wait at it).
+struct StepNames<'a> {
+    scenario: &'a Scenario,
+    first: Vec<usize>,
+    total: usize,
+    mutexes: BTreeMap<&'a str, usize>,
+    barriers: BTreeMap<&'a str, (usize, u32)>,
+}
+
+impl<'a> StepNames<'a> {
+    fn of(scenario: &'a Scenario) -> Self {
+        let mut first = Vec::with_capacity(scenario.group.len());
+        let mut total = 0usize;
+        for group in &scenario.group {
+            first.push(total);
+            total += group.count.0 as usize;
+        }
+        let mut mutexes: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut barriers: BTreeMap<&str, (usize, u32)> = BTreeMap::new();
+        for group in &scenario.group {
+            for phase in &group.phases {
+                match phase {
+                    Phase::Lock(m) => {
+                        let next = mutexes.len();
+                        mutexes.entry(m).or_insert(next);
+                    }
+                    Phase::Barrier(b) => {
+                        let next = barriers.len();
+                        barriers.entry(b).or_insert((next, 0)).1 += group.count.0 as u32;
+                    }
+                    _ => {}
+                }
+            }
+        }
+        StepNames {
+            scenario,
+            first,
+            total,
+            mutexes,
+            barriers,
+        }
+    }
+
+    /// The tasks of group `name`: the first one's index and how many.
+    fn tasks_of(&self, name: &str) -> (usize, usize) {
+        self.scenario
+            .group
+            .iter()
+            .position(|g| g.name == name)
+            .map(|i| (self.first[i], self.scenario.group[i].count.0 as usize))
+            .unwrap_or((0, 0))
+    }
+
+    /// `group`'s phases as steps; each timer of the loop numbered in its order.
+    fn compile(&self, group: &Group) -> Arc<[Step]> {
+        let mut timers = 0;
+        let steps: Vec<Step> = group
+            .phases
+            .iter()
+            .map(|phase| match phase {
+                Phase::Run(span) => Step::Run {
+                    requested_ns: span.ns(),
+                },
+                Phase::Spin(span) => Step::Spin { ns: span.ns() },
+                Phase::Sleep(span) => Step::Sleep { ns: span.ns() },
+                Phase::Timer(timer) => {
+                    timers += 1;
+                    Step::Timer {
+                        period_ns: timer.period.ns(),
+                        timer: timers - 1,
+                        relative: timer.relative,
+                    }
+                }
+                Phase::Lock(m) => Step::Lock { mutex: self.mutexes[m.as_str()] },
+                Phase::Unlock(m) => Step::Unlock { mutex: self.mutexes[m.as_str()] },
+                Phase::Wake(target) => {
+                    let (first, count) = self.tasks_of(target);
+                    Step::Wake { first, count }
+                }
+                Phase::Wait => Step::Wait,
+                Phase::Barrier(b) => {
+                    let (barrier, parties) = self.barriers[b.as_str()];
+                    Step::Barrier { barrier, parties }
+                }
+                Phase::Yield => Step::Yield,
+                Phase::Syscall(call) => Step::Syscall(*call),
+                Phase::Send(target) => {
+                    let (first, count) = self.tasks_of(target);
+                    Step::Send { first, count }
+                }
+                Phase::Recv => Step::Recv,
+            })
+            .collect();
+        steps.into()
+    }
+}
+
+/// What the tasks share: the common words, a slot, a result file per task, and a pipe per task
+/// that `receives`.
+fn make_shared(receives: &[bool]) -> Result<Shared> {
+    let total = receives.len();
+    let (stop_read, stop_write) = sys::pipe().map_err(|e| failed("cannot make a pipe", e))?;
+    Ok(Shared {
+        common: SharedValue::new().map_err(|e| failed("cannot map shared memory", e))?,
+        slots: (0..total)
+            .map(|_| SharedValue::new())
+            .collect::<std::io::Result<_>>()
+            .map_err(|e| failed("cannot map shared memory", e))?,
+        inboxes: receives
+            .iter()
+            .map(|&receives| receives.then(inbox).transpose())
+            .collect::<std::io::Result<_>>()
+            .map_err(|e| failed("cannot make a task's pipe", e))?,
+        results: (0..total)
+            .map(|_| sys::memfd("schedlab-scenario-task"))
+            .collect::<std::io::Result<_>>()
+            .map_err(|e| failed("cannot make a result file", e))?,
+        stop_read,
+        stop_write,
+    })
 }
 
 impl Drop for GroupRun {
