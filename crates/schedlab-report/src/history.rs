@@ -533,16 +533,38 @@ fn page(s: &mut String, h: &History, c: &Changes) -> std::fmt::Result {
     Ok(())
 }
 
+/// Where a run index and a value land on the plot: runs spread evenly across the width, values
+/// between the axis' ends.
+struct Frame {
+    runs: usize,
+    d0: f64,
+    d1: f64,
+}
+
+impl Frame {
+    fn x(&self, i: f64) -> f64 {
+        LEFT + (i + 0.5) / self.runs as f64 * (WIDTH - LEFT - RIGHT)
+    }
+
+    fn y(&self, v: f64) -> f64 {
+        let t = if self.d1 > self.d0 {
+            (v - self.d0) / (self.d1 - self.d0)
+        } else {
+            0.5
+        };
+        HEIGHT - BOTTOM - t * (HEIGHT - TOP - BOTTOM)
+    }
+}
+
 fn plot(s: &mut String, h: &History, c: &Changes) -> std::fmt::Result {
     let values: Vec<f64> = h.points.iter().map(|p| p.value).collect();
     let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let (d0, d1, ticks, _) = nice_domain(lo, hi, 5);
-    let n = values.len().max(1);
-    let x = |i: f64| LEFT + (i + 0.5) / n as f64 * (WIDTH - LEFT - RIGHT);
-    let y = |v: f64| {
-        let t = if d1 > d0 { (v - d0) / (d1 - d0) } else { 0.5 };
-        HEIGHT - BOTTOM - t * (HEIGHT - TOP - BOTTOM)
+    let f = Frame {
+        runs: values.len().max(1),
+        d0,
+        d1,
     };
     write!(
         s,
@@ -550,7 +572,7 @@ fn plot(s: &mut String, h: &History, c: &Changes) -> std::fmt::Result {
         Esc(&format!(
             "{} over {}",
             h.key.metric,
-            words::counted(n, "run")
+            words::counted(f.runs, "run")
         ))
     )?;
     for t in &ticks {
@@ -558,18 +580,26 @@ fn plot(s: &mut String, h: &History, c: &Changes) -> std::fmt::Result {
             s,
             r##"<line x1="{LEFT}" x2="{}" y1="{:.1}" y2="{:.1}" stroke="#e2e8f0"/><text x="{}" y="{:.1}" text-anchor="end" class="tick">{}</text>"##,
             WIDTH - RIGHT,
-            y(*t),
-            y(*t),
+            f.y(*t),
+            f.y(*t),
             LEFT - 6.0,
-            y(*t) + 4.0,
+            f.y(*t) + 4.0,
             format_value(*t)
         )?;
     }
-    // Kernel releases: alternate bands under their runs, each named once.
+    kernel_bands(s, h, &f)?;
+    change_levels(s, c, &f)?;
+    run_points(s, h, &values, &f)?;
+    s.push_str("</svg>\n");
+    Ok(())
+}
+
+/// Kernel releases: alternate bands under their runs, each named once.
+fn kernel_bands(s: &mut String, h: &History, f: &Frame) -> std::fmt::Result {
     for (k, span) in h.kernels.iter().enumerate() {
         let (x0, x1) = (
-            x(span.first as f64 - 0.5),
-            x((span.first + span.runs) as f64 - 0.5),
+            f.x(span.first as f64 - 0.5),
+            f.x((span.first + span.runs) as f64 - 0.5),
         );
         if k % 2 == 1 {
             write!(
@@ -590,32 +620,46 @@ fn plot(s: &mut String, h: &History, c: &Changes) -> std::fmt::Result {
             Esc(&crate::compare::html::svg::truncate(&span.kernel, 24))
         )?;
     }
-    // Levels between changes, and a marker at each change.
+    Ok(())
+}
+
+/// Levels between changes, and a marker at each change.
+fn change_levels(s: &mut String, c: &Changes, f: &Frame) -> std::fmt::Result {
     let mut start = 0;
     for (i, ch) in c.changes.iter().enumerate() {
         level(
             s,
-            x(start as f64 - 0.5),
-            x(ch.index as f64 - 0.5),
-            y(ch.before),
+            f.x(start as f64 - 0.5),
+            f.x(ch.index as f64 - 0.5),
+            f.y(ch.before),
         )?;
         if i + 1 == c.changes.len() {
-            level(s, x(ch.index as f64 - 0.5), x(n as f64 - 0.5), y(ch.after))?;
+            level(
+                s,
+                f.x(ch.index as f64 - 0.5),
+                f.x(f.runs as f64 - 0.5),
+                f.y(ch.after),
+            )?;
         }
         write!(
             s,
             r##"<line x1="{0:.1}" x2="{0:.1}" y1="{TOP}" y2="{1}" stroke="#c53030" stroke-dasharray="4 3"/><text x="{0:.1}" y="{2}" class="tick" fill="#c53030">{3}</text>"##,
-            x(ch.index as f64 - 0.5),
+            f.x(ch.index as f64 - 0.5),
             HEIGHT - BOTTOM,
             TOP - 8.0,
             Esc(&change_words(ch))
         )?;
         start = ch.index;
     }
+    Ok(())
+}
+
+/// The runs' values joined by a line, each a point with its run, label and kernel.
+fn run_points(s: &mut String, h: &History, values: &[f64], f: &Frame) -> std::fmt::Result {
     let path: Vec<String> = values
         .iter()
         .enumerate()
-        .map(|(i, v)| format!("{:.1},{:.1}", x(i as f64), y(*v)))
+        .map(|(i, v)| format!("{:.1},{:.1}", f.x(i as f64), f.y(*v)))
         .collect();
     write!(
         s,
@@ -626,15 +670,14 @@ fn plot(s: &mut String, h: &History, c: &Changes) -> std::fmt::Result {
         write!(
             s,
             r##"<circle cx="{:.1}" cy="{:.1}" r="3.5" fill="#2b6cb0"><title>run {} {} {}: {}</title></circle>"##,
-            x(i as f64),
-            y(p.value),
+            f.x(i as f64),
+            f.y(p.value),
             p.run_id.map_or("-".into(), |i| i.to_string()),
             Esc(p.label.as_deref().unwrap_or("")),
             Esc(&p.kernel),
             format_value(p.value)
         )?;
     }
-    s.push_str("</svg>\n");
     Ok(())
 }
 

@@ -5,6 +5,7 @@
 //! columns: sentences wrap, and the table's columns are as wide as their widest cell.
 use std::io::Write;
 
+use schedlab_core::fingerprint::{Fingerprint, GuestOrigin};
 use schedlab_core::metric::{MetricShape, Role};
 use schedlab_core::words;
 
@@ -26,6 +27,28 @@ pub fn write(report: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
 }
 
 fn write_run(run: &RunView, out: &mut dyn Write) -> std::io::Result<()> {
+    write_run_line(run, out)?;
+    let fp = &run.fingerprint;
+    write_machine(fp, out)?;
+    if let Some(guest) = &fp.guest {
+        write_guest(guest, fp.numa_nodes, out)?;
+    }
+    if let Some(error) = &run.error {
+        write_wrapped(&format!("error: {error}"), 2, out)?;
+    }
+    for case in &run.cases {
+        writeln!(out)?;
+        write_case(case, out)?;
+    }
+    for series in &run.scaling {
+        writeln!(out)?;
+        write_scaling(series, out)?;
+    }
+    Ok(())
+}
+
+/// The run's first line: its id and label, suite and order, status and start.
+fn write_run_line(run: &RunView, out: &mut dyn Write) -> std::io::Result<()> {
     let id = run
         .id
         .map_or("(not stored)".to_string(), |id| format!("run {id}"));
@@ -48,8 +71,11 @@ fn write_run(run: &RunView, out: &mut dyn Write) -> std::io::Result<()> {
         ),
         2,
         out,
-    )?;
-    let fp = &run.fingerprint;
+    )
+}
+
+/// The machine the run measured, or for an imported run where it came from and what is known.
+fn write_machine(fp: &Fingerprint, out: &mut dyn Write) -> std::io::Result<()> {
     let smt = match fp.smt_active {
         Some(true) => "SMT on",
         Some(false) => "SMT off",
@@ -60,40 +86,8 @@ fn write_run(run: &RunView, out: &mut dyn Write) -> std::io::Result<()> {
     } else {
         fp.cpufreq_governors.join("/")
     };
-    if let Some(imported) = &fp.imported {
-        // Not measured here: say where from and what is known, not empty fields as facts.
-        let known = |field: &str, value: &str| {
-            if imported.known.contains_key(field) {
-                value.to_string()
-            } else {
-                "unknown".to_string()
-            }
-        };
-        write_wrapped(
-            &format!(
-                "imported: {} {} from {} · host {} · kernel {} · machine {}",
-                imported.tool,
-                imported
-                    .tool_version
-                    .as_deref()
-                    .unwrap_or("(version unknown)"),
-                imported.files.join(", "),
-                known("hostname", &fp.hostname),
-                known("kernel_release", &fp.kernel_release),
-                if imported.known.contains_key("cpu_model") {
-                    format!(
-                        "{} · {} CPUs · {smt} · {governor}",
-                        fp.cpu_model, fp.online_cpu_count
-                    )
-                } else {
-                    "unknown".to_string()
-                }
-            ),
-            2,
-            out,
-        )?;
-    } else {
-        write_wrapped(
+    let Some(imported) = &fp.imported else {
+        return write_wrapped(
             &format!(
                 "kernel {} · {} CPUs · {smt} · {governor} · {} · boot {}",
                 fp.kernel_release,
@@ -103,37 +97,57 @@ fn write_run(run: &RunView, out: &mut dyn Write) -> std::io::Result<()> {
             ),
             2,
             out,
-        )?;
-    }
-    if let Some(guest) = &fp.guest {
-        // A QEMU guest that `campaign run` booted: on what, and whether its timings are a CPU's.
-        let emulated = if guest.accelerator == "tcg" {
-            " (emulated: its timings are QEMU's, not the kernel's)"
+        );
+    };
+    // Not measured here: say where from and what is known, not empty fields as facts.
+    let known = |field: &str, value: &str| {
+        if imported.known.contains_key(field) {
+            value.to_string()
         } else {
-            ""
-        };
-        writeln!(
-            out,
-            "guest of {} under {}{emulated} · {} NUMA node{} · booted in {:.1} s",
-            guest.host.hostname,
-            guest.accelerator,
-            fp.numa_nodes,
-            if fp.numa_nodes == 1 { "" } else { "s" },
-            guest.boot_ms as f64 / 1e3
-        )?;
-    }
-    if let Some(error) = &run.error {
-        write_wrapped(&format!("error: {error}"), 2, out)?;
-    }
-    for case in &run.cases {
-        writeln!(out)?;
-        write_case(case, out)?;
-    }
-    for series in &run.scaling {
-        writeln!(out)?;
-        write_scaling(series, out)?;
-    }
-    Ok(())
+            "unknown".to_string()
+        }
+    };
+    write_wrapped(
+        &format!(
+            "imported: {} {} from {} · host {} · kernel {} · machine {}",
+            imported.tool,
+            imported
+                .tool_version
+                .as_deref()
+                .unwrap_or("(version unknown)"),
+            imported.files.join(", "),
+            known("hostname", &fp.hostname),
+            known("kernel_release", &fp.kernel_release),
+            if imported.known.contains_key("cpu_model") {
+                format!(
+                    "{} · {} CPUs · {smt} · {governor}",
+                    fp.cpu_model, fp.online_cpu_count
+                )
+            } else {
+                "unknown".to_string()
+            }
+        ),
+        2,
+        out,
+    )
+}
+
+/// A QEMU guest that `campaign run` booted: on what, and whether its timings are a CPU's.
+fn write_guest(guest: &GuestOrigin, numa_nodes: u32, out: &mut dyn Write) -> std::io::Result<()> {
+    let emulated = if guest.accelerator == "tcg" {
+        " (emulated: its timings are QEMU's, not the kernel's)"
+    } else {
+        ""
+    };
+    writeln!(
+        out,
+        "guest of {} under {}{emulated} · {} NUMA node{} · booted in {:.1} s",
+        guest.host.hostname,
+        guest.accelerator,
+        numa_nodes,
+        if numa_nodes == 1 { "" } else { "s" },
+        guest.boot_ms as f64 / 1e3
+    )
 }
 
 /// Table lines stay within this many columns; more metrics continue in another block.

@@ -15,7 +15,9 @@ use schedlab_core::record::{Arm, ExperimentTag, IterationRecord, RunOwner, RunRe
 use crate::fleet;
 use crate::liveness::{Here, StoredOwner};
 use crate::load::{load_run_in, RunLoad};
-use crate::rows::{from_json, no_run, one, owner_columns, parse_status, to_json};
+use crate::rows::{
+    from_json, no_run, one, owner_columns, parse_status, to_json, DefinitionColumns,
+};
 use crate::schema::{V_CALIBRATIONS, V_EXPERIMENTS, V_RUNS, V_RUN_UUID};
 use crate::select::{HostSummary, RunSelection};
 use crate::sql::{Db, Param, SqlRow};
@@ -164,20 +166,12 @@ fn insert_iteration(db: &mut impl Db, case_id: i64, iteration: &IterationRecord)
         )?;
         // The first iteration to return a metric defines it for the case: the runner holds
         // every iteration of a case to the same declaration.
+        let definition = DefinitionColumns::of(m);
         db.execute(
             "INSERT INTO metrics (case_id, name, unit, better, role, shape, quantile_p, distribution)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
              ON CONFLICT (case_id, name) DO NOTHING",
-            &[
-                &case_id,
-                &m.name,
-                &m.unit,
-                &m.better.as_str(),
-                &m.role.as_str(),
-                &m.shape.as_str(),
-                &m.shape.p(),
-                &m.distribution,
-            ],
+            &[&[&case_id as &dyn Param], &definition.params()[..]].concat(),
         )?;
     }
     for a in &iteration.attachments {
@@ -423,7 +417,7 @@ impl<B: Backend> Store for B {
 
     /// Host, kernel, time, run ids and case in SQL, fingerprint fields through a JSON condition
     /// confirmed on the stored fingerprint (no iteration is read); answers as
-    /// [`crate::select::select_runs_default`] does.
+    /// [`crate::defaults::select_runs_default`] does.
     fn select_runs(
         &self,
         selection: &RunSelection,

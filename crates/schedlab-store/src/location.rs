@@ -2,10 +2,11 @@
 //! whose scheme names a backend. A value that looks like a URL is never taken as a file name —
 //! `postgres://u@h/x` once became a directory `postgres:` full of results nobody could find.
 //! A `postgres://` or `postgresql://` URL names a PostgreSQL database; it is checked here, so a bad
-//! one is a one-line error before anything runs, and it is never shown with its password.
+//! one is a one-line error before anything runs, and it is never shown with its password. Without
+//! either, the database is the default file under the user's data directory.
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::{Result, StoreError};
 
@@ -303,6 +304,33 @@ fn sqlite_path(value: &OsStr, path: &OsStr) -> Result<Location> {
         )));
     }
     Ok(Location::Sqlite(PathBuf::from(path)))
+}
+
+/// The default database path: `$XDG_DATA_HOME/schedlab/results.db`, else
+/// `$HOME/.local/share/schedlab/results.db`; `None` when neither gives a place.
+pub fn default_db_path() -> Option<PathBuf> {
+    default_db_path_in(
+        std::env::var_os("XDG_DATA_HOME").as_deref(),
+        std::env::var_os("HOME").as_deref(),
+    )
+}
+
+/// [`default_db_path`] for these values of `XDG_DATA_HOME` and `HOME`. A relative
+/// `XDG_DATA_HOME` is ignored, as the XDG Base Directory specification says; an empty or
+/// relative `HOME` is none, so the database never lands wherever the working directory is.
+pub fn default_db_path_in(
+    xdg_data_home: Option<&std::ffi::OsStr>,
+    home: Option<&std::ffi::OsStr>,
+) -> Option<PathBuf> {
+    let absolute = |value: &std::ffi::OsStr| Path::new(value).is_absolute();
+    let data_home = xdg_data_home
+        .filter(|v| absolute(v))
+        .map(PathBuf::from)
+        .or_else(|| {
+            home.filter(|v| absolute(v))
+                .map(|h| Path::new(h).join(".local/share"))
+        })?;
+    Some(data_home.join("schedlab").join("results.db"))
 }
 
 #[cfg(test)]

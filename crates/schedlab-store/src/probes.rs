@@ -11,7 +11,8 @@ use schedlab_core::probe::{
     GroupAttachment, Origin, ProbeKind, ProbeMeasurement, ProbeRecord, ProfileSymbol, Unavailable,
 };
 
-use crate::sql::{Db, SqlRow};
+use crate::rows::DefinitionColumns;
+use crate::sql::{Db, Param, SqlRow};
 use crate::{Result, StoreError};
 
 /// The schema version that brought these tables.
@@ -42,22 +43,17 @@ pub(crate) fn insert_probe(db: &mut impl Db, case_id: i64, probe: &ProbeRecord) 
         .iter()
         .map(|p| (group_column(&p.group), &p.measurement));
     for (group, m) in measured.chain(explanatory) {
+        let definition = DefinitionColumns::of(m);
         db.execute(
             "INSERT INTO probe_measurements (probe_iteration_id, task_group, name, unit, better,
                                              role, shape, quantile_p, distribution, value)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
             &[
-                &id,
-                &group,
-                &m.name,
-                &m.unit,
-                &m.better.as_str(),
-                &m.role.as_str(),
-                &m.shape.as_str(),
-                &m.shape.p(),
-                &m.distribution,
-                &m.value,
-            ],
+                &[&id as &dyn Param, &group],
+                &definition.params()[..],
+                &[&m.value],
+            ]
+            .concat(),
         )?;
     }
     for u in &probe.unavailable {
@@ -117,7 +113,77 @@ pub(crate) fn load_probes_in<D: Db>(
     if version < V_PROBES {
         return Ok(Vec::new());
     }
-    let mut probes: Vec<(i64, usize, ProbeRecord)> = db.query(
+    let mut probes = RunProbes::new(load_probe_iterations(db, run_id)?);
+    for (id, group, measurement) in load_probe_measurements(db, run_id)? {
+        let Some(probe) = probes.get_mut(id) else {
+            continue;
+        };
+        if measurement.role == Role::Explanatory {
+            probe
+                .explanatory
+                .push(ProbeMeasurement { group, measurement });
+        } else {
+            probe.measurements.push(measurement);
+        }
+    }
+    for (id, unavailable) in load_probe_unavailable(db, run_id)? {
+        if let Some(probe) = probes.get_mut(id) {
+            probe.unavailable.push(unavailable);
+        }
+    }
+    for (id, attachment) in load_probe_attachments(db, run_id)? {
+        if let Some(probe) = probes.get_mut(id) {
+            probe.attachments.push(attachment);
+        }
+    }
+    for (id, symbol) in load_profile_symbols(db, run_id)? {
+        if let Some(probe) = probes.get_mut(id) {
+            probe.symbols.push(symbol);
+        }
+    }
+    Ok(probes
+        .probes
+        .into_iter()
+        .map(|(_, case, probe)| (case, probe))
+        .collect())
+}
+
+/// A run's probe iterations (`(row id, case position, record)`), found by row id as the rows of
+/// the other probe tables join them.
+struct RunProbes {
+    probes: Vec<(i64, usize, ProbeRecord)>,
+    index: HashMap<i64, usize>,
+}
+
+impl RunProbes {
+    fn new(probes: Vec<(i64, usize, ProbeRecord)>) -> Self {
+        let index = probes
+            .iter()
+            .enumerate()
+            .map(|(i, (id, _, _))| (*id, i))
+            .collect();
+        RunProbes { probes, index }
+    }
+
+    fn get_mut(&mut self, id: i64) -> Option<&mut ProbeRecord> {
+        let &i = self.index.get(&id)?;
+        Some(&mut self.probes[i].2)
+    }
+}
+
+/// What joins a probe table's rows (`x`) to run `$1`.
+const OF_RUN: &str = "JOIN probe_iterations p ON x.probe_iteration_id = p.id
+                  JOIN cases c ON p.case_id = c.id WHERE c.run_id = $1";
+
+/// A probe table's rows in insertion order: SQLite's rowid, PostgreSQL's id column.
+fn insertion_order<D: Db>() -> String {
+    format!("x.{}", D::ROW_ORDER)
+}
+
+/// Run `run_id`'s probe iterations, as `(row id, case position, record)` with nothing measured
+/// yet, in case order, then kind and position.
+fn load_probe_iterations<D: Db>(db: &mut D, run_id: i64) -> Result<Vec<(i64, usize, ProbeRecord)>> {
+    db.query(
         "SELECT p.id, c.position, p.kind, p.position, p.started_at_ns
            FROM probe_iterations p JOIN cases c ON p.case_id = c.id
           WHERE c.run_id = $1 ORDER BY c.position, p.kind, p.position",
@@ -139,21 +205,20 @@ pub(crate) fn load_probes_in<D: Db>(
                 },
             ))
         },
-    )?;
-    let index: HashMap<i64, usize> = probes
-        .iter()
-        .enumerate()
-        .map(|(i, (id, _, _))| (*id, i))
-        .collect();
-    let of_run = "JOIN probe_iterations p ON x.probe_iteration_id = p.id
-                  JOIN cases c ON p.case_id = c.id WHERE c.run_id = $1";
-    // Insertion order: SQLite's rowid, PostgreSQL's id column.
-    let order = format!("x.{}", D::ROW_ORDER);
-    let rows = db.query(
+    )
+}
+
+/// Run `run_id`'s probe measurements, as `(probe iteration id, task group, measurement)`.
+fn load_probe_measurements<D: Db>(
+    db: &mut D,
+    run_id: i64,
+) -> Result<Vec<(i64, Option<String>, Measurement)>> {
+    let order = insertion_order::<D>();
+    db.query(
         &format!(
             "SELECT x.probe_iteration_id, x.task_group, x.name, x.unit, x.better, x.role, x.shape,
                     x.quantile_p, x.distribution, x.value
-               FROM probe_measurements x {of_run} ORDER BY {order}"
+               FROM probe_measurements x {OF_RUN} ORDER BY {order}"
         ),
         &[&run_id],
         |r| {
@@ -170,20 +235,14 @@ pub(crate) fn load_probes_in<D: Db>(
             };
             Ok((r.get::<i64>(0)?, group_of(r.get(1)?), measurement))
         },
-    )?;
-    for (id, group, measurement) in rows {
-        let Some(&i) = index.get(&id) else { continue };
-        let probe = &mut probes[i].2;
-        if measurement.role == Role::Explanatory {
-            probe
-                .explanatory
-                .push(ProbeMeasurement { group, measurement });
-        } else {
-            probe.measurements.push(measurement);
-        }
-    }
-    for (id, unavailable) in db.query(
-        &format!("SELECT x.probe_iteration_id, x.probe, x.reason FROM probe_unavailable x {of_run} ORDER BY {order}"),
+    )
+}
+
+/// Run `run_id`'s probes that could not measure, as `(probe iteration id, why)`.
+fn load_probe_unavailable<D: Db>(db: &mut D, run_id: i64) -> Result<Vec<(i64, Unavailable)>> {
+    let order = insertion_order::<D>();
+    db.query(
+        &format!("SELECT x.probe_iteration_id, x.probe, x.reason FROM probe_unavailable x {OF_RUN} ORDER BY {order}"),
         &[&run_id],
         |r| {
             Ok((
@@ -194,15 +253,16 @@ pub(crate) fn load_probes_in<D: Db>(
                 },
             ))
         },
-    )? {
-        if let Some(&i) = index.get(&id) {
-            probes[i].2.unavailable.push(unavailable);
-        }
-    }
-    for (id, attachment) in db.query(
+    )
+}
+
+/// Run `run_id`'s probe attachments, as `(probe iteration id, attachment)`.
+fn load_probe_attachments<D: Db>(db: &mut D, run_id: i64) -> Result<Vec<(i64, GroupAttachment)>> {
+    let order = insertion_order::<D>();
+    db.query(
         &format!(
             "SELECT x.probe_iteration_id, x.task_group, x.name, x.encoding, x.data
-               FROM probe_attachments x {of_run} ORDER BY {order}"
+               FROM probe_attachments x {OF_RUN} ORDER BY {order}"
         ),
         &[&run_id],
         |r| {
@@ -218,16 +278,16 @@ pub(crate) fn load_probes_in<D: Db>(
                 },
             ))
         },
-    )? {
-        if let Some(&i) = index.get(&id) {
-            probes[i].2.attachments.push(attachment);
-        }
-    }
-    for (id, symbol) in db.query(
+    )
+}
+
+/// Run `run_id`'s profiles' symbols, as `(probe iteration id, symbol)`, by rank.
+fn load_profile_symbols<D: Db>(db: &mut D, run_id: i64) -> Result<Vec<(i64, ProfileSymbol)>> {
+    db.query(
         &format!(
             "SELECT x.probe_iteration_id, x.rank, x.symbol, x.module, x.origin, x.samples,
                     x.share_pct
-               FROM profile_symbols x {of_run} ORDER BY x.probe_iteration_id, x.rank"
+               FROM profile_symbols x {OF_RUN} ORDER BY x.probe_iteration_id, x.rank"
         ),
         &[&run_id],
         |r| {
@@ -244,13 +304,5 @@ pub(crate) fn load_probes_in<D: Db>(
                 },
             ))
         },
-    )? {
-        if let Some(&i) = index.get(&id) {
-            probes[i].2.symbols.push(symbol);
-        }
-    }
-    Ok(probes
-        .into_iter()
-        .map(|(_, case, probe)| (case, probe))
-        .collect())
+    )
 }

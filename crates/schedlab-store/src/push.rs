@@ -14,7 +14,7 @@ use std::ops::ControlFlow;
 
 use schedlab_core::record::RunStatus;
 
-use crate::{Experiment, Result, Store, StoreError, StoredCalibration};
+use crate::{Experiment, Result, RunSummary, Store, StoreError, StoredCalibration};
 
 /// What a push did.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -46,106 +46,138 @@ pub fn push(
     since_ns: Option<i64>,
     keep_going: &mut dyn FnMut(&PushReport) -> ControlFlow<()>,
 ) -> Result<PushReport> {
-    let mut report = PushReport::default();
     let mut runs = source.list_runs(None)?;
     runs.reverse();
-    // Run ids of the source and the target, for the ids that copied JSON holds.
-    let mut target_ids: HashMap<i64, i64> = HashMap::new();
-    // Source experiment id to target experiment id; `None` when it conflicts.
-    let mut experiments: HashMap<i64, Option<i64>> = HashMap::new();
+    let mut push = Push {
+        source,
+        target,
+        report: PushReport::default(),
+        target_ids: HashMap::new(),
+        experiments: HashMap::new(),
+    };
     for summary in runs {
-        if keep_going(&report).is_break() {
-            report.stopped = true;
-            return Ok(report);
+        if keep_going(&push.report).is_break() {
+            push.report.stopped = true;
+            return Ok(push.report);
         }
         if since_ns.is_some_and(|since| summary.started_at_ns < since) {
             continue;
         }
-        let provenance = source.run_provenance(summary.id)?;
+        push.run(&summary)?;
+    }
+    push.update_experiments()?;
+    copy_calibrations(source, push.target, &push.target_ids, &mut push.report)?;
+    Ok(push.report)
+}
+
+/// One push under way: the stores and what it learnt of them so far.
+struct Push<'s, 't> {
+    source: &'s dyn Store,
+    target: &'t mut dyn Store,
+    report: PushReport,
+    /// Run ids of the source and the target, for the ids that copied JSON holds.
+    target_ids: HashMap<i64, i64>,
+    /// Source experiment id to target experiment id; `None` when it conflicts.
+    experiments: HashMap<i64, Option<i64>>,
+}
+
+impl Push<'_, '_> {
+    /// Copies the source's run `summary` unless the target has it, it is still running or its
+    /// experiment conflicts with the target's.
+    fn run(&mut self, summary: &RunSummary) -> Result<()> {
+        let provenance = self.source.run_provenance(summary.id)?;
         let Some(uuid) = provenance.uuid.clone() else {
             return Err(StoreError::NeedsUpgrade {
-                path: source.describe().into(),
+                path: self.source.describe().into(),
                 version: 7,
                 oldest: crate::schema::V_RUN_UUID,
             });
         };
-        if let Some(id) = target.run_by_uuid(&uuid)? {
-            target_ids.insert(summary.id, id);
-            report.already_there += 1;
-            continue;
+        if let Some(id) = self.target.run_by_uuid(&uuid)? {
+            self.target_ids.insert(summary.id, id);
+            self.report.already_there += 1;
+            return Ok(());
         }
         // A run still going would be copied half done and never again: it waits for its end.
         // An abandoned one (derived) is copied as stored.
         if summary.status == RunStatus::Running {
-            report.still_running.push(summary.id);
-            continue;
+            self.report.still_running.push(summary.id);
+            return Ok(());
         }
         let experiment_id = match &provenance.tag {
             None => None,
-            Some(tag) => {
-                let mapped = match experiments.get(&tag.experiment_id) {
-                    Some(mapped) => *mapped,
-                    None => {
-                        let mapped =
-                            target_experiment(source, target, tag.experiment_id, &mut report)?;
-                        experiments.insert(tag.experiment_id, mapped.as_ref().ok().copied());
-                        if let Err(why) = &mapped {
-                            report.conflicts.push((summary.id, why.clone()));
-                            continue;
-                        }
-                        mapped.ok()
-                    }
-                };
-                match mapped {
-                    Some(id) => Some(id),
-                    None => {
-                        if !report.conflicts.iter().any(|(id, _)| *id == summary.id) {
-                            report.conflicts.push((
-                                summary.id,
-                                "its experiment conflicts with the target's".into(),
-                            ));
-                        }
-                        continue;
-                    }
-                }
-            }
+            Some(tag) => match self.experiment_of(summary.id, tag.experiment_id)? {
+                Some(id) => Some(id),
+                None => return Ok(()),
+            },
         };
-        let run = source.load_run(summary.id)?;
-        match target.copy_run(&run, &provenance, experiment_id)? {
+        let run = self.source.load_run(summary.id)?;
+        match self.target.copy_run(&run, &provenance, experiment_id)? {
             Some(id) => {
                 // Probed and profiled iterations follow, each in a transaction of its own.
-                for (case_index, probe) in source.load_probes(summary.id)? {
-                    target.record_probe(id, case_index, &probe)?;
+                for (case_index, probe) in self.source.load_probes(summary.id)? {
+                    self.target.record_probe(id, case_index, &probe)?;
                 }
-                target_ids.insert(summary.id, id);
-                report.copied.push((summary.id, id));
+                self.target_ids.insert(summary.id, id);
+                self.report.copied.push((summary.id, id));
             }
             // Another push copied it meanwhile.
             None => {
-                if let Some(id) = target.run_by_uuid(&uuid)? {
-                    target_ids.insert(summary.id, id);
+                if let Some(id) = self.target.run_by_uuid(&uuid)? {
+                    self.target_ids.insert(summary.id, id);
                 }
-                report.already_there += 1;
+                self.report.already_there += 1;
             }
         }
+        Ok(())
     }
-    // Experiments' progress (a campaign's slots, an A/B's visits), in the target's run ids.
-    for (source_id, target_id) in &experiments {
-        let (Some(target_id), Some(theirs)) = (target_id, source.experiment_by_id(*source_id)?)
-        else {
-            continue;
+
+    /// The target's id of the experiment (source id `experiment_id`) that run `run_id` is part
+    /// of, or `None` when that experiment conflicts with the target's (and the run, noted among
+    /// the conflicts, is not copied).
+    fn experiment_of(&mut self, run_id: i64, experiment_id: i64) -> Result<Option<i64>> {
+        let mapped = match self.experiments.get(&experiment_id) {
+            Some(mapped) => *mapped,
+            None => {
+                let mapped =
+                    target_experiment(self.source, self.target, experiment_id, &mut self.report)?;
+                self.experiments
+                    .insert(experiment_id, mapped.as_ref().ok().copied());
+                if let Err(why) = &mapped {
+                    self.report.conflicts.push((run_id, why.clone()));
+                    return Ok(None);
+                }
+                mapped.ok()
+            }
         };
-        let Some(ours) = target.experiment_by_id(*target_id)? else {
-            continue;
-        };
-        let state = translate(&theirs.state, &target_ids);
-        if ours.state != state || ours.status != theirs.status {
-            target.update_experiment(*target_id, &state, theirs.status)?;
-            report.experiments_updated += 1;
+        if mapped.is_none() && !self.report.conflicts.iter().any(|(id, _)| *id == run_id) {
+            self.report
+                .conflicts
+                .push((run_id, "its experiment conflicts with the target's".into()));
         }
+        Ok(mapped)
     }
-    copy_calibrations(source, target, &target_ids, &mut report)?;
-    Ok(report)
+
+    /// Experiments' progress (a campaign's slots, an A/B's visits), in the target's run ids.
+    fn update_experiments(&mut self) -> Result<()> {
+        for (source_id, target_id) in &self.experiments {
+            let (Some(target_id), Some(theirs)) =
+                (target_id, self.source.experiment_by_id(*source_id)?)
+            else {
+                continue;
+            };
+            let Some(ours) = self.target.experiment_by_id(*target_id)? else {
+                continue;
+            };
+            let state = translate(&theirs.state, &self.target_ids);
+            if ours.state != state || ours.status != theirs.status {
+                self.target
+                    .update_experiment(*target_id, &state, theirs.status)?;
+                self.report.experiments_updated += 1;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The target's id of the source's experiment `id`, created there when new; `Err` with why when

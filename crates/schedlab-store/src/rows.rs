@@ -1,14 +1,15 @@
 //! How stored rows read back, for every query of either backend: JSON columns, statuses, a run's
 //! owner columns (which older files lack) and the silence of running runs that liveness judges
-//! them by.
+//! them by; and the columns a measurement's definition is written to, which two tables share.
 use std::collections::HashMap;
 
+use schedlab_core::metric::Measurement;
 use schedlab_core::plan::RunPlan;
 use schedlab_core::record::RunStatus;
 
 use crate::liveness::{Silence, StoredOwner};
 use crate::schema::V_RUN_OWNER;
-use crate::sql::{Db, SqlRow};
+use crate::sql::{Db, Param, SqlRow};
 use crate::{Result, StoreError};
 
 pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> Result<String> {
@@ -109,4 +110,38 @@ pub(crate) fn running_silences<D: Db>(db: &mut D) -> Result<HashMap<i64, Silence
             Some((id, Silence::of(&plan, started_at_ns, &starts)))
         })
         .collect())
+}
+
+/// A measurement's definition as the `metrics` and `probe_measurements` tables keep it: name,
+/// unit, better, role, shape, quantile_p and distribution, in that order.
+pub(crate) struct DefinitionColumns<'a> {
+    measurement: &'a Measurement,
+    better: &'static str,
+    role: &'static str,
+    shape: &'static str,
+    quantile_p: Option<f64>,
+}
+
+impl<'a> DefinitionColumns<'a> {
+    pub(crate) fn of(measurement: &'a Measurement) -> Self {
+        DefinitionColumns {
+            measurement,
+            better: measurement.better.as_str(),
+            role: measurement.role.as_str(),
+            shape: measurement.shape.as_str(),
+            quantile_p: measurement.shape.p(),
+        }
+    }
+
+    pub(crate) fn params(&self) -> [&dyn Param; 7] {
+        [
+            &self.measurement.name,
+            &self.measurement.unit,
+            &self.better,
+            &self.role,
+            &self.shape,
+            &self.quantile_p,
+            &self.measurement.distribution,
+        ]
+    }
 }

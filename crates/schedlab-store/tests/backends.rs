@@ -19,8 +19,8 @@ use schedlab_core::runner::{execute, Silent};
 use schedlab_core::summary::SummarisedRun;
 use schedlab_core::workload::fake::{self, FakeParams};
 use schedlab_core::workload::WorkloadSpec;
+use schedlab_store::defaults::{hosts_default, select_runs_default};
 use schedlab_store::push::push;
-use schedlab_store::select::{hosts_default, select_runs_default};
 use schedlab_store::testing::fresh_pg_database;
 use schedlab_store::{
     open_reader, open_writer, CaseSeries, Experiment, ExperimentKind, HostSummary, Location,

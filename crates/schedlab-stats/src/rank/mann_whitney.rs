@@ -4,9 +4,19 @@ use serde::Serialize;
 
 use super::null_distribution::{tied_lower_tail, MannWhitneyNull};
 use super::ranking::Ranking;
-use super::RankMethod;
 use crate::dist::normal_sf;
 use crate::error::{require_sample, Result};
+
+/// How a p-value was obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RankMethod {
+    /// The exact null distribution of the statistic, given the observed
+    /// ties if there are any.
+    Exact,
+    /// Normal approximation with tie correction.
+    NormalApproximation,
+}
 
 /// Outcome of [`mann_whitney_u`].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

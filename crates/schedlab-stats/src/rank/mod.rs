@@ -7,17 +7,4 @@ mod mann_whitney;
 mod null_distribution;
 mod ranking;
 
-use serde::Serialize;
-
-pub use mann_whitney::{mann_whitney_u, MannWhitney};
-
-/// How a p-value was obtained.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RankMethod {
-    /// The exact null distribution of the statistic, given the observed
-    /// ties if there are any.
-    Exact,
-    /// Normal approximation with tie correction.
-    NormalApproximation,
-}
+pub use mann_whitney::{mann_whitney_u, MannWhitney, RankMethod};

@@ -16,6 +16,7 @@ use std::time::Duration;
 use postgres::{Client, IsolationLevel, NoTls};
 use schedlab_core::sys;
 
+use crate::error::postgres_error_text;
 use crate::location::PgUrl;
 use crate::retry::{lock_wait, retry, Attempt, Patience};
 use crate::sql::{Db, Pg};
@@ -53,25 +54,6 @@ pub struct PgStore {
     lock_wait: Cell<Duration>,
 }
 
-/// The server's own message, or the driver's when the server said nothing.
-pub(crate) fn error_text(e: &postgres::Error) -> String {
-    match e.as_db_error() {
-        Some(db) => match db.detail() {
-            Some(detail) => format!("{} ({detail})", db.message()),
-            None => db.message().to_string(),
-        },
-        None => {
-            let mut text = e.to_string();
-            let mut source = std::error::Error::source(e);
-            while let Some(inner) = source {
-                text = format!("{text}: {inner}");
-                source = inner.source();
-            }
-            text
-        }
-    }
-}
-
 /// Errors worth a new attempt: the connection went away, a lock stayed held for one step of the
 /// wait, or the server asked to try again.
 fn is_transient(e: &postgres::Error) -> bool {
@@ -99,10 +81,10 @@ fn transient_text(e: &postgres::Error) -> String {
     if e.code() == Some(&postgres::error::SqlState::LOCK_NOT_AVAILABLE) {
         format!(
             "another session holds a lock on its tables: {}",
-            error_text(e)
+            postgres_error_text(e)
         )
     } else {
-        error_text(e)
+        postgres_error_text(e)
     }
 }
 
@@ -117,7 +99,7 @@ pub(crate) fn connect(url: &PgUrl) -> Result<Client> {
         None => config.connect(NoTls),
         Some(tls) => config.connect(tokio_postgres_rustls::MakeRustlsConnect::new(tls)),
     };
-    client.map_err(|e| unopenable(error_text(&e)))
+    client.map_err(|e| unopenable(postgres_error_text(&e)))
 }
 
 /// The driver's settings for `url`: what the URL says, and schedlab's bounds on every wait where
@@ -211,7 +193,7 @@ impl PgStore {
             schema::migrate(&mut client, &shown, &fill_summaries).map_err(|e| match e {
                 StoreError::Postgres(e) => StoreError::Unwritable {
                     path: shown.clone().into(),
-                    reason: error_text(&e),
+                    reason: postgres_error_text(&e),
                 },
                 other => other,
             })?;
@@ -309,7 +291,7 @@ impl PgStore {
             let wait = lock_wait(&self.patience);
             if wait != self.lock_wait.get() {
                 if let Err(e) = limit_lock_waits(&mut client, wait) {
-                    return Attempt::Transient(error_text(&e));
+                    return Attempt::Transient(postgres_error_text(&e));
                 }
                 self.lock_wait.set(wait);
             }
@@ -339,7 +321,7 @@ fn fill_summaries(db: &mut Pg<'_>, version: i64) -> Result<()> {
 fn unopenable(url: &PgUrl, e: &postgres::Error) -> StoreError {
     StoreError::Unopenable {
         path: url.redacted().into(),
-        reason: error_text(e),
+        reason: postgres_error_text(e),
     }
 }
 

@@ -59,7 +59,7 @@ pub fn inspect_history(client: &mut impl GenericClient, url: &str) -> Result<His
         .map_err(|e| {
             damaged(format!(
                 "its schema history cannot be read ({})",
-                super::error_text(&e)
+                crate::error::postgres_error_text(&e)
             ))
         })?;
     let known = known_version();
@@ -165,7 +165,7 @@ pub fn migrate(
                     "migration V{}__{} failed: {}",
                     m.version,
                     m.name,
-                    super::error_text(&e)
+                    crate::error::postgres_error_text(&e)
                 ),
             })?;
         after(&mut db, m.version)?;

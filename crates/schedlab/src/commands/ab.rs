@@ -6,6 +6,7 @@
 //! running (and its scheduler to loaded) before and after the visit's run, stopped after it.
 use std::process::ExitCode;
 
+use schedlab_analysis::model::Comparison;
 use schedlab_analysis::{MetricFilter, SequentialPlan};
 use schedlab_core::experiment::{arm_label, AbbaSlot};
 use schedlab_core::plan::{validate_label, RunPlan};
@@ -28,28 +29,14 @@ use crate::setting::Setting;
 use crate::store_path::db_location;
 
 pub fn ab(args: &AbArgs) -> Result<ExitCode, Failure> {
-    // --rounds and --max-rounds were held to their ranges by their flags' parsers.
-    let sequential = match (args.until_decided, args.max_rounds) {
-        (true, Some(max)) => Some(SequentialPlan {
-            max_rounds: max,
-            spending: Spending::OBrienFleming,
-        }),
-        _ => None,
-    };
+    let sequential = sequential_plan(args);
     let rounds = sequential.map_or(args.rounds, |s| s.max_rounds);
     // Checked before anything runs, so a typo never costs a night.
     settings(&args.decision)?;
     let daemons = args.daemons.daemons();
     daemons.validate()?;
     daemons.check_kernel()?;
-    let setting = match (&args.write, &args.apply_a, &args.apply_b) {
-        (Some(write), _, _) => Setting::file(write)?,
-        (None, a, b) => Setting::Shell {
-            a: a.clone(),
-            b: b.clone(),
-            restore: args.restore.clone(),
-        },
-    };
+    let setting = arm_setting(args)?;
     // The label (or schbench's --jobname) names the experiment; each visit gets its arm's label
     // below.
     let plan = plan_from_parts(
@@ -64,19 +51,11 @@ pub fn ab(args: &AbArgs) -> Result<ExitCode, Failure> {
     };
     validate_label(&arm_label(&name, Arm::A))?;
     let mut session = Session::open(Storage::File(db_location(&args.db)?))?;
-    let mut spec = setting.spec();
-    spec["rounds"] = serde_json::json!(rounds);
-    spec["plan"] = serde_json::to_value(&plan)
-        .map_err(|e| Failure::failed(format!("cannot store the plan: {e}")))?;
-    spec["daemons"] = serde_json::to_value(daemons.any().then_some(&daemons))
-        .map_err(|e| Failure::failed(format!("cannot store the plan: {e}")))?;
-    spec["sequential"] = serde_json::to_value(sequential)
-        .map_err(|e| Failure::failed(format!("cannot store the plan: {e}")))?;
     let experiment_id = session.store_mut().create_experiment(&Experiment {
         id: None,
         kind: ExperimentKind::Ab,
         name: name.clone(),
-        spec,
+        spec: experiment_spec(&setting, rounds, &plan, &daemons, sequential)?,
         state: serde_json::json!({ "visits_done": 0 }),
         status: RunStatus::Running,
         created_at_ns: sys::realtime_ns(),
@@ -112,10 +91,58 @@ pub fn ab(args: &AbArgs) -> Result<ExitCode, Failure> {
     // Probed visits are explained beside the verdicts.
     attach(session.store(), &mut loaded, Need::WhereProbed)?;
     let comparison = loaded.comparison;
+    print_outcome(&comparison, &name, visits)?;
+    gate(&comparison, args.decision.fail_on_regression, None)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--until-decided`'s plan: at most `--max-rounds` rounds, with O'Brien-Fleming spending.
+fn sequential_plan(args: &AbArgs) -> Option<SequentialPlan> {
+    // --rounds and --max-rounds were held to their ranges by their flags' parsers.
+    match (args.until_decided, args.max_rounds) {
+        (true, Some(max)) => Some(SequentialPlan {
+            max_rounds: max,
+            spending: Spending::OBrienFleming,
+        }),
+        _ => None,
+    }
+}
+
+/// The runtime setting that tells the arms apart: a file's two values, or two shell commands.
+fn arm_setting(args: &AbArgs) -> Result<Setting, Failure> {
+    Ok(match (&args.write, &args.apply_a, &args.apply_b) {
+        (Some(write), _, _) => Setting::file(write)?,
+        (None, a, b) => Setting::Shell {
+            a: a.clone(),
+            b: b.clone(),
+            restore: args.restore.clone(),
+        },
+    })
+}
+
+/// The experiment's stored spec: its setting, rounds, plan, daemons and sequential plan.
+fn experiment_spec(
+    setting: &Setting,
+    rounds: u32,
+    plan: &RunPlan,
+    daemons: &Daemons,
+    sequential: Option<SequentialPlan>,
+) -> Result<serde_json::Value, Failure> {
+    let unstorable = |e: serde_json::Error| Failure::failed(format!("cannot store the plan: {e}"));
+    let mut spec = setting.spec();
+    spec["rounds"] = serde_json::json!(rounds);
+    spec["plan"] = serde_json::to_value(plan).map_err(unstorable)?;
+    spec["daemons"] = serde_json::to_value(daemons.any().then_some(daemons)).map_err(unstorable)?;
+    spec["sequential"] = serde_json::to_value(sequential).map_err(unstorable)?;
+    Ok(spec)
+}
+
+/// The verdicts, then where the experiment's runs are stored and how to compare them again.
+fn print_outcome(comparison: &Comparison, name: &str, visits: u32) -> Result<(), Failure> {
     emit(|out| {
         schedlab_report::compare::text::write(
             &schedlab_report::compare::style::document(
-                &comparison,
+                comparison,
                 schedlab_report::compare::style::Style::Schedtests,
             ),
             out,
@@ -124,13 +151,11 @@ pub fn ab(args: &AbArgs) -> Result<ExitCode, Failure> {
     emit_line(format_args!(
         "ab experiment {name}: {} × 2 arms stored as labels {} and {}; compare again with:\n  schedlab compare {} {}",
         words::counted(visits as usize / 2, "round"),
-        arm_label(&name, Arm::A),
-        arm_label(&name, Arm::B),
-        arm_label(&name, Arm::A),
-        arm_label(&name, Arm::B)
-    ))?;
-    gate(&comparison, args.decision.fail_on_regression, None)?;
-    Ok(ExitCode::SUCCESS)
+        arm_label(name, Arm::A),
+        arm_label(name, Arm::B),
+        arm_label(name, Arm::A),
+        arm_label(name, Arm::B)
+    ))
 }
 
 /// The experiment's comparison so far, decided as `compare` would (sequentially for

@@ -1,8 +1,10 @@
 //! `schedlab run`: validate the plan, open the store before measuring anything, run case by case
 //! with every finished iteration committed at once, then print the summary of what was stored.
 //! `--no-store` is the same session on a store in memory.
+use std::io::Write;
 use std::process::ExitCode;
 
+use schedlab_core::estimate::MeasuredCase;
 use schedlab_core::plan::RunPlan;
 use schedlab_core::words;
 use schedlab_core::{estimate, sys};
@@ -53,6 +55,16 @@ struct Estimated {
     kind: &'static str,
 }
 
+/// A dry run's estimate of the whole plan.
+struct PlanEstimate {
+    /// The plan's cases, in the order they would run.
+    rows: Vec<Estimated>,
+    iterations_per_case: u64,
+    /// The duration of the cases whose iterations have an estimate, with the cool-downs.
+    known_sec: f64,
+    unknown_cases: usize,
+}
+
 /// Lists the cases in the order they would run, with an estimated duration, and runs nothing;
 /// `--format json` prints the whole plan and the estimate as one document.
 fn dry_run(plan: &RunPlan, args: &RunArgs) -> Result<ExitCode, Failure> {
@@ -65,6 +77,20 @@ fn dry_run(plan: &RunPlan, args: &RunArgs) -> Result<ExitCode, Failure> {
         .as_ref()
         .and_then(|s| host_history(&**s, &sys::hostname(), &plan.cases).ok())
         .unwrap_or_default();
+    let estimate = estimate_plan(plan, &measured);
+    if args.format == OutputFormat::Json {
+        let plan = RunPlan {
+            expected_sec: estimate::expectations(&plan.cases, &measured),
+            ..plan.clone()
+        };
+        return emit(|out| write_dry_run_json(&plan, &estimate, out)).map(|()| ExitCode::SUCCESS);
+    }
+    emit(|out| write_dry_run_text(plan, &estimate, out))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// How long each of `plan`'s cases should take, from `measured` on this host or rules of thumb.
+fn estimate_plan(plan: &RunPlan, measured: &[MeasuredCase]) -> PlanEstimate {
     let per_case = u64::from(plan.warmup + plan.iterations);
     let mut known_total = 0.0;
     let mut unknown = 0;
@@ -74,7 +100,7 @@ fn dry_run(plan: &RunPlan, args: &RunArgs) -> Result<ExitCode, Failure> {
             sec: seconds,
             source,
             host_factor,
-        } = estimate::iteration_estimate(case, &measured);
+        } = estimate::iteration_estimate(case, measured);
         match seconds {
             Some(sec) => known_total += sec * per_case as f64,
             None => unknown += 1,
@@ -88,84 +114,98 @@ fn dry_run(plan: &RunPlan, args: &RunArgs) -> Result<ExitCode, Failure> {
         });
     }
     known_total += plan.cooldown_ms as f64 / 1000.0 * plan.cases.len().saturating_sub(1) as f64;
-    if args.format == OutputFormat::Json {
-        let cases: Vec<serde_json::Value> = rows
-            .iter()
-            .enumerate()
-            .map(|(i, r)| {
-                serde_json::json!({
-                    "position": i + 1,
-                    "case": r.name,
-                    "iteration_sec": r.seconds,
-                    "source": r.source.as_str(),
-                    "host_factor": r.host_factor.map(|(factor, _)| factor),
-                })
-            })
-            .collect();
-        let plan = RunPlan {
-            expected_sec: estimate::expectations(&plan.cases, &measured),
-            ..plan.clone()
-        };
-        let document = serde_json::json!({
-            "dry_run": true,
-            "plan": plan,
-            "estimate": {
-                "iterations_per_case": per_case,
-                "cases": cases,
-                "known_sec": known_total,
-                "unknown_cases": unknown,
-            },
-        });
-        return emit(|out| schedlab_report::json::write_versioned(&document, out))
-            .map(|()| ExitCode::SUCCESS);
+    PlanEstimate {
+        rows,
+        iterations_per_case: per_case,
+        known_sec: known_total,
+        unknown_cases: unknown,
     }
-    emit(|out| {
-        let what = plan
-            .suite
-            .as_deref()
-            .map_or("run".to_string(), |s| format!("suite {s}"));
-        let order = match plan.order_seed {
-            Some(seed) => format!("random order (--order-seed {seed})"),
-            None => "listed order".to_string(),
-        };
+}
+
+/// The dry run as one JSON document: the plan (with its expected durations) and the estimate.
+fn write_dry_run_json(
+    plan: &RunPlan,
+    estimate: &PlanEstimate,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let cases: Vec<serde_json::Value> = estimate
+        .rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            serde_json::json!({
+                "position": i + 1,
+                "case": r.name,
+                "iteration_sec": r.seconds,
+                "source": r.source.as_str(),
+                "host_factor": r.host_factor.map(|(factor, _)| factor),
+            })
+        })
+        .collect();
+    let document = serde_json::json!({
+        "dry_run": true,
+        "plan": plan,
+        "estimate": {
+            "iterations_per_case": estimate.iterations_per_case,
+            "cases": cases,
+            "known_sec": estimate.known_sec,
+            "unknown_cases": estimate.unknown_cases,
+        },
+    });
+    schedlab_report::json::write_versioned(&document, out)
+}
+
+/// The dry run for a reader: the plan's shape, each case's estimate and the whole duration.
+fn write_dry_run_text(
+    plan: &RunPlan,
+    estimate: &PlanEstimate,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let what = plan
+        .suite
+        .as_deref()
+        .map_or("run".to_string(), |s| format!("suite {s}"));
+    let order = match plan.order_seed {
+        Some(seed) => format!("random order (--order-seed {seed})"),
+        None => "listed order".to_string(),
+    };
+    writeln!(
+        out,
+        "{what}: {} × ({} + {}), {order}, cool-down {:.1} s, scale {}",
+        words::counted(plan.cases.len(), "case"),
+        words::counted(plan.iterations as usize, "iteration"),
+        words::counted(plan.warmup as usize, "warm-up"),
+        plan.cooldown_ms as f64 / 1000.0,
+        plan.scale
+    )?;
+    if let (Some(ci), Some(max)) = (plan.until_ci_pct, plan.max_iterations) {
         writeln!(
             out,
-            "{what}: {} × ({} + {}), {order}, cool-down {:.1} s, scale {}",
-            words::counted(plan.cases.len(), "case"),
-            words::counted(plan.iterations as usize, "iteration"),
-            words::counted(plan.warmup as usize, "warm-up"),
-            plan.cooldown_ms as f64 / 1000.0,
-            plan.scale
+            "adaptive stopping: until the 95% CI is within ±{ci}% or {max} iterations"
         )?;
-        if let (Some(ci), Some(max)) = (plan.until_ci_pct, plan.max_iterations) {
-            writeln!(
-                out,
-                "adaptive stopping: until the 95% CI is within ±{ci}% or {max} iterations"
-            )?;
-        }
-        for (i, r) in rows.iter().enumerate() {
-            let est = r.seconds.map_or("?".to_string(), |s| format!("{s:.2} s"));
-            let source = match r.host_factor {
-                Some((factor, cases)) => format!(
-                    "rule of thumb × {factor:.2}, from {} on this host",
-                    words::counted(cases, &format!("other {} case", r.kind))
-                ),
-                None => r.source.as_str().to_string(),
-            };
-            writeln!(out, "{:>4}  {}  ~{est}/iteration ({source})", i + 1, r.name)?;
-        }
-        let unknown_note = if unknown > 0 {
-            format!(" + {} of unknown duration", words::counted(unknown, "case"))
-        } else {
-            String::new()
+    }
+    for (i, r) in estimate.rows.iter().enumerate() {
+        let est = r.seconds.map_or("?".to_string(), |s| format!("{s:.2} s"));
+        let source = match r.host_factor {
+            Some((factor, cases)) => format!(
+                "rule of thumb × {factor:.2}, from {} on this host",
+                words::counted(cases, &format!("other {} case", r.kind))
+            ),
+            None => r.source.as_str().to_string(),
         };
-        writeln!(
-            out,
-            "estimated duration: {}{unknown_note}",
-            format_duration(known_total)
-        )
-    })?;
-    Ok(ExitCode::SUCCESS)
+        writeln!(out, "{:>4}  {}  ~{est}/iteration ({source})", i + 1, r.name)?;
+    }
+    let unknown = estimate.unknown_cases;
+    let unknown_note = if unknown > 0 {
+        format!(" + {} of unknown duration", words::counted(unknown, "case"))
+    } else {
+        String::new()
+    };
+    writeln!(
+        out,
+        "estimated duration: {}{unknown_note}",
+        format_duration(estimate.known_sec)
+    )
 }
 
 fn format_duration(seconds: f64) -> String {

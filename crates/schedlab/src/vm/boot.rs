@@ -15,6 +15,7 @@ use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use schedlab_core::cpu_list::CpuList;
 use schedlab_core::estimate;
 use schedlab_core::fingerprint::{Fingerprint, GuestOrigin};
 use schedlab_core::plan::RunPlan;
@@ -22,12 +23,12 @@ use schedlab_core::record::{Arm, ExperimentTag, RunStatus};
 use schedlab_core::sys::{self, ChildExit, CommandError};
 use schedlab_core::vm::initramfs::write_initramfs;
 use schedlab_core::vm::protocol::{
-    DamagedFrame, FrameReader, GuestJob, GuestMessage, WireAttachment, PROTOCOL,
+    DamagedFrame, FrameReader, GuestFacts, GuestJob, GuestMessage, WireAttachment, PROTOCOL,
 };
 use schedlab_core::vm::qemu::{command_line, shell_words, Accel, Machine};
 use schedlab_store::Store;
 
-use super::{guest_hostname, pinned_cpus, VmSpec};
+use super::{guest_hostname, pinned_cpus, VmArm, VmSpec};
 use crate::failure::Failure;
 use crate::session::host_history;
 
@@ -109,78 +110,27 @@ pub fn boot_slot(
         .tempdir()
         .map_err(|e| Failure::failed(format!("cannot make a working folder for the guest: {e}")))?;
     let hostname = guest_hostname(&boot.host.hostname, boot.spec.accel);
-    let measured = host_history(store, &hostname, &request.plan.cases)?;
-    let plan = RunPlan {
-        expected_sec: estimate::expectations(&request.plan.cases, &measured),
-        ..request.plan.clone()
-    };
+    let plan = expected_plan(store, &hostname, request.plan)?;
+    let paths = Paths::in_folder(work.path());
     let job = GuestJob {
         protocol: PROTOCOL,
         schedlab_version: schedlab_core::VERSION.to_string(),
         hostname,
         plan: plan.clone(),
     };
-    let paths = Paths::in_folder(work.path());
-    let job_json = serde_json::to_vec(&job)
-        .map_err(|e| Failure::failed(format!("cannot encode the guest's job: {e}")))?;
-    let mut initrd = Vec::with_capacity(boot.init.len() + job_json.len() + 4096);
-    write_initramfs(&mut initrd, boot.init, &job_json)
-        .and_then(|()| std::fs::write(&paths.initrd, &initrd))
-        .map_err(|e| {
-            Failure::failed(format!(
-                "cannot write the initramfs {}: {e}",
-                paths.initrd.display()
-            ))
-        })?;
-    drop(initrd);
+    write_guest_initramfs(boot.init, &job, &paths.initrd)?;
     let name = qemu_name(boot.campaign, request.slot);
-    let machine = Machine {
-        qemu: &boot.spec.qemu,
-        name: &name,
-        accel: boot.spec.accel,
-        vcpus: boot.spec.vcpus,
-        memory_mib: boot.spec.memory_mib,
-        numa: boot.spec.numa.as_ref(),
-        steal_time: arm.steal_time,
-        kernel: &arm.image,
-        initrd: &paths.initrd,
-        append: &arm.append,
-        console: &paths.console,
-        results: &paths.results,
-    };
-    let argv = command_line(&machine);
+    let argv = command_line(&machine(boot.spec, arm, &name, &paths));
     let confined = arm.pin_vcpus.as_deref().map(pinned_cpus);
-    let origin = GuestOrigin {
-        accelerator: boot.spec.accel.to_string(),
-        qemu_version: boot.qemu_version.to_string(),
-        qemu_command: shell_words(&argv),
-        kernel_image: arm.image.display().to_string(),
-        kernel_image_sha256: arm.sha256.clone(),
-        append: arm.append.clone(),
-        vcpus: boot.spec.vcpus,
-        memory_mib: boot.spec.memory_mib,
-        numa: boot.spec.numa.as_ref().map(|n| n.describe()),
-        steal_time: (boot.spec.accel == Accel::Kvm).then_some(arm.steal_time),
-        host_cpus: confined.as_ref().map(ToString::to_string),
-        host_load: arm.host_load.clone(),
-        host: Box::new(boot.host.clone()),
-        ..GuestOrigin::default()
-    };
+    let origin = guest_origin(boot, arm, &argv, confined.as_ref());
     let load = match &arm.host_load {
-        Some(command) => Some(start_load(boot, request, command, work.path())?),
+        Some(command) => Some(start_load(boot, request, command, &paths.load_log)?),
         None => None,
     };
     // QEMU inherits the CPUs of the thread that starts it (and so does its reaper); this thread
     // gets its own back once QEMU is gone.
     let restore = match &confined {
-        Some(cpus) => {
-            let before = sys::allowed_cpus()
-                .map_err(|e| Failure::failed(format!("cannot read this thread's CPUs: {e}")))?;
-            sys::set_current_thread_cpus(cpus.as_slice()).map_err(|e| {
-                Failure::failed(format!("cannot keep QEMU to host CPUs {cpus}: {e}"))
-            })?;
-            Some(before)
-        }
+        Some(cpus) => Some(confine_this_thread(cpus)?),
         None => None,
     };
     let started_ns = sys::monotonic_ns();
@@ -201,7 +151,7 @@ pub fn boot_slot(
         ended: None,
         stop: None,
         load,
-        load_log: work.path().join("load.log"),
+        load_log: paths.load_log.clone(),
         vcpu_pins: arm
             .pin_vcpus
             .clone()
@@ -220,31 +170,116 @@ pub fn boot_slot(
     // What the guest wrote just before QEMU exited.
     guest.pump();
     let total_ms = (sys::monotonic_ns() - started_ns) / 1_000_000;
-    let exited = match qemu {
-        Ok(run) => Some((run.exit, run.stderr)),
-        Err(CommandError::Stopped { .. }) => None,
+    let exited = qemu_exit(qemu, &mut guest.stop, &boot.spec.qemu)?;
+    guest.finish(exited, total_ms, &paths.console)
+}
+
+/// The slot's plan with the times its cases are expected to take on the guest's host name.
+fn expected_plan(
+    store: &mut dyn Store,
+    hostname: &str,
+    plan: &RunPlan,
+) -> Result<RunPlan, Failure> {
+    let measured = host_history(store, hostname, &plan.cases)?;
+    Ok(RunPlan {
+        expected_sec: estimate::expectations(&plan.cases, &measured),
+        ..plan.clone()
+    })
+}
+
+/// Writes the guest's initramfs: the static schedlab as `/init` and its job.
+fn write_guest_initramfs(init: &[u8], job: &GuestJob, path: &Path) -> Result<(), Failure> {
+    let job_json = serde_json::to_vec(job)
+        .map_err(|e| Failure::failed(format!("cannot encode the guest's job: {e}")))?;
+    let mut initrd = Vec::with_capacity(init.len() + job_json.len() + 4096);
+    write_initramfs(&mut initrd, init, &job_json)
+        .and_then(|()| std::fs::write(path, &initrd))
+        .map_err(|e| {
+            Failure::failed(format!(
+                "cannot write the initramfs {}: {e}",
+                path.display()
+            ))
+        })
+}
+
+/// The machine QEMU makes for one of `spec`'s guests on `arm`'s kernel.
+fn machine<'a>(spec: &'a VmSpec, arm: &'a VmArm, name: &'a str, paths: &'a Paths) -> Machine<'a> {
+    Machine {
+        qemu: &spec.qemu,
+        name,
+        accel: spec.accel,
+        vcpus: spec.vcpus,
+        memory_mib: spec.memory_mib,
+        numa: spec.numa.as_ref(),
+        steal_time: arm.steal_time,
+        kernel: &arm.image,
+        initrd: &paths.initrd,
+        append: &arm.append,
+        console: &paths.console,
+        results: &paths.results,
+    }
+}
+
+/// The host's side of the fingerprint of a guest QEMU starts with `argv`.
+fn guest_origin(
+    boot: &Boot<'_>,
+    arm: &VmArm,
+    argv: &[String],
+    confined: Option<&CpuList>,
+) -> GuestOrigin {
+    GuestOrigin {
+        accelerator: boot.spec.accel.to_string(),
+        qemu_version: boot.qemu_version.to_string(),
+        qemu_command: shell_words(argv),
+        kernel_image: arm.image.display().to_string(),
+        kernel_image_sha256: arm.sha256.clone(),
+        append: arm.append.clone(),
+        vcpus: boot.spec.vcpus,
+        memory_mib: boot.spec.memory_mib,
+        numa: boot.spec.numa.as_ref().map(|n| n.describe()),
+        steal_time: (boot.spec.accel == Accel::Kvm).then_some(arm.steal_time),
+        host_cpus: confined.map(ToString::to_string),
+        host_load: arm.host_load.clone(),
+        host: Box::new(boot.host.clone()),
+        ..GuestOrigin::default()
+    }
+}
+
+/// Keeps this thread (and so the QEMU it starts) to `cpus`; returns the CPUs it had before.
+fn confine_this_thread(cpus: &CpuList) -> Result<Vec<u32>, Failure> {
+    let before = sys::allowed_cpus()
+        .map_err(|e| Failure::failed(format!("cannot read this thread's CPUs: {e}")))?;
+    sys::set_current_thread_cpus(cpus.as_slice())
+        .map_err(|e| Failure::failed(format!("cannot keep QEMU to host CPUs {cpus}: {e}")))?;
+    Ok(before)
+}
+
+/// QEMU's exit and stderr when it exited by itself; a wait that went wrong becomes the reason
+/// `stop` holds (unless it holds one already), and QEMU that could not start, a failure.
+fn qemu_exit(
+    qemu: Result<sys::CommandRun, CommandError>,
+    stop: &mut Option<Stop>,
+    qemu_path: &str,
+) -> Result<Option<(ChildExit, Vec<u8>)>, Failure> {
+    match qemu {
+        Ok(run) => Ok(Some((run.exit, run.stderr))),
+        Err(CommandError::Stopped { .. }) => Ok(None),
         Err(CommandError::Spawn(e)) => {
-            return Err(Failure::bad_input(format!(
-                "cannot start {}: {e}",
-                boot.spec.qemu
-            )))
+            Err(Failure::bad_input(format!("cannot start {qemu_path}: {e}")))
         }
         Err(CommandError::TooMuchOutput) => {
-            guest.stop.get_or_insert(Stop::Damaged(format!(
+            stop.get_or_insert(Stop::Damaged(format!(
                 "QEMU printed more than {} MiB",
                 sys::MAX_OUTPUT_BYTES >> 20
             )));
-            None
+            Ok(None)
         }
         Err(CommandError::Io(e)) => {
             // QEMU's group is ended whatever the wait saw; the run it may have begun ends failed.
-            guest
-                .stop
-                .get_or_insert(Stop::Damaged(format!("waiting for QEMU failed: {e}")));
-            None
+            stop.get_or_insert(Stop::Damaged(format!("waiting for QEMU failed: {e}")));
+            Ok(None)
         }
-    };
-    guest.finish(exited, total_ms, &paths.console)
+    }
 }
 
 /// Starts an arm's host load, with what it is told of the slot in its environment.
@@ -252,7 +287,7 @@ fn start_load(
     boot: &Boot<'_>,
     request: &SlotRequest<'_>,
     command: &str,
-    work: &Path,
+    log: &Path,
 ) -> Result<sys::Background, Failure> {
     use std::ffi::OsString;
     let exe = std::env::current_exe()
@@ -267,7 +302,7 @@ fn start_load(
         env.push(("SCHEDLAB_DB", db.clone()));
     }
     let argv = ["sh".to_string(), "-c".to_string(), command.to_string()];
-    sys::Background::start(&argv, &env, &work.join("load.log"))
+    sys::Background::start(&argv, &env, log)
         .map_err(|e| Failure::failed(format!("cannot start the host load `{command}`: {e:?}")))
 }
 
@@ -307,6 +342,8 @@ struct Paths {
     initrd: PathBuf,
     console: PathBuf,
     results: PathBuf,
+    /// What the arm's host load prints.
+    load_log: PathBuf,
 }
 
 impl Paths {
@@ -315,6 +352,7 @@ impl Paths {
             initrd: dir.join("initramfs.cpio"),
             console: dir.join("console.log"),
             results: dir.join("results"),
+            load_log: dir.join("load.log"),
         }
     }
 }
@@ -481,12 +519,12 @@ impl Guest<'_, '_> {
         }
     }
 
+    /// Stores one of the guest's messages, or says why the guest must be stopped.
     fn take(&mut self, message: Result<GuestMessage, DamagedFrame>) -> Result<(), Stop> {
         let message = message.map_err(|DamagedFrame(why)| {
             Stop::Damaged(format!("the guest sent a damaged message ({why})"))
         })?;
-        let store_failed = |e: schedlab_store::StoreError| Stop::Store(Failure::from(e));
-        match (message, &self.run) {
+        match (message, self.run.as_ref().map(|run| run.id)) {
             (
                 GuestMessage::Hello {
                     fingerprint,
@@ -494,59 +532,7 @@ impl Guest<'_, '_> {
                     case_names,
                 },
                 None,
-            ) => {
-                self.pin_vcpus();
-                if let (Some(_), false) = (&self.vcpu_pins, self.vcpus_pinned) {
-                    return Err(Stop::Refused(
-                        "the guest booted before its vCPU threads could be pinned (QEMU names \
-                         them `CPU N/KVM`; none were found)"
-                            .into(),
-                    ));
-                }
-                if fingerprint.kernel_release != self.expected_release {
-                    return Err(Stop::Refused(format!(
-                        "the guest runs kernel {}, but the image's header says {}",
-                        fingerprint.kernel_release, self.expected_release
-                    )));
-                }
-                if case_names.len() != self.plan.cases.len() {
-                    return Err(Stop::Damaged(format!(
-                        "the guest named {} cases of a plan of {}",
-                        case_names.len(),
-                        self.plan.cases.len()
-                    )));
-                }
-                // The run stores the cases as the guest named them (see GuestMessage::Hello).
-                for (case, name) in self.plan.cases.iter_mut().zip(case_names) {
-                    case.name = name;
-                }
-                let boot_ms = (sys::monotonic_ns() - self.started_ns) / 1_000_000;
-                let mut fingerprint = *fingerprint;
-                fingerprint.guest = Some(GuestOrigin {
-                    hypervisor_signature: facts.hypervisor_signature,
-                    kvm_steal_time: facts.kvm_steal_time,
-                    vcpu_pins: self.vcpu_pins.as_ref().map(|pins| {
-                        pins.iter()
-                            .map(u32::to_string)
-                            .collect::<Vec<_>>()
-                            .join(",")
-                    }),
-                    boot_ms,
-                    ..self.origin.clone()
-                });
-                let id = self
-                    .store
-                    .begin_run(&self.plan, &fingerprint, sys::realtime_ns())
-                    .map_err(store_failed)?;
-                self.store.tag_run(id, self.tag).map_err(store_failed)?;
-                self.run = Some(BegunRun {
-                    id,
-                    boot_id: fingerprint.boot_id,
-                    kernel: fingerprint.kernel_release,
-                    boot_ms,
-                });
-                Ok(())
-            }
+            ) => self.begin(*fingerprint, facts, case_names),
             (GuestMessage::Hello { .. }, Some(_)) => {
                 Err(Stop::Damaged("the guest said hello twice".into()))
             }
@@ -565,13 +551,13 @@ impl Guest<'_, '_> {
                     iteration,
                     attachments,
                 },
-                Some(run),
+                Some(run_id),
             ) => {
                 self.check_case(case_index)?;
                 let iteration =
                     WireAttachment::restore(*iteration, &attachments).map_err(Stop::Damaged)?;
                 self.store
-                    .record_iteration(run.id, case_index, &iteration)
+                    .record_iteration(run_id, case_index, &iteration)
                     .map_err(store_failed)
             }
             (
@@ -579,27 +565,96 @@ impl Guest<'_, '_> {
                     case_index,
                     message,
                 },
-                Some(run),
+                Some(run_id),
             ) => {
                 self.check_case(case_index)?;
                 self.store
-                    .record_case_failure(run.id, case_index, &message)
+                    .record_case_failure(run_id, case_index, &message)
                     .map_err(store_failed)
             }
-            (GuestMessage::End { status, error }, Some(run)) => {
-                if matches!(status, RunStatus::Running | RunStatus::Abandoned) {
-                    return Err(Stop::Damaged(format!(
-                        "the guest ended its run `{}`",
-                        status.as_str()
-                    )));
-                }
-                self.store
-                    .finish_run(run.id, status, sys::realtime_ns(), error.as_deref())
-                    .map_err(store_failed)?;
-                self.ended = Some((status, error));
-                Ok(())
-            }
+            (GuestMessage::End { status, error }, Some(run_id)) => self.end(run_id, status, error),
         }
+    }
+
+    /// Begins the run the guest said hello for, in the guest's own names for the plan's cases.
+    fn begin(
+        &mut self,
+        mut fingerprint: Fingerprint,
+        facts: GuestFacts,
+        case_names: Vec<String>,
+    ) -> Result<(), Stop> {
+        self.pin_vcpus();
+        self.check_hello(&fingerprint, &case_names)?;
+        // The run stores the cases as the guest named them (see GuestMessage::Hello).
+        for (case, name) in self.plan.cases.iter_mut().zip(case_names) {
+            case.name = name;
+        }
+        let boot_ms = (sys::monotonic_ns() - self.started_ns) / 1_000_000;
+        fingerprint.guest = Some(GuestOrigin {
+            hypervisor_signature: facts.hypervisor_signature,
+            kvm_steal_time: facts.kvm_steal_time,
+            vcpu_pins: self.vcpu_pins.as_ref().map(|pins| {
+                pins.iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(",")
+            }),
+            boot_ms,
+            ..self.origin.clone()
+        });
+        let id = self
+            .store
+            .begin_run(&self.plan, &fingerprint, sys::realtime_ns())
+            .map_err(store_failed)?;
+        self.store.tag_run(id, self.tag).map_err(store_failed)?;
+        self.run = Some(BegunRun {
+            id,
+            boot_id: fingerprint.boot_id,
+            kernel: fingerprint.kernel_release,
+            boot_ms,
+        });
+        Ok(())
+    }
+
+    /// Refuses a hello from a guest whose vCPUs are not pinned as asked or that runs another
+    /// kernel than the image's, and one that names another number of cases than the plan's.
+    fn check_hello(&self, fingerprint: &Fingerprint, case_names: &[String]) -> Result<(), Stop> {
+        if let (Some(_), false) = (&self.vcpu_pins, self.vcpus_pinned) {
+            return Err(Stop::Refused(
+                "the guest booted before its vCPU threads could be pinned (QEMU names \
+                 them `CPU N/KVM`; none were found)"
+                    .into(),
+            ));
+        }
+        if fingerprint.kernel_release != self.expected_release {
+            return Err(Stop::Refused(format!(
+                "the guest runs kernel {}, but the image's header says {}",
+                fingerprint.kernel_release, self.expected_release
+            )));
+        }
+        if case_names.len() != self.plan.cases.len() {
+            return Err(Stop::Damaged(format!(
+                "the guest named {} cases of a plan of {}",
+                case_names.len(),
+                self.plan.cases.len()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Stores the end of the run the guest reported.
+    fn end(&mut self, run_id: i64, status: RunStatus, error: Option<String>) -> Result<(), Stop> {
+        if matches!(status, RunStatus::Running | RunStatus::Abandoned) {
+            return Err(Stop::Damaged(format!(
+                "the guest ended its run `{}`",
+                status.as_str()
+            )));
+        }
+        self.store
+            .finish_run(run_id, status, sys::realtime_ns(), error.as_deref())
+            .map_err(store_failed)?;
+        self.ended = Some((status, error));
+        Ok(())
     }
 
     fn check_case(&self, case_index: usize) -> Result<(), Stop> {
@@ -688,6 +743,11 @@ impl Guest<'_, '_> {
         }
         Ok(())
     }
+}
+
+/// The store failed: the slot fails with it.
+fn store_failed(e: schedlab_store::StoreError) -> Stop {
+    Stop::Store(Failure::from(e))
 }
 
 /// Which arm a slot is, for messages.
