@@ -23,7 +23,7 @@
 use crate::co_runner::{CoRunners, Running};
 use crate::counters::{IterationCounters, MachineCounters};
 use crate::estimate;
-use crate::metric::{self, secondary, Breach, MetricDef};
+use crate::metric::{self, secondary, Breach, Measurement, MetricDef};
 use crate::plan::{CaseSpec, RunPlan};
 use crate::probe::{self, ProbeKind, ProbeRecord};
 use crate::quiet::{self, Pressure, QuietMark};
@@ -380,110 +380,57 @@ impl Execution<'_> {
         kind: ProbeKind,
         index: u32,
     ) -> Result<(), Stop> {
-        if let Some(signal) = sys::interrupt_signal() {
-            return Err(Stop::Run(Error::Interrupted(signal)));
-        }
-        let deadline_ns = self.deadline_ns(case_index);
-        let look_ns = self.look_interval_ns(case_index);
-        let case = &self.plan.cases[case_index];
+        let limits = self.limits(case_index)?;
+        let plan = self.plan;
+        let case = &plan.cases[case_index];
         self.observer.probe_starting(case, kind, index);
         // After every measured iteration, so a workload that numbers its iterations sees a new one.
         let info = IterationInfo {
             index: self.cases[case_index].iterations.len() as u32
                 + if kind == ProbeKind::Profile {
-                    self.plan.explain
+                    plan.explain
                 } else {
                     index
                 },
             warmup: false,
         };
         let Some(workload) = self.workloads[case_index].as_mut() else {
-            return Err(Stop::Run(Error::failed(format!(
-                "case `{}` has no workload",
-                case.name
-            ))));
+            return Err(no_workload(case));
         };
-        let mut unavailable = Vec::new();
-        let mut explainer = match (kind, &self.availability) {
-            (ProbeKind::Explain, Some(availability)) => Some(probe::Explainer::open(availability)),
-            _ => None,
-        };
-        let profiler = match kind {
-            ProbeKind::Profile => probe::Profiler::open()
-                .map_err(|u| unavailable.push(u))
-                .ok(),
-            ProbeKind::Explain => None,
-        };
+        let mut probes = Probes::open(kind, self.availability.as_ref());
         // The same co-runners as the measured iterations had: the probes explain that setting.
         let co_runners = start_co_runners(self.backgrounds[case_index].as_ref(), case)?;
         self.threads_before = tasks::live_task_threads();
-        let started_at_ns = sys::realtime_ns();
-        let counters = workload.runs_tasks().then(IterationCounters::start);
-        let machine = MachineCounters::start(self.pressure);
-        sys::take_continued();
+        let around = Around::open(workload.as_ref(), self.pressure);
         let began_ns = sys::monotonic_ns();
-        self.watchdog.arm(deadline_ns, Some(look_ns)).map_err(|e| {
-            Stop::Run(Error::failed(format!(
-                "cannot arm the iteration watchdog: {e}"
-            )))
-        })?;
-        if let Some(explainer) = explainer.as_mut() {
+        limits.arm(&mut self.watchdog)?;
+        if let Some(explainer) = probes.explainer.as_mut() {
             explainer.start();
         }
-        let profiling = profiler
+        let profiling = probes
+            .profiler
             .as_ref()
-            .map(|p| p.start().map_err(|u| unavailable.push(u)).is_ok())
+            .map(|p| p.start().map_err(|u| probes.unavailable.push(u)).is_ok())
             .unwrap_or(false);
         let result = workload.run_iteration(info);
-        if let Some(explainer) = explainer.as_mut() {
+        if let Some(explainer) = probes.explainer.as_mut() {
             explainer.stop();
         }
-        if let Some(profiler) = &profiler {
+        if let Some(profiler) = &probes.profiler {
             profiler.stop();
         }
         let took_ns = sys::monotonic_ns().saturating_sub(began_ns);
         let expired = sys::deadline_expired();
         let _ = self.watchdog.disarm();
-        let mut secondary = counters.map(IterationCounters::finish).unwrap_or_default();
-        secondary.extend(machine.finish(self.pressure).0);
+        let ended = around.close(self.pressure, result, took_ns, expired);
         let _ = sys::take_continued();
-        let mut declared = declared_metrics(workload.as_ref());
-        // Stored with the probed iteration as with a measured one (its latency histograms are
-        // the measured iterations' alone); a failure of theirs is this iteration's.
-        let beside = co_runners.map(Running::stop);
-        let mut output = self.judge(case_index, info, deadline_ns, took_ns, result, expired)?;
-        output.measurements.extend(secondary);
-        if let (Some(beside), Some(background)) = (beside, self.backgrounds[case_index].as_ref()) {
-            let beside = beside.map_err(|e| co_runners_failed(e, case, info.index))?;
-            declared.extend_from_slice(background.metrics());
-            output.measurements.extend(beside.measurements);
-        }
-        let breaches = metric::check_declared(&declared, &output.measurements);
-        if !breaches.is_empty() {
-            return Err(Stop::Case(self.undeclared(case_index, info, &breaches)));
-        }
-        let mut record = ProbeRecord {
-            kind,
-            index,
-            started_at_ns,
-            measurements: output.measurements,
-            explanatory: Vec::new(),
-            unavailable,
-            attachments: Vec::new(),
-            symbols: Vec::new(),
-        };
-        if let Some(explainer) = explainer {
-            let (explanatory, unavailable, attachments) = explainer.finish(sys::current_tid());
-            record.explanatory = explanatory;
-            record.unavailable.extend(unavailable);
-            record.attachments = attachments;
-        }
-        if let Some(profiler) = profiler.filter(|_| profiling) {
-            let (symbols, measurements) = profiler.finish();
-            record.symbols = symbols;
-            record.explanatory = measurements;
-        }
-        let case = &self.plan.cases[case_index];
+        let declared = declared_metrics(workload.as_ref());
+        let started_at_ns = ended.started_at_ns;
+        // The co-runners' measurements are stored with the probed iteration as with a measured
+        // one (their latency histograms are the measured iterations' alone); a failure of theirs
+        // is this iteration's.
+        let output = self.checked_output(case_index, info, limits, ended, declared, co_runners)?;
+        let record = probes.record(kind, index, started_at_ns, output.measurements, profiling);
         self.sink
             .record_probe(case_index, case, &record)
             .map_err(|e| not_stored(e, "the probed iteration"))?;
@@ -531,6 +478,42 @@ impl Execution<'_> {
             }
             Err(e) => Err(Stop::Case(e)),
         }
+    }
+
+    /// An iteration's output as the case keeps it: judged (see `judge`), with the runner's
+    /// measurements and its co-runners' (stopped here, after the iteration's counters), and held
+    /// to the metrics `declared` for it and its co-runners.
+    fn checked_output(
+        &self,
+        case_index: usize,
+        info: IterationInfo,
+        limits: Limits,
+        ended: Ended,
+        mut declared: Vec<MetricDef>,
+        co_runners: Option<Running<'_>>,
+    ) -> Result<IterationOutput, Stop> {
+        let beside = co_runners.map(Running::stop);
+        let mut output = self.judge(
+            case_index,
+            info,
+            limits.deadline_ns,
+            ended.took_ns,
+            ended.result,
+            ended.expired,
+        )?;
+        output.measurements.extend(ended.secondary);
+        if let (Some(beside), Some(background)) = (beside, self.backgrounds[case_index].as_ref()) {
+            let case = &self.plan.cases[case_index];
+            let beside = beside.map_err(|e| co_runners_failed(e, case, info.index))?;
+            declared.extend_from_slice(background.metrics());
+            output.measurements.extend(beside.measurements);
+            output.attachments.extend(beside.attachments);
+        }
+        let breaches = metric::check_declared(&declared, &output.measurements);
+        if !breaches.is_empty() {
+            return Err(Stop::Case(self.undeclared(case_index, info, &breaches)));
+        }
+        Ok(output)
     }
 
     fn case(&mut self, case_index: usize, total: u32) -> Result<(), Stop> {
@@ -651,30 +634,36 @@ impl Execution<'_> {
         )
     }
 
-    fn iteration(&mut self, case_index: usize, index: u32, warmup: bool) -> Result<(), Stop> {
+    /// Before an iteration, measured or probed: a stop signal ends the run here; else the
+    /// iteration's limits, from the case's iterations so far.
+    fn limits(&self, case_index: usize) -> Result<Limits, Stop> {
         if let Some(signal) = sys::interrupt_signal() {
             return Err(Stop::Run(Error::Interrupted(signal)));
         }
-        let deadline_ns = self.deadline_ns(case_index);
-        let look_ns = self.look_interval_ns(case_index);
-        let case = &self.plan.cases[case_index];
+        Ok(Limits {
+            deadline_ns: self.deadline_ns(case_index),
+            look_ns: self.look_interval_ns(case_index),
+        })
+    }
+
+    fn iteration(&mut self, case_index: usize, index: u32, warmup: bool) -> Result<(), Stop> {
+        let limits = self.limits(case_index)?;
+        let plan = self.plan;
+        let case = &plan.cases[case_index];
         let info = IterationInfo { index, warmup };
         let progress = Progress {
             case_index,
-            case_count: self.plan.cases.len(),
+            case_count: plan.cases.len(),
             case,
             iteration: info,
-            iterations_in_case: (self.plan.warmup + self.plan.iterations).max(index + 1),
+            iterations_in_case: (plan.warmup + plan.iterations).max(index + 1),
         };
         self.observer.iteration_starting(&progress);
         let Some(workload) = self.workloads[case_index].as_mut() else {
-            return Err(Stop::Run(Error::failed(format!(
-                "case `{}` has no workload",
-                case.name
-            ))));
+            return Err(no_workload(case));
         };
         // The guard waits before the co-runners start: the quiet it waits for is the machine's.
-        let waited = match &self.plan.quiet {
+        let waited = match &plan.quiet {
             Some(guard) => Some(
                 self.pressure
                     .wait_quiet(guard, quiet::SAMPLE_NS)
@@ -687,75 +676,34 @@ impl Execution<'_> {
         let background = self.backgrounds[case_index].as_ref();
         let co_runners = start_co_runners(background, case)?;
         let mut suspensions = 0;
-        let (started_at_ns, result, took_ns, expired, secondary, pressure_pct) = loop {
+        let ended = loop {
             self.threads_before = tasks::live_task_threads();
-            let started_at_ns = sys::realtime_ns();
-            let counters = workload.runs_tasks().then(IterationCounters::start);
-            let machine = MachineCounters::start(self.pressure);
-            // A continue from before this iteration is not this iteration's.
-            sys::take_continued();
-            self.watchdog.arm(deadline_ns, Some(look_ns)).map_err(|e| {
-                Stop::Run(Error::failed(format!(
-                    "cannot arm the iteration watchdog: {e}"
-                )))
-            })?;
+            let around = Around::open(workload.as_ref(), self.pressure);
+            limits.arm(&mut self.watchdog)?;
             let began_ns = sys::monotonic_ns();
             let result = workload.run_iteration(info);
             let took_ns = sys::monotonic_ns().saturating_sub(began_ns);
             let expired = sys::deadline_expired();
             let _ = self.watchdog.disarm();
-            let mut secondary = counters.map(IterationCounters::finish).unwrap_or_default();
-            let (machine, pressure_pct) = machine.finish(self.pressure);
-            secondary.extend(machine);
-            let stopped = matches!(result, Err(Error::Interrupted(_)));
+            let ended = around.close(self.pressure, result, took_ns, expired);
+            let stopped = matches!(ended.result, Err(Error::Interrupted(_)));
             if !sys::take_continued() || stopped {
-                break (
-                    started_at_ns,
-                    result,
-                    took_ns,
-                    expired,
-                    secondary,
-                    pressure_pct,
-                );
+                break ended;
             }
             suspensions += 1;
-            if result.is_ok() && suspensions <= SUSPENDED_RETRIES {
+            if ended.result.is_ok() && suspensions <= SUSPENDED_RETRIES {
                 self.observer.iteration_suspended(&progress);
                 continue;
             }
-            let what = if result.is_ok() {
-                format!("{suspensions} times in a row")
-            } else {
-                // Its deadline (or any failure) came while it was stopped: not the workload's.
-                "and did not finish".to_string()
-            };
-            return Err(Stop::Case(Error::failed(format!(
-                "{} iteration {} of case `{}` was suspended (Ctrl-Z or SIGSTOP: schedlab was \
-                 stopped while it measured) {what}; the case fails rather than keep a time that \
-                 includes the pause",
-                if warmup { "warm-up" } else { "measured" },
-                index + 1,
-                case.name,
-            ))));
+            return Err(suspended(case, info, suspensions, ended.result.is_ok()));
         };
-        let mut declared = declared_metrics(workload.as_ref());
-        let beside = co_runners.map(|run| run.stop());
-        let mut output = self.judge(case_index, info, deadline_ns, took_ns, result, expired)?;
-        output.measurements.extend(secondary);
-        if let (Some(beside), Some(background)) = (beside, background) {
-            let beside = beside.map_err(|e| co_runners_failed(e, case, index))?;
-            declared.extend_from_slice(background.metrics());
-            output.measurements.extend(beside.measurements);
-            output.attachments.extend(beside.attachments);
-        }
-        let breaches = metric::check_declared(&declared, &output.measurements);
-        if !breaches.is_empty() {
-            return Err(Stop::Case(self.undeclared(case_index, info, &breaches)));
-        }
+        let declared = declared_metrics(workload.as_ref());
+        let (started_at_ns, took_ns, pressure_pct) =
+            (ended.started_at_ns, ended.took_ns, ended.pressure_pct);
+        let output = self.checked_output(case_index, info, limits, ended, declared, co_runners)?;
         // A case's own co-runners make pressure by design: only the wait before it is judged.
         let own_pressure = background.is_none().then_some(pressure_pct).flatten();
-        let quiet = self
-            .plan
+        let quiet = plan
             .quiet
             .as_ref()
             .zip(waited)
@@ -868,6 +816,186 @@ impl Execution<'_> {
             deadline_ns as f64 / 1e9
         ))
     }
+}
+
+/// An iteration's deadline, and how often the watchdog looks at its tasks before it.
+#[derive(Clone, Copy)]
+struct Limits {
+    deadline_ns: u64,
+    look_ns: u64,
+}
+
+impl Limits {
+    /// Arms the watchdog for one run of the iteration's workload. Always inlined: it stands
+    /// right beside the timed window.
+    #[inline(always)]
+    fn arm(self, watchdog: &mut sys::Watchdog) -> Result<(), Stop> {
+        watchdog
+            .arm(self.deadline_ns, Some(self.look_ns))
+            .map_err(|e| {
+                Stop::Run(Error::failed(format!(
+                    "cannot arm the iteration watchdog: {e}"
+                )))
+            })
+    }
+}
+
+/// The runner's counters around one run of an iteration's workload: opened just before the
+/// watchdog is armed, closed as soon as it is disarmed. Both always inlined: they bracket the
+/// timed window.
+struct Around {
+    started_at_ns: i64,
+    counters: Option<IterationCounters>,
+    machine: MachineCounters,
+}
+
+impl Around {
+    #[inline(always)]
+    fn open(workload: &dyn Workload, pressure: &Pressure) -> Self {
+        let started_at_ns = sys::realtime_ns();
+        let counters = workload.runs_tasks().then(IterationCounters::start);
+        let machine = MachineCounters::start(pressure);
+        // A continue from before this iteration is not this iteration's.
+        sys::take_continued();
+        Around {
+            started_at_ns,
+            counters,
+            machine,
+        }
+    }
+
+    /// How the run ended (`result`, in `took_ns`, past the deadline or not), with the counters'
+    /// measurements.
+    #[inline(always)]
+    fn close(
+        self,
+        pressure: &Pressure,
+        result: crate::Result<IterationOutput>,
+        took_ns: u64,
+        expired: bool,
+    ) -> Ended {
+        let mut secondary = self
+            .counters
+            .map(IterationCounters::finish)
+            .unwrap_or_default();
+        let (machine, pressure_pct) = self.machine.finish(pressure);
+        secondary.extend(machine);
+        Ended {
+            started_at_ns: self.started_at_ns,
+            result,
+            took_ns,
+            expired,
+            secondary,
+            pressure_pct,
+        }
+    }
+}
+
+/// How one run of an iteration's workload ended, with the runner's measurements around it.
+struct Ended {
+    /// Wall-clock start, nanoseconds since the Unix epoch.
+    started_at_ns: i64,
+    result: crate::Result<IterationOutput>,
+    took_ns: u64,
+    /// The watchdog's deadline had passed.
+    expired: bool,
+    /// The runner's measures of the tasks and of the machine.
+    secondary: Vec<Measurement>,
+    /// The machine's CPU pressure during the run, when it could be read.
+    pressure_pct: Option<f64>,
+}
+
+/// The probes of one probed iteration: the explainer's or the profiler's, and what of them this
+/// machine could not give.
+struct Probes<'a> {
+    explainer: Option<probe::Explainer<'a>>,
+    profiler: Option<probe::Profiler>,
+    unavailable: Vec<probe::Unavailable>,
+}
+
+impl<'a> Probes<'a> {
+    /// Opens what `kind` asks for; `availability`, what the machine offers, is known before
+    /// the first explained iteration.
+    fn open(kind: ProbeKind, availability: Option<&'a probe::Availability>) -> Self {
+        let mut unavailable = Vec::new();
+        let explainer = match (kind, availability) {
+            (ProbeKind::Explain, Some(availability)) => Some(probe::Explainer::open(availability)),
+            _ => None,
+        };
+        let profiler = match kind {
+            ProbeKind::Profile => probe::Profiler::open()
+                .map_err(|u| unavailable.push(u))
+                .ok(),
+            ProbeKind::Explain => None,
+        };
+        Probes {
+            explainer,
+            profiler,
+            unavailable,
+        }
+    }
+
+    /// The probed iteration's record: the `measurements` taken under the probes and what the
+    /// probes found (a profile only when its sampling started: `profiling`).
+    fn record(
+        self,
+        kind: ProbeKind,
+        index: u32,
+        started_at_ns: i64,
+        measurements: Vec<Measurement>,
+        profiling: bool,
+    ) -> ProbeRecord {
+        let mut record = ProbeRecord {
+            kind,
+            index,
+            started_at_ns,
+            measurements,
+            explanatory: Vec::new(),
+            unavailable: self.unavailable,
+            attachments: Vec::new(),
+            symbols: Vec::new(),
+        };
+        if let Some(explainer) = self.explainer {
+            let (explanatory, unavailable, attachments) = explainer.finish(sys::current_tid());
+            record.explanatory = explanatory;
+            record.unavailable.extend(unavailable);
+            record.attachments = attachments;
+        }
+        if let Some(profiler) = self.profiler.filter(|_| profiling) {
+            let (symbols, measurements) = profiler.finish();
+            record.symbols = symbols;
+            record.explanatory = measurements;
+        }
+        record
+    }
+}
+
+/// Why an iteration cannot run: its case has no workload (never built, or dropped when the case
+/// failed).
+fn no_workload(case: &CaseSpec) -> Stop {
+    Stop::Run(Error::failed(format!(
+        "case `{}` has no workload",
+        case.name
+    )))
+}
+
+/// Why a case fails when schedlab was stopped (Ctrl-Z, SIGSTOP) while measuring its iteration:
+/// `suspensions` times in a row, or once while the iteration did not finish (`finished` false).
+fn suspended(case: &CaseSpec, info: IterationInfo, suspensions: u32, finished: bool) -> Stop {
+    let what = if finished {
+        format!("{suspensions} times in a row")
+    } else {
+        // Its deadline (or any failure) came while it was stopped: not the workload's.
+        "and did not finish".to_string()
+    };
+    Stop::Case(Error::failed(format!(
+        "{} iteration {} of case `{}` was suspended (Ctrl-Z or SIGSTOP: schedlab was \
+         stopped while it measured) {what}; the case fails rather than keep a time that \
+         includes the pause",
+        if info.warmup { "warm-up" } else { "measured" },
+        info.index + 1,
+        case.name,
+    )))
 }
 
 /// Why the run stops when `what` could not be stored: a store stops waiting for a busy database

@@ -201,15 +201,70 @@ fn workload_tasks(events: &[Event], ctx: &Context, by_creation: bool) -> HashSet
 pub fn explain(events: &[Event], ctx: &Context, recorded: Recorded) -> Explained {
     let ours = workload_tasks(events, ctx, recorded.wakeup_new);
     let cutoff = ctx.cutoff_ns.unwrap_or(u64::MAX);
-    let mut per_task: HashMap<u32, Counts> = HashMap::new();
-    let mut comms: HashMap<u32, Comm> = HashMap::new();
-    let mut queued_at: HashMap<u32, u64> = HashMap::new();
-    let mut waker_cpu: HashMap<u32, u32> = HashMap::new();
-    let mut last_cpu: HashMap<u32, u32> = HashMap::new();
-    // What each CPU runs (0: its idle task), once a switch on it says so.
-    let mut running: HashMap<u32, u32> = HashMap::new();
-    let mut delays: Vec<(u32, u64)> = Vec::new();
+    let mut walk = Walk::new(&ours, ctx);
     for e in events.iter().take_while(|e| e.time_ns <= cutoff) {
+        walk.event(e);
+    }
+    let grouped = Grouped::of(&walk);
+    let mut out = Explained {
+        tasks: walk.per_task.len(),
+        ..Explained::default()
+    };
+    let scopes = std::iter::once((None, &grouped.all, Some(&grouped.all_histogram))).chain(
+        grouped
+            .groups
+            .iter()
+            .map(|(name, counts)| (Some(name.clone()), counts, grouped.histograms.get(name))),
+    );
+    for (group, counts, histogram) in scopes {
+        let mut scope = Scope {
+            group,
+            out: &mut out.measurements,
+        };
+        scope.push_all(counts, histogram, recorded, ctx);
+    }
+    out.histograms = std::iter::once((None, grouped.all_histogram))
+        .chain(grouped.histograms.into_iter().map(|(g, h)| (Some(g), h)))
+        .filter(|(_, h)| !h.is_empty())
+        .collect();
+    out
+}
+
+/// What a walk through the events keeps: per task of the workload its counts, its command name,
+/// since when it is queued, the CPU of its pending waker and the CPU it last ran on; per CPU what
+/// it runs; and every run-queue delay, in the order they ended.
+struct Walk<'a> {
+    ours: &'a HashSet<u32>,
+    ctx: &'a Context,
+    per_task: HashMap<u32, Counts>,
+    comms: HashMap<u32, Comm>,
+    queued_at: HashMap<u32, u64>,
+    waker_cpu: HashMap<u32, u32>,
+    last_cpu: HashMap<u32, u32>,
+    /// What each CPU runs (0: its idle task), once a switch on it says so.
+    running: HashMap<u32, u32>,
+    delays: Vec<(u32, u64)>,
+}
+
+impl<'a> Walk<'a> {
+    fn new(ours: &'a HashSet<u32>, ctx: &'a Context) -> Self {
+        Walk {
+            ours,
+            ctx,
+            per_task: HashMap::new(),
+            comms: HashMap::new(),
+            queued_at: HashMap::new(),
+            waker_cpu: HashMap::new(),
+            last_cpu: HashMap::new(),
+            running: HashMap::new(),
+            delays: Vec::new(),
+        }
+    }
+
+    /// Takes in one event; only those about the workload's tasks count, but every switch says
+    /// what its CPU runs.
+    fn event(&mut self, e: &Event) {
+        let ours = self.ours;
         match e.kind {
             Kind::Switch {
                 prev,
@@ -218,78 +273,33 @@ pub fn explain(events: &[Event], ctx: &Context, recorded: Recorded) -> Explained
                 next,
                 next_comm,
             } => {
-                running.insert(e.cpu, next);
+                self.running.insert(e.cpu, next);
                 if ours.contains(&prev) {
-                    comms.insert(prev, prev_comm);
-                    let counts = per_task.entry(prev).or_default();
-                    if prev_state == 0 || prev_state & PREEMPTED_STATE != 0 {
-                        counts.involuntary += 1;
-                        queued_at.insert(prev, e.time_ns);
-                    } else {
-                        counts.voluntary += 1;
-                    }
+                    self.left(e.time_ns, prev, prev_state, prev_comm);
                 }
                 if ours.contains(&next) {
-                    comms.insert(next, next_comm);
-                    per_task.entry(next).or_default();
-                    if let Some(at) = queued_at.remove(&next) {
-                        delays.push((next, e.time_ns.saturating_sub(at)));
-                    }
-                    last_cpu.insert(next, e.cpu);
+                    self.came_on(e.time_ns, e.cpu, next, next_comm);
                 }
             }
             Kind::Waking { pid } if ours.contains(&pid) => {
-                waker_cpu.insert(pid, e.cpu);
+                self.waker_cpu.insert(pid, e.cpu);
             }
             Kind::Wakeup {
                 pid,
                 target_cpu,
                 comm,
-            } if ours.contains(&pid) => {
-                comms.insert(pid, comm);
-                queued_at.insert(pid, e.time_ns);
-                let counts = per_task.entry(pid).or_default();
-                counts.wakeups += 1;
-                if let Some(from) = waker_cpu.remove(&pid) {
-                    counts.placed += 1;
-                    if from == target_cpu {
-                        counts.waker_cpu += 1;
-                    } else {
-                        counts.cross_cpu += 1;
-                        match running.get(&target_cpu) {
-                            Some(0) => counts.idle_cpu += 1,
-                            Some(_) => counts.busy_cpu += 1,
-                            None => {}
-                        }
-                        let differ = |of: &[Option<u32>]| {
-                            let at = |cpu: u32| of.get(cpu as usize).copied().flatten();
-                            matches!((at(from), at(target_cpu)), (Some(a), Some(b)) if a != b)
-                        };
-                        if differ(&ctx.llc_of) {
-                            counts.cross_llc += 1;
-                        }
-                        if differ(&ctx.node_of) {
-                            counts.cross_node += 1;
-                        }
-                    }
-                }
-                if let Some(&last) = last_cpu.get(&pid) {
-                    counts.rewoken += 1;
-                    if last != target_cpu {
-                        counts.migrated += 1;
-                    }
-                }
-            }
+            } if ours.contains(&pid) => self.woken(e.time_ns, pid, target_cpu, comm),
             Kind::WakeupNew { pid, comm, .. } if ours.contains(&pid) => {
-                comms.insert(pid, comm);
-                queued_at.insert(pid, e.time_ns);
-                per_task.entry(pid).or_default();
+                self.comms.insert(pid, comm);
+                self.queued_at.insert(pid, e.time_ns);
+                self.per_task.entry(pid).or_default();
             }
             Kind::Migrate { pid } if ours.contains(&pid) => {
-                per_task.entry(pid).or_default().migrations += 1;
+                self.per_task.entry(pid).or_default().migrations += 1;
             }
             Kind::SysExit { id } if ours.contains(&e.tid) => {
-                *per_task
+                *self
+                    .per_task
                     .entry(e.tid)
                     .or_default()
                     .syscalls
@@ -299,110 +309,217 @@ pub fn explain(events: &[Event], ctx: &Context, recorded: Recorded) -> Explained
             _ => {}
         }
     }
-    let group = |tid: &u32| comms.get(tid).map_or_else(|| "?".to_string(), group_of);
-    let mut groups: BTreeMap<String, Counts> = BTreeMap::new();
-    for (tid, counts) in &per_task {
-        let g = groups.entry(group(tid)).or_default();
-        g.add(counts);
-        g.tasks += 1;
+
+    /// `prev` left its CPU: still runnable (preempted, so queued from now on) or of its own accord.
+    fn left(&mut self, time_ns: u64, prev: u32, prev_state: i64, prev_comm: Comm) {
+        self.comms.insert(prev, prev_comm);
+        let counts = self.per_task.entry(prev).or_default();
+        if prev_state == 0 || prev_state & PREEMPTED_STATE != 0 {
+            counts.involuntary += 1;
+            self.queued_at.insert(prev, time_ns);
+        } else {
+            counts.voluntary += 1;
+        }
     }
-    let mut histograms: BTreeMap<String, Histogram<u64>> = BTreeMap::new();
-    let mut all_histogram = latency::new_latency_histogram();
-    for (tid, delay) in &delays {
-        latency::record(
-            histograms
-                .entry(group(tid))
-                .or_insert_with(latency::new_latency_histogram),
-            *delay,
-        );
-        latency::record(&mut all_histogram, *delay);
+
+    /// `next` came on `cpu`: its run-queue delay, if it was queued, ends here.
+    fn came_on(&mut self, time_ns: u64, cpu: u32, next: u32, next_comm: Comm) {
+        self.comms.insert(next, next_comm);
+        self.per_task.entry(next).or_default();
+        if let Some(at) = self.queued_at.remove(&next) {
+            self.delays.push((next, time_ns.saturating_sub(at)));
+        }
+        self.last_cpu.insert(next, cpu);
     }
-    let mut all = Counts::default();
-    for counts in groups.values() {
-        all.add(counts);
-    }
-    let mut out = Explained {
-        tasks: per_task.len(),
-        ..Explained::default()
-    };
-    let scopes = std::iter::once((None, &all, Some(&all_histogram))).chain(
-        groups
-            .iter()
-            .map(|(name, counts)| (Some(name.clone()), counts, histograms.get(name))),
-    );
-    for (scope, counts, histogram) in scopes {
-        let mut push = |def: MetricDef, value: f64| {
-            out.measurements.push(ProbeMeasurement {
-                group: scope.clone(),
-                measurement: def.value(value),
-            })
-        };
-        push(TASKS_COUNT, counts.tasks as f64);
-        if recorded.switch && recorded.wakeup {
-            let delays = histogram.map_or(0, |h| h.len());
-            push(RUNQ_DELAY_COUNT, delays as f64);
-            if let Some(h) = histogram.filter(|h| !h.is_empty()) {
-                let usec = |ns: u64| ns as f64 / 1e3;
-                push(RUNQ_DELAY_P50_USEC, usec(h.value_at_quantile(0.50)));
-                push(RUNQ_DELAY_P90_USEC, usec(h.value_at_quantile(0.90)));
-                push(RUNQ_DELAY_P99_USEC, usec(h.value_at_quantile(0.99)));
-                push(RUNQ_DELAY_MAX_USEC, usec(h.max()));
-                push(RUNQ_DELAY_MEAN_USEC, h.mean() / 1e3);
-                push(RUNQ_DELAY_TOTAL_USEC, h.mean() * h.len() as f64 / 1e3);
+
+    /// `pid` was woken onto `target_cpu`'s run queue: where that is from its waker's CPU, when
+    /// known, and whether it moved the task from the CPU it last ran on.
+    fn woken(&mut self, time_ns: u64, pid: u32, target_cpu: u32, comm: Comm) {
+        self.comms.insert(pid, comm);
+        self.queued_at.insert(pid, time_ns);
+        let counts = self.per_task.entry(pid).or_default();
+        counts.wakeups += 1;
+        if let Some(from) = self.waker_cpu.remove(&pid) {
+            counts.place(from, target_cpu, self.running.get(&target_cpu), self.ctx);
+        }
+        if let Some(&last) = self.last_cpu.get(&pid) {
+            counts.rewoken += 1;
+            if last != target_cpu {
+                counts.migrated += 1;
             }
+        }
+    }
+}
+
+impl Counts {
+    /// A wake-up whose waker ran on `from` placed the task on `to`, which was running
+    /// `running_on_to` (`None`: not known yet).
+    fn place(&mut self, from: u32, to: u32, running_on_to: Option<&u32>, ctx: &Context) {
+        self.placed += 1;
+        if from == to {
+            self.waker_cpu += 1;
+        } else {
+            self.cross_cpu += 1;
+            match running_on_to {
+                Some(0) => self.idle_cpu += 1,
+                Some(_) => self.busy_cpu += 1,
+                None => {}
+            }
+            let differ = |of: &[Option<u32>]| {
+                let at = |cpu: u32| of.get(cpu as usize).copied().flatten();
+                matches!((at(from), at(to)), (Some(a), Some(b)) if a != b)
+            };
+            if differ(&ctx.llc_of) {
+                self.cross_llc += 1;
+            }
+            if differ(&ctx.node_of) {
+                self.cross_node += 1;
+            }
+        }
+    }
+}
+
+/// A walk's counts and run-queue delays per task group, and over all the workload's tasks.
+struct Grouped {
+    groups: BTreeMap<String, Counts>,
+    histograms: BTreeMap<String, Histogram<u64>>,
+    all: Counts,
+    all_histogram: Histogram<u64>,
+}
+
+impl Grouped {
+    fn of(walk: &Walk) -> Self {
+        let group = |tid: &u32| {
+            walk.comms
+                .get(tid)
+                .map_or_else(|| "?".to_string(), group_of)
+        };
+        let mut groups: BTreeMap<String, Counts> = BTreeMap::new();
+        for (tid, counts) in &walk.per_task {
+            let g = groups.entry(group(tid)).or_default();
+            g.add(counts);
+            g.tasks += 1;
+        }
+        let mut histograms: BTreeMap<String, Histogram<u64>> = BTreeMap::new();
+        let mut all_histogram = latency::new_latency_histogram();
+        for (tid, delay) in &walk.delays {
+            latency::record(
+                histograms
+                    .entry(group(tid))
+                    .or_insert_with(latency::new_latency_histogram),
+                *delay,
+            );
+            latency::record(&mut all_histogram, *delay);
+        }
+        let mut all = Counts::default();
+        for counts in groups.values() {
+            all.add(counts);
+        }
+        Grouped {
+            groups,
+            histograms,
+            all,
+            all_histogram,
+        }
+    }
+}
+
+/// Where the metrics of one scope go: a task group's, or all the tasks' (`group` `None`).
+struct Scope<'a> {
+    group: Option<String>,
+    out: &'a mut Vec<ProbeMeasurement>,
+}
+
+impl Scope<'_> {
+    fn push(&mut self, def: MetricDef, value: f64) {
+        self.push_measurement(def.value(value));
+    }
+
+    fn push_measurement(&mut self, measurement: Measurement) {
+        self.out.push(ProbeMeasurement {
+            group: self.group.clone(),
+            measurement,
+        });
+    }
+
+    /// The scope's metrics from its counts and run-queue delays: each one whose tracepoints
+    /// were recorded.
+    fn push_all(
+        &mut self,
+        counts: &Counts,
+        histogram: Option<&Histogram<u64>>,
+        recorded: Recorded,
+        ctx: &Context,
+    ) {
+        self.push(TASKS_COUNT, counts.tasks as f64);
+        if recorded.switch && recorded.wakeup {
+            self.push_runq_delays(histogram);
         }
         if recorded.wakeup {
-            push(WAKEUPS_COUNT, counts.wakeups as f64);
+            self.push(WAKEUPS_COUNT, counts.wakeups as f64);
         }
         if recorded.wakeup && recorded.waking && counts.placed > 0 {
-            let pct = |n: u64| 100.0 * n as f64 / counts.placed as f64;
-            push(WAKEUPS_WAKER_CPU_PCT, pct(counts.waker_cpu));
-            push(WAKEUPS_CROSS_CPU_PCT, pct(counts.cross_cpu));
-            if recorded.switch {
-                push(WAKEUPS_IDLE_CPU_PCT, pct(counts.idle_cpu));
-                push(WAKEUPS_BUSY_CPU_PCT, pct(counts.busy_cpu));
-            }
-            if ctx.llc_of.iter().any(Option::is_some) {
-                push(WAKEUPS_CROSS_LLC_PCT, pct(counts.cross_llc));
-            }
-            if ctx.node_of.iter().any(Option::is_some) {
-                push(WAKEUPS_CROSS_NODE_PCT, pct(counts.cross_node));
-            }
+            self.push_placements(counts, recorded, ctx);
         }
         if recorded.wakeup && recorded.switch && counts.rewoken > 0 {
-            push(
+            self.push(
                 WAKEUPS_MIGRATED_PCT,
                 100.0 * counts.migrated as f64 / counts.rewoken as f64,
             );
         }
         if recorded.migrate {
-            push(MIGRATIONS_COUNT, counts.migrations as f64);
+            self.push(MIGRATIONS_COUNT, counts.migrations as f64);
             if counts.tasks > 0 {
-                push(
+                self.push(
                     MIGRATIONS_PER_TASK,
                     counts.migrations as f64 / counts.tasks as f64,
                 );
             }
         }
         if recorded.switch {
-            push(VOLUNTARY_SWITCHES_COUNT, counts.voluntary as f64);
-            push(INVOLUNTARY_SWITCHES_COUNT, counts.involuntary as f64);
+            self.push(VOLUNTARY_SWITCHES_COUNT, counts.voluntary as f64);
+            self.push(INVOLUNTARY_SWITCHES_COUNT, counts.involuntary as f64);
         }
         if recorded.sys_exit {
-            push(SYSCALLS_COUNT, counts.syscalls.values().sum::<u64>() as f64);
+            self.push(SYSCALLS_COUNT, counts.syscalls.values().sum::<u64>() as f64);
             for (id, n) in &counts.syscalls {
-                out.measurements.push(ProbeMeasurement {
-                    group: scope.clone(),
-                    measurement: syscall_count_metric(*id, *n),
-                });
+                self.push_measurement(syscall_count_metric(*id, *n));
             }
         }
     }
-    out.histograms = std::iter::once((None, all_histogram))
-        .chain(histograms.into_iter().map(|(g, h)| (Some(g), h)))
-        .filter(|(_, h)| !h.is_empty())
-        .collect();
-    out
+
+    /// How many run-queue delays, and their quantiles, when there were some.
+    fn push_runq_delays(&mut self, histogram: Option<&Histogram<u64>>) {
+        let delays = histogram.map_or(0, |h| h.len());
+        self.push(RUNQ_DELAY_COUNT, delays as f64);
+        if let Some(h) = histogram.filter(|h| !h.is_empty()) {
+            let usec = |ns: u64| ns as f64 / 1e3;
+            self.push(RUNQ_DELAY_P50_USEC, usec(h.value_at_quantile(0.50)));
+            self.push(RUNQ_DELAY_P90_USEC, usec(h.value_at_quantile(0.90)));
+            self.push(RUNQ_DELAY_P99_USEC, usec(h.value_at_quantile(0.99)));
+            self.push(RUNQ_DELAY_MAX_USEC, usec(h.max()));
+            self.push(RUNQ_DELAY_MEAN_USEC, h.mean() / 1e3);
+            self.push(RUNQ_DELAY_TOTAL_USEC, h.mean() * h.len() as f64 / 1e3);
+        }
+    }
+
+    /// Where the placed wake-ups (`counts.placed`, not 0) put the tasks, as shares of them; the
+    /// cache and node shares only where the topology is known.
+    fn push_placements(&mut self, counts: &Counts, recorded: Recorded, ctx: &Context) {
+        let pct = |n: u64| 100.0 * n as f64 / counts.placed as f64;
+        self.push(WAKEUPS_WAKER_CPU_PCT, pct(counts.waker_cpu));
+        self.push(WAKEUPS_CROSS_CPU_PCT, pct(counts.cross_cpu));
+        if recorded.switch {
+            self.push(WAKEUPS_IDLE_CPU_PCT, pct(counts.idle_cpu));
+            self.push(WAKEUPS_BUSY_CPU_PCT, pct(counts.busy_cpu));
+        }
+        if ctx.llc_of.iter().any(Option::is_some) {
+            self.push(WAKEUPS_CROSS_LLC_PCT, pct(counts.cross_llc));
+        }
+        if ctx.node_of.iter().any(Option::is_some) {
+            self.push(WAKEUPS_CROSS_NODE_PCT, pct(counts.cross_node));
+        }
+    }
 }
 
 /// `syscall_<name>_count`: how many times the tasks returned from one system call.

@@ -475,56 +475,10 @@ impl<'a> Explainer<'a> {
         Vec<GroupAttachment>,
     ) {
         let mut measurements: Vec<ProbeMeasurement> = Vec::new();
-        let machine = |m: Measurement| ProbeMeasurement {
-            group: None,
-            measurement: m,
-        };
         let mut attachments = Vec::new();
         if let Some(sampler) = &self.sampler {
-            let rings = sampler.records();
-            let counts = sampler.counts();
-            let mut events = Vec::new();
-            let mut recorded_total = 0u64;
-            let mut cutoff: Option<u64> = None;
-            let mut lost_total = 0u64;
-            for ring in &rings {
-                let contents = records::walk(&ring.bytes, false, true);
-                let fired: u64 = counts
-                    .iter()
-                    .filter(|(cpu, _, _)| *cpu == ring.cpu)
-                    .map(|(_, _, n)| n)
-                    .sum();
-                let recorded = contents.samples.len() as u64;
-                recorded_total += recorded;
-                let lost = fired.saturating_sub(recorded).max(contents.lost);
-                lost_total += lost;
-                if lost > 0 {
-                    let last = contents.samples.last().map_or(self.window.0, |s| s.time_ns);
-                    cutoff = Some(cutoff.map_or(last, |c: u64| c.min(last)));
-                }
-                for sample in &contents.samples {
-                    let Some(kind) = sample.raw.and_then(|raw| self.decoder.decode(raw)) else {
-                        continue;
-                    };
-                    events.push(records::Event {
-                        time_ns: sample.time_ns,
-                        cpu: ring.cpu,
-                        pid: sample.pid,
-                        tid: sample.tid,
-                        kind,
-                    });
-                }
-            }
-            events.sort_by_key(|e| e.time_ns);
-            let (llc_of, node_of) = topology(&self.availability.cpus);
-            let context = explain::Context {
-                own_pid: std::process::id(),
-                runner_tid: runner_tid as u32,
-                cutoff_ns: cutoff,
-                llc_of,
-                node_of,
-            };
-            let explained = explain::explain(&events, &context, self.recorded);
+            let traced = self.traced(sampler);
+            let explained = self.explained(&traced, runner_tid);
             measurements.extend(explained.measurements);
             for (group, histogram) in &explained.histograms {
                 attachments.push(GroupAttachment {
@@ -532,29 +486,96 @@ impl<'a> Explainer<'a> {
                     attachment: crate::latency::attachment(RUNQ_DELAY_ATTACHMENT, histogram),
                 });
             }
-            let (start, end) = self.window;
-            let covered = cutoff.map_or(end, |c| c.clamp(start, end));
-            measurements.push(machine(PROBE_RECORDS_COUNT.value(recorded_total as f64)));
-            measurements.push(machine(PROBE_LOST_RECORDS_COUNT.value(lost_total as f64)));
-            measurements
-                .push(machine(PROBE_WINDOW_PCT.value(
-                    100.0 * (covered - start) as f64 / (end - start).max(1) as f64,
-                )));
+            measurements.extend(self.coverage(&traced).map(machine));
         }
+        measurements.extend(self.kernel_deltas().into_iter().map(machine));
+        measurements.extend(self.hardware_counts().into_iter().map(machine));
+        (measurements, self.unavailable, attachments)
+    }
+
+    /// The recorded events of every CPU's ring, decoded and in time order, with how many records
+    /// there were and were lost.
+    fn traced(&self, sampler: &sys::PerCpuSampler) -> Traced {
+        let rings = sampler.records();
+        let counts = sampler.counts();
+        let mut traced = Traced {
+            events: Vec::new(),
+            recorded: 0,
+            lost: 0,
+            cutoff: None,
+        };
+        for ring in &rings {
+            let contents = records::walk(&ring.bytes, false, true);
+            let fired: u64 = counts
+                .iter()
+                .filter(|(cpu, _, _)| *cpu == ring.cpu)
+                .map(|(_, _, n)| n)
+                .sum();
+            let recorded = contents.samples.len() as u64;
+            traced.recorded += recorded;
+            let lost = fired.saturating_sub(recorded).max(contents.lost);
+            traced.lost += lost;
+            if lost > 0 {
+                let last = contents.samples.last().map_or(self.window.0, |s| s.time_ns);
+                traced.cutoff = Some(traced.cutoff.map_or(last, |c: u64| c.min(last)));
+            }
+            for sample in &contents.samples {
+                let Some(kind) = sample.raw.and_then(|raw| self.decoder.decode(raw)) else {
+                    continue;
+                };
+                traced.events.push(records::Event {
+                    time_ns: sample.time_ns,
+                    cpu: ring.cpu,
+                    pid: sample.pid,
+                    tid: sample.tid,
+                    kind,
+                });
+            }
+        }
+        traced.events.sort_by_key(|e| e.time_ns);
+        traced
+    }
+
+    /// The explanatory metrics of the workload's tasks among the events.
+    fn explained(&self, traced: &Traced, runner_tid: i32) -> explain::Explained {
+        let (llc_of, node_of) = topology(&self.availability.cpus);
+        let context = explain::Context {
+            own_pid: std::process::id(),
+            runner_tid: runner_tid as u32,
+            cutoff_ns: traced.cutoff,
+            llc_of,
+            node_of,
+        };
+        explain::explain(&traced.events, &context, self.recorded)
+    }
+
+    /// How many records there were and were lost, and how much of the window the events cover.
+    fn coverage(&self, traced: &Traced) -> [Measurement; 3] {
+        let (start, end) = self.window;
+        let covered = traced.cutoff.map_or(end, |c| c.clamp(start, end));
+        [
+            PROBE_RECORDS_COUNT.value(traced.recorded as f64),
+            PROBE_LOST_RECORDS_COUNT.value(traced.lost as f64),
+            PROBE_WINDOW_PCT.value(100.0 * (covered - start) as f64 / (end - start).max(1) as f64),
+        ]
+    }
+
+    /// The machine's CPU pressure and scheduler statistics over the iteration, each where it
+    /// could be read before and after.
+    fn kernel_deltas(&self) -> Vec<Measurement> {
+        let mut deltas = Vec::new();
         if let (Some(before), Some(after)) = (self.psi_before, read_psi()) {
-            measurements.extend(
-                kernel_stats::psi_delta(before, after)
-                    .into_iter()
-                    .map(machine),
-            );
+            deltas.extend(kernel_stats::psi_delta(before, after));
         }
         if let (Some(before), Some(after)) = (self.schedstat_before, read_schedstat()) {
-            measurements.extend(
-                kernel_stats::schedstat_delta(&before, &after)
-                    .into_iter()
-                    .map(machine),
-            );
+            deltas.extend(kernel_stats::schedstat_delta(&before, &after));
         }
+        deltas
+    }
+
+    /// The hardware counters that could be read, and instructions per cycle from them.
+    fn hardware_counts(&self) -> Vec<Measurement> {
+        let mut counts = Vec::new();
         let mut cycles = None;
         let mut instructions = None;
         for (event, counter) in &self.hardware {
@@ -570,12 +591,30 @@ impl<'a> Explainer<'a> {
                 }
                 sys::HardwareEvent::CacheMisses => CACHE_MISSES_COUNT,
             };
-            measurements.push(machine(def.value(value as f64)));
+            counts.push(def.value(value as f64));
         }
         if let (Some(c), Some(i)) = (cycles.filter(|c| *c > 0), instructions) {
-            measurements.push(machine(INSTRUCTIONS_PER_CYCLE.value(i as f64 / c as f64)));
+            counts.push(INSTRUCTIONS_PER_CYCLE.value(i as f64 / c as f64));
         }
-        (measurements, self.unavailable, attachments)
+        counts
+    }
+}
+
+/// The decoded events of an explained iteration, in time order, and how complete they are.
+struct Traced {
+    events: Vec<records::Event>,
+    /// Records read from the rings, and records the rings had no room for.
+    recorded: u64,
+    lost: u64,
+    /// The earliest last record of a ring that lost some: the events are judged up to there.
+    cutoff: Option<u64>,
+}
+
+/// A measurement of the whole machine (no task group).
+fn machine(measurement: Measurement) -> ProbeMeasurement {
+    ProbeMeasurement {
+        group: None,
+        measurement,
     }
 }
 
