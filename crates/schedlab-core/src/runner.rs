@@ -1100,12 +1100,14 @@ mod tests {
     use crate::workload::IterationOutput;
 
     /// Keeps (case, iteration, warm-up) of every iteration, (case, message) of every failure and
-    /// (case, iterations stored by then) of every finished case.
+    /// (case, iterations stored by then) of every finished case; or, given an error, refuses every
+    /// iteration with it (a store whose disk is full).
     #[derive(Default)]
     struct Collect(
         Vec<(usize, u32, bool)>,
         Vec<(usize, String)>,
         Vec<(usize, usize)>,
+        Option<&'static str>,
     );
 
     impl RunSink for Collect {
@@ -1115,6 +1117,9 @@ mod tests {
             _: &CaseSpec,
             it: &IterationRecord,
         ) -> Result<(), String> {
+            if let Some(error) = self.3 {
+                return Err(error.into());
+            }
             self.0.push((case, it.index, it.warmup));
             Ok(())
         }
@@ -1313,18 +1318,11 @@ mod tests {
 
     #[test]
     fn sink_failure_fails_the_run() {
-        struct Broken;
-        impl RunSink for Broken {
-            fn record_iteration(
-                &mut self,
-                _: usize,
-                _: &CaseSpec,
-                _: &IterationRecord,
-            ) -> Result<(), String> {
-                Err("disk full".into())
-            }
-        }
-        let outcome = execute(&plan(None), &mut Broken, &mut Silent);
+        let mut full = Collect {
+            3: Some("disk full"),
+            ..Collect::default()
+        };
+        let outcome = execute(&plan(None), &mut full, &mut Silent);
         assert_eq!(outcome.status, RunStatus::Failed);
         assert!(outcome.error.unwrap().to_string().contains("disk full"));
     }
