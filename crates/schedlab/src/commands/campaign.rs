@@ -30,7 +30,7 @@ use crate::failure::Failure;
 use crate::output::{emit_line, say};
 use crate::plan::{plan_from_parts, with_co_runners};
 use crate::progress::ProgressLine;
-use crate::session::{plan_for_visit, Session, Storage};
+use crate::session::{plan_for_visit, MeasuredRun, Session, Storage};
 use crate::shell::run_shell_command;
 use crate::store_path::{db_location, open_reader, open_writer};
 use crate::vm::accel::{self, AccelChoice};
@@ -150,15 +150,73 @@ fn start(args: &CampaignStartArgs) -> Result<ExitCode, Failure> {
     // printable and leaves room for the suffix (it cannot be all digits with it).
     check_printable(&args.name)
         .map_err(|why| Failure::bad_input(format!("the campaign name {why}")))?;
-    let longest = MAX_LABEL_CHARS - arm_label("", Arm::A).chars().count();
-    if args.name.chars().count() > longest {
-        return Err(Failure::bad_input(format!(
-            "the campaign name is longer than {longest} characters (its runs are labelled NAME-a and NAME-b)"
-        )));
-    }
+    check_name_leaves_room(
+        &args.name,
+        &arm_label("", Arm::A),
+        "its runs are labelled NAME-a and NAME-b",
+    )?;
     let vm = args.vm || args.preset.is_some();
     let daemons = args.daemons.daemons();
     daemons.validate()?;
+    check_flags_fit_kind(args, vm, &daemons)?;
+    let suite = suite_of(args);
+    let plan = plan_from_parts(suite.as_ref(), args.workload.as_ref(), &args.plan, None)?;
+    if args.preset.is_some() {
+        check_name_leaves_room(
+            &args.name,
+            "-load-a",
+            "the preset's host load labels its runs NAME-load-a and NAME-load-b",
+        )?;
+    }
+    if plan.label.is_some() {
+        return Err(Failure::bad_input(
+            "a campaign labels its runs NAME-a and NAME-b; --jobname does not apply",
+        ));
+    }
+    let (vm, accel_note, plan) = if vm {
+        let (vm, note) = vm_spec(args, &plan)?;
+        let nodes = vm.numa.as_ref().map_or(1, |numa| numa.nodes.len());
+        let guest = Topology::new(vm.vcpus, u32::try_from(nodes).unwrap_or(u32::MAX));
+        let plan = for_guests(plan, suite.as_ref(), &args.plan, &guest)?;
+        (Some(vm), note, plan)
+    } else {
+        (None, None, plan)
+    };
+    let spec = CampaignSpec {
+        a_kernel: vm
+            .as_ref()
+            .map_or(args.a_kernel.clone(), |v| v.a.release.clone()),
+        b_kernel: vm
+            .as_ref()
+            .map_or(args.b_kernel.clone(), |v| v.b.release.clone()),
+        boots: args.boots,
+        plan,
+        vm,
+        daemons: daemons.any().then_some(daemons),
+    };
+    store_new(args, &spec)?;
+    announce(args, &spec, accel_note)
+}
+
+/// Fails unless the campaign's name leaves room in a run's label for `suffix`, which `labelled`
+/// explains.
+fn check_name_leaves_room(name: &str, suffix: &str, labelled: &str) -> Result<(), Failure> {
+    let longest = MAX_LABEL_CHARS - suffix.chars().count();
+    if name.chars().count() > longest {
+        return Err(Failure::bad_input(format!(
+            "the campaign name is longer than {longest} characters ({labelled})"
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses flags that do not fit the kind of campaign: daemons or two runs of one kernel for a
+/// `--vm` campaign's arms, guest options for a reboot campaign.
+fn check_flags_fit_kind(
+    args: &CampaignStartArgs,
+    vm: bool,
+    daemons: &Daemons,
+) -> Result<(), Failure> {
     if vm && daemons.any() {
         return Err(Failure::bad_input(
             "--a-daemon and --b-daemon run beside a boot's run on this machine; a --vm campaign's \
@@ -177,58 +235,39 @@ fn start(args: &CampaignStartArgs) -> Result<ExitCode, Failure> {
             "--a-kernel and --b-kernel are the same release; a campaign compares two kernels (use `schedlab ab` for settings)",
         ));
     }
-    // A preset brings its suite when none is given.
-    let preset_suite = match (args.preset, &args.suite, &args.workload) {
+    Ok(())
+}
+
+/// The suite the campaign runs: the one given, or a preset's when neither a suite nor a workload
+/// is.
+fn suite_of(args: &CampaignStartArgs) -> Option<String> {
+    match (args.preset, &args.suite, &args.workload) {
         (Some(PresetArg::VcpuPreempt), None, None) => Some(VCPU_PREEMPT_SUITE.to_string()),
-        _ => None,
-    };
-    let suite = args.suite.as_ref().or(preset_suite.as_ref());
-    let plan = plan_from_parts(suite, args.workload.as_ref(), &args.plan, None)?;
-    if args.preset.is_some() {
-        let longest = MAX_LABEL_CHARS - "-load-a".len();
-        if args.name.chars().count() > longest {
-            return Err(Failure::bad_input(format!(
-                "the campaign name is longer than {longest} characters (the preset's host load \
-                 labels its runs NAME-load-a and NAME-load-b)"
-            )));
-        }
+        _ => args.suite.clone(),
     }
-    if plan.label.is_some() {
-        return Err(Failure::bad_input(
-            "a campaign labels its runs NAME-a and NAME-b; --jobname does not apply",
-        ));
-    }
-    let (vm, accel_note, plan) = if vm {
-        let (vm, note) = vm_spec(args, &plan)?;
-        let nodes = vm.numa.as_ref().map_or(1, |numa| numa.nodes.len());
-        let guest = Topology::new(vm.vcpus, u32::try_from(nodes).unwrap_or(u32::MAX));
-        let plan = for_guests(plan, suite, &args.plan, &guest)?;
-        (Some(vm), note, plan)
-    } else {
-        (None, None, plan)
-    };
-    let spec = CampaignSpec {
-        a_kernel: vm
-            .as_ref()
-            .map_or(args.a_kernel.clone(), |v| v.a.release.clone()),
-        b_kernel: vm
-            .as_ref()
-            .map_or(args.b_kernel.clone(), |v| v.b.release.clone()),
-        boots: args.boots,
-        plan,
-        vm,
-        daemons: daemons.any().then_some(daemons),
-    };
+}
+
+/// Stores the planned campaign, with no slot done yet.
+fn store_new(args: &CampaignStartArgs, spec: &CampaignSpec) -> Result<(), Failure> {
     let mut store = open_writer(&db_location(&args.db)?)?;
     store.create_experiment(&Experiment {
         id: None,
         kind: ExperimentKind::Campaign,
         name: args.name.clone(),
-        spec: to_value(&spec)?,
+        spec: to_value(spec)?,
         state: to_value(&CampaignState::default())?,
         status: RunStatus::Running,
         created_at_ns: sys::realtime_ns(),
     })?;
+    Ok(())
+}
+
+/// The lines saying what was planned and what to run next.
+fn announce(
+    args: &CampaignStartArgs,
+    spec: &CampaignSpec,
+    accel_note: Option<String>,
+) -> Result<ExitCode, Failure> {
     if let Some(vm) = &spec.vm {
         emit_line(format_args!(
             "campaign {} planned: {} guest boots in ABBA order, A = {}, B = {}; {}.",
@@ -340,8 +379,7 @@ struct Preset {
 }
 
 fn vcpu_preempt_preset() -> Result<Preset, Failure> {
-    let allowed = sys::allowed_cpus()
-        .map_err(|e| Failure::failed(format!("cannot read the CPUs this process may use: {e}")))?;
+    let allowed = allowed_cpus()?;
     let [c0, c1, ..] = allowed[..] else {
         return Err(Failure::bad_input(
             "--preset vcpu-preempt puts 4 vCPUs on 2 host CPUs, and this process may use only one",
@@ -357,6 +395,12 @@ fn vcpu_preempt_preset() -> Result<Preset, Failure> {
              --iterations 100000 --warmup 0 --quiet pipe --loops 20000 --pin {c0},{c1}"
         ),
     })
+}
+
+/// The host CPUs this process may use, which vCPU pins must be among.
+fn allowed_cpus() -> Result<Vec<u32>, Failure> {
+    sys::allowed_cpus()
+        .map_err(|e| Failure::failed(format!("cannot read the CPUs this process may use: {e}")))
 }
 
 /// The guests of a `--vm` campaign, from its flags, and the line to print about the accelerator.
@@ -375,26 +419,64 @@ fn vm_spec(args: &CampaignStartArgs, plan: &RunPlan) -> Result<(VmSpec, Option<S
         Some(text) => parse_memory_mib(text)?,
         None => preset.as_ref().map_or(1024, |p| p.memory_mib),
     };
-    let numa = args
-        .numa
-        .as_deref()
-        .map(|text| NumaLayout::parse(text, vcpus).map_err(Failure::bad_input))
-        .transpose()?;
-    if let Some(numa) = &numa {
-        if memory_mib < numa.nodes.len() as u64 * 64 {
-            return Err(Failure::bad_input(format!(
-                "--memory {memory_mib}M leaves less than 64 MiB to each of the {} NUMA nodes",
-                numa.nodes.len()
-            )));
-        }
-    }
+    let numa = numa_layout(args.numa.as_deref(), vcpus, memory_mib)?;
     let retries = args.retries.unwrap_or(1);
     if retries > MAX_RETRIES {
         return Err(Failure::bad_input(format!(
             "--retries must be 0 to {MAX_RETRIES}, not {retries}"
         )));
     }
-    let timeout = |flag: &str, given: Option<u64>, default: u64| match given {
+    let silence_default = plan
+        .iteration_timeout_ms
+        .map_or(DEFAULT_SILENCE_SEC, |ms| ms.div_ceil(1000) + 60);
+    let boot_timeout_sec = timeout_sec("--boot-timeout", args.boot_timeout, 120)?;
+    let silence_timeout_sec = timeout_sec("--guest-timeout", args.guest_timeout, silence_default)?;
+    let (a, b) = arms(args, vcpus, preset.as_ref())?;
+    let (accel, note) = accel_for(args.accel, &a, &b)?;
+    let qemu = args
+        .qemu
+        .clone()
+        .unwrap_or_else(|| "qemu-system-x86_64".to_string());
+    accel::qemu_version(&qemu)?;
+    Ok((
+        VmSpec {
+            accel,
+            vcpus,
+            memory_mib,
+            numa,
+            a,
+            b,
+            qemu,
+            boot_timeout_sec,
+            silence_timeout_sec,
+            retries,
+        },
+        note,
+    ))
+}
+
+/// `--numa` over the guests' vCPUs, with at least 64 MiB of their memory on each node.
+fn numa_layout(
+    text: Option<&str>,
+    vcpus: u32,
+    memory_mib: u64,
+) -> Result<Option<NumaLayout>, Failure> {
+    let Some(text) = text else {
+        return Ok(None);
+    };
+    let numa = NumaLayout::parse(text, vcpus).map_err(Failure::bad_input)?;
+    if memory_mib < numa.nodes.len() as u64 * 64 {
+        return Err(Failure::bad_input(format!(
+            "--memory {memory_mib}M leaves less than 64 MiB to each of the {} NUMA nodes",
+            numa.nodes.len()
+        )));
+    }
+    Ok(Some(numa))
+}
+
+/// A guest timeout's seconds (`--boot-timeout`, `--guest-timeout`): 1 s to a week, or `default`.
+fn timeout_sec(flag: &str, given: Option<u64>, default: u64) -> Result<u64, Failure> {
+    match given {
         Some(0) => Err(Failure::bad_input(format!(
             "{flag} must be at least 1 second"
         ))),
@@ -403,54 +485,85 @@ fn vm_spec(args: &CampaignStartArgs, plan: &RunPlan) -> Result<(VmSpec, Option<S
         }
         Some(sec) => Ok(sec),
         None => Ok(default),
-    };
-    let silence_default = plan
-        .iteration_timeout_ms
-        .map_or(DEFAULT_SILENCE_SEC, |ms| ms.div_ceil(1000) + 60);
-    let boot_timeout_sec = timeout("--boot-timeout", args.boot_timeout, 120)?;
-    let silence_timeout_sec = timeout("--guest-timeout", args.guest_timeout, silence_default)?;
-    let appended = |flag: &str, text: &Option<String>| -> Result<String, Failure> {
-        let text = text.as_deref().unwrap_or("").trim().to_string();
-        if text.chars().any(|c| c.is_control()) {
+    }
+}
+
+/// One arm's own guest flags (`--a-...` or `--b-...`), each beside its name for messages.
+struct ArmFlags<'a> {
+    kernel: (&'static str, &'a str),
+    append: (&'static str, &'a Option<String>),
+    steal_time: Option<OnOff>,
+    pin_vcpus: (&'static str, &'a Option<String>),
+    host_load: (&'static str, &'a Option<String>),
+}
+
+impl<'a> ArmFlags<'a> {
+    fn of(args: &'a CampaignStartArgs, arm: Arm) -> Self {
+        match arm {
+            Arm::A => ArmFlags {
+                kernel: ("--a-kernel", &args.a_kernel),
+                append: ("--a-append", &args.a_append),
+                steal_time: args.a_steal_time,
+                pin_vcpus: ("--a-pin-vcpus", &args.a_pin_vcpus),
+                host_load: ("--a-host-load", &args.a_host_load),
+            },
+            Arm::B => ArmFlags {
+                kernel: ("--b-kernel", &args.b_kernel),
+                append: ("--b-append", &args.b_append),
+                steal_time: args.b_steal_time,
+                pin_vcpus: ("--b-pin-vcpus", &args.b_pin_vcpus),
+                host_load: ("--b-host-load", &args.b_host_load),
+            },
+        }
+    }
+
+    /// The arm's kernel image, with its command line and steal time; no pins or host load yet.
+    fn read_image(&self) -> Result<VmArm, Failure> {
+        let (flag, text) = self.append;
+        let append = text.as_deref().unwrap_or("").trim().to_string();
+        if append.chars().any(|c| c.is_control()) {
             return Err(Failure::bad_input(format!(
                 "{flag} holds a control character; a kernel command line is one line"
             )));
         }
-        Ok(text)
-    };
-    let on = |v: Option<OnOff>| v != Some(OnOff::Off);
-    let mut a = VmArm::read(
-        "--a-kernel",
-        std::path::Path::new(&args.a_kernel),
-        appended("--a-append", &args.a_append)?,
-        on(args.a_steal_time),
-    )?;
-    let mut b = VmArm::read(
-        "--b-kernel",
-        std::path::Path::new(&args.b_kernel),
-        appended("--b-append", &args.b_append)?,
-        on(args.b_steal_time),
-    )?;
-    let allowed = sys::allowed_cpus()
-        .map_err(|e| Failure::failed(format!("cannot read the CPUs this process may use: {e}")))?;
-    let pins = |flag: &str, own: &Option<String>| -> Result<Option<Vec<u32>>, Failure> {
-        match (own, &args.pin_vcpus) {
-            (Some(text), _) => parse_vcpu_pins(flag, text, vcpus, &allowed).map(Some),
-            (None, Some(text)) => parse_vcpu_pins("--pin-vcpus", text, vcpus, &allowed).map(Some),
+        let (flag, path) = self.kernel;
+        let steal_time = self.steal_time != Some(OnOff::Off);
+        VmArm::read(flag, std::path::Path::new(path), append, steal_time)
+    }
+}
+
+/// Resolves an arm's vCPU pins and host load: its own flag, else the flag for both arms, else the
+/// preset's.
+struct ArmDefaults<'a> {
+    vcpus: u32,
+    allowed: Vec<u32>,
+    pin_vcpus: &'a Option<String>,
+    host_load: &'a Option<String>,
+    preset: Option<&'a Preset>,
+}
+
+impl ArmDefaults<'_> {
+    fn pins(&self, own: &ArmFlags) -> Result<Option<Vec<u32>>, Failure> {
+        let (vcpus, allowed) = (self.vcpus, &self.allowed);
+        match (own.pin_vcpus, self.pin_vcpus) {
+            ((flag, Some(text)), _) => parse_vcpu_pins(flag, text, vcpus, allowed).map(Some),
+            ((_, None), Some(text)) => {
+                parse_vcpu_pins("--pin-vcpus", text, vcpus, allowed).map(Some)
+            }
             // The preset's pins are for its 4 vCPUs; another --vcpus leaves them out.
-            (None, None) => Ok(preset
-                .as_ref()
+            ((_, None), None) => Ok(self
+                .preset
                 .filter(|p| p.pins.len() == vcpus as usize)
                 .map(|p| p.pins.clone())),
         }
-    };
-    a.pin_vcpus = pins("--a-pin-vcpus", &args.a_pin_vcpus)?;
-    b.pin_vcpus = pins("--b-pin-vcpus", &args.b_pin_vcpus)?;
-    let load = |flag: &str, own: &Option<String>| -> Result<Option<String>, Failure> {
+    }
+
+    fn load(&self, own: &ArmFlags) -> Result<Option<String>, Failure> {
+        let (flag, own) = own.host_load;
         let text = own
             .clone()
-            .or_else(|| args.host_load.clone())
-            .or_else(|| preset.as_ref().map(|p| p.load.clone()));
+            .or_else(|| self.host_load.clone())
+            .or_else(|| self.preset.map(|p| p.load.clone()));
         match text {
             Some(text) if text.trim().is_empty() || text.chars().any(char::is_control) => {
                 Err(Failure::bad_input(format!(
@@ -459,21 +572,51 @@ fn vm_spec(args: &CampaignStartArgs, plan: &RunPlan) -> Result<(VmSpec, Option<S
             }
             other => Ok(other),
         }
+    }
+}
+
+/// The two arms of a `--vm` campaign: their images, then their pins, then their host loads.
+fn arms(
+    args: &CampaignStartArgs,
+    vcpus: u32,
+    preset: Option<&Preset>,
+) -> Result<(VmArm, VmArm), Failure> {
+    let (a_flags, b_flags) = (ArmFlags::of(args, Arm::A), ArmFlags::of(args, Arm::B));
+    let mut a = a_flags.read_image()?;
+    let mut b = b_flags.read_image()?;
+    let defaults = ArmDefaults {
+        vcpus,
+        allowed: allowed_cpus()?,
+        pin_vcpus: &args.pin_vcpus,
+        host_load: &args.host_load,
+        preset,
     };
-    a.host_load = load("--a-host-load", &args.a_host_load)?;
-    b.host_load = load("--b-host-load", &args.b_host_load)?;
+    a.pin_vcpus = defaults.pins(&a_flags)?;
+    b.pin_vcpus = defaults.pins(&b_flags)?;
+    a.host_load = defaults.load(&a_flags)?;
+    b.host_load = defaults.load(&b_flags)?;
     // Seed 000 on one image: the arms differ in steal time, unless the flags say otherwise.
     if preset.is_some() && a.sha256 == b.sha256 && args.b_steal_time.is_none() {
         b.steal_time = false;
     }
-    let choice = match args.accel.unwrap_or(AccelArg::Auto) {
+    Ok((a, b))
+}
+
+/// The accelerator the guests boot under (`--accel`) and the line to print about it, which says
+/// what TCG does to the arms' settings; refuses two arms that would boot alike.
+fn accel_for(
+    given: Option<AccelArg>,
+    a: &VmArm,
+    b: &VmArm,
+) -> Result<(Accel, Option<String>), Failure> {
+    let choice = match given.unwrap_or(AccelArg::Auto) {
         AccelArg::Auto => AccelChoice::Auto,
         AccelArg::Kvm => AccelChoice::Kvm,
         AccelArg::Tcg => AccelChoice::Tcg,
     };
     let (accel, mut note) = accel::resolve(choice)?;
     let same_image = a.sha256 == b.sha256;
-    if same_image && a.same_settings(&b) {
+    if same_image && a.same_settings(b) {
         return Err(Failure::bad_input(
             "the two arms boot the same kernel image with the same settings; give them different \
              kernels, or set them apart with --a-append/--b-append, --a-steal-time/--b-steal-time, \
@@ -500,26 +643,7 @@ fn vm_spec(args: &CampaignStartArgs, plan: &RunPlan) -> Result<(VmSpec, Option<S
             note.unwrap_or_default()
         ));
     }
-    let qemu = args
-        .qemu
-        .clone()
-        .unwrap_or_else(|| "qemu-system-x86_64".to_string());
-    accel::qemu_version(&qemu)?;
-    Ok((
-        VmSpec {
-            accel,
-            vcpus,
-            memory_mib,
-            numa,
-            a,
-            b,
-            qemu,
-            boot_timeout_sec,
-            silence_timeout_sec,
-            retries,
-        },
-        note,
-    ))
+    Ok((accel, note))
 }
 
 /// `--memory`: MiB (`1024`), or with a unit (`512M`, `2G`, `1T`).
@@ -627,97 +751,138 @@ fn next(args: &CampaignNextArgs) -> Result<ExitCode, Failure> {
     }
     let experiment_id = experiment.id.unwrap_or_default();
     let fingerprint = session.fingerprint().clone();
-    let (slot, arm, round) = match spec.next_step(
-        &state,
-        &fingerprint.kernel_release,
-        &fingerprint.boot_id,
-    ) {
-        Step::Finished => {
-            emit_line(format_args!(
-                "campaign {} is complete; compare with:\n  schedlab compare {} {}",
-                args.name,
-                arm_label(&args.name, Arm::A),
-                arm_label(&args.name, Arm::B)
-            ))?;
-            return Ok(ExitCode::SUCCESS);
-        }
-        Step::AlreadyRan { slot, next_kernel } => {
-            return Err(Failure::bad_input(format!(
-                "this boot already ran slot {} of campaign {}; reboot into {next_kernel} for the next one",
-                slot + 1,
-                args.name
-            )));
-        }
-        Step::WrongKernel {
-            slot,
-            arm,
-            wanted,
-            running,
-        } => {
-            return Err(Failure::bad_input(format!(
-                "slot {} of campaign {} is arm {} and wants kernel {wanted}, but this boot runs {running}; boot {wanted} and run `schedlab campaign next {}` again",
-                slot + 1,
-                args.name,
-                arm.as_str().to_uppercase(),
-                args.name
-            )));
-        }
-        Step::Run { slot, arm, round } => (slot, arm, round),
+    let step = spec.next_step(&state, &fingerprint.kernel_release, &fingerprint.boot_id);
+    let Some((slot, arm, round)) = slot_of_this_boot(&args.name, step)? else {
+        return finished(&args.name);
     };
-    let mut plan = plan_for_visit(&spec.plan, slot);
-    plan.label = Some(arm_label(&args.name, arm));
-    if args.probes.explain.is_some() || args.probes.profile {
-        let (explain, profile) = (
-            args.probes.explain.unwrap_or(plan.explain),
-            args.probes.profile || plan.profile,
-        );
-        plan = plan.with_probes(explain, profile)?;
-        crate::session::check_probes(&plan)?;
-    }
+    let plan = probed(args, slot_plan(&spec, &args.name, slot, arm))?;
     let mut progress = ProgressLine::new(args.quiet);
     let tag = ExperimentTag {
         experiment_id,
         arm,
         round,
     };
-    let measured = match &spec.daemons {
-        Some(daemons) => {
-            let mut daemon = daemons.start(arm.as_str())?;
-            session.refresh_fingerprint();
-            let measured =
-                session.measure_guarded(&plan, Some(tag), &mut progress, &mut |when| {
-                    daemon.check(when)
-                })?;
-            daemon.stop();
-            measured
-        }
-        None => session.measure(&plan, Some(tag), &mut progress)?,
-    };
+    let measured = measure_slot(
+        &mut session,
+        spec.daemons.as_ref(),
+        &plan,
+        tag,
+        &mut progress,
+    )?;
     progress.finish();
     // A failed slot stays open: the next boot of the same kernel runs it again.
     let run_id = measured.completed()?;
-    state.slots.push(Slot {
+    let slot_done = Slot {
         arm,
         run_id,
         boot_id: fingerprint.boot_id.clone(),
         kernel: fingerprint.kernel_release,
-    });
-    let finished = state.slots.len() as u32 >= spec.boots;
-    let status = if finished {
-        RunStatus::Complete
-    } else {
-        RunStatus::Running
     };
-    session
-        .store_mut()
-        .update_experiment(experiment_id, &to_value(&state)?, status)?;
-    if finished {
+    if record_slot(
+        session.store_mut(),
+        experiment_id,
+        &spec,
+        &mut state,
+        slot_done,
+    )? {
         emit_line(format_args!(
             "campaign {}: slot {} of {} done (run {run_id}); the campaign is complete. Compare with:\n  schedlab compare {} {}",
             args.name, slot + 1, spec.boots, arm_label(&args.name, Arm::A), arm_label(&args.name, Arm::B)
         ))?;
         return Ok(ExitCode::SUCCESS);
     }
+    boot_next(args, &spec, slot, run_id)
+}
+
+/// The slot this boot runs (its number, arm and round), or `None` when the campaign is complete;
+/// refuses a boot that ran a slot already or runs another kernel than the slot's.
+fn slot_of_this_boot(name: &str, step: Step) -> Result<Option<(u32, Arm, u32)>, Failure> {
+    match step {
+        Step::Finished => Ok(None),
+        Step::AlreadyRan { slot, next_kernel } => Err(Failure::bad_input(format!(
+            "this boot already ran slot {} of campaign {name}; reboot into {next_kernel} for the next one",
+            slot + 1,
+        ))),
+        Step::WrongKernel {
+            slot,
+            arm,
+            wanted,
+            running,
+        } => Err(Failure::bad_input(format!(
+            "slot {} of campaign {name} is arm {} and wants kernel {wanted}, but this boot runs {running}; boot {wanted} and run `schedlab campaign next {name}` again",
+            slot + 1,
+            arm.as_str().to_uppercase(),
+        ))),
+        Step::Run { slot, arm, round } => Ok(Some((slot, arm, round))),
+    }
+}
+
+/// The plan of one slot: the campaign's cases in this visit's order, labelled with its arm.
+fn slot_plan(spec: &CampaignSpec, name: &str, slot: u32, arm: Arm) -> RunPlan {
+    let mut plan = plan_for_visit(&spec.plan, slot);
+    plan.label = Some(arm_label(name, arm));
+    plan
+}
+
+/// The slot's plan with the probes `next --explain`/`--profile` ask for on this boot.
+fn probed(args: &CampaignNextArgs, plan: RunPlan) -> Result<RunPlan, Failure> {
+    if args.probes.explain.is_none() && !args.probes.profile {
+        return Ok(plan);
+    }
+    let (explain, profile) = (
+        args.probes.explain.unwrap_or(plan.explain),
+        args.probes.profile || plan.profile,
+    );
+    let plan = plan.with_probes(explain, profile)?;
+    crate::session::check_probes(&plan)?;
+    Ok(plan)
+}
+
+/// Runs a reboot campaign's slot on this machine, beside its arm's daemon when it has one.
+fn measure_slot(
+    session: &mut Session,
+    daemons: Option<&Daemons>,
+    plan: &RunPlan,
+    tag: ExperimentTag,
+    progress: &mut ProgressLine,
+) -> Result<MeasuredRun, Failure> {
+    let Some(daemons) = daemons else {
+        return session.measure(plan, Some(tag), progress);
+    };
+    let mut daemon = daemons.start(tag.arm.as_str())?;
+    session.refresh_fingerprint();
+    let measured =
+        session.measure_guarded(plan, Some(tag), progress, &mut |when| daemon.check(when))?;
+    daemon.stop();
+    Ok(measured)
+}
+
+/// Adds a finished slot to the campaign's progress and stores it; true when it was the last.
+fn record_slot(
+    store: &mut dyn Store,
+    experiment_id: i64,
+    spec: &CampaignSpec,
+    state: &mut CampaignState,
+    slot: Slot,
+) -> Result<bool, Failure> {
+    state.slots.push(slot);
+    let finished = state.slots.len() as u32 >= spec.boots;
+    let status = if finished {
+        RunStatus::Complete
+    } else {
+        RunStatus::Running
+    };
+    store.update_experiment(experiment_id, &to_value(state)?, status)?;
+    Ok(finished)
+}
+
+/// Says which kernel the next slot wants, and reboots into it when `--reboot-cmd` says how.
+fn boot_next(
+    args: &CampaignNextArgs,
+    spec: &CampaignSpec,
+    slot: u32,
+    run_id: i64,
+) -> Result<ExitCode, Failure> {
     let next_kernel = spec.kernel(AbbaSlot::of(slot + 1).arm).to_string();
     emit_line(format_args!(
         "campaign {}: slot {} of {} done (run {run_id}); next: boot kernel {next_kernel} and run `schedlab campaign next {}`",
@@ -736,7 +901,7 @@ fn next(args: &CampaignNextArgs) -> Result<ExitCode, Failure> {
 /// leaves it in a reboot campaign; `campaign run` again goes on from there.
 fn run(args: &CampaignRunArgs) -> Result<ExitCode, Failure> {
     let mut session = Session::open(Storage::ExistingFile(db_location(&args.db)?))?;
-    let (experiment, spec, mut state) = load(session.store(), &args.name)?;
+    let (experiment, spec, state) = load(session.store(), &args.name)?;
     let experiment_id = experiment.id.unwrap_or_default();
     let Some(vm) = &spec.vm else {
         return Err(Failure::bad_input(format!(
@@ -750,26 +915,7 @@ fn run(args: &CampaignRunArgs) -> Result<ExitCode, Failure> {
     }
     let (binary, init) = guest_binary(args.guest_binary.as_deref())?;
     let qemu_version = accel::qemu_version(&vm.qemu)?;
-    match vm.accel {
-        Accel::Kvm => {
-            if let Some(why) = accel::kvm_unusable() {
-                return Err(Failure::bad_input(format!(
-                    "campaign {} boots its guests with KVM, but {why}",
-                    args.name
-                )));
-            }
-        }
-        Accel::Tcg => {
-            let why = accel::kvm_unusable().map_or("as the campaign asked".to_string(), |why| {
-                format!("since {why}")
-            });
-            say(format_args!(
-                "campaign {}: guests under tcg, {why}; {}.",
-                args.name,
-                accel::TCG_IS_FOR
-            ));
-        }
-    }
+    check_accel(&args.name, vm.accel)?;
     if !args.quiet {
         say(format_args!(
             "campaign {}: {}; /init is {} ({} MiB)",
@@ -788,36 +934,88 @@ fn run(args: &CampaignRunArgs) -> Result<ExitCode, Failure> {
         qemu_version: &qemu_version,
         db: args.db.db.clone().map(PathBuf::into_os_string),
     };
-    let mut failed_here = 0u32;
-    while (state.slots.len() as u32) < spec.boots {
+    let mut guests = GuestRun {
+        name: &args.name,
+        quiet: args.quiet,
+        experiment_id,
+        spec: &spec,
+        vm,
+        state,
+        failed_here: 0,
+    };
+    while (guests.state.slots.len() as u32) < spec.boots {
         session.check_interrupted()?;
-        let slot = state.slots.len() as u32;
+        let slot = guests.state.slots.len() as u32;
+        guests.boot(&mut session, &boot, slot)?;
+    }
+    finished(&args.name)
+}
+
+/// Refuses a campaign's KVM guests where KVM cannot be had, and says why its guests run under
+/// TCG.
+fn check_accel(name: &str, accel: Accel) -> Result<(), Failure> {
+    match accel {
+        Accel::Kvm => {
+            if let Some(why) = accel::kvm_unusable() {
+                return Err(Failure::bad_input(format!(
+                    "campaign {name} boots its guests with KVM, but {why}"
+                )));
+            }
+        }
+        Accel::Tcg => {
+            let why = accel::kvm_unusable().map_or("as the campaign asked".to_string(), |why| {
+                format!("since {why}")
+            });
+            say(format_args!(
+                "campaign {name}: guests under tcg, {why}; {}.",
+                accel::TCG_IS_FOR
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A `--vm` campaign under way in `campaign run`: its progress, stored after every boot.
+struct GuestRun<'a> {
+    name: &'a str,
+    quiet: bool,
+    experiment_id: i64,
+    spec: &'a CampaignSpec,
+    vm: &'a VmSpec,
+    state: CampaignState,
+    /// Failed boots of the open slot in this `campaign run`.
+    failed_here: u32,
+}
+
+impl GuestRun<'_> {
+    /// Boots `slot` in a guest and records how it ended; an error stops the campaign.
+    fn boot(&mut self, session: &mut Session, boot: &Boot, slot: u32) -> Result<(), Failure> {
         let AbbaSlot { arm, round } = AbbaSlot::of(slot);
-        let mut plan = plan_for_visit(&spec.plan, slot);
-        plan.label = Some(arm_label(&args.name, arm));
+        let plan = slot_plan(self.spec, self.name, slot, arm);
         let tag = ExperimentTag {
-            experiment_id,
+            experiment_id: self.experiment_id,
             arm,
             round,
         };
-        let where_ = format!("slot {} of {} ({})", slot + 1, spec.boots, arm_name(arm));
-        if !args.quiet {
+        let where_ = format!(
+            "slot {} of {} ({})",
+            slot + 1,
+            self.spec.boots,
+            arm_name(arm)
+        );
+        if !self.quiet {
             say(format_args!(
                 "{where_}: booting {} under {}",
-                vm.arm(arm).release,
-                vm.accel
+                self.vm.arm(arm).release,
+                self.vm.accel
             ));
         }
-        let end = boot_slot(
-            session.store_mut(),
-            &boot,
-            &SlotRequest {
-                slot,
-                tag,
-                plan: &plan,
-            },
-        )?;
-        match end {
+        let request = SlotRequest {
+            slot,
+            tag,
+            plan: &plan,
+        };
+        match boot_slot(session.store_mut(), boot, &request)? {
             SlotEnd::Complete {
                 run_id,
                 boot_id,
@@ -825,27 +1023,13 @@ fn run(args: &CampaignRunArgs) -> Result<ExitCode, Failure> {
                 boot_ms,
                 total_ms,
             } => {
-                state.slots.push(Slot {
+                let done = Slot {
                     arm,
                     run_id,
                     boot_id,
-                    kernel: kernel.clone(),
-                });
-                failed_here = 0;
-                let done = state.slots.len() as u32 >= spec.boots;
-                let status = if done {
-                    RunStatus::Complete
-                } else {
-                    RunStatus::Running
+                    kernel,
                 };
-                session
-                    .store_mut()
-                    .update_experiment(experiment_id, &to_value(&state)?, status)?;
-                emit_line(format_args!(
-                    "{where_}: run {run_id} complete; guest {kernel} booted in {:.1} s, {:.1} s in all",
-                    boot_ms as f64 / 1e3,
-                    total_ms as f64 / 1e3
-                ))?;
+                self.completed(session.store_mut(), &where_, done, boot_ms, total_ms)
             }
             SlotEnd::Failed {
                 reason,
@@ -853,50 +1037,82 @@ fn run(args: &CampaignRunArgs) -> Result<ExitCode, Failure> {
                 console_tail,
                 retry,
             } => {
-                state.failures.push(FailedSlot {
+                let failure = FailedSlot {
                     slot,
                     arm,
                     at_ns: sys::realtime_ns(),
-                    reason: reason.clone(),
+                    reason,
                     run_id,
                     console_tail,
-                });
-                session.store_mut().update_experiment(
-                    experiment_id,
-                    &to_value(&state)?,
-                    RunStatus::Running,
-                )?;
-                failed_here += 1;
-                emit_line(format_args!(
-                    "{where_}: failed{}: {reason}",
-                    run_id.map(|id| format!(" (run {id})")).unwrap_or_default()
-                ))?;
-                if !retry {
-                    return Err(Failure::failed(format!(
-                        "slot {} of campaign {} cannot run as planned (booting it again would not \
-                         help); plan a campaign that fits its guests",
-                        slot + 1,
-                        args.name
-                    )));
-                }
-                if failed_here > vm.retries {
-                    return Err(Failure::failed(format!(
-                        "slot {} of campaign {} failed {}; its console is in `schedlab campaign \
-                             status {}`, and `schedlab campaign run {}` boots it again",
-                        slot + 1,
-                        args.name,
-                        words::counted(failed_here as usize, "time"),
-                        args.name,
-                        args.name
-                    )));
-                }
+                };
+                self.failed(session.store_mut(), &where_, failure, retry)
             }
             SlotEnd::Interrupted { signal } => {
-                return Err(Failure::from(schedlab_core::Error::Interrupted(signal)));
+                Err(Failure::from(schedlab_core::Error::Interrupted(signal)))
             }
         }
     }
-    finished(&args.name)
+
+    /// Records a slot its guest ran to the end.
+    fn completed(
+        &mut self,
+        store: &mut dyn Store,
+        where_: &str,
+        done: Slot,
+        boot_ms: u64,
+        total_ms: u64,
+    ) -> Result<(), Failure> {
+        let (run_id, kernel) = (done.run_id, done.kernel.clone());
+        self.failed_here = 0;
+        record_slot(store, self.experiment_id, self.spec, &mut self.state, done)?;
+        emit_line(format_args!(
+            "{where_}: run {run_id} complete; guest {kernel} booted in {:.1} s, {:.1} s in all",
+            boot_ms as f64 / 1e3,
+            total_ms as f64 / 1e3
+        ))
+    }
+
+    /// Records a failed boot of a slot; an error when booting it again would not help or its
+    /// retries are spent.
+    fn failed(
+        &mut self,
+        store: &mut dyn Store,
+        where_: &str,
+        failure: FailedSlot,
+        retry: bool,
+    ) -> Result<(), Failure> {
+        let slot = failure.slot;
+        let run = failure
+            .run_id
+            .map(|id| format!(" (run {id})"))
+            .unwrap_or_default();
+        let reason = failure.reason.clone();
+        self.state.failures.push(failure);
+        store.update_experiment(
+            self.experiment_id,
+            &to_value(&self.state)?,
+            RunStatus::Running,
+        )?;
+        self.failed_here += 1;
+        emit_line(format_args!("{where_}: failed{run}: {reason}"))?;
+        let name = self.name;
+        if !retry {
+            return Err(Failure::failed(format!(
+                "slot {} of campaign {name} cannot run as planned (booting it again would not \
+                 help); plan a campaign that fits its guests",
+                slot + 1,
+            )));
+        }
+        if self.failed_here > self.vm.retries {
+            return Err(Failure::failed(format!(
+                "slot {} of campaign {name} failed {}; its console is in `schedlab campaign \
+                     status {name}`, and `schedlab campaign run {name}` boots it again",
+                slot + 1,
+                words::counted(self.failed_here as usize, "time"),
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// The line of a campaign whose slots are all done.
