@@ -87,15 +87,25 @@ pub struct BuildSpan {
     pub runs: usize,
 }
 
-/// A metric's run summaries over time on one machine.
+/// What a history follows: one case's metric on one machine, with the metric's unit and direction
+/// and the scale it is summarised and judged on. A history and its changes carry the same key.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct History {
+pub struct HistoryKey {
     pub case: String,
     pub metric: String,
     pub unit: String,
     pub better: Better,
+    /// `log` (changes judged as ratios) when every value is positive, `raw` (differences in the
+    /// metric's unit) otherwise.
     pub scale: Scale,
     pub hostname: String,
+}
+
+/// A metric's run summaries over time on one machine.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct History {
+    #[serde(flatten)]
+    pub key: HistoryKey,
     /// Oldest first.
     pub points: Vec<HistoryPoint>,
     pub kernels: Vec<KernelSpan>,
@@ -233,12 +243,14 @@ pub fn history_of<'a>(
         return Err(HistoryError::NoRuns { case: case.into() });
     }
     Ok(History {
-        case: case.into(),
-        metric: first.metric.clone(),
-        unit: first.unit.clone(),
-        better: first.better,
-        scale,
-        hostname: hosts.into_iter().next().unwrap_or_default(),
+        key: HistoryKey {
+            case: case.into(),
+            metric: first.metric.clone(),
+            unit: first.unit.clone(),
+            better: first.better,
+            scale,
+            hostname: hosts.into_iter().next().unwrap_or_default(),
+        },
         excluded_runs: excluded.iter().filter_map(|r| r.id).collect(),
         machine,
         kernels: kernel_spans(&points),
@@ -429,14 +441,8 @@ pub struct Dismissed {
 /// The changes in one history.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Changes {
-    pub case: String,
-    pub metric: String,
-    pub unit: String,
-    pub better: Better,
-    /// The scale changes are judged on: `log` (ratios) when every value is positive, `raw`
-    /// (differences in the metric's unit) otherwise.
-    pub scale: Scale,
-    pub hostname: String,
+    #[serde(flatten)]
+    pub key: HistoryKey,
     pub runs: usize,
     pub noise: Option<Noise>,
     pub changes: Vec<Change>,
@@ -617,7 +623,7 @@ pub fn changes(
     let within = within_sd(&history.points);
     let detection = detect(
         &ys,
-        history.scale,
+        history.key.scale,
         calibrated.map(|(_, sd)| sd),
         within,
         settings,
@@ -633,7 +639,7 @@ pub fn changes(
         .enumerate()
         .map(|(i, &(index, before, after, p_value))| {
             let p = &history.points[index];
-            let worse = match history.better {
+            let worse = match history.key.better {
                 Better::Lower => after > before,
                 Better::Higher => after < before,
             };
@@ -646,9 +652,9 @@ pub fn changes(
                 kernel_before: history.points[index - 1].kernel.clone(),
                 runs_before: bounds[i + 1] - bounds[i],
                 runs_after: bounds[i + 2] - bounds[i + 1],
-                before: history.scale.back(before),
-                after: history.scale.back(after),
-                change_pct: change_pct(history.scale, before, after),
+                before: history.key.scale.back(before),
+                after: history.key.scale.back(after),
+                change_pct: change_pct(history.key.scale, before, after),
                 noise_widths: detection
                     .sd
                     .filter(|sd| *sd > 0.0)
@@ -664,12 +670,7 @@ pub fn changes(
         })
         .collect();
     Ok(Changes {
-        case: history.case.clone(),
-        metric: history.metric.clone(),
-        unit: history.unit.clone(),
-        better: history.better,
-        scale: history.scale,
-        hostname: history.hostname.clone(),
+        key: history.key.clone(),
         runs: ys.len(),
         noise,
         changes: found,
@@ -679,7 +680,7 @@ pub fn changes(
             .map(|&(index, before, after, p_value)| Dismissed {
                 index,
                 run_id: history.points[index].run_id,
-                change_pct: change_pct(history.scale, before, after),
+                change_pct: change_pct(history.key.scale, before, after),
                 p_value,
             })
             .collect(),
@@ -697,9 +698,9 @@ fn calibrated_sd<'a>(
         let iterations = most_common(history.points.iter().map(|p| p.iterations))?;
         let (cal, m) = calibrations.find(
             machine,
-            &history.case,
-            &history.metric,
-            history.scale,
+            &history.key.case,
+            &history.key.metric,
+            history.key.scale,
             iterations,
         )?;
         let v = m
@@ -718,7 +719,7 @@ fn noise(
     within: Option<f64>,
 ) -> Option<Noise> {
     let reference = median(ys);
-    let to_pct = |sd: f64| pct(history.scale, sd, reference);
+    let to_pct = |sd: f64| pct(history.key.scale, sd, reference);
     // The floor is named only where it set the noise; on a tie the estimate it matched is.
     let floor_set = within.is_some_and(|w| {
         detection.series_sd.is_none_or(|s| w > s) && calibrated.is_none_or(|(_, c_sd)| w > c_sd)

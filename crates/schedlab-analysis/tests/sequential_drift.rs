@@ -10,22 +10,19 @@
 //! round (what the plan replaces) cries wolf — so the A/A test can fail for that mistake.
 //!
 //! No timing is involved: the data are synthetic and the seeds fixed.
-use schedlab_analysis::series::{CaseLabel, Origin, RunMeta, Series};
 use schedlab_analysis::{
     compare, CalibrationSet, Comparison, SequentialPlan, Settings, Side, Verdict,
 };
-use schedlab_core::metric::{Better, MetricShape};
 use schedlab_core::record::Arm;
 use schedlab_core::rng::SplitMix64;
 use schedlab_stats::sequential::Spending;
 
 mod common;
-use common::{Case, Noise};
+use common::{ab_arm, case_name, Case, Noise};
 
 const CASES: usize = 8;
 const ITERATIONS: usize = 5;
 const MAX_ROUNDS: u32 = 10;
-const METRIC: &str = "usec_per_op";
 const PLAN: SequentialPlan = SequentialPlan {
     max_rounds: MAX_ROUNDS,
     spending: Spending::OBrienFleming,
@@ -83,50 +80,19 @@ impl Experiment {
     /// `ab` tags them.
     fn arm(&self, arm: Arm, rounds: u32) -> Side {
         let index = usize::from(arm == Arm::B);
-        let runs = (0..rounds)
-            .map(|r| RunMeta {
-                id: Some(i64::from(r) * 2 + 1 + index as i64),
-                boot_id: "boot".into(),
-                experiment_id: Some(1),
-                arm: Some(arm),
-                round: Some(r),
-                machine: Some(Box::default()),
-                ..RunMeta::default()
-            })
-            .collect();
-        let series = self
+        let cases = self
             .rounds
             .iter()
             .enumerate()
             .map(|(i, per_round)| {
-                let name = format!("case-{i:02}");
-                Series {
-                    case: CaseLabel {
-                        name: name.clone(),
-                        short: name,
-                        load: "-".into(),
-                    },
-                    metric: METRIC.into(),
-                    unit: "usec".into(),
-                    better: Better::Lower,
-                    shape: MetricShape::Scalar,
-                    distribution: None,
-                    restates: None,
-                    runs: (0..rounds as usize)
-                        .map(|r| (r, per_round[r][index].clone()))
-                        .collect(),
-                }
+                let runs = per_round[..rounds as usize]
+                    .iter()
+                    .map(|both| both[index].clone())
+                    .collect();
+                (case_name(i), runs)
             })
             .collect();
-        Side {
-            name: if arm == Arm::A { "a" } else { "b" }.into(),
-            origin: Origin::Runs,
-            runs,
-            excluded: Vec::new(),
-            disturbed_dropped: false,
-            cases: Vec::new(),
-            series,
-        }
+        ab_arm(if arm == Arm::A { "a" } else { "b" }, arm, cases)
     }
 
     /// The first `rounds` rounds compared, under `plan` or at the fixed level.

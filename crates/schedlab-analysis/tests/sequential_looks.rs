@@ -1,13 +1,14 @@
 //! Sequential A/B decisions (`schedlab ab --until-decided`) on hand-made rounds: a row decided
 //! at an early look keeps that verdict and round whatever later rounds show, the looks spend
 //! the planned error and no more, and a look that can judge nothing spends nothing.
-use schedlab_analysis::series::{CaseLabel, Origin, RunMeta, Series};
 use schedlab_analysis::{
     compare, CalibrationSet, Comparison, SequentialPlan, Settings, Side, Verdict,
 };
-use schedlab_core::metric::{Better, MetricShape};
+use schedlab_core::metric::Better;
 use schedlab_core::record::Arm;
 use schedlab_stats::sequential::{spent_alpha, Spending};
+
+mod common;
 
 /// Per round, ln(B/A) of each case: "hog" doubles in rounds 1 and 2 and then swings ±e³, so
 /// all four rounds together decide nothing; "flat" stays within ±0.1 %.
@@ -21,45 +22,16 @@ const FLAT: [f64; 4] = [0.001, -0.001, 0.0005, -0.0005];
 
 /// One arm of experiment 1: a run per round on one boot, each case at 100 × e^(its shift).
 fn arm(name: &str, arm: Arm, rounds: usize, shift: impl Fn(&[f64; 4], usize) -> f64) -> Side {
-    let runs = (0..rounds)
-        .map(|r| RunMeta {
-            id: Some(r as i64 * 2 + if arm == Arm::A { 1 } else { 2 }),
-            boot_id: "boot".into(),
-            experiment_id: Some(1),
-            arm: Some(arm),
-            round: Some(r as u32),
-            machine: Some(Box::default()),
-            ..RunMeta::default()
-        })
-        .collect();
-    let series = [("hog", &HOG), ("flat", &FLAT)]
+    let cases = [("hog", &HOG), ("flat", &FLAT)]
         .into_iter()
-        .map(|(case, d)| Series {
-            case: CaseLabel {
-                name: case.into(),
-                short: case.into(),
-                load: "-".into(),
-            },
-            metric: "usec_per_op".into(),
-            unit: "usec".into(),
-            better: Better::Lower,
-            shape: MetricShape::Scalar,
-            distribution: None,
-            restates: None,
-            runs: (0..rounds)
-                .map(|r| (r, vec![100.0 * shift(d, r).exp(); 2]))
-                .collect(),
+        .map(|(case, d)| {
+            let runs = (0..rounds)
+                .map(|r| vec![100.0 * shift(d, r).exp(); 2])
+                .collect();
+            (case.to_string(), runs)
         })
         .collect();
-    Side {
-        name: name.into(),
-        origin: Origin::Runs,
-        runs,
-        excluded: Vec::new(),
-        disturbed_dropped: false,
-        cases: Vec::new(),
-        series,
-    }
+    common::ab_arm(name, arm, cases)
 }
 
 fn experiment(rounds: usize, plan: Option<SequentialPlan>) -> Comparison {

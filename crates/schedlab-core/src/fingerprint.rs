@@ -360,7 +360,8 @@ pub fn mem_total_kib(meminfo: &str) -> Option<u64> {
 /// wake-up latency), then ` reset-on-fork` when the flag is set; an unknown policy goes by its
 /// number (`policy 9 nice 0`). Nice is shown for the policies that weigh by it (SCHED_IDLE weighs
 /// less than nice 19, whatever nice says).
-pub fn describe_sched_policy(p: &sys::SchedPolicy) -> String {
+pub fn describe_sched_policy(policy: &sys::SchedPolicy) -> String {
+    let p = &policy.attr;
     let slice = if p.runtime_ns > 0 {
         format!(" slice {} ns", p.runtime_ns)
     } else {
@@ -380,7 +381,7 @@ pub fn describe_sched_policy(p: &sys::SchedPolicy) -> String {
         7 => weighed("SCHED_EXT"),
         other => weighed(&format!("policy {other}")),
     };
-    if p.reset_on_fork {
+    if policy.reset_on_fork {
         text.push_str(" reset-on-fork");
     }
     text
@@ -951,12 +952,12 @@ mod tests {
     #[test]
     fn names_scheduling_policies_as_chrt_and_nice_set_them() {
         let policy = |policy, nice, rt_priority| sys::SchedPolicy {
-            policy,
-            nice,
-            rt_priority,
-            runtime_ns: 0,
-            deadline_ns: 0,
-            period_ns: 0,
+            attr: sys::SchedRequest {
+                policy,
+                nice,
+                rt_priority,
+                ..sys::SchedRequest::default()
+            },
             reset_on_fork: false,
         };
         let cases = [
@@ -972,9 +973,9 @@ mod tests {
         for (p, want) in cases {
             assert_eq!(describe_sched_policy(&p), want);
         }
-        let sliced = |policy| sys::SchedPolicy {
-            runtime_ns: 1_400_000,
-            ..policy
+        let sliced = |mut policy: sys::SchedPolicy| {
+            policy.attr.runtime_ns = 1_400_000;
+            policy
         };
         assert_eq!(
             describe_sched_policy(&sliced(policy(0, 0, 0))),
@@ -985,11 +986,14 @@ mod tests {
             "SCHED_IDLE slice 1400000 ns"
         );
         let deadline = sys::SchedPolicy {
-            runtime_ns: 1_000_000,
-            deadline_ns: 5_000_000,
-            period_ns: 10_000_000,
+            attr: sys::SchedRequest {
+                policy: 6,
+                runtime_ns: 1_000_000,
+                deadline_ns: 5_000_000,
+                period_ns: 10_000_000,
+                ..sys::SchedRequest::default()
+            },
             reset_on_fork: true,
-            ..policy(6, 0, 0)
         };
         assert_eq!(
             describe_sched_policy(&deadline),

@@ -109,11 +109,11 @@ pub fn write_history_text(h: &History, c: &Changes, out: &mut dyn Write) -> io::
     let values: Vec<f64> = h.points.iter().map(|p| p.value).collect();
     let title = format!(
         "{} {} ({}, {}){}: {}, {}",
-        h.case,
-        h.metric,
-        h.unit,
-        direction(h.better),
-        on_host(&h.hostname),
+        h.key.case,
+        h.key.metric,
+        h.key.unit,
+        direction(h.key.better),
+        on_host(&h.key.hostname),
         words::counted(h.points.len(), "run"),
         words::counted(h.kernels.len(), "kernel release")
     );
@@ -132,7 +132,7 @@ pub fn write_history_text(h: &History, c: &Changes, out: &mut dyn Write) -> io::
         ("started", Align::Left),
         ("kernel", Align::Left),
         ("iters", Align::Right),
-        (h.metric.as_str(), Align::Right),
+        (h.key.metric.as_str(), Align::Right),
         ("change", Align::Left),
     ]);
     for (i, p) in h.points.iter().enumerate() {
@@ -222,8 +222,8 @@ fn build_change_line(c: &Changes, ch: &Change) -> Option<String> {
     let b = ch.build_changed.as_ref()?;
     Some(format!(
         "{} {}, first run {}: the measuring build changed there too ({} → {}); the step may be the build's",
-        c.case,
-        c.metric,
+        c.key.case,
+        c.key.metric,
         ch.run_id.map_or("-".into(), |id| id.to_string()),
         b.before,
         b.after
@@ -249,7 +249,7 @@ fn noise_sentence(c: &Changes, n: &Noise) -> String {
             "noise {} {unit} per run (from {source}; not in percent: the series' median is 0); changes under {} {unit} are not reported",
             format_value(n.sd),
             format_value(n.threshold),
-            unit = c.unit
+            unit = c.key.unit
         ),
     }
 }
@@ -305,9 +305,9 @@ pub fn write_history_csv(h: &History, c: &Changes, out: &mut dyn Write) -> io::R
             p.hostname.clone(),
             p.kernel.clone(),
             p.iterations.to_string(),
-            h.case.clone(),
-            h.metric.clone(),
-            h.unit.clone(),
+            h.key.case.clone(),
+            h.key.metric.clone(),
+            h.key.unit.clone(),
             format!("{}", p.value),
             change,
             p.measured_by.clone().unwrap_or_default(),
@@ -345,9 +345,9 @@ pub fn write_changes_text(all: &[Changes], out: &mut dyn Write) -> io::Result<()
                 format!("{} → {}", ch.kernel_before, ch.kernel)
             };
             table.push(vec![
-                c.case.clone(),
-                c.metric.clone(),
-                c.hostname.clone(),
+                c.key.case.clone(),
+                c.key.metric.clone(),
+                c.key.hostname.clone(),
                 ch.run_id.map_or("-".into(), |id| id.to_string()),
                 ch.label.clone().unwrap_or_else(|| "-".into()),
                 kernel,
@@ -376,9 +376,9 @@ pub fn write_changes_text(all: &[Changes], out: &mut dyn Write) -> io::Result<()
         write!(
             out,
             "{} {}{} ({}): ",
-            c.case,
-            c.metric,
-            on_host(&c.hostname),
+            c.key.case,
+            c.key.metric,
+            on_host(&c.key.hostname),
             words::counted(c.runs, "run")
         )?;
         write_noise_line(c, out)?;
@@ -413,9 +413,9 @@ pub fn write_changes_csv(all: &[Changes], out: &mut dyn Write) -> io::Result<()>
     for c in all {
         for ch in &c.changes {
             w.row([
-                c.case.clone(),
-                c.metric.clone(),
-                c.hostname.clone(),
+                c.key.case.clone(),
+                c.key.metric.clone(),
+                c.key.hostname.clone(),
                 ch.index.to_string(),
                 ch.run_id.map_or(String::new(), |id| id.to_string()),
                 ch.label.clone().unwrap_or_default(),
@@ -459,7 +459,12 @@ pub fn write_history_html(h: &History, c: &Changes, out: &mut dyn Write) -> io::
 }
 
 fn page(s: &mut String, h: &History, c: &Changes) -> std::fmt::Result {
-    let title = format!("{} {}{}", h.case, h.metric, on_host(&h.hostname));
+    let title = format!(
+        "{} {}{}",
+        h.key.case,
+        h.key.metric,
+        on_host(&h.key.hostname)
+    );
     write!(
         s,
         r#"<!DOCTYPE html>
@@ -472,9 +477,9 @@ fn page(s: &mut String, h: &History, c: &Changes) -> std::fmt::Result {
         Esc(schedlab_core::VERSION),
         Esc(&title),
         Esc(&title),
-        Esc(&h.metric),
-        Esc(&h.unit),
-        direction(h.better),
+        Esc(&h.key.metric),
+        Esc(&h.key.unit),
+        direction(h.key.better),
         words::counted(h.points.len(), "run"),
         words::counted(h.kernels.len(), "kernel release")
     )?;
@@ -542,7 +547,11 @@ fn plot(s: &mut String, h: &History, c: &Changes) -> std::fmt::Result {
     write!(
         s,
         r#"<svg class="history" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" role="img" aria-label="{}">"#,
-        Esc(&format!("{} over {}", h.metric, words::counted(n, "run")))
+        Esc(&format!(
+            "{} over {}",
+            h.key.metric,
+            words::counted(n, "run")
+        ))
     )?;
     for t in &ticks {
         write!(
@@ -646,7 +655,7 @@ fn level(s: &mut String, x0: f64, x1: f64, y: f64) -> std::fmt::Result {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use schedlab_analysis::history::{ChangeSettings, HistoryPoint, KernelSpan};
+    use schedlab_analysis::history::{ChangeSettings, HistoryKey, HistoryPoint, KernelSpan};
     use schedlab_analysis::units::Scale;
     use schedlab_core::record::RunStatus;
 
@@ -669,13 +678,16 @@ mod tests {
                 measured_by: None,
             })
             .collect();
-        let h = History {
+        let key = HistoryKey {
             case: "c".into(),
             metric: "migrations".into(),
             unit: "count".into(),
             better: Better::Lower,
             scale: Scale::Raw,
             hostname: "box".into(),
+        };
+        let h = History {
+            key: key.clone(),
             kernels: vec![KernelSpan {
                 kernel: "6.1".into(),
                 first: 0,
@@ -688,12 +700,7 @@ mod tests {
             machine: None,
         };
         let c = Changes {
-            case: "c".into(),
-            metric: "migrations".into(),
-            unit: "count".into(),
-            better: Better::Lower,
-            scale: Scale::Raw,
-            hostname: "box".into(),
+            key,
             runs: 8,
             noise: Some(Noise {
                 sd: 0.0,

@@ -145,33 +145,19 @@ fn measurements_by_iteration<D: Db>(
     what: &RunLoad<'_>,
 ) -> Result<HashMap<i64, Vec<Measurement>>> {
     let definitions = definitions(db, version, run_id, what.case)?;
-    let sql = format!(
-        "SELECT i.case_id, m.iteration_id, m.name, m.unit, m.better, m.role, m.value
-           FROM measurements m
-           JOIN iterations i ON m.iteration_id = i.id
-           JOIN cases c ON i.case_id = c.id
-          WHERE c.run_id = $1 AND {THE_CASE} ORDER BY m.{}",
-        D::ROW_ORDER
+    let sql = of_iterations_in_order::<D>(
+        "i.case_id, x.iteration_id, x.name, x.unit, x.better, x.role, x.value",
+        "measurements",
     );
-    let mut measurements: HashMap<i64, Vec<Measurement>> = HashMap::new();
-    for (iteration_id, measurement) in db
-        .query(&sql, &[&run_id, &what.case], |r| {
-            let iteration_id = r.get::<i64>(1)?;
-            let name = r.str_at(2)?;
-            let definition = definitions
-                .get(&r.get::<i64>(0)?)
-                .and_then(|metrics| metrics.get(name));
-            Ok(measurement_of(r, 2, definition, what.keep)?.map(|m| (iteration_id, m)))
-        })?
-        .into_iter()
-        .flatten()
-    {
-        measurements
-            .entry(iteration_id)
-            .or_default()
-            .push(measurement);
-    }
-    Ok(measurements)
+    let rows = db.query(&sql, &[&run_id, &what.case], |r| {
+        let iteration_id = r.get::<i64>(1)?;
+        let name = r.str_at(2)?;
+        let definition = definitions
+            .get(&r.get::<i64>(0)?)
+            .and_then(|metrics| metrics.get(name));
+        Ok(measurement_of(r, 2, definition, what.keep)?.map(|m| (iteration_id, m)))
+    })?;
+    Ok(by_iteration(rows.into_iter().flatten()))
 }
 
 /// The quiet-machine guard's marks of the run's iterations (only those of cases named `case`), by
@@ -181,12 +167,9 @@ fn quiet_by_iteration<D: Db>(
     run_id: i64,
     case: Option<&str>,
 ) -> Result<HashMap<i64, QuietMark>> {
-    let sql = format!(
-        "SELECT q.iteration_id, q.limit_pct, q.waited_ns, q.before_pct, q.disturbed
-           FROM iteration_quiet q
-           JOIN iterations i ON q.iteration_id = i.id
-           JOIN cases c ON i.case_id = c.id
-          WHERE c.run_id = $1 AND {THE_CASE}"
+    let sql = of_iterations(
+        "x.iteration_id, x.limit_pct, x.waited_ns, x.before_pct, x.disturbed",
+        "iteration_quiet",
     );
     let rows = db.query(&sql, &[&run_id, &case], |r| {
         let disturbed = match r.get::<Option<String>>(4)? {
@@ -212,29 +195,47 @@ fn attachments_by_iteration<D: Db>(
     run_id: i64,
     case: Option<&str>,
 ) -> Result<HashMap<i64, Vec<Attachment>>> {
-    let sql = format!(
-        "SELECT a.iteration_id, a.name, a.encoding, a.data
-           FROM attachments a
-           JOIN iterations i ON a.iteration_id = i.id
-           JOIN cases c ON i.case_id = c.id
-          WHERE c.run_id = $1 AND {THE_CASE} ORDER BY a.{}",
-        D::ROW_ORDER
-    );
-    let mut attachments: HashMap<i64, Vec<Attachment>> = HashMap::new();
-    for (iteration_id, attachment) in db.query(&sql, &[&run_id, &case], |r| {
+    let sql =
+        of_iterations_in_order::<D>("x.iteration_id, x.name, x.encoding, x.data", "attachments");
+    let rows = db.query(&sql, &[&run_id, &case], |r| {
         let attachment = Attachment {
             name: r.get(1)?,
             encoding: r.get(2)?,
             data: r.get(3)?,
         };
         Ok((r.get::<i64>(0)?, attachment))
-    })? {
-        attachments
-            .entry(iteration_id)
-            .or_default()
-            .push(attachment);
+    })?;
+    Ok(by_iteration(rows))
+}
+
+/// The query of `columns` (of `table`, as `x`) from the rows that belong to iterations of the
+/// run `$1`'s cases (only those named `$2` when it is not null).
+fn of_iterations(columns: &str, table: &str) -> String {
+    format!(
+        "SELECT {columns}
+           FROM {table} x
+           JOIN iterations i ON x.iteration_id = i.id
+           JOIN cases c ON i.case_id = c.id
+          WHERE c.run_id = $1 AND {THE_CASE}"
+    )
+}
+
+/// [`of_iterations`] in the order the rows were stored.
+fn of_iterations_in_order<D: Db>(columns: &str, table: &str) -> String {
+    format!(
+        "{} ORDER BY x.{}",
+        of_iterations(columns, table),
+        D::ROW_ORDER
+    )
+}
+
+/// Rows gathered per iteration id, each iteration's in the order given.
+fn by_iteration<T>(rows: impl IntoIterator<Item = (i64, T)>) -> HashMap<i64, Vec<T>> {
+    let mut grouped: HashMap<i64, Vec<T>> = HashMap::new();
+    for (iteration_id, row) in rows {
+        grouped.entry(iteration_id).or_default().push(row);
     }
-    Ok(attachments)
+    grouped
 }
 
 /// The run's cases (only those named `case`) in the order they ran, each with its iterations

@@ -6,6 +6,7 @@
 //! footnotes, and `stat` with ministat's switches.
 use std::path::{Path, PathBuf};
 
+use schedlab_core::workload::WORKLOADS;
 use serde_json::Value;
 
 mod common;
@@ -265,21 +266,13 @@ const TOOLS: [&str; 5] = [
     "hackbench ",
     "perf bench ",
 ];
-const WORKLOADS: [&str; 13] = [
-    "pipe",
-    "messaging",
-    "hackbench",
-    "wakeup",
-    "schbench",
-    "semaphore",
-    "syscall",
-    "fanout",
-    "cpudl",
-    "cpupri",
-    "rump",
-    "timer-latency",
-    "fake",
-];
+
+/// Every workload's name and alias, as the registry declares them.
+fn workload_names() -> impl Iterator<Item = &'static str> {
+    WORKLOADS
+        .iter()
+        .flat_map(|w| std::iter::once(w.name).chain(w.aliases.iter().copied()))
+}
 
 fn docs_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs")
@@ -312,7 +305,7 @@ fn quoted_commands(file: &Path) -> Vec<Quoted> {
             for part in command.split(" ; ") {
                 let part = part.trim();
                 let tool = TOOLS.iter().any(|t| part.starts_with(t));
-                let workload = WORKLOADS.iter().any(|w| {
+                let workload = workload_names().any(|w| {
                     part.strip_prefix(w)
                         .and_then(|rest| rest.strip_prefix(' '))
                         .is_some_and(|rest| rest.starts_with('-'))

@@ -96,12 +96,14 @@ fn history_via_side(
         return Err(HistoryError::NoRuns { case: case.into() });
     }
     Ok(History {
-        case: case.into(),
-        metric: series.metric.clone(),
-        unit: series.unit.clone(),
-        better: series.better,
-        scale,
-        hostname: hosts.into_iter().next().unwrap_or_default(),
+        key: HistoryKey {
+            case: case.into(),
+            metric: series.metric.clone(),
+            unit: series.unit.clone(),
+            better: series.better,
+            scale,
+            hostname: hosts.into_iter().next().unwrap_or_default(),
+        },
         excluded_runs: side.excluded.iter().filter_map(|r| r.id).collect(),
         machine: side.runs.last().and_then(|r| r.machine.as_deref().cloned()),
         kernels: kernel_spans(&points),
@@ -209,7 +211,7 @@ fn summaries_give_the_history_a_side_of_the_runs_gives() {
                     let new = history(&runs, case, metric, include);
                     assert_eq!(new, old, "seed {seed} case {case} {metric:?} {include}");
                     let kind = match &new {
-                        Ok(h) if h.scale == Scale::Log => "log",
+                        Ok(h) if h.key.scale == Scale::Log => "log",
                         Ok(_) => "raw",
                         Err(HistoryError::NoRuns { .. }) => "no runs",
                         Err(HistoryError::NoMetric { .. }) => "no metric",

@@ -232,7 +232,7 @@ fn a_history_is_one_point_per_run_in_time_order_with_kernel_spans() {
         kernel_run(2, "6.1", 20, &[99.0, 101.0]),
     ];
     let h = history(&runs, "c", None, false).unwrap();
-    assert_eq!(h.metric, PRIMARY);
+    assert_eq!(h.key.metric, PRIMARY);
     let ids: Vec<_> = h.points.iter().map(|p| p.run_id.unwrap()).collect();
     assert_eq!(ids, [1, 2, 3]);
     // The geometric mean of 99 and 101, as a comparison's run summary.
@@ -345,9 +345,9 @@ fn flat_runs(values: &[f64]) -> Vec<RunRecord> {
 fn a_change_from_a_zero_level_has_no_percent() {
     let values: Vec<f64> = (0..14).map(|i| if i < 8 { 0.0 } else { 1.0 }).collect();
     let h = history(&flat_runs(&values), "c", None, false).unwrap();
-    assert_eq!(h.scale, Scale::Raw);
+    assert_eq!(h.key.scale, Scale::Raw);
     let c = changes(&h, &CalibrationSet::default(), &ChangeSettings::default()).unwrap();
-    assert_eq!(c.scale, Scale::Raw);
+    assert_eq!(c.key.scale, Scale::Raw);
     assert_eq!(c.changes.len(), 1, "{c:?}");
     let change = &c.changes[0];
     assert_eq!((change.index, change.before, change.after), (8, 0.0, 1.0));
@@ -380,7 +380,7 @@ fn a_change_from_a_zero_level_is_judged_against_the_noise_in_the_metrics_unit() 
     };
     let judged = |values: &[f64]| {
         let h = history(&flat_runs(values), "c", None, false).unwrap();
-        assert_eq!(h.scale, Scale::Raw);
+        assert_eq!(h.key.scale, Scale::Raw);
         changes(&h, &CalibrationSet::default(), &ChangeSettings::default()).unwrap()
     };
     let c = judged(&step(5.0));
@@ -476,7 +476,7 @@ fn a_step_the_runs_iterations_cannot_support_is_dismissed() {
     let step = 1.04f64.ln();
     // Without the floor (as before it): the series' spread alone is the noise, and the step
     // clears 3 × it.
-    let unfloored = detect(&ys, h.scale, None, None, &ChangeSettings::default()).unwrap();
+    let unfloored = detect(&ys, h.key.scale, None, None, &ChangeSettings::default()).unwrap();
     assert_eq!(
         unfloored.changes.iter().map(|c| c.0).collect::<Vec<_>>(),
         [6],

@@ -4,6 +4,10 @@
 // Each test binary uses its own subset of these helpers.
 #![allow(dead_code)]
 
+use schedlab_analysis::series::{CaseLabel, Origin, RunMeta, Series};
+use schedlab_analysis::Side;
+use schedlab_core::metric::{Better, MetricShape};
+use schedlab_core::record::Arm;
 use schedlab_core::rng::SplitMix64;
 
 /// One case of a matrix: its centre and its noise on the log scale.
@@ -38,4 +42,48 @@ pub fn matrix(g: &mut SplitMix64, cases: usize, first: f64, noise: &Noise) -> Ve
 
 pub fn case_name(i: usize) -> String {
     format!("case-{i:02}")
+}
+
+/// One arm of an `ab` experiment on one boot, tagged as `ab` tags its runs (experiment 1, the
+/// arm, a round per run): per case, per round, the iterations of `usec_per_op`.
+pub fn ab_arm(name: &str, arm: Arm, cases: Vec<(String, Vec<Vec<f64>>)>) -> Side {
+    let index = usize::from(arm == Arm::B);
+    let rounds = cases.first().map_or(0, |(_, per_round)| per_round.len());
+    let runs = (0..rounds)
+        .map(|r| RunMeta {
+            id: Some(r as i64 * 2 + 1 + index as i64),
+            boot_id: "boot".into(),
+            experiment_id: Some(1),
+            arm: Some(arm),
+            round: Some(r as u32),
+            machine: Some(Box::default()),
+            ..RunMeta::default()
+        })
+        .collect();
+    let series = cases
+        .into_iter()
+        .map(|(name, per_round)| Series {
+            case: CaseLabel {
+                name: name.clone(),
+                short: name,
+                load: "-".into(),
+            },
+            metric: "usec_per_op".into(),
+            unit: "usec".into(),
+            better: Better::Lower,
+            shape: MetricShape::Scalar,
+            distribution: None,
+            restates: None,
+            runs: per_round.into_iter().enumerate().collect(),
+        })
+        .collect();
+    Side {
+        name: name.into(),
+        origin: Origin::Runs,
+        runs,
+        excluded: Vec::new(),
+        disturbed_dropped: false,
+        cases: Vec::new(),
+        series,
+    }
 }

@@ -39,14 +39,20 @@ pub mod policy {
     pub const DEADLINE: u32 = 6;
 }
 
-/// What a task asks sched_setattr for. `runtime_ns` is SCHED_DEADLINE's runtime, or under
-/// SCHED_OTHER and SCHED_BATCH the EEVDF slice (6.12 on; 0 keeps the default slice); `nice` is
-/// read under the fair policies, `rt_priority` under FIFO and RR.
+/// A task's scheduling attributes, as it asks sched_setattr for them and as sched_getattr reads
+/// them back ([`SchedPolicy`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SchedRequest {
+    /// The kernel's number (0 SCHED_OTHER, 1 FIFO, 2 RR, 3 BATCH, 5 IDLE, 6 DEADLINE, 7 EXT); the
+    /// fingerprint names it.
     pub policy: u32,
+    /// -20 to 19; what SCHED_OTHER and SCHED_BATCH weigh by (the kernel reports it for every
+    /// policy).
     pub nice: i32,
+    /// 1 to 99 under SCHED_FIFO and SCHED_RR, else 0.
     pub rt_priority: u32,
+    /// SCHED_DEADLINE's reservation, nanoseconds. Under the fair policies `runtime_ns` is the
+    /// task's EEVDF slice (kernel 6.12 on; 0 before, and 0 asked for keeps the default slice).
     pub runtime_ns: u64,
     pub deadline_ns: u64,
     pub period_ns: u64,
@@ -94,21 +100,10 @@ pub fn probe_sched(request: SchedRequest) -> io::Result<SchedPolicy> {
         .unwrap_or_else(|_| Err(io::Error::other("the probe thread panicked")))
 }
 
-/// What sched_getattr says of the calling thread. `policy` is the kernel's number (0 SCHED_OTHER,
-/// 1 FIFO, 2 RR, 3 BATCH, 5 IDLE, 6 DEADLINE, 7 EXT); the fingerprint names it.
+/// What sched_getattr says of the calling thread: its attributes and whether they reset on fork.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SchedPolicy {
-    pub policy: u32,
-    /// -20 to 19; what SCHED_OTHER and SCHED_BATCH weigh by (the kernel reports it for every
-    /// policy).
-    pub nice: i32,
-    /// 1 to 99 under SCHED_FIFO and SCHED_RR, else 0.
-    pub rt_priority: u32,
-    /// SCHED_DEADLINE's reservation, nanoseconds. Under the fair policies `runtime_ns` is the
-    /// task's EEVDF slice (kernel 6.12 on; 0 before), which sched_setattr may also set.
-    pub runtime_ns: u64,
-    pub deadline_ns: u64,
-    pub period_ns: u64,
+    pub attr: SchedRequest,
     pub reset_on_fork: bool,
 }
 
@@ -132,12 +127,14 @@ pub fn current_sched_policy() -> io::Result<SchedPolicy> {
         return Err(io::Error::last_os_error());
     }
     Ok(SchedPolicy {
-        policy: attr.sched_policy,
-        nice: attr.sched_nice,
-        rt_priority: attr.sched_priority,
-        runtime_ns: attr.sched_runtime,
-        deadline_ns: attr.sched_deadline,
-        period_ns: attr.sched_period,
+        attr: SchedRequest {
+            policy: attr.sched_policy,
+            nice: attr.sched_nice,
+            rt_priority: attr.sched_priority,
+            runtime_ns: attr.sched_runtime,
+            deadline_ns: attr.sched_deadline,
+            period_ns: attr.sched_period,
+        },
         reset_on_fork: attr.sched_flags & SCHED_FLAG_RESET_ON_FORK != 0,
     })
 }
@@ -169,14 +166,17 @@ mod tests {
         // higher nice are allowed to every user.
         std::thread::spawn(|| {
             let before = current_sched_policy().unwrap();
-            assert_eq!(before.rt_priority, 0, "{before:?}");
-            let nice = (before.nice + 3).min(19);
+            assert_eq!(before.attr.rt_priority, 0, "{before:?}");
+            let nice = (before.attr.nice + 3).min(19);
             set_own_policy(3, nice).unwrap();
             let after = current_sched_policy().unwrap();
-            assert_eq!((after.policy, after.nice, after.rt_priority), (3, nice, 0));
+            assert_eq!(
+                (after.attr.policy, after.attr.nice, after.attr.rt_priority),
+                (3, nice, 0)
+            );
             // A runtime of 0 asks for no custom slice, so the fair slice stays as it was.
-            assert_eq!(after.runtime_ns, before.runtime_ns);
-            assert_eq!((after.deadline_ns, after.period_ns), (0, 0));
+            assert_eq!(after.attr.runtime_ns, before.attr.runtime_ns);
+            assert_eq!((after.attr.deadline_ns, after.attr.period_ns), (0, 0));
             assert!(!after.reset_on_fork);
         })
         .join()
@@ -186,14 +186,14 @@ mod tests {
     #[test]
     fn a_probe_reports_what_took_effect_and_leaves_this_thread_alone() {
         let before = current_sched_policy().unwrap();
-        let nice = (before.nice + 2).min(19);
+        let nice = (before.attr.nice + 2).min(19);
         let batch = SchedRequest {
             policy: policy::BATCH,
             nice,
             ..SchedRequest::default()
         };
         let got = probe_sched(batch).unwrap();
-        assert_eq!((got.policy, got.nice), (policy::BATCH, nice));
+        assert_eq!((got.attr.policy, got.attr.nice), (policy::BATCH, nice));
         assert!(got.reset_on_fork, "{got:?}");
         assert_eq!(current_sched_policy().unwrap(), before);
         let fifo = SchedRequest {
@@ -202,7 +202,7 @@ mod tests {
             ..SchedRequest::default()
         };
         match probe_sched(fifo) {
-            Ok(got) => assert_eq!((got.policy, got.rt_priority), (policy::FIFO, 1)),
+            Ok(got) => assert_eq!((got.attr.policy, got.attr.rt_priority), (policy::FIFO, 1)),
             // Without CAP_SYS_NICE or an RLIMIT_RTPRIO.
             Err(e) => assert_eq!(e.raw_os_error(), Some(libc::EPERM), "{e}"),
         }

@@ -85,7 +85,7 @@ fn check_policy(group: &Group, request: SchedRequest) -> Result<(), String> {
         }
     };
     if let Some(slice) = group.slice {
-        if got.runtime_ns != slice.ns() {
+        if got.attr.runtime_ns != slice.ns() {
             return Err(format!(
                 "{label}: this kernel ({}) takes no EEVDF slice (sched_attr.sched_runtime on {} \
                  needs Linux 6.12 or later); leave out slice",

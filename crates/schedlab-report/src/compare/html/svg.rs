@@ -232,6 +232,40 @@ fn y_grid(
     Ok(())
 }
 
+/// A vertical grid line at `px` from `top` to `bottom`; `width` where it is not SVG's default.
+fn x_grid_line(
+    s: &mut impl Write,
+    px: f64,
+    (top, bottom): (f64, f64),
+    stroke: &str,
+    width: Option<f64>,
+) -> fmt::Result {
+    write!(
+        s,
+        r#"<line x1="{px:.1}" x2="{px:.1}" y1="{top}" y2="{bottom}" stroke="{stroke}""#
+    )?;
+    if let Some(width) = width {
+        write!(s, r#" stroke-width="{width}""#)?;
+    }
+    s.write_str("/>")
+}
+
+/// A tick's label centred under its grid line at `px`.
+fn x_tick_label(s: &mut impl Write, px: f64, y: f64, label: impl fmt::Display) -> fmt::Result {
+    write!(
+        s,
+        r#"<text x="{px:.1}" y="{y:.1}" text-anchor="middle" class="tick">{label}</text>"#
+    )
+}
+
+/// An axis title centred at (`x`, `y`).
+fn axis_title(s: &mut impl Write, x: f64, y: f64, title: impl fmt::Display) -> fmt::Result {
+    write!(
+        s,
+        r#"<text x="{x:.1}" y="{y:.1}" text-anchor="middle" class="axis-title">{title}</text>"#
+    )
+}
+
 fn direction_arrow(better: Better) -> &'static str {
     match better {
         Better::Lower => "↓",
@@ -320,19 +354,17 @@ pub fn forest(s: &mut impl Write, c: &Comparison) -> fmt::Result {
         } else {
             ("#e2e8f0", 1.0)
         };
-        write!(
-            s,
-            r#"<line x1="{px:.1}" x2="{px:.1}" y1="{top}" y2="{bottom}" stroke="{stroke}" stroke-width="{width}"/><text x="{px:.1}" y="{:.1}" text-anchor="middle" class="tick">{}</text>"#,
-            bottom + 16.0,
-            fmt_tick(*t, step)
-        )?;
+        x_grid_line(s, px, (top, bottom), stroke, Some(width))?;
+        x_tick_label(s, px, bottom + 16.0, fmt_tick(*t, step))?;
     }
-    write!(
+    axis_title(
         s,
-        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" class="axis-title">change % (candidate ÷ base − 1) · bar: {} · shaded: ±δ ({delta}%) · ↓ lower is better, ↑ higher is better</text>"#,
         (x.r0 + x.r1) / 2.0,
         bottom + 36.0,
-        bar_meaning(c)
+        format_args!(
+            "change % (candidate ÷ base − 1) · bar: {} · shaded: ±δ ({delta}%) · ↓ lower is better, ↑ higher is better",
+            bar_meaning(c)
+        ),
     )?;
     for (i, r) in c.rows.iter().enumerate() {
         forest_row(s, r, top + (i as f64 + 0.5) * FOREST_ROW, &x, several)?;
@@ -433,20 +465,10 @@ pub fn strip(s: &mut impl Write, lanes: &[Lane], unit: &str, title: &str) -> fmt
     svg_open(s, STRIP_WIDTH, height, "strip", title)?;
     for t in &ticks {
         let px = x.map(*t);
-        write!(
-            s,
-            r##"<line x1="{px:.1}" x2="{px:.1}" y1="{top}" y2="{bottom}" stroke="#e2e8f0"/><text x="{px:.1}" y="{:.1}" text-anchor="middle" class="tick">{}</text>"##,
-            bottom + 15.0,
-            fmt_tick(*t, step)
-        )?;
+        x_grid_line(s, px, (top, bottom), "#e2e8f0", None)?;
+        x_tick_label(s, px, bottom + 15.0, fmt_tick(*t, step))?;
     }
-    write!(
-        s,
-        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" class="axis-title">{}</text>"#,
-        (x.r0 + x.r1) / 2.0,
-        bottom + 31.0,
-        Esc(unit)
-    )?;
+    axis_title(s, (x.r0 + x.r1) / 2.0, bottom + 31.0, Esc(unit))?;
     for (i, lane) in lanes.iter().enumerate() {
         let y = top + (i as f64 + 0.5) * STRIP_LANE;
         write!(
@@ -546,18 +568,13 @@ pub fn curve(
     y_grid(s, &ticks, &y, (left, right), log, step)?;
     for (name, px) in points {
         let px = x.map(*px);
-        write!(
-            s,
-            r##"<line x1="{px:.1}" x2="{px:.1}" y1="{top}" y2="{bottom}" stroke="#f1f5f9"/><text x="{px:.1}" y="{:.1}" text-anchor="middle" class="tick">{}</text>"##,
-            bottom + 16.0,
-            Esc(name)
-        )?;
+        x_grid_line(s, px, (top, bottom), "#f1f5f9", None)?;
+        x_tick_label(s, px, bottom + 16.0, Esc(name))?;
     }
+    axis_title(s, (left + right) / 2.0, bottom + 34.0, "percentile")?;
     write!(
         s,
-        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" class="axis-title">percentile</text><text x="14" y="{:.1}" text-anchor="middle" class="axis-title" transform="rotate(-90 14 {:.1})">{}{}</text>"#,
-        (left + right) / 2.0,
-        bottom + 34.0,
+        r#"<text x="14" y="{:.1}" text-anchor="middle" class="axis-title" transform="rotate(-90 14 {:.1})">{}{}</text>"#,
         (top + bottom) / 2.0,
         (top + bottom) / 2.0,
         Esc(unit),
@@ -669,12 +686,10 @@ pub fn scaling(
     scaling_ticks(s, ticks, &x, (top, bottom))?;
     // The unit sits top right, beside the legend: eight-digit tick labels (calls per second)
     // leave no room for a rotated title at the left.
+    axis_title(s, (left + right) / 2.0, bottom + 34.0, Esc(x_title))?;
     write!(
         s,
-        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" class="axis-title">{}</text><text x="{right}" y="16" text-anchor="end" class="axis-title">{}{}</text>"#,
-        (left + right) / 2.0,
-        bottom + 34.0,
-        Esc(x_title),
+        r#"<text x="{right}" y="16" text-anchor="end" class="axis-title">{}{}</text>"#,
         Esc(unit),
         if log { " (log)" } else { "" }
     )?;
@@ -699,17 +714,9 @@ fn scaling_ticks(
     let mut last_label = f64::NEG_INFINITY;
     for (name, px) in ticks {
         let px = x.map(*px);
-        write!(
-            s,
-            r##"<line x1="{px:.1}" x2="{px:.1}" y1="{top}" y2="{bottom}" stroke="#f1f5f9"/>"##
-        )?;
+        x_grid_line(s, px, (top, bottom), "#f1f5f9", None)?;
         if px - last_label >= 8.0 + 7.0 * name.chars().count() as f64 {
-            write!(
-                s,
-                r#"<text x="{px:.1}" y="{:.1}" text-anchor="middle" class="tick">{}</text>"#,
-                bottom + 16.0,
-                Esc(name)
-            )?;
+            x_tick_label(s, px, bottom + 16.0, Esc(name))?;
             last_label = px;
         }
     }
