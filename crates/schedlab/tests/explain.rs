@@ -12,6 +12,17 @@ use common::{expect_success, json_of_success, schedlab, temp_db, words};
 use schedlab_core::probe::{ProbeKind, ProbeRecord};
 use schedlab_store::{Location, Store};
 
+/// Every test here holds this while it measures: one of them runs a CPU hog on purpose, and the
+/// others count wake-ups and system calls, which a hog beside them would move (or starve the
+/// probe's reader of, so that records are lost).
+static MEASURING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn measuring() -> std::sync::MutexGuard<'static, ()> {
+    MEASURING
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 fn reader(db: &Path) -> Box<dyn Store> {
     schedlab_store::open_reader(&Location::Sqlite(db.to_path_buf())).unwrap()
 }
@@ -51,6 +62,7 @@ fn cross_cpu_pct(pin: &str) -> f64 {
 
 #[test]
 fn semaphore_wakeups_cross_cpus_only_when_pinned_apart() {
+    let _measuring = measuring();
     let apart = cross_cpu_pct("0,1");
     let together = cross_cpu_pct("0,0");
     assert!(
@@ -65,6 +77,7 @@ fn semaphore_wakeups_cross_cpus_only_when_pinned_apart() {
 
 #[test]
 fn fanout_writes_once_per_message() {
+    let _measuring = measuring();
     let (_dir, db) = temp_db();
     let (workers, rounds) = (4.0, 500.0);
     let probes = probes_of(
@@ -73,11 +86,22 @@ fn fanout_writes_once_per_message() {
     );
     let writes = value(&probes, Some("fanout worker"), "syscall_write_count")
         .expect("the workers' write count");
-    let per_message = writes / (workers * rounds);
+    // Where the reader fell behind and records were lost, the events are counted up to the
+    // first ring's loss, and the tool says how much of the window that covers: the writes
+    // then stand for that share of the messages (the rounds run at an even pace).
+    let lost = value(&probes, None, "probe_lost_records_count").expect("the lost records");
+    let covered = value(&probes, None, "probe_window_pct").expect("the window covered");
+    let expected = workers * rounds * covered / 100.0;
+    let band = if lost == 0.0 { 0.95..1.1 } else { 0.8..1.25 };
     assert!(
-        (0.95..1.1).contains(&per_message),
-        "{writes} writes by the workers for {} messages",
+        band.contains(&(writes / expected)),
+        "{writes} writes by the workers for {} messages, {covered:.1} % of the window \
+         covered, {lost} records lost",
         workers * rounds
+    );
+    assert!(
+        lost > 0.0 || covered == 100.0,
+        "{covered} % of the window covered without a lost record"
     );
     assert_eq!(
         value(&probes, Some("fanout worker"), "tasks_count"),
@@ -94,6 +118,7 @@ fn fanout_writes_once_per_message() {
 /// one perhaps the second; never a zero in place of what was not measured.
 #[test]
 fn a_probe_the_machine_lacks_is_stored_as_unavailable() {
+    let _measuring = measuring();
     let (_dir, db) = temp_db();
     let probes = probes_of(
         &db,
@@ -161,6 +186,7 @@ impl Drop for HogGuard {
 /// hog as much as one of them; 8 rounds, so a round disturbed all the same does not hide the move.
 #[test]
 fn an_ab_with_a_cpu_hog_in_one_arm_names_the_run_queue_delay_as_moved() {
+    let _measuring = measuring();
     let (dir, db) = temp_db();
     let pid_file = dir.path().join("hog.pid");
     let _guard = HogGuard(pid_file.clone());
